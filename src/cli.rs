@@ -1,0 +1,167 @@
+//! Command-line definitions (clap derive). Parsing only: the commands live elsewhere.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpu-homogenize",
+    version,
+    about = "Make every file of a code base select its GPU the same way, and prove it",
+    long_about = None
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Report GPU-selection code that breaks the policy, file by file, rule by rule.
+    Scan(ScanArgs),
+    /// Rewrite offending files to the standard header (atomically), then validate them.
+    Fix(FixArgs),
+    /// Validate files as they are (CPU invariants and GPU check); never rewrite.
+    Check(CheckArgs),
+    /// Per-phase progress report for the coordinator, from a fresh scan and the journal.
+    Report(ReportArgs),
+    /// Show the GPUs the driver sees, their CUDA ordering, and what the policy selects.
+    Doctor(DoctorArgs),
+    /// Internal: the child that initialises CUDA with the environment of one file.
+    #[command(name = "__probe", hide = true)]
+    Probe(ProbeArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Md,
+    Json,
+    Html,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum GpuMode {
+    /// Use the GPU when a driver is found; otherwise say so once and skip the GPU checks.
+    #[default]
+    Auto,
+    /// Skip the GPU checks.
+    Off,
+    /// A missing driver is an error (exit 2).
+    Require,
+}
+
+/// Options shared by every command that walks a tree.
+#[derive(Debug, Clone, Args)]
+pub struct InputArgs {
+    /// Files or directories to process (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Config file (default: gpu-homogenize.toml at the tree root).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Files larger than this many bytes are skipped with an error.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_file_size: u64,
+    /// Worker threads for the CPU stage (default: one per core).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// Options of the GPU stage.
+#[derive(Debug, Clone, Args)]
+pub struct GpuArgs {
+    /// Whether the GPU check runs.
+    #[arg(long, value_enum, default_value_t = GpuMode::Auto)]
+    pub gpu: GpuMode,
+    /// Also run the file itself in the GPU slot, e.g. 'python3 {file}'.
+    #[arg(long, value_name = "CMD")]
+    pub gpu_cmd: Option<String>,
+    /// MiB the probe allocates and frees on device 0.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub probe_mib: u64,
+    /// Seconds a probe (or --gpu-cmd) may run before it is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub gpu_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Also list GPU touchpoints (imports at top level, lazy imports, imports in __init__.py).
+    #[arg(long)]
+    pub touchpoints: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// Show what would change as unified diffs; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the unified diff of every rewritten file.
+    #[arg(long)]
+    pub diff: bool,
+    /// Keep a copy of every original here (same relative path) before rewriting it.
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Do not append this run to .gpu-homogenize/journal.jsonl.
+    #[arg(long)]
+    pub no_journal: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Do not append this run to .gpu-homogenize/journal.jsonl.
+    #[arg(long)]
+    pub no_journal: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Tree root (default: the current directory).
+    pub root: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Write the report here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// MiB to allocate and free on device 0.
+    #[arg(long, default_value_t = 64)]
+    pub mib: u64,
+}

@@ -1,0 +1,116 @@
+//! Byte-range edits: the only way a file is ever changed.
+
+use std::ops::Range;
+
+/// Replace the bytes in `range` with `replacement`. An insertion has an empty range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub range: Range<usize>,
+    pub replacement: String,
+}
+
+impl Edit {
+    pub fn insert(at: usize, text: impl Into<String>) -> Edit {
+        Edit {
+            range: at..at,
+            replacement: text.into(),
+        }
+    }
+
+    pub fn delete(range: Range<usize>) -> Edit {
+        Edit {
+            range,
+            replacement: String::new(),
+        }
+    }
+
+    pub fn replace(range: Range<usize>, text: impl Into<String>) -> Edit {
+        Edit {
+            range,
+            replacement: text.into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EditError {
+    #[error("edits overlap at bytes {0:?} and {1:?}")]
+    Overlap(Range<usize>, Range<usize>),
+    #[error("edit {0:?} is outside the file ({1} bytes) or not on a character boundary")]
+    OutOfBounds(Range<usize>, usize),
+}
+
+/// Apply `edits` to `source`. Edits must not overlap; insertions at the same offset keep
+/// their given order. Bytes outside the edited ranges are copied unchanged.
+pub fn apply(source: &str, edits: &[Edit]) -> Result<String, EditError> {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    // Stable sort: insertions at one offset stay in the order the planner gave them.
+    sorted.sort_by_key(|e| (e.range.start, e.range.end));
+    for e in &sorted {
+        let ok = e.range.start <= e.range.end
+            && e.range.end <= source.len()
+            && source.is_char_boundary(e.range.start)
+            && source.is_char_boundary(e.range.end);
+        if !ok {
+            return Err(EditError::OutOfBounds(e.range.clone(), source.len()));
+        }
+    }
+    for pair in sorted.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let overlaps = a.range.end > b.range.start
+            || (a.range.start == b.range.start && !a.range.is_empty() && !b.range.is_empty());
+        if overlaps {
+            return Err(EditError::Overlap(a.range.clone(), b.range.clone()));
+        }
+    }
+    let mut out = String::with_capacity(source.len() + 256);
+    let mut cursor = 0;
+    for e in sorted {
+        out.push_str(&source[cursor..e.range.start]);
+        out.push_str(&e.replacement);
+        cursor = e.range.end;
+    }
+    out.push_str(&source[cursor..]);
+    Ok(out)
+}
+
+/// A unified diff between `old` and `new`, labelled with `path`, as `git diff` prints it.
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applies_back_to_front_and_keeps_the_rest() {
+        let src = "a = 'cuda:1'\r\nb = 2\n";
+        let edits = vec![Edit::replace(10..11, "0"), Edit::insert(0, "import os\r\n")];
+        assert_eq!(apply(src, &edits).unwrap(), "import os\r\na = 'cuda:0'\r\nb = 2\n");
+    }
+
+    #[test]
+    fn refuses_overlaps() {
+        let err = apply("abcdef", &[Edit::delete(0..3), Edit::delete(2..4)]).unwrap_err();
+        assert_eq!(err, EditError::Overlap(0..3, 2..4));
+    }
+
+    #[test]
+    fn insertions_at_one_offset_keep_their_order() {
+        let edits = vec![Edit::insert(1, "x"), Edit::insert(1, "y")];
+        assert_eq!(apply("ab", &edits).unwrap(), "axyb");
+    }
+
+    #[test]
+    fn refuses_split_characters() {
+        assert!(matches!(
+            apply("é", &[Edit::delete(0..1)]),
+            Err(EditError::OutOfBounds(..))
+        ));
+    }
+}

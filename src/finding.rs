@@ -1,0 +1,89 @@
+//! What a rule reports: a finding at a byte range, with an optional fix.
+
+use std::ops::Range;
+
+use serde::Serialize;
+
+use crate::edit::Edit;
+
+/// How much a finding matters. Only violations make a file non-compliant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Breaks the policy; `fix` rewrites it when it has a fix.
+    Violation,
+    /// Needs a human (e.g. code that assumes several GPUs); never rewritten.
+    Review,
+    /// A GPU touchpoint for the map of the code base; not a problem by itself.
+    Info,
+}
+
+/// An entry of a language's rule catalogue. Codes are stable: scripts and configs rely on them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+}
+
+/// One problem found in one file.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule: &'static Rule,
+    pub range: Range<usize>,
+    pub message: String,
+    /// Edits that fix this finding on their own; empty when there is no automatic fix
+    /// or when the fix is part of a file-level plan (the header).
+    pub edits: Vec<Edit>,
+}
+
+impl Finding {
+    pub fn new(rule: &'static Rule, range: Range<usize>, message: impl Into<String>) -> Finding {
+        Finding {
+            rule,
+            range,
+            message: message.into(),
+            edits: Vec::new(),
+        }
+    }
+
+    pub fn with_edits(mut self, edits: Vec<Edit>) -> Finding {
+        self.edits = edits;
+        self
+    }
+
+    pub fn is_violation(&self) -> bool {
+        self.rule.severity == Severity::Violation
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let before = &source[..floor_char_boundary(source, offset)];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let src = "é = 1\nx = 'cuda:1'\n";
+        assert_eq!(line_column(src, 0), (1, 1));
+        assert_eq!(line_column(src, 3), (1, 2));
+        assert_eq!(line_column(src, src.find("'cuda").unwrap()), (2, 5));
+    }
+}

@@ -1,0 +1,106 @@
+//! What happened to each file in a run: the records the JSON output, the text summary
+//! and the journal are made from.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Language {
+    Python,
+    Rust,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    Compliant,
+    NonCompliant,
+    Fixed,
+    WouldFix,
+    NoGpuCode,
+    Skipped,
+    Error,
+}
+
+impl FileStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileStatus::Compliant => "compliant",
+            FileStatus::NonCompliant => "non_compliant",
+            FileStatus::Fixed => "fixed",
+            FileStatus::WouldFix => "would_fix",
+            FileStatus::NoGpuCode => "no_gpu_code",
+            FileStatus::Skipped => "skipped",
+            FileStatus::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FindingRecord {
+    pub rule: String,
+    pub name: String,
+    pub severity: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    /// True when `fix` rewrote (or, in a dry run, would rewrite) it.
+    pub fixed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Passed,
+    Failed,
+    Leak,
+    Skipped,
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuCheck {
+    pub status: CheckStatus,
+    /// Broken invariants, one line each; empty when passed.
+    #[serde(default)]
+    pub problems: Vec<String>,
+}
+
+/// The result of one pass through the GPU slot (see DESIGN.md, "What a GPU check is").
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GpuCheck {
+    pub status: Option<CheckStatus>,
+    pub device_name: Option<String>,
+    pub pci_bus_id: Option<String>,
+    pub uuid: Option<String>,
+    pub visible_devices: Option<u32>,
+    pub mem_before_mib: Option<f64>,
+    pub mem_peak_mib: Option<f64>,
+    pub mem_after_mib: Option<f64>,
+    pub leak_mib: Option<f64>,
+    pub started_ms: Option<u64>,
+    pub finished_ms: Option<u64>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileOutcome {
+    /// Relative to the tree root, with `/` separators.
+    pub path: String,
+    pub language: Option<Language>,
+    pub phase: Option<String>,
+    pub status: FileStatus,
+    pub findings: Vec<FindingRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub cpu_check: Option<CpuCheck>,
+    pub gpu_check: Option<GpuCheck>,
+    /// Hash of the file's content after the run (for detecting hand edits later).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
+    /// Unified diff of the rewrite (dry run or `--diff`); not part of the JSON output.
+    #[serde(skip)]
+    pub diff: Option<String>,
+}

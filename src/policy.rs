@@ -1,0 +1,266 @@
+//! The policy (what every GPU file must select) and the mission phases, from `gpu-homogenize.toml`.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+/// Name of the config file looked up at the tree root.
+pub const CONFIG_FILE: &str = "gpu-homogenize.toml";
+
+/// How a physical card is recognised through NVML. Every field that is set must match.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardSelector {
+    /// Substring of the NVML device name, e.g. "RTX 3090".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_memory_gib: Option<f64>,
+    /// PCI bus id as NVML prints it, e.g. "00000000:02:00.0" (compared leniently on the domain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+}
+
+impl CardSelector {
+    /// A short human name for the card, used in headers and messages.
+    pub fn label(&self) -> String {
+        if let Some(name) = &self.name {
+            return name.clone();
+        }
+        if let Some(uuid) = &self.uuid {
+            return uuid.clone();
+        }
+        if let Some(bus) = &self.pci_bus_id {
+            return format!("GPU {bus}");
+        }
+        "GPU".to_string()
+    }
+}
+
+/// The `[policy]` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Policy {
+    pub visible_devices: String,
+    pub device_order: String,
+    /// Empty means: leave `PYTORCH_CUDA_ALLOC_CONF` out of the header.
+    pub alloc_conf: String,
+    pub target: CardSelector,
+    pub forbidden: Vec<CardSelector>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python_template: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rust_template: Option<PathBuf>,
+    pub leak_alert_mib: f64,
+    pub leak_fail_mib: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            visible_devices: "1".into(),
+            device_order: "PCI_BUS_ID".into(),
+            alloc_conf: "max_split_size_mb:1024".into(),
+            target: CardSelector {
+                name: Some("RTX 3090".into()),
+                min_memory_gib: Some(20.0),
+                ..CardSelector::default()
+            },
+            forbidden: vec![CardSelector {
+                name: Some("RTX 5060 Ti".into()),
+                ..CardSelector::default()
+            }],
+            python_template: None,
+            rust_template: None,
+            leak_alert_mib: 100.0,
+            leak_fail_mib: 50.0,
+        }
+    }
+}
+
+impl Policy {
+    /// The value the header gives each managed variable; `None` when the variable is left out.
+    pub fn env_value(&self, var: EnvVar) -> Option<&str> {
+        match var {
+            EnvVar::VisibleDevices => Some(&self.visible_devices),
+            EnvVar::DeviceOrder => Some(&self.device_order),
+            EnvVar::AllocConf => (!self.alloc_conf.is_empty()).then_some(self.alloc_conf.as_str()),
+        }
+    }
+
+    /// The device index the target card gets once `CUDA_VISIBLE_DEVICES` is applied.
+    pub fn masked_index(&self) -> u64 {
+        0
+    }
+}
+
+/// The environment variables the header owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum EnvVar {
+    VisibleDevices,
+    DeviceOrder,
+    AllocConf,
+}
+
+impl EnvVar {
+    pub const ALL: [EnvVar; 3] = [EnvVar::VisibleDevices, EnvVar::DeviceOrder, EnvVar::AllocConf];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EnvVar::VisibleDevices => "CUDA_VISIBLE_DEVICES",
+            EnvVar::DeviceOrder => "CUDA_DEVICE_ORDER",
+            EnvVar::AllocConf => "PYTORCH_CUDA_ALLOC_CONF",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<EnvVar> {
+        EnvVar::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
+/// One `[[phase]]` of the mission.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    pub name: String,
+    #[serde(default)]
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub globs: Vec<String>,
+}
+
+/// The whole config file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub policy: Policy,
+    #[serde(default, rename = "phase")]
+    pub phases: Vec<PhaseSpec>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read config: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: invalid config: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        for phase in &config.phases {
+            for glob in &phase.globs {
+                Glob::new(glob).map_err(|e| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!("phase `{}`: bad glob `{glob}`: {e}", phase.name),
+                })?;
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Phases compiled for matching root-relative paths (always with `/` separators).
+#[derive(Debug, Clone, Default)]
+pub struct Phases {
+    phases: Vec<(String, Vec<String>, GlobSet)>,
+}
+
+/// Name of the phase that collects the files no declared phase claims.
+pub const OTHER_PHASE: &str = "Other";
+
+impl Phases {
+    pub fn new(specs: &[PhaseSpec]) -> Phases {
+        let phases = specs
+            .iter()
+            .map(|spec| {
+                let mut builder = GlobSetBuilder::new();
+                for glob in &spec.globs {
+                    if let Ok(g) = Glob::new(glob) {
+                        builder.add(g);
+                    }
+                }
+                let set = builder.build().unwrap_or_else(|_| GlobSet::empty());
+                let files = spec.files.iter().map(|f| normalize_rel(f)).collect();
+                (spec.name.clone(), files, set)
+            })
+            .collect();
+        Phases { phases }
+    }
+
+    /// The first declared phase that claims `rel` (a root-relative path), if any.
+    pub fn phase_of(&self, rel: &str) -> Option<&str> {
+        let rel = normalize_rel(rel);
+        self.phases
+            .iter()
+            .find(|(_, files, globs)| files.iter().any(|f| *f == rel) || globs.is_match(&rel))
+            .map(|(name, _, _)| name.as_str())
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.phases.iter().map(|(name, _, _)| name.as_str())
+    }
+
+    /// Files listed by name in some phase, root-relative.
+    pub fn listed_files(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.phases
+            .iter()
+            .flat_map(|(name, files, _)| files.iter().map(move |f| (name.as_str(), f.as_str())))
+    }
+}
+
+fn normalize_rel(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    path.trim_start_matches("./").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_seed() {
+        let p = Policy::default();
+        assert_eq!(p.env_value(EnvVar::VisibleDevices), Some("1"));
+        assert_eq!(p.env_value(EnvVar::DeviceOrder), Some("PCI_BUS_ID"));
+        assert_eq!(
+            p.env_value(EnvVar::AllocConf),
+            Some("max_split_size_mb:1024")
+        );
+    }
+
+    #[test]
+    fn phases_match_files_then_globs() {
+        let phases = Phases::new(&[
+            PhaseSpec {
+                name: "Core".into(),
+                files: vec!["utils/gpu_manager.py".into()],
+                globs: vec![],
+            },
+            PhaseSpec {
+                name: "Tests".into(),
+                files: vec![],
+                globs: vec!["**/test_*.py".into()],
+            },
+        ]);
+        assert_eq!(phases.phase_of("./utils/gpu_manager.py"), Some("Core"));
+        assert_eq!(phases.phase_of("tests/test_cuda.py"), Some("Tests"));
+        assert_eq!(phases.phase_of("test_cuda.py"), Some("Tests"));
+        assert_eq!(phases.phase_of("other.py"), None);
+    }
+}
