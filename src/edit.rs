@@ -91,7 +91,10 @@ mod tests {
     fn applies_back_to_front_and_keeps_the_rest() {
         let src = "a = 'cuda:1'\r\nb = 2\n";
         let edits = vec![Edit::replace(10..11, "0"), Edit::insert(0, "import os\r\n")];
-        assert_eq!(apply(src, &edits).unwrap(), "import os\r\na = 'cuda:0'\r\nb = 2\n");
+        assert_eq!(
+            apply(src, &edits).unwrap(),
+            "import os\r\na = 'cuda:0'\r\nb = 2\n"
+        );
     }
 
     #[test]

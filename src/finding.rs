@@ -36,6 +36,8 @@ pub struct Finding {
     /// Edits that fix this finding on their own; empty when there is no automatic fix
     /// or when the fix is part of a file-level plan (the header).
     pub edits: Vec<Edit>,
+    /// `fix` rewrites it, through its own edits or the file-level plan (the header).
+    pub fixable: bool,
 }
 
 impl Finding {
@@ -45,11 +47,24 @@ impl Finding {
             range,
             message: message.into(),
             edits: Vec::new(),
+            fixable: false,
         }
     }
 
     pub fn with_edits(mut self, edits: Vec<Edit>) -> Finding {
+        self.fixable = !edits.is_empty();
         self.edits = edits;
+        self
+    }
+
+    pub fn with_fix(mut self, fixable: bool) -> Finding {
+        self.fixable = fixable;
+        self
+    }
+
+    /// Fixed by the file-level plan rather than by edits of its own.
+    pub fn fixed_by_plan(mut self) -> Finding {
+        self.fixable = true;
         self
     }
 

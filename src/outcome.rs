@@ -1,6 +1,8 @@
 //! What happened to each file in a run: the records the JSON output, the text summary
 //! and the journal are made from.
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -44,6 +46,8 @@ pub struct FindingRecord {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// True when `fix` can rewrite it.
+    pub fixable: bool,
     /// True when `fix` rewrote (or, in a dry run, would rewrite) it.
     pub fixed: bool,
 }
@@ -103,4 +107,27 @@ pub struct FileOutcome {
     /// Unified diff of the rewrite (dry run or `--diff`); not part of the JSON output.
     #[serde(skip)]
     pub diff: Option<String>,
+    /// The path as the user reached it (what text output shows).
+    #[serde(skip)]
+    pub display: String,
+}
+
+impl FileOutcome {
+    /// A blank outcome for a file, before anything is known about it.
+    pub fn new(path: &Path, rel: &str) -> FileOutcome {
+        FileOutcome {
+            path: rel.to_string(),
+            language: None,
+            phase: None,
+            status: FileStatus::Skipped,
+            findings: Vec::new(),
+            error: None,
+            reason: None,
+            cpu_check: None,
+            gpu_check: None,
+            content_hash: None,
+            diff: None,
+            display: path.display().to_string(),
+        }
+    }
 }

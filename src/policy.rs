@@ -106,7 +106,11 @@ pub enum EnvVar {
 }
 
 impl EnvVar {
-    pub const ALL: [EnvVar; 3] = [EnvVar::VisibleDevices, EnvVar::DeviceOrder, EnvVar::AllocConf];
+    pub const ALL: [EnvVar; 3] = [
+        EnvVar::VisibleDevices,
+        EnvVar::DeviceOrder,
+        EnvVar::AllocConf,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -208,7 +212,7 @@ impl Phases {
         let rel = normalize_rel(rel);
         self.phases
             .iter()
-            .find(|(_, files, globs)| files.iter().any(|f| *f == rel) || globs.is_match(&rel))
+            .find(|(_, files, globs)| files.contains(&rel) || globs.is_match(&rel))
             .map(|(name, _, _)| name.as_str())
     }
 

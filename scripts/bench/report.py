@@ -1,0 +1,107 @@
+"""Turns hyperfine's JSON into the Markdown table of the benchmark.
+
+Usage: report.py RESULTS.json OUTDIR CORPUS
+OUTDIR holds one untimed output per tool (gh.out, rg.out, sg.out), used only
+to say how many files each tool flagged; CORPUS is only measured.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# From the issue: within 2x of rg, at least 20x faster than ast-grep.
+TARGETS = {"rg": ("<=", 2.0), "ast-grep": (">=", 20.0)}
+
+
+def files_flagged(name, path):
+    """Distinct files in a tool's output, or None when it can't be told."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if name == "rg":  # -l: one path a line
+        return len(text.splitlines())
+    files = set()
+
+    def walk(v):  # gpu-homogenize's JSON layout may change: look for path-ish keys
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k in ("file", "path", "filename") and isinstance(x, str):
+                    files.add(x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    try:
+        walk(json.loads(text))
+    except ValueError:  # JSON lines (ast-grep --json=stream)
+        for line in text.splitlines():
+            try:
+                walk(json.loads(line))
+            except ValueError:
+                return None
+    return len(files) if files else None
+
+
+def version(*cmd):
+    try:
+        out = subprocess.run(
+            cmd, check=False, capture_output=True, text=True, timeout=10
+        ).stdout
+        return out.splitlines()[0].strip() if out else "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
+def main():
+    results_path, outdir, corpus = sys.argv[1:4]
+    results = {
+        r["command"]: r for r in json.loads(Path(results_path).read_text())["results"]
+    }
+    gh = results["gpu-homogenize"]
+    outs = {"gpu-homogenize": "gh.out", "rg": "rg.out", "ast-grep": "sg.out"}
+
+    sizes = [
+        os.path.getsize(os.path.join(d, f))
+        for d, _, fs in os.walk(corpus)
+        for f in fs
+        if f.endswith(".py")
+    ]
+    print(
+        f"Corpus `{corpus}`: {len(sizes)} .py files, {sum(sizes) / 1e6:.1f} MB; "
+        f"{os.cpu_count()} CPUs. "
+        f"{version('rg', '--version')}, {version('ast-grep', '--version')}, "
+        f"{version('hyperfine', '--version')}.\n"
+    )
+    print("| tool | mean ± σ (ms) | min (ms) | × gpu-homogenize | files flagged |")
+    print("|---|---|---|---|---|")
+    for name, r in results.items():
+        n = files_flagged(name, os.path.join(outdir, outs.get(name, "")))
+        print(
+            f"| {name} | {r['mean'] * 1e3:.1f} ± {r['stddev'] * 1e3:.1f} "
+            f"| {r['min'] * 1e3:.1f} | {r['mean'] / gh['mean']:.2f} "
+            f"| {'n/a' if n is None else n} |"
+        )
+
+    print()
+    for name, (op, want) in TARGETS.items():
+        if name not in results:
+            continue
+        # Both as "how much of a margin": rg's time budget, ast-grep's speedup.
+        if op == "<=":
+            got = gh["mean"] / results[name]["mean"]
+            ok, what = got <= want, f"takes {got:.2f}× the time of {name}"
+        else:
+            got = results[name]["mean"] / gh["mean"]
+            ok, what = got >= want, f"is {got:.2f}× faster than {name}"
+        print(
+            f"- gpu-homogenize {what} (target {op} {want:g}×): {'PASS' if ok else 'FAIL'}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Times `gpu-homogenize scan` against its two natural peers on the same corpus,
+# in one hyperfine invocation so all three see the same machine state:
+#   - rg -l with the tool's prefilter literals (floor: read every file once),
+#   - ast-grep scan with equivalent rules (ceiling: parse every file).
+# Targets (issue): within 2x of rg, at least 20x faster than ast-grep.
+# Env: GH_BIN (default target/release/gpu-homogenize), GH_LITERALS
+# (comma-separated prefilter literals), BENCH_DIR (see setup.sh),
+# BENCH_RUNS (default 10). Writes target/bench-results.{json,md}.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+here=scripts/bench
+GH_BIN=${GH_BIN:-target/release/gpu-homogenize}
+# Keep in sync with the tool's aho-corasick literal set.
+GH_LITERALS=${GH_LITERALS:-cuda,CUDA,gpu,GPU,Device,nvml,NVML,torch,tensorflow,jax,cupy,numba,device}
+BENCH_DIR=${BENCH_DIR:-target/bench-corpus}
+BENCH_RUNS=${BENCH_RUNS:-10}
+corpus=$BENCH_DIR/tree
+
+if ! command -v "$GH_BIN" >/dev/null; then
+  echo "error: gpu-homogenize binary '$GH_BIN' not found or not executable." >&2
+  echo "       Build it (cargo build --release) or point GH_BIN at it." >&2
+  exit 1
+fi
+
+"$here/setup.sh"
+
+IFS=, read -r -a literals <<<"$GH_LITERALS"
+gh=("$GH_BIN" scan --format json "$corpus")
+rg=(rg -l -F)
+for lit in "${literals[@]}"; do rg+=(-e "$lit"); done
+rg+=("$corpus")
+sg=(ast-grep scan -c "$here/sgconfig.yml" "$corpus")
+
+# One untimed pass per tool: counts what each reports, and catches crashes
+# that hyperfine's -i (needed: the tool exits 1 on findings) would hide.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run_once() { # <out file> <cmd...>; exit 0 = nothing found, 1 = found something
+  local out=$1 rc=0
+  shift
+  "$@" >"$out" || rc=$?
+  if ((rc > 1)); then echo "error: exit $rc from: $*" >&2; exit 1; fi
+}
+run_once "$tmp/gh.out" "${gh[@]}"
+run_once "$tmp/rg.out" "${rg[@]}"
+run_once "$tmp/sg.out" "${sg[@]}" --json=stream
+
+# hyperfine -N splits command strings itself, so quote each word for it.
+# No shell (-N) keeps its startup out of the timings; --output=pipe because rg
+# takes shortcuts when stdout is /dev/null (hyperfine's default).
+q() { printf '%q ' "$@"; }
+hyperfine -N -i --warmup 2 --runs "$BENCH_RUNS" --output=pipe \
+  --export-json target/bench-results.json \
+  -n gpu-homogenize "$(q "${gh[@]}")" \
+  -n rg "$(q "${rg[@]}")" \
+  -n ast-grep "$(q "${sg[@]}")"
+
+python3 "$here/report.py" target/bench-results.json "$tmp" "$corpus" \
+  | tee target/bench-results.md

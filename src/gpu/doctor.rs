@@ -1,0 +1,3 @@
+pub fn run(_args: &crate::cli::DoctorArgs) -> anyhow::Result<i32> {
+    anyhow::bail!("`doctor` is not available yet")
+}

@@ -1,0 +1,2 @@
+pub mod doctor;
+pub mod probe;

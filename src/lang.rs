@@ -1,0 +1,48 @@
+//! What the pipeline needs from a language: analyse a file, verify a rewrite, read the env a
+//! header sets. Python (ruff's parser) and Rust (syn) implement it.
+
+use std::any::Any;
+use std::path::Path;
+
+use crate::edit::Edit;
+use crate::finding::Finding;
+
+#[derive(Debug, thiserror::Error)]
+#[error("syntax error at {line}:{column}: {message}")]
+pub struct SyntaxError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// What the caller knows about a file besides its text.
+pub struct FileInfo<'a> {
+    /// The file on disk (Rust reads the edition from the nearest Cargo.toml).
+    pub path: &'a Path,
+    /// Declared in a mission phase: in scope whatever the rules see.
+    pub in_phase: bool,
+}
+
+/// The result of analysing one file.
+pub trait Analysis: Send {
+    fn findings(&self) -> &[Finding];
+    /// Imports a GPU framework, writes a GPU env variable, or selects a device.
+    fn gpu_code(&self) -> bool;
+    /// Must carry the header (GPU code, or declared in a phase).
+    fn in_scope(&self) -> bool;
+    /// The edits `fix` applies; empty when there is nothing to fix.
+    fn edits(&self) -> &[Edit];
+    fn as_any(&self) -> &dyn Any;
+
+    fn is_compliant(&self) -> bool {
+        !self.findings().iter().any(Finding::is_violation)
+    }
+}
+
+pub trait LanguageSupport: Sync {
+    fn analyze(&self, info: &FileInfo, source: &str) -> Result<Box<dyn Analysis>, SyntaxError>;
+    /// Problems a rewrite left (empty when sound): it must parse and keep every invariant.
+    fn verify(&self, info: &FileInfo, old: &str, new: &str, before: &dyn Analysis) -> Vec<String>;
+    /// The env the file's header sets (what the GPU check runs it with).
+    fn header_env(&self, source: &str) -> Vec<(String, String)>;
+}

@@ -1,0 +1,23 @@
+//! gpu-homogenize: make every file of a code base select its GPU the same way, and prove it.
+//!
+//! The pipeline (see DESIGN.md): walk → prefilter → parse → detect → plan edits → apply →
+//! CPU check → write → GPU slot → outcome → report. `main.rs` only parses the command line.
+
+pub mod app;
+pub mod cli;
+pub mod edit;
+pub mod finding;
+pub mod gpu;
+pub mod gpu_stage;
+pub mod journal;
+pub mod lang;
+pub mod outcome;
+pub mod pipeline;
+pub mod policy;
+pub mod process;
+pub mod python;
+pub mod report;
+pub mod rust;
+pub mod source;
+pub mod walk;
+pub mod write;

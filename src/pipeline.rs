@@ -1,0 +1,108 @@
+//! The run: every file through the CPU stage in a rayon pool; each file that earns a GPU
+//! check is handed to the single GPU slot while the other workers go on.
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+
+use crate::outcome::{FileOutcome, FileStatus};
+use crate::process::{Engine, GpuJobSpec};
+use crate::walk::Entry;
+
+/// Per-phase progress bars on stderr; hidden when stderr is not a terminal.
+pub struct Progress {
+    _multi: MultiProgress,
+    pub cpu: ProgressBar,
+    pub gpu: ProgressBar,
+}
+
+impl Progress {
+    pub fn new(files: usize, with_gpu: bool) -> Progress {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let multi = MultiProgress::with_draw_target(target);
+        let style = ProgressStyle::with_template("{prefix:>4} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        let cpu = multi.add(
+            ProgressBar::new(files as u64)
+                .with_style(style.clone())
+                .with_prefix("CPU"),
+        );
+        let gpu = if with_gpu {
+            multi.add(ProgressBar::new(0).with_style(style).with_prefix("GPU"))
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress {
+            _multi: multi,
+            cpu,
+            gpu,
+        }
+    }
+
+    pub fn finish(&self) {
+        self.cpu.finish_and_clear();
+        self.gpu.finish_and_clear();
+    }
+}
+
+/// Run the CPU stage over `entries` with `jobs` workers. `gpu` receives each GPU job with the
+/// index of its file; it may block (the slot's channel is bounded) without stopping the
+/// other workers. Files not started when `cancelled` is set are marked skipped.
+pub fn run_cpu_stage(
+    engine: &Engine,
+    entries: &[Entry],
+    jobs: usize,
+    progress: &Progress,
+    cancelled: &Arc<AtomicBool>,
+    gpu: &(dyn Fn(usize, GpuJobSpec) + Sync),
+) -> Vec<FileOutcome> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build();
+    let work = || {
+        entries
+            .par_iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                if cancelled.load(Ordering::SeqCst) {
+                    return interrupted(entry);
+                }
+                let processed = engine.process(entry);
+                progress.cpu.inc(1);
+                if let Some(job) = processed.gpu_job {
+                    progress.gpu.inc_length(1);
+                    gpu(i, job);
+                }
+                processed.outcome
+            })
+            .collect::<Vec<_>>()
+    };
+    match pool {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+fn interrupted(entry: &Entry) -> FileOutcome {
+    let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
+    outcome.status = FileStatus::Skipped;
+    outcome.reason = Some("interrupted before this file was processed".into());
+    outcome
+}
+
+/// Set a flag on Ctrl-C or SIGTERM so the run can stop cleanly.
+pub fn install_signal_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(signal, Arc::clone(&flag));
+    }
+    flag
+}

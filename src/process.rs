@@ -1,0 +1,292 @@
+//! The CPU stage for one file: read, prefilter, parse, rules, rewrite, verify, write.
+//! Every failure becomes the file's outcome; nothing here stops the other files.
+
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use crate::edit::{apply, unified_diff};
+use crate::finding::{line_column, Finding, Severity};
+use crate::lang::{Analysis, FileInfo, LanguageSupport};
+use crate::outcome::{CheckStatus, CpuCheck, FileOutcome, FileStatus, FindingRecord, Language};
+use crate::policy::Phases;
+use crate::source::{self, Prefilter};
+use crate::walk::{Entry, EntryKind};
+use crate::write::write_atomic;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Scan,
+    Check,
+    Fix { dry_run: bool },
+}
+
+/// Everything the CPU stage needs, shared by all workers.
+pub struct Engine {
+    pub root: PathBuf,
+    pub phases: Phases,
+    pub python: Box<dyn LanguageSupport>,
+    pub rust: Option<Box<dyn LanguageSupport>>,
+    pub prefilter: Prefilter,
+    pub mode: Mode,
+    pub max_file_size: u64,
+    pub backup_dir: Option<PathBuf>,
+    /// Keep info-level findings (GPU touchpoints) in the outcome.
+    pub touchpoints: bool,
+    /// Keep the unified diff of rewrites in the outcome.
+    pub want_diff: bool,
+}
+
+/// A file through the CPU stage, and what its GPU check needs when it gets one.
+pub struct Processed {
+    pub outcome: FileOutcome,
+    pub gpu_job: Option<GpuJobSpec>,
+}
+
+/// The file and the env its header sets, for the GPU slot.
+#[derive(Debug, Clone)]
+pub struct GpuJobSpec {
+    pub path: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl Engine {
+    pub fn process(&self, entry: &Entry) -> Processed {
+        let phase = self.phases.phase_of(&entry.rel).map(str::to_string);
+        let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
+        outcome.phase = phase;
+        let language = match &entry.kind {
+            EntryKind::Source(language) => *language,
+            EntryKind::Symlink => return skipped(outcome, "symbolic link (never followed)"),
+            EntryKind::Unsupported => return skipped(outcome, "not a Python or Rust source file"),
+            EntryKind::Error(message) => return errored(outcome, message.clone()),
+        };
+        outcome.language = Some(language);
+        let support = match (language, &self.rust) {
+            (Language::Python, _) => self.python.as_ref(),
+            (Language::Rust, Some(rust)) => rust.as_ref(),
+            (Language::Rust, None) => return skipped(outcome, "Rust support is not enabled"),
+        };
+        let file = match source::read(&entry.path, self.max_file_size) {
+            Ok(file) => file,
+            Err(e) => return errored(outcome, e.to_string()),
+        };
+        outcome.content_hash = Some(content_hash(&file.bytes));
+        let in_phase = outcome.phase.is_some();
+        if !in_phase && !self.prefilter.may_have_gpu_code(&file.bytes) {
+            outcome.status = FileStatus::NoGpuCode;
+            return Processed {
+                outcome,
+                gpu_job: None,
+            };
+        }
+        let info = FileInfo {
+            path: &entry.path,
+            in_phase,
+        };
+        let analysis = match support.analyze(&info, &file.text) {
+            Ok(a) => a,
+            Err(e) => return errored(outcome, e.to_string()),
+        };
+        if !analysis.in_scope() {
+            outcome.status = FileStatus::NoGpuCode;
+            outcome.findings = self.records(&file.text, analysis.findings(), None);
+            return Processed {
+                outcome,
+                gpu_job: None,
+            };
+        }
+        match self.mode {
+            Mode::Scan | Mode::Check => {
+                self.judge(entry, &file.text, analysis.as_ref(), outcome, support)
+            }
+            Mode::Fix { dry_run } => self.fix(
+                entry,
+                &file,
+                &info,
+                analysis.as_ref(),
+                outcome,
+                support,
+                dry_run,
+            ),
+        }
+    }
+
+    /// `scan` and `check`: the file as it is.
+    fn judge(
+        &self,
+        entry: &Entry,
+        text: &str,
+        analysis: &dyn Analysis,
+        mut outcome: FileOutcome,
+        support: &dyn LanguageSupport,
+    ) -> Processed {
+        let compliant = analysis.is_compliant();
+        outcome.status = if compliant {
+            FileStatus::Compliant
+        } else {
+            FileStatus::NonCompliant
+        };
+        outcome.findings = self.records(text, analysis.findings(), None);
+        if self.mode == Mode::Scan {
+            return Processed {
+                outcome,
+                gpu_job: None,
+            };
+        }
+        let problems: Vec<String> = analysis
+            .findings()
+            .iter()
+            .filter(|f| f.is_violation())
+            .map(|f| format!("{} {}", f.rule.code, f.message))
+            .collect();
+        outcome.cpu_check = Some(cpu_check(problems));
+        let gpu_job = analysis.gpu_code().then(|| GpuJobSpec {
+            path: entry.path.clone(),
+            env: support.header_env(text),
+        });
+        Processed { outcome, gpu_job }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fix(
+        &self,
+        entry: &Entry,
+        file: &source::SourceFile,
+        info: &FileInfo,
+        before: &dyn Analysis,
+        mut outcome: FileOutcome,
+        support: &dyn LanguageSupport,
+        dry_run: bool,
+    ) -> Processed {
+        let old = &file.text;
+        if before.is_compliant() || before.edits().is_empty() {
+            let compliant = before.is_compliant();
+            outcome.status = if compliant {
+                FileStatus::Compliant
+            } else {
+                FileStatus::NonCompliant
+            };
+            outcome.findings = self.records(old, before.findings(), None);
+            outcome.cpu_check = Some(cpu_check(Vec::new()));
+            let gpu_job = (compliant && before.gpu_code()).then(|| GpuJobSpec {
+                path: entry.path.clone(),
+                env: support.header_env(old),
+            });
+            return Processed { outcome, gpu_job };
+        }
+        let new = match apply(old, before.edits()) {
+            Ok(new) => new,
+            Err(e) => return errored(outcome, format!("internal error planning the rewrite: {e}")),
+        };
+        let problems = support.verify(info, old, &new, before);
+        if !problems.is_empty() {
+            outcome.findings = self.records(old, before.findings(), None);
+            outcome.cpu_check = Some(cpu_check(problems.clone()));
+            return errored(
+                outcome,
+                format!("rewrite refused by the CPU check: {}", problems.join("; ")),
+            );
+        }
+        let after = support.analyze(info, &new).ok();
+        outcome.findings = self.records(old, before.findings(), after.as_deref());
+        outcome.cpu_check = Some(cpu_check(Vec::new()));
+        if self.want_diff || dry_run {
+            outcome.diff = Some(unified_diff(&entry.path.display().to_string(), old, &new));
+        }
+        if dry_run {
+            outcome.status = FileStatus::WouldFix;
+            return Processed {
+                outcome,
+                gpu_job: None,
+            };
+        }
+        let backup = self.backup_dir.as_ref().map(|dir| dir.join(&entry.rel));
+        if let Err(e) = write_atomic(&entry.path, &file.bytes, &new, backup.as_deref()) {
+            return errored(outcome, e.to_string());
+        }
+        outcome.status = FileStatus::Fixed;
+        outcome.content_hash = Some(content_hash(new.as_bytes()));
+        let compliant = after.as_ref().is_some_and(|a| a.is_compliant());
+        let gpu_job =
+            (compliant && after.as_ref().is_some_and(|a| a.gpu_code())).then(|| GpuJobSpec {
+                path: entry.path.clone(),
+                env: support.header_env(&new),
+            });
+        Processed { outcome, gpu_job }
+    }
+
+    /// Findings as records; with `after`, a finding is fixed when the rewrite no longer has it.
+    fn records(
+        &self,
+        text: &str,
+        findings: &[Finding],
+        after: Option<&dyn Analysis>,
+    ) -> Vec<FindingRecord> {
+        findings
+            .iter()
+            .filter(|f| self.touchpoints || f.rule.severity != Severity::Info)
+            .map(|f| {
+                let (line, column) = line_column(text, f.range.start);
+                let fixed = after.is_some_and(|a| {
+                    f.is_violation()
+                        && !a
+                            .findings()
+                            .iter()
+                            .any(|g| g.rule.code == f.rule.code && g.message == f.message)
+                });
+                FindingRecord {
+                    rule: f.rule.code.to_string(),
+                    name: f.rule.name.to_string(),
+                    severity: severity_name(f.rule.severity).to_string(),
+                    line,
+                    column,
+                    message: f.message.clone(),
+                    fixable: f.is_violation() && f.fixable,
+                    fixed,
+                }
+            })
+            .collect()
+    }
+}
+
+pub fn severity_name(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Violation => "violation",
+        Severity::Review => "review",
+        Severity::Info => "info",
+    }
+}
+
+fn cpu_check(problems: Vec<String>) -> CpuCheck {
+    let status = if problems.is_empty() {
+        CheckStatus::Passed
+    } else {
+        CheckStatus::Failed
+    };
+    CpuCheck { status, problems }
+}
+
+fn skipped(mut outcome: FileOutcome, reason: &str) -> Processed {
+    outcome.status = FileStatus::Skipped;
+    outcome.reason = Some(reason.to_string());
+    Processed {
+        outcome,
+        gpu_job: None,
+    }
+}
+
+fn errored(mut outcome: FileOutcome, message: String) -> Processed {
+    outcome.status = FileStatus::Error;
+    outcome.error = Some(message);
+    Processed {
+        outcome,
+        gpu_job: None,
+    }
+}
+
+/// SHA-256 of the content, hex: lets the report spot files edited by hand since validation.
+pub fn content_hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,200 @@
+//! The standard Python header: the template (embedded, or the policy's override) rendered
+//! with the policy's values.
+
+use std::path::Path;
+
+use ruff_python_ast::Stmt;
+
+use crate::policy::Policy;
+
+/// The shipped template; `policy.python_template` replaces it.
+pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/python_header.py.tmpl");
+
+/// The rendered header, line by line (no line endings: the file's own are used).
+#[derive(Debug, Clone)]
+pub struct PythonHeader {
+    /// The line the module docstring must contain.
+    pub docstring_marker: String,
+    /// The block that sets the environment (comments, env writes, prints).
+    pub block: Vec<String>,
+    /// The validation function added to files that use torch.
+    pub validate_fn: Vec<String>,
+    pub validate_fn_name: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{path}: cannot read the Python header template: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("Python header template: {0}")]
+    Invalid(String),
+}
+
+impl PythonHeader {
+    /// Load the policy's template (relative paths are relative to `root`) or the default one.
+    pub fn load(policy: &Policy, root: &Path) -> Result<PythonHeader, TemplateError> {
+        match &policy.python_template {
+            None => PythonHeader::render(DEFAULT_TEMPLATE, policy),
+            Some(path) => {
+                let path = root.join(path);
+                let text =
+                    std::fs::read_to_string(&path).map_err(|source| TemplateError::Read {
+                        path: path.display().to_string(),
+                        source,
+                    })?;
+                PythonHeader::render(&text, policy)
+            }
+        }
+    }
+
+    pub fn render(template: &str, policy: &Policy) -> Result<PythonHeader, TemplateError> {
+        let values = placeholder_values(policy);
+        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+        for line in template.lines() {
+            if let Some(name) = line.strip_prefix("@@ ") {
+                sections.push((name.trim().to_string(), Vec::new()));
+            } else if let Some((_, lines)) = sections.last_mut() {
+                if let Some(rendered) = render_line(line, &values) {
+                    lines.push(rendered);
+                }
+            } else if !line.trim().is_empty() {
+                return Err(TemplateError::Invalid(
+                    "text before the first `@@ section` line".into(),
+                ));
+            }
+        }
+        let take = |name: &str| -> Result<Vec<String>, TemplateError> {
+            let mut lines = sections
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, l)| l.clone())
+                .ok_or_else(|| TemplateError::Invalid(format!("missing section `@@ {name}`")))?;
+            while lines.last().is_some_and(|l| l.trim().is_empty()) {
+                lines.pop();
+            }
+            Ok(lines)
+        };
+        let marker = take("docstring_marker")?;
+        let block = take("header")?;
+        let validate_fn = take("validate_function")?;
+        let docstring_marker = match marker.as_slice() {
+            [line] if !line.contains('"') && !line.contains('\'') && !line.contains('\\') => {
+                line.clone()
+            }
+            _ => {
+                return Err(TemplateError::Invalid(
+                    "`@@ docstring_marker` must be one line without quotes or backslashes".into(),
+                ))
+            }
+        };
+        let validate_fn_name = function_name(&validate_fn.join("\n"))?;
+        check_block_parses(&block)?;
+        Ok(PythonHeader {
+            docstring_marker,
+            block,
+            validate_fn,
+            validate_fn_name,
+        })
+    }
+
+    /// The header block with the given line ending after every line.
+    pub fn block_text(&self, newline: &str) -> String {
+        join_lines(&self.block, newline)
+    }
+
+    pub fn validate_fn_text(&self, newline: &str) -> String {
+        join_lines(&self.validate_fn, newline)
+    }
+}
+
+fn join_lines(lines: &[String], newline: &str) -> String {
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(line);
+        out.push_str(newline);
+    }
+    out
+}
+
+fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
+    let forbidden: Vec<String> = policy.forbidden.iter().map(|c| c.label()).collect();
+    let min_mem = policy.target.min_memory_gib.unwrap_or(0.0);
+    vec![
+        ("target_name", policy.target.label()),
+        ("visible_devices", policy.visible_devices.clone()),
+        ("device_order", policy.device_order.clone()),
+        ("alloc_conf", policy.alloc_conf.clone()),
+        ("forbidden_names", forbidden.join(", ")),
+        ("min_memory_gib", format!("{min_mem}")),
+    ]
+}
+
+/// Substitute `{{name}}` placeholders; a line whose placeholder is empty is dropped
+/// (so `alloc_conf = ""` leaves `PYTORCH_CUDA_ALLOC_CONF` out).
+fn render_line(line: &str, values: &[(&'static str, String)]) -> Option<String> {
+    let mut out = line.to_string();
+    for (name, value) in values {
+        let placeholder = format!("{{{{{name}}}}}");
+        if out.contains(&placeholder) {
+            if value.is_empty() {
+                return None;
+            }
+            out = out.replace(&placeholder, value);
+        }
+    }
+    Some(out)
+}
+
+fn function_name(source: &str) -> Result<String, TemplateError> {
+    let parsed = ruff_python_parser::parse_module(source).map_err(|e| {
+        TemplateError::Invalid(format!("`@@ validate_function` does not parse: {e}"))
+    })?;
+    match parsed.syntax().body.as_slice() {
+        [Stmt::FunctionDef(def)] => Ok(def.name.as_str().to_string()),
+        _ => Err(TemplateError::Invalid(
+            "`@@ validate_function` must hold exactly one function definition".into(),
+        )),
+    }
+}
+
+fn check_block_parses(block: &[String]) -> Result<(), TemplateError> {
+    let source = format!("import os\n{}", join_lines(block, "\n"));
+    ruff_python_parser::parse_module(&source)
+        .map(|_| ())
+        .map_err(|e| TemplateError::Invalid(format!("`@@ header` does not parse: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_template_renders_the_seed_values() {
+        let header = PythonHeader::render(DEFAULT_TEMPLATE, &Policy::default()).unwrap();
+        let block = header.block_text("\n");
+        assert!(block.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'"));
+        assert!(block.contains("os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'"));
+        assert!(block.contains("os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'"));
+        assert_eq!(header.validate_fn_name, "validate_rtx3090_mandatory");
+        assert!(header.docstring_marker.contains("RTX 3090 (CUDA:1)"));
+    }
+
+    #[test]
+    fn empty_alloc_conf_drops_its_line() {
+        let policy = Policy {
+            alloc_conf: String::new(),
+            ..Policy::default()
+        };
+        let header = PythonHeader::render(DEFAULT_TEMPLATE, &policy).unwrap();
+        assert!(!header.block_text("\n").contains("PYTORCH_CUDA_ALLOC_CONF"));
+    }
+
+    #[test]
+    fn a_template_without_sections_is_refused() {
+        let err = PythonHeader::render("import os\n", &Policy::default()).unwrap_err();
+        assert!(err.to_string().contains("before the first"));
+    }
+}

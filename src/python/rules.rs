@@ -1,0 +1,147 @@
+//! The Python rule catalogue: every rule, its stable code and what it means, in one place.
+
+use crate::finding::{Rule, Severity};
+
+macro_rules! rule {
+    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal) => {
+        pub static $id: Rule = Rule {
+            code: $code,
+            name: $name,
+            severity: Severity::$sev,
+            summary: $summary,
+        };
+    };
+}
+
+rule!(
+    HEADER_MISSING,
+    "GH001",
+    "header-missing",
+    Violation,
+    "GPU code without the standard GPU header"
+);
+rule!(
+    HEADER_INCOMPLETE,
+    "GH002",
+    "header-incomplete",
+    Violation,
+    "GPU env variables set by hand instead of the complete standard header"
+);
+rule!(
+    ENV_VALUE_MISMATCH,
+    "GH003",
+    "env-value-mismatch",
+    Violation,
+    "a GPU env variable is set to a value other than the policy's"
+);
+rule!(
+    ENV_DUPLICATE,
+    "GH004",
+    "env-duplicate",
+    Violation,
+    "a GPU env variable is written more than once at module level"
+);
+rule!(ENV_AFTER_GPU_IMPORT, "GH005", "env-after-gpu-import", Violation,
+    "a GPU env variable is written after a GPU framework was imported: CUDA may already be initialised");
+rule!(
+    ENV_WRITE_IN_FUNCTION,
+    "GH006",
+    "env-write-in-function",
+    Violation,
+    "a function overrides a GPU env variable with a value that contradicts the policy"
+);
+rule!(
+    VALIDATION_MISSING,
+    "GH007",
+    "validation-missing",
+    Violation,
+    "a torch file lacks the template's validation function or does not call it in its main block"
+);
+rule!(
+    DOCSTRING_MARKER_MISSING,
+    "GH008",
+    "docstring-marker-missing",
+    Violation,
+    "the module docstring lacks the template's GPU configuration marker line"
+);
+rule!(
+    HEADER_MISPLACED,
+    "GH009",
+    "header-misplaced",
+    Violation,
+    "the standard header is not before every other import"
+);
+rule!(
+    DEVICE_STRING_INDEX,
+    "GH101",
+    "device-string-index",
+    Violation,
+    "a device string selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied"
+);
+rule!(DEVICE_CALL_INDEX, "GH102", "device-call-index", Violation,
+    "a device-selecting call uses an index that does not exist once CUDA_VISIBLE_DEVICES is applied");
+rule!(DEVICE_KEYWORD_INDEX, "GH103", "device-keyword-index", Violation,
+    "a device-index keyword, parameter or option selects an index that does not exist after masking");
+rule!(
+    DEVICE_MAP_INDEX,
+    "GH104",
+    "device-map-index",
+    Violation,
+    "a GPU index table or variable holds an index that does not exist after masking"
+);
+rule!(
+    MULTI_GPU_ASSUMPTION,
+    "GH201",
+    "multi-gpu-assumption",
+    Review,
+    "code assumes several visible GPUs; after masking exactly one is visible"
+);
+rule!(
+    GPU_IMPORT_TOP_LEVEL,
+    "GH301",
+    "gpu-import-top-level",
+    Info,
+    "a GPU framework is imported at module level: importing this module touches the GPU stack"
+);
+rule!(
+    GPU_IMPORT_LAZY,
+    "GH302",
+    "gpu-import-lazy",
+    Info,
+    "a GPU framework is imported inside a function (lazy)"
+);
+rule!(GPU_IMPORT_IN_INIT, "GH303", "gpu-import-in-init", Info,
+    "a GPU framework is imported by a package __init__.py: importing the package touches the GPU stack");
+
+/// Every Python rule, in code order.
+pub static ALL: &[&Rule] = &[
+    &HEADER_MISSING,
+    &HEADER_INCOMPLETE,
+    &ENV_VALUE_MISMATCH,
+    &ENV_DUPLICATE,
+    &ENV_AFTER_GPU_IMPORT,
+    &ENV_WRITE_IN_FUNCTION,
+    &VALIDATION_MISSING,
+    &DOCSTRING_MARKER_MISSING,
+    &HEADER_MISPLACED,
+    &DEVICE_STRING_INDEX,
+    &DEVICE_CALL_INDEX,
+    &DEVICE_KEYWORD_INDEX,
+    &DEVICE_MAP_INDEX,
+    &MULTI_GPU_ASSUMPTION,
+    &GPU_IMPORT_TOP_LEVEL,
+    &GPU_IMPORT_LAZY,
+    &GPU_IMPORT_IN_INIT,
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn codes_are_unique_and_sorted() {
+        let codes: Vec<_> = super::ALL.iter().map(|r| r.code).collect();
+        let mut sorted = codes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(codes, sorted);
+    }
+}

@@ -1,0 +1,38 @@
+//! `--format json`: one document on stdout, with field names scripts can rely on.
+
+use serde::Serialize;
+
+use super::summary::Summary;
+use crate::outcome::FileOutcome;
+use crate::policy::Policy;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    version: &'static str,
+    command: &'a str,
+    root: String,
+    policy: &'a Policy,
+    files: &'a [FileOutcome],
+    summary: &'a Summary,
+}
+
+pub fn render(
+    command: &str,
+    root: &std::path::Path,
+    policy: &Policy,
+    files: &[FileOutcome],
+    summary: &Summary,
+) -> String {
+    let doc = Document {
+        version: env!("CARGO_PKG_VERSION"),
+        command,
+        root: root.display().to_string(),
+        policy,
+        files,
+        summary,
+    };
+    let mut out =
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    out.push('\n');
+    out
+}

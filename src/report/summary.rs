@@ -1,0 +1,88 @@
+//! Counts over a run's outcomes: the end-of-run summary (LibCST-style) and the JSON `summary`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::outcome::{CheckStatus, FileOutcome, FileStatus, Language};
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GpuSummary {
+    /// `ran`, or `skipped` with `reason`.
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub checks: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub leaks: usize,
+    pub errors: usize,
+    pub skipped: usize,
+    /// Sum of the leaks of every check, MiB.
+    pub drift_mib: f64,
+    pub leak_alert_mib: f64,
+    pub leak_fail_mib: f64,
+    /// The cumulative drift passed `leak_fail_mib`.
+    pub drift_failed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    pub files: usize,
+    pub by_status: BTreeMap<&'static str, usize>,
+    pub by_language: BTreeMap<&'static str, usize>,
+    pub violations: usize,
+    pub fixable: usize,
+    pub fixed: usize,
+    pub review: usize,
+    pub errors: usize,
+    pub cpu_failed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuSummary>,
+    pub interrupted: bool,
+}
+
+impl Summary {
+    pub fn of(outcomes: &[FileOutcome], gpu: Option<GpuSummary>, interrupted: bool) -> Summary {
+        let mut s = Summary {
+            files: outcomes.len(),
+            gpu,
+            interrupted,
+            ..Summary::default()
+        };
+        for o in outcomes {
+            *s.by_status.entry(o.status.as_str()).or_default() += 1;
+            if let Some(lang) = o.language {
+                let name = match lang {
+                    Language::Python => "python",
+                    Language::Rust => "rust",
+                };
+                *s.by_language.entry(name).or_default() += 1;
+            }
+            for f in &o.findings {
+                match f.severity.as_str() {
+                    "violation" => {
+                        s.violations += 1;
+                        s.fixable += usize::from(f.fixable);
+                        s.fixed += usize::from(f.fixed);
+                    }
+                    "review" => s.review += 1,
+                    _ => {}
+                }
+            }
+            s.errors += usize::from(o.status == FileStatus::Error);
+            s.cpu_failed += usize::from(
+                o.cpu_check
+                    .as_ref()
+                    .is_some_and(|c| c.status == CheckStatus::Failed),
+            );
+        }
+        s
+    }
+
+    pub fn count(&self, status: FileStatus) -> usize {
+        self.by_status.get(status.as_str()).copied().unwrap_or(0)
+    }
+}

@@ -1,0 +1,169 @@
+//! The text a person reads: one line per finding (`path:line:col: CODE message`), diffs when
+//! asked, per-file errors, and an end-of-run count.
+
+use std::fmt::Write;
+
+use super::summary::Summary;
+use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
+
+/// Finding lines for `scan` / `check` (and fix's leftovers), ruff-style.
+pub fn findings(files: &[FileOutcome], only_unfixed: bool) -> String {
+    let mut out = String::new();
+    for file in files {
+        for f in &file.findings {
+            if only_unfixed && f.fixed {
+                continue;
+            }
+            let mark = match (f.severity.as_str(), f.fixable) {
+                ("violation", true) => " [*]",
+                ("review", _) => " [review]",
+                ("info", _) => " [info]",
+                _ => "",
+            };
+            let _ = writeln!(
+                out,
+                "{}:{}:{}: {}{} {}",
+                file.display, f.line, f.column, f.rule, mark, f.message
+            );
+        }
+    }
+    out
+}
+
+/// One line per file that could not be processed, for stderr.
+pub fn errors(files: &[FileOutcome]) -> String {
+    let mut out = String::new();
+    for file in files.iter().filter(|f| f.status == FileStatus::Error) {
+        let message = file.error.as_deref().unwrap_or("unknown error");
+        let _ = writeln!(out, "error: {}: {message}", file.display);
+    }
+    out
+}
+
+/// GPU check lines: one per file that went through the slot.
+pub fn gpu_checks(files: &[FileOutcome]) -> String {
+    let mut out = String::new();
+    for file in files {
+        let Some(check) = &file.gpu_check else {
+            continue;
+        };
+        let Some(status) = check.status else { continue };
+        if status == CheckStatus::Skipped {
+            continue;
+        }
+        let status = match status {
+            CheckStatus::Passed => "passed",
+            CheckStatus::Failed => "FAILED",
+            CheckStatus::Leak => "LEAK",
+            CheckStatus::Error => "ERROR",
+            CheckStatus::Skipped => "skipped",
+        };
+        let device = check.device_name.as_deref().unwrap_or("-");
+        let leak = check
+            .leak_mib
+            .map_or(String::new(), |l| format!(", leak {l:.0} MiB"));
+        let message = check
+            .message
+            .as_deref()
+            .map_or(String::new(), |m| format!(": {m}"));
+        let _ = writeln!(
+            out,
+            "gpu {status}: {} on {device}{leak}{message}",
+            file.display
+        );
+    }
+    out
+}
+
+pub fn summary(command: &str, s: &Summary) -> String {
+    let mut out = String::new();
+    let n = |status| s.count(status);
+    match command {
+        "scan" => {
+            let _ = writeln!(
+                out,
+                "Found {} violation{} in {} file{} ({} fixable with `gpu-homogenize fix`), {} for review.",
+                s.violations,
+                plural(s.violations),
+                n(FileStatus::NonCompliant),
+                plural(n(FileStatus::NonCompliant)),
+                s.fixable,
+                s.review
+            );
+        }
+        "fix --dry-run" => {
+            let _ = writeln!(
+                out,
+                "Would fix {} file{} ({} of {} violations).",
+                n(FileStatus::WouldFix),
+                plural(n(FileStatus::WouldFix)),
+                s.fixed,
+                s.violations
+            );
+        }
+        "fix" => {
+            let _ = writeln!(
+                out,
+                "Fixed {} file{} ({} of {} violations).",
+                n(FileStatus::Fixed),
+                plural(n(FileStatus::Fixed)),
+                s.fixed,
+                s.violations
+            );
+        }
+        _ => {}
+    }
+    let _ = write!(out, "{} file{}:", s.files, plural(s.files));
+    let parts: Vec<String> = [
+        (FileStatus::Fixed, "fixed"),
+        (FileStatus::WouldFix, "would fix"),
+        (FileStatus::NonCompliant, "non-compliant"),
+        (FileStatus::Compliant, "compliant"),
+        (FileStatus::NoGpuCode, "without GPU code"),
+        (FileStatus::Skipped, "skipped"),
+        (FileStatus::Error, "errors"),
+    ]
+    .iter()
+    .filter(|(status, _)| n(*status) > 0)
+    .map(|(status, label)| format!(" {} {label}", n(*status)))
+    .collect();
+    let _ = writeln!(out, "{}.", parts.join(","));
+    if s.by_language.len() > 1 {
+        let langs: Vec<String> = s
+            .by_language
+            .iter()
+            .map(|(l, c)| format!("{c} {l}"))
+            .collect();
+        let _ = writeln!(out, "Languages: {}.", langs.join(", "));
+    }
+    if let Some(gpu) = &s.gpu {
+        if gpu.state == "ran" {
+            let _ = writeln!(
+                out,
+                "GPU checks: {} passed, {} failed, {} leaks, {} errors on {}; drift {:.0} MiB (fail above {:.0} MiB){}.",
+                gpu.passed,
+                gpu.failed,
+                gpu.leaks,
+                gpu.errors,
+                gpu.device.as_deref().unwrap_or("?"),
+                gpu.drift_mib,
+                gpu.leak_fail_mib,
+                if gpu.drift_failed { ": FAILED" } else { "" }
+            );
+        } else if let Some(reason) = &gpu.reason {
+            let _ = writeln!(out, "GPU checks skipped: {reason}.");
+        }
+    }
+    if s.interrupted {
+        let _ = writeln!(out, "Interrupted: the summary above is partial.");
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

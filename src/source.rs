@@ -1,0 +1,120 @@
+//! Reading a source file, and refusing what is not text we may touch.
+
+use std::path::Path;
+
+use aho_corasick::AhoCorasick;
+
+/// A file read whole, with the bytes kept to detect changes before writing.
+pub struct SourceFile {
+    pub bytes: Vec<u8>,
+    pub text: String,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ReadError {
+    #[error("cannot read: {0}")]
+    Io(String),
+    #[error("larger than the limit ({size} bytes > {limit}); use --max-file-size to raise it")]
+    TooLarge { size: u64, limit: u64 },
+    #[error("binary file (NUL byte at offset {0})")]
+    Binary(usize),
+    #[error("not valid UTF-8 (invalid byte at offset {0})")]
+    NotUtf8(usize),
+}
+
+pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|e| ReadError::Io(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(ReadError::Io("not a regular file".into()));
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| ReadError::Io(e.to_string()))?;
+    if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+        return Err(ReadError::Binary(nul));
+    }
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|e| ReadError::NotUtf8(e.valid_up_to()))?
+        .to_string();
+    Ok(SourceFile { bytes, text })
+}
+
+/// The literals a file must contain to be worth parsing (ripgrep-style prefilter).
+pub const GPU_LITERALS: &[&str] = &[
+    "cuda",
+    "CUDA",
+    "gpu",
+    "GPU",
+    "Device",
+    "device",
+    "nvml",
+    "NVML",
+    "torch",
+    "tensorflow",
+    "jax",
+    "cupy",
+    "numba",
+    "transformers",
+    "whisper",
+    "TTS",
+    "llama_cpp",
+    "onnxruntime",
+    "accelerate",
+    "ctranslate2",
+    "diffusers",
+    "vllm",
+    "tensorrt",
+    "candle",
+    "burn::",
+    "ort::",
+];
+
+/// A compiled prefilter over [`GPU_LITERALS`].
+pub struct Prefilter(AhoCorasick);
+
+impl Prefilter {
+    pub fn new() -> Prefilter {
+        Prefilter(AhoCorasick::new(GPU_LITERALS).expect("the literal set is valid"))
+    }
+
+    pub fn may_have_gpu_code(&self, bytes: &[u8]) -> bool {
+        self.0.is_match(bytes)
+    }
+}
+
+impl Default for Prefilter {
+    fn default() -> Self {
+        Prefilter::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_binary_and_latin1() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("b.py");
+        std::fs::write(&bin, b"cuda\0x").unwrap();
+        assert_eq!(read(&bin, 1000).err(), Some(ReadError::Binary(4)));
+        let latin = dir.path().join("l.py");
+        std::fs::write(&latin, b"# \xe9\nimport torch\n").unwrap();
+        assert_eq!(read(&latin, 1000).err(), Some(ReadError::NotUtf8(2)));
+        assert!(matches!(
+            read(&latin, 3).err(),
+            Some(ReadError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn prefilter_skips_files_without_gpu_words() {
+        let p = Prefilter::new();
+        assert!(p.may_have_gpu_code(b"import torch\n"));
+        assert!(!p.may_have_gpu_code(b"import wave\nprint('hello')\n"));
+    }
+}
