@@ -98,7 +98,7 @@ mod tests {
     fn line_and_column_count_characters() {
         let src = "é = 1\nx = 'cuda:1'\n";
         assert_eq!(line_column(src, 0), (1, 1));
-        assert_eq!(line_column(src, 3), (1, 2));
+        assert_eq!(line_column(src, 3), (1, 3));
         assert_eq!(line_column(src, src.find("'cuda").unwrap()), (2, 5));
     }
 }
