@@ -127,7 +127,16 @@ impl FileOutcome {
             gpu_check: None,
             content_hash: None,
             diff: None,
-            display: path.display().to_string(),
+            display: display_path(path),
         }
+    }
+}
+
+/// A path as text output shows it: as the user reached it, without a leading `./`.
+pub fn display_path(path: &Path) -> String {
+    let text = path.display().to_string();
+    match text.strip_prefix("./") {
+        Some(rest) if !rest.is_empty() => rest.to_string(),
+        _ => text,
     }
 }

@@ -1,0 +1,132 @@
+//! Bad input: each file gets a clear message with its path, is never modified, and the other
+//! files are still processed; the run exits 2.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{copy_fixture, gh, run};
+
+#[test]
+fn scan_reports_each_bad_file_and_still_scans_the_good_one() {
+    let tree = copy_fixture("bad");
+    let out = run(gh(tree.path()).args(["scan"]));
+    assert_eq!(out.code, 2, "errors exit 2");
+    insta::assert_snapshot!("bad_scan_stderr", out.stderr);
+    assert!(
+        out.stdout.contains("good.py:"),
+        "the good file is still scanned: {}",
+        out.stdout
+    );
+}
+
+#[test]
+fn fix_never_touches_bad_files_and_fixes_the_good_one() {
+    let tree = copy_fixture("bad");
+    let before: Vec<(String, Vec<u8>)> = ["syntax_error.py", "not_utf8.py", "binary.py"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(tree.path().join(f)).unwrap()))
+        .collect();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 2);
+    for (file, bytes) in before {
+        assert_eq!(
+            std::fs::read(tree.path().join(&file)).unwrap(),
+            bytes,
+            "{file} untouched"
+        );
+    }
+    let good = std::fs::read_to_string(tree.path().join("good.py")).unwrap();
+    assert!(good.contains("\"cuda:0\""), "{good}");
+    assert!(out.stdout.contains("1 fixed"), "{}", out.stdout);
+}
+
+#[test]
+fn json_carries_the_error_of_each_bad_file() {
+    let tree = copy_fixture("bad");
+    let out = run(gh(tree.path()).args(["scan", "--format", "json"]));
+    assert_eq!(out.code, 2);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let error_of = |path: &str| {
+        let files = doc["files"].as_array().unwrap();
+        let file = files.iter().find(|f| f["path"] == path).unwrap();
+        assert_eq!(file["status"], "error");
+        file["error"].as_str().unwrap().to_string()
+    };
+    assert!(
+        error_of("syntax_error.py").starts_with("syntax error at 6:1: "),
+        "{}",
+        error_of("syntax_error.py")
+    );
+    assert!(error_of("not_utf8.py").contains("not valid UTF-8"));
+    assert!(error_of("binary.py").contains("binary file"));
+    assert_eq!(doc["summary"]["errors"], 3);
+}
+
+#[test]
+fn a_read_only_file_is_an_error_for_that_file_only() {
+    let tree = copy_fixture("superwhisper-v6");
+    let locked = tree.path().join("STT/vad_manager.py");
+    let original = std::fs::read(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("error: STT/vad_manager.py: read-only file; not rewritten"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(&locked).unwrap(), original);
+    assert!(out.stdout.contains("39 fixed"), "{}", out.stdout);
+}
+
+#[test]
+fn symlinks_are_skipped_not_followed() {
+    let tree = copy_fixture("bad");
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("outside.py");
+    std::fs::write(&target, "import torch\nDEVICE = 'cuda:1'\n").unwrap();
+    std::os::unix::fs::symlink(&target, tree.path().join("link.py")).unwrap();
+    let out =
+        run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let link = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "link.py")
+        .unwrap()
+        .clone();
+    assert_eq!(link["status"], "skipped");
+    assert_eq!(link["reason"], "symbolic link (never followed)");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "import torch\nDEVICE = 'cuda:1'\n"
+    );
+}
+
+#[test]
+fn files_over_the_size_limit_are_refused() {
+    let tree = copy_fixture("bad");
+    let out = run(gh(tree.path()).args(["scan", "--max-file-size", "20", "good.py"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("error: good.py: larger than the limit"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_missing_path_is_an_error_with_its_name() {
+    let tree = copy_fixture("bad");
+    let out = run(gh(tree.path()).args(["scan", "nope.py"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("error: nope.py: No such file or directory"),
+        "{}",
+        out.stderr
+    );
+}

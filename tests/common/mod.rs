@@ -1,0 +1,83 @@
+//! Helpers shared by the CLI tests: fixture copies and running the binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
+/// A temp copy of a fixture tree; the copy is what tests rewrite.
+pub fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&fixture(name), dir.path());
+    dir
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every file under `root`, relative, sorted.
+pub fn files_under(root: &Path, ext: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    collect(root, root, ext, &mut out);
+    out.sort();
+    out
+}
+
+fn collect(root: &Path, dir: &Path, ext: &str, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != ".gpu-homogenize") {
+                collect(root, &path, ext, out);
+            }
+        } else if path.extension().is_some_and(|e| e == ext) {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push(rel);
+        }
+    }
+}
+
+/// The binary, run in `cwd`, with no GPU driver visible and no journal.
+pub fn gh(cwd: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("gpu-homogenize").unwrap();
+    cmd.current_dir(cwd)
+        .env_remove("GPU_HOMOGENIZE_DRIVER_DIR")
+        .env("LD_LIBRARY_PATH", "/nonexistent");
+    cmd
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().expect("run gpu-homogenize");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
