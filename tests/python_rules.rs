@@ -1,0 +1,260 @@
+//! Rule by rule, on small sources: what is found, what the fix makes of it, and that the fix
+//! is stable. Each case is a source a user could write.
+
+use gpu_homogenize::edit::apply;
+use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport};
+use gpu_homogenize::policy::Policy;
+use gpu_homogenize::python::header::PythonHeader;
+use gpu_homogenize::python::Python;
+
+fn python() -> Python {
+    let policy = Policy::default();
+    let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
+    Python { policy, header }
+}
+
+fn analyze(py: &Python, source: &str) -> Box<dyn Analysis> {
+    let info = FileInfo {
+        path: std::path::Path::new("module.py"),
+        in_phase: false,
+    };
+    py.analyze(&info, source).expect("parses")
+}
+
+/// Violation codes found in `source`, sorted.
+fn codes(source: &str) -> Vec<&'static str> {
+    let py = python();
+    let mut codes: Vec<_> = analyze(&py, source)
+        .findings()
+        .iter()
+        .filter(|f| f.rule.severity != gpu_homogenize::finding::Severity::Info)
+        .map(|f| f.rule.code)
+        .collect();
+    codes.sort();
+    codes
+}
+
+/// The fixed text, checked to be a fixed point (fixing it again changes nothing).
+fn fixed(source: &str) -> String {
+    let py = python();
+    let first = analyze(&py, source);
+    let new = apply(source, first.edits()).unwrap();
+    let info = FileInfo {
+        path: std::path::Path::new("module.py"),
+        in_phase: false,
+    };
+    let problems = py.verify(&info, source, &new, first.as_ref());
+    assert!(problems.is_empty(), "{problems:?}\n{new}");
+    let again = analyze(&py, &new);
+    assert!(again.edits().is_empty(), "second fix would change:\n{new}");
+    new
+}
+
+const HEADER_LINE: &str = "os.environ['CUDA_VISIBLE_DEVICES'] = '1'  # RTX 3090 EXCLUSIVEMENT\n";
+
+#[test]
+fn aliases_are_followed() {
+    assert!(codes("import torch as t\nt.cuda.set_device(1)\n").contains(&"GH102"));
+    assert!(codes("from torch import cuda\ncuda.set_device(1)\n").contains(&"GH102"));
+    assert!(
+        codes("import os as _os\n_os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n").contains(&"GH002")
+    );
+    let out =
+        fixed("from os import environ\nimport torch\nenviron['CUDA_VISIBLE_DEVICES'] = '0'\n");
+    assert!(
+        !out.contains("environ['CUDA_VISIBLE_DEVICES'] = '0'"),
+        "{out}"
+    );
+}
+
+#[test]
+fn prose_is_not_a_device_literal() {
+    let src = "\"\"\"Utilise cuda:1.\"\"\"\nimport torch\n# cuda:1 est la RTX 3090\nMSG = \"le GPU cuda:1 est la RTX 3090\"\n";
+    let found = codes(src);
+    assert!(!found.contains(&"GH101"), "{found:?}");
+}
+
+#[test]
+fn device_strings_keep_their_quotes_and_prefix() {
+    let out = fixed("import torch\nA = 'cuda:1'\nB = r\"cuda:2\"\nC = torch.device(\"cuda\", 3)\nD = x.cuda(1)\n");
+    assert!(
+        out.contains(
+            "A = 'cuda:0'\nB = r\"cuda:0\"\nC = torch.device(\"cuda\", 0)\nD = x.cuda(0)\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn keywords_dicts_and_tables() {
+    let src = "import torch\nm = Llama(path, main_gpu=1)\nopts = {\"device_id\": 1}\ngpu_map = {\"3090\": 1, \"5060\": 0}\ni = gpu_map.get(\"3090\", 1)\ndef f(gpu_id=1):\n    pass\n";
+    let found = codes(src);
+    assert_eq!(
+        found.iter().filter(|c| **c == "GH103").count(),
+        3,
+        "{found:?}"
+    );
+    assert_eq!(
+        found.iter().filter(|c| **c == "GH104").count(),
+        2,
+        "{found:?}"
+    );
+    let out = fixed(src);
+    assert!(
+        out.contains("main_gpu=0")
+            && out.contains("\"device_id\": 0")
+            && out.contains("get(\"3090\", 0)")
+    );
+    assert!(out.contains("def f(gpu_id=0):"), "{out}");
+}
+
+#[test]
+fn multi_gpu_checks_are_for_review_and_never_rewritten() {
+    let src = "import torch\nif torch.cuda.device_count() < 2:\n    pass\nfor i in range(torch.cuda.device_count()):\n    pass\n";
+    assert_eq!(codes(src).iter().filter(|c| **c == "GH201").count(), 2);
+    let out = fixed(src);
+    assert!(
+        out.contains("if torch.cuda.device_count() < 2:\n")
+            && out.contains("range(torch.cuda.device_count())")
+    );
+}
+
+#[test]
+fn env_after_import_is_moved_into_the_header() {
+    let src = "import torch\nimport os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
+    assert!(codes(src).contains(&"GH005"));
+    let out = fixed(src);
+    assert!(
+        out.find(HEADER_LINE).unwrap() < out.find("import torch").unwrap(),
+        "{out}"
+    );
+    assert_eq!(out.matches("CUDA_VISIBLE_DEVICES'] =").count(), 1, "{out}");
+    assert_eq!(
+        out.matches("import os\n").count(),
+        1,
+        "import os moved, not duplicated:\n{out}"
+    );
+}
+
+#[test]
+fn writes_in_functions_go_only_when_they_contradict_the_policy() {
+    let src = "import os\nimport torch\ndef a():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '0'  # ancien\ndef b():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n    return 1\n";
+    let found = codes(src);
+    assert_eq!(
+        found.iter().filter(|c| **c == "GH006").count(),
+        1,
+        "{found:?}"
+    );
+    let out = fixed(src);
+    assert!(
+        out.contains("def a():\n    pass\n"),
+        "an emptied body keeps `pass`:\n{out}"
+    );
+    assert!(
+        out.contains("def b():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("ancien"),
+        "the trailing comment goes with the write"
+    );
+}
+
+#[test]
+fn update_with_other_keys_keeps_them() {
+    let out = fixed("import os\nos.environ.update({\"CUDA_VISIBLE_DEVICES\": \"0\", \"OMP_NUM_THREADS\": \"4\"})\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({\"OMP_NUM_THREADS\": \"4\"})"),
+        "{out}"
+    );
+    let out = fixed("import os\nos.environ.update(OMP_NUM_THREADS=\"4\", CUDA_DEVICE_ORDER=\"FASTEST_FIRST\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update(OMP_NUM_THREADS=\"4\")"),
+        "{out}"
+    );
+}
+
+#[test]
+fn setdefault_and_putenv_are_writes() {
+    for src in [
+        "import os\nos.environ.setdefault('CUDA_VISIBLE_DEVICES', '0')\nimport torch\n",
+        "import os\nos.putenv('CUDA_DEVICE_ORDER', 'FASTEST_FIRST')\nimport torch\n",
+    ] {
+        let out = fixed(src);
+        assert!(
+            !out.contains("setdefault") && !out.contains("putenv"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn a_write_sharing_its_line_is_reported_not_rewritten() {
+    let src = "import os; os.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\n";
+    let py = python();
+    let analysis = analyze(&py, src);
+    let shared = analysis
+        .findings()
+        .iter()
+        .find(|f| f.message.contains("shared with other code"));
+    assert!(shared.is_some_and(|f| !f.fixable));
+}
+
+#[test]
+fn docstring_shapes_get_the_marker() {
+    let out = fixed("\"\"\"One line.\"\"\"\nimport torch\n");
+    assert!(
+        out.starts_with(
+            "\"\"\"One line.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\n"
+        ),
+        "{out}"
+    );
+    let out = fixed("'Single quotes.'\nimport torch\n");
+    assert!(
+        out.starts_with("'Single quotes. 🚨 CONFIGURATION GPU"),
+        "{out}"
+    );
+    let out = fixed("from __future__ import annotations\nimport torch\n");
+    assert!(out.starts_with("\"\"\"\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\nfrom __future__ import annotations\n"), "{out}");
+}
+
+#[test]
+fn main_block_calls_the_validation_first() {
+    let out = fixed(
+        "import torch\n\ndef main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    assert!(out.contains("def validate_rtx3090_mandatory():"), "{out}");
+    assert!(
+        out.contains(
+            "if __name__ == \"__main__\":\n    validate_rtx3090_mandatory()\n    main()\n"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_compliant_file_has_no_edits() {
+    let once = fixed(
+        "#!/usr/bin/env python3\n\"\"\"Doc.\"\"\"\nimport torch\nx = torch.zeros(1).cuda(1)\n",
+    );
+    assert!(codes(&once).is_empty(), "{:?}", codes(&once));
+}
+
+#[test]
+fn a_misplaced_header_moves_whole() {
+    let once = fixed("\"\"\"Doc.\"\"\"\nimport torch\n");
+    // Put an import above the header: the header must move back above it, once.
+    let moved = once.replacen("import os\n", "import sys\nimport os\n", 1);
+    assert!(codes(&moved).contains(&"GH009"), "{:?}", codes(&moved));
+    let out = fixed(&moved);
+    assert_eq!(out.matches(HEADER_LINE).count(), 1);
+    assert!(
+        out.find(HEADER_LINE).unwrap() < out.find("import sys").unwrap(),
+        "{out}"
+    );
+}
+
+#[test]
+fn files_without_gpu_code_are_left_alone() {
+    assert!(codes("import wave\nprint('device')\n").is_empty());
+}
