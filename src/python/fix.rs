@@ -149,7 +149,7 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
     let header = input.ctx.header;
     let name = &header.validate_fn_name;
     if !facts.defined_functions.contains(name) {
-        let function = header.validate_fn_text(nl);
+        let function = reindent(&header.validate_fn_text(nl), source);
         let edit = match &facts.main_block {
             Some(main) => Edit::insert(main.if_start, format!("{function}{nl}{nl}")),
             None if source.ends_with('\n') => {
@@ -167,4 +167,22 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
             edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
         }
     }
+}
+
+/// The template indents with four spaces; a file indented with tabs gets tabs.
+fn reindent(function: &str, source: &str) -> String {
+    let uses_tabs = source
+        .lines()
+        .find(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
+        .is_some_and(|l| l.starts_with('\t'));
+    if !uses_tabs {
+        return function.to_string();
+    }
+    function
+        .split_inclusive('\n')
+        .map(|line| {
+            let spaces = line.len() - line.trim_start_matches(' ').len();
+            format!("{}{}", "\t".repeat(spaces / 4), &line[spaces - spaces % 4..])
+        })
+        .collect()
 }
