@@ -4,7 +4,8 @@
 #   - rg -l with the tool's prefilter literals (floor: read every file once),
 #   - ast-grep scan with equivalent rules (ceiling: parse every file).
 # Targets (issue): within 2x of rg, at least 20x faster than ast-grep.
-# Env: GH_BIN (default target/release/gpu-homogenize), GH_LITERALS
+# Env (paths relative to the repo root): GH_BIN (default
+# target/release/gpu-homogenize), GH_LITERALS
 # (comma-separated prefilter literals), BENCH_DIR (see setup.sh),
 # BENCH_RUNS (default 10). Writes target/bench-results.{json,md}.
 set -euo pipefail
@@ -12,8 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=scripts/bench
 GH_BIN=${GH_BIN:-target/release/gpu-homogenize}
-# Keep in sync with the tool's aho-corasick literal set.
-GH_LITERALS=${GH_LITERALS:-cuda,CUDA,gpu,GPU,Device,nvml,NVML,torch,tensorflow,jax,cupy,numba,device}
+# Keep in sync with GPU_LITERALS in src/source.rs (the tool's aho-corasick prefilter).
+GH_LITERALS=${GH_LITERALS:-cuda,CUDA,Cuda,gpu,GPU,nvml,NVML,device_i,torch,tensorflow,jax,cupy,numba,pycuda,transformers,whisper,TTS,llama_cpp,onnxruntime,accelerate,ctranslate2,diffusers,vllm,tensorrt,candle,burn::,burn_,ort::,tch::}
 BENCH_DIR=${BENCH_DIR:-target/bench-corpus}
 BENCH_RUNS=${BENCH_RUNS:-10}
 corpus=$BENCH_DIR/tree

@@ -22,6 +22,9 @@ PACKAGES=(
   peft==0.21.2
   diffusers==0.42.1
 )
+# BENCH_PACKAGES (space-separated name==version) builds another corpus, e.g. general
+# code where GPU words are rare and the prefilter skips most files.
+if [[ -n ${BENCH_PACKAGES:-} ]]; then read -r -a PACKAGES <<<"$BENCH_PACKAGES"; fi
 
 SUDO=
 if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
