@@ -46,13 +46,37 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
 /// The literals a file must contain to be worth parsing (ripgrep-style prefilter).
 pub const GPU_LITERALS: &[&str] = &[
     // Device selection and the env variables (`cuda:1`, `CUDA_VISIBLE_DEVICES`, `Device::Cuda`).
-    "cuda", "CUDA", "Cuda", "gpu", "GPU", "nvml", "NVML",
+    "cuda",
+    "CUDA",
+    "Cuda",
+    "gpu",
+    "GPU",
+    "nvml",
+    "NVML",
     // Index keywords without a GPU word: `device_index=1`, `{"device_id": 1}`.
     "device_i",
     // GPU frameworks (python/semantic.rs) and Rust crates: an import makes a file GPU code.
-    "torch", "tensorflow", "jax", "cupy", "numba", "pycuda", "transformers", "whisper", "TTS",
-    "llama_cpp", "onnxruntime", "accelerate", "ctranslate2", "diffusers", "vllm", "tensorrt",
-    "candle", "burn::", "burn_", "ort::", "tch::",
+    "torch",
+    "tensorflow",
+    "jax",
+    "cupy",
+    "numba",
+    "pycuda",
+    "transformers",
+    "whisper",
+    "TTS",
+    "llama_cpp",
+    "onnxruntime",
+    "accelerate",
+    "ctranslate2",
+    "diffusers",
+    "vllm",
+    "tensorrt",
+    "candle",
+    "burn::",
+    "burn_",
+    "ort::",
+    "tch::",
 ];
 
 /// A compiled prefilter over [`GPU_LITERALS`].

@@ -130,3 +130,26 @@ fn a_missing_path_is_an_error_with_its_name() {
         out.stderr
     );
 }
+
+#[test]
+fn a_file_that_cannot_be_read_is_an_error_with_its_reason() {
+    let tree = copy_fixture("bad");
+    let fifo = tree.path().join("pipe.py");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("mkfifo unavailable: skipping");
+        return;
+    }
+    let out = run(gh(tree.path()).args(["scan", "pipe.py", "good.py"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("error: pipe.py: cannot read: not a regular file"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("good.py:"),
+        "the other file is still scanned"
+    );
+}

@@ -212,3 +212,21 @@ fn backup_dir_keeps_the_originals() {
         original
     );
 }
+
+#[test]
+fn sarif_lists_rules_and_results() {
+    let tree = copy_fixture(MISSION);
+    let out = run(gh(tree.path()).args(["scan", "--format", "sarif", "STT/vad_manager.py"]));
+    assert_eq!(out.code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    let run = &doc["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "gpu-homogenize");
+    let results = run["results"].as_array().unwrap();
+    let device = results.iter().find(|r| r["ruleId"] == "GH102").unwrap();
+    assert_eq!(
+        device["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "STT/vad_manager.py"
+    );
+    assert_eq!(device["level"], "error");
+}

@@ -182,7 +182,11 @@ fn reindent(function: &str, source: &str) -> String {
         .split_inclusive('\n')
         .map(|line| {
             let spaces = line.len() - line.trim_start_matches(' ').len();
-            format!("{}{}", "\t".repeat(spaces / 4), &line[spaces - spaces % 4..])
+            format!(
+                "{}{}",
+                "\t".repeat(spaces / 4),
+                &line[spaces - spaces % 4..]
+            )
         })
         .collect()
 }
