@@ -67,19 +67,23 @@ impl Engine {
             (Language::Rust, Some(rust)) => rust.as_ref(),
             (Language::Rust, None) => return skipped(outcome, "Rust support is not enabled"),
         };
-        let file = match source::read(&entry.path, self.max_file_size) {
-            Ok(file) => file,
+        let bytes = match source::read_bytes(&entry.path, self.max_file_size) {
+            Ok(bytes) => bytes,
             Err(e) => return errored(outcome, e.to_string()),
         };
-        outcome.content_hash = Some(content_hash(&file.bytes));
         let in_phase = outcome.phase.is_some();
-        if !in_phase && !self.prefilter.may_have_gpu_code(&file.bytes) {
+        // Like ripgrep: a file without a GPU word is never decoded nor parsed.
+        if !in_phase && !self.prefilter.may_have_gpu_code(&bytes) {
             outcome.status = FileStatus::NoGpuCode;
             return Processed {
                 outcome,
                 gpu_job: None,
             };
         }
+        let file = match source::decode(bytes) {
+            Ok(file) => file,
+            Err(e) => return errored(outcome, e.to_string()),
+        };
         let info = FileInfo {
             path: &entry.path,
             in_phase,
@@ -96,6 +100,7 @@ impl Engine {
                 gpu_job: None,
             };
         }
+        outcome.content_hash = Some(content_hash(&file.bytes));
         match self.mode {
             Mode::Scan | Mode::Check => {
                 self.judge(entry, &file.text, analysis.as_ref(), outcome, support)

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
 
 /// A file read whole, with the bytes kept to detect changes before writing.
@@ -22,7 +23,8 @@ pub enum ReadError {
     NotUtf8(usize),
 }
 
-pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
+/// Read a file whole, refusing what is not a regular file or is over `limit` bytes.
+pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let meta = std::fs::metadata(path).map_err(|e| ReadError::Io(e.to_string()))?;
     if !meta.is_file() {
         return Err(ReadError::Io("not a regular file".into()));
@@ -33,7 +35,11 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
             limit,
         });
     }
-    let bytes = std::fs::read(path).map_err(|e| ReadError::Io(e.to_string()))?;
+    std::fs::read(path).map_err(|e| ReadError::Io(e.to_string()))
+}
+
+/// Accept the bytes as source text: no NUL byte, valid UTF-8.
+pub fn decode(bytes: Vec<u8>) -> Result<SourceFile, ReadError> {
     if let Some(nul) = bytes.iter().position(|&b| b == 0) {
         return Err(ReadError::Binary(nul));
     }
@@ -41,6 +47,10 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
         .map_err(|e| ReadError::NotUtf8(e.valid_up_to()))?
         .to_string();
     Ok(SourceFile { bytes, text })
+}
+
+pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
+    decode(read_bytes(path, limit)?)
 }
 
 /// The literals a file must contain to be worth parsing (ripgrep-style prefilter).
@@ -53,8 +63,10 @@ pub const GPU_LITERALS: &[&str] = &[
     "GPU",
     "nvml",
     "NVML",
-    // Index keywords without a GPU word: `device_index=1`, `{"device_id": 1}`.
-    "device_i",
+    // Index keywords and GPU tables without a GPU word: `device_index=1`, `device_map = {..}`.
+    "device",
+    "Device",
+    "DEVICE",
     // GPU frameworks (python/semantic.rs) and Rust crates: an import makes a file GPU code.
     "torch",
     "tensorflow",
@@ -79,16 +91,28 @@ pub const GPU_LITERALS: &[&str] = &[
     "tch::",
 ];
 
-/// A compiled prefilter over [`GPU_LITERALS`].
-pub struct Prefilter(AhoCorasick);
+/// A compiled prefilter over [`GPU_LITERALS`]: Teddy (SIMD) when the CPU has it, as
+/// ripgrep does, else a plain Aho-Corasick automaton.
+pub enum Prefilter {
+    Packed(packed::Searcher),
+    Automaton(AhoCorasick),
+}
 
 impl Prefilter {
     pub fn new() -> Prefilter {
-        Prefilter(AhoCorasick::new(GPU_LITERALS).expect("the literal set is valid"))
+        match packed::Config::new().builder().extend(GPU_LITERALS).build() {
+            Some(searcher) => Prefilter::Packed(searcher),
+            None => Prefilter::Automaton(
+                AhoCorasick::new(GPU_LITERALS).expect("the literal set is valid"),
+            ),
+        }
     }
 
     pub fn may_have_gpu_code(&self, bytes: &[u8]) -> bool {
-        self.0.is_match(bytes)
+        match self {
+            Prefilter::Packed(searcher) => searcher.find(bytes).is_some(),
+            Prefilter::Automaton(ac) => ac.is_match(bytes),
+        }
     }
 }
 

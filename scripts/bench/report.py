@@ -23,9 +23,12 @@ def files_flagged(name, path):
         return None
     if name == "rg":  # -l: one path a line
         return len(text.splitlines())
+    if name == "gpu-homogenize":  # `scan --format json`: files with a finding
+        doc = json.loads(text)
+        return sum(1 for f in doc["files"] if f["status"] == "non_compliant")
     files = set()
 
-    def walk(v):  # gpu-homogenize's JSON layout may change: look for path-ish keys
+    def walk(v):  # ast-grep's JSON: look for path-ish keys
         if isinstance(v, dict):
             for k, x in v.items():
                 if k in ("file", "path", "filename") and isinstance(x, str):
