@@ -1,25 +1,207 @@
-//! The GPU stage of a run: not wired yet.
+//! The GPU stage of a run: one thread owns the GPU (the slot), fed through a
+//! `crossbeam_channel::bounded(1)` by the CPU workers; it runs one check at a time, so the
+//! checks never overlap while CPU work for other files goes on.
 
-use std::sync::atomic::AtomicBool;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread;
+use std::time::Instant;
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use crate::app::Setup;
-use crate::cli::GpuArgs;
-use crate::outcome::FileOutcome;
+use crate::cli::{GpuArgs, GpuMode};
+use crate::outcome::{CheckStatus, FileOutcome, GpuCheck};
 use crate::pipeline::{run_cpu_stage, Progress};
-use crate::process::Engine;
+use crate::process::{Engine, GpuJobSpec};
 use crate::report::summary::GpuSummary;
 use crate::walk::Entry;
 
+/// One file's GPU check, as the slot receives it.
+#[derive(Debug, Clone)]
+pub struct GpuJob {
+    /// Index of the file in the run, to put the result back in place.
+    pub index: usize,
+    pub path: PathBuf,
+    /// The env the file's own header sets.
+    pub env: Vec<(String, String)>,
+}
+
+/// What owns the GPU: runs one check and reports it. `started` is the start of the run,
+/// for `started_ms` / `finished_ms`.
+pub trait GpuChecker: Send {
+    fn check(&mut self, job: &GpuJob, started: Instant, cancelled: &AtomicBool) -> GpuCheck;
+    /// The card the checks run on, for the summary.
+    fn device(&self) -> Option<String>;
+}
+
+/// Why the GPU stage cannot run (no driver, no target card…).
+#[derive(Debug, Clone)]
+pub struct GpuUnavailable(pub String);
+
+/// The slot: a thread, its job channel (capacity 1) and its results.
+struct GpuSlot {
+    jobs: Sender<GpuJob>,
+    results: Receiver<(usize, GpuCheck)>,
+    thread: thread::JoinHandle<Option<String>>,
+}
+
+impl GpuSlot {
+    fn start(
+        mut checker: Box<dyn GpuChecker>,
+        started: Instant,
+        cancelled: Arc<AtomicBool>,
+        progress: indicatif::ProgressBar,
+    ) -> GpuSlot {
+        let (jobs, inbox) = bounded::<GpuJob>(1);
+        let (outbox, results) = unbounded();
+        let thread = thread::spawn(move || {
+            let mut leaks = 0;
+            for job in inbox {
+                let check = if cancelled.load(Ordering::SeqCst) {
+                    skipped("interrupted before its GPU check")
+                } else {
+                    checker.check(&job, started, &cancelled)
+                };
+                leaks += usize::from(check.status == Some(CheckStatus::Leak));
+                progress.inc(1);
+                progress.set_message(format!("{leaks} leak(s)"));
+                let _ = outbox.send((job.index, check));
+            }
+            checker.device()
+        });
+        GpuSlot {
+            jobs,
+            results,
+            thread,
+        }
+    }
+}
+
+/// Run the CPU stage with the GPU slot behind it, as `--gpu` asks.
 pub fn run(
-    _setup: &Setup,
+    setup: &Setup,
     engine: &Engine,
     entries: &[Entry],
     jobs: usize,
-    _args: &GpuArgs,
+    args: &GpuArgs,
     progress: &Progress,
     cancelled: &Arc<AtomicBool>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Option<GpuSummary>)> {
-    let outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &|_, _| {});
-    Ok((outcomes, None))
+    let policy = &setup.config.policy;
+    let checker = match args.gpu {
+        GpuMode::Off => Err(GpuUnavailable("--gpu off".into())),
+        _ => crate::gpu::open_checker(policy, args),
+    };
+    let checker = match (checker, args.gpu) {
+        (Ok(checker), _) => checker,
+        (Err(GpuUnavailable(reason)), GpuMode::Require) => anyhow::bail!("--gpu require: {reason}"),
+        (Err(GpuUnavailable(reason)), mode) => {
+            if mode == GpuMode::Auto {
+                eprintln!("note: GPU checks skipped: {reason}");
+            }
+            return Ok(without_gpu(
+                engine, entries, jobs, progress, cancelled, &reason, policy,
+            ));
+        }
+    };
+    let started = Instant::now();
+    let slot = GpuSlot::start(
+        checker,
+        started,
+        Arc::clone(cancelled),
+        progress.gpu.clone(),
+    );
+    let send = |index: usize, spec: GpuJobSpec| {
+        let job = GpuJob {
+            index,
+            path: spec.path,
+            env: spec.env,
+        };
+        // Blocks while the slot is busy and one job waits: the bounded(1) back-pressure.
+        let _ = slot.jobs.send(job);
+    };
+    let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &send);
+    let GpuSlot {
+        jobs: sender,
+        results,
+        thread,
+    } = slot;
+    drop(sender);
+    let device = thread.join().unwrap_or(None);
+    for (index, check) in results.try_iter() {
+        if let Some(outcome) = outcomes.get_mut(index) {
+            outcome.gpu_check = Some(check);
+        }
+    }
+    let summary = summarize(&outcomes, device, policy);
+    Ok((outcomes, Some(summary)))
+}
+
+fn without_gpu(
+    engine: &Engine,
+    entries: &[Entry],
+    jobs: usize,
+    progress: &Progress,
+    cancelled: &Arc<AtomicBool>,
+    reason: &str,
+    policy: &crate::policy::Policy,
+) -> (Vec<FileOutcome>, Option<GpuSummary>) {
+    let wanted = std::sync::Mutex::new(Vec::new());
+    let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &|i, _| {
+        if let Ok(mut w) = wanted.lock() {
+            w.push(i);
+        }
+    });
+    let wanted = wanted.into_inner().unwrap_or_default();
+    for i in &wanted {
+        outcomes[*i].gpu_check = Some(skipped(reason));
+    }
+    let summary = GpuSummary {
+        state: "skipped".into(),
+        reason: Some(reason.to_string()),
+        skipped: wanted.len(),
+        leak_alert_mib: policy.leak_alert_mib,
+        leak_fail_mib: policy.leak_fail_mib,
+        ..GpuSummary::default()
+    };
+    (outcomes, Some(summary))
+}
+
+fn skipped(reason: &str) -> GpuCheck {
+    GpuCheck {
+        status: Some(CheckStatus::Skipped),
+        message: Some(reason.to_string()),
+        ..GpuCheck::default()
+    }
+}
+
+/// Counts and the leak ledger over the checks of a run (seed 001: alert above
+/// `leak_alert_mib` for one check, fail when the cumulative drift passes `leak_fail_mib`).
+fn summarize(
+    outcomes: &[FileOutcome],
+    device: Option<String>,
+    policy: &crate::policy::Policy,
+) -> GpuSummary {
+    let mut s = GpuSummary {
+        state: "ran".into(),
+        device,
+        leak_alert_mib: policy.leak_alert_mib,
+        leak_fail_mib: policy.leak_fail_mib,
+        ..GpuSummary::default()
+    };
+    for check in outcomes.iter().filter_map(|o| o.gpu_check.as_ref()) {
+        s.checks += 1;
+        match check.status {
+            Some(CheckStatus::Passed) => s.passed += 1,
+            Some(CheckStatus::Failed) => s.failed += 1,
+            Some(CheckStatus::Leak) => s.leaks += 1,
+            Some(CheckStatus::Error) => s.errors += 1,
+            Some(CheckStatus::Skipped) | None => s.skipped += 1,
+        }
+        s.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
+    }
+    s.drift_failed = s.drift_mib > policy.leak_fail_mib;
+    s
 }
