@@ -67,7 +67,7 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
     })
 }
 
-fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<Engine> {
+pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<Engine> {
     let header = PythonHeader::load(&setup.config.policy, &setup.root)?;
     Ok(Engine {
         root: setup.root.clone(),

@@ -236,8 +236,8 @@ fn run_id() -> String {
     format!("{millis:x}-{:x}", std::process::id())
 }
 
-pub fn report_command(_args: ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`report` is not available yet")
+pub fn report_command(args: ReportArgs) -> anyhow::Result<i32> {
+    crate::report::coordinator::command(args)
 }
 
 #[cfg(test)]
