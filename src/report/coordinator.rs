@@ -22,7 +22,8 @@ pub struct Report {
     pub root: String,
     pub phases: Vec<PhaseReport>,
     pub overall: Counts,
-    /// The declared phases only: the mission as planned, without "Other".
+    /// The declared phases only: the mission as planned, without "Other" (everything when
+    /// no phase is declared).
     pub mission: Counts,
     pub runs: Vec<RunPoint>,
     pub alerts: Vec<Alert>,
@@ -30,6 +31,22 @@ pub struct Report {
     pub gpu: GpuView,
     /// What could not be read from the journal.
     pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Whether gpu-homogenize.toml declares phases (else every file is in "Other").
+    pub fn has_declared_phases(&self) -> bool {
+        self.phases.iter().any(|p| p.name != OTHER_PHASE)
+    }
+
+    /// What the headline counts: the mission, or every file when no phase is declared.
+    pub fn mission_label(&self) -> &'static str {
+        if self.has_declared_phases() {
+            "Mission"
+        } else {
+            "All files with GPU code (no phase declared)"
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -114,6 +131,13 @@ pub fn command(args: ReportArgs) -> anyhow::Result<i32> {
         max_file_size: 4 * 1024 * 1024,
         jobs: None,
     };
+    if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {
+        // Otherwise the nearest existing ancestor, up to `/`, would be scanned instead.
+        anyhow::bail!(
+            "{}: not a directory; give the root of the tree",
+            root.display()
+        );
+    }
     let mut setup = app::setup(&input)?;
     // A subdirectory names the tree; the report is always about all of it.
     setup.paths = vec![setup.root.clone()];
@@ -165,7 +189,11 @@ pub fn build(
         generated_at,
         root: setup.root.display().to_string(),
         overall: total(&phases, |_| true),
-        mission: total(&phases, |p| p.name != OTHER_PHASE),
+        mission: if setup.config.phases.is_empty() {
+            total(&phases, |_| true)
+        } else {
+            total(&phases, |p| p.name != OTHER_PHASE)
+        },
         phases,
         runs: burndown(journal),
         alerts,

@@ -66,7 +66,8 @@ fn head(out: &mut String, r: &Report) {
     let m = &r.mission;
     let _ = writeln!(
         out,
-        "<p><strong>Mission: {}/{} files compliant ({})</strong> {}</p>",
+        "<p><strong>{}: {}/{} files compliant ({})</strong> {}</p>",
+        r.mission_label(),
         m.compliant,
         m.total,
         format_percent(m.percent),

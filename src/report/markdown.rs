@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::coordinator::{Alert, AlertKind, PhaseReport, Report};
 use super::progress::{format_percent, percent, Counts, Status};
+use crate::policy::OTHER_PHASE;
 
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
@@ -52,17 +53,15 @@ fn header(out: &mut String, r: &Report) {
     );
     let _ = writeln!(
         out,
-        "**Mission: {}/{} files compliant ({})** — {}\n",
+        "**{}: {}/{} files compliant ({})** — {}\n",
+        r.mission_label(),
         m.compliant,
         m.total,
         format_percent(m.percent),
         badge(m.status)
     );
-    if let Some(other) = r
-        .phases
-        .iter()
-        .find(|p| p.name == crate::policy::OTHER_PHASE)
-    {
+    let other = r.phases.iter().find(|p| p.name == OTHER_PHASE);
+    if let Some(other) = other.filter(|_| r.has_declared_phases()) {
         let _ = writeln!(
             out,
             "Outside the declared phases (\"Other\"): {} file{} with GPU code, {} compliant.\n",
