@@ -9,6 +9,7 @@ use crate::policy::{Config, Phases, CONFIG_FILE};
 use crate::process::{Engine, Mode};
 use crate::python::header::PythonHeader;
 use crate::python::Python;
+use crate::report::progress::phase_lines;
 use crate::report::summary::{GpuSummary, Summary};
 use crate::report::{json, sarif, text};
 use crate::source::Prefilter;
@@ -66,7 +67,7 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
     })
 }
 
-fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<Engine> {
+pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<Engine> {
     let header = PythonHeader::load(&setup.config.policy, &setup.root)?;
     Ok(Engine {
         root: setup.root.clone(),
@@ -196,6 +197,7 @@ fn fix(args: FixArgs) -> anyhow::Result<i32> {
             print!("{}", text::gpu_checks(&outcomes));
             eprint!("{}", text::errors(&outcomes));
             print!("{}", text::summary(command, &summary));
+            print!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
     Ok(exit_status(&summary, |s| {
@@ -233,6 +235,7 @@ fn check(args: CheckArgs) -> anyhow::Result<i32> {
             print!("{}", text::gpu_checks(&outcomes));
             eprint!("{}", text::errors(&outcomes));
             print!("{}", text::summary("check", &summary));
+            print!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
     Ok(exit_status(&summary, |s| {

@@ -1,12 +1,320 @@
-//! The run journal and the coordinator report: not wired yet.
+//! The run journal: every `fix` and `check` appends what it did to
+//! `.gpu-homogenize/journal.jsonl` at the tree root, one line per file and one line with the
+//! totals, so `report` can say what was validated, on which GPU, and when.
+
+mod read;
+mod time;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::app::Setup;
 use crate::cli::ReportArgs;
-use crate::outcome::FileOutcome;
-use crate::report::summary::Summary;
+use crate::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
+use crate::report::summary::{GpuSummary, Summary};
 
-pub fn record(_setup: &Setup, _command: &str, _outcomes: &[FileOutcome], _summary: &Summary) {}
+pub use read::Journal;
+pub use time::{now_rfc3339, rfc3339};
 
-pub fn report_command(_args: ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`report` is not available yet")
+pub const JOURNAL_DIR: &str = ".gpu-homogenize";
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+/// Bumped when a line's meaning changes; lines of another schema are skipped with a warning.
+pub const SCHEMA: u32 = 1;
+
+/// Where the journal of the tree at `root` lives.
+pub fn path(root: &Path) -> PathBuf {
+    root.join(JOURNAL_DIR).join(JOURNAL_FILE)
+}
+
+/// What every line of one run shares.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Stamp {
+    pub schema: u32,
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub at: String,
+    pub tool_version: String,
+    pub command: String,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// One file of one run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileLine {
+    #[serde(flatten)]
+    pub stamp: Stamp,
+    pub path: String,
+    #[serde(default)]
+    pub phase: Option<String>,
+    pub status: FileStatus,
+    /// Findings of every severity the run reported for the file.
+    #[serde(default)]
+    pub findings: usize,
+    /// Codes of the violations the file still had after the run.
+    #[serde(default)]
+    pub rules: Vec<String>,
+    #[serde(default)]
+    pub cpu_check: Option<CheckStatus>,
+    #[serde(default)]
+    pub gpu_check: Option<GpuCheck>,
+    #[serde(default)]
+    pub content_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The totals of one run: the last line it writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunLine {
+    #[serde(flatten)]
+    pub stamp: Stamp,
+    /// Files in scope (GPU code or declared in a phase) that the run looked at.
+    #[serde(default)]
+    pub files: usize,
+    /// Compliant after the run: found compliant plus fixed.
+    #[serde(default)]
+    pub compliant: usize,
+    #[serde(default)]
+    pub by_status: BTreeMap<String, usize>,
+    #[serde(default)]
+    pub violations: usize,
+    #[serde(default)]
+    pub errors: usize,
+    #[serde(default)]
+    pub cpu_failed: usize,
+    #[serde(default)]
+    pub gpu: Option<GpuSummary>,
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
+/// Append this run to the journal at the tree root. A failure is a warning, never fatal:
+/// the files are already written and the run's own output says what happened.
+pub fn record(setup: &Setup, command: &str, outcomes: &[FileOutcome], summary: &Summary) {
+    let stamp = Stamp {
+        schema: SCHEMA,
+        run_id: run_id(),
+        at: now_rfc3339(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command: command.trim_end_matches(" --dry-run").to_string(),
+        dry_run: command.ends_with("--dry-run"),
+    };
+    let target = path(&setup.root);
+    if let Err(e) = append(&target, &lines(&stamp, outcomes, summary)) {
+        eprintln!(
+            "warning: {}: could not journal this run: {e}",
+            target.display()
+        );
+    }
+}
+
+/// The run's lines, file lines first and the totals last, each ending in a newline.
+pub fn lines(stamp: &Stamp, outcomes: &[FileOutcome], summary: &Summary) -> String {
+    let mut out = String::new();
+    let in_scope: Vec<&FileOutcome> = outcomes.iter().filter(|o| journalled(o)).collect();
+    for outcome in &in_scope {
+        push_line(&mut out, "file", &file_line(stamp, outcome));
+    }
+    push_line(&mut out, "run", &run_line(stamp, &in_scope, summary));
+    out
+}
+
+/// Files without GPU code outside every phase tell the report nothing; leave them out.
+fn journalled(outcome: &FileOutcome) -> bool {
+    outcome.phase.is_some() || outcome.status != FileStatus::NoGpuCode
+}
+
+/// A line as written: its type first, so a person reading the file sees what it is.
+#[derive(Serialize)]
+struct Tagged<'a, T> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    line: &'a T,
+}
+
+fn push_line<T: Serialize>(out: &mut String, kind: &'static str, line: &T) {
+    if let Ok(json) = serde_json::to_string(&Tagged { kind, line }) {
+        out.push_str(&json);
+        out.push('\n');
+    }
+}
+
+fn file_line(stamp: &Stamp, o: &FileOutcome) -> FileLine {
+    let mut rules: Vec<String> = o
+        .findings
+        .iter()
+        .filter(|f| f.severity == "violation" && !(f.fixed && o.status == FileStatus::Fixed))
+        .map(|f| f.rule.clone())
+        .collect();
+    rules.sort();
+    rules.dedup();
+    FileLine {
+        stamp: stamp.clone(),
+        path: o.path.clone(),
+        phase: o.phase.clone(),
+        status: o.status,
+        findings: o.findings.len(),
+        rules,
+        cpu_check: o.cpu_check.as_ref().map(|c| c.status),
+        gpu_check: o.gpu_check.clone(),
+        content_hash: o.content_hash.clone(),
+        error: o.error.clone(),
+    }
+}
+
+fn run_line(stamp: &Stamp, in_scope: &[&FileOutcome], summary: &Summary) -> RunLine {
+    let compliant = in_scope
+        .iter()
+        .filter(|o| matches!(o.status, FileStatus::Compliant | FileStatus::Fixed))
+        .count();
+    RunLine {
+        stamp: stamp.clone(),
+        files: in_scope.len(),
+        compliant,
+        by_status: summary
+            .by_status
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        violations: summary.violations,
+        errors: summary.errors,
+        cpu_failed: summary.cpu_failed,
+        gpu: summary.gpu.clone(),
+        interrupted: summary.interrupted,
+    }
+}
+
+/// One `write` of every line with O_APPEND, then fsync: a crash leaves at most a torn last
+/// line, which the reader skips.
+pub fn append(target: &Path, text: &str) -> std::io::Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let created = !target.exists();
+    std::fs::create_dir_all(dir)?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(target)?;
+    let mut buf = String::with_capacity(text.len() + 1);
+    if !ends_with_newline(&mut file)? {
+        // A torn line left by a crash must not swallow this run's first line.
+        buf.push('\n');
+    }
+    buf.push_str(text);
+    file.write_all(buf.as_bytes())?;
+    file.sync_all()?;
+    if created {
+        // The new directory entry must survive a crash too.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
+fn ends_with_newline(file: &mut std::fs::File) -> std::io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// Unique per run: the time in milliseconds and the process id.
+fn run_id() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{millis:x}-{:x}", std::process::id())
+}
+
+pub fn report_command(args: ReportArgs) -> anyhow::Result<i32> {
+    crate::report::coordinator::command(args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::{CpuCheck, FindingRecord};
+
+    fn outcome(path: &str, status: FileStatus) -> FileOutcome {
+        let mut o = FileOutcome::new(Path::new(path), path);
+        o.status = status;
+        o.phase = Some("Core modules".into());
+        o.content_hash = Some("abc".into());
+        o.cpu_check = Some(CpuCheck {
+            status: CheckStatus::Passed,
+            problems: Vec::new(),
+        });
+        o
+    }
+
+    fn finding(rule: &str, fixed: bool) -> FindingRecord {
+        FindingRecord {
+            rule: rule.into(),
+            name: "n".into(),
+            severity: "violation".into(),
+            line: 1,
+            column: 1,
+            message: "m".into(),
+            fixable: true,
+            fixed,
+        }
+    }
+
+    fn stamp() -> Stamp {
+        Stamp {
+            schema: SCHEMA,
+            run_id: "r1".into(),
+            at: "2025-01-12T09:30:00.000Z".into(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            command: "fix".into(),
+            dry_run: false,
+        }
+    }
+
+    #[test]
+    fn a_run_reads_back_as_written() {
+        let mut fixed = outcome("a.py", FileStatus::Fixed);
+        fixed.findings = vec![finding("GH001", true), finding("GH201", false)];
+        let mut plain = outcome("tools/x.py", FileStatus::NoGpuCode);
+        plain.phase = None;
+        let outcomes = [fixed, outcome("b.py", FileStatus::Compliant), plain];
+        let summary = Summary::of(&outcomes, None, false);
+        let j = Journal::parse(&lines(&stamp(), &outcomes, &summary), "J");
+        assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+        let paths: Vec<&str> = j.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["a.py", "b.py"],
+            "no GPU code outside phases: not journalled"
+        );
+        assert_eq!(j.files[0].rules, ["GH201"], "fixed violations are gone");
+        assert_eq!(j.files[0].cpu_check, Some(CheckStatus::Passed));
+        assert_eq!((j.runs[0].files, j.runs[0].compliant), (2, 2));
+    }
+
+    #[test]
+    fn appending_after_a_torn_line_starts_a_new_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = path(dir.path());
+        append(&target, "{\"complete\":1}\n").unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&target)
+            .unwrap()
+            .write_all(b"{\"torn\":")
+            .unwrap();
+        append(&target, "{\"next\":2}\n").unwrap();
+        let text = std::fs::read_to_string(&target).unwrap();
+        assert_eq!(text, "{\"complete\":1}\n{\"torn\":\n{\"next\":2}\n");
+    }
 }

@@ -1,6 +1,12 @@
-//! Presenting a run: the text a person reads, the JSON a script reads, SARIF for code hosts.
+//! Presenting a run: the text a person reads, the JSON a script reads, SARIF for code hosts;
+//! and the coordinator report (Markdown, JSON, HTML) over the journal.
 
+pub mod coordinator;
+pub mod history;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod progress;
 pub mod sarif;
 pub mod summary;
 pub mod text;

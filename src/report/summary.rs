@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus, Language};
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GpuSummary {
     /// `ran`, or `skipped` with `reason`.
     pub state: String,

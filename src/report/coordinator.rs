@@ -1,0 +1,395 @@
+//! The coordinator report: a fresh scan (what is compliant now) joined with the journal (what
+//! was fixed and validated, on which GPU, with what leak, and when), per mission phase.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::history::{burndown, histories, judge, History, Verdict};
+use super::progress::{in_scope, phase_name, phase_order, Counts};
+use crate::app::{self, Setup};
+use crate::cli::{InputArgs, ReportArgs, ReportFormat};
+use crate::journal::{self, Journal};
+use crate::outcome::FileOutcome;
+use crate::policy::{EnvVar, Phases, Policy, OTHER_PHASE};
+use crate::process::Mode;
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub version: &'static str,
+    pub generated_at: String,
+    pub root: String,
+    pub phases: Vec<PhaseReport>,
+    pub overall: Counts,
+    /// The declared phases only: the mission as planned, without "Other" (everything when
+    /// no phase is declared).
+    pub mission: Counts,
+    pub runs: Vec<RunPoint>,
+    pub alerts: Vec<Alert>,
+    pub policy: PolicyView,
+    pub gpu: GpuView,
+    /// What could not be read from the journal.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Whether gpu-homogenize.toml declares phases (else every file is in "Other").
+    pub fn has_declared_phases(&self) -> bool {
+        self.phases.iter().any(|p| p.name != OTHER_PHASE)
+    }
+
+    /// What the headline counts: the mission, or every file when no phase is declared.
+    pub fn mission_label(&self) -> &'static str {
+        if self.has_declared_phases() {
+            "Mission"
+        } else {
+            "All files with GPU code (no phase declared)"
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct PhaseReport {
+    pub name: String,
+    #[serde(flatten)]
+    pub counts: Counts,
+    pub remaining: Vec<Remaining>,
+}
+
+/// A file in scope that is not compliant now, with the rules it breaks.
+#[derive(Debug, Serialize)]
+pub struct Remaining {
+    pub path: String,
+    /// Rule codes, e.g. `GH101`.
+    pub rules: Vec<String>,
+    /// `GH101 device-string-index`, for people.
+    #[serde(skip)]
+    pub labels: Vec<String>,
+    pub regressed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One point of the burndown: a journalled run.
+#[derive(Debug, Serialize)]
+pub struct RunPoint {
+    pub run_id: String,
+    pub at: String,
+    pub command: String,
+    pub dry_run: bool,
+    /// Files in scope that this run looked at.
+    pub files: usize,
+    /// Files known compliant after this run: the journal's latest word on every file.
+    pub compliant: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlertKind {
+    Failing,
+    Regressed,
+    Leak,
+    Drift,
+    Changed,
+    Missing,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Alert {
+    pub kind: AlertKind,
+    pub path: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PolicyView {
+    #[serde(flatten)]
+    pub policy: Policy,
+    /// What the header sets each variable to.
+    pub env: BTreeMap<&'static str, String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GpuView {
+    /// The cards the latest GPU checks ran on, with how many files each.
+    pub devices: BTreeMap<String, usize>,
+    /// Files with a GPU check on record.
+    pub checked: usize,
+    /// Sum of the leaks of the latest GPU check of every file, MiB.
+    pub drift_mib: f64,
+    pub leak_alert_mib: f64,
+    pub leak_fail_mib: f64,
+}
+
+/// `gpu-homogenize report`: scan the whole tree, read its journal, render.
+pub fn command(args: ReportArgs) -> anyhow::Result<i32> {
+    let input = InputArgs {
+        paths: vec![args.root.clone().unwrap_or_else(|| ".".into())],
+        config: args.config.clone(),
+        // The CLI's default for scan, fix and check.
+        max_file_size: 4 * 1024 * 1024,
+        jobs: None,
+    };
+    if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {
+        // Otherwise the nearest existing ancestor, up to `/`, would be scanned instead.
+        anyhow::bail!(
+            "{}: not a directory; give the root of the tree",
+            root.display()
+        );
+    }
+    let mut setup = app::setup(&input)?;
+    // A subdirectory names the tree; the report is always about all of it.
+    setup.paths = vec![setup.root.clone()];
+    let engine = app::engine(&setup, &input, Mode::Scan)?;
+    let (outcomes, _) = app::execute(&setup, &engine, &input, None)?;
+    let journal = Journal::read(&setup.root);
+    for warning in &journal.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let report = build(&setup, &outcomes, &journal, journal::now_rfc3339());
+    let text = match args.format {
+        ReportFormat::Md => super::markdown::render(&report),
+        ReportFormat::Json => json(&report),
+        ReportFormat::Html => super::html::render(&report),
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("{}: cannot write the report", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(app::EXIT_OK)
+}
+
+pub fn json(report: &Report) -> String {
+    let mut out =
+        serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    out.push('\n');
+    out
+}
+
+pub fn build(
+    setup: &Setup,
+    scan: &[FileOutcome],
+    journal: &Journal,
+    generated_at: String,
+) -> Report {
+    let policy = &setup.config.policy;
+    let history = histories(&journal.files);
+    let files: Vec<&FileOutcome> = scan.iter().filter(|o| in_scope(o)).collect();
+    let (by_name, mut alerts) = judge_all(&files, &history, policy);
+    let gpu = gpu_view(&files, &history, policy);
+    alerts.extend(missing(setup, scan));
+    alerts.extend(drift_alert(&gpu));
+    alerts.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
+    let has_other = files.iter().any(|f| f.phase.is_none());
+    let phases = in_order(by_name, &setup.config.phases, has_other);
+    Report {
+        version: env!("CARGO_PKG_VERSION"),
+        generated_at,
+        root: setup.root.display().to_string(),
+        overall: total(&phases, |_| true),
+        mission: if setup.config.phases.is_empty() {
+            total(&phases, |_| true)
+        } else {
+            total(&phases, |p| p.name != OTHER_PHASE)
+        },
+        phases,
+        runs: burndown(journal),
+        alerts,
+        policy: policy_view(policy),
+        gpu,
+        warnings: journal.warnings.clone(),
+    }
+}
+
+impl PhaseReport {
+    fn new(name: &str) -> PhaseReport {
+        PhaseReport {
+            name: name.to_string(),
+            counts: Counts::default(),
+            remaining: Vec::new(),
+        }
+    }
+}
+
+/// Every file's verdict, counted into its phase, and the alerts it raises.
+fn judge_all<'a>(
+    files: &[&'a FileOutcome],
+    history: &HashMap<&str, History>,
+    policy: &Policy,
+) -> (HashMap<&'a str, PhaseReport>, Vec<Alert>) {
+    let mut phases: HashMap<&str, PhaseReport> = HashMap::new();
+    let mut alerts = Vec::new();
+    for file in files {
+        let verdict = judge(file, history.get(file.path.as_str()), policy.leak_alert_mib);
+        let name = phase_name(file);
+        let phase = phases.entry(name).or_insert_with(|| PhaseReport::new(name));
+        tally(phase, file, &verdict);
+        alerts.extend(file_alerts(file, &verdict, policy));
+    }
+    (phases, alerts)
+}
+
+/// The declared phases in config order (even when empty), then "Other".
+fn in_order(
+    mut by_name: HashMap<&str, PhaseReport>,
+    specs: &[crate::policy::PhaseSpec],
+    has_other: bool,
+) -> Vec<PhaseReport> {
+    phase_order(specs, has_other)
+        .into_iter()
+        .map(|name| {
+            let mut phase = by_name
+                .remove(name.as_str())
+                .unwrap_or_else(|| PhaseReport::new(&name));
+            phase.counts.finish();
+            phase.remaining.sort_by(|a, b| a.path.cmp(&b.path));
+            phase
+        })
+        .collect()
+}
+
+fn total(phases: &[PhaseReport], keep: impl Fn(&PhaseReport) -> bool) -> Counts {
+    let mut sum = Counts::default();
+    for phase in phases.iter().filter(|p| keep(p)) {
+        sum.add(&phase.counts);
+    }
+    sum.finish();
+    sum
+}
+
+fn drift_alert(gpu: &GpuView) -> Option<Alert> {
+    (gpu.drift_mib > gpu.leak_fail_mib).then(|| Alert {
+        kind: AlertKind::Drift,
+        path: None,
+        message: format!(
+            "the GPU checks leaked {:.0} MiB in all, above the {:.0} MiB limit",
+            gpu.drift_mib, gpu.leak_fail_mib
+        ),
+    })
+}
+
+fn tally(phase: &mut PhaseReport, file: &FileOutcome, v: &Verdict) {
+    let c = &mut phase.counts;
+    c.total += 1;
+    c.compliant += usize::from(v.compliant);
+    c.fixed += usize::from(v.fixed);
+    c.cpu_validated += usize::from(v.cpu_validated);
+    c.gpu_validated += usize::from(v.gpu_device.is_some());
+    c.leaks += usize::from(v.leak_mib.is_some());
+    c.errors += usize::from(v.error.is_some());
+    c.regressed += usize::from(v.regressed);
+    c.devices.extend(v.gpu_device.clone());
+    if !v.compliant {
+        phase.remaining.push(remaining(file, v));
+    }
+}
+
+fn remaining(file: &FileOutcome, v: &Verdict) -> Remaining {
+    let mut rules: Vec<(String, String)> = file
+        .findings
+        .iter()
+        .filter(|f| f.severity == "violation")
+        .map(|f| (f.rule.clone(), format!("{} {}", f.rule, f.name)))
+        .collect();
+    rules.sort();
+    rules.dedup();
+    Remaining {
+        path: file.path.clone(),
+        rules: rules.iter().map(|(code, _)| code.clone()).collect(),
+        labels: rules.into_iter().map(|(_, label)| label).collect(),
+        regressed: v.regressed,
+        error: v.error.clone().or_else(|| file.reason.clone()),
+    }
+}
+
+fn file_alerts(file: &FileOutcome, v: &Verdict, policy: &Policy) -> Vec<Alert> {
+    let alert = |kind, message: String| Alert {
+        kind,
+        path: Some(file.path.clone()),
+        message,
+    };
+    let when = v
+        .good_when
+        .as_deref()
+        .unwrap_or("compliant in an earlier run");
+    let mut alerts = Vec::new();
+    if let Some(error) = &v.error {
+        alerts.push(alert(AlertKind::Failing, error.clone()));
+    }
+    if v.regressed {
+        let rules = remaining(file, v).rules.join(", ");
+        alerts.push(alert(
+            AlertKind::Regressed,
+            format!("{when}, edited by hand since: breaks {rules} again"),
+        ));
+    }
+    if v.changed {
+        alerts.push(alert(
+            AlertKind::Changed,
+            format!("edited by hand since it was {when}; still compliant: run `gpu-homogenize check` on it to validate it again"),
+        ));
+    }
+    if let Some(mib) = v.leak_mib {
+        alerts.push(alert(
+            AlertKind::Leak,
+            format!(
+                "its latest GPU check leaked {mib:.0} MiB (alert above {:.0} MiB)",
+                policy.leak_alert_mib
+            ),
+        ));
+    }
+    alerts
+}
+
+/// Files a phase lists by name that the scan did not find.
+fn missing(setup: &Setup, scan: &[FileOutcome]) -> Vec<Alert> {
+    let found: HashSet<&str> = scan.iter().map(|o| o.path.as_str()).collect();
+    let phases = Phases::new(&setup.config.phases);
+    phases
+        .listed_files()
+        .filter(|(_, path)| !found.contains(path))
+        .map(|(phase, path)| Alert {
+            kind: AlertKind::Missing,
+            path: Some(path.to_string()),
+            message: format!("listed in phase \"{phase}\" but not found under the root"),
+        })
+        .collect()
+}
+
+fn gpu_view(files: &[&FileOutcome], history: &HashMap<&str, History>, policy: &Policy) -> GpuView {
+    let mut view = GpuView {
+        devices: BTreeMap::new(),
+        checked: 0,
+        drift_mib: 0.0,
+        leak_alert_mib: policy.leak_alert_mib,
+        leak_fail_mib: policy.leak_fail_mib,
+    };
+    let checks = files
+        .iter()
+        .filter_map(|f| history.get(f.path.as_str())?.gpu?.gpu_check.as_ref());
+    for check in checks {
+        view.checked += 1;
+        *view
+            .devices
+            .entry(super::history::device_label(check))
+            .or_default() += 1;
+        view.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
+    }
+    view
+}
+
+fn policy_view(policy: &Policy) -> PolicyView {
+    let env = EnvVar::ALL
+        .into_iter()
+        .filter_map(|var| Some((var.name(), policy.env_value(var)?.to_string())))
+        .collect();
+    PolicyView {
+        policy: policy.clone(),
+        env,
+    }
+}
+
+#[cfg(test)]
+mod tests;

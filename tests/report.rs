@@ -1,0 +1,379 @@
+//! `report` driven like a coordinator drives the mission on a copy of the 40-file fixture:
+//! nothing done, the 13 core modules fixed, everything fixed, one file broken again by hand.
+//! Also: what a damaged, foreign or missing journal does to the report.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/superwhisper-v6");
+const CORE: &str = "TTS/tts_handler_coqui.py";
+
+/// A scratch copy of the fixture, named like the original so the report's title is stable.
+fn mission() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("superwhisper-v6");
+    copy_dir(Path::new(FIXTURE), &tree);
+    (dir, tree)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn tool(tree: &Path, args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("gpu-homogenize")
+        .unwrap()
+        .current_dir(tree)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The files of the first phase, read from the fixture's config.
+fn core_files(tree: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(tree.join("gpu-homogenize.toml")).unwrap();
+    let config: toml::Value = toml::from_str(&text).unwrap();
+    config["phase"][0]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn fix(tree: &Path, paths: &[String]) -> String {
+    let mut args = vec!["fix", "--gpu", "off"];
+    args.extend(paths.iter().map(String::as_str));
+    let out = tool(tree, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn report_json(tree: &Path) -> (Value, String) {
+    let out = tool(tree, &["report", "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = serde_json::from_slice(&out.stdout).unwrap();
+    (json, String::from_utf8(out.stderr).unwrap())
+}
+
+fn phase<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no phase {name}"))
+}
+
+/// (compliant, total) of a phase, or of `overall` / `mission`.
+fn score(report: &Value, name: &str) -> (u64, u64) {
+    let counts = match name {
+        "overall" | "mission" => &report[name],
+        _ => phase(report, name),
+    };
+    (
+        counts["compliant"].as_u64().unwrap(),
+        counts["total"].as_u64().unwrap(),
+    )
+}
+
+fn runs(report: &Value) -> Vec<u64> {
+    let runs = report["runs"].as_array().unwrap();
+    runs.iter()
+        .map(|r| r["compliant"].as_u64().unwrap())
+        .collect()
+}
+
+fn break_by_hand(tree: &Path) {
+    let path = tree.join(CORE);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(r#"to(device="cuda:0")"#));
+    std::fs::write(
+        &path,
+        text.replace(r#"to(device="cuda:0")"#, r#"to(device="cuda:1")"#),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_mission_as_a_coordinator_sees_it() {
+    let (_dir, tree) = mission();
+
+    let (r, stderr) = report_json(&tree);
+    assert!(stderr.contains("no journal yet"), "{stderr}");
+    assert_eq!(score(&r, "mission"), (0, 40));
+    assert_eq!(score(&r, "Core modules"), (0, 13));
+    assert_eq!(score(&r, "Test scripts"), (0, 27));
+    assert_eq!(score(&r, "Other"), (1, 1), "tools/compliant_example.py");
+    assert_eq!(score(&r, "overall"), (1, 41));
+    assert_eq!(
+        phase(&r, "Core modules")["remaining"]
+            .as_array()
+            .unwrap()
+            .len(),
+        13
+    );
+    assert!(runs(&r).is_empty());
+
+    let stdout = fix(&tree, &core_files(&tree));
+    assert!(
+        stdout.contains("Core modules: 13/13 compliant (100%)\n"),
+        "{stdout}"
+    );
+    assert!(tree.join(".gpu-homogenize/journal.jsonl").is_file());
+    let (r, stderr) = report_json(&tree);
+    assert_eq!(stderr, "");
+    assert_eq!(score(&r, "Core modules"), (13, 13));
+    assert_eq!(phase(&r, "Core modules")["fixed"], 13);
+    assert_eq!(phase(&r, "Core modules")["cpu_validated"], 13);
+    assert_eq!(phase(&r, "Core modules")["status"], "done");
+    assert_eq!(score(&r, "Test scripts"), (0, 27));
+    assert_eq!(score(&r, "mission"), (13, 40));
+    assert_eq!(runs(&r), [13]);
+
+    let stdout = fix(&tree, &[".".to_string()]);
+    assert!(
+        stdout.contains("Test scripts: 27/27 compliant (100%)\n"),
+        "{stdout}"
+    );
+    let (r, _) = report_json(&tree);
+    assert_eq!(score(&r, "mission"), (40, 40));
+    assert_eq!(score(&r, "overall"), (41, 41));
+    assert_eq!(r["overall"]["fixed"], 40);
+    assert_eq!(r["overall"]["cpu_validated"], 41);
+    assert_eq!(r["overall"]["status"], "done");
+    assert_eq!(runs(&r), [13, 41]);
+    assert_eq!(r["alerts"], Value::Array(Vec::new()));
+
+    break_by_hand(&tree);
+    let (r, _) = report_json(&tree);
+    assert_eq!(score(&r, "mission"), (39, 40));
+    assert_eq!(score(&r, "Core modules"), (12, 13));
+    let core = phase(&r, "Core modules");
+    assert_eq!(
+        (core["regressed"].as_u64(), core["status"].as_str()),
+        (Some(1), Some("attention"))
+    );
+    assert_eq!(core["remaining"][0]["path"], CORE);
+    assert_eq!(core["remaining"][0]["rules"], serde_json::json!(["GH101"]));
+    assert_eq!(r["alerts"].as_array().unwrap().len(), 1);
+    assert_eq!(r["alerts"][0]["kind"], "regressed");
+    assert_eq!(r["alerts"][0]["path"], CORE);
+
+    let out = tool(&tree, &["report"]);
+    insta::assert_snapshot!(
+        "mission_regressed",
+        redact(&String::from_utf8(out.stdout).unwrap(), &tree)
+    );
+
+    let html = tree.join("report.html");
+    tool(
+        &tree,
+        &[
+            "report",
+            "--format",
+            "html",
+            "--out",
+            html.to_str().unwrap(),
+        ],
+    );
+    check_html(&std::fs::read_to_string(html).unwrap());
+}
+
+/// Stable text for a snapshot: no scratch path, no clock.
+fn redact(text: &str, tree: &Path) -> String {
+    let text = text.replace(tree.to_str().unwrap(), "[ROOT]");
+    let shape = "0000-00-00T00:00:00.000Z".as_bytes();
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < text.len() {
+        let fits = bytes.len() >= i + shape.len()
+            && shape.iter().zip(&bytes[i..]).all(|(s, b)| match s {
+                b'0' => b.is_ascii_digit(),
+                s => s == b,
+            });
+        if fits {
+            out.push_str("[TIME]");
+            i += shape.len();
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// Well-formed (every tag closed, in order; every `&` an entity) and self-contained.
+fn check_html(html: &str) {
+    for banned in ["http://", "https://", "src=", "<script", "<link", "url("] {
+        assert!(!html.contains(banned), "external resource: {banned}");
+    }
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').expect("unclosed <") + start;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.ends_with('/') {
+            continue;
+        }
+        let name = tag.split_whitespace().next().unwrap();
+        match name.strip_prefix('/') {
+            Some(closing) => assert_eq!(open.pop(), Some(closing), "misnested </{closing}>"),
+            None => open.push(name),
+        }
+    }
+    assert!(open.is_empty(), "never closed: {open:?}");
+    for (i, _) in html.match_indices('&') {
+        let entity = &html[i..html[i..].find(';').map_or(html.len(), |e| i + e + 1)];
+        assert!(
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].contains(&entity),
+            "bare &: {entity}"
+        );
+    }
+    assert_eq!(
+        html.matches("<div class=\"phase\">").count(),
+        4,
+        "3 phases and overall"
+    );
+    assert!(
+        html.contains("<svg") && html.contains("<polyline"),
+        "burndown chart"
+    );
+    assert!(html.contains("12/13 compliant (92.3%)"));
+}
+
+/// A tree after the first mission step, with its journal's path.
+fn after_core_fix() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (dir, tree) = mission();
+    fix(&tree, &core_files(&tree));
+    let journal = tree.join(".gpu-homogenize/journal.jsonl");
+    (dir, tree, journal)
+}
+
+#[test]
+fn a_corrupted_line_and_a_torn_last_line_are_warnings() {
+    let (_dir, tree, journal) = after_core_fix();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = "{\"type\": \"file\", garbage";
+    let damaged = format!("{}\n{{\"type\":\"run\",\"sch", lines.join("\n"));
+    std::fs::write(&journal, damaged).unwrap();
+    let (r, stderr) = report_json(&tree);
+    assert!(
+        stderr.contains("journal.jsonl:4: unreadable line skipped"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("journal.jsonl:15: incomplete last line"),
+        "{stderr}"
+    );
+    assert_eq!(r["warnings"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        score(&r, "Core modules"),
+        (13, 13),
+        "the scan decides compliance"
+    );
+    assert_eq!(phase(&r, "Core modules")["fixed"], 12, "one line lost");
+    assert_eq!(runs(&r), [12]);
+}
+
+#[test]
+fn a_journal_from_another_version_is_read_with_a_warning() {
+    let (_dir, tree, journal) = after_core_fix();
+    let version = format!("\"tool_version\":\"{}\"", env!("CARGO_PKG_VERSION"));
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let old = text.replace(&version, "\"tool_version\":\"0.0.9\"");
+    let future = "{\"type\":\"file\",\"schema\":7,\"path\":\"a.py\"}\n";
+    std::fs::write(&journal, format!("{old}{future}")).unwrap();
+    let (r, stderr) = report_json(&tree);
+    assert!(
+        stderr.contains("14 lines (from line 1) written by gpu-homogenize 0.0.9"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("journal.jsonl:15: unreadable line skipped: journal schema 7"),
+        "{stderr}"
+    );
+    assert_eq!(phase(&r, "Core modules")["fixed"], 13);
+    assert_eq!(phase(&r, "Core modules")["cpu_validated"], 13);
+}
+
+#[test]
+fn dry_runs_are_journalled_as_such_and_validate_nothing() {
+    let (_dir, tree) = mission();
+    let out = tool(&tree, &["fix", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("Core modules: 0/13 compliant (0%), 13 would fix\n"),
+        "{stdout}"
+    );
+    let (r, _) = report_json(&tree);
+    assert_eq!(r["runs"][0]["dry_run"], true);
+    assert_eq!(r["runs"][0]["command"], "fix");
+    assert_eq!(
+        (
+            r["overall"]["fixed"].as_u64(),
+            r["overall"]["cpu_validated"].as_u64()
+        ),
+        (Some(0), Some(0))
+    );
+}
+
+#[test]
+fn no_journal_writes_nothing_and_a_subdirectory_journals_at_the_root() {
+    let (_dir, tree) = mission();
+    tool(
+        &tree,
+        &["fix", "--gpu", "off", "--no-journal", "test_cuda.py"],
+    );
+    assert!(!tree.join(".gpu-homogenize").exists());
+    let out = tool(&tree.join("tests"), &["check", "--gpu", "off", "."]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the tests/ files are not fixed yet"
+    );
+    assert!(tree.join(".gpu-homogenize/journal.jsonl").is_file());
+    assert!(!tree.join("tests/.gpu-homogenize").exists());
+    let (r, _) = report_json(&tree.join("tests"));
+    assert_eq!(runs(&r), [0]);
+    assert_eq!(r["runs"][0]["files"], 9);
+}
+
+#[test]
+fn a_root_that_is_not_a_directory_is_an_error() {
+    let (_dir, tree) = mission();
+    let out = tool(&tree, &["report", "no-such-dir"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "error: no-such-dir: not a directory; give the root of the tree\n"
+    );
+    assert!(out.stdout.is_empty());
+}
