@@ -164,4 +164,7 @@ pub struct ProbeArgs {
     /// MiB to allocate and free on device 0.
     #[arg(long, default_value_t = 64)]
     pub mib: u64,
+    /// Only list the visible devices in CUDA's order (no context, no allocation).
+    #[arg(long)]
+    pub list: bool,
 }

@@ -1,3 +1,195 @@
-pub fn run(_args: &crate::cli::DoctorArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`doctor` is not available yet")
+//! `gpu-homogenize doctor`: the cards NVML sees, the CUDA index each gets under each
+//! ordering (asked of the CUDA driver itself, in probe children), and what the policy selects.
+
+use std::process::Command;
+
+use serde::Serialize;
+
+use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
+use super::probe::ProbeReport;
+use crate::app::{setup, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
+use crate::cli::{DoctorArgs, InputArgs, OutputFormat};
+use crate::policy::{EnvVar, Policy};
+
+const ORDERS: [&str; 2] = ["FASTEST_FIRST", "PCI_BUS_ID"];
+
+#[derive(Serialize)]
+struct CardReport {
+    #[serde(flatten)]
+    card: Card,
+    fastest_first_index: Option<usize>,
+    pci_bus_id_index: Option<usize>,
+    role: &'static str,
+}
+
+#[derive(Serialize)]
+struct Selection {
+    order: &'static str,
+    device_0: Option<String>,
+    selects_target: bool,
+}
+
+#[derive(Serialize)]
+struct Doctor {
+    cards: Vec<CardReport>,
+    visible_devices: String,
+    selections: Vec<Selection>,
+}
+
+pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
+    let input = InputArgs {
+        paths: Vec::new(),
+        config: args.config.clone(),
+        max_file_size: 0,
+        jobs: None,
+    };
+    let policy = setup(&input)?.config.policy;
+    let gpus = match Gpus::open() {
+        Ok(gpus) => gpus,
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!(
+                "hint: set {} to the directory holding the driver libraries",
+                super::nvml::DRIVER_DIR_VAR
+            );
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let doctor = examine(&gpus, &policy)?;
+    match args.format {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&doctor)?),
+        _ => print!("{}", render(&doctor, &policy)),
+    }
+    let good = doctor
+        .selections
+        .iter()
+        .any(|s| s.order == "PCI_BUS_ID" && s.selects_target);
+    Ok(if good { EXIT_OK } else { EXIT_FINDINGS })
+}
+
+fn examine(gpus: &Gpus, policy: &Policy) -> anyhow::Result<Doctor> {
+    let mut orders = Vec::new();
+    for order in ORDERS {
+        orders.push(list(&[("CUDA_DEVICE_ORDER", order)])?);
+    }
+    let target = gpus.find(&policy.target);
+    let cards = gpus
+        .cards
+        .iter()
+        .map(|card| CardReport {
+            card: card.clone(),
+            fastest_first_index: position(&orders[0], card),
+            pci_bus_id_index: position(&orders[1], card),
+            role: role(card, target, policy),
+        })
+        .collect();
+    let mut selections = Vec::new();
+    for order in ORDERS {
+        let seen = list(&[
+            ("CUDA_DEVICE_ORDER", order),
+            ("CUDA_VISIBLE_DEVICES", &policy.visible_devices),
+        ])?;
+        let first = seen.devices.first();
+        selections.push(Selection {
+            order,
+            device_0: first.map(|d| format!("{} ({})", d.name, d.pci_bus_id)),
+            selects_target: first
+                .zip(target)
+                .is_some_and(|(d, t)| same_bus_id(&d.pci_bus_id, &t.pci_bus_id)),
+        });
+    }
+    Ok(Doctor {
+        cards,
+        visible_devices: policy.visible_devices.clone(),
+        selections,
+    })
+}
+
+fn role(card: &Card, target: Option<&Card>, policy: &Policy) -> &'static str {
+    if target.is_some_and(|t| t.uuid == card.uuid) {
+        "target"
+    } else if policy
+        .forbidden
+        .iter()
+        .any(|f| super::nvml::matches(f, card))
+    {
+        "forbidden"
+    } else {
+        "-"
+    }
+}
+
+fn position(report: &ProbeReport, card: &Card) -> Option<usize> {
+    report
+        .devices
+        .iter()
+        .position(|d| same_bus_id(&d.pci_bus_id, &card.pci_bus_id))
+}
+
+/// Ask the CUDA driver, in a child with exactly this env, which devices it sees in which order.
+fn list(env: &[(&str, &str)]) -> anyhow::Result<ProbeReport> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.args(["__probe", "--list"]);
+    for var in EnvVar::ALL {
+        command.env_remove(var.name());
+    }
+    command.envs(env.iter().copied());
+    if let Some(path) = child_library_path() {
+        command.env("LD_LIBRARY_PATH", path);
+    }
+    let out = command.output()?;
+    let report: ProbeReport = serde_json::from_slice(&out.stdout).map_err(|e| {
+        anyhow::anyhow!(
+            "the CUDA probe failed ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    if let Some(error) = report.error {
+        anyhow::bail!("{error}");
+    }
+    Ok(report)
+}
+
+fn render(d: &Doctor, policy: &Policy) -> String {
+    let mut out = String::from("GPUs (NVML, PCI order):\n");
+    out.push_str("  idx  name                          memory     cc    arch           PCI bus id        FASTEST_FIRST  PCI_BUS_ID  role\n");
+    for c in &d.cards {
+        let idx = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("cuda:{i}"));
+        out.push_str(&format!(
+            "  {:<4} {:<29} {:>6.1} GiB  {:<5} {:<14} {:<17} {:<14} {:<11} {}\n",
+            c.card.index,
+            c.card.name,
+            c.card.memory_mib / 1024.0,
+            c.card.compute_capability,
+            c.card.architecture,
+            c.card.pci_bus_id,
+            idx(c.fastest_first_index),
+            idx(c.pci_bus_id_index),
+            c.role
+        ));
+    }
+    out.push_str(&format!(
+        "\nPolicy: target {}, forbidden {}; CUDA_VISIBLE_DEVICES='{}'\n",
+        policy.target.label(),
+        policy
+            .forbidden
+            .iter()
+            .map(|f| f.label())
+            .collect::<Vec<_>>()
+            .join(", "),
+        d.visible_devices
+    ));
+    for s in &d.selections {
+        out.push_str(&format!(
+            "  with CUDA_DEVICE_ORDER={:<13} device 0 is {} -> {}\n",
+            s.order,
+            s.device_0.as_deref().unwrap_or("nothing"),
+            if s.selects_target {
+                "the target"
+            } else {
+                "NOT the target"
+            }
+        ));
+    }
+    out
 }

@@ -1,3 +1,111 @@
-pub fn run(_args: &crate::cli::ProbeArgs) -> i32 {
-    2
+//! The `__probe` child: initialise CUDA (cudarc, driver API) with the environment of one file,
+//! report what it sees, allocate and free a buffer on device 0, print one JSON line, exit.
+
+use serde::{Deserialize, Serialize};
+
+use cudarc::driver::{result, sys};
+
+use crate::cli::ProbeArgs;
+
+/// A device as CUDA numbers it inside the child.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ProbeDevice {
+    pub name: String,
+    pub pci_bus_id: String,
+    pub uuid: String,
+    pub memory_mib: f64,
+}
+
+/// What the child prints.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProbeReport {
+    pub visible: u32,
+    pub devices: Vec<ProbeDevice>,
+    pub allocated_mib: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+pub fn run(args: &ProbeArgs) -> i32 {
+    let report = probe(args.mib, args.list).unwrap_or_else(|error| ProbeReport {
+        error: Some(error),
+        ..ProbeReport::default()
+    });
+    let failed = report.error.is_some();
+    println!("{}", serde_json::to_string(&report).unwrap_or_default());
+    if failed {
+        3
+    } else {
+        0
+    }
+}
+
+fn probe(mib: u64, list_only: bool) -> Result<ProbeReport, String> {
+    // cudarc panics when it cannot load the library: look first, and say which one.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("no NVIDIA driver: cannot load libcuda.so".into());
+    }
+    result::init().map_err(|e| format!("cuInit: {e}"))?;
+    let count = result::device::get_count().map_err(|e| format!("cuDeviceGetCount: {e}"))?;
+    let devices = (0..count).map(describe).collect::<Result<Vec<_>, _>>()?;
+    let mut report = ProbeReport {
+        visible: count.max(0) as u32,
+        devices,
+        ..ProbeReport::default()
+    };
+    if !list_only && count > 0 {
+        allocate(mib)?;
+        report.allocated_mib = mib;
+    }
+    Ok(report)
+}
+
+fn describe(ordinal: i32) -> Result<ProbeDevice, String> {
+    let dev = result::device::get(ordinal).map_err(|e| format!("cuDeviceGet({ordinal}): {e}"))?;
+    let name = result::device::get_name(dev).map_err(|e| format!("cuDeviceGetName: {e}"))?;
+    let uuid = result::device::get_uuid(dev).map_err(|e| format!("cuDeviceGetUuid: {e}"))?;
+    let attr = |a| unsafe { result::device::get_attribute(dev, a) }.unwrap_or(0);
+    use sys::CUdevice_attribute::*;
+    let pci_bus_id = format!(
+        "{:04X}:{:02X}:{:02X}.0",
+        attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+        attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+        attr(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+    );
+    let memory =
+        unsafe { result::device::total_mem(dev) }.map_err(|e| format!("cuDeviceTotalMem: {e}"))?;
+    Ok(ProbeDevice {
+        name,
+        pci_bus_id,
+        uuid: format_uuid(&uuid.bytes),
+        memory_mib: memory as f64 / 1048576.0,
+    })
+}
+
+/// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`, as NVML prints it.
+pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{:02x}", *b as u8)).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// A context on device 0, a buffer allocated and freed, the context released.
+fn allocate(mib: u64) -> Result<(), String> {
+    let dev = result::device::get(0).map_err(|e| format!("cuDeviceGet(0): {e}"))?;
+    unsafe {
+        let ctx = result::primary_ctx::retain(dev)
+            .map_err(|e| format!("cuDevicePrimaryCtxRetain: {e}"))?;
+        result::ctx::set_current(ctx).map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
+        let bytes = (mib as usize).saturating_mul(1024 * 1024).max(1);
+        let ptr = result::malloc_sync(bytes).map_err(|e| format!("cuMemAlloc({mib} MiB): {e}"))?;
+        result::free_sync(ptr).map_err(|e| format!("cuMemFree: {e}"))?;
+        result::primary_ctx::release(dev).map_err(|e| format!("cuDevicePrimaryCtxRelease: {e}"))?;
+    }
+    Ok(())
 }

@@ -1,0 +1,293 @@
+//! One GPU check: run the probe child with the env the file's header sets, sample NVML
+//! memory on the target card before, during (peak) and after, and judge what CUDA selected.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
+use super::probe::ProbeReport;
+use crate::gpu_stage::{GpuChecker, GpuJob};
+use crate::outcome::{CheckStatus, GpuCheck};
+use crate::policy::{EnvVar, Policy};
+
+/// How often memory is sampled while a child runs.
+const SAMPLE_EVERY: Duration = Duration::from_millis(5);
+
+pub struct ProbeRunner {
+    pub gpus: Gpus,
+    pub target: Card,
+    pub forbidden: Vec<Card>,
+    pub policy: Policy,
+    pub probe_mib: u64,
+    pub timeout: Duration,
+    pub gpu_cmd: Option<String>,
+    pub exe: PathBuf,
+}
+
+/// A finished child: how it ended, its output, and the peak memory seen meanwhile.
+struct ChildRun {
+    ended: Result<std::process::ExitStatus, String>,
+    stdout: String,
+    stderr: String,
+    peak_mib: f64,
+}
+
+impl ProbeRunner {
+    /// The child's env: the inherited one without the three variables, plus the file's own.
+    fn command(&self, program: &mut Command, env: &[(String, String)]) {
+        for var in EnvVar::ALL {
+            program.env_remove(var.name());
+        }
+        for (key, value) in env {
+            program.env(key, value);
+        }
+        if let Some(path) = child_library_path() {
+            program.env("LD_LIBRARY_PATH", path);
+        }
+        program
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+    }
+
+    fn run_child(&self, mut command: Command, cancelled: &AtomicBool) -> ChildRun {
+        let mut peak = self.gpus.used_mib(&self.target).unwrap_or(0.0);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => return failed_spawn(e.to_string(), peak),
+        };
+        let deadline = Instant::now() + self.timeout;
+        let ended = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) => {}
+                Err(e) => break Err(e.to_string()),
+            }
+            if cancelled.load(Ordering::SeqCst) {
+                kill(&mut child);
+                break Err("cancelled (Ctrl-C): the child was killed".into());
+            }
+            if Instant::now() >= deadline {
+                kill(&mut child);
+                break Err(format!(
+                    "timed out after {:.0} s: the child was killed",
+                    self.timeout.as_secs_f64()
+                ));
+            }
+            if let Some(used) = self.gpus.used_mib(&self.target) {
+                peak = peak.max(used);
+            }
+            std::thread::sleep(SAMPLE_EVERY);
+        };
+        let (stdout, stderr) = drain(&mut child);
+        ChildRun {
+            ended,
+            stdout,
+            stderr,
+            peak_mib: peak,
+        }
+    }
+
+    fn probe(
+        &self,
+        job: &GpuJob,
+        cancelled: &AtomicBool,
+    ) -> (ChildRun, Result<ProbeReport, String>) {
+        let mut command = Command::new(&self.exe);
+        command.args(["__probe", "--mib", &self.probe_mib.to_string()]);
+        self.command(&mut command, &job.env);
+        let run = self.run_child(command, cancelled);
+        let report = match &run.ended {
+            Err(e) => Err(e.clone()),
+            Ok(_) => serde_json::from_str::<ProbeReport>(run.stdout.trim())
+                .map_err(|e| format!("unreadable probe output ({e}): {}", tail(&run.stderr)))
+                .and_then(|r| match r.error.clone() {
+                    Some(error) => Err(error),
+                    None => Ok(r),
+                }),
+        };
+        (run, report)
+    }
+
+    /// Device 0 must be the target, and no forbidden card visible.
+    fn judge(&self, report: &ProbeReport, env: &[(String, String)]) -> Result<(), String> {
+        let Some(first) = report.devices.first() else {
+            return Err(format!("no CUDA device visible with {}", describe_env(env)));
+        };
+        let is = |card: &Card, d: &super::probe::ProbeDevice| {
+            card.uuid.eq_ignore_ascii_case(&d.uuid) || same_bus_id(&card.pci_bus_id, &d.pci_bus_id)
+        };
+        if let Some(bad) = report
+            .devices
+            .iter()
+            .find(|d| self.forbidden.iter().any(|f| is(f, d)))
+        {
+            let position = report.devices.iter().position(|d| d == bad).unwrap_or(0);
+            let why = if position == 0 {
+                "device 0 is"
+            } else {
+                "CUDA also sees"
+            };
+            return Err(format!(
+                "{why} {} ({}), a forbidden card, with {}{}",
+                bad.name,
+                bad.pci_bus_id,
+                describe_env(env),
+                order_hint(env)
+            ));
+        }
+        if !is(&self.target, first) {
+            return Err(format!(
+                "device 0 is {} ({}), not the target {} ({}), with {}{}",
+                first.name,
+                first.pci_bus_id,
+                self.target.name,
+                self.target.pci_bus_id,
+                describe_env(env),
+                order_hint(env)
+            ));
+        }
+        Ok(())
+    }
+
+    /// `--gpu-cmd`: run the file itself in the slot, with the same env and timeout.
+    fn run_file(
+        &self,
+        cmd: &str,
+        job: &GpuJob,
+        cancelled: &AtomicBool,
+    ) -> (f64, Result<(), String>) {
+        let quoted = shell_quote(&job.path.display().to_string());
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(cmd.replace("{file}", &quoted));
+        self.command(&mut command, &job.env);
+        let run = self.run_child(command, cancelled);
+        let verdict = match run.ended {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!(
+                "`{cmd}` exited with {status}: {}",
+                tail(&run.stderr)
+            )),
+            Err(e) => Err(format!("`{cmd}`: {e}")),
+        };
+        (run.peak_mib, verdict)
+    }
+}
+
+impl GpuChecker for ProbeRunner {
+    fn check(&mut self, job: &GpuJob, started: Instant, cancelled: &AtomicBool) -> GpuCheck {
+        let started_ms = started.elapsed().as_millis() as u64;
+        let before = self.gpus.used_mib(&self.target);
+        let (run, report) = self.probe(job, cancelled);
+        let mut peak = run.peak_mib;
+        let mut verdict = report
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|r| self.judge(r, &job.env));
+        let mut status = if verdict.is_ok() {
+            CheckStatus::Passed
+        } else {
+            CheckStatus::Failed
+        };
+        if report.is_err() {
+            status = CheckStatus::Error;
+        }
+        if let (Ok(()), Some(cmd)) = (&verdict, self.gpu_cmd.clone()) {
+            let (cmd_peak, cmd_verdict) = self.run_file(&cmd, job, cancelled);
+            peak = peak.max(cmd_peak);
+            if cmd_verdict.is_err() {
+                status = CheckStatus::Failed;
+            }
+            verdict = cmd_verdict;
+        }
+        let after = self.gpus.used_mib(&self.target);
+        let leak = before.zip(after).map(|(b, a)| a - b);
+        if status == CheckStatus::Passed && leak.is_some_and(|l| l > self.policy.leak_alert_mib) {
+            status = CheckStatus::Leak;
+            verdict = Err(format!(
+                "{:.0} MiB still in use on {} after the check (alert above {:.0} MiB)",
+                leak.unwrap_or(0.0),
+                self.target.name,
+                self.policy.leak_alert_mib
+            ));
+        }
+        let first = report
+            .as_ref()
+            .ok()
+            .and_then(|r| r.devices.first().cloned());
+        GpuCheck {
+            status: Some(status),
+            device_name: first.as_ref().map(|d| d.name.clone()),
+            pci_bus_id: first.as_ref().map(|d| d.pci_bus_id.clone()),
+            uuid: first.as_ref().map(|d| d.uuid.clone()),
+            visible_devices: report.as_ref().ok().map(|r| r.visible),
+            mem_before_mib: before,
+            mem_peak_mib: Some(peak),
+            mem_after_mib: after,
+            leak_mib: leak,
+            started_ms: Some(started_ms),
+            finished_ms: Some(started.elapsed().as_millis() as u64),
+            message: verdict.err(),
+        }
+    }
+
+    fn device(&self) -> Option<String> {
+        Some(format!("{} ({})", self.target.name, self.target.pci_bus_id))
+    }
+}
+
+fn failed_spawn(error: String, peak: f64) -> ChildRun {
+    ChildRun {
+        ended: Err(format!("cannot start the probe: {error}")),
+        stdout: String::new(),
+        stderr: String::new(),
+        peak_mib: peak,
+    }
+}
+
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn drain(child: &mut Child) -> (String, String) {
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        let _ = out.read_to_string(&mut stdout);
+    }
+    if let Some(mut err) = child.stderr.take() {
+        let _ = err.read_to_string(&mut stderr);
+    }
+    (stdout, stderr)
+}
+
+fn tail(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().rev().take(3).collect();
+    lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+}
+
+fn describe_env(env: &[(String, String)]) -> String {
+    let get = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+    let visible = get("CUDA_VISIBLE_DEVICES").map_or("CUDA_VISIBLE_DEVICES unset".into(), |v| {
+        format!("CUDA_VISIBLE_DEVICES='{v}'")
+    });
+    let order = get("CUDA_DEVICE_ORDER").map_or("no CUDA_DEVICE_ORDER".into(), |v| {
+        format!("CUDA_DEVICE_ORDER='{v}'")
+    });
+    format!("{visible} and {order}")
+}
+
+fn order_hint(env: &[(String, String)]) -> &'static str {
+    match env.iter().find(|(k, _)| k == "CUDA_DEVICE_ORDER") {
+        Some((_, v)) if v == "PCI_BUS_ID" => "",
+        _ => ": without CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA numbers the cards fastest first",
+    }
+}
+
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
