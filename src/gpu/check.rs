@@ -1,20 +1,23 @@
 //! One GPU check: run the probe child with the env the file's header sets, sample NVML
 //! memory on the target card before, during (peak) and after, and judge what CUDA selected.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
-use super::probe::ProbeReport;
+use super::probe::{ProbeReport, HELD};
 use crate::gpu_stage::{GpuChecker, GpuJob};
 use crate::outcome::{CheckStatus, GpuCheck};
 use crate::policy::{EnvVar, Policy};
 
 /// How often memory is sampled while a child runs.
 const SAMPLE_EVERY: Duration = Duration::from_millis(5);
+/// How long to wait for a finished child's pipes to close.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 pub struct ProbeRunner {
     pub gpus: Gpus,
@@ -47,8 +50,10 @@ impl ProbeRunner {
         if let Some(path) = child_library_path() {
             program.env("LD_LIBRARY_PATH", path);
         }
+        // Its own process group, so a timeout kills whatever it started too.
+        program.process_group(0);
         program
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
     }
@@ -59,8 +64,29 @@ impl ProbeRunner {
             Ok(child) => child,
             Err(e) => return failed_spawn(e.to_string(), peak),
         };
+        let lines = read_lines(child.stdout.take());
+        let stderr = read_all(child.stderr.take());
+        let mut stdin = child.stdin.take();
+        let mut stdout = String::new();
         let deadline = Instant::now() + self.timeout;
         let ended = loop {
+            if let Some(used) = self.gpus.used_mib(&self.target) {
+                peak = peak.max(used);
+            }
+            while let Ok(line) = lines.try_recv() {
+                if line == HELD {
+                    // The probe holds its buffer until answered: this sample sees it.
+                    if let Some(used) = self.gpus.used_mib(&self.target) {
+                        peak = peak.max(used);
+                    }
+                    if let Some(mut input) = stdin.take() {
+                        let _ = input.write_all(b"release\n");
+                    }
+                } else {
+                    stdout.push_str(&line);
+                    stdout.push('\n');
+                }
+            }
             match child.try_wait() {
                 Ok(Some(status)) => break Ok(status),
                 Ok(None) => {}
@@ -77,16 +103,20 @@ impl ProbeRunner {
                     self.timeout.as_secs_f64()
                 ));
             }
-            if let Some(used) = self.gpus.used_mib(&self.target) {
-                peak = peak.max(used);
-            }
             std::thread::sleep(SAMPLE_EVERY);
         };
-        let (stdout, stderr) = drain(&mut child);
+        // The readers end when the pipes close; a stray grandchild holding them open only
+        // costs the grace period.
+        while let Ok(line) = lines.recv_timeout(PIPE_GRACE) {
+            if line != HELD {
+                stdout.push_str(&line);
+                stdout.push('\n');
+            }
+        }
         ChildRun {
             ended,
             stdout,
-            stderr,
+            stderr: stderr.recv_timeout(PIPE_GRACE).unwrap_or_default(),
             peak_mib: peak,
         }
     }
@@ -248,21 +278,41 @@ fn failed_spawn(error: String, peak: f64) -> ChildRun {
     }
 }
 
+/// Kill the child and everything it started (its own process group).
 fn kill(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
     let _ = child.kill();
     let _ = child.wait();
 }
 
-fn drain(child: &mut Child) -> (String, String) {
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        let _ = out.read_to_string(&mut stdout);
+/// Lines of the child's stdout, as they come.
+fn read_lines(out: Option<std::process::ChildStdout>) -> crossbeam_channel::Receiver<String> {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    if let Some(out) = out {
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
     }
-    if let Some(mut err) = child.stderr.take() {
-        let _ = err.read_to_string(&mut stderr);
-    }
-    (stdout, stderr)
+    rx
+}
+
+/// All of the child's stderr, read on a thread so a chatty child never blocks on its pipe.
+fn read_all(err: Option<std::process::ChildStderr>) -> crossbeam_channel::Receiver<String> {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut err) = err {
+            let _ = err.read_to_string(&mut text);
+        }
+        let _ = tx.send(text);
+    });
+    rx
 }
 
 fn tail(text: &str) -> String {

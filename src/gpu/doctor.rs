@@ -152,11 +152,11 @@ fn list(env: &[(&str, &str)]) -> anyhow::Result<ProbeReport> {
 
 fn render(d: &Doctor, policy: &Policy) -> String {
     let mut out = String::from("GPUs (NVML, PCI order):\n");
-    out.push_str("  idx  name                          memory     cc    arch           PCI bus id        FASTEST_FIRST  PCI_BUS_ID  role\n");
+    out.push_str("  idx  name                          memory     cc    arch           PCI bus id        FASTEST_FIRST  PCI_BUS_ID  role       UUID\n");
     for c in &d.cards {
         let idx = |i: Option<usize>| i.map_or("-".to_string(), |i| format!("cuda:{i}"));
         out.push_str(&format!(
-            "  {:<4} {:<29} {:>6.1} GiB  {:<5} {:<14} {:<17} {:<14} {:<11} {}\n",
+            "  {:<4} {:<29} {:>6.1} GiB  {:<5} {:<14} {:<17} {:<14} {:<11} {:<10} {}\n",
             c.card.index,
             c.card.name,
             c.card.memory_mib / 1024.0,
@@ -165,7 +165,8 @@ fn render(d: &Doctor, policy: &Policy) -> String {
             c.card.pci_bus_id,
             idx(c.fastest_first_index),
             idx(c.pci_bus_id_index),
-            c.role
+            c.role,
+            c.card.uuid
         ));
     }
     out.push_str(&format!(

@@ -32,6 +32,7 @@ pub fn run(args: &ProbeArgs) -> i32 {
         ..ProbeReport::default()
     });
     let failed = report.error.is_some();
+    // The report is the last line: the parent reads every line before it.
     println!("{}", serde_json::to_string(&report).unwrap_or_default());
     if failed {
         3
@@ -95,7 +96,21 @@ pub fn format_uuid(bytes: &[std::ffi::c_char; 16]) -> String {
     )
 }
 
-/// A context on device 0, a buffer allocated and freed, the context released.
+/// What the probe prints while it holds its buffer; the parent samples memory, then answers.
+pub const HELD: &str = "{\"held\":true}";
+
+/// Tell the parent the buffer is allocated and wait for its answer (or its end), so that
+/// the parent's NVML sample sees the allocation however short the probe is.
+fn hold() {
+    use std::io::{BufRead, Write};
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "{HELD}");
+    let _ = stdout.flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+}
+
+/// A context on device 0, a buffer allocated, held, freed, the context released.
 fn allocate(mib: u64) -> Result<(), String> {
     let dev = result::device::get(0).map_err(|e| format!("cuDeviceGet(0): {e}"))?;
     unsafe {
@@ -104,6 +119,7 @@ fn allocate(mib: u64) -> Result<(), String> {
         result::ctx::set_current(ctx).map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
         let bytes = (mib as usize).saturating_mul(1024 * 1024).max(1);
         let ptr = result::malloc_sync(bytes).map_err(|e| format!("cuMemAlloc({mib} MiB): {e}"))?;
+        hold();
         result::free_sync(ptr).map_err(|e| format!("cuMemFree: {e}"))?;
         result::primary_ctx::release(dev).map_err(|e| format!("cuDevicePrimaryCtxRelease: {e}"))?;
     }

@@ -1,0 +1,339 @@
+//! The GPU stage against the simulated driver (fixtures/fakegpu): the real cudarc and
+//! nvml-wrapper code runs, over a two-card topology where PCI bus 1 is the RTX 5060 Ti
+//! (forbidden, and the faster one) and bus 2 the RTX 3090 (the target).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use assert_cmd::Command;
+use common::{copy_fixture, run};
+use serde_json::Value;
+
+const TOPOLOGY: &str =
+    "NVIDIA GeForce RTX 5060 Ti,16,12.0,0000:01:00.0,1;NVIDIA GeForce RTX 3090,24,8.6,0000:02:00.0,2";
+
+/// Build the simulated driver once per test binary.
+fn fake_library() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let target = root.join("target").join("fakegpu");
+        let status = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "--locked",
+                "-p",
+                "fakegpu",
+                "--target-dir",
+            ])
+            .arg(&target)
+            .current_dir(root)
+            .status()
+            .expect("cargo builds fakegpu");
+        assert!(status.success(), "building fixtures/fakegpu failed");
+        target.join("debug").join("libfakegpu.so")
+    })
+}
+
+/// A driver directory (libcuda.so, libcuda.so.1, libnvidia-ml.so.1) and a state file.
+struct FakeDriver {
+    dir: tempfile::TempDir,
+}
+
+impl FakeDriver {
+    fn new() -> FakeDriver {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1"] {
+            std::fs::copy(fake_library(), dir.path().join(name)).unwrap();
+        }
+        FakeDriver { dir }
+    }
+
+    fn command(&self, cwd: &Path) -> Command {
+        let mut cmd = Command::cargo_bin("gpu-homogenize").unwrap();
+        cmd.current_dir(cwd)
+            .env("GPU_HOMOGENIZE_DRIVER_DIR", self.dir.path())
+            .env("FAKEGPU_DEVICES", TOPOLOGY)
+            .env("FAKEGPU_STATE", self.dir.path().join("state"))
+            .env_remove("FAKEGPU_LEAK_MIB")
+            .env_remove("FAKEGPU_HANG")
+            .env_remove("FAKEGPU_PROBE_DELAY_MS")
+            .env_remove("CUDA_VISIBLE_DEVICES")
+            .env_remove("CUDA_DEVICE_ORDER");
+        cmd
+    }
+}
+
+fn json(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn mission_checks(doc: &Value) -> Vec<Value> {
+    doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["phase"].is_string())
+        .map(|f| f["gpu_check"].clone())
+        .collect()
+}
+
+#[test]
+fn the_mission_passes_on_the_target_card_and_checks_never_overlap() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let out = run(driver.command(tree.path()).args([
+        "fix",
+        "--gpu",
+        "require",
+        "--format",
+        "json",
+        "--no-journal",
+    ]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = json(&out.stdout);
+    let fixed = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "fixed")
+        .count();
+    assert_eq!(fixed, 40);
+    let checks = mission_checks(&doc);
+    assert_eq!(checks.len(), 40);
+    for check in &checks {
+        assert_eq!(check["status"], "passed", "{check}");
+        assert_eq!(check["device_name"], "NVIDIA GeForce RTX 3090");
+        assert_eq!(check["pci_bus_id"], "0000:02:00.0");
+        assert_eq!(check["visible_devices"], 1);
+        assert!(
+            check["mem_peak_mib"].as_f64().unwrap() >= 300.0,
+            "the probe's context shows in the peak: {check}"
+        );
+        assert_eq!(check["leak_mib"], 0.0);
+    }
+    let mut spans: Vec<(u64, u64)> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f["gpu_check"]["started_ms"].as_u64()?,
+                f["gpu_check"]["finished_ms"].as_u64()?,
+            ))
+        })
+        .collect();
+    spans.sort();
+    assert_eq!(
+        spans.len(),
+        41,
+        "the compliant file outside the mission is checked too"
+    );
+    for pair in spans.windows(2) {
+        assert!(pair[0].1 <= pair[1].0, "checks overlap: {pair:?}");
+    }
+    assert_eq!(doc["summary"]["gpu"]["passed"], 41);
+    assert_eq!(doc["summary"]["gpu"]["drift_failed"], false);
+}
+
+#[test]
+fn a_leak_is_reported_per_file_and_fails_the_run() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let out = run(driver
+        .command(tree.path())
+        .env("FAKEGPU_LEAK_MIB", "200")
+        .args([
+            "fix",
+            "--gpu",
+            "require",
+            "--format",
+            "json",
+            "--no-journal",
+        ]));
+    assert_eq!(out.code, 1, "a leak fails the run");
+    let doc = json(&out.stdout);
+    for check in mission_checks(&doc) {
+        assert_eq!(check["status"], "leak", "{check}");
+        let leak = check["leak_mib"].as_f64().unwrap();
+        assert!((leak - 200.0).abs() < 0.5, "{check}");
+    }
+    let gpu = &doc["summary"]["gpu"];
+    assert_eq!(gpu["leaks"], 41);
+    assert_eq!(gpu["drift_mib"], 8200.0);
+    assert_eq!(gpu["drift_failed"], true);
+    let text = run(driver
+        .command(tree.path())
+        .env("FAKEGPU_LEAK_MIB", "200")
+        .args([
+            "check",
+            "--gpu",
+            "require",
+            "--no-journal",
+            "STT/vad_manager.py",
+        ]));
+    assert!(
+        text.stdout
+            .contains("gpu LEAK: STT/vad_manager.py on NVIDIA GeForce RTX 3090, leak 200 MiB"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("drift 200 MiB (fail above 50 MiB): FAILED"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn visible_devices_without_pci_order_selects_the_forbidden_card() {
+    let driver = FakeDriver::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("trap.py"),
+        "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\n",
+    )
+    .unwrap();
+    let out = run(driver.command(dir.path()).args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(out.code, 1);
+    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    assert_eq!(check["status"], "failed");
+    assert_eq!(check["device_name"], "NVIDIA GeForce RTX 5060 Ti");
+    let message = check["message"].as_str().unwrap();
+    assert!(message.contains("a forbidden card"), "{message}");
+    assert!(
+        message.contains("without CUDA_DEVICE_ORDER=PCI_BUS_ID"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_hanging_probe_is_killed_at_its_timeout_and_the_run_goes_on() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let out = run(driver.command(tree.path()).env("FAKEGPU_HANG", "1").args([
+        "check",
+        "--gpu",
+        "require",
+        "--gpu-timeout",
+        "0.3",
+        "--no-journal",
+        "--format",
+        "json",
+        "tools/compliant_example.py",
+        "STT/vad_manager.py",
+    ]));
+    assert_eq!(out.code, 1);
+    let doc = json(&out.stdout);
+    for file in doc["files"].as_array().unwrap() {
+        assert_eq!(file["gpu_check"]["status"], "error", "{file}");
+        assert!(
+            file["gpu_check"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("timed out after 0 s"),
+            "{file}"
+        );
+    }
+    assert_eq!(doc["summary"]["gpu"]["errors"], 2);
+}
+
+#[test]
+fn without_a_driver_auto_notes_it_once_and_require_fails() {
+    let tree = copy_fixture("superwhisper-v6");
+    let mut auto = common::gh(tree.path());
+    auto.env("GPU_HOMOGENIZE_DRIVER_DIR", tree.path().join("no-driver"));
+    let out = run(auto.args(["fix", "--no-journal"]));
+    assert_eq!(out.code, 0, "exits by the CPU results: {}", out.stderr);
+    assert_eq!(
+        out.stderr
+            .matches("note: GPU checks skipped: no NVIDIA driver")
+            .count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("GPU checks skipped: no NVIDIA driver: cannot load"),
+        "{}",
+        out.stdout
+    );
+
+    let mut require = common::gh(tree.path());
+    require.env("GPU_HOMOGENIZE_DRIVER_DIR", tree.path().join("no-driver"));
+    let out = run(require.args(["check", "--gpu", "require", "--no-journal"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("--gpu require: no NVIDIA driver: cannot load"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("libnvidia-ml.so.1"),
+        "names the library: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn doctor_shows_both_orderings_and_what_the_policy_selects() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let out = run(driver.command(tree.path()).args(["doctor"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("doctor_two_cards", out.stdout);
+}
+
+#[test]
+fn doctor_without_a_driver_says_which_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = common::gh(dir.path());
+    cmd.env("GPU_HOMOGENIZE_DRIVER_DIR", dir.path());
+    let out = run(cmd.arg("doctor"));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("libnvidia-ml.so.1"), "{}", out.stderr);
+}
+
+#[test]
+fn the_report_shows_what_the_gpu_validated() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let fix = run(driver
+        .command(tree.path())
+        .args(["fix", "--gpu", "require"]));
+    assert_eq!(fix.code, 0, "{}", fix.stderr);
+    let out = run(driver
+        .command(tree.path())
+        .args(["report", "--format", "json"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc = json(&out.stdout);
+    let phase = |name: &str| {
+        doc["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(phase("Core modules")["gpu_validated"], 13);
+    assert_eq!(phase("Test scripts")["gpu_validated"], 27);
+    assert_eq!(phase("Test scripts")["leaks"], 0);
+    assert!(
+        out.stdout.contains("NVIDIA GeForce RTX 3090"),
+        "the device the checks ran on"
+    );
+}
