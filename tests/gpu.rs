@@ -337,3 +337,28 @@ fn the_report_shows_what_the_gpu_validated() {
         "the device the checks ran on"
     );
 }
+
+#[test]
+fn sigterm_kills_the_probe_and_prints_a_partial_summary() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpu-homogenize"));
+    cmd.current_dir(tree.path())
+        .env("GPU_HOMOGENIZE_DRIVER_DIR", driver.dir.path())
+        .env("FAKEGPU_DEVICES", TOPOLOGY)
+        .env("FAKEGPU_STATE", driver.dir.path().join("state"))
+        .env("FAKEGPU_HANG", "1")
+        .args(["check", "--gpu", "require", "--gpu-timeout", "60", "--no-journal"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 10, "stops promptly, not at the 60 s timeout");
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Interrupted: the summary above is partial."), "{stdout}");
+    assert!(stdout.contains("cancelled"), "the running check says it was cancelled: {stdout}");
+}
