@@ -45,4 +45,8 @@ pub trait LanguageSupport: Sync {
     fn verify(&self, info: &FileInfo, old: &str, new: &str, before: &dyn Analysis) -> Vec<String>;
     /// The env the file's header sets (what the GPU check runs it with).
     fn header_env(&self, source: &str) -> Vec<(String, String)>;
+    /// Why this file gets no GPU check of its own, if it gets none.
+    fn gpu_skip_reason(&self, _source: &str) -> Option<String> {
+        None
+    }
 }

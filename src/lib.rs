@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod process;
 pub mod python;
+pub mod removal;
 pub mod report;
 pub mod rust;
 pub mod source;

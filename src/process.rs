@@ -8,7 +8,9 @@ use sha2::{Digest, Sha256};
 use crate::edit::{apply, unified_diff};
 use crate::finding::{line_column, Finding, Severity};
 use crate::lang::{Analysis, FileInfo, LanguageSupport};
-use crate::outcome::{CheckStatus, CpuCheck, FileOutcome, FileStatus, FindingRecord, Language};
+use crate::outcome::{
+    CheckStatus, CpuCheck, FileOutcome, FileStatus, FindingRecord, GpuCheck, Language,
+};
 use crate::policy::Phases;
 use crate::source::{self, Prefilter};
 use crate::walk::{Entry, EntryKind};
@@ -146,10 +148,11 @@ impl Engine {
             .map(|f| format!("{} {}", f.rule.code, f.message))
             .collect();
         outcome.cpu_check = Some(cpu_check(problems));
-        let gpu_job = analysis.gpu_code().then(|| GpuJobSpec {
-            path: entry.path.clone(),
-            env: support.header_env(text),
-        });
+        let gpu_job = if analysis.gpu_code() {
+            gpu_job(entry, support, text, &mut outcome)
+        } else {
+            None
+        };
         Processed { outcome, gpu_job }
     }
 
@@ -174,10 +177,11 @@ impl Engine {
             };
             outcome.findings = self.records(old, before.findings(), None);
             outcome.cpu_check = Some(cpu_check(Vec::new()));
-            let gpu_job = (compliant && before.gpu_code()).then(|| GpuJobSpec {
-                path: entry.path.clone(),
-                env: support.header_env(old),
-            });
+            let gpu_job = if compliant && before.gpu_code() {
+                gpu_job(entry, support, old, &mut outcome)
+            } else {
+                None
+            };
             return Processed { outcome, gpu_job };
         }
         let new = match apply(old, before.edits()) {
@@ -213,11 +217,11 @@ impl Engine {
         outcome.status = FileStatus::Fixed;
         outcome.content_hash = Some(content_hash(new.as_bytes()));
         let compliant = after.as_ref().is_some_and(|a| a.is_compliant());
-        let gpu_job =
-            (compliant && after.as_ref().is_some_and(|a| a.gpu_code())).then(|| GpuJobSpec {
-                path: entry.path.clone(),
-                env: support.header_env(&new),
-            });
+        let gpu_job = if compliant && after.as_ref().is_some_and(|a| a.gpu_code()) {
+            gpu_job(entry, support, &new, &mut outcome)
+        } else {
+            None
+        };
         Processed { outcome, gpu_job }
     }
 
@@ -261,6 +265,28 @@ pub fn severity_name(severity: Severity) -> &'static str {
         Severity::Review => "review",
         Severity::Info => "info",
     }
+}
+
+/// The file's GPU check, unless the language says it has none (a Rust library: the
+/// binary's main sets the env), in which case the outcome says why.
+fn gpu_job(
+    entry: &Entry,
+    support: &dyn LanguageSupport,
+    text: &str,
+    outcome: &mut FileOutcome,
+) -> Option<GpuJobSpec> {
+    if let Some(reason) = support.gpu_skip_reason(text) {
+        outcome.gpu_check = Some(GpuCheck {
+            status: Some(CheckStatus::Skipped),
+            message: Some(reason),
+            ..GpuCheck::default()
+        });
+        return None;
+    }
+    Some(GpuJobSpec {
+        path: entry.path.clone(),
+        env: support.header_env(text),
+    })
 }
 
 fn cpu_check(problems: Vec<String>) -> CpuCheck {

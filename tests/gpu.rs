@@ -348,7 +348,14 @@ fn sigterm_kills_the_probe_and_prints_a_partial_summary() {
         .env("FAKEGPU_DEVICES", TOPOLOGY)
         .env("FAKEGPU_STATE", driver.dir.path().join("state"))
         .env("FAKEGPU_HANG", "1")
-        .args(["check", "--gpu", "require", "--gpu-timeout", "60", "--no-journal"])
+        .args([
+            "check",
+            "--gpu",
+            "require",
+            "--gpu-timeout",
+            "60",
+            "--no-journal",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = cmd.spawn().unwrap();
@@ -356,9 +363,47 @@ fn sigterm_kills_the_probe_and_prints_a_partial_summary() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed().as_secs() < 10, "stops promptly, not at the 60 s timeout");
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "stops promptly, not at the 60 s timeout"
+    );
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Interrupted: the summary above is partial."), "{stdout}");
-    assert!(stdout.contains("cancelled"), "the running check says it was cancelled: {stdout}");
+    assert!(
+        stdout.contains("Interrupted: the summary above is partial."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("cancelled"),
+        "the running check says it was cancelled: {stdout}"
+    );
+}
+
+#[test]
+fn rust_binaries_are_checked_with_the_env_their_main_sets() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("rust-mission");
+    let out = run(driver.command(tree.path()).args([
+        "fix",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--format",
+        "json",
+    ]));
+    let doc = json(&out.stdout);
+    let check = |path: &str| {
+        let files = doc["files"].as_array().unwrap();
+        files.iter().find(|f| f["path"] == path).unwrap()["gpu_check"].clone()
+    };
+    let cudarc = check("cudarc-bin/src/main.rs");
+    assert_eq!(cudarc["status"], "passed", "{cudarc}");
+    assert_eq!(cudarc["device_name"], "NVIDIA GeForce RTX 3090");
+    // The async main keeps its hand-written CUDA_VISIBLE_DEVICES=1 alone: the GPU shows the trap.
+    let async_main = check("async-bin/src/main.rs");
+    assert_eq!(async_main["status"], "failed", "{async_main}");
+    assert_eq!(async_main["device_name"], "NVIDIA GeForce RTX 5060 Ti");
+    let library = check("gpu-lib/src/lib.rs");
+    assert_eq!(library["status"], "skipped");
+    assert_eq!(out.code, 1, "a failed GPU check fails the run");
 }

@@ -51,21 +51,7 @@ impl PythonHeader {
     }
 
     pub fn render(template: &str, policy: &Policy) -> Result<PythonHeader, TemplateError> {
-        let values = placeholder_values(policy);
-        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
-        for line in template.lines() {
-            if let Some(name) = line.strip_prefix("@@ ") {
-                sections.push((name.trim().to_string(), Vec::new()));
-            } else if let Some((_, lines)) = sections.last_mut() {
-                if let Some(rendered) = render_line(line, &values) {
-                    lines.push(rendered);
-                }
-            } else if !line.trim().is_empty() {
-                return Err(TemplateError::Invalid(
-                    "text before the first `@@ section` line".into(),
-                ));
-            }
-        }
+        let sections = render_sections(template, policy)?;
         let take = |name: &str| -> Result<Vec<String>, TemplateError> {
             let mut lines = sections
                 .iter()
@@ -110,7 +96,35 @@ impl PythonHeader {
     }
 }
 
-fn join_lines(lines: &[String], newline: &str) -> String {
+/// A template's `@@ name` sections, rendered with the policy's values.
+pub fn render_sections(
+    template: &str,
+    policy: &Policy,
+) -> Result<Vec<(String, Vec<String>)>, TemplateError> {
+    let values = placeholder_values(policy);
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in template.lines() {
+        if let Some(name) = line.strip_prefix("@@ ") {
+            sections.push((name.trim().to_string(), Vec::new()));
+        } else if let Some((_, lines)) = sections.last_mut() {
+            if let Some(rendered) = render_line(line, &values) {
+                lines.push(rendered);
+            }
+        } else if !line.trim().is_empty() {
+            return Err(TemplateError::Invalid(
+                "text before the first `@@ section` line".into(),
+            ));
+        }
+    }
+    for (_, lines) in sections.iter_mut() {
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+    }
+    Ok(sections)
+}
+
+pub fn join_lines(lines: &[String], newline: &str) -> String {
     let mut out = String::new();
     for line in lines {
         out.push_str(line);

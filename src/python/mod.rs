@@ -4,7 +4,6 @@ mod detect;
 mod facts;
 mod fix;
 pub mod header;
-mod removal;
 pub mod rules;
 mod semantic;
 mod verify;

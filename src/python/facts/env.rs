@@ -7,7 +7,7 @@ use ruff_python_ast::{Expr, ExprCall, Stmt};
 use super::{is_whole_stmt, range, EnvWrite, FactVisitor};
 use crate::edit::Edit;
 use crate::policy::EnvVar;
-use crate::python::removal::{delete_items, removal_edit};
+use crate::removal::{delete_items, removal_edit};
 
 impl FactVisitor<'_> {
     pub(super) fn env_writes_of(&self, stmt: &Stmt, only_in_body: bool) -> Vec<EnvWrite> {

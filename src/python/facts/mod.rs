@@ -11,10 +11,10 @@ use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 
-use super::removal::removal_edit;
 use super::semantic::{is_gpu_module, Bindings};
 use crate::edit::Edit;
 use crate::policy::{EnvVar, Policy};
+use crate::removal::removal_edit;
 use devices::INDEX_NAMES;
 
 /// One write of a managed env variable.

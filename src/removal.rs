@@ -10,6 +10,17 @@ use crate::edit::Edit;
 /// `None` when the statement shares its line with other code (`a = 1; os.environ[...] = ...`,
 /// `if x: os.environ[...] = ...`) or continues with a backslash.
 pub fn removal_edit(source: &str, stmt: Range<usize>, as_pass: bool) -> Option<Edit> {
+    remove_line(source, stmt, as_pass.then_some("pass"), "#")
+}
+
+/// The language-neutral form: `comment` starts a trailing comment (`#`, `//`), and
+/// `placeholder` replaces the statement instead of removing its line.
+pub fn remove_line(
+    source: &str,
+    stmt: Range<usize>,
+    placeholder: Option<&str>,
+    comment: &str,
+) -> Option<Edit> {
     let line_start = source[..stmt.start].rfind('\n').map_or(0, |i| i + 1);
     let before = &source[line_start..stmt.start];
     if !before
@@ -23,14 +34,14 @@ pub fn removal_edit(source: &str, stmt: Range<usize>, as_pass: bool) -> Option<E
         .map_or(source.len(), |i| stmt.end + i);
     let after = source[stmt.end..line_end].trim_start_matches([' ', '\t']);
     let after = after.strip_suffix('\r').unwrap_or(after);
-    if !(after.is_empty() || after.starts_with('#')) {
+    if !(after.is_empty() || after.starts_with(comment)) {
         return None;
     }
-    if as_pass {
+    if let Some(placeholder) = placeholder {
         let comment_end = source[..line_end]
             .strip_suffix('\r')
             .map_or(line_end, str::len);
-        return Some(Edit::replace(stmt.start..comment_end, "pass"));
+        return Some(Edit::replace(stmt.start..comment_end, placeholder));
     }
     // Keep a BOM that precedes the statement on the first line.
     let start = if before.starts_with('\u{feff}') {
