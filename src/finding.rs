@@ -27,6 +27,19 @@ pub struct Rule {
     pub summary: &'static str,
 }
 
+/// Declare a catalogue entry: `rule!(NAME, "GH001", "kebab-name", Violation, "summary");`.
+#[macro_export]
+macro_rules! rule {
+    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal) => {
+        pub static $id: $crate::finding::Rule = $crate::finding::Rule {
+            code: $code,
+            name: $name,
+            severity: $crate::finding::Severity::$sev,
+            summary: $summary,
+        };
+    };
+}
+
 /// One problem found in one file.
 #[derive(Debug, Clone)]
 pub struct Finding {

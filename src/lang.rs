@@ -50,3 +50,31 @@ pub trait LanguageSupport: Sync {
         None
     }
 }
+
+/// The analysis both languages return: findings and edits, plus what the language keeps
+/// for checking a rewrite (`details`).
+pub struct FileAnalysis<T> {
+    pub findings: Vec<Finding>,
+    pub gpu_code: bool,
+    pub in_scope: bool,
+    pub edits: Vec<Edit>,
+    pub details: T,
+}
+
+impl<T: Send + 'static> Analysis for FileAnalysis<T> {
+    fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+    fn gpu_code(&self) -> bool {
+        self.gpu_code
+    }
+    fn in_scope(&self) -> bool {
+        self.in_scope
+    }
+    fn edits(&self) -> &[Edit] {
+        &self.edits
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -53,45 +53,27 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
     decode(read_bytes(path, limit)?)
 }
 
-/// The literals a file must contain to be worth parsing (ripgrep-style prefilter).
-pub const GPU_LITERALS: &[&str] = &[
+/// Words a file must contain to be worth parsing (ripgrep-style prefilter), besides the
+/// names of the GPU frameworks (python::GPU_FRAMEWORKS): an import of one makes GPU code.
+pub const GPU_WORDS: &[&str] = &[
     // Device selection and the env variables (`cuda:1`, `CUDA_VISIBLE_DEVICES`, `Device::Cuda`).
-    "cuda",
-    "CUDA",
-    "Cuda",
-    "gpu",
-    "GPU",
-    "nvml",
-    "NVML",
+    "cuda", "CUDA", "Cuda", "gpu", "GPU", "nvml", "NVML",
     // Index keywords and GPU tables without a GPU word: `device_index=1`, `device_map = {..}`.
-    "device",
-    "Device",
-    "DEVICE",
-    // GPU frameworks (python/semantic.rs) and Rust crates: an import makes a file GPU code.
-    "torch",
-    "tensorflow",
-    "jax",
-    "cupy",
-    "numba",
-    "pycuda",
-    "transformers",
-    "whisper",
-    "TTS",
-    "llama_cpp",
-    "onnxruntime",
-    "accelerate",
-    "ctranslate2",
-    "diffusers",
-    "vllm",
-    "tensorrt",
-    "candle",
-    "burn::",
-    "burn_",
-    "ort::",
-    "tch::",
+    "device", "Device", "DEVICE",
+    // Rust GPU crates whose names are too short or common to match alone.
+    "candle", "burn::", "burn_", "ort::", "tch::",
 ];
 
-/// A compiled prefilter over [`GPU_LITERALS`]: Teddy (SIMD) when the CPU has it, as
+/// Every literal of the prefilter.
+pub fn gpu_literals() -> Vec<&'static str> {
+    GPU_WORDS
+        .iter()
+        .chain(crate::python::GPU_FRAMEWORKS)
+        .copied()
+        .collect()
+}
+
+/// A compiled prefilter over [`gpu_literals`]: Teddy (SIMD) when the CPU has it, as
 /// ripgrep does, else a plain Aho-Corasick automaton.
 pub enum Prefilter {
     Packed(packed::Searcher),
@@ -100,11 +82,12 @@ pub enum Prefilter {
 
 impl Prefilter {
     pub fn new() -> Prefilter {
-        match packed::Config::new().builder().extend(GPU_LITERALS).build() {
+        let literals = gpu_literals();
+        match packed::Config::new().builder().extend(&literals).build() {
             Some(searcher) => Prefilter::Packed(searcher),
-            None => Prefilter::Automaton(
-                AhoCorasick::new(GPU_LITERALS).expect("the literal set is valid"),
-            ),
+            None => {
+                Prefilter::Automaton(AhoCorasick::new(&literals).expect("the literal set is valid"))
+            }
         }
     }
 

@@ -52,8 +52,9 @@ impl FakeDriver {
         FakeDriver { dir }
     }
 
-    fn command(&self, cwd: &Path) -> Command {
-        let mut cmd = Command::cargo_bin("gpu-homogenize").unwrap();
+    /// The binary in `cwd`, on this driver, with no simulated fault and no inherited mask.
+    fn std_command(&self, cwd: &Path) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpu-homogenize"));
         cmd.current_dir(cwd)
             .env("GPU_HOMOGENIZE_DRIVER_DIR", self.dir.path())
             .env("FAKEGPU_DEVICES", TOPOLOGY)
@@ -64,6 +65,10 @@ impl FakeDriver {
             .env_remove("CUDA_VISIBLE_DEVICES")
             .env_remove("CUDA_DEVICE_ORDER");
         cmd
+    }
+
+    fn command(&self, cwd: &Path) -> Command {
+        Command::from_std(self.std_command(cwd))
     }
 }
 
@@ -342,12 +347,8 @@ fn the_report_shows_what_the_gpu_validated() {
 fn sigterm_kills_the_probe_and_prints_a_partial_summary() {
     let driver = FakeDriver::new();
     let tree = copy_fixture("superwhisper-v6");
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("gpu-homogenize"));
-    cmd.current_dir(tree.path())
-        .env("GPU_HOMOGENIZE_DRIVER_DIR", driver.dir.path())
-        .env("FAKEGPU_DEVICES", TOPOLOGY)
-        .env("FAKEGPU_STATE", driver.dir.path().join("state"))
-        .env("FAKEGPU_HANG", "1")
+    let mut cmd = driver.std_command(tree.path());
+    cmd.env("FAKEGPU_HANG", "1")
         .args([
             "check",
             "--gpu",

@@ -2,6 +2,10 @@
 //! nothing done, the 13 core modules fixed, everything fixed, one file broken again by hand.
 //! Also: what a damaged, foreign or missing journal does to the report.
 
+mod common;
+
+use common::copy_dir;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -16,19 +20,6 @@ fn mission() -> (tempfile::TempDir, PathBuf) {
     let tree = dir.path().join("superwhisper-v6");
     copy_dir(Path::new(FIXTURE), &tree);
     (dir, tree)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn tool(tree: &Path, args: &[&str]) -> std::process::Output {

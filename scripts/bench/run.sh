@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=scripts/bench
 GH_BIN=${GH_BIN:-target/release/gpu-homogenize}
-# Keep in sync with GPU_LITERALS in src/source.rs (the tool's aho-corasick prefilter).
+# Keep in sync with gpu_literals() in src/source.rs: GPU_WORDS + python GPU_FRAMEWORKS.
 GH_LITERALS=${GH_LITERALS:-cuda,CUDA,Cuda,gpu,GPU,nvml,NVML,device,Device,DEVICE,torch,tensorflow,jax,cupy,numba,pycuda,transformers,whisper,TTS,llama_cpp,onnxruntime,accelerate,ctranslate2,diffusers,vllm,tensorrt,candle,burn::,burn_,ort::,tch::}
 BENCH_DIR=${BENCH_DIR:-target/bench-corpus}
 BENCH_RUNS=${BENCH_RUNS:-10}

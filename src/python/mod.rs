@@ -8,12 +8,12 @@ pub mod rules;
 mod semantic;
 mod verify;
 
-use crate::edit::Edit;
 use crate::finding::{line_column, Finding};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
-use facts::Facts;
+pub use facts::Facts;
 use header::PythonHeader;
+pub use semantic::GPU_FRAMEWORKS;
 
 /// What the caller knows about the file besides its text.
 pub struct FileContext<'a> {
@@ -68,32 +68,8 @@ impl LanguageSupport for Python {
     }
 }
 
-impl lang::Analysis for Analysis {
-    fn findings(&self) -> &[Finding] {
-        &self.findings
-    }
-    fn gpu_code(&self) -> bool {
-        self.gpu_code
-    }
-    fn in_scope(&self) -> bool {
-        self.in_scope
-    }
-    fn edits(&self) -> &[Edit] {
-        &self.edits
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
-
-pub struct Analysis {
-    pub findings: Vec<Finding>,
-    /// Imports a GPU framework, writes a GPU env variable, or selects a device.
-    pub gpu_code: bool,
-    pub in_scope: bool,
-    facts: Facts,
-    edits: Vec<Edit>,
-}
+/// A Python file's analysis; its facts let `verify` compare a rewrite with the original.
+pub type Analysis = lang::FileAnalysis<Facts>;
 
 /// The line ending the file uses (its first one), so inserted text matches it.
 pub fn newline_of(source: &str) -> &'static str {
@@ -146,8 +122,8 @@ pub fn analyze(source: &str, ctx: &FileContext) -> Result<Analysis, SyntaxError>
         findings,
         gpu_code,
         in_scope: rule_ctx.in_scope,
-        facts,
         edits,
+        details: facts,
     })
 }
 

@@ -1,17 +1,7 @@
 //! The Python rule catalogue: every rule, its stable code and what it means, in one place.
 
-use crate::finding::{Rule, Severity};
-
-macro_rules! rule {
-    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal) => {
-        pub static $id: Rule = Rule {
-            code: $code,
-            name: $name,
-            severity: Severity::$sev,
-            summary: $summary,
-        };
-    };
-}
+use crate::finding::Rule;
+use crate::rule;
 
 rule!(
     HEADER_MISSING,

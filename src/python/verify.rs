@@ -20,7 +20,7 @@ pub fn invariants(old: &str, new: &str, before: &Analysis, after: &Analysis) -> 
         }
     }
     let mut seen_other = false;
-    for (_, kind) in &after.facts.top {
+    for (_, kind) in &after.details.top {
         match kind {
             TopKind::Future if seen_other => {
                 problems.push("`from __future__` is no longer first".into())
@@ -29,7 +29,7 @@ pub fn invariants(old: &str, new: &str, before: &Analysis, after: &Analysis) -> 
             _ => seen_other = true,
         }
     }
-    if before.facts.docstring.is_some() && after.facts.docstring.is_none() {
+    if before.details.docstring.is_some() && after.details.docstring.is_none() {
         problems.push("the module docstring is no longer the first statement".into());
     }
     if old.starts_with('\u{feff}') != new.starts_with('\u{feff}') {

@@ -9,8 +9,7 @@ pub mod rules;
 
 use std::path::Path;
 
-use crate::edit::Edit;
-use crate::finding::{line_column, Finding, Rule};
+use crate::finding::{line_column, Rule};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
 use crate::python::header::{join_lines, render_sections, TemplateError};
@@ -97,30 +96,8 @@ pub fn rules() -> Vec<&'static Rule> {
     rules::ALL.to_vec()
 }
 
-pub struct Analysis {
-    findings: Vec<Finding>,
-    gpu_code: bool,
-    in_scope: bool,
-    edits: Vec<Edit>,
-}
-
-impl lang::Analysis for Analysis {
-    fn findings(&self) -> &[Finding] {
-        &self.findings
-    }
-    fn gpu_code(&self) -> bool {
-        self.gpu_code
-    }
-    fn in_scope(&self) -> bool {
-        self.in_scope
-    }
-    fn edits(&self) -> &[Edit] {
-        &self.edits
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
+/// A Rust file's analysis (nothing beyond the findings is needed to check a rewrite).
+pub type Analysis = lang::FileAnalysis<()>;
 
 /// syn skips a BOM and a shebang line; blank them out instead so offsets stay the file's.
 fn masked(source: &str) -> String {
@@ -178,6 +155,7 @@ impl RustSupport {
             gpu_code,
             in_scope: gpu_code || in_phase,
             edits,
+            details: (),
         })
     }
 }

@@ -1,17 +1,7 @@
 //! The Rust rule catalogue (GH5xx), in one place.
 
-use crate::finding::{Rule, Severity};
-
-macro_rules! rule {
-    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal) => {
-        pub static $id: Rule = Rule {
-            code: $code,
-            name: $name,
-            severity: Severity::$sev,
-            summary: $summary,
-        };
-    };
-}
+use crate::finding::Rule;
+use crate::rule;
 
 rule!(
     HEADER_MISSING,
