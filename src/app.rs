@@ -76,7 +76,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
             policy: setup.config.policy.clone(),
             header,
         }),
-        rust: crate::rust::support(&setup.config.policy, &setup.root),
+        rust: crate::rust::support(&setup.config.policy, &setup.root)?,
         prefilter: Prefilter::new(),
         mode,
         max_file_size: input.max_file_size,

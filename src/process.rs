@@ -28,7 +28,7 @@ pub struct Engine {
     pub root: PathBuf,
     pub phases: Phases,
     pub python: Box<dyn LanguageSupport>,
-    pub rust: Option<Box<dyn LanguageSupport>>,
+    pub rust: Box<dyn LanguageSupport>,
     pub prefilter: Prefilter,
     pub mode: Mode,
     pub max_file_size: u64,
@@ -64,10 +64,9 @@ impl Engine {
             EntryKind::Error(message) => return errored(outcome, message.clone()),
         };
         outcome.language = Some(language);
-        let support = match (language, &self.rust) {
-            (Language::Python, _) => self.python.as_ref(),
-            (Language::Rust, Some(rust)) => rust.as_ref(),
-            (Language::Rust, None) => return skipped(outcome, "Rust support is not enabled"),
+        let support = match language {
+            Language::Python => self.python.as_ref(),
+            Language::Rust => self.rust.as_ref(),
         };
         let bytes = match source::read_bytes(&entry.path, self.max_file_size) {
             Ok(bytes) => bytes,

@@ -408,3 +408,47 @@ fn rust_binaries_are_checked_with_the_env_their_main_sets() {
     assert_eq!(library["status"], "skipped");
     assert_eq!(out.code, 1, "a failed GPU check fails the run");
 }
+
+#[test]
+fn gpu_cmd_runs_the_file_itself_in_the_slot() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let file = "tools/compliant_example.py";
+    let passed = run(driver.command(tree.path()).args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--format",
+        "json",
+        "--gpu-cmd",
+        "test -f {file}",
+        file,
+    ]));
+    assert_eq!(passed.code, 0, "{}", passed.stderr);
+    assert_eq!(
+        json(&passed.stdout)["files"][0]["gpu_check"]["status"],
+        "passed"
+    );
+    let failed = run(driver.command(tree.path()).args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--format",
+        "json",
+        "--gpu-cmd",
+        "echo boom >&2; exit 3",
+        file,
+    ]));
+    assert_eq!(failed.code, 1);
+    let check = &json(&failed.stdout)["files"][0]["gpu_check"];
+    assert_eq!(check["status"], "failed");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("exit status: 3: boom"),
+        "{check}"
+    );
+}

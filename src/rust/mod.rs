@@ -84,9 +84,9 @@ pub struct RustSupport {
     pub header: RustHeader,
 }
 
-pub fn support(policy: &Policy, root: &Path) -> Option<Box<dyn LanguageSupport>> {
-    let header = RustHeader::load(policy, root).ok()?;
-    Some(Box::new(RustSupport {
+pub fn support(policy: &Policy, root: &Path) -> Result<Box<dyn LanguageSupport>, TemplateError> {
+    let header = RustHeader::load(policy, root)?;
+    Ok(Box::new(RustSupport {
         policy: policy.clone(),
         header,
     }))
