@@ -360,7 +360,8 @@ fn sigterm_kills_the_probe_and_prints_a_partial_summary() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = cmd.spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Long enough for the run to install its handler and reach the hanging probe, even on a busy CI.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
