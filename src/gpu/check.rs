@@ -16,6 +16,8 @@ use crate::policy::{EnvVar, Policy};
 
 /// How often memory is sampled while a child runs.
 const SAMPLE_EVERY: Duration = Duration::from_millis(5);
+/// How long an apparent leak is re-read before it is booked.
+const SETTLE: Duration = Duration::from_millis(250);
 /// How long to wait for a finished child's pipes to close.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
@@ -52,6 +54,13 @@ impl ProbeRunner {
         }
         // Its own process group, so a timeout kills whatever it started too.
         program.process_group(0);
+        // If the tool itself is killed, a hung probe must not outlive it.
+        unsafe {
+            program.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         program
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -88,7 +97,11 @@ impl ProbeRunner {
                 }
             }
             match child.try_wait() {
-                Ok(Some(status)) => break Ok(status),
+                Ok(Some(status)) => {
+                    // Leftovers (a `--gpu-cmd` daemon) would skew the next check's memory.
+                    kill_group(&child);
+                    break Ok(status);
+                }
                 Ok(None) => {}
                 Err(e) => break Err(e.to_string()),
             }
@@ -207,6 +220,22 @@ impl ProbeRunner {
     }
 }
 
+impl ProbeRunner {
+    /// Memory in use after the child exited. A real driver frees a dead process's memory
+    /// lazily, so an apparent leak is re-read for a short while before it is booked.
+    fn settled_used_mib(&self, before: Option<f64>) -> Option<f64> {
+        let deadline = Instant::now() + SETTLE;
+        loop {
+            let after = self.gpus.used_mib(&self.target);
+            let leaking = before.zip(after).is_some_and(|(b, a)| a > b);
+            if !leaking || Instant::now() >= deadline {
+                return after;
+            }
+            std::thread::sleep(SAMPLE_EVERY);
+        }
+    }
+}
+
 impl GpuChecker for ProbeRunner {
     fn check(&mut self, job: &GpuJob, started: Instant, cancelled: &AtomicBool) -> GpuCheck {
         let started_ms = started.elapsed().as_millis() as u64;
@@ -233,7 +262,7 @@ impl GpuChecker for ProbeRunner {
             }
             verdict = cmd_verdict;
         }
-        let after = self.gpus.used_mib(&self.target);
+        let after = self.settled_used_mib(before);
         let leak = before.zip(after).map(|(b, a)| a - b);
         if status == CheckStatus::Passed && leak.is_some_and(|l| l > self.policy.leak_alert_mib) {
             status = CheckStatus::Leak;
@@ -280,11 +309,15 @@ fn failed_spawn(error: String, peak: f64) -> ChildRun {
 
 /// Kill the child and everything it started (its own process group).
 fn kill(child: &mut Child) {
+    kill_group(child);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn kill_group(child: &Child) {
     if let Ok(pid) = i32::try_from(child.id()) {
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// Lines of the child's stdout, as they come.
