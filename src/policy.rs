@@ -56,6 +56,12 @@ pub struct Policy {
     pub rust_template: Option<PathBuf>,
     pub leak_alert_mib: f64,
     pub leak_fail_mib: f64,
+    /// Code runs under a scheduler that assigns cards (Slurm, Ray, Kubernetes): the header only
+    /// sets the variables when they are unset (`os.environ.setdefault`).
+    pub respect_scheduler: bool,
+    /// Name of the validation function the template adds; derived from the target by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validate_function: Option<String>,
 }
 
 impl Default for Policy {
@@ -77,6 +83,8 @@ impl Default for Policy {
             rust_template: None,
             leak_alert_mib: 100.0,
             leak_fail_mib: 50.0,
+            respect_scheduler: false,
+            validate_function: None,
         }
     }
 }
@@ -95,6 +103,58 @@ impl Policy {
     pub fn masked_index(&self) -> u64 {
         0
     }
+
+    /// How many devices the mask leaves visible.
+    pub fn visible_count(&self) -> usize {
+        self.visible_devices
+            .split(',')
+            .filter(|e| !e.trim().is_empty())
+            .count()
+    }
+
+    /// What an index written for the unmasked machine becomes under the mask: an index the
+    /// mask lists moves to its position in the list; one below the visible count that the mask
+    /// does not list keeps its number; anything else selects no device.
+    pub fn remap_index(&self, index: u64) -> Remap {
+        let entries: Vec<&str> = self.visible_devices.split(',').map(str::trim).collect();
+        if let Some(pos) = entries.iter().position(|e| e.parse::<u64>().ok() == Some(index)) {
+            return if pos as u64 == index {
+                Remap::Keep
+            } else {
+                Remap::To(pos as u64)
+            };
+        }
+        if (index as usize) < self.visible_count() {
+            Remap::Keep
+        } else {
+            Remap::Invalid
+        }
+    }
+
+    /// The name of the validation function the template defines.
+    pub fn validate_function_name(&self) -> String {
+        if let Some(name) = &self.validate_function {
+            return name.clone();
+        }
+        let slug: String = self
+            .target
+            .label()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let slug = if slug.is_empty() { "gpu".to_string() } else { slug };
+        format!("validate_{slug}_mandatory")
+    }
+}
+
+/// What a device index becomes once the mask is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remap {
+    Keep,
+    To(u64),
+    /// No visible device has that index.
+    Invalid,
 }
 
 /// The environment variables the header owns.

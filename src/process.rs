@@ -213,9 +213,15 @@ impl Engine {
         if let Err(e) = write_atomic(&entry.path, &file.bytes, &new, backup.as_deref()) {
             return errored(outcome, e.to_string());
         }
-        outcome.status = FileStatus::Fixed;
         outcome.content_hash = Some(content_hash(new.as_bytes()));
+        // The status is the rewritten text's: a partial fix leaves the file non-compliant, so
+        // a second run reports what this one ended with.
         let compliant = after.as_ref().is_some_and(|a| a.is_compliant());
+        outcome.status = if compliant {
+            FileStatus::Fixed
+        } else {
+            FileStatus::NonCompliant
+        };
         let gpu_job = if compliant && after.as_ref().is_some_and(|a| a.gpu_code()) {
             gpu_job(entry, support, &new, &mut outcome)
         } else {
@@ -233,7 +239,9 @@ impl Engine {
     ) -> Vec<FindingRecord> {
         findings
             .iter()
-            .filter(|f| self.touchpoints || f.rule.severity != Severity::Info)
+            .filter(|f| {
+                self.touchpoints || f.rule.severity != Severity::Info || !f.rule.code.starts_with("GH3")
+            })
             .map(|f| {
                 let (line, column) = line_column(text, f.range.start);
                 let fixed = after.is_some_and(|a| {

@@ -14,34 +14,53 @@ pub fn removal_edit(source: &str, stmt: Range<usize>, as_pass: bool) -> Option<E
 }
 
 /// The language-neutral form: `comment` starts a trailing comment (`#`, `//`), and
-/// `placeholder` replaces the statement instead of removing its line.
+/// `placeholder` replaces the statement instead of removing its line. A statement that shares
+/// its line with others through `;` goes with its separator; the body of a one-line compound
+/// statement (`if x: stmt`) becomes the placeholder or `pass`.
 pub fn remove_line(
     source: &str,
     stmt: Range<usize>,
     placeholder: Option<&str>,
     comment: &str,
 ) -> Option<Edit> {
-    let line_start = source[..stmt.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = line_start(source, stmt.start);
     let before = &source[line_start..stmt.start];
-    if !before
+    let line_end = line_end(source, stmt.end);
+    let after = source[stmt.end..line_end].trim_start_matches([' ', '\t']);
+    let after_blank = after.is_empty() || after.starts_with(comment);
+    let alone = before
         .chars()
-        .all(|c| c == ' ' || c == '\t' || c == '\u{feff}' || c == '\x0c')
-    {
+        .all(|c| c == ' ' || c == '\t' || c == '\u{feff}' || c == '\x0c');
+    // Rust statements carry their own `;`: only Python's separators are handled here.
+    let python = comment == "#";
+    if !alone && !python {
         return None;
     }
-    let line_end = source[stmt.end..]
-        .find('\n')
-        .map_or(source.len(), |i| stmt.end + i);
-    let after = source[stmt.end..line_end].trim_start_matches([' ', '\t']);
-    let after = after.strip_suffix('\r').unwrap_or(after);
-    if !(after.is_empty() || after.starts_with(comment)) {
+    if !alone {
+        let tail = before.trim_end_matches([' ', '\t']);
+        if after.starts_with(';') {
+            let sep = line_end - after.len() + 1;
+            let rest = source[sep..line_end].trim_start_matches([' ', '\t']);
+            return Some(Edit::delete(stmt.start..line_end - rest.len()));
+        }
+        if tail.ends_with(';') && after_blank {
+            return Some(Edit::delete(line_start + tail.len() - 1..stmt.end));
+        }
+        if tail.ends_with(':') && after_blank {
+            return Some(Edit::replace(stmt, placeholder.unwrap_or("pass")));
+        }
+        return None;
+    }
+    if !after_blank {
+        if python && after.starts_with(';') {
+            let sep = line_end - after.len() + 1;
+            let rest = source[sep..line_end].trim_start_matches([' ', '\t']);
+            return Some(Edit::delete(stmt.start..line_end - rest.len()));
+        }
         return None;
     }
     if let Some(placeholder) = placeholder {
-        let comment_end = source[..line_end]
-            .strip_suffix('\r')
-            .map_or(line_end, str::len);
-        return Some(Edit::replace(stmt.start..comment_end, placeholder));
+        return Some(Edit::replace(stmt.start..line_end, placeholder));
     }
     // Keep a BOM that precedes the statement on the first line.
     let start = if before.starts_with('\u{feff}') {
@@ -49,8 +68,27 @@ pub fn remove_line(
     } else {
         line_start
     };
-    let end = (line_end + 1).min(source.len());
-    Some(Edit::delete(start..end))
+    Some(Edit::delete(start..next_line_start(source, stmt.end)))
+}
+
+fn line_start(source: &str, offset: usize) -> usize {
+    source[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1)
+}
+
+fn line_end(source: &str, offset: usize) -> usize {
+    source[offset..]
+        .find(['\n', '\r'])
+        .map_or(source.len(), |i| offset + i)
+}
+
+fn next_line_start(source: &str, offset: usize) -> usize {
+    let end = line_end(source, offset);
+    let bytes = source.as_bytes();
+    match bytes.get(end) {
+        Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => end + 2,
+        Some(_) => end + 1,
+        None => end,
+    }
 }
 
 /// Delete the items flagged `true` from a comma-separated list (dict items, keyword
@@ -102,19 +140,24 @@ mod tests {
     }
 
     #[test]
-    fn refuses_shared_lines() {
-        assert!(remove(
-            "a = 1; os.environ['X'] = '0'\n",
-            "os.environ['X'] = '0'",
-            false
-        )
-        .is_none());
-        assert!(remove(
-            "os.environ['X'] = '0'; a = 1\n",
-            "os.environ['X'] = '0'",
-            false
-        )
-        .is_none());
+    fn takes_a_statement_out_of_a_shared_line() {
+        assert_eq!(
+            remove("a = 1; os.environ['X'] = '0'\n", "os.environ['X'] = '0'", false).unwrap(),
+            "a = 1\n"
+        );
+        assert_eq!(
+            remove("os.environ['X'] = '0'; a = 1\n", "os.environ['X'] = '0'", false).unwrap(),
+            "a = 1\n"
+        );
+        assert_eq!(
+            remove("if x: os.environ['X'] = '0'\n", "os.environ['X'] = '0'", false).unwrap(),
+            "if x: pass\n"
+        );
+        assert_eq!(
+            remove("a = 1\ros.environ['X'] = '0'\rb = 2\r", "os.environ['X'] = '0'", false)
+                .unwrap(),
+            "a = 1\rb = 2\r"
+        );
     }
 
     #[test]

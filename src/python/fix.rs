@@ -1,172 +1,292 @@
-//! The fix planner: the edits that bring a file to the policy. Byte ranges come from the
-//! AST; inserted text comes from the template, with the file's own line endings.
+//! The fix planner: the edits that bring a file to the policy. The configuration is replaced
+//! in place (or inserted after the prologue when the file has none before its GPU imports),
+//! the other writes go with their banners and echoes, device indices are remapped. Byte
+//! ranges come from the AST; inserted text comes from the template, with the file's own line
+//! endings and in a form its encoding can hold.
 
-use super::detect::{removes, RuleContext};
-use super::facts::{line_start, Facts, TopKind};
+use std::ops::Range;
+
+use super::config::{is_pragma_or_licence, ConfigBlock};
+use super::detect::{to_remove, RuleContext};
+use super::effective::Effective;
+use super::encoding::Encoding;
+use super::facts::{Facts, TopKind};
+use super::lines::{line_end, line_start, line_ranges, next_line_start};
 use crate::edit::Edit;
 use crate::finding::Finding;
 
 pub struct FixInput<'a> {
     pub source: &'a str,
     pub facts: &'a Facts,
+    pub effective: &'a Effective,
+    pub blocks: &'a [ConfigBlock],
     pub findings: &'a [Finding],
     pub ctx: &'a RuleContext<'a>,
     pub newline: &'a str,
+    pub encoding: &'a Encoding,
+    /// The env must be rewritten (it is not the policy's).
+    pub env_fix: bool,
 }
 
-pub fn plan(input: &FixInput) -> Vec<Edit> {
+/// The edits, or why the file cannot be fixed automatically.
+pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
     let mut edits: Vec<Edit> = Vec::new();
-    let push = |e: Edit, edits: &mut Vec<Edit>| {
-        if !edits.contains(&e) {
-            edits.push(e);
+    let (source, facts) = (input.source, input.facts);
+    let removals = to_remove(facts, input.effective, input.ctx.policy, input.env_fix);
+    let mut covered: Vec<Range<usize>> = Vec::new();
+    if input.env_fix {
+        let site = header_site(input);
+        for block in input.blocks {
+            if Some(block.range.start) == site.as_ref().map(|s| s.start) {
+                continue;
+            }
+            edits.push(Edit::delete(block_deletion(source, &block.range)));
+            covered.push(block.range.clone());
         }
-    };
-    for write in &input.facts.env_writes {
-        if removes(write, input.ctx) {
-            for e in write.removal.iter().flatten() {
-                push(e.clone(), &mut edits);
+        let at = site
+            .as_ref()
+            .map_or_else(|| prologue_end(source, facts), |s| s.start);
+        let chunk = header_chunk(input, at);
+        match site {
+            Some(block) => {
+                edits.push(Edit::replace(block.clone(), chunk));
+                covered.push(block);
+            }
+            None => {
+                edits.push(Edit::insert(at, padded(source, at, chunk, input.newline)));
             }
         }
-    }
-    for finding in input.findings {
-        if finding.rule.code.starts_with("GH1") {
-            for e in &finding.edits {
-                push(e.clone(), &mut edits);
-            }
-        }
-    }
-    if input.ctx.in_scope {
-        header_edits(input, &mut edits);
+        docstring_edit(input, &mut edits);
         validation_edits(input, &mut edits);
     }
-    edits
+    for i in removals {
+        let e = &facts.effects[i];
+        if covered.iter().any(|c| c.start <= e.stmt.start && e.stmt.end <= c.end) {
+            continue;
+        }
+        let Some(removal) = &e.removal else {
+            let (line, _) = crate::finding::line_column(source, e.at.start);
+            return Err(format!(
+                "{} at line {line} cannot be taken out safely (it is part of a larger expression): remove it by hand, then run fix again",
+                e.var().map_or("an env change", |v| v.name())
+            ));
+        };
+        for edit in removal {
+            if !edits.contains(edit) {
+                edits.push(edit.clone());
+            }
+        }
+    }
+    for f in input.findings {
+        if f.rule.code.starts_with("GH1") {
+            edits.extend(f.edits.iter().cloned());
+        }
+    }
+    for e in &mut edits {
+        e.replacement = input.encoding.render(&e.replacement)?;
+    }
+    Ok(edits)
 }
 
-/// End of the preamble that stays above the header: shebang, encoding cookie, docstring,
-/// `from __future__` imports. Returned as the start of the following line.
-fn preamble_end(source: &str, facts: &Facts) -> usize {
-    let mut end = 0;
-    let mut lines = source.split_inclusive('\n');
-    let mut offset = 0;
-    for n in 0..2 {
-        let Some(line) = lines.next() else { break };
-        let text = line.trim_start_matches('\u{feff}').trim_start();
-        let shebang = n == 0 && text.starts_with("#!");
-        let cookie =
-            text.starts_with('#') && (text.contains("coding:") || text.contains("coding="));
-        offset += line.len();
-        if shebang || cookie {
-            end = offset;
-        } else {
+/// The block replaced in place: the first configuration block that runs before the first GPU
+/// import.
+fn header_site(input: &FixInput) -> Option<Range<usize>> {
+    let first_import = input.facts.first_top_level_gpu_import().unwrap_or(usize::MAX);
+    input
+        .blocks
+        .iter()
+        .find(|b| b.range.start < first_import)
+        .map(|b| b.range.clone())
+}
+
+/// A removed block takes one blank line with it when it sits between two blank lines.
+fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
+    let blank_before = block.start == 0 || {
+        let prev = line_start(source, block.start - 1);
+        source[prev..block.start].trim().is_empty()
+    };
+    let next_end = line_end(source, block.end);
+    let blank_after = block.end < source.len() && source[block.end..next_end].trim().is_empty();
+    if blank_before && blank_after {
+        block.start..next_line_start(source, block.end)
+    } else {
+        block.clone()
+    }
+}
+
+/// The header text, with the imports it needs that the file does not make before `at`.
+fn header_chunk(input: &FixInput, at: usize) -> String {
+    let nl = input.newline;
+    let header = input.ctx.header;
+    let mut chunk = String::new();
+    let bound_before = |name: &str| {
+        input.facts.top.iter().any(|(r, kind)| {
+            r.end <= at
+                && matches!(kind, TopKind::StdlibImport(names) | TopKind::Import(names) if names.iter().any(|n| n == name))
+        })
+    };
+    let mut imports = String::new();
+    for module in &header.block_imports {
+        if !bound_before(module) {
+            imports.push_str(&format!("import {module}{nl}"));
+        }
+    }
+    if !imports.is_empty() {
+        chunk.push_str(&imports);
+        chunk.push_str(nl);
+    }
+    chunk.push_str(&header.block_text(nl));
+    chunk
+}
+
+/// Blank lines around an inserted chunk, as the surrounding text needs.
+fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
+    let mut out = String::new();
+    let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
+    if at > bom {
+        if !(source[..at].ends_with('\n') || source[..at].ends_with('\r')) {
+            out.push_str(nl);
+        }
+        let prev = line_start(source, at - 1);
+        if !source[prev..at].trim().is_empty() {
+            out.push_str(nl);
+        }
+    }
+    out.push_str(&chunk);
+    if at < source.len() && !source[at..line_end(source, at)].trim().is_empty() {
+        out.push_str(nl);
+    }
+    out
+}
+
+/// Where the header goes when the file has no configuration block to replace: after the
+/// shebang, the encoding cookie, a leading licence block and whole-file pragmas, the module
+/// docstring, `from __future__` imports and the leading standard-library imports.
+pub fn prologue_end(source: &str, facts: &Facts) -> usize {
+    let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
+    let first_stmt = facts
+        .top
+        .first()
+        .map_or(source.len(), |(r, _)| line_start(source, r.start).max(bom));
+    let mut end = bom;
+    for (n, (start, stop)) in line_ranges(source).into_iter().enumerate() {
+        if start >= first_stmt {
             break;
+        }
+        let text = source[start..stop].trim_start_matches('\u{feff}').trim();
+        let special = (n == 0 && text.starts_with("#!")) || is_pragma_or_licence(text);
+        // A comment group closed by a blank line (a licence, a file banner) stays above the
+        // header; comments attached to the first statement stay with it.
+        if text.is_empty() || special {
+            end = next_line_start(source, start);
         }
     }
     for (range, kind) in &facts.top {
-        if matches!(kind, TopKind::Docstring | TopKind::Future) {
-            end = end.max(next_line_start(source, range.end));
-        } else {
+        match kind {
+            TopKind::Docstring | TopKind::Future | TopKind::StdlibImport(_) => {
+                end = end.max(next_line_start(source, range.end));
+            }
+            _ => break,
+        }
+    }
+    end
+}
+
+fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
+    if input.ctx.is_init {
+        return;
+    }
+    let (source, facts, nl) = (input.source, input.facts, input.newline);
+    let marker = &input.ctx.header.docstring_marker;
+    match &facts.docstring {
+        Some((_, literal, text)) => {
+            if text.contains(marker.as_str()) {
+                return;
+            }
+            let quoted = &source[literal.clone()];
+            let triple = quoted.ends_with("\"\"\"") || quoted.ends_with("'''");
+            let close = literal.end - if triple { 3 } else { 1 };
+            if !triple {
+                edits.push(Edit::insert(close, format!(" {marker}")));
+                return;
+            }
+            let ls = line_start(source, close);
+            if source[ls..close].trim().is_empty() && ls > literal.start {
+                let indent = &source[ls..close];
+                edits.push(Edit::insert(ls, format!("{indent}{marker}{nl}")));
+            } else {
+                edits.push(Edit::insert(close, format!("{nl}{marker}{nl}")));
+            }
+        }
+        None => {
+            let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
+            let doc = format!("\"\"\"{nl}{marker}{nl}\"\"\"{nl}");
+            let at = match facts.top.first() {
+                Some((r, _)) => attached_comments_start(source, line_start(source, r.start).max(bom)),
+                None => prologue_end(source, facts),
+            };
+            let at = at.max(prologue_comments_end(source, bom));
+            edits.insert(0, Edit::insert(at, doc));
+        }
+    }
+}
+
+/// End of the shebang/cookie/pragma lines at the very top.
+fn prologue_comments_end(source: &str, bom: usize) -> usize {
+    let mut end = bom;
+    for (n, (start, stop)) in line_ranges(source).into_iter().enumerate() {
+        let text = source[start..stop].trim_start_matches('\u{feff}').trim();
+        let special = (n == 0 && text.starts_with("#!")) || (text.starts_with('#') && is_pragma_or_licence(text));
+        if special {
+            end = next_line_start(source, start);
+        } else if !text.is_empty() {
             break;
         }
     }
     end
 }
 
-fn next_line_start(source: &str, offset: usize) -> usize {
-    source[offset..]
-        .find('\n')
-        .map_or(source.len(), |i| offset + i + 1)
-}
-
-fn header_edits(input: &FixInput, edits: &mut Vec<Edit>) {
-    let (source, facts, nl) = (input.source, input.facts, input.newline);
-    let header = input.ctx.header;
-    let at = preamble_end(source, facts);
-    let mut chunk = String::new();
-    // A docstring is the first statement: without one, it goes above `from __future__`.
-    if facts.docstring.is_none() {
-        let first_stmt = facts.top.first().map(|(r, _)| line_start(source, r.start));
-        let doc = format!("\"\"\"{nl}{}{nl}\"\"\"{nl}", header.docstring_marker);
-        match first_stmt {
-            Some(pos) if pos < at => edits.push(Edit::insert(pos, doc)),
-            _ => chunk.push_str(&doc),
+fn attached_comments_start(source: &str, line: usize) -> usize {
+    let mut start = line;
+    while start > 0 {
+        let prev = line_start(source, start - 1);
+        let text = source[prev..start].trim();
+        if !text.starts_with('#') || text.starts_with("#!") || is_pragma_or_licence(text) {
+            break;
         }
-    } else if let Some(edit) = docstring_marker_edit(source, facts, &header.docstring_marker, nl) {
-        edits.push(edit);
+        start = prev;
     }
-    match &input.ctx.site {
-        Some(site) if site.valid => return,
-        Some(site) => edits.push(Edit::delete(site.range.clone())),
-        None => {}
-    }
-    if at == source.len() && !source.is_empty() && !source.ends_with('\n') {
-        chunk.insert_str(0, nl);
-    }
-    if at > 0 || !chunk.is_empty() {
-        chunk.push_str(nl);
-    }
-    for line in &facts.plain_import_os {
-        edits.push(Edit::delete(line.clone()));
-    }
-    chunk.push_str("import os");
-    chunk.push_str(nl);
-    chunk.push_str(nl);
-    chunk.push_str(&header.block_text(nl));
-    let next_line = source[at..].split('\n').next().unwrap_or("");
-    if at < source.len() && !next_line.trim().is_empty() {
-        chunk.push_str(nl);
-    }
-    edits.push(Edit::insert(at, chunk));
+    start
 }
 
-/// Add the marker line to an existing docstring, before its closing quotes.
-fn docstring_marker_edit(source: &str, facts: &Facts, marker: &str, nl: &str) -> Option<Edit> {
-    let text = facts.docstring_text.as_ref()?;
-    if text.contains(marker) {
-        return None;
-    }
-    let range = facts.docstring.clone()?;
-    let literal = &source[range.clone()];
-    let triple = literal.ends_with("\"\"\"") || literal.ends_with("'''");
-    let close = range.end - if triple { 3 } else { 1 };
-    if !triple {
-        return Some(Edit::insert(close, format!(" {marker}")));
-    }
-    let line_begin = line_start(source, close);
-    if source[line_begin..close].trim().is_empty() && line_begin > range.start {
-        // Closing quotes on their own line: the marker goes on the line above them.
-        let indent = &source[line_begin..close];
-        Some(Edit::insert(line_begin, format!("{indent}{marker}{nl}")))
-    } else {
-        Some(Edit::insert(close, format!("{nl}{marker}{nl}")))
-    }
-}
-
+/// The template's validation function and its call in the main block, where they do no harm.
 fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
     let (source, facts, nl) = (input.source, input.facts, input.newline);
-    if !facts.uses_torch {
-        return;
-    }
     let header = input.ctx.header;
     let name = &header.validate_fn_name;
-    if !facts.defined_functions.contains(name) {
-        let function = reindent(&header.validate_fn_text(nl), source);
-        let edit = match &facts.main_block {
-            Some(main) => Edit::insert(main.if_start, format!("{function}{nl}{nl}")),
-            None if source.ends_with('\n') => {
-                Edit::insert(source.len(), format!("{nl}{nl}{function}"))
-            }
-            None => {
-                let trimmed = function.strip_suffix(nl).unwrap_or(&function);
-                Edit::insert(source.len(), format!("{nl}{nl}{nl}{trimmed}"))
-            }
-        };
-        edits.push(edit);
+    let Some(main) = &facts.main_block else { return };
+    if !facts.uses_torch || input.ctx.is_init || facts.forks.is_some() {
+        return;
     }
-    if let Some(main) = &facts.main_block {
-        if let (false, Some((line, indent))) = (main.calls.contains(name), &main.first_stmt) {
-            edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
-        }
+    let has_validator = facts
+        .defined_functions
+        .iter()
+        .chain(&facts.imported_names)
+        .any(|f| f == name || looks_like_validator(f));
+    if has_validator || main.calls.contains(name) {
+        return;
     }
+    let Some((line, indent)) = &main.first_stmt else { return };
+    let function = reindent(&header.validate_fn_text(nl), source);
+    edits.push(Edit::insert(main.if_start, format!("{function}{nl}{nl}")));
+    edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
+}
+
+/// `validate_rtx3090_configuration`, `validate_gpu`: a validator the file already has.
+pub fn looks_like_validator(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    (lower.starts_with("validate") || lower.starts_with("check") || lower.starts_with("verify"))
+        && ["gpu", "rtx", "cuda", "device"].iter().any(|w| lower.contains(w))
 }
 
 /// The template indents with four spaces; a file indented with tabs gets tabs.

@@ -20,6 +20,8 @@ pub struct PythonHeader {
     /// The validation function added to files that use torch.
     pub validate_fn: Vec<String>,
     pub validate_fn_name: String,
+    /// Modules the header block uses (`os`), imported with it when the file does not already.
+    pub block_imports: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +66,10 @@ impl PythonHeader {
             Ok(lines)
         };
         let marker = take("docstring_marker")?;
-        let block = take("header")?;
+        let mut block = take("header")?;
+        if policy.respect_scheduler {
+            block = block.iter().map(|l| setdefault_form(l)).collect();
+        }
         let validate_fn = take("validate_function")?;
         let docstring_marker = match marker.as_slice() {
             [line] if !line.contains('"') && !line.contains('\'') && !line.contains('\\') => {
@@ -78,11 +83,17 @@ impl PythonHeader {
         };
         let validate_fn_name = function_name(&validate_fn.join("\n"))?;
         check_block_parses(&block)?;
+        let block_imports = ["os", "sys"]
+            .iter()
+            .filter(|m| block.iter().any(|l| uses_module(l, m)))
+            .map(|m| m.to_string())
+            .collect();
         Ok(PythonHeader {
             docstring_marker,
             block,
             validate_fn,
             validate_fn_name,
+            block_imports,
         })
     }
 
@@ -133,6 +144,36 @@ pub fn join_lines(lines: &[String], newline: &str) -> String {
     out
 }
 
+/// `os.environ['K'] = 'V'  # note` → `os.environ.setdefault('K', 'V')  # note`, from the
+/// statement's AST ranges: under a scheduler the mask it assigned wins.
+fn setdefault_form(line: &str) -> String {
+    let Ok(parsed) = ruff_python_parser::parse_module(line) else {
+        return line.to_string();
+    };
+    let [Stmt::Assign(assign)] = parsed.syntax().body.as_slice() else {
+        return line.to_string();
+    };
+    let [ruff_python_ast::Expr::Subscript(sub)] = assign.targets.as_slice() else {
+        return line.to_string();
+    };
+    use ruff_text_size::Ranged;
+    let text = |r: ruff_text_size::TextRange| &line[r.start().to_usize()..r.end().to_usize()];
+    let end = assign.range().end().to_usize();
+    format!(
+        "{}.setdefault({}, {}){}",
+        text(sub.value.range()),
+        text(sub.slice.range()),
+        text(assign.value.range()),
+        &line[end..]
+    )
+}
+
+/// The line refers to `module.` outside a comment.
+fn uses_module(line: &str, module: &str) -> bool {
+    let code = line.split('#').next().unwrap_or("");
+    code.contains(&format!("{module}."))
+}
+
 fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
     let forbidden: Vec<String> = policy.forbidden.iter().map(|c| c.label()).collect();
     let min_mem = policy.target.min_memory_gib.unwrap_or(0.0);
@@ -143,6 +184,7 @@ fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
         ("alloc_conf", policy.alloc_conf.clone()),
         ("forbidden_names", forbidden.join(", ")),
         ("min_memory_gib", format!("{min_mem}")),
+        ("validate_function", policy.validate_function_name()),
     ]
 }
 
@@ -193,6 +235,7 @@ mod tests {
         assert!(block.contains("os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'"));
         assert!(block.contains("os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'"));
         assert_eq!(header.validate_fn_name, "validate_rtx3090_mandatory");
+        assert_eq!(header.block_imports, vec!["os".to_string()]);
         assert!(header.docstring_marker.contains("RTX 3090 (CUDA:1)"));
     }
 
@@ -204,6 +247,18 @@ mod tests {
         };
         let header = PythonHeader::render(DEFAULT_TEMPLATE, &policy).unwrap();
         assert!(!header.block_text("\n").contains("PYTORCH_CUDA_ALLOC_CONF"));
+    }
+
+    #[test]
+    fn under_a_scheduler_the_header_only_defaults() {
+        let policy = Policy {
+            respect_scheduler: true,
+            ..Policy::default()
+        };
+        let header = PythonHeader::render(DEFAULT_TEMPLATE, &policy).unwrap();
+        let block = header.block_text("\n");
+        assert!(block.contains("os.environ.setdefault('CUDA_VISIBLE_DEVICES', '1')  # RTX 3090"));
+        assert!(!block.contains("] = '"));
     }
 
     #[test]

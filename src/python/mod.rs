@@ -1,18 +1,25 @@
-//! Python support: parse with ruff's parser, collect facts, apply the rules, plan fixes.
+//! Python support: parse with ruff's parser, collect facts, compute the effective env, apply
+//! the rules, plan fixes, and prove each planned fix on its own result before offering it.
 
+mod config;
 mod detect;
+mod effective;
+mod encoding;
 mod facts;
 mod fix;
 pub mod header;
+pub mod lines;
 pub mod rules;
 mod semantic;
 mod verify;
 
+use crate::edit::{apply, Edit};
 use crate::finding::{line_column, Finding};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
 pub use facts::Facts;
 use header::PythonHeader;
+pub use lines::newline_of;
 pub use semantic::GPU_FRAMEWORKS;
 
 /// What the caller knows about the file besides its text.
@@ -71,53 +78,84 @@ impl LanguageSupport for Python {
 /// A Python file's analysis; its facts let `verify` compare a rewrite with the original.
 pub type Analysis = lang::FileAnalysis<Facts>;
 
-/// The line ending the file uses (its first one), so inserted text matches it.
-pub fn newline_of(source: &str) -> &'static str {
-    match source.find('\n') {
-        Some(i) if i > 0 && source.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    }
-}
-
-pub fn analyze(source: &str, ctx: &FileContext) -> Result<Analysis, SyntaxError> {
-    let parsed = ruff_python_parser::parse_module(source).map_err(|e| {
+fn parse(
+    source: &str,
+) -> Result<ruff_python_parser::Parsed<ruff_python_ast::ModModule>, SyntaxError> {
+    ruff_python_parser::parse_module(source).map_err(|e| {
         let (line, column) = line_column(source, e.location.start().to_usize());
         SyntaxError {
             line,
             column,
             message: e.error.to_string(),
         }
-    })?;
+    })
+}
+
+pub fn analyze(source: &str, ctx: &FileContext) -> Result<Analysis, SyntaxError> {
+    analyze_with(source, ctx, true)
+}
+
+/// Findings that say the env is not the policy's.
+const ENV_RULES: &[&str] = &["GH001", "GH002", "GH005", "GH006"];
+
+/// The analysis; with `plan`, also the edits of a fix, each proven on its own result: a fix
+/// whose result would still break the env policy is withheld and its findings say why.
+fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis, SyntaxError> {
+    let parsed = parse(source)?;
     let body = &parsed.syntax().body;
-    let newline = newline_of(source);
-    let block = detect::locate_header(source, ctx.header, newline);
-    let facts = facts::collect(source, body, ctx.policy, block.clone());
-    let site = block.map(|range| detect::HeaderSite {
-        valid: detect::header_is_placed(&facts, &range),
-        range,
-    });
-    let gpu_code = !facts.gpu_imports.is_empty()
-        || !facts.env_writes.is_empty()
-        || !facts.device_indices.is_empty();
+    let facts = facts::collect(source, body, ctx.policy);
+    if let Some(late) = &facts.late_future {
+        let (line, column) = line_column(source, late.start);
+        return Err(SyntaxError {
+            line,
+            column,
+            message: "from __future__ imports must occur at the beginning of the file: CPython refuses this file as it is".into(),
+        });
+    }
+    let effective = effective::compute(body, &facts);
+    let bindings = semantic::Bindings::collect(body);
+    let blocks = config::blocks(source, body, &facts, &bindings);
+    let gpu_code = facts.runtime_gpu_imports().next().is_some()
+        || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
+        || !facts.devices.is_empty();
     let rule_ctx = detect::RuleContext {
         policy: ctx.policy,
         header: ctx.header,
-        site,
         in_scope: gpu_code || ctx.in_phase,
         is_init: ctx.is_init,
     };
-    let findings = detect::findings(&facts, &rule_ctx);
-    let edits = if findings.iter().any(Finding::is_violation) {
-        fix::plan(&fix::FixInput {
+    let mut findings = detect::findings(&facts, &effective, &rule_ctx);
+    let mut edits = Vec::new();
+    if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
+        let env_fix = findings
+            .iter()
+            .any(|f| f.is_violation() && matches!(f.rule.code, "GH001" | "GH002" | "GH005"));
+        let encoding = encoding::Encoding::of(source).unwrap_or(encoding::Encoding::Utf8);
+        let input = fix::FixInput {
             source,
             facts: &facts,
+            effective: &effective,
+            blocks: &blocks,
             findings: &findings,
             ctx: &rule_ctx,
-            newline,
-        })
-    } else {
-        Vec::new()
-    };
+            newline: newline_of(source),
+            encoding: &encoding,
+            env_fix,
+        };
+        match fix::plan(&input).and_then(|e| prove(source, e, ctx)) {
+            Ok(planned) => {
+                edits = planned;
+                if let (true, Some(forks), Some(_)) = (env_fix && facts.uses_torch && !ctx.is_init, &facts.forks, &facts.main_block) {
+                    findings.push(Finding::new(
+                        &rules::VALIDATION_NOT_CALLED,
+                        forks.clone(),
+                        "the header's validation call is not added: it would start CUDA in this process before it starts workers (forked workers cannot use CUDA); validate in the workers instead",
+                    ));
+                }
+            }
+            Err(why) => withhold(&mut findings, &why),
+        }
+    }
     Ok(Analysis {
         findings,
         gpu_code,
@@ -127,32 +165,58 @@ pub fn analyze(source: &str, ctx: &FileContext) -> Result<Analysis, SyntaxError>
     })
 }
 
+/// A planned fix is offered only when its result parses and its env is the policy's.
+fn prove(source: &str, edits: Vec<Edit>, ctx: &FileContext) -> Result<Vec<Edit>, String> {
+    let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
+    let after = analyze_with(&new, ctx, false)
+        .map_err(|e| format!("the rewrite would not parse ({e})"))?;
+    let left = after
+        .findings
+        .iter()
+        .find(|f| f.is_violation() && ENV_RULES.contains(&f.rule.code));
+    match left {
+        None => Ok(edits),
+        Some(f) => Err(format!(
+            "after the rewrite the env would still not be the policy's ({})",
+            f.message
+        )),
+    }
+}
+
+/// The fix cannot be made: every violation stays, marked not fixable, with the reason.
+fn withhold(findings: &mut [Finding], why: &str) {
+    for f in findings.iter_mut().filter(|f| f.is_violation() && f.fixable) {
+        f.fixable = false;
+        f.edits.clear();
+        if matches!(f.rule.code, "GH001" | "GH002") {
+            f.message = format!("{}; not fixed automatically: {why}", f.message);
+        }
+    }
+}
+
 /// Check a rewrite: it must parse and keep every invariant. Returns the problems found.
 pub fn verify(old: &str, new: &str, before: &Analysis, ctx: &FileContext) -> Vec<String> {
-    match analyze(new, ctx) {
-        Err(e) => vec![format!(
-            "the rewrite does not parse ({e}); this is a bug, please report it"
-        )],
+    match analyze_with(new, ctx, false) {
+        Err(e) => vec![format!("the rewrite does not parse ({e})")],
         Ok(after) => verify::invariants(old, new, before, &after),
     }
 }
 
-/// The env a file's header sets, read from its text: what the GPU check runs the file with.
+/// The env the file ends up with at its first CUDA use: what the GPU check runs it with.
 pub fn header_env(source: &str, policy: &Policy) -> Vec<(String, String)> {
     let Ok(parsed) = ruff_python_parser::parse_module(source) else {
         return Vec::new();
     };
-    let facts = facts::collect(source, &parsed.syntax().body, policy, None);
-    let mut env: Vec<(String, String)> = Vec::new();
-    for var in EnvVar::ALL {
-        let value = facts
-            .env_writes
-            .iter()
-            .filter(|w| w.module_level && w.var == var)
-            .find_map(|w| w.value.clone());
-        if let Some(value) = value {
-            env.push((var.name().to_string(), value));
-        }
-    }
-    env
+    let body = &parsed.syntax().body;
+    let facts = facts::collect(source, body, policy);
+    let effective = effective::compute(body, &facts);
+    EnvVar::ALL
+        .into_iter()
+        .filter_map(|var| {
+            effective
+                .at_end
+                .value(var)
+                .map(|v| (var.name().to_string(), v.to_string()))
+        })
+        .collect()
 }

@@ -62,6 +62,27 @@ rule!(
     "the standard header is not before every other import"
 );
 rule!(
+    DELIBERATE_CPU_MASK,
+    "GH010",
+    "deliberate-cpu-mask",
+    Review,
+    "CUDA_VISIBLE_DEVICES is set to hide every GPU on purpose (CPU only): never rewritten"
+);
+rule!(
+    CHILD_ENV,
+    "GH011",
+    "child-process-env",
+    Review,
+    "a child process is started with GPU env variables that contradict the policy"
+);
+rule!(
+    AMD_MASK,
+    "GH012",
+    "amd-mask-mismatch",
+    Review,
+    "HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES is set to a value that contradicts the policy"
+);
+rule!(
     DEVICE_STRING_INDEX,
     "GH101",
     "device-string-index",
@@ -80,11 +101,32 @@ rule!(
     "a GPU index table or variable holds an index that does not exist after masking"
 );
 rule!(
+    DEVICE_INDEX_INVALID,
+    "GH105",
+    "device-index-invalid",
+    Violation,
+    "a device index selects no device at all once CUDA_VISIBLE_DEVICES is applied"
+);
+rule!(
+    DEVICE_INDEX_SHARED,
+    "GH106",
+    "device-index-shared",
+    Review,
+    "a device index flows through a name that is also used for something else: rewrite by hand"
+);
+rule!(
     MULTI_GPU_ASSUMPTION,
     "GH201",
     "multi-gpu-assumption",
     Review,
     "code assumes several visible GPUs; after masking exactly one is visible"
+);
+rule!(
+    VALIDATION_NOT_CALLED,
+    "GH202",
+    "validation-not-called",
+    Info,
+    "the validation call is not added: the file starts worker processes after it"
 );
 rule!(
     GPU_IMPORT_TOP_LEVEL,
@@ -100,7 +142,7 @@ rule!(
     Info,
     "a GPU framework is imported inside a function (lazy)"
 );
-rule!(GPU_IMPORT_IN_INIT, "GH303", "gpu-import-in-init", Info,
+rule!(GPU_IMPORT_IN_INIT, "GH303", "gpu-import-in-init", Review,
     "a GPU framework is imported by a package __init__.py: importing the package touches the GPU stack");
 
 /// Every Python rule, in code order.
@@ -114,11 +156,17 @@ pub static ALL: &[&Rule] = &[
     &VALIDATION_MISSING,
     &DOCSTRING_MARKER_MISSING,
     &HEADER_MISPLACED,
+    &DELIBERATE_CPU_MASK,
+    &CHILD_ENV,
+    &AMD_MASK,
     &DEVICE_STRING_INDEX,
     &DEVICE_CALL_INDEX,
     &DEVICE_KEYWORD_INDEX,
     &DEVICE_MAP_INDEX,
+    &DEVICE_INDEX_INVALID,
+    &DEVICE_INDEX_SHARED,
     &MULTI_GPU_ASSUMPTION,
+    &VALIDATION_NOT_CALLED,
     &GPU_IMPORT_TOP_LEVEL,
     &GPU_IMPORT_LAZY,
     &GPU_IMPORT_IN_INIT,

@@ -38,6 +38,41 @@ pub fn is_gpu_module(module: &str) -> bool {
     GPU_FRAMEWORKS.contains(&top)
 }
 
+/// Top-level modules of the standard library (Python 3.11's `sys.stdlib_module_names`, public
+/// ones): importing them never starts a GPU, so the header may come after them.
+const STDLIB: &[&str] = &[
+    "abc", "aifc", "argparse", "array", "ast", "asynchat", "asyncio", "asyncore", "atexit",
+    "audioop", "base64", "bdb", "binascii", "bisect", "builtins", "bz2", "cProfile", "calendar",
+    "cgi", "cgitb", "chunk", "cmath", "cmd", "code", "codecs", "codeop", "collections",
+    "colorsys", "compileall", "concurrent", "configparser", "contextlib", "contextvars", "copy",
+    "copyreg", "crypt", "csv", "ctypes", "curses", "dataclasses", "datetime", "dbm", "decimal",
+    "difflib", "dis", "distutils", "doctest", "email", "encodings", "ensurepip", "enum", "errno",
+    "faulthandler", "fcntl", "filecmp", "fileinput", "fnmatch", "fractions", "ftplib",
+    "functools", "gc", "genericpath", "getopt", "getpass", "gettext", "glob", "graphlib", "grp",
+    "gzip", "hashlib", "heapq", "hmac", "html", "http", "imaplib", "imghdr", "imp", "importlib",
+    "inspect", "io", "ipaddress", "itertools", "json", "keyword", "lib2to3", "linecache",
+    "locale", "logging", "lzma", "mailbox", "mailcap", "marshal", "math", "mimetypes", "mmap",
+    "modulefinder", "msvcrt", "multiprocessing", "netrc", "nntplib", "nt", "ntpath", "numbers",
+    "opcode", "operator", "optparse", "os", "ossaudiodev", "pathlib", "pdb", "pickle",
+    "pickletools", "pipes", "pkgutil", "platform", "plistlib", "poplib", "posix", "posixpath",
+    "pprint", "profile", "pstats", "pty", "pwd", "py_compile", "pyclbr", "pydoc", "queue",
+    "quopri", "random", "re", "readline", "reprlib", "resource", "rlcompleter", "runpy", "sched",
+    "secrets", "select", "selectors", "shelve", "shlex", "shutil", "signal", "site", "smtplib",
+    "sndhdr", "socket", "socketserver", "spwd", "sqlite3", "ssl", "stat", "statistics", "string",
+    "stringprep", "struct", "subprocess", "sunau", "symtable", "sys", "sysconfig", "syslog",
+    "tabnanny", "tarfile", "telnetlib", "tempfile", "termios", "textwrap", "threading", "time",
+    "timeit", "tkinter", "token", "tokenize", "tomllib", "trace", "traceback", "tracemalloc",
+    "tty", "types", "typing", "unicodedata", "unittest", "urllib", "uu", "uuid", "venv",
+    "warnings", "wave", "weakref", "webbrowser", "winreg", "winsound", "wsgiref", "xdrlib", "xml",
+    "xmlrpc", "zipapp", "zipfile", "zipimport", "zlib", "zoneinfo", "__future__",
+];
+
+/// True for `os`, `os.path`, `json`, … : a standard-library module.
+pub fn is_stdlib_module(module: &str) -> bool {
+    let top = module.split('.').next().unwrap_or(module);
+    STDLIB.contains(&top)
+}
+
 #[derive(Debug, Default)]
 pub struct Bindings {
     names: HashMap<String, String>,
@@ -47,9 +82,16 @@ impl Bindings {
     pub fn collect(body: &[Stmt]) -> Bindings {
         let mut collector = Collector::default();
         collector.visit_body(body);
-        Bindings {
+        let mut bindings = Bindings {
             names: collector.names,
+        };
+        // `env = os.environ`: an alias of the environment (a copy, `dict(os.environ)`, is not).
+        for (alias, value) in collector.assigned {
+            if bindings.qualified(value).as_deref() == Some("os.environ") {
+                bindings.names.insert(alias, "os.environ".into());
+            }
         }
+        bindings
     }
 
     /// The dotted name an expression refers to: `t.cuda.set_device` → `torch.cuda.set_device`.
@@ -76,13 +118,21 @@ impl Bindings {
 }
 
 #[derive(Default)]
-struct Collector {
+struct Collector<'a> {
     names: HashMap<String, String>,
+    assigned: Vec<(String, &'a Expr)>,
 }
 
-impl<'a> Visitor<'a> for Collector {
+impl<'a> Visitor<'a> for Collector<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
+            Stmt::Assign(assign) if matches!(assign.value.as_ref(), Expr::Name(_) | Expr::Attribute(_)) => {
+                for t in &assign.targets {
+                    if let Expr::Name(n) = t {
+                        self.assigned.push((n.id.as_str().to_string(), &assign.value));
+                    }
+                }
+            }
             Stmt::Import(import) => {
                 for alias in &import.names {
                     let module = alias.name.as_str();

@@ -1,13 +1,88 @@
-//! Device selection: literal indices in strings, calls, keywords and GPU tables, and code
-//! that assumes several GPUs.
+//! Device selection by data flow: a literal is a device index only where it reaches a
+//! device-consuming argument of a known API (a sink), directly or through flow.rs. Dict keys,
+//! comparisons, `match` patterns, `Literal[...]` members and prose are never sinks.
 
-use ruff_python_ast::{Expr, ExprCall, Number, Stmt};
+use std::collections::HashSet;
+use std::ops::Range;
 
-use super::{range, DeviceIndex, DeviceIndexKind, FactVisitor};
+use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, Number};
+
+use super::flow::Scope;
+use super::{range, FactVisitor};
 use crate::python::semantic::is_gpu_module;
 
-/// Index names that select a CUDA device when given an integer.
-pub(super) const INDEX_NAMES: &[&str] = &[
+/// A literal device index that reaches a sink.
+#[derive(Debug, Clone)]
+pub struct DeviceUse {
+    pub kind: DeviceUseKind,
+    pub index: u64,
+    /// The literal node (the key for deduplication).
+    pub literal: Option<Range<usize>>,
+    /// The bytes to replace with the new index.
+    pub digits: Option<Range<usize>>,
+    /// Where to point the user: the literal.
+    pub at: Range<usize>,
+    /// The sink it reaches, and how.
+    pub what: String,
+    /// A name on the way that is also used for something else: rewriting would change that too.
+    pub shared: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceUseKind {
+    String,
+    Call,
+    Keyword,
+    /// Reached through a variable, a default or a table.
+    Flow,
+}
+
+/// What a sink accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accepts {
+    /// An int or a device string (`"cuda:1"`, `torch.device`).
+    Spec,
+    /// An int only.
+    Index,
+    /// Only a device string: the callee is not known to take an int device.
+    DeviceString,
+    /// A list of ints (`device_ids`).
+    IndexList,
+}
+
+/// `torch.cuda` functions whose first argument (or `device=`) is a device.
+const TORCH_CUDA_DEVICE_FUNCS: &[&str] = &[
+    "set_device",
+    "device",
+    "get_device_name",
+    "get_device_properties",
+    "get_device_capability",
+    "memory_allocated",
+    "memory_reserved",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_stats",
+    "memory_summary",
+    "reset_peak_memory_stats",
+    "synchronize",
+    "stream",
+    "current_stream",
+    "default_stream",
+    "set_per_process_memory_fraction",
+];
+
+/// Constructors and setters that take a bare device index.
+const INDEX_CALLS: &[&str] = &[
+    "cupy.cuda.Device",
+    "cupy.cuda.runtime.setDevice",
+    "numba.cuda.select_device",
+    "pycuda.driver.Device",
+    "torch.cuda.device_of",
+];
+
+/// Keywords of GPU libraries that take a device index.
+const INDEX_KEYWORDS: &[&str] = &[
     "device_index",
     "device_id",
     "gpu_id",
@@ -15,113 +90,115 @@ pub(super) const INDEX_NAMES: &[&str] = &[
     "main_gpu",
     "cuda_device",
     "gpu_device",
-    "cuda_device_id",
-    "gpu_device_id",
+    "output_device",
 ];
 
-/// Functions whose first argument is a CUDA device index.
-const INDEX_FUNCTIONS: &[&str] = &[
-    "torch.cuda.set_device",
-    "torch.cuda.device",
-    "torch.cuda.get_device_name",
-    "torch.cuda.get_device_properties",
-    "torch.cuda.get_device_capability",
-    "torch.cuda.memory_allocated",
-    "torch.cuda.memory_reserved",
-    "torch.cuda.max_memory_allocated",
-    "torch.cuda.max_memory_reserved",
-    "torch.cuda.mem_get_info",
-    "torch.cuda.memory_stats",
-    "torch.cuda.reset_peak_memory_stats",
-    "torch.cuda.synchronize",
-    "cupy.cuda.Device",
-    "cupy.cuda.runtime.setDevice",
-    "numba.cuda.select_device",
-];
+/// A literal reached by flow.
+#[derive(Debug, Clone)]
+struct Origin {
+    literal: Range<usize>,
+    index: u64,
+    digits: Option<Range<usize>>,
+    string: bool,
+    via: Option<String>,
+}
 
-const DEVICE_COUNT_FUNCTIONS: &[&str] = &[
-    "torch.cuda.device_count",
-    "cupy.cuda.runtime.getDeviceCount",
-    "numba.cuda.gpus.__len__",
-];
+#[derive(Debug, Default)]
+struct Flow {
+    origins: Vec<Origin>,
+    rank: bool,
+    /// A list of several devices.
+    multi: bool,
+    /// Names traversed: (key, load range).
+    path: Vec<(String, Range<usize>)>,
+}
 
-impl FactVisitor<'_> {
-    pub(super) fn device_index(&mut self, kind: DeviceIndexKind, expr: &Expr, what: String) {
-        if let Some(index) = int_literal(expr) {
-            if index != self.policy.masked_index() {
-                self.facts.device_indices.push(DeviceIndex {
-                    kind,
-                    index,
-                    digits: Some(range(expr)),
-                    at: range(expr),
-                    what,
-                });
-            }
-        }
-    }
-
-    pub(super) fn string_literal(&mut self, expr: &Expr) {
-        let Expr::StringLiteral(lit) = expr else {
-            return;
+impl<'s> FactVisitor<'s> {
+    pub(super) fn call(&mut self, call: &'s ExprCall) {
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        let method = match call.func.as_ref() {
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => "",
         };
-        if lit.value.is_implicit_concatenated() {
-            return;
-        }
-        let value = lit.value.to_str();
-        let Some((prefix, index)) = device_string(value) else {
-            return;
-        };
-        if index == self.policy.masked_index() {
-            return;
-        }
-        let r = range(expr);
-        let text = &self.source[r.clone()];
-        let needle = value;
-        let digits = match (text.find(needle), text.matches(needle).count()) {
-            (Some(at), 1) => {
-                let start = r.start + at + prefix.len();
-                Some(start..r.start + at + needle.len())
-            }
-            _ => None,
-        };
-        self.facts.device_indices.push(DeviceIndex {
-            kind: DeviceIndexKind::String,
-            index,
-            digits,
-            at: r,
-            what: format!("\"{value}\""),
-        });
-    }
-
-    pub(super) fn call(&mut self, call: &ExprCall) {
-        let name = self.bindings.qualified(&call.func);
-        let name = name.as_deref().unwrap_or("");
         let args = &call.arguments.args;
-        if INDEX_FUNCTIONS.contains(&name) {
+        let kw = |n: &str| {
+            call.arguments
+                .keywords
+                .iter()
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == n))
+                .map(|k| &k.value)
+        };
+        let gpu_api = is_gpu_module(&name);
+        if name == "torch.device" {
+            match (args.first(), args.get(1)) {
+                (Some(Expr::StringLiteral(s)), Some(index)) if s.value.to_str() == "cuda" => {
+                    self.sink(index, Accepts::Index, "torch.device(\"cuda\", …)");
+                }
+                (Some(first), _) => self.sink(first, Accepts::Spec, "torch.device(…)"),
+                _ => {}
+            }
+            if let Some(index) = kw("index") {
+                self.sink(index, Accepts::Index, "torch.device(index=…)");
+            }
+            return;
+        }
+        if let Some(func) = name.strip_prefix("torch.cuda.") {
+            if TORCH_CUDA_DEVICE_FUNCS.contains(&func) {
+                let what = format!("torch.cuda.{func}(…)");
+                if let Some(first) = args.first() {
+                    self.sink(first, Accepts::Spec, &what);
+                }
+                if let Some(d) = kw("device") {
+                    self.sink(d, Accepts::Spec, &what);
+                }
+                return;
+            }
+        }
+        if INDEX_CALLS.contains(&name.as_str()) {
             if let Some(first) = args.first() {
-                self.device_index(DeviceIndexKind::Call, first, format!("{name}(…)"));
+                self.sink(first, Accepts::Index, &format!("{name}(…)"));
             }
-        } else if name == "torch.device" {
-            if let (Some(Expr::StringLiteral(kind)), Some(index)) = (args.first(), args.get(1)) {
-                if kind.value.to_str() == "cuda" {
-                    self.device_index(
-                        DeviceIndexKind::Call,
-                        index,
-                        "torch.device(\"cuda\", …)".into(),
-                    );
+            return;
+        }
+        if name == "tensorflow.device" {
+            if let Some(first) = args.first() {
+                self.sink(first, Accepts::DeviceString, "tf.device(…)");
+            }
+            return;
+        }
+        match method {
+            "to" | "cuda" => {
+                if let Some(first) = args.first() {
+                    self.sink(first, Accepts::Spec, &format!(".{method}(…)"));
+                }
+                if let Some(d) = kw("device") {
+                    self.sink(d, Accepts::Spec, &format!(".{method}(device=…)"));
                 }
             }
-            for kw in &call.arguments.keywords {
-                if kw.arg.as_ref().is_some_and(|a| a.as_str() == "index") {
-                    self.device_index(
-                        DeviceIndexKind::Call,
-                        &kw.value,
-                        "torch.device(index=…)".into(),
-                    );
+            _ => {}
+        }
+        let parallel = name.ends_with("DataParallel");
+        for k in &call.arguments.keywords {
+            let Some(arg) = k.arg.as_ref().map(|a| a.as_str()) else {
+                continue;
+            };
+            let value = &k.value;
+            match arg {
+                "device" if method != "to" && method != "cuda" => {
+                    let accepts = if gpu_api { Accepts::Spec } else { Accepts::DeviceString };
+                    self.sink(value, accepts, "device=…");
                 }
+                "device_ids" if parallel || gpu_api => {
+                    self.sink(value, Accepts::IndexList, "device_ids=…")
+                }
+                "map_location" => self.map_location(value),
+                "device_map" if gpu_api || matches!(value, Expr::Dict(_)) => self.device_map(value),
+                "max_memory" if gpu_api => self.max_memory(value),
+                _ if INDEX_KEYWORDS.contains(&arg) && (gpu_api || parallel) => {
+                    self.sink(value, Accepts::Index, &format!("{arg}=…"))
+                }
+                _ => {}
             }
-        } else if let Expr::Attribute(attr) = call.func.as_ref() {
-            self.method_call(call, attr.attr.as_str());
         }
         if name == "range" || name == "builtins.range" {
             if let Some(Expr::Call(inner)) = args.first() {
@@ -133,56 +210,96 @@ impl FactVisitor<'_> {
                 }
             }
         }
-        let gpu_api = is_gpu_module(name) || name.ends_with("pipeline");
-        for kw in &call.arguments.keywords {
-            let Some(arg) = kw.arg.as_ref().map(|a| a.as_str()) else {
-                continue;
-            };
-            if INDEX_NAMES.contains(&arg) || (arg == "device" && gpu_api) {
-                self.device_index(DeviceIndexKind::Keyword, &kw.value, format!("{arg}=…"));
+    }
+
+    /// `map_location`: a device, or a dict whose *values* are devices (keys name the saved ones).
+    fn map_location(&mut self, value: &'s Expr) {
+        match value {
+            Expr::Dict(dict) => {
+                for item in &dict.items {
+                    self.sink(&item.value, Accepts::DeviceString, "the value side of map_location");
+                }
+            }
+            Expr::Lambda(_) => {}
+            other => self.sink(other, Accepts::Spec, "map_location=…"),
+        }
+    }
+
+    /// `device_map={"": 1}`: one device is a selection, several a placement for review.
+    fn device_map(&mut self, value: &'s Expr) {
+        let Expr::Dict(dict) = value else {
+            if !matches!(value, Expr::StringLiteral(s) if matches!(s.value.to_str(), "auto" | "balanced" | "balanced_low_0" | "sequential" | "cpu"))
+            {
+                self.sink(value, Accepts::Spec, "device_map=…");
+            }
+            return;
+        };
+        let distinct: HashSet<Option<u64>> = dict.items.iter().map(|i| int_literal(&i.value)).collect();
+        if distinct.iter().flatten().count() > 1 {
+            self.facts.multi_gpu.push((
+                range(value),
+                "device_map spreads the model over several GPUs".into(),
+            ));
+            return;
+        }
+        for item in &dict.items {
+            self.sink(&item.value, Accepts::Spec, "a device_map value");
+        }
+    }
+
+    fn max_memory(&mut self, value: &'s Expr) {
+        if let Expr::Dict(dict) = value {
+            let gpus = dict.items.iter().filter(|i| i.key.as_ref().and_then(int_literal).is_some()).count();
+            if gpus > 0 {
+                self.facts.multi_gpu.push((
+                    range(value),
+                    format!("max_memory budgets {gpus} GPU index(es) by position"),
+                ));
             }
         }
     }
 
-    pub(super) fn method_call(&mut self, call: &ExprCall, method: &str) {
-        let args = &call.arguments.args;
-        match method {
-            "cuda" => {
-                if let Some(first) = args.first() {
-                    self.device_index(DeviceIndexKind::Call, first, ".cuda(…)".into());
-                }
-                for kw in &call.arguments.keywords {
-                    if kw.arg.as_ref().is_some_and(|a| a.as_str() == "device") {
-                        self.device_index(
-                            DeviceIndexKind::Call,
-                            &kw.value,
-                            ".cuda(device=…)".into(),
-                        );
-                    }
-                }
+    /// `jax.devices()[1]`, `tf.config.list_physical_devices("GPU")[1]`, `gpus[1]`.
+    pub(super) fn device_list_subscript(&mut self, sub: &'s ExprSubscript) {
+        let Some(index) = int_literal(&sub.slice) else {
+            return;
+        };
+        if index == 0 || !self.is_device_list(&sub.value, 0) {
+            return;
+        }
+        self.facts.multi_gpu.push((
+            range(sub),
+            format!("takes visible GPU number {index} from a device list"),
+        ));
+    }
+
+    fn is_device_list(&self, expr: &Expr, depth: usize) -> bool {
+        match expr {
+            Expr::Call(call) => {
+                let name = self.bindings.qualified(&call.func).unwrap_or_default();
+                name == "jax.devices"
+                    || name == "jax.local_devices"
+                    || name.ends_with("list_physical_devices")
+                    || name.ends_with("list_logical_devices")
+                    || name.ends_with("get_visible_devices")
             }
-            "get" => {
-                let Expr::Attribute(attr) = call.func.as_ref() else {
-                    return;
-                };
-                if is_gpu_table_name(&attr.value) {
-                    if let Some(default) = args.get(1) {
-                        self.device_index(
-                            DeviceIndexKind::Map,
-                            default,
-                            "default of a GPU table lookup".into(),
-                        );
-                    }
-                }
+            Expr::Name(n) if depth < 4 => {
+                let scope = self.scopes.scope_at(range(expr).start);
+                self.scopes
+                    .lookup(n.id.as_str(), scope)
+                    .is_some_and(|values| values.iter().any(|(v, _)| self.is_device_list(v, depth + 1)))
             }
-            _ => {}
+            _ => false,
         }
     }
 
     pub(super) fn is_device_count(&self, call: &ExprCall) -> bool {
-        self.bindings
-            .qualified(&call.func)
-            .is_some_and(|n| DEVICE_COUNT_FUNCTIONS.contains(&n.as_str()))
+        self.bindings.qualified(&call.func).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "torch.cuda.device_count" | "cupy.cuda.runtime.getDeviceCount"
+            )
+        })
     }
 
     pub(super) fn compare(&mut self, expr: &Expr) {
@@ -203,50 +320,303 @@ impl FactVisitor<'_> {
         }
     }
 
-    pub(super) fn assignment(&mut self, stmt: &Stmt) {
-        let Stmt::Assign(assign) = stmt else { return };
-        let [Expr::Name(target)] = assign.targets.as_slice() else {
+    /// A device-consuming argument: every literal that reaches it is a device use.
+    fn sink(&mut self, expr: &'s Expr, accepts: Accepts, what: &str) {
+        let scope = self.scopes.scope_at(range(expr).start);
+        let mut flow = Flow::default();
+        self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
+        if flow.rank {
+            self.facts.multi_gpu.push((
+                range(expr),
+                format!("{what} takes its device from the process rank (one GPU per process)"),
+            ));
+            return;
+        }
+        if flow.multi {
+            self.facts.multi_gpu.push((
+                range(expr),
+                format!("{what} selects several GPUs"),
+            ));
+            return;
+        }
+        for (key, load) in &flow.path {
+            self.flow_loads.push((key.clone(), load.clone()));
+        }
+        for o in flow.origins {
+            let ok = match accepts {
+                Accepts::Spec => true,
+                Accepts::Index | Accepts::IndexList => !o.string,
+                Accepts::DeviceString => o.string,
+            };
+            if !ok {
+                continue;
+            }
+            let kind = match (&o.via, o.string, range(expr) == o.literal) {
+                (Some(_), _, _) => DeviceUseKind::Flow,
+                (None, true, _) => DeviceUseKind::String,
+                (None, false, _) if what.ends_with("=…") => DeviceUseKind::Keyword,
+                _ => DeviceUseKind::Call,
+            };
+            let what = match &o.via {
+                Some(via) => format!("{what} (through {via})"),
+                None => what.to_string(),
+            };
+            self.facts.devices.push(DeviceUse {
+                kind,
+                index: o.index,
+                literal: Some(o.literal.clone()),
+                digits: o.digits,
+                at: o.literal,
+                what,
+                shared: flow.path.first().map(|(k, _)| k.clone()).filter(|_| false),
+            });
+            let last = self.facts.devices.len() - 1;
+            self.device_paths.push((last, flow.path.iter().map(|(k, _)| k.clone()).collect()));
+        }
+    }
+
+    fn resolve(&self, expr: &'s Expr, scope: Scope, depth: usize, list: bool, flow: &mut Flow) {
+        if depth > 8 {
+            return;
+        }
+        let via = |flow: &Flow| flow.path.first().map(|(k, _)| k.clone());
+        match expr {
+            Expr::NumberLiteral(_) => {
+                if let Some(index) = int_literal(expr) {
+                    flow.origins.push(Origin {
+                        literal: range(expr),
+                        index,
+                        digits: Some(range(expr)),
+                        string: false,
+                        via: via(flow),
+                    });
+                }
+            }
+            Expr::StringLiteral(lit) => {
+                if lit.value.is_implicit_concatenated() {
+                    return;
+                }
+                let value = lit.value.to_str();
+                if value.contains("rank") || value.contains("RANK") {
+                    flow.rank = true;
+                }
+                if let Some((prefix, index)) = device_string(value) {
+                    let r = range(expr);
+                    let text = &self.source[r.clone()];
+                    let digits = match (text.find(value), text.matches(value).count()) {
+                        (Some(at), 1) => Some(r.start + at + prefix.len()..r.start + at + value.len()),
+                        _ => None,
+                    };
+                    flow.origins.push(Origin {
+                        literal: r,
+                        index,
+                        digits,
+                        string: true,
+                        via: via(flow),
+                    });
+                }
+            }
+            Expr::FString(f) => self.fstring(f, scope, depth, flow),
+            Expr::Call(call) => self.resolve_call(call, scope, depth, flow),
+            Expr::BinOp(op) => {
+                if is_cuda_prefix(&op.left) {
+                    match op.right.as_ref() {
+                        Expr::Tuple(t) => {
+                            if let Some(first) = t.elts.first() {
+                                self.resolve(first, scope, depth + 1, false, flow);
+                            }
+                        }
+                        right => self.resolve(right, scope, depth + 1, false, flow),
+                    }
+                }
+            }
+            Expr::If(ifexp) => {
+                self.resolve(&ifexp.body, scope, depth + 1, list, flow);
+                self.resolve(&ifexp.orelse, scope, depth + 1, list, flow);
+            }
+            Expr::BoolOp(b) => {
+                for v in &b.values {
+                    self.resolve(v, scope, depth + 1, list, flow);
+                }
+            }
+            Expr::List(_) | Expr::Tuple(_) if list => {
+                let elts = match expr {
+                    Expr::List(l) => &l.elts,
+                    Expr::Tuple(t) => &t.elts,
+                    _ => unreachable!(),
+                };
+                if elts.len() > 1 {
+                    flow.multi = true;
+                    return;
+                }
+                for e in elts {
+                    self.resolve(e, scope, depth + 1, false, flow);
+                }
+            }
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if id.to_ascii_lowercase().contains("rank") {
+                    flow.rank = true;
+                    return;
+                }
+                let Some(values) = self.scopes.lookup(id, scope) else {
+                    return;
+                };
+                flow.path.push((id.to_string(), range(expr)));
+                for (value, s) in values {
+                    self.resolve(value, s, depth + 1, list, flow);
+                }
+            }
+            Expr::Attribute(attr) => {
+                let name = attr.attr.as_str();
+                if name.to_ascii_lowercase().contains("rank") {
+                    flow.rank = true;
+                    return;
+                }
+                let is_self = matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
+                if is_self {
+                    if let Some(class) = self.scopes.class_of(scope) {
+                        if let Some(values) = self.scopes.self_attrs.get(&(class.to_string(), name.to_string())) {
+                            flow.path.push((format!("self.{name}"), range(expr)));
+                            for (value, s) in values.clone() {
+                                self.resolve(value, s, depth + 1, list, flow);
+                            }
+                        }
+                    }
+                } else if let Some(defaults) = self.scopes.argparse.get(name) {
+                    flow.path.push((format!(".{name}"), range(expr)));
+                    for d in defaults.clone() {
+                        self.resolve(d, Scope::Module, depth + 1, list, flow);
+                    }
+                }
+            }
+            Expr::Subscript(sub) => {
+                if self.bindings.qualified(&sub.value).as_deref() == Some("os.environ") {
+                    if let Expr::StringLiteral(k) = sub.slice.as_ref() {
+                        if k.value.to_str().contains("RANK") {
+                            flow.rank = true;
+                        }
+                    }
+                    return;
+                }
+                if let Expr::StringLiteral(key) = sub.slice.as_ref() {
+                    self.dict_value(&sub.value, key.value.to_str(), scope, depth, flow);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn resolve_call(&self, call: &'s ExprCall, scope: Scope, depth: usize, flow: &mut Flow) {
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        let args = &call.arguments.args;
+        match name.as_str() {
+            "int" | "str" | "builtins.int" | "builtins.str" => {
+                if let Some(first) = args.first() {
+                    self.resolve(first, scope, depth + 1, false, flow);
+                }
+                return;
+            }
+            "torch.distributed.get_rank" | "torch.distributed.get_local_rank" => {
+                flow.rank = true;
+                return;
+            }
+            "os.environ.get" | "os.getenv" => {
+                if let Some(Expr::StringLiteral(k)) = args.first() {
+                    if k.value.to_str().contains("RANK") {
+                        flow.rank = true;
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Expr::Attribute(attr) = call.func.as_ref() else {
             return;
         };
-        let name = target.id.as_str().to_ascii_lowercase();
-        if INDEX_NAMES
-            .iter()
-            .any(|n| name == *n || name.ends_with(&format!("_{n}")))
-        {
-            self.device_index(
-                DeviceIndexKind::Map,
-                &assign.value,
-                format!("{} = …", target.id.as_str()),
-            );
+        match attr.attr.as_str() {
+            "format" if is_cuda_prefix(&attr.value) => {
+                if let Some(first) = args.first() {
+                    self.resolve(first, scope, depth + 1, false, flow);
+                }
+            }
+            "get" => {
+                if let Some(Expr::StringLiteral(key)) = args.first() {
+                    self.dict_value(&attr.value, key.value.to_str(), scope, depth, flow);
+                }
+                if let Some(default) = args.get(1) {
+                    self.resolve(default, scope, depth + 1, false, flow);
+                }
+            }
+            _ => {}
         }
-        if let Expr::Dict(dict) = assign.value.as_ref() {
-            if is_gpu_table_name(&assign.targets[0]) {
-                for item in &dict.items {
-                    self.device_index(
-                        DeviceIndexKind::Map,
-                        &item.value,
-                        format!("value in {}", target.id.as_str()),
-                    );
+    }
+
+    /// `TABLE["key"]`: the value of that key in the dict literal `TABLE` is bound to.
+    fn dict_value(&self, table: &'s Expr, key: &str, scope: Scope, depth: usize, flow: &mut Flow) {
+        let Expr::Name(n) = table else { return };
+        let Some(values) = self.scopes.lookup(n.id.as_str(), scope) else {
+            return;
+        };
+        // Other keys of the table are other data: only the key read here carries the device.
+        for (value, s) in values {
+            let Expr::Dict(dict) = value else { continue };
+            for item in &dict.items {
+                if matches!(&item.key, Some(Expr::StringLiteral(k)) if k.value.to_str() == key) {
+                    self.resolve(&item.value, s, depth + 1, false, flow);
                 }
             }
         }
     }
 
-    pub(super) fn dict_items(&mut self, expr: &Expr) {
-        let Expr::Dict(dict) = expr else { return };
-        for item in &dict.items {
-            if let Some(Expr::StringLiteral(key)) = &item.key {
-                let key = key.value.to_str();
-                if INDEX_NAMES.contains(&key) {
-                    self.device_index(
-                        DeviceIndexKind::Keyword,
-                        &item.value,
-                        format!("\"{key}\": …"),
-                    );
+    /// `f"cuda:1"` (the digits inside a literal part) and `f"cuda:{x}"` (x flows).
+    fn fstring(&self, f: &'s ruff_python_ast::ExprFString, scope: Scope, depth: usize, flow: &mut Flow) {
+        for part in f.value.iter() {
+            let ruff_python_ast::FStringPart::FString(fs) = part else {
+                continue;
+            };
+            let elements: Vec<&InterpolatedStringElement> = fs.elements.iter().collect();
+            for (i, element) in elements.iter().enumerate() {
+                let InterpolatedStringElement::Literal(lit) = element else {
+                    continue;
+                };
+                let text = &lit.value;
+                if let Some(pos) = text.rfind("cuda:") {
+                    let rest = &text[pos + 5..];
+                    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                    let r = range(lit);
+                    if !digits.is_empty() && digits.len() == rest.len() {
+                        let src = &self.source[r.clone()];
+                        if src == &**text {
+                            let start = r.start + pos + 5;
+                            flow.origins.push(Origin {
+                                literal: start..start + digits.len(),
+                                index: digits.parse().unwrap_or(0),
+                                digits: Some(start..start + digits.len()),
+                                string: true,
+                                via: flow.path.first().map(|(k, _)| k.clone()),
+                            });
+                        }
+                    } else if rest.is_empty() {
+                        if let Some(InterpolatedStringElement::Interpolation(inter)) = elements.get(i + 1) {
+                            let before = flow.origins.len();
+                            self.resolve(&inter.expression, scope, depth + 1, false, flow);
+                            for o in &mut flow.origins[before..] {
+                                o.string = true;
+                            }
+                        }
+                    }
                 }
             }
         }
     }
+}
+
+fn is_cuda_prefix(expr: &Expr) -> bool {
+    matches!(expr, Expr::StringLiteral(s) if {
+        let v = s.value.to_str();
+        v.starts_with("cuda:") && (v.len() == 5 || v[5..].starts_with('{') || v[5..].starts_with('%'))
+    })
 }
 
 pub fn int_literal(expr: &Expr) -> Option<u64> {
@@ -259,9 +629,9 @@ pub fn int_literal(expr: &Expr) -> Option<u64> {
     }
 }
 
-/// `cuda:1`, `/gpu:1`, `/GPU:1`, `/device:GPU:1`: the prefix and the index.
+/// `cuda:1`, `/gpu:1`, `/GPU:1`, `/device:GPU:1`, `GPU:1`: the prefix and the index.
 fn device_string(value: &str) -> Option<(&'static str, u64)> {
-    const PREFIXES: &[&str] = &["cuda:", "/device:GPU:", "/gpu:", "/GPU:"];
+    const PREFIXES: &[&str] = &["cuda:", "/device:GPU:", "/job:localhost/replica:0/task:0/device:GPU:", "/gpu:", "/GPU:", "GPU:", "gpu:"];
     for prefix in PREFIXES {
         if let Some(rest) = value.strip_prefix(prefix) {
             if !rest.is_empty() && rest.len() <= 3 && rest.bytes().all(|b| b.is_ascii_digit()) {
@@ -270,11 +640,4 @@ fn device_string(value: &str) -> Option<(&'static str, u64)> {
         }
     }
     None
-}
-
-/// `gpu_map`, `CUDA_DEVICES`, `device_table`: names of tables of GPU indices.
-fn is_gpu_table_name(expr: &Expr) -> bool {
-    let Expr::Name(name) = expr else { return false };
-    let lower = name.id.as_str().to_ascii_lowercase();
-    ["gpu", "cuda", "device"].iter().any(|w| lower.contains(w))
 }

@@ -1,177 +1,405 @@
-//! Env writes: `os.environ[K] = V`, `setdefault`, `update`, `putenv`, and how to remove each.
+//! Env effects on the managed variables, in every form a program can write them:
+//! `os.environ[K] = V` (chained too), `setdefault`, `update` (dict, keywords, splats), `|=`,
+//! `putenv`, `unsetenv`, `pop`, `del`, `clear`, `environ` aliases, and the env of child
+//! processes. Each effect carries the edits that take it out, when that is safe.
 
 use std::ops::Range;
 
-use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_python_ast::{Expr, ExprCall, Keyword, Stmt};
 
-use super::{is_whole_stmt, range, EnvWrite, FactVisitor};
+use super::{range, EnvEffect, EnvKey, EnvOp, FactVisitor, Val};
 use crate::edit::Edit;
 use crate::policy::EnvVar;
 use crate::removal::{delete_items, removal_edit};
 
-impl FactVisitor<'_> {
-    pub(super) fn env_writes_of(&self, stmt: &Stmt, only_in_body: bool) -> Vec<EnvWrite> {
-        let module_level = self.function_depth == 0;
-        let srange = range(stmt);
-        let whole = || removal_edit(self.source, srange.clone(), only_in_body).map(|e| vec![e]);
-        let write = |var, value: Option<String>, at: Range<usize>, removal| EnvWrite {
-            var,
-            value,
-            at,
-            stmt: srange.clone(),
-            module_level,
-            removal,
-        };
+/// Calls that start a child process and take its env as `env=`.
+const CHILD_ENV_CALLS: &[&str] = &[
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+    "os.execve",
+    "os.execvpe",
+    "os.spawnve",
+    "os.spawnvpe",
+];
+
+/// One item of an `update`/`|=`/`del`: its range, its key if it is one we know, its op.
+struct Item {
+    range: Range<usize>,
+    key: Option<EnvKey>,
+    op: EnvOp,
+}
+
+impl<'s> FactVisitor<'s> {
+    /// The statement is made only of env effects on managed variables.
+    pub(super) fn pure_env_stmt(&self, stmt: &Stmt) -> bool {
+        let items = self.stmt_items(stmt);
+        !items.is_empty()
+            && items
+                .iter()
+                .all(|i| matches!(i.key, Some(EnvKey::Managed(_))))
+            && self.stmt_is_only_env(stmt)
+    }
+
+    fn stmt_is_only_env(&self, stmt: &Stmt) -> bool {
+        match stmt {
+            Stmt::Assign(a) => a.targets.iter().all(|t| self.environ_subscript(t).is_some()),
+            Stmt::Delete(d) => d.targets.iter().all(|t| self.environ_subscript(t).is_some()),
+            Stmt::AugAssign(_) | Stmt::Expr(_) => {
+                let items = self.stmt_items(stmt);
+                let all_keys = items.iter().all(|i| i.key.is_some());
+                all_keys && !self.has_splat(stmt)
+            }
+            _ => false,
+        }
+    }
+
+    fn has_splat(&self, stmt: &Stmt) -> bool {
+        match stmt {
+            Stmt::Expr(e) => match e.value.as_ref() {
+                Expr::Call(call) => {
+                    call.arguments.keywords.iter().any(|k| k.arg.is_none())
+                        || matches!(call.arguments.args.first(), Some(Expr::Dict(d)) if d.items.iter().any(|i| i.key.is_none()))
+                        || matches!(call.arguments.args.first(), Some(e) if !matches!(e, Expr::Dict(_)) && self.call_name(call).as_deref() == Some("os.environ.update"))
+                }
+                _ => false,
+            },
+            Stmt::AugAssign(a) => !matches!(a.value.as_ref(), Expr::Dict(d) if d.items.iter().all(|i| i.key.is_some())),
+            _ => false,
+        }
+    }
+
+    fn call_name(&self, call: &ExprCall) -> Option<String> {
+        self.bindings.qualified(&call.func)
+    }
+
+    /// The items a statement-level env statement touches (empty when it is not one).
+    fn stmt_items(&self, stmt: &Stmt) -> Vec<Item> {
         match stmt {
             Stmt::Assign(assign) => {
-                let [Expr::Subscript(sub)] = assign.targets.as_slice() else {
-                    return Vec::new();
-                };
-                if !self.is_environ(&sub.value) {
-                    return Vec::new();
-                }
-                let Some(var) = managed_key(&sub.slice) else {
-                    return Vec::new();
-                };
-                vec![write(var, str_value(&assign.value), range(sub), whole())]
+                let value = self.value_of(&assign.value);
+                assign
+                    .targets
+                    .iter()
+                    .filter_map(|t| self.environ_subscript(t))
+                    .map(|(key, r)| Item {
+                        range: r,
+                        key,
+                        op: EnvOp::Set(value.clone()),
+                    })
+                    .collect()
             }
+            Stmt::AugAssign(aug) if self.is_environ(&aug.target) => match aug.value.as_ref() {
+                Expr::Dict(dict) => dict
+                    .items
+                    .iter()
+                    .map(|item| match &item.key {
+                        Some(k) => Item {
+                            range: range(k).start..range(&item.value).end,
+                            key: self.env_key(k),
+                            op: EnvOp::Set(self.value_of(&item.value)),
+                        },
+                        None => clobber(range(&item.value)),
+                    })
+                    .collect(),
+                other => vec![clobber(range(other))],
+            },
+            Stmt::AugAssign(aug) => match self.environ_subscript(&aug.target) {
+                Some((key, r)) => vec![Item {
+                    range: r,
+                    key,
+                    op: EnvOp::Set(Val::Computed),
+                }],
+                None => Vec::new(),
+            },
+            Stmt::Delete(del) => del
+                .targets
+                .iter()
+                .filter_map(|t| self.environ_subscript(t))
+                .map(|(key, r)| Item {
+                    range: r,
+                    key,
+                    op: EnvOp::Unset,
+                })
+                .collect(),
             Stmt::Expr(e) => match e.value.as_ref() {
-                Expr::Call(call) => self.env_call_writes(call, &srange, module_level, whole),
+                Expr::Call(call) => self.call_items(call),
                 _ => Vec::new(),
             },
             _ => Vec::new(),
         }
     }
 
-    pub(super) fn env_call_writes(
-        &self,
-        call: &ExprCall,
-        srange: &Range<usize>,
-        module_level: bool,
-        whole: impl Fn() -> Option<Vec<Edit>>,
-    ) -> Vec<EnvWrite> {
-        let Some(name) = self.bindings.qualified(&call.func) else {
+    /// The items an env-changing call touches (`setdefault`, `update`, `pop`, …).
+    fn call_items(&self, call: &ExprCall) -> Vec<Item> {
+        let Some(name) = self.call_name(call) else {
             return Vec::new();
         };
-        let mk = |var, value, at, removal| EnvWrite {
-            var,
-            value,
-            at,
-            stmt: srange.clone(),
-            module_level,
-            removal,
+        let args = &call.arguments.args;
+        let keyed = |op: EnvOp| -> Vec<Item> {
+            match args.first() {
+                Some(k) => vec![Item {
+                    range: range(k),
+                    key: self.env_key(k),
+                    op,
+                }],
+                None => Vec::new(),
+            }
         };
         match name.as_str() {
-            "os.environ.setdefault" | "os.putenv" => {
-                let args = &call.arguments.args;
-                match (args.first().and_then(managed_key), args.get(1)) {
-                    (Some(var), Some(value)) => {
-                        vec![mk(var, str_value(value), range(&args[0]), whole())]
-                    }
-                    _ => Vec::new(),
-                }
+            "os.environ.setdefault" => {
+                keyed(EnvOp::SetDefault(args.get(1).map_or(Val::Computed, |v| self.value_of(v))))
             }
-            "os.environ.update" => self.env_update_writes(call, mk, whole),
+            "os.putenv" => keyed(EnvOp::Set(args.get(1).map_or(Val::Computed, |v| self.value_of(v)))),
+            "os.unsetenv" | "os.environ.pop" => keyed(EnvOp::Unset),
+            "os.environ.clear" => vec![clobber(range(call))],
+            "os.environ.update" => {
+                let mut items = Vec::new();
+                match args.first() {
+                    Some(Expr::Dict(dict)) => {
+                        for item in &dict.items {
+                            items.push(match &item.key {
+                                Some(k) => Item {
+                                    range: range(k).start..range(&item.value).end,
+                                    key: self.env_key(k),
+                                    op: EnvOp::Set(self.value_of(&item.value)),
+                                },
+                                None => clobber(range(&item.value)),
+                            });
+                        }
+                    }
+                    Some(other) => items.push(clobber(range(other))),
+                    None => {}
+                }
+                items.extend(call.arguments.keywords.iter().map(|kw| self.keyword_item(kw)));
+                items
+            }
             _ => Vec::new(),
         }
     }
 
-    /// `os.environ.update({...})` or `update(K=V)`: each managed item is a write; the
-    /// statement goes when every item is managed, otherwise only the managed items go.
-    pub(super) fn env_update_writes(
-        &self,
-        call: &ExprCall,
-        mk: impl Fn(EnvVar, Option<String>, Range<usize>, Option<Vec<Edit>>) -> EnvWrite,
-        whole: impl Fn() -> Option<Vec<Edit>>,
-    ) -> Vec<EnvWrite> {
-        // (item range, managed var, value)
-        let mut items: Vec<(Range<usize>, Option<EnvVar>, Option<String>)> = Vec::new();
-        if let Some(Expr::Dict(dict)) = call.arguments.args.first() {
-            for item in &dict.items {
-                let var = item.key.as_ref().and_then(managed_key);
-                let start = item
-                    .key
-                    .as_ref()
-                    .map_or(range(&item.value).start, |k| range(k).start);
-                items.push((start..range(&item.value).end, var, str_value(&item.value)));
+    fn keyword_item(&self, kw: &Keyword) -> Item {
+        match &kw.arg {
+            Some(arg) => Item {
+                range: range(kw),
+                key: key_of_name(arg.as_str()),
+                op: EnvOp::Set(self.value_of(&kw.value)),
+            },
+            None => clobber(range(kw)),
+        }
+    }
+
+    /// Record the effects of a statement (not of the expressions nested in it, see
+    /// `call_effects`). `as_pass`: the statement is the last of a body that would empty.
+    pub(super) fn record_env_effects(&mut self, stmt: &Stmt, as_pass: bool) {
+        let items = self.stmt_items(stmt);
+        if items.iter().all(|i| i.key.is_none() && i.op != EnvOp::Clobber) {
+            return;
+        }
+        let srange = range(stmt);
+        let pure = self.pure_env_stmt(stmt);
+        let only_env = self.stmt_is_only_env(stmt);
+        let whole = removal_edit(self.source, srange.clone(), as_pass).map(|e| vec![e]);
+        let removal = if pure || only_env {
+            whole
+        } else {
+            self.partial_removal(stmt, &items)
+        };
+        for item in items {
+            if item.key.is_none() && item.op != EnvOp::Clobber {
+                continue;
+            }
+            self.push_effect(item, srange.clone(), pure, removal.clone(), false);
+        }
+    }
+
+    fn push_effect(
+        &mut self,
+        item: Item,
+        stmt: Range<usize>,
+        pure: bool,
+        removal: Option<Vec<Edit>>,
+        child: bool,
+    ) {
+        self.facts.effects.push(EnvEffect {
+            key: item.key,
+            op: item.op,
+            at: item.range,
+            stmt,
+            function: self.functions.last().cloned(),
+            child,
+            pure,
+            removal,
+        });
+    }
+
+    /// Edits that take out only the managed parts of a statement that also does other things.
+    fn partial_removal(&self, stmt: &Stmt, items: &[Item]) -> Option<Vec<Edit>> {
+        let managed = |i: &Item| matches!(i.key, Some(EnvKey::Managed(_)));
+        match stmt {
+            Stmt::Assign(assign) => {
+                // `a = os.environ[K] = V`: drop the env target and its `=`.
+                let mut edits = Vec::new();
+                for (i, t) in assign.targets.iter().enumerate() {
+                    if self.environ_subscript(t).is_some_and(|(k, _)| matches!(k, Some(EnvKey::Managed(_)))) {
+                        let next = assign
+                            .targets
+                            .get(i + 1)
+                            .map_or(range(&*assign.value).start, |n| range(n).start);
+                        edits.push(Edit::delete(range(t).start..next));
+                    }
+                }
+                Some(edits)
+            }
+            Stmt::Delete(del) => {
+                let spans: Vec<_> = del
+                    .targets
+                    .iter()
+                    .map(|t| {
+                        let m = self
+                            .environ_subscript(t)
+                            .is_some_and(|(k, _)| matches!(k, Some(EnvKey::Managed(_))));
+                        (range(t), m)
+                    })
+                    .collect();
+                Some(delete_items(&spans))
+            }
+            Stmt::Expr(_) | Stmt::AugAssign(_) => {
+                if items.iter().any(|i| i.op == EnvOp::Clobber) && items.iter().all(|i| !managed(i)) {
+                    return None;
+                }
+                let spans: Vec<_> = items.iter().map(|i| (i.range.clone(), managed(i))).collect();
+                if spans.iter().all(|(_, m)| *m) {
+                    return None;
+                }
+                Some(delete_items(&spans))
+            }
+            _ => None,
+        }
+    }
+
+    /// Env effects of calls inside expressions: `x = os.environ.pop(K)`, child-process env.
+    pub(super) fn call_effects(&mut self, call: &'s ExprCall) {
+        let Some(name) = self.call_name(call) else {
+            return;
+        };
+        let stmt = self.stmts.last().cloned().unwrap_or(0..0);
+        let nested = range(call) != stmt;
+        if nested
+            && matches!(
+                name.as_str(),
+                "os.environ.pop" | "os.environ.setdefault" | "os.environ.update" | "os.putenv" | "os.unsetenv" | "os.environ.clear"
+            )
+        {
+            for item in self.call_items(call) {
+                if item.key.is_some() || item.op == EnvOp::Clobber {
+                    self.push_effect(item, stmt.clone(), false, None, false);
+                }
             }
         }
-        for kw in &call.arguments.keywords {
-            let var = kw.arg.as_ref().and_then(|a| EnvVar::from_name(a.as_str()));
-            items.push((range(kw), var, str_value(&kw.value)));
-        }
-        if items.iter().all(|(_, var, _)| var.is_none()) {
-            return Vec::new();
-        }
-        let all_managed = items.iter().all(|(_, var, _)| var.is_some());
-        let removal = if all_managed {
-            whole()
-        } else {
-            let spans: Vec<_> = items
+        if CHILD_ENV_CALLS.contains(&name.as_str())
+            || name.ends_with("Popen")
+            || name.ends_with("create_subprocess_exec")
+        {
+            if let Some(kw) = call
+                .arguments
+                .keywords
                 .iter()
-                .map(|(r, v, _)| (r.clone(), v.is_some()))
-                .collect();
-            Some(delete_items(&spans))
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "env"))
+            {
+                for item in self.child_env_items(&kw.value) {
+                    self.push_effect(item, stmt.clone(), false, None, true);
+                }
+            }
+        }
+    }
+
+    /// Managed items of a child env: `{K: V}`, `{**os.environ, K: V}`, `dict(os.environ, K=V)`.
+    fn child_env_items(&self, expr: &Expr) -> Vec<Item> {
+        let items: Vec<Item> = match expr {
+            Expr::Dict(dict) => dict
+                .items
+                .iter()
+                .filter_map(|item| {
+                    let k = item.key.as_ref()?;
+                    Some(Item {
+                        range: range(k).start..range(&item.value).end,
+                        key: self.env_key(k),
+                        op: EnvOp::Set(self.value_of(&item.value)),
+                    })
+                })
+                .collect(),
+            Expr::Call(call)
+                if matches!(self.call_name(call).as_deref(), Some("dict" | "builtins.dict")) =>
+            {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .filter(|k| k.arg.is_some())
+                    .map(|kw| self.keyword_item(kw))
+                    .collect()
+            }
+            _ => Vec::new(),
         };
-        // Every managed item carries the statement's removal edits; the planner dedups them.
-        items
-            .iter()
-            .filter_map(|(r, var, value)| {
-                Some(mk((*var)?, value.clone(), r.clone(), removal.clone()))
-            })
-            .collect()
+        items.into_iter().filter(|i| i.key.is_some()).collect()
     }
 
     pub(super) fn is_environ(&self, expr: &Expr) -> bool {
         self.bindings.qualified(expr).as_deref() == Some("os.environ")
     }
 
-    pub(super) fn record_env_writes(&mut self, body: &[Stmt]) {
-        let nested = !self.bodies.is_empty();
-        let per_stmt: Vec<Vec<EnvWrite>> =
-            body.iter().map(|s| self.env_writes_of(s, false)).collect();
-        let gone: Vec<bool> = per_stmt
-            .iter()
-            .zip(body)
-            .map(|(writes, stmt)| {
-                writes.iter().any(|w| {
-                    self.will_remove(w)
-                        && w.removal.as_ref().is_some_and(|r| is_whole_stmt(r, stmt))
-                })
-            })
-            .collect();
-        let empties = nested && gone.iter().all(|g| *g);
-        let last_gone = gone.iter().rposition(|g| *g);
-        for (i, writes) in per_stmt.into_iter().enumerate() {
-            let writes = if empties && Some(i) == last_gone {
-                // Removing every statement of a block would empty it: the last one becomes `pass`.
-                self.env_writes_of(&body[i], true)
-            } else {
-                writes
-            };
-            self.facts.env_writes.extend(writes);
+    /// `os.environ[K]` (through any alias): the key, if known, and the subscript's range.
+    fn environ_subscript(&self, expr: &Expr) -> Option<(Option<EnvKey>, Range<usize>)> {
+        let Expr::Subscript(sub) = expr else {
+            return None;
+        };
+        if !self.is_environ(&sub.value) {
+            return None;
         }
+        Some((self.env_key(&sub.slice), range(expr)))
     }
 
-    /// Whether the fix planner will remove this write (mirrors fix.rs; used to keep blocks non-empty).
-    pub(super) fn will_remove(&self, w: &EnvWrite) -> bool {
-        if self.in_header(&w.stmt) {
-            return false;
+    /// The variable a key expression names: a string literal, or a module constant holding one.
+    fn env_key(&self, expr: &Expr) -> Option<EnvKey> {
+        let name = match expr {
+            Expr::StringLiteral(s) => s.value.to_str().to_string(),
+            Expr::Name(_) => self.scopes.module_string(expr)?,
+            _ => return None,
+        };
+        key_of_name(&name)
+    }
+
+    fn value_of(&self, expr: &Expr) -> Val {
+        match expr {
+            Expr::StringLiteral(s) => Val::Lit(s.value.to_str().to_string()),
+            Expr::Name(_) => self
+                .scopes
+                .module_string(expr)
+                .map_or(Val::Computed, Val::Lit),
+            _ => Val::Computed,
         }
-        w.module_level || w.value.as_deref() != self.policy.env_value(w.var)
     }
 }
 
-fn managed_key(expr: &Expr) -> Option<EnvVar> {
-    match expr {
-        Expr::StringLiteral(s) => EnvVar::from_name(s.value.to_str()),
-        _ => None,
+fn clobber(range: Range<usize>) -> Item {
+    Item {
+        range,
+        key: None,
+        op: EnvOp::Clobber,
     }
 }
 
-fn str_value(expr: &Expr) -> Option<String> {
-    match expr {
-        Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+fn key_of_name(name: &str) -> Option<EnvKey> {
+    if let Some(var) = EnvVar::from_name(name) {
+        return Some(EnvKey::Managed(var));
+    }
+    match name {
+        "HIP_VISIBLE_DEVICES" => Some(EnvKey::Amd("HIP_VISIBLE_DEVICES")),
+        "ROCR_VISIBLE_DEVICES" => Some(EnvKey::Amd("ROCR_VISIBLE_DEVICES")),
         _ => None,
     }
 }

@@ -1,9 +1,12 @@
-//! One pass over the AST that records every GPU-relevant fact of a file: env writes, GPU
-//! imports, device indices, multi-GPU assumptions, and the shape of the module (docstring,
-//! `from __future__`, main block). Rules (detect.rs) and the fix planner (fix.rs) read these.
+//! One pass over the AST that records every GPU-relevant fact of a file: the env effects on
+//! the managed variables (in every form), GPU imports, device selections reached by data flow,
+//! multi-GPU assumptions, and the shape of the module (prologue, docstring, main block).
+//! The configuration (config.rs), the effective env (effective.rs), the rules (detect.rs) and
+//! the fix planner (fix.rs) read these.
 
 mod devices;
 mod env;
+mod flow;
 
 use std::ops::Range;
 
@@ -11,52 +14,74 @@ use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 
-use super::semantic::{is_gpu_module, Bindings};
+use super::semantic::{is_gpu_module, is_stdlib_module, Bindings};
 use crate::edit::Edit;
 use crate::policy::{EnvVar, Policy};
-use crate::removal::removal_edit;
-use devices::INDEX_NAMES;
+pub use devices::{DeviceUse, DeviceUseKind};
+use flow::Scopes;
 
-/// One write of a managed env variable.
+/// Which variable an env effect touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvKey {
+    Managed(EnvVar),
+    /// `HIP_VISIBLE_DEVICES` / `ROCR_VISIBLE_DEVICES`: AMD's masks, reported when they contradict.
+    Amd(&'static str),
+}
+
+/// A value written to a variable.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Val {
+    Lit(String),
+    Computed,
+}
+
+/// What an effect does to its variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvOp {
+    Set(Val),
+    SetDefault(Val),
+    Unset,
+    /// `os.environ.clear()`, `update(**other)`, `os.environ = {...}`: any managed variable may change.
+    Clobber,
+}
+
+/// One effect of the code on the environment of the process (or of a child it starts).
 #[derive(Debug, Clone)]
-pub struct EnvWrite {
-    pub var: EnvVar,
-    /// The literal value written, when it is a literal.
-    pub value: Option<String>,
-    /// Where to point the user (the key).
+pub struct EnvEffect {
+    /// `None` for a clobber, which touches every variable.
+    pub key: Option<EnvKey>,
+    pub op: EnvOp,
+    /// Where to point the user.
     pub at: Range<usize>,
+    /// The innermost statement holding the effect.
     pub stmt: Range<usize>,
-    /// Not inside a function (class bodies and module-level `if`/`try` run at import).
-    pub module_level: bool,
-    /// Edits that remove this write; `None` when it cannot be removed safely
-    /// (several statements on one line, a write inside an expression, …).
+    /// The enclosing function (innermost `def`), `None` at module level and in class bodies.
+    pub function: Option<Range<usize>>,
+    /// The env of a child process (`subprocess.run(env=...)`), not of this one.
+    pub child: bool,
+    /// The statement holds nothing but env effects on managed variables (a configuration line).
+    pub pure: bool,
+    /// Edits that take this effect out; `None` when it cannot be removed safely.
     pub removal: Option<Vec<Edit>>,
+}
+
+impl EnvEffect {
+    pub fn var(&self) -> Option<EnvVar> {
+        match self.key {
+            Some(EnvKey::Managed(v)) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct GpuImport {
     pub module: String,
     pub range: Range<usize>,
+    /// Inside a function: runs when the function is called.
     pub lazy: bool,
-}
-
-/// A literal device index that does not exist once the mask is applied.
-#[derive(Debug, Clone)]
-pub struct DeviceIndex {
-    pub kind: DeviceIndexKind,
-    pub index: u64,
-    /// The bytes to replace with the masked index (the digits of a string, or an int literal).
-    pub digits: Option<Range<usize>>,
-    pub at: Range<usize>,
-    pub what: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceIndexKind {
-    String,
-    Call,
-    Keyword,
-    Map,
+    /// Under `if TYPE_CHECKING:`: never runs.
+    pub typing_only: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -68,85 +93,132 @@ pub struct MainBlock {
     pub calls: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopKind {
     Docstring,
     Future,
-    ImportOs,
+    /// An import of standard-library modules only, with the names it binds.
+    StdlibImport(Vec<String>),
+    /// Any other import.
+    Import(Vec<String>),
     Other,
 }
 
 #[derive(Debug, Default)]
 pub struct Facts {
-    pub env_writes: Vec<EnvWrite>,
+    pub effects: Vec<EnvEffect>,
     pub gpu_imports: Vec<GpuImport>,
-    pub device_indices: Vec<DeviceIndex>,
+    pub devices: Vec<DeviceUse>,
     pub multi_gpu: Vec<(Range<usize>, String)>,
-    pub docstring: Option<Range<usize>>,
-    pub docstring_text: Option<String>,
+    /// The docstring statement, the string literal to extend, and its text.
+    pub docstring: Option<(Range<usize>, Range<usize>, String)>,
     /// Module-level statements in order, with their kind.
     pub top: Vec<(Range<usize>, TopKind)>,
-    /// `import os` statements alone on their line at module level, with the line's range.
-    pub plain_import_os: Vec<Range<usize>>,
     pub main_block: Option<MainBlock>,
+    /// Names of module-level functions, and names bound by imports anywhere.
     pub defined_functions: Vec<String>,
+    pub imported_names: Vec<String>,
     pub uses_torch: bool,
+    /// Starts worker processes (multiprocessing, process pools, DataLoader workers).
+    pub forks: Option<Range<usize>>,
+    /// A `from __future__` import after other statements: CPython refuses the file.
+    pub late_future: Option<Range<usize>>,
 }
 
 impl Facts {
+    /// Imports that run (not under `TYPE_CHECKING`) at module level.
+    pub fn runtime_gpu_imports(&self) -> impl Iterator<Item = &GpuImport> {
+        self.gpu_imports.iter().filter(|i| !i.typing_only)
+    }
+
     pub fn first_top_level_gpu_import(&self) -> Option<usize> {
-        self.gpu_imports
-            .iter()
+        self.runtime_gpu_imports()
             .filter(|i| !i.lazy)
             .map(|i| i.range.start)
             .min()
     }
 }
 
-pub fn collect(
-    source: &str,
-    body: &[Stmt],
-    policy: &Policy,
-    header: Option<Range<usize>>,
-) -> Facts {
+pub fn collect<'s>(source: &'s str, body: &'s [Stmt], _policy: &Policy) -> Facts {
     let bindings = Bindings::collect(body);
+    let scopes = Scopes::collect(body);
     let mut visitor = FactVisitor {
         source,
-        policy,
         bindings,
-        header,
+        scopes,
         facts: Facts::default(),
-        function_depth: 0,
-        bodies: Vec::new(),
+        functions: Vec::new(),
+        stmts: Vec::new(),
+        typing_only: 0,
+        removable_bodies: Vec::new(),
+        flow_loads: Vec::new(),
+        device_paths: Vec::new(),
     };
     visitor.module(body);
+    visitor.mark_shared();
+    visitor.facts.devices.sort_by_key(|d| d.at.start);
+    visitor
+        .facts
+        .devices
+        .dedup_by(|a, b| a.literal == b.literal && a.literal.is_some());
     visitor.facts
 }
 
 struct FactVisitor<'s> {
     source: &'s str,
-    policy: &'s Policy,
     bindings: Bindings,
-    header: Option<Range<usize>>,
+    scopes: Scopes<'s>,
     facts: Facts,
-    function_depth: usize,
-    /// Statements planned for removal in each enclosing body, to leave `pass` when a body empties.
-    bodies: Vec<usize>,
+    /// Enclosing function definitions (their ranges), innermost last.
+    functions: Vec<Range<usize>>,
+    /// Enclosing statements, innermost last.
+    stmts: Vec<Range<usize>>,
+    typing_only: usize,
+    /// For each enclosing body: whether every statement in it is a removable pure env write
+    /// (so removing them all must leave `pass`).
+    removable_bodies: Vec<bool>,
+    /// Loads of names that carry a device literal to a sink: (key, load range).
+    flow_loads: Vec<(String, Range<usize>)>,
+    /// For each device use (index into `facts.devices`), the names its literal flows through.
+    device_paths: Vec<(usize, Vec<String>)>,
 }
 
-impl FactVisitor<'_> {
-    fn module(&mut self, body: &[Stmt]) {
+impl<'s> FactVisitor<'s> {
+    fn module(&mut self, body: &'s [Stmt]) {
         self.top_level_shape(body);
         self.visit_body(body);
     }
 
+    /// A literal that flows through a name also used elsewhere is shared: rewriting it would
+    /// change more than the device. Such uses are reported, not rewritten.
+    fn mark_shared(&mut self) {
+        for (i, path) in &self.device_paths {
+            let shared = path.iter().find(|key| {
+                self.scopes.loads.get(*key).is_some_and(|loads| {
+                    loads
+                        .iter()
+                        .any(|l| !self.flow_loads.iter().any(|(k, r)| k == *key && r == l))
+                })
+            });
+            self.facts.devices[*i].shared = shared.cloned();
+        }
+    }
+
+    fn module_level(&self) -> bool {
+        self.functions.is_empty()
+    }
+
     fn top_level_shape(&mut self, body: &[Stmt]) {
+        let mut seen_other = false;
         for (i, stmt) in body.iter().enumerate() {
             let kind = match stmt {
                 Stmt::Expr(e) if i == 0 && matches!(e.value.as_ref(), Expr::StringLiteral(_)) => {
                     if let Expr::StringLiteral(s) = e.value.as_ref() {
-                        self.facts.docstring = Some(range(stmt));
-                        self.facts.docstring_text = Some(s.value.to_str().to_string());
+                        self.facts.docstring = Some((
+                            range(stmt),
+                            s.value.iter().last().map_or(range(s), range),
+                            s.value.to_str().to_string(),
+                        ));
                     }
                     TopKind::Docstring
                 }
@@ -155,18 +227,42 @@ impl FactVisitor<'_> {
                         .as_ref()
                         .is_some_and(|m| m.as_str() == "__future__") =>
                 {
+                    if seen_other && self.facts.late_future.is_none() {
+                        self.facts.late_future = Some(range(stmt));
+                    }
                     TopKind::Future
                 }
-                Stmt::Import(imp)
-                    if imp.names.len() == 1
-                        && imp.names[0].name.as_str() == "os"
-                        && imp.names[0].asname.is_none() =>
-                {
-                    if let Some(Edit { range, .. }) = removal_edit(self.source, range(stmt), false)
-                    {
-                        self.facts.plain_import_os.push(range);
+                Stmt::Import(imp) => {
+                    let names: Vec<String> = imp
+                        .names
+                        .iter()
+                        .map(|a| match &a.asname {
+                            Some(n) => n.as_str().to_string(),
+                            None => a.name.as_str().split('.').next().unwrap_or("").to_string(),
+                        })
+                        .collect();
+                    if imp.names.iter().all(|a| is_stdlib_module(a.name.as_str())) {
+                        TopKind::StdlibImport(names)
+                    } else {
+                        TopKind::Import(names)
                     }
-                    TopKind::ImportOs
+                }
+                Stmt::ImportFrom(from) => {
+                    let names = from
+                        .names
+                        .iter()
+                        .map(|a| a.asname.as_ref().unwrap_or(&a.name).as_str().to_string())
+                        .collect();
+                    let stdlib = from.level == 0
+                        && from
+                            .module
+                            .as_ref()
+                            .is_some_and(|m| is_stdlib_module(m.as_str()));
+                    if stdlib {
+                        TopKind::StdlibImport(names)
+                    } else {
+                        TopKind::Import(names)
+                    }
                 }
                 Stmt::If(if_stmt) if is_main_test(&if_stmt.test) => {
                     self.main_block(stmt, &if_stmt.body);
@@ -180,15 +276,18 @@ impl FactVisitor<'_> {
                 }
                 _ => TopKind::Other,
             };
+            if !matches!(kind, TopKind::Docstring | TopKind::Future) {
+                seen_other = true;
+            }
             self.facts.top.push((range(stmt), kind));
         }
     }
 
     fn main_block(&mut self, stmt: &Stmt, body: &[Stmt]) {
-        let if_start = line_start(self.source, range(stmt).start);
+        let if_start = super::lines::line_start(self.source, range(stmt).start);
         let first_stmt = body.first().and_then(|first| {
             let start = range(first).start;
-            let ls = line_start(self.source, start);
+            let ls = super::lines::line_start(self.source, start);
             let indent = &self.source[ls..start];
             indent
                 .chars()
@@ -215,87 +314,123 @@ impl FactVisitor<'_> {
         });
     }
 
-    fn in_header(&self, r: &Range<usize>) -> bool {
-        self.header
-            .as_ref()
-            .is_some_and(|h| h.start <= r.start && r.end <= h.end)
-    }
-
-    /// The env writes a statement makes, with the edits that would remove each.
     fn gpu_import(&mut self, stmt: &Stmt) {
         let modules: Vec<String> = match stmt {
-            Stmt::Import(imp) => imp
-                .names
-                .iter()
-                .map(|a| a.name.as_str().to_string())
-                .collect(),
-            Stmt::ImportFrom(from) if from.level == 0 => {
+            Stmt::Import(imp) => {
+                for a in &imp.names {
+                    let local = a.asname.as_ref().map_or_else(
+                        || a.name.as_str().split('.').next().unwrap_or("").to_string(),
+                        |n| n.as_str().to_string(),
+                    );
+                    self.facts.imported_names.push(local);
+                }
+                imp.names
+                    .iter()
+                    .map(|a| a.name.as_str().to_string())
+                    .collect()
+            }
+            Stmt::ImportFrom(from) => {
+                for a in &from.names {
+                    let local = a.asname.as_ref().unwrap_or(&a.name).as_str().to_string();
+                    self.facts.imported_names.push(local);
+                }
+                if from.level != 0 {
+                    return;
+                }
                 from.module.iter().map(|m| m.as_str().to_string()).collect()
             }
             _ => return,
         };
+        let typing_only = self.typing_only > 0;
         for module in modules {
-            if module.split('.').next() == Some("torch") {
+            if module.split('.').next() == Some("torch") && !typing_only {
                 self.facts.uses_torch = true;
+            }
+            if matches!(
+                module.as_str(),
+                "multiprocessing" | "torch.multiprocessing" | "concurrent.futures"
+            ) && self.facts.forks.is_none()
+            {
+                self.facts.forks = Some(range(stmt));
+            }
+            if module == "torch.distributed" || module.starts_with("torch.distributed.") {
+                self.facts.multi_gpu.push((
+                    range(stmt),
+                    "uses torch.distributed: each process picks its GPU from its rank".into(),
+                ));
             }
             if is_gpu_module(&module) {
                 self.facts.gpu_imports.push(GpuImport {
                     module,
                     range: range(stmt),
-                    lazy: self.function_depth > 0,
+                    lazy: !self.module_level(),
+                    typing_only,
                 });
             }
         }
     }
 }
 
-impl<'a> Visitor<'a> for FactVisitor<'_> {
-    fn visit_body(&mut self, body: &'a [Stmt]) {
-        self.record_env_writes(body);
-        self.bodies.push(0);
-        for stmt in body {
+impl<'s> Visitor<'s> for FactVisitor<'s> {
+    fn visit_body(&mut self, body: &'s [Stmt]) {
+        let all_removable = !body.is_empty()
+            && body
+                .iter()
+                .all(|s| self.pure_env_stmt(s) && !self.stmts.is_empty());
+        self.removable_bodies.push(all_removable);
+        for (i, stmt) in body.iter().enumerate() {
+            // The last statement of a body that would empty is replaced by `pass`.
+            let last = all_removable && i + 1 == body.len();
+            self.stmts.push(range(stmt));
+            self.record_env_effects(stmt, last);
             self.visit_stmt(stmt);
+            self.stmts.pop();
         }
-        self.bodies.pop();
+        self.removable_bodies.pop();
     }
 
-    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+    fn visit_stmt(&mut self, stmt: &'s Stmt) {
         self.gpu_import(stmt);
-        self.assignment(stmt);
         match stmt {
             // A bare string statement (docstring) is prose, never a device selection.
             Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)) => {}
+            Stmt::If(if_stmt) if is_type_checking(&if_stmt.test) => {
+                self.typing_only += 1;
+                self.visit_body(&if_stmt.body);
+                self.typing_only -= 1;
+                for clause in &if_stmt.elif_else_clauses {
+                    self.visit_body(&clause.body);
+                }
+            }
             Stmt::FunctionDef(def) => {
+                for decorator in &def.decorator_list {
+                    self.visit_expr(&decorator.expression);
+                }
                 for p in def.parameters.iter_non_variadic_params() {
-                    let name = p.parameter.name.as_str();
-                    if let (true, Some(default)) =
-                        (INDEX_NAMES.contains(&name), p.default.as_deref())
-                    {
-                        self.device_index(
-                            DeviceIndexKind::Keyword,
-                            default,
-                            format!("parameter {name}=…"),
-                        );
+                    if let Some(default) = p.default.as_deref() {
+                        self.visit_expr(default);
                     }
                 }
-                self.function_depth += 1;
-                walk_stmt(self, stmt);
-                self.function_depth -= 1;
+                self.functions.push(range(stmt));
+                self.visit_body(&def.body);
+                self.functions.pop();
             }
             _ => walk_stmt(self, stmt),
         }
     }
 
-    fn visit_expr(&mut self, expr: &'a Expr) {
+    fn visit_expr(&mut self, expr: &'s Expr) {
         match expr {
-            Expr::StringLiteral(_) => self.string_literal(expr),
-            Expr::Call(call) => self.call(call),
+            Expr::Call(call) => {
+                self.call_effects(call);
+                self.call(call);
+            }
             Expr::Compare(_) => self.compare(expr),
-            Expr::Dict(_) => self.dict_items(expr),
+            Expr::Subscript(sub) => self.device_list_subscript(sub),
             Expr::Lambda(_) => {
-                self.function_depth += 1;
+                self.functions.push(range(expr));
                 walk_expr(self, expr);
-                self.function_depth -= 1;
+                self.functions.pop();
                 return;
             }
             _ => {}
@@ -304,22 +439,12 @@ impl<'a> Visitor<'a> for FactVisitor<'_> {
     }
 }
 
-fn is_whole_stmt(edits: &[Edit], stmt: &Stmt) -> bool {
-    edits
-        .iter()
-        .any(|e| e.range.start <= range(stmt).start && range(stmt).end <= e.range.end)
-}
-
 pub fn range(node: &impl Ranged) -> Range<usize> {
     let r = node.range();
     r.start().to_usize()..r.end().to_usize()
 }
 
-pub fn line_start(source: &str, offset: usize) -> usize {
-    source[..offset].rfind('\n').map_or(0, |i| i + 1)
-}
-
-fn is_main_test(test: &Expr) -> bool {
+pub fn is_main_test(test: &Expr) -> bool {
     let Expr::Compare(cmp) = test else {
         return false;
     };
@@ -334,4 +459,13 @@ fn is_main_test(test: &Expr) -> bool {
         .iter()
         .any(|e| matches!(e, Expr::StringLiteral(s) if s.value.to_str() == "__main__"));
     has_name && has_main
+}
+
+/// `if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`: a block that never runs.
+pub fn is_type_checking(test: &Expr) -> bool {
+    match test {
+        Expr::Name(n) => n.id.as_str() == "TYPE_CHECKING",
+        Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
+        _ => false,
+    }
 }

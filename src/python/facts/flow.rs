@@ -1,0 +1,308 @@
+//! Simple local data flow: where a name used at a device sink gets its value. Module
+//! constants, parameter defaults, local and annotated assignments, `self.x = ...` in a class,
+//! argparse defaults read back as `args.dest`, dict values read by key or `.get(key, default)`.
+//! Only what the code itself shows: a value that comes from outside stays unknown.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
+use ruff_python_ast::{Expr, Stmt};
+
+use super::range;
+
+/// A function's names: parameters with their defaults, and its local assignments.
+#[derive(Debug, Default)]
+pub struct FunctionScope<'a> {
+    pub range: Range<usize>,
+    pub class: Option<String>,
+    pub params: HashMap<String, Option<&'a Expr>>,
+    pub assigns: HashMap<String, Vec<&'a Expr>>,
+}
+
+/// Where a value may be looked up: the module, or a function (index into `functions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Module,
+    Function(usize),
+}
+
+#[derive(Debug, Default)]
+pub struct Scopes<'a> {
+    pub module: HashMap<String, Vec<&'a Expr>>,
+    pub functions: Vec<FunctionScope<'a>>,
+    /// `self.attr = value` per (class, attr), with the scope of the assignment.
+    pub self_attrs: HashMap<(String, String), Vec<(&'a Expr, Scope)>>,
+    /// argparse `dest` → default.
+    pub argparse: HashMap<String, Vec<&'a Expr>>,
+    /// Every load of a name (`x`), of `self.x` and of any `.x`, by key.
+    pub loads: HashMap<String, Vec<Range<usize>>>,
+    /// Names that are also rebound in ways we do not follow (loops, `+=`, tuples).
+    pub opaque: Vec<String>,
+}
+
+impl<'a> Scopes<'a> {
+    pub fn collect(body: &'a [Stmt]) -> Scopes<'a> {
+        let mut c = ScopeCollector {
+            scopes: Scopes::default(),
+            stack: Vec::new(),
+            class: Vec::new(),
+        };
+        for stmt in body {
+            c.visit_stmt(stmt);
+        }
+        c.scopes
+    }
+
+    /// The innermost function whose range holds `offset`.
+    pub fn scope_at(&self, offset: usize) -> Scope {
+        self.functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.range.start <= offset && offset < f.range.end)
+            .max_by_key(|(_, f)| f.range.start)
+            .map_or(Scope::Module, |(i, _)| Scope::Function(i))
+    }
+
+    /// Where `name` is bound as seen from `scope`: the expressions it may hold, and their scope.
+    pub fn lookup(&self, name: &str, scope: Scope) -> Option<Vec<(&'a Expr, Scope)>> {
+        if let Scope::Function(i) = scope {
+            let f = &self.functions[i];
+            if let Some(default) = f.params.get(name) {
+                return Some(default.map(|d| vec![(d, Scope::Module)]).unwrap_or_default());
+            }
+            if let Some(values) = f.assigns.get(name) {
+                return Some(values.iter().map(|v| (*v, scope)).collect());
+            }
+            // An enclosing function, else the module.
+            let outer = self
+                .functions
+                .iter()
+                .enumerate()
+                .filter(|(j, g)| {
+                    *j != i && g.range.start <= f.range.start && f.range.end <= g.range.end
+                })
+                .max_by_key(|(_, g)| g.range.start)
+                .map_or(Scope::Module, |(j, _)| Scope::Function(j));
+            return self.lookup(name, outer);
+        }
+        if self.opaque.iter().any(|o| o == name) {
+            return None;
+        }
+        self.module
+            .get(name)
+            .map(|values| values.iter().map(|v| (*v, Scope::Module)).collect())
+    }
+
+    /// The class of the method holding `scope`, for `self.attr` lookups.
+    pub fn class_of(&self, scope: Scope) -> Option<&str> {
+        match scope {
+            Scope::Function(i) => self.functions[i].class.as_deref(),
+            Scope::Module => None,
+        }
+    }
+
+    /// A module constant holding one string (`KEY = "CUDA_VISIBLE_DEVICES"`).
+    pub fn module_string(&self, expr: &Expr) -> Option<String> {
+        let Expr::Name(n) = expr else { return None };
+        match self.lookup(n.id.as_str(), Scope::Module)?.as_slice() {
+            [(Expr::StringLiteral(s), _)] => Some(s.value.to_str().to_string()),
+            _ => None,
+        }
+    }
+}
+
+struct ScopeCollector<'a> {
+    scopes: Scopes<'a>,
+    stack: Vec<usize>,
+    class: Vec<String>,
+}
+
+impl<'a> ScopeCollector<'a> {
+    fn bind(&mut self, name: &str, value: &'a Expr) {
+        match self.stack.last() {
+            Some(&i) => self.scopes.functions[i]
+                .assigns
+                .entry(name.to_string())
+                .or_default()
+                .push(value),
+            None => self
+                .scopes
+                .module
+                .entry(name.to_string())
+                .or_default()
+                .push(value),
+        }
+    }
+
+    fn scope(&self) -> Scope {
+        self.stack.last().map_or(Scope::Module, |&i| Scope::Function(i))
+    }
+
+    fn target(&mut self, target: &'a Expr, value: &'a Expr) {
+        match target {
+            Expr::Name(n) => self.bind(n.id.as_str(), value),
+            Expr::Attribute(attr) => {
+                let is_self = matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
+                let class = self.stack.last().and_then(|&i| self.scopes.functions[i].class.clone());
+                if let (true, Some(class)) = (is_self, class) {
+                    let scope = self.scope();
+                    self.scopes
+                        .self_attrs
+                        .entry((class, attr.attr.as_str().to_string()))
+                        .or_default()
+                        .push((value, scope));
+                }
+            }
+            _ => self.opaque_target(target),
+        }
+    }
+
+    fn opaque_target(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(n) => self.scopes.opaque.push(n.id.as_str().to_string()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.opaque_target(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.opaque_target(e)),
+            Expr::Starred(s) => self.opaque_target(&s.value),
+            _ => {}
+        }
+    }
+
+    fn argparse(&mut self, call: &'a ruff_python_ast::ExprCall) {
+        let Expr::Attribute(attr) = call.func.as_ref() else {
+            return;
+        };
+        match attr.attr.as_str() {
+            "add_argument" => {
+                let kw = |name: &str| {
+                    call.arguments
+                        .keywords
+                        .iter()
+                        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))
+                        .map(|k| &k.value)
+                };
+                let Some(default) = kw("default") else { return };
+                let dest = match kw("dest") {
+                    Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
+                    _ => {
+                        let flags: Vec<String> = call
+                            .arguments
+                            .args
+                            .iter()
+                            .filter_map(|a| match a {
+                                Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                                _ => None,
+                            })
+                            .collect();
+                        flags
+                            .iter()
+                            .find(|f| f.starts_with("--"))
+                            .or_else(|| flags.first())
+                            .map(|f| f.trim_start_matches('-').replace('-', "_"))
+                    }
+                };
+                if let Some(dest) = dest {
+                    self.scopes.argparse.entry(dest).or_default().push(default);
+                }
+            }
+            "set_defaults" => {
+                for k in &call.arguments.keywords {
+                    if let Some(arg) = &k.arg {
+                        self.scopes
+                            .argparse
+                            .entry(arg.as_str().to_string())
+                            .or_default()
+                            .push(&k.value);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for ScopeCollector<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(def) => {
+                let mut scope = FunctionScope {
+                    range: range(stmt),
+                    class: self.class.last().cloned(),
+                    ..FunctionScope::default()
+                };
+                for p in def.parameters.iter_non_variadic_params() {
+                    scope
+                        .params
+                        .insert(p.parameter.name.as_str().to_string(), p.default.as_deref());
+                }
+                for p in [&def.parameters.vararg, &def.parameters.kwarg].into_iter().flatten() {
+                    scope.params.insert(p.name.as_str().to_string(), None);
+                }
+                self.scopes.functions.push(scope);
+                self.stack.push(self.scopes.functions.len() - 1);
+                // Methods of a class see `self` of that class; nested defs keep it.
+                for s in &def.body {
+                    self.visit_stmt(s);
+                }
+                self.stack.pop();
+                return;
+            }
+            Stmt::ClassDef(class) => {
+                self.class.push(class.name.as_str().to_string());
+                for s in &class.body {
+                    self.visit_stmt(s);
+                }
+                self.class.pop();
+                return;
+            }
+            Stmt::Assign(assign) => {
+                for t in &assign.targets {
+                    self.target(t, &assign.value);
+                }
+            }
+            Stmt::AnnAssign(ann) => {
+                if let Some(value) = &ann.value {
+                    self.target(&ann.target, value);
+                }
+            }
+            Stmt::AugAssign(aug) => self.opaque_target(&aug.target),
+            Stmt::For(f) => self.opaque_target(&f.target),
+            Stmt::With(w) => {
+                for item in &w.items {
+                    if let Some(v) = &item.optional_vars {
+                        self.opaque_target(v);
+                    }
+                }
+            }
+            _ => {}
+        }
+        walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Call(call) = expr {
+            self.argparse(call);
+        }
+        match expr {
+            Expr::Name(n) if n.ctx.is_load() => {
+                self.scopes
+                    .loads
+                    .entry(n.id.as_str().to_string())
+                    .or_default()
+                    .push(range(expr));
+            }
+            Expr::Attribute(a) if a.ctx.is_load() => {
+                let key = match a.value.as_ref() {
+                    Expr::Name(n) if n.id.as_str() == "self" => format!("self.{}", a.attr.as_str()),
+                    _ => format!(".{}", a.attr.as_str()),
+                };
+                self.scopes.loads.entry(key).or_default().push(range(expr));
+            }
+            _ => {}
+        }
+        if let Expr::Named(named) = expr {
+            self.target(&named.target, &named.value);
+        }
+        walk_expr(self, expr);
+    }
+}

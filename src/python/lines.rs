@@ -1,0 +1,81 @@
+//! Lines as Python sees them: `\n`, `\r\n` and a lone `\r` all end a line, so a CR-only file
+//! is edited line by line like any other.
+
+/// The line ending the file uses (its first one), so inserted text matches it.
+pub fn newline_of(source: &str) -> &'static str {
+    let bytes = source.as_bytes();
+    match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(i) if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') => "\r\n",
+        Some(i) if bytes[i] == b'\r' => "\r",
+        _ => "\n",
+    }
+}
+
+/// Start of the line holding `offset`.
+pub fn line_start(source: &str, offset: usize) -> usize {
+    let offset = floor_char_boundary(source, offset);
+    source[..offset]
+        .rfind(['\n', '\r'])
+        .map_or(0, |i| i + 1)
+}
+
+/// End of the line holding `offset`: the offset of its line ending (or the end of the text).
+pub fn line_end(source: &str, offset: usize) -> usize {
+    let offset = floor_char_boundary(source, offset);
+    source[offset..]
+        .find(['\n', '\r'])
+        .map_or(source.len(), |i| offset + i)
+}
+
+fn floor_char_boundary(source: &str, mut offset: usize) -> usize {
+    offset = offset.min(source.len());
+    while !source.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+/// Start of the line after the one holding `offset` (the end of the text on the last line).
+pub fn next_line_start(source: &str, offset: usize) -> usize {
+    let end = line_end(source, offset);
+    let bytes = source.as_bytes();
+    match bytes.get(end) {
+        Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => end + 2,
+        Some(_) => end + 1,
+        None => end,
+    }
+}
+
+/// The lines of `source` as (start, end-without-terminator) ranges.
+pub fn line_ranges(source: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < source.len() {
+        let end = line_end(source, at);
+        out.push((at, end));
+        at = next_line_start(source, at);
+        if at == end {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_ending_counts() {
+        assert_eq!(newline_of("a\r\nb"), "\r\n");
+        assert_eq!(newline_of("a\rb\r"), "\r");
+        assert_eq!(newline_of("a\nb"), "\n");
+        assert_eq!(newline_of("a"), "\n");
+        let src = "a = 1\rb = 2\rc = 3";
+        assert_eq!(line_start(src, 8), 6);
+        assert_eq!(line_end(src, 6), 11);
+        assert_eq!(next_line_start(src, 6), 12);
+        assert_eq!(line_ranges(src), vec![(0, 5), (6, 11), (12, 17)]);
+        assert_eq!(line_ranges("x\r\ny\r\n"), vec![(0, 1), (3, 4)]);
+    }
+}
