@@ -1,0 +1,441 @@
+//! The fixture trees, run: every Python file is executed with `python3` under the stub GPU
+//! frameworks of `fixtures/pystubs`, which simulate the mission's machine (PCI bus 0: RTX 5060 Ti,
+//! forbidden; bus 1: RTX 3090, the target; fastest-first numbering unless
+//! `CUDA_DEVICE_ORDER=PCI_BUS_ID`; `CUDA_VISIBLE_DEVICES` read at the first CUDA use) and log, per
+//! process, the environment and the visible cards at the first CUDA use and every device used.
+//!
+//! After `fix`, a file that touches CUDA must exit 0 having seen the RTX 3090 as its only card,
+//! with the policy's three variables, and never the forbidden card. Files the tool reports for
+//! review instead (REVIEW) must come out of `fix` byte for byte and are not run.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{copy_fixture, files_under, fixture, gh, run};
+
+/// Files `fix` reports for review instead of fixing (tree/path, why): left byte-identical, not run.
+const REVIEW: &[(&str, &str)] = &[
+    (
+        "half-migrated/LLM/llm_multi_gpu.py",
+        "deliberate multi-GPU code: a \"0,1\" mask, DataParallel(device_ids=[0, 1]), max_memory over both cards",
+    ),
+    (
+        "half-migrated/scripts/train_ddp.py",
+        "torch.distributed: each rank takes cuda:LOCAL_RANK; a one-card mask would break rank 1",
+    ),
+    (
+        "half-migrated/benchmarks/bench_gpu_inventory.py",
+        "compliant (the seed's template verbatim); its range(device_count()) loop is display-only (GH201)",
+    ),
+    (
+        "half-migrated/utils/__init__.py",
+        "GH303: a package __init__.py that imports torch (and initialises CUDA) is reported, not given a header",
+    ),
+];
+
+/// Files `fix` must leave byte-identical that are still run.
+const UNCHANGED: &[&str] = &[
+    "half-migrated/scripts/gpu_template.py",
+    "half-migrated/utils/typing_devices.py",
+    "superwhisper-v6/LLM/__init__.py",
+    "superwhisper-v6/tools/audio_utils.py",
+    "superwhisper-v6/tools/compliant_example.py",
+];
+
+/// Command-line arguments a file needs (the stubs read no model: any path will do).
+const ARGS: &[(&str, &[&str])] = &[(
+    "superwhisper-v6/test_llama_cpp_gpu.py",
+    &["models/llm/mistral-7b-instruct-v0.2.Q5_K_M.gguf"],
+)];
+
+/// Input files a script reads, created in the copy before the run (1 s of 16 kHz mono WAV).
+const WAV_INPUTS: &[&str] = &["superwhisper-v6/tests/data/bonjour_luxa.wav"];
+
+/// Files whose standard output is one JSON document: a header must not print on stdout there.
+const JSON_STDOUT: &[&str] = &["half-migrated/scripts/gpu_status_json.py"];
+
+/// Half-migrated originals that are already right: run as they are, they land on the RTX 3090.
+const COMPLIANT_ORIGINALS: &[&str] = &[
+    "LLM/llm_llama_cpp.py",
+    "STT/mic_capture.py",
+    "STT/vad_pipeline.py",
+    "TTS/tts_piper_onnx.py",
+    "TTS/tts_xtts_handler.py",
+    "benchmarks/bench_gpu_inventory.py",
+    "scripts/gpu_template.py",
+    "tests/test_device_validation.py",
+    "tests/test_gpu_echo.py",
+    "tests/test_noqa_imports.py",
+    "utils/memory_report.py",
+];
+
+/// How many of the other half-migrated originals must miss the RTX 3090 (forbidden card,
+/// invalid ordinal, a second visible card or a wrong env at the first CUDA use): all that use CUDA.
+const MIN_TRAPPED_ORIGINALS: usize = 25;
+
+const TARGET: &str = "NVIDIA GeForce RTX 3090";
+const POLICY_ENV: [(&str, &str); 3] = [
+    ("CUDA_VISIBLE_DEVICES", "1"),
+    ("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+    ("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:1024"),
+];
+const TIMEOUT: Duration = Duration::from_secs(10);
+const WORKERS: usize = 2;
+
+/// The Python interpreter, resolved once (a pyenv shim needs the caller's environment).
+fn python3() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+fn no_python() {
+    eprintln!(
+        "\n{0}\n!!! python3 NOT FOUND: the runtime tests of the fixtures did NOT run !!!\n{0}\n",
+        "!".repeat(70)
+    );
+}
+
+struct Outcome {
+    /// None: killed after TIMEOUT.
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    log: String,
+}
+
+impl Outcome {
+    fn events(&self) -> Vec<serde_json::Value> {
+        self.log
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn describe(&self, rel: &str) -> String {
+        let tail = |s: &str| {
+            let lines: Vec<&str> = s.lines().collect();
+            lines[lines.len().saturating_sub(25)..].join("\n")
+        };
+        let code = self
+            .code
+            .map_or(format!("killed after {TIMEOUT:?}"), |c| c.to_string());
+        format!(
+            "{rel}: exit {code}\n--- stdout (tail) ---\n{}\n--- stderr (tail) ---\n{}\n--- GPU_STUB_LOG ---\n{}",
+            tail(&self.stdout),
+            tail(&self.stderr),
+            self.log.trim_end()
+        )
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// Exit 0; every first CUDA use saw only the RTX 3090 with the policy's env; never the forbidden card.
+    Lands,
+    /// Exit 0 and no CUDA use at all.
+    NoCuda,
+    /// The GPU went wrong: why.
+    Trapped(String),
+    /// A failure the GPU log does not explain.
+    Broken,
+}
+
+fn verdict(out: &Outcome) -> Verdict {
+    let events = out.events();
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        events.iter().filter(|e| e["event"] == kind).collect()
+    };
+    if let Some(e) = of("forbidden").first() {
+        return Verdict::Trapped(format!("used the forbidden card {}", e["card"]));
+    }
+    if !of("invalid_ordinal").is_empty() {
+        return Verdict::Trapped("invalid device ordinal".into());
+    }
+    for init in of("cuda_init") {
+        if init["visible"] != serde_json::json!([TARGET]) {
+            return Verdict::Trapped(format!(
+                "visible at the first CUDA use: {}",
+                init["visible"]
+            ));
+        }
+        let env_ok = POLICY_ENV
+            .iter()
+            .all(|(k, v)| init["env"][*k].as_str() == Some(*v));
+        if !env_ok {
+            return Verdict::Trapped(format!("env at the first CUDA use: {}", init["env"]));
+        }
+    }
+    match (out.code, !of("cuda_init").is_empty()) {
+        (Some(0), true) => Verdict::Lands,
+        (Some(0), false) => Verdict::NoCuda,
+        _ => Verdict::Broken,
+    }
+}
+
+/// Runs `root/rel` with python3: cwd = its directory, a clean environment (no CUDA_* variable),
+/// the stubs and the tree root on PYTHONPATH, its own GPU_STUB_LOG. A package `__init__.py` is
+/// imported (`python3 -c "import pkg"` from the package's parent) since it cannot run as a script.
+fn run_python(python: &Path, root: &Path, rel: &str, args: &[&str], log: &Path) -> Outcome {
+    let path = root.join(rel);
+    let mut cmd = Command::new(python);
+    if path.file_name().is_some_and(|n| n == "__init__.py") {
+        let package = Path::new(rel).parent().unwrap();
+        let module = package.to_string_lossy().replace('/', ".");
+        cmd.args(["-c", &format!("import {module}")])
+            .current_dir(root.join(package).parent().unwrap());
+    } else {
+        cmd.arg(&path)
+            .args(args)
+            .current_dir(path.parent().unwrap());
+    }
+    let pythonpath = std::env::join_paths([fixture("pystubs"), root.to_path_buf()]).unwrap();
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PYTHONPATH", pythonpath)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUTF8", "1")
+        .env("PYTHONIOENCODING", "utf-8")
+        .env("GPU_STUB_LOG", log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn python3");
+    let reader = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = reader(Box::new(child.stdout.take().unwrap()));
+    let stderr = reader(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status.code().unwrap_or(-1));
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Outcome {
+        code,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+        log: std::fs::read_to_string(log).unwrap_or_default(),
+    }
+}
+
+/// Runs every `rels` file of `root` on WORKERS threads; results in the order of `rels`.
+fn run_all(python: &Path, tree: &str, root: &Path, rels: &[String]) -> Vec<Outcome> {
+    let logs = tempfile::tempdir().unwrap();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<BTreeMap<usize, Outcome>> = Mutex::new(BTreeMap::new());
+    std::thread::scope(|s| {
+        for _ in 0..WORKERS {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(rel) = rels.get(i) else { break };
+                let key = format!("{tree}/{rel}");
+                let args = ARGS
+                    .iter()
+                    .find(|(p, _)| *p == key)
+                    .map_or(&[][..], |(_, a)| *a);
+                let log = logs.path().join(format!("{i}.jsonl"));
+                let out = run_python(python, root, rel, args, &log);
+                results.lock().unwrap().insert(i, out);
+            });
+        }
+    });
+    results.into_inner().unwrap().into_values().collect()
+}
+
+fn in_tree<'a>(tree: &str, list: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let prefix = format!("{tree}/");
+    list.into_iter()
+        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .collect()
+}
+
+/// 1 s of a quiet 440 Hz tone, 16 kHz mono 16-bit PCM.
+fn wav_1s() -> Vec<u8> {
+    let samples: Vec<i16> = (0..16000)
+        .map(|i| ((i as f64 * 440.0 * std::f64::consts::TAU / 16000.0).sin() * 3000.0) as i16)
+        .collect();
+    let data_len = (samples.len() * 2) as u32;
+    let mut out = Vec::new();
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data_len).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes()); // fmt chunk size
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&16000u32.to_le_bytes());
+    out.extend_from_slice(&32000u32.to_le_bytes()); // byte rate
+    out.extend_from_slice(&2u16.to_le_bytes()); // block align
+    out.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&data_len.to_le_bytes());
+    for s in samples {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    out
+}
+
+/// (b): fix a copy of `tree`, then run each of its Python files.
+fn fixed_tree_lands_on_the_target(tree: &str) {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let copy = copy_fixture(tree);
+    let root = copy.path();
+    let originals: BTreeMap<String, Vec<u8>> = files_under(root, "py")
+        .into_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(root.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect();
+
+    let fix = run(gh(root)
+        .args(["fix", "--gpu", "off", "--no-journal"])
+        .arg(root));
+    assert!(
+        fix.code == 0 || fix.code == 1,
+        "fix failed on {tree} (exit {})\nstdout:\n{}\nstderr:\n{}",
+        fix.code,
+        fix.stdout,
+        fix.stderr
+    );
+
+    let mut failures = Vec::new();
+    let review = in_tree(tree, REVIEW.iter().map(|(p, _)| *p));
+    let unchanged = in_tree(tree, UNCHANGED.iter().copied());
+    for rel in review.iter().chain(&unchanged) {
+        let now = std::fs::read(root.join(rel)).unwrap();
+        if now != originals[rel] {
+            let key = format!("{tree}/{rel}");
+            let why = REVIEW
+                .iter()
+                .find(|(p, _)| *p == key)
+                .map_or("compliant or without runtime GPU code", |(_, w)| *w);
+            failures.push(format!(
+                "{rel}: `fix` changed it, but it must stay byte-identical ({why})"
+            ));
+        }
+    }
+
+    for rel in in_tree(tree, WAV_INPUTS.iter().copied()) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, wav_1s()).unwrap();
+    }
+    let rels: Vec<String> = originals
+        .keys()
+        .filter(|rel| !review.contains(rel))
+        .cloned()
+        .collect();
+    let json_stdout = in_tree(tree, JSON_STDOUT.iter().copied());
+    let outcomes = run_all(&python, tree, root, &rels);
+
+    println!(
+        "{tree}: `fix` exit {}, then python3 on each file:",
+        fix.code
+    );
+    for (rel, out) in rels.iter().zip(&outcomes) {
+        let v = verdict(out);
+        println!("  {tree}/{rel:50} {v:?}");
+        match v {
+            Verdict::Lands | Verdict::NoCuda => {}
+            Verdict::Trapped(why) => failures.push(format!("{why}\n{}", out.describe(rel))),
+            Verdict::Broken => failures.push(format!(
+                "failed without a GPU reason\n{}",
+                out.describe(rel)
+            )),
+        }
+        if json_stdout.contains(rel)
+            && serde_json::from_str::<serde_json::Value>(&out.stdout).is_err()
+        {
+            failures.push(format!(
+                "stdout is no longer one JSON document\n{}",
+                out.describe(rel)
+            ));
+        }
+    }
+    for (rel, why) in REVIEW
+        .iter()
+        .filter(|(p, _)| p.starts_with(&format!("{tree}/")))
+    {
+        println!("  {rel:66} not run (review: {why})");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problem(s) in the fixed {tree}:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn fixed_half_migrated_tree_runs_on_the_rtx_3090() {
+    fixed_tree_lands_on_the_target("half-migrated");
+}
+
+#[test]
+fn fixed_mission_tree_runs_on_the_rtx_3090() {
+    fixed_tree_lands_on_the_target("superwhisper-v6");
+}
+
+/// (c): the half-migrated originals, unfixed. The compliant ones already land on the RTX 3090;
+/// the others fall into their trap, for a GPU reason the log shows, not a Python error.
+#[test]
+fn half_migrated_originals_show_their_traps() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let copy = copy_fixture("half-migrated");
+    let root = copy.path();
+    let rels = files_under(root, "py");
+    let outcomes = run_all(&python, "half-migrated", root, &rels);
+    let mut failures = Vec::new();
+    let mut trapped = Vec::new();
+    for (rel, out) in rels.iter().zip(&outcomes) {
+        let v = verdict(out);
+        println!("  original half-migrated/{rel:50} {v:?}");
+        if COMPLIANT_ORIGINALS.contains(&rel.as_str()) {
+            if v != Verdict::Lands {
+                failures.push(format!(
+                    "compliant original does not land on the RTX 3090: {v:?}\n{}",
+                    out.describe(rel)
+                ));
+            }
+        } else if v == Verdict::Broken {
+            failures.push(format!(
+                "original fails without a GPU reason\n{}",
+                out.describe(rel)
+            ));
+        } else if matches!(v, Verdict::Trapped(_)) {
+            trapped.push(rel.clone());
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        trapped.len() >= MIN_TRAPPED_ORIGINALS,
+        "only {} non-compliant originals miss the RTX 3090 (want {MIN_TRAPPED_ORIGINALS}): {trapped:?}",
+        trapped.len()
+    );
+}
