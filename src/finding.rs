@@ -84,11 +84,6 @@ impl Finding {
     pub fn is_violation(&self) -> bool {
         self.rule.severity == Severity::Violation
     }
-
-    /// Keeps the file from being compliant: a violation, or an item a human must review.
-    pub fn blocks_compliance(&self) -> bool {
-        matches!(self.rule.severity, Severity::Violation | Severity::Review)
-    }
 }
 
 /// 1-based line and column (in characters) of a byte offset.

@@ -35,7 +35,7 @@ pub trait Analysis: Send {
     fn as_any(&self) -> &dyn Any;
 
     fn is_compliant(&self) -> bool {
-        !self.findings().iter().any(Finding::blocks_compliance)
+        !self.findings().iter().any(Finding::is_violation)
     }
 }
 

@@ -117,7 +117,10 @@ impl Policy {
     /// does not list keeps its number; anything else selects no device.
     pub fn remap_index(&self, index: u64) -> Remap {
         let entries: Vec<&str> = self.visible_devices.split(',').map(str::trim).collect();
-        if let Some(pos) = entries.iter().position(|e| e.parse::<u64>().ok() == Some(index)) {
+        if let Some(pos) = entries
+            .iter()
+            .position(|e| e.parse::<u64>().ok() == Some(index))
+        {
             return if pos as u64 == index {
                 Remap::Keep
             } else {
@@ -143,7 +146,11 @@ impl Policy {
             .filter(|c| c.is_ascii_alphanumeric())
             .collect::<String>()
             .to_ascii_lowercase();
-        let slug = if slug.is_empty() { "gpu".to_string() } else { slug };
+        let slug = if slug.is_empty() {
+            "gpu".to_string()
+        } else {
+            slug
+        };
         format!("validate_{slug}_mandatory")
     }
 }

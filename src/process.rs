@@ -240,7 +240,9 @@ impl Engine {
         findings
             .iter()
             .filter(|f| {
-                self.touchpoints || f.rule.severity != Severity::Info || !f.rule.code.starts_with("GH3")
+                self.touchpoints
+                    || f.rule.severity != Severity::Info
+                    || !f.rule.code.starts_with("GH3")
             })
             .map(|f| {
                 let (line, column) = line_column(text, f.range.start);

@@ -142,20 +142,39 @@ mod tests {
     #[test]
     fn takes_a_statement_out_of_a_shared_line() {
         assert_eq!(
-            remove("a = 1; os.environ['X'] = '0'\n", "os.environ['X'] = '0'", false).unwrap(),
+            remove(
+                "a = 1; os.environ['X'] = '0'\n",
+                "os.environ['X'] = '0'",
+                false
+            )
+            .unwrap(),
             "a = 1\n"
         );
         assert_eq!(
-            remove("os.environ['X'] = '0'; a = 1\n", "os.environ['X'] = '0'", false).unwrap(),
+            remove(
+                "os.environ['X'] = '0'; a = 1\n",
+                "os.environ['X'] = '0'",
+                false
+            )
+            .unwrap(),
             "a = 1\n"
         );
         assert_eq!(
-            remove("if x: os.environ['X'] = '0'\n", "os.environ['X'] = '0'", false).unwrap(),
+            remove(
+                "if x: os.environ['X'] = '0'\n",
+                "os.environ['X'] = '0'",
+                false
+            )
+            .unwrap(),
             "if x: pass\n"
         );
         assert_eq!(
-            remove("a = 1\ros.environ['X'] = '0'\rb = 2\r", "os.environ['X'] = '0'", false)
-                .unwrap(),
+            remove(
+                "a = 1\ros.environ['X'] = '0'\rb = 2\r",
+                "os.environ['X'] = '0'",
+                false
+            )
+            .unwrap(),
             "a = 1\rb = 2\r"
         );
     }

@@ -18,13 +18,17 @@ fn a_custom_template_and_policy_drive_the_header() {
         "@@ docstring_marker\nGPU: {{visible_devices}} only\n@@ header\n# GPU policy\nos.environ['CUDA_VISIBLE_DEVICES'] = '{{visible_devices}}'\nos.environ['CUDA_DEVICE_ORDER'] = '{{device_order}}'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = '{{alloc_conf}}'\n@@ validate_function\ndef check_gpu():\n    pass\n",
     )
     .unwrap();
-    std::fs::write(root.join("m.py"), "import torch\nx = 'cuda:1'\n").unwrap();
+    std::fs::write(
+        root.join("m.py"),
+        "import torch\nx = torch.zeros(1, device='cuda:0')\n",
+    )
+    .unwrap();
     let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let fixed = std::fs::read_to_string(root.join("m.py")).unwrap();
     assert_eq!(
         fixed,
-        "\"\"\"\nGPU: 0 only\n\"\"\"\n\nimport os\n\n# GPU policy\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\n\nimport torch\nx = 'cuda:0'\n\n\ndef check_gpu():\n    pass\n"
+        "\"\"\"\nGPU: 0 only\n\"\"\"\nimport os\n\n# GPU policy\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\n\nimport torch\nx = torch.zeros(1, device='cuda:0')\n"
     );
 }
 
@@ -60,7 +64,7 @@ fn touchpoints_map_top_level_lazy_and_init_imports() {
     let out = run(gh(dir.path()).args(["scan", "--touchpoints"]));
     assert!(
         out.stdout.contains(
-            "pkg/__init__.py:1:1: GH303 [info] `torch` imported by a package __init__.py"
+            "pkg/__init__.py:1:1: GH303 [review] `torch` imported by a package __init__.py"
         ),
         "{}",
         out.stdout

@@ -56,7 +56,8 @@ fn is_config_stmt(facts: &Facts, r: &Range<usize>) -> bool {
         .filter(|e| e.stmt == *r && !e.child)
         .peekable();
     effects.peek().is_some()
-        && effects.all(|e| e.pure && matches!(e.key, Some(EnvKey::Managed(_))) && e.removal.is_some())
+        && effects
+            .all(|e| e.pure && matches!(e.key, Some(EnvKey::Managed(_))) && e.removal.is_some())
 }
 
 /// Nothing but blanks before the statement on its first line, and nothing but a comment after
@@ -64,7 +65,9 @@ fn is_config_stmt(facts: &Facts, r: &Range<usize>) -> bool {
 fn alone_on_lines(source: &str, r: &Range<usize>) -> bool {
     let before = &source[line_start(source, r.start)..r.start];
     let after = source[r.end..line_end(source, r.end)].trim_start();
-    before.chars().all(|c| c == ' ' || c == '\t' || c == '\u{feff}')
+    before
+        .chars()
+        .all(|c| c == ' ' || c == '\t' || c == '\u{feff}')
         && (after.is_empty() || after.starts_with('#'))
 }
 
@@ -76,9 +79,8 @@ fn banner_start(source: &str, line: usize) -> usize {
         let prev = line_start(source, start - 1);
         let text = source[prev..start].trim();
         let text = text.trim_start_matches('\u{feff}');
-        let banner = text.starts_with('#')
-            && !text.starts_with("#!")
-            && !is_pragma_or_licence(text);
+        let banner =
+            text.starts_with('#') && !text.starts_with("#!") && !is_pragma_or_licence(text);
         if !banner {
             break;
         }
@@ -90,8 +92,20 @@ fn banner_start(source: &str, line: usize) -> usize {
 pub fn is_pragma_or_licence(comment: &str) -> bool {
     let lower = comment.to_ascii_lowercase();
     [
-        "coding:", "coding=", "spdx", "copyright", "license", "licence", "noqa", "type:",
-        "mypy:", "pylint:", "ruff:", "fmt:", "pyright:", "isort:",
+        "coding:",
+        "coding=",
+        "spdx",
+        "copyright",
+        "license",
+        "licence",
+        "noqa",
+        "type:",
+        "mypy:",
+        "pylint:",
+        "ruff:",
+        "fmt:",
+        "pyright:",
+        "isort:",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -162,9 +176,10 @@ fn echo_arg(arg: &Expr, bindings: &Bindings) -> Option<bool> {
         Expr::Call(call) => {
             let name = bindings.qualified(&call.func).unwrap_or_default();
             let reads_env = matches!(name.as_str(), "os.environ.get" | "os.getenv");
-            let key = call.arguments.args.first().is_some_and(|k| {
-                matches!(k, Expr::StringLiteral(s) if gpu_text(s.value.to_str()))
-            });
+            let key =
+                call.arguments.args.first().is_some_and(
+                    |k| matches!(k, Expr::StringLiteral(s) if gpu_text(s.value.to_str())),
+                );
             (reads_env && key).then_some(true)
         }
         Expr::Subscript(sub) => {

@@ -114,7 +114,10 @@ fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
             out.push(Finding::new(
                 &AMD_MASK,
                 e.at.clone(),
-                format!("{name}='{v}' contradicts the policy's mask '{}'", policy.visible_devices),
+                format!(
+                    "{name}='{v}' contradicts the policy's mask '{}'",
+                    policy.visible_devices
+                ),
             ));
         }
     }
@@ -144,7 +147,10 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
             Finding::new(
                 &HEADER_MISSING,
                 0..0,
-                format!("GPU code without the GPU configuration: {}", detail.join("; ")),
+                format!(
+                    "GPU code without the GPU configuration: {}",
+                    detail.join("; ")
+                ),
             )
             .fixed_by_plan(),
         ),
@@ -152,7 +158,10 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
             Finding::new(
                 &HEADER_INCOMPLETE,
                 first.at.clone(),
-                format!("the GPU configuration is not the policy's: {}", detail.join("; ")),
+                format!(
+                    "the GPU configuration is not the policy's: {}",
+                    detail.join("; ")
+                ),
             )
             .fixed_by_plan(),
         ),

@@ -141,7 +141,10 @@ pub fn compute(body: &[Stmt], facts: &Facts) -> Effective {
     let mut by_stmt: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
     for (i, e) in facts.effects.iter().enumerate() {
         if !e.child {
-            by_stmt.entry((e.stmt.start, e.stmt.end)).or_default().push(i);
+            by_stmt
+                .entry((e.stmt.start, e.stmt.end))
+                .or_default()
+                .push(i);
         }
     }
     let functions = body
@@ -151,10 +154,7 @@ pub fn compute(body: &[Stmt], facts: &Facts) -> Effective {
             _ => None,
         })
         .collect();
-    let imports = facts
-        .runtime_gpu_imports()
-        .map(|i| i.range.start)
-        .collect();
+    let imports = facts.runtime_gpu_imports().map(|i| i.range.start).collect();
     let mut run = Run {
         facts,
         by_stmt,

@@ -8,14 +8,19 @@ use super::lines::line_ranges;
 pub enum Encoding {
     Utf8,
     /// Only characters up to this code point (0x7F for ASCII, 0xFF for Latin-1).
-    Narrow { name: String, max: u32 },
+    Narrow {
+        name: String,
+        max: u32,
+    },
 }
 
 impl Encoding {
     /// The cookie of the first two lines; an encoding this tool cannot write is an error naming it.
     pub fn of(source: &str) -> Result<Encoding, String> {
         for (start, end) in line_ranges(source).into_iter().take(2) {
-            let line = source[start..end].trim_start_matches('\u{feff}').trim_start();
+            let line = source[start..end]
+                .trim_start_matches('\u{feff}')
+                .trim_start();
             if !line.starts_with('#') {
                 // PEP 263: a cookie on line 2 counts only under a comment or blank line 1.
                 if line.is_empty() {
@@ -23,7 +28,10 @@ impl Encoding {
                 }
                 break;
             }
-            let Some(pos) = line.find("coding").filter(|&p| matches!(line.as_bytes().get(p + 6), Some(b':' | b'='))) else {
+            let Some(pos) = line
+                .find("coding")
+                .filter(|&p| matches!(line.as_bytes().get(p + 6), Some(b':' | b'=')))
+            else {
                 continue;
             };
             let name: String = line[pos + 7..]
@@ -35,9 +43,8 @@ impl Encoding {
             return match norm.as_str() {
                 "utf-8" | "utf8" | "utf-8-sig" => Ok(Encoding::Utf8),
                 "ascii" | "us-ascii" | "646" => Ok(Encoding::Narrow { name, max: 0x7f }),
-                "latin-1" | "latin1" | "iso-8859-1" | "iso8859-1" | "l1" | "iso-latin-1" | "cp819" => {
-                    Ok(Encoding::Narrow { name, max: 0xff })
-                }
+                "latin-1" | "latin1" | "iso-8859-1" | "iso8859-1" | "l1" | "iso-latin-1"
+                | "cp819" => Ok(Encoding::Narrow { name, max: 0xff }),
                 _ => Ok(Encoding::Narrow { name, max: 0x7f }),
             };
         }
@@ -107,10 +114,20 @@ mod tests {
     #[test]
     fn the_cookie_narrows_inserted_text() {
         let latin = Encoding::of("# -*- coding: latin-1 -*-\nimport os\n").unwrap();
-        assert_eq!(latin.render("# 🚨 CONFIGURATION é").unwrap(), "# CONFIGURATION é");
-        let ascii = Encoding::of("#!/usr/bin/env python\n# vim: set fileencoding=ascii :\n").unwrap();
-        assert_eq!(ascii.render("print(\"🎮 GPU forcée\")").unwrap(), "print(\"GPU forcee\")");
+        assert_eq!(
+            latin.render("# 🚨 CONFIGURATION é").unwrap(),
+            "# CONFIGURATION é"
+        );
+        let ascii =
+            Encoding::of("#!/usr/bin/env python\n# vim: set fileencoding=ascii :\n").unwrap();
+        assert_eq!(
+            ascii.render("print(\"🎮 GPU forcée\")").unwrap(),
+            "print(\"GPU forcee\")"
+        );
         assert_eq!(Encoding::of("# coding: utf-8\n").unwrap(), Encoding::Utf8);
-        assert_eq!(Encoding::of("import os\n# coding: ascii\n").unwrap(), Encoding::Utf8);
+        assert_eq!(
+            Encoding::of("import os\n# coding: ascii\n").unwrap(),
+            Encoding::Utf8
+        );
     }
 }

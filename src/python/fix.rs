@@ -11,7 +11,7 @@ use super::detect::{to_remove, RuleContext};
 use super::effective::Effective;
 use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
-use super::lines::{line_end, line_start, line_ranges, next_line_start};
+use super::lines::{line_end, line_ranges, line_start, next_line_start};
 use crate::edit::Edit;
 use crate::finding::Finding;
 
@@ -56,12 +56,16 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
                 edits.push(Edit::insert(at, padded(source, at, chunk, input.newline)));
             }
         }
+        drop_later_imports(input, at, &mut edits, &covered);
         docstring_edit(input, &mut edits);
         validation_edits(input, &mut edits);
     }
     for i in removals {
         let e = &facts.effects[i];
-        if covered.iter().any(|c| c.start <= e.stmt.start && e.stmt.end <= c.end) {
+        if covered
+            .iter()
+            .any(|c| c.start <= e.stmt.start && e.stmt.end <= c.end)
+        {
             continue;
         }
         let Some(removal) = &e.removal else {
@@ -91,7 +95,10 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
 /// The block replaced in place: the first configuration block that runs before the first GPU
 /// import.
 fn header_site(input: &FixInput) -> Option<Range<usize>> {
-    let first_import = input.facts.first_top_level_gpu_import().unwrap_or(usize::MAX);
+    let first_import = input
+        .facts
+        .first_top_level_gpu_import()
+        .unwrap_or(usize::MAX);
     input
         .blocks
         .iter()
@@ -137,6 +144,37 @@ fn header_chunk(input: &FixInput, at: usize) -> String {
     }
     chunk.push_str(&header.block_text(nl));
     chunk
+}
+
+/// A plain `import os` further down goes when the header brings its own: one import, on top.
+fn drop_later_imports(
+    input: &FixInput,
+    at: usize,
+    edits: &mut Vec<Edit>,
+    covered: &[Range<usize>],
+) {
+    for module in &input.ctx.header.block_imports {
+        let bound_before = input.facts.top.iter().any(|(r, kind)| {
+            r.end <= at
+                && matches!(kind, TopKind::StdlibImport(n) | TopKind::Import(n) if n.iter().any(|x| x == module))
+        });
+        if bound_before {
+            continue;
+        }
+        for (r, kind) in &input.facts.top {
+            let alone = matches!(kind, TopKind::StdlibImport(n) if n.len() == 1 && &n[0] == module)
+                && input.source[r.clone()] == *format!("import {module}");
+            if !alone
+                || r.start < at
+                || covered.iter().any(|c| c.start <= r.start && r.end <= c.end)
+            {
+                continue;
+            }
+            if let Some(edit) = crate::removal::removal_edit(input.source, r.clone(), false) {
+                edits.push(edit);
+            }
+        }
+    }
 }
 
 /// Blank lines around an inserted chunk, as the surrounding text needs.
@@ -222,7 +260,9 @@ fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
             let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
             let doc = format!("\"\"\"{nl}{marker}{nl}\"\"\"{nl}");
             let at = match facts.top.first() {
-                Some((r, _)) => attached_comments_start(source, line_start(source, r.start).max(bom)),
+                Some((r, _)) => {
+                    attached_comments_start(source, line_start(source, r.start).max(bom))
+                }
                 None => prologue_end(source, facts),
             };
             let at = at.max(prologue_comments_end(source, bom));
@@ -236,7 +276,8 @@ fn prologue_comments_end(source: &str, bom: usize) -> usize {
     let mut end = bom;
     for (n, (start, stop)) in line_ranges(source).into_iter().enumerate() {
         let text = source[start..stop].trim_start_matches('\u{feff}').trim();
-        let special = (n == 0 && text.starts_with("#!")) || (text.starts_with('#') && is_pragma_or_licence(text));
+        let special = (n == 0 && text.starts_with("#!"))
+            || (text.starts_with('#') && is_pragma_or_licence(text));
         if special {
             end = next_line_start(source, start);
         } else if !text.is_empty() {
@@ -264,7 +305,9 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
     let (source, facts, nl) = (input.source, input.facts, input.newline);
     let header = input.ctx.header;
     let name = &header.validate_fn_name;
-    let Some(main) = &facts.main_block else { return };
+    let Some(main) = &facts.main_block else {
+        return;
+    };
     if !facts.uses_torch || input.ctx.is_init || facts.forks.is_some() {
         return;
     }
@@ -276,7 +319,9 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
     if has_validator || main.calls.contains(name) {
         return;
     }
-    let Some((line, indent)) = &main.first_stmt else { return };
+    let Some((line, indent)) = &main.first_stmt else {
+        return;
+    };
     let function = reindent(&header.validate_fn_text(nl), source);
     edits.push(Edit::insert(main.if_start, format!("{function}{nl}{nl}")));
     edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
@@ -286,7 +331,9 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
 pub fn looks_like_validator(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     (lower.starts_with("validate") || lower.starts_with("check") || lower.starts_with("verify"))
-        && ["gpu", "rtx", "cuda", "device"].iter().any(|w| lower.contains(w))
+        && ["gpu", "rtx", "cuda", "device"]
+            .iter()
+            .any(|w| lower.contains(w))
 }
 
 /// The template indents with four spaces; a file indented with tabs gets tabs.

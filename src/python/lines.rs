@@ -14,9 +14,7 @@ pub fn newline_of(source: &str) -> &'static str {
 /// Start of the line holding `offset`.
 pub fn line_start(source: &str, offset: usize) -> usize {
     let offset = floor_char_boundary(source, offset);
-    source[..offset]
-        .rfind(['\n', '\r'])
-        .map_or(0, |i| i + 1)
+    source[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }
 
 /// End of the line holding `offset`: the offset of its line ending (or the end of the text).

@@ -145,7 +145,11 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
         match fix::plan(&input).and_then(|e| prove(source, e, ctx)) {
             Ok(planned) => {
                 edits = planned;
-                if let (true, Some(forks), Some(_)) = (env_fix && facts.uses_torch && !ctx.is_init, &facts.forks, &facts.main_block) {
+                if let (true, Some(forks), Some(_)) = (
+                    env_fix && facts.uses_torch && !ctx.is_init,
+                    &facts.forks,
+                    &facts.main_block,
+                ) {
                     findings.push(Finding::new(
                         &rules::VALIDATION_NOT_CALLED,
                         forks.clone(),
@@ -168,8 +172,8 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
 /// A planned fix is offered only when its result parses and its env is the policy's.
 fn prove(source: &str, edits: Vec<Edit>, ctx: &FileContext) -> Result<Vec<Edit>, String> {
     let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
-    let after = analyze_with(&new, ctx, false)
-        .map_err(|e| format!("the rewrite would not parse ({e})"))?;
+    let after =
+        analyze_with(&new, ctx, false).map_err(|e| format!("the rewrite would not parse ({e})"))?;
     let left = after
         .findings
         .iter()
@@ -185,7 +189,10 @@ fn prove(source: &str, edits: Vec<Edit>, ctx: &FileContext) -> Result<Vec<Edit>,
 
 /// The fix cannot be made: every violation stays, marked not fixable, with the reason.
 fn withhold(findings: &mut [Finding], why: &str) {
-    for f in findings.iter_mut().filter(|f| f.is_violation() && f.fixable) {
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.is_violation() && f.fixable)
+    {
         f.fixable = false;
         f.edits.clear();
         if matches!(f.rule.code, "GH001" | "GH002") {

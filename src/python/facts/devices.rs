@@ -185,7 +185,11 @@ impl<'s> FactVisitor<'s> {
             let value = &k.value;
             match arg {
                 "device" if method != "to" && method != "cuda" => {
-                    let accepts = if gpu_api { Accepts::Spec } else { Accepts::DeviceString };
+                    let accepts = if gpu_api {
+                        Accepts::Spec
+                    } else {
+                        Accepts::DeviceString
+                    };
                     self.sink(value, accepts, "device=…");
                 }
                 "device_ids" if parallel || gpu_api => {
@@ -217,7 +221,11 @@ impl<'s> FactVisitor<'s> {
         match value {
             Expr::Dict(dict) => {
                 for item in &dict.items {
-                    self.sink(&item.value, Accepts::DeviceString, "the value side of map_location");
+                    self.sink(
+                        &item.value,
+                        Accepts::DeviceString,
+                        "the value side of map_location",
+                    );
                 }
             }
             Expr::Lambda(_) => {}
@@ -234,7 +242,8 @@ impl<'s> FactVisitor<'s> {
             }
             return;
         };
-        let distinct: HashSet<Option<u64>> = dict.items.iter().map(|i| int_literal(&i.value)).collect();
+        let distinct: HashSet<Option<u64>> =
+            dict.items.iter().map(|i| int_literal(&i.value)).collect();
         if distinct.iter().flatten().count() > 1 {
             self.facts.multi_gpu.push((
                 range(value),
@@ -249,7 +258,11 @@ impl<'s> FactVisitor<'s> {
 
     fn max_memory(&mut self, value: &'s Expr) {
         if let Expr::Dict(dict) = value {
-            let gpus = dict.items.iter().filter(|i| i.key.as_ref().and_then(int_literal).is_some()).count();
+            let gpus = dict
+                .items
+                .iter()
+                .filter(|i| i.key.as_ref().and_then(int_literal).is_some())
+                .count();
             if gpus > 0 {
                 self.facts.multi_gpu.push((
                     range(value),
@@ -287,7 +300,11 @@ impl<'s> FactVisitor<'s> {
                 let scope = self.scopes.scope_at(range(expr).start);
                 self.scopes
                     .lookup(n.id.as_str(), scope)
-                    .is_some_and(|values| values.iter().any(|(v, _)| self.is_device_list(v, depth + 1)))
+                    .is_some_and(|values| {
+                        values
+                            .iter()
+                            .any(|(v, _)| self.is_device_list(v, depth + 1))
+                    })
             }
             _ => false,
         }
@@ -333,10 +350,9 @@ impl<'s> FactVisitor<'s> {
             return;
         }
         if flow.multi {
-            self.facts.multi_gpu.push((
-                range(expr),
-                format!("{what} selects several GPUs"),
-            ));
+            self.facts
+                .multi_gpu
+                .push((range(expr), format!("{what} selects several GPUs")));
             return;
         }
         for (key, load) in &flow.path {
@@ -371,7 +387,8 @@ impl<'s> FactVisitor<'s> {
                 shared: flow.path.first().map(|(k, _)| k.clone()).filter(|_| false),
             });
             let last = self.facts.devices.len() - 1;
-            self.device_paths.push((last, flow.path.iter().map(|(k, _)| k.clone()).collect()));
+            self.device_paths
+                .push((last, flow.path.iter().map(|(k, _)| k.clone()).collect()));
         }
     }
 
@@ -404,7 +421,9 @@ impl<'s> FactVisitor<'s> {
                     let r = range(expr);
                     let text = &self.source[r.clone()];
                     let digits = match (text.find(value), text.matches(value).count()) {
-                        (Some(at), 1) => Some(r.start + at + prefix.len()..r.start + at + value.len()),
+                        (Some(at), 1) => {
+                            Some(r.start + at + prefix.len()..r.start + at + value.len())
+                        }
                         _ => None,
                     };
                     flow.origins.push(Origin {
@@ -473,10 +492,15 @@ impl<'s> FactVisitor<'s> {
                     flow.rank = true;
                     return;
                 }
-                let is_self = matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
+                let is_self =
+                    matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
                 if is_self {
                     if let Some(class) = self.scopes.class_of(scope) {
-                        if let Some(values) = self.scopes.self_attrs.get(&(class.to_string(), name.to_string())) {
+                        if let Some(values) = self
+                            .scopes
+                            .self_attrs
+                            .get(&(class.to_string(), name.to_string()))
+                        {
                             flow.path.push((format!("self.{name}"), range(expr)));
                             for (value, s) in values.clone() {
                                 self.resolve(value, s, depth + 1, list, flow);
@@ -570,7 +594,13 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// `f"cuda:1"` (the digits inside a literal part) and `f"cuda:{x}"` (x flows).
-    fn fstring(&self, f: &'s ruff_python_ast::ExprFString, scope: Scope, depth: usize, flow: &mut Flow) {
+    fn fstring(
+        &self,
+        f: &'s ruff_python_ast::ExprFString,
+        scope: Scope,
+        depth: usize,
+        flow: &mut Flow,
+    ) {
         for part in f.value.iter() {
             let ruff_python_ast::FStringPart::FString(fs) = part else {
                 continue;
@@ -598,7 +628,9 @@ impl<'s> FactVisitor<'s> {
                             });
                         }
                     } else if rest.is_empty() {
-                        if let Some(InterpolatedStringElement::Interpolation(inter)) = elements.get(i + 1) {
+                        if let Some(InterpolatedStringElement::Interpolation(inter)) =
+                            elements.get(i + 1)
+                        {
                             let before = flow.origins.len();
                             self.resolve(&inter.expression, scope, depth + 1, false, flow);
                             for o in &mut flow.origins[before..] {
@@ -631,7 +663,15 @@ pub fn int_literal(expr: &Expr) -> Option<u64> {
 
 /// `cuda:1`, `/gpu:1`, `/GPU:1`, `/device:GPU:1`, `GPU:1`: the prefix and the index.
 fn device_string(value: &str) -> Option<(&'static str, u64)> {
-    const PREFIXES: &[&str] = &["cuda:", "/device:GPU:", "/job:localhost/replica:0/task:0/device:GPU:", "/gpu:", "/GPU:", "GPU:", "gpu:"];
+    const PREFIXES: &[&str] = &[
+        "cuda:",
+        "/device:GPU:",
+        "/job:localhost/replica:0/task:0/device:GPU:",
+        "/gpu:",
+        "/GPU:",
+        "GPU:",
+        "gpu:",
+    ];
     for prefix in PREFIXES {
         if let Some(rest) = value.strip_prefix(prefix) {
             if !rest.is_empty() && rest.len() <= 3 && rest.bytes().all(|b| b.is_ascii_digit()) {

@@ -47,8 +47,14 @@ impl<'s> FactVisitor<'s> {
 
     fn stmt_is_only_env(&self, stmt: &Stmt) -> bool {
         match stmt {
-            Stmt::Assign(a) => a.targets.iter().all(|t| self.environ_subscript(t).is_some()),
-            Stmt::Delete(d) => d.targets.iter().all(|t| self.environ_subscript(t).is_some()),
+            Stmt::Assign(a) => a
+                .targets
+                .iter()
+                .all(|t| self.environ_subscript(t).is_some()),
+            Stmt::Delete(d) => d
+                .targets
+                .iter()
+                .all(|t| self.environ_subscript(t).is_some()),
             Stmt::AugAssign(_) | Stmt::Expr(_) => {
                 let items = self.stmt_items(stmt);
                 let all_keys = items.iter().all(|i| i.key.is_some());
@@ -68,7 +74,9 @@ impl<'s> FactVisitor<'s> {
                 }
                 _ => false,
             },
-            Stmt::AugAssign(a) => !matches!(a.value.as_ref(), Expr::Dict(d) if d.items.iter().all(|i| i.key.is_some())),
+            Stmt::AugAssign(a) => {
+                !matches!(a.value.as_ref(), Expr::Dict(d) if d.items.iter().all(|i| i.key.is_some()))
+            }
             _ => false,
         }
     }
@@ -151,10 +159,12 @@ impl<'s> FactVisitor<'s> {
             }
         };
         match name.as_str() {
-            "os.environ.setdefault" => {
-                keyed(EnvOp::SetDefault(args.get(1).map_or(Val::Computed, |v| self.value_of(v))))
-            }
-            "os.putenv" => keyed(EnvOp::Set(args.get(1).map_or(Val::Computed, |v| self.value_of(v)))),
+            "os.environ.setdefault" => keyed(EnvOp::SetDefault(
+                args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
+            )),
+            "os.putenv" => keyed(EnvOp::Set(
+                args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
+            )),
             "os.unsetenv" | "os.environ.pop" => keyed(EnvOp::Unset),
             "os.environ.clear" => vec![clobber(range(call))],
             "os.environ.update" => {
@@ -175,7 +185,12 @@ impl<'s> FactVisitor<'s> {
                     Some(other) => items.push(clobber(range(other))),
                     None => {}
                 }
-                items.extend(call.arguments.keywords.iter().map(|kw| self.keyword_item(kw)));
+                items.extend(
+                    call.arguments
+                        .keywords
+                        .iter()
+                        .map(|kw| self.keyword_item(kw)),
+                );
                 items
             }
             _ => Vec::new(),
@@ -197,7 +212,10 @@ impl<'s> FactVisitor<'s> {
     /// `call_effects`). `as_pass`: the statement is the last of a body that would empty.
     pub(super) fn record_env_effects(&mut self, stmt: &Stmt, as_pass: bool) {
         let items = self.stmt_items(stmt);
-        if items.iter().all(|i| i.key.is_none() && i.op != EnvOp::Clobber) {
+        if items
+            .iter()
+            .all(|i| i.key.is_none() && i.op != EnvOp::Clobber)
+        {
             return;
         }
         let srange = range(stmt);
@@ -245,7 +263,10 @@ impl<'s> FactVisitor<'s> {
                 // `a = os.environ[K] = V`: drop the env target and its `=`.
                 let mut edits = Vec::new();
                 for (i, t) in assign.targets.iter().enumerate() {
-                    if self.environ_subscript(t).is_some_and(|(k, _)| matches!(k, Some(EnvKey::Managed(_)))) {
+                    if self
+                        .environ_subscript(t)
+                        .is_some_and(|(k, _)| matches!(k, Some(EnvKey::Managed(_))))
+                    {
                         let next = assign
                             .targets
                             .get(i + 1)
@@ -269,10 +290,14 @@ impl<'s> FactVisitor<'s> {
                 Some(delete_items(&spans))
             }
             Stmt::Expr(_) | Stmt::AugAssign(_) => {
-                if items.iter().any(|i| i.op == EnvOp::Clobber) && items.iter().all(|i| !managed(i)) {
+                if items.iter().any(|i| i.op == EnvOp::Clobber) && items.iter().all(|i| !managed(i))
+                {
                     return None;
                 }
-                let spans: Vec<_> = items.iter().map(|i| (i.range.clone(), managed(i))).collect();
+                let spans: Vec<_> = items
+                    .iter()
+                    .map(|i| (i.range.clone(), managed(i)))
+                    .collect();
                 if spans.iter().all(|(_, m)| *m) {
                     return None;
                 }
@@ -292,7 +317,12 @@ impl<'s> FactVisitor<'s> {
         if nested
             && matches!(
                 name.as_str(),
-                "os.environ.pop" | "os.environ.setdefault" | "os.environ.update" | "os.putenv" | "os.unsetenv" | "os.environ.clear"
+                "os.environ.pop"
+                    | "os.environ.setdefault"
+                    | "os.environ.update"
+                    | "os.putenv"
+                    | "os.unsetenv"
+                    | "os.environ.clear"
             )
         {
             for item in self.call_items(call) {
@@ -334,7 +364,10 @@ impl<'s> FactVisitor<'s> {
                 })
                 .collect(),
             Expr::Call(call)
-                if matches!(self.call_name(call).as_deref(), Some("dict" | "builtins.dict")) =>
+                if matches!(
+                    self.call_name(call).as_deref(),
+                    Some("dict" | "builtins.dict")
+                ) =>
             {
                 call.arguments
                     .keywords

@@ -69,7 +69,11 @@ impl<'a> Scopes<'a> {
         if let Scope::Function(i) = scope {
             let f = &self.functions[i];
             if let Some(default) = f.params.get(name) {
-                return Some(default.map(|d| vec![(d, Scope::Module)]).unwrap_or_default());
+                return Some(
+                    default
+                        .map(|d| vec![(d, Scope::Module)])
+                        .unwrap_or_default(),
+                );
             }
             if let Some(values) = f.assigns.get(name) {
                 return Some(values.iter().map(|v| (*v, scope)).collect());
@@ -136,15 +140,21 @@ impl<'a> ScopeCollector<'a> {
     }
 
     fn scope(&self) -> Scope {
-        self.stack.last().map_or(Scope::Module, |&i| Scope::Function(i))
+        self.stack
+            .last()
+            .map_or(Scope::Module, |&i| Scope::Function(i))
     }
 
     fn target(&mut self, target: &'a Expr, value: &'a Expr) {
         match target {
             Expr::Name(n) => self.bind(n.id.as_str(), value),
             Expr::Attribute(attr) => {
-                let is_self = matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
-                let class = self.stack.last().and_then(|&i| self.scopes.functions[i].class.clone());
+                let is_self =
+                    matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
+                let class = self
+                    .stack
+                    .last()
+                    .and_then(|&i| self.scopes.functions[i].class.clone());
                 if let (true, Some(class)) = (is_self, class) {
                     let scope = self.scope();
                     self.scopes
@@ -235,7 +245,10 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                         .params
                         .insert(p.parameter.name.as_str().to_string(), p.default.as_deref());
                 }
-                for p in [&def.parameters.vararg, &def.parameters.kwarg].into_iter().flatten() {
+                for p in [&def.parameters.vararg, &def.parameters.kwarg]
+                    .into_iter()
+                    .flatten()
+                {
                     scope.params.insert(p.name.as_str().to_string(), None);
                 }
                 self.scopes.functions.push(scope);
