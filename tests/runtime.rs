@@ -40,6 +40,14 @@ const REVIEW: &[(&str, &str)] = &[
     ),
 ];
 
+/// A known limit of per-file analysis (tree/path, why): the file asserts a device index that
+/// `fix` rightly changed in another module. It is run and must fail exactly that way, so this
+/// entry goes the day the tool follows values across files.
+const CROSS_FILE: &[(&str, &str)] = &[(
+    "superwhisper-v6/tests/test_gpu_manager.py",
+    "asserts gpu_map[\"3090\"] == 1, a table of utils/gpu_manager.py that fix remaps to 0",
+)];
+
 /// Files `fix` must leave byte-identical that are still run.
 const UNCHANGED: &[&str] = &[
     "half-migrated/scripts/gpu_template.py",
@@ -356,9 +364,19 @@ fn fixed_tree_lands_on_the_target(tree: &str) {
         "{tree}: `fix` exit {}, then python3 on each file:",
         fix.code
     );
+    let cross_file = in_tree(tree, CROSS_FILE.iter().map(|(p, _)| *p));
     for (rel, out) in rels.iter().zip(&outcomes) {
         let v = verdict(out);
         println!("  {tree}/{rel:50} {v:?}");
+        if cross_file.contains(rel) {
+            if !(v == Verdict::Broken && out.stderr.contains("AssertionError")) {
+                failures.push(format!(
+                    "expected to fail on its cross-file assertion (see CROSS_FILE)\n{}",
+                    out.describe(rel)
+                ));
+            }
+            continue;
+        }
         match v {
             Verdict::Lands | Verdict::NoCuda => {}
             Verdict::Trapped(why) => failures.push(format!("{why}\n{}", out.describe(rel))),

@@ -62,9 +62,26 @@ pub fn to_remove(facts: &Facts, eff: &Effective, policy: &Policy, env_fix: bool)
     out
 }
 
+/// `CUDA_VISIBLE_DEVICES` listing several cards: the file means to use them all.
+fn is_multi_mask(e: &EnvEffect) -> bool {
+    e.var() == Some(EnvVar::VisibleDevices)
+        && matches!(&e.op, EnvOp::Set(Val::Lit(v)) | EnvOp::SetDefault(Val::Lit(v))
+            if v.split(',').filter(|p| !p.trim().is_empty()).count() > 1)
+}
+
+/// Left as written, for review: CPU-only on purpose, or several GPUs by design.
+pub fn hands_off(facts: &Facts, eff: &Effective) -> bool {
+    cpu_only(facts, eff)
+        || facts.multi_gpu_by_design()
+        || eff
+            .executed
+            .iter()
+            .any(|&i| is_multi_mask(&facts.effects[i]))
+}
+
 pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Finding> {
     let mut out = Vec::new();
-    let cpu = cpu_only(facts, eff);
+    let cpu = hands_off(facts, eff);
     for e in &facts.effects {
         special_effect(e, ctx.policy, &mut out);
     }
@@ -75,11 +92,31 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         untimed_findings(facts, eff, ctx.policy, &mut out);
         device_findings(facts, ctx.policy, &mut out);
     }
-    for (range, what) in &facts.multi_gpu {
+    for e in facts
+        .effects
+        .iter()
+        .filter(|e| !e.child && is_multi_mask(e))
+    {
+        out.push(Finding::new(
+            &MULTI_GPU_ASSUMPTION,
+            e.at.clone(),
+            "CUDA_VISIBLE_DEVICES lists several cards: the file is multi-GPU by design and is left as written; review by hand",
+        ));
+    }
+    let design = facts.multi_gpu_by_design();
+    for (range, what, _) in &facts.multi_gpu {
+        let consequence = if design {
+            "the file is multi-GPU by design and is left as written"
+        } else {
+            "only the policy's card is visible once the header runs"
+        };
         out.push(Finding::new(
             &MULTI_GPU_ASSUMPTION,
             range.clone(),
-            format!("{what}; once CUDA_VISIBLE_DEVICES='{}' is set only {} GPU(s) are visible: review by hand", ctx.policy.visible_devices, ctx.policy.visible_count()),
+            format!(
+                "{what}; {consequence} (CUDA_VISIBLE_DEVICES='{}'): review by hand",
+                ctx.policy.visible_devices
+            ),
         ));
     }
     touchpoints(facts, ctx.is_init, &mut out);

@@ -75,17 +75,16 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
                 e.var().map_or("an env change", |v| v.name())
             ));
         };
-        for edit in removal {
-            if !edits.contains(edit) {
-                edits.push(edit.clone());
-            }
-        }
+        edits.extend(removal.iter().cloned());
     }
     for f in input.findings {
         if f.rule.code.starts_with("GH1") {
             edits.extend(f.edits.iter().cloned());
         }
     }
+    // Several effects of one statement share its removal: keep each edit once (linear).
+    let mut seen = std::collections::HashSet::new();
+    edits.retain(|e| seen.insert((e.range.start, e.range.end, e.replacement.clone())));
     for e in &mut edits {
         e.replacement = input.encoding.render(&e.replacement)?;
     }

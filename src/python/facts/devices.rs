@@ -210,6 +210,7 @@ impl<'s> FactVisitor<'s> {
                     self.facts.multi_gpu.push((
                         range(call),
                         "iterates over every visible GPU by position".into(),
+                        false,
                     ));
                 }
             }
@@ -248,6 +249,7 @@ impl<'s> FactVisitor<'s> {
             self.facts.multi_gpu.push((
                 range(value),
                 "device_map spreads the model over several GPUs".into(),
+                true,
             ));
             return;
         }
@@ -267,6 +269,7 @@ impl<'s> FactVisitor<'s> {
                 self.facts.multi_gpu.push((
                     range(value),
                     format!("max_memory budgets {gpus} GPU index(es) by position"),
+                    true,
                 ));
             }
         }
@@ -283,6 +286,7 @@ impl<'s> FactVisitor<'s> {
         self.facts.multi_gpu.push((
             range(sub),
             format!("takes visible GPU number {index} from a device list"),
+            true,
         ));
     }
 
@@ -330,9 +334,11 @@ impl<'s> FactVisitor<'s> {
         let literal = operands.iter().filter_map(|e| int_literal(e)).max();
         if let (true, Some(n)) = (counts, literal) {
             if n >= 1 {
-                self.facts
-                    .multi_gpu
-                    .push((range(expr), format!("compares the GPU count with {n}")));
+                self.facts.multi_gpu.push((
+                    range(expr),
+                    format!("compares the GPU count with {n}"),
+                    false,
+                ));
             }
         }
     }
@@ -346,13 +352,14 @@ impl<'s> FactVisitor<'s> {
             self.facts.multi_gpu.push((
                 range(expr),
                 format!("{what} takes its device from the process rank (one GPU per process)"),
+                true,
             ));
             return;
         }
         if flow.multi {
             self.facts
                 .multi_gpu
-                .push((range(expr), format!("{what} selects several GPUs")));
+                .push((range(expr), format!("{what} selects several GPUs"), true));
             return;
         }
         for (key, load) in &flow.path {
@@ -437,18 +444,14 @@ impl<'s> FactVisitor<'s> {
             }
             Expr::FString(f) => self.fstring(f, scope, depth, flow),
             Expr::Call(call) => self.resolve_call(call, scope, depth, flow),
-            Expr::BinOp(op) => {
-                if is_cuda_prefix(&op.left) {
-                    match op.right.as_ref() {
-                        Expr::Tuple(t) => {
-                            if let Some(first) = t.elts.first() {
-                                self.resolve(first, scope, depth + 1, false, flow);
-                            }
-                        }
-                        right => self.resolve(right, scope, depth + 1, false, flow),
+            Expr::BinOp(op) if is_cuda_prefix(&op.left) => match op.right.as_ref() {
+                Expr::Tuple(t) => {
+                    if let Some(first) = t.elts.first() {
+                        self.resolve(first, scope, depth + 1, false, flow);
                     }
                 }
-            }
+                right => self.resolve(right, scope, depth + 1, false, flow),
+            },
             Expr::If(ifexp) => {
                 self.resolve(&ifexp.body, scope, depth + 1, list, flow);
                 self.resolve(&ifexp.orelse, scope, depth + 1, list, flow);
@@ -479,6 +482,7 @@ impl<'s> FactVisitor<'s> {
                     return;
                 }
                 let Some(values) = self.scopes.lookup(id, scope) else {
+                    self.resolve_unpacked(id, scope, depth, flow, range(expr));
                     return;
                 };
                 flow.path.push((id.to_string(), range(expr)));
@@ -528,6 +532,39 @@ impl<'s> FactVisitor<'s> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `kind, _, index = device.partition(":")`: the index part of a device string.
+    fn resolve_unpacked(
+        &self,
+        id: &str,
+        scope: Scope,
+        depth: usize,
+        flow: &mut Flow,
+        load: Range<usize>,
+    ) {
+        let Some((position, value, vscope)) = self.scopes.unpacked(id, scope) else {
+            return;
+        };
+        let Expr::Call(call) = value else { return };
+        let Expr::Attribute(attr) = call.func.as_ref() else {
+            return;
+        };
+        let separator = matches!(call.arguments.args.first(), Some(Expr::StringLiteral(s)) if s.value.to_str() == ":");
+        let index_part = match attr.attr.as_str() {
+            "partition" | "rpartition" => position == 2,
+            "split" | "rsplit" => position == 1,
+            _ => false,
+        };
+        if !(separator && index_part) {
+            return;
+        }
+        flow.path.push((id.to_string(), load));
+        let before = flow.origins.len();
+        self.resolve(&attr.value, vscope, depth + 1, false, flow);
+        for o in &mut flow.origins[before..] {
+            o.string = false;
         }
     }
 

@@ -35,6 +35,8 @@ pub struct Scopes<'a> {
     pub self_attrs: HashMap<(String, String), Vec<(&'a Expr, Scope)>>,
     /// argparse `dest` → default.
     pub argparse: HashMap<String, Vec<&'a Expr>>,
+    /// `a, b, c = value`: each name with its position, the value and its scope.
+    pub unpacked: HashMap<String, Vec<(usize, &'a Expr, Scope)>>,
     /// Every load of a name (`x`), of `self.x` and of any `.x`, by key.
     pub loads: HashMap<String, Vec<Range<usize>>>,
     /// Names that are also rebound in ways we do not follow (loops, `+=`, tuples).
@@ -47,6 +49,7 @@ impl<'a> Scopes<'a> {
             scopes: Scopes::default(),
             stack: Vec::new(),
             class: Vec::new(),
+            display: 0,
         };
         for stmt in body {
             c.visit_stmt(stmt);
@@ -98,6 +101,16 @@ impl<'a> Scopes<'a> {
             .map(|values| values.iter().map(|v| (*v, Scope::Module)).collect())
     }
 
+    /// The tuple unpacking that binds `name`, when it is the only binding seen from `scope`.
+    pub fn unpacked(&self, name: &str, scope: Scope) -> Option<(usize, &'a Expr, Scope)> {
+        let candidates = self.unpacked.get(name)?;
+        let here: Vec<_> = candidates.iter().filter(|(_, _, s)| *s == scope).collect();
+        match here.as_slice() {
+            [one] => Some(**one),
+            _ => None,
+        }
+    }
+
     /// The class of the method holding `scope`, for `self.attr` lookups.
     pub fn class_of(&self, scope: Scope) -> Option<&str> {
         match scope {
@@ -118,6 +131,8 @@ impl<'a> Scopes<'a> {
 
 struct ScopeCollector<'a> {
     scopes: Scopes<'a>,
+    /// Inside the arguments of a print or log call: what is read there is only shown.
+    display: usize,
     stack: Vec<usize>,
     class: Vec<String>,
 }
@@ -162,6 +177,18 @@ impl<'a> ScopeCollector<'a> {
                         .entry((class, attr.attr.as_str().to_string()))
                         .or_default()
                         .push((value, scope));
+                }
+            }
+            Expr::Tuple(t) if t.elts.iter().all(|e| matches!(e, Expr::Name(_))) => {
+                let scope = self.scope();
+                for (i, e) in t.elts.iter().enumerate() {
+                    if let Expr::Name(n) = e {
+                        self.scopes
+                            .unpacked
+                            .entry(n.id.as_str().to_string())
+                            .or_default()
+                            .push((i, value, scope));
+                    }
                 }
             }
             _ => self.opaque_target(target),
@@ -295,8 +322,15 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
             self.argparse(call);
+            if is_display_call(call) {
+                self.display += 1;
+                walk_expr(self, expr);
+                self.display -= 1;
+                return;
+            }
         }
         match expr {
+            _ if self.display > 0 => {}
             Expr::Name(n) if n.ctx.is_load() => {
                 self.scopes
                     .loads
@@ -317,5 +351,22 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
             self.target(&named.target, &named.value);
         }
         walk_expr(self, expr);
+    }
+}
+
+/// `print(...)`, `logger.info(...)`, `logging.warning(...)`: values read there are only shown.
+fn is_display_call(call: &ruff_python_ast::ExprCall) -> bool {
+    match call.func.as_ref() {
+        Expr::Name(n) => n.id.as_str() == "print",
+        Expr::Attribute(a) => {
+            matches!(
+                a.attr.as_str(),
+                "debug" | "info" | "warning" | "warn" | "error" | "exception" | "critical"
+            ) && matches!(a.value.as_ref(), Expr::Name(n) if {
+                let l = n.id.as_str().to_ascii_lowercase();
+                l.contains("log")
+            })
+        }
+        _ => false,
     }
 }

@@ -109,7 +109,9 @@ pub struct Facts {
     pub effects: Vec<EnvEffect>,
     pub gpu_imports: Vec<GpuImport>,
     pub devices: Vec<DeviceUse>,
-    pub multi_gpu: Vec<(Range<usize>, String)>,
+    /// Code that uses or assumes several GPUs, and whether it is multi-GPU by design (several
+    /// devices selected, rank-derived devices, torch.distributed) rather than a count check.
+    pub multi_gpu: Vec<(Range<usize>, String, bool)>,
     /// The docstring statement, the string literal to extend, and its text.
     pub docstring: Option<(Range<usize>, Range<usize>, String)>,
     /// Module-level statements in order, with their kind.
@@ -129,6 +131,11 @@ impl Facts {
     /// Imports that run (not under `TYPE_CHECKING`) at module level.
     pub fn runtime_gpu_imports(&self) -> impl Iterator<Item = &GpuImport> {
         self.gpu_imports.iter().filter(|i| !i.typing_only)
+    }
+
+    /// The file uses several GPUs by design: a one-card mask would break it.
+    pub fn multi_gpu_by_design(&self) -> bool {
+        self.multi_gpu.iter().any(|(_, _, design)| *design)
     }
 
     pub fn first_top_level_gpu_import(&self) -> Option<usize> {
@@ -357,6 +364,7 @@ impl<'s> FactVisitor<'s> {
                 self.facts.multi_gpu.push((
                     range(stmt),
                     "uses torch.distributed: each process picks its GPU from its rank".into(),
+                    true,
                 ));
             }
             if is_gpu_module(&module) {
