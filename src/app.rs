@@ -13,7 +13,20 @@ use crate::report::progress::phase_lines;
 use crate::report::summary::{GpuSummary, Summary};
 use crate::report::{json, sarif, text};
 use crate::source::Prefilter;
-use crate::walk::{find_root, walk};
+use crate::walk::{find_root, walk_tree};
+
+/// `print!` that ends quietly on a closed pipe and fails (exit 2) on other write errors.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        crate::output::print(&format!($($arg)*))?
+    };
+}
+
+macro_rules! err {
+    ($($arg:tt)*) => {
+        crate::output::eprint(&format!($($arg)*))
+    };
+}
 
 /// Exit statuses, as ruff uses them.
 pub const EXIT_OK: i32 = 0;
@@ -32,7 +45,7 @@ pub fn run(cli: Cli) -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            err!("error: {e:#}\n");
             EXIT_ERROR
         }
     }
@@ -51,7 +64,7 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
     } else {
         input.paths.clone()
     };
-    let root = find_root(&paths);
+    let root = find_root(&paths)?;
     let config_path = input.config.clone().or_else(|| {
         let default = root.join(CONFIG_FILE);
         default.is_file().then_some(default)
@@ -80,7 +93,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
         prefilter: Prefilter::new(),
         mode,
         max_file_size: input.max_file_size,
-        backup_dir: None,
+        write: crate::write::WriteOptions::default(),
         touchpoints: false,
         want_diff: false,
     })
@@ -89,6 +102,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
 fn jobs(input: &InputArgs) -> usize {
     input
         .jobs
+        .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
@@ -99,8 +113,12 @@ pub fn execute(
     input: &InputArgs,
     gpu: Option<&GpuArgs>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
-    let entries = walk(&setup.paths, &setup.root, jobs(input));
     let cancelled = install_signal_flag();
+    let exclude: Vec<PathBuf> = engine.write.backup_dir.iter().cloned().collect();
+    let found = walk_tree(&setup.paths, &setup.root, jobs(input), &exclude);
+    let removing = engine.mode == Mode::Fix { dry_run: false };
+    crate::leftovers::handle(&setup.root, &found.temp_files, removing);
+    let entries = found.entries;
     let progress = Progress::new(entries.len(), gpu.is_some());
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => crate::gpu_stage::run(
@@ -136,7 +154,7 @@ fn scan(args: ScanArgs) -> anyhow::Result<i32> {
     engine.touchpoints = args.touchpoints;
     let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
     match args.format {
-        OutputFormat::Json => print!(
+        OutputFormat::Json => out!(
             "{}",
             json::render(
                 "scan",
@@ -146,11 +164,11 @@ fn scan(args: ScanArgs) -> anyhow::Result<i32> {
                 &summary
             )
         ),
-        OutputFormat::Sarif => print!("{}", sarif::render(&outcomes, &all_rules())),
+        OutputFormat::Sarif => out!("{}", sarif::render(&outcomes, &all_rules())),
         OutputFormat::Text => {
-            print!("{}", text::findings(&outcomes, false));
-            eprint!("{}", text::errors(&outcomes));
-            print!("{}", text::summary("scan", &summary));
+            out!("{}", text::findings(&outcomes, false));
+            err!("{}", text::errors(&outcomes));
+            out!("{}", text::summary("scan", &summary));
         }
     }
     Ok(exit_status(&summary, |s| s.violations > 0))
@@ -166,7 +184,8 @@ fn fix(args: FixArgs) -> anyhow::Result<i32> {
         },
     )?;
     engine.want_diff = args.diff || args.dry_run;
-    engine.backup_dir = args.backup_dir.as_ref().map(|d| absolute(d));
+    engine.write.backup_dir = args.backup_dir.as_ref().map(|d| absolute(d));
+    engine.write.break_hardlinks = args.break_hardlinks;
     if args.format == OutputFormat::Sarif {
         anyhow::bail!("--format sarif is only for `scan`");
     }
@@ -177,7 +196,7 @@ fn fix(args: FixArgs) -> anyhow::Result<i32> {
         crate::journal::record(&setup, command, &outcomes, &summary);
     }
     match args.format {
-        OutputFormat::Json => print!(
+        OutputFormat::Json => out!(
             "{}",
             json::render(
                 command,
@@ -190,14 +209,14 @@ fn fix(args: FixArgs) -> anyhow::Result<i32> {
         _ => {
             if engine.want_diff {
                 for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
-                    print!("{diff}");
+                    out!("{diff}");
                 }
             }
-            print!("{}", text::findings(&outcomes, true));
-            print!("{}", text::gpu_checks(&outcomes));
-            eprint!("{}", text::errors(&outcomes));
-            print!("{}", text::summary(command, &summary));
-            print!("{}", phase_lines(&setup.config.phases, &outcomes));
+            out!("{}", text::findings(&outcomes, true));
+            out!("{}", text::gpu_checks(&outcomes));
+            err!("{}", text::errors(&outcomes));
+            out!("{}", text::summary(command, &summary));
+            out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
     Ok(exit_status(&summary, |s| {
@@ -220,7 +239,7 @@ fn check(args: CheckArgs) -> anyhow::Result<i32> {
         crate::journal::record(&setup, "check", &outcomes, &summary);
     }
     match args.format {
-        OutputFormat::Json => print!(
+        OutputFormat::Json => out!(
             "{}",
             json::render(
                 "check",
@@ -231,11 +250,11 @@ fn check(args: CheckArgs) -> anyhow::Result<i32> {
             )
         ),
         _ => {
-            print!("{}", text::findings(&outcomes, false));
-            print!("{}", text::gpu_checks(&outcomes));
-            eprint!("{}", text::errors(&outcomes));
-            print!("{}", text::summary("check", &summary));
-            print!("{}", phase_lines(&setup.config.phases, &outcomes));
+            out!("{}", text::findings(&outcomes, false));
+            out!("{}", text::gpu_checks(&outcomes));
+            err!("{}", text::errors(&outcomes));
+            out!("{}", text::summary("check", &summary));
+            out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
     Ok(exit_status(&summary, |s| {

@@ -71,8 +71,8 @@ pub struct InputArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_file_size: u64,
     /// Worker threads for the CPU stage (default: one per core).
-    #[arg(long, short = 'j', value_name = "N")]
-    pub jobs: Option<usize>,
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    pub jobs: Option<u16>,
 }
 
 /// Options of the GPU stage.
@@ -88,8 +88,23 @@ pub struct GpuArgs {
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub probe_mib: u64,
     /// Seconds a probe (or --gpu-cmd) may run before it is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_timeout)]
     pub gpu_timeout: f64,
+}
+
+/// Longest `--gpu-timeout`: a week. Anything longer is a mistake, not a timeout.
+pub const MAX_GPU_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
+
+fn parse_timeout(text: &str) -> Result<f64, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(secs > 0.0 && secs <= MAX_GPU_TIMEOUT) {
+        return Err(format!(
+            "must be more than 0 and at most {MAX_GPU_TIMEOUT} seconds (a week)"
+        ));
+    }
+    Ok(secs)
 }
 
 #[derive(Debug, Args)]
@@ -118,6 +133,10 @@ pub struct FixArgs {
     /// Keep a copy of every original here (same relative path) before rewriting it.
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// Rewrite files with several hard links too (the rewritten name gets its own copy;
+    /// the other names keep the original).
+    #[arg(long)]
+    pub break_hardlinks: bool,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Do not append this run to .gpu-homogenize/journal.jsonl.

@@ -104,7 +104,7 @@ pub fn record(setup: &Setup, command: &str, outcomes: &[FileOutcome], summary: &
         dry_run: command.ends_with("--dry-run"),
     };
     let target = path(&setup.root);
-    if let Err(e) = append(&target, &lines(&stamp, outcomes, summary)) {
+    if let Err(e) = append_under(&setup.root, &lines(&stamp, outcomes, summary)) {
         eprintln!(
             "warning: {}: could not journal this run: {e}",
             target.display()
@@ -189,17 +189,60 @@ fn run_line(stamp: &Stamp, in_scope: &[&FileOutcome], summary: &Summary) -> RunL
     }
 }
 
-/// One `write` of every line with O_APPEND, then fsync: a crash leaves at most a torn last
-/// line, which the reader skips.
+/// Append to the journal of the tree at `root`. The directory and the file are opened as
+/// every write under the root is ([`crate::confine`]): a `.gpu-homogenize` or
+/// `journal.jsonl` that is a symlink is refused, never followed.
+pub fn append_under(root: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let dir = crate::confine::RootDir::open(root)?.dir(Path::new(JOURNAL_DIR), true)?;
+    let flags = libc::O_RDWR | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let name = std::ffi::OsStr::new(JOURNAL_FILE);
+    let (file, created) = match crate::confine::open_raw(dir.as_raw_fd(), name, flags, 0) {
+        Ok(fd) => (fd, false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let fd = crate::confine::open_raw(dir.as_raw_fd(), name, flags | libc::O_CREAT, 0o666)?;
+            (fd, true)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(std::io::Error::other(
+                "the journal is a symbolic link; never followed (remove it)",
+            ))
+        }
+        Err(e) => return Err(e),
+    };
+    let file = std::fs::File::from(file);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("the journal is not a regular file"));
+    }
+    append_to(file, text)?;
+    if created {
+        // The new directory entry must survive a crash too.
+        let _ = std::fs::File::from(dir).sync_all();
+    }
+    Ok(())
+}
+
+/// Append to the journal file at `target` (tests and tools; runs use [`append_under`]).
 pub fn append(target: &Path, text: &str) -> std::io::Result<()> {
     let dir = target.parent().unwrap_or(Path::new("."));
-    let created = !target.exists();
     std::fs::create_dir_all(dir)?;
-    let mut file = std::fs::OpenOptions::new()
+    let root = dir.parent().unwrap_or(Path::new("."));
+    if dir.file_name() == Some(std::ffi::OsStr::new(JOURNAL_DIR))
+        && target.file_name() == Some(std::ffi::OsStr::new(JOURNAL_FILE))
+    {
+        return append_under(root, text);
+    }
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .read(true)
         .open(target)?;
+    append_to(file, text)
+}
+
+/// One `write` of every line with O_APPEND, then fsync: a crash leaves at most a torn last
+/// line, which the reader skips.
+fn append_to(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
     let mut buf = String::with_capacity(text.len() + 1);
     if !ends_with_newline(&mut file)? {
         // A torn line left by a crash must not swallow this run's first line.
@@ -207,14 +250,7 @@ pub fn append(target: &Path, text: &str) -> std::io::Result<()> {
     }
     buf.push_str(text);
     file.write_all(buf.as_bytes())?;
-    file.sync_all()?;
-    if created {
-        // The new directory entry must survive a crash too.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+    file.sync_all()
 }
 
 fn ends_with_newline(file: &mut std::fs::File) -> std::io::Result<bool> {
@@ -316,5 +352,21 @@ mod tests {
         append(&target, "{\"next\":2}\n").unwrap();
         let text = std::fs::read_to_string(&target).unwrap();
         assert_eq!(text, "{\"complete\":1}\n{\"torn\":\n{\"next\":2}\n");
+    }
+
+    #[test]
+    fn a_journal_symlink_is_never_followed() {
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "keep\n").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join(JOURNAL_DIR)).unwrap();
+        std::os::unix::fs::symlink(&victim, path(root.path())).unwrap();
+        assert!(append_under(root.path(), "{}\n").is_err());
+        let dir_link = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir_link.path().join(JOURNAL_DIR)).unwrap();
+        assert!(append_under(dir_link.path(), "{}\n").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+        assert!(!outside.path().join(JOURNAL_FILE).exists());
     }
 }

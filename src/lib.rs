@@ -5,13 +5,18 @@
 
 pub mod app;
 pub mod cli;
+pub mod confine;
 pub mod edit;
 pub mod finding;
 pub mod gpu;
 pub mod gpu_stage;
 pub mod journal;
 pub mod lang;
+pub mod leftovers;
+pub mod line_index;
+pub mod nesting;
 pub mod outcome;
+pub mod output;
 pub mod pipeline;
 pub mod policy;
 pub mod process;

@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -66,6 +66,7 @@ pub fn run_cpu_stage(
 ) -> Vec<FileOutcome> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
+        .stack_size(WORKER_STACK)
         .build();
     let work = || {
         entries
@@ -73,7 +74,7 @@ pub fn run_cpu_stage(
             .enumerate()
             .map(|(i, entry)| {
                 if cancelled.load(Ordering::SeqCst) {
-                    return interrupted(entry);
+                    return interrupted(engine, entry);
                 }
                 let processed = engine.process(entry);
                 progress.cpu.inc(1);
@@ -91,18 +92,33 @@ pub fn run_cpu_stage(
     }
 }
 
-fn interrupted(entry: &Entry) -> FileOutcome {
+fn interrupted(engine: &Engine, entry: &Entry) -> FileOutcome {
     let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
+    // Still counted in its phase: an unreached file is never left out of "N/M compliant".
+    outcome.phase = engine.phases.phase_of(&entry.rel).map(str::to_string);
     outcome.status = FileStatus::Skipped;
     outcome.reason = Some("interrupted before this file was processed".into());
     outcome
 }
 
-/// Set a flag on Ctrl-C or SIGTERM so the run can stop cleanly.
+/// Stack of a CPU worker: parsers and AST drops recurse, and a deeply nested (but valid,
+/// and under the nesting limit) file must not overflow it. Reserved, not committed.
+pub const WORKER_STACK: usize = 256 << 20;
+
+static SIGNAL_FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// The flag Ctrl-C and SIGTERM set so the run stops cleanly; a second signal exits at once
+/// (status 130). Installed first thing in `main`, before the walk; later calls share it.
 pub fn install_signal_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        let _ = signal_hook::flag::register(signal, Arc::clone(&flag));
-    }
-    flag
+    let flag = SIGNAL_FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Registered first, so it runs before the flag is set: exits on the second.
+            let _ =
+                signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag));
+            let _ = signal_hook::flag::register(signal, Arc::clone(&flag));
+        }
+        flag
+    });
+    Arc::clone(flag)
 }

@@ -1,20 +1,22 @@
 //! The CPU stage for one file: read, prefilter, parse, rules, rewrite, verify, write.
 //! Every failure becomes the file's outcome; nothing here stops the other files.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
 use crate::edit::{apply, unified_diff};
-use crate::finding::{line_column, Finding, Severity};
+use crate::finding::{Finding, Severity};
 use crate::lang::{Analysis, FileInfo, LanguageSupport};
+use crate::line_index::LineIndex;
 use crate::outcome::{
     CheckStatus, CpuCheck, FileOutcome, FileStatus, FindingRecord, GpuCheck, Language,
 };
 use crate::policy::Phases;
 use crate::source::{self, Prefilter};
 use crate::walk::{Entry, EntryKind};
-use crate::write::write_atomic;
+use crate::write::{write_confined, WriteOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -32,7 +34,8 @@ pub struct Engine {
     pub prefilter: Prefilter,
     pub mode: Mode,
     pub max_file_size: u64,
-    pub backup_dir: Option<PathBuf>,
+    /// Backups and hard links: how `fix` writes.
+    pub write: WriteOptions,
     /// Keep info-level findings (GPU touchpoints) in the outcome.
     pub touchpoints: bool,
     /// Keep the unified diff of rewrites in the outcome.
@@ -61,6 +64,7 @@ impl Engine {
             EntryKind::Source(language) => *language,
             EntryKind::Symlink => return skipped(outcome, "symbolic link (never followed)"),
             EntryKind::Unsupported => return skipped(outcome, "not a Python or Rust source file"),
+            EntryKind::Special(what) => return skipped(outcome, what),
             EntryKind::Error(message) => return errored(outcome, message.clone()),
         };
         outcome.language = Some(language);
@@ -68,7 +72,7 @@ impl Engine {
             Language::Python => self.python.as_ref(),
             Language::Rust => self.rust.as_ref(),
         };
-        let bytes = match source::read_bytes(&entry.path, self.max_file_size) {
+        let bytes = match source::read_under(&self.root, &entry.rel_path, self.max_file_size) {
             Ok(bytes) => bytes,
             Err(e) => return errored(outcome, e.to_string()),
         };
@@ -89,6 +93,9 @@ impl Engine {
             path: &entry.path,
             in_phase,
         };
+        if let Err(e) = crate::nesting::check(language, &file.text) {
+            return errored(outcome, e.to_string());
+        }
         let analysis = match support.analyze(&info, &file.text) {
             Ok(a) => a,
             Err(e) => return errored(outcome, e.to_string()),
@@ -209,8 +216,16 @@ impl Engine {
                 gpu_job: None,
             };
         }
-        let backup = self.backup_dir.as_ref().map(|dir| dir.join(&entry.rel));
-        if let Err(e) = write_atomic(&entry.path, &file.bytes, &new, backup.as_deref()) {
+        let written = write_confined(
+            &self.root,
+            &entry.rel_path,
+            &file.bytes,
+            new.as_bytes(),
+            &self.write,
+        );
+        if let Err(e) = written {
+            // Nothing was written: nothing counts as fixed.
+            outcome.findings.iter_mut().for_each(|f| f.fixed = false);
             return errored(outcome, e.to_string());
         }
         outcome.content_hash = Some(content_hash(new.as_bytes()));
@@ -237,6 +252,14 @@ impl Engine {
         findings: &[Finding],
         after: Option<&dyn Analysis>,
     ) -> Vec<FindingRecord> {
+        // Linear in the findings: one line index, one set of what the rewrite still has.
+        let lines = LineIndex::new(text);
+        let left: Option<HashSet<(&str, &str)>> = after.map(|a| {
+            a.findings()
+                .iter()
+                .map(|g| (g.rule.code, g.message.as_str()))
+                .collect()
+        });
         findings
             .iter()
             .filter(|f| {
@@ -245,13 +268,9 @@ impl Engine {
                     || !f.rule.code.starts_with("GH3")
             })
             .map(|f| {
-                let (line, column) = line_column(text, f.range.start);
-                let fixed = after.is_some_and(|a| {
-                    f.is_violation()
-                        && !a
-                            .findings()
-                            .iter()
-                            .any(|g| g.rule.code == f.rule.code && g.message == f.message)
+                let (line, column) = lines.line_column(f.range.start);
+                let fixed = left.as_ref().is_some_and(|left| {
+                    f.is_violation() && !left.contains(&(f.rule.code, f.message.as_str()))
                 });
                 FindingRecord {
                     rule: f.rule.code.to_string(),

@@ -23,9 +23,31 @@ pub enum ReadError {
     NotUtf8(usize),
 }
 
-/// Read a file whole, refusing what is not a regular file or is over `limit` bytes.
+/// Read a file whole, refusing what is not a regular file or is over `limit` bytes. Opening
+/// never blocks (a FIFO swapped in is refused, not waited on) and never follows a link.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let meta = std::fs::metadata(path).map_err(|e| ReadError::Io(e.to_string()))?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| ReadError::Io(e.to_string()))?;
+    read_open(file, limit)
+}
+
+/// Read the file at `rel` under `root`, every component opened without following a link
+/// (see [`crate::confine`]): the bytes a later write compares with are the file's own.
+pub fn read_under(root: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let file = crate::confine::RootDir::open(root)
+        .and_then(|r| r.parent(rel, false))
+        .and_then(|p| p.open_regular())
+        .map_err(|e| ReadError::Io(e.to_string()))?;
+    read_open(file, limit)
+}
+
+fn read_open(mut file: std::fs::File, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let meta = file.metadata().map_err(|e| ReadError::Io(e.to_string()))?;
     if !meta.is_file() {
         return Err(ReadError::Io("not a regular file".into()));
     }
@@ -35,7 +57,19 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
             limit,
         });
     }
-    std::fs::read(path).map_err(|e| ReadError::Io(e.to_string()))
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // `take`: a file growing while read is still held to the limit.
+    (&mut file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError::Io(e.to_string()))?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
 }
 
 /// Accept the bytes as source text: no NUL byte, valid UTF-8.

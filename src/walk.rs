@@ -1,21 +1,31 @@
 //! Finding the tree root and the files to process: a parallel walk that honours .gitignore
-//! and never follows a symlink.
+//! and never follows a symlink, over paths confined to the root.
 
+mod root;
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
 use crate::outcome::Language;
-use crate::policy::CONFIG_FILE;
+use crate::write::temp;
+
+pub use root::{find_root, RootError};
 
 /// One path the walk produced.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// The path as reached from the user's argument (what messages show).
     pub path: PathBuf,
-    /// Relative to the tree root, `/`-separated (what JSON and phases use).
+    /// Relative to the tree root, `/`-separated, bytes that are not UTF-8 escaped as `\xNN`
+    /// (what JSON and phases use).
     pub rel: String,
+    /// Relative to the tree root, exact bytes (what reads, writes and backups use).
+    pub rel_path: PathBuf,
     pub kind: EntryKind,
 }
 
@@ -26,8 +36,18 @@ pub enum EntryKind {
     Symlink,
     /// A file named on the command line that is not Python or Rust.
     Unsupported,
+    /// A FIFO, socket or device with a source file's name: skipped, never opened.
+    Special(String),
     /// The walk could not read this path.
     Error(String),
+}
+
+/// What a walk found: the files, and the temp files killed runs left behind.
+#[derive(Debug, Default)]
+pub struct Walk {
+    pub entries: Vec<Entry>,
+    /// Root-relative paths of `.gpu-homogenize-PID-N.tmp` files.
+    pub temp_files: Vec<PathBuf>,
 }
 
 pub fn language_of(path: &Path) -> Option<Language> {
@@ -36,42 +56,6 @@ pub fn language_of(path: &Path) -> Option<Language> {
         Some("rs") => Some(Language::Rust),
         _ => None,
     }
-}
-
-/// The tree root: the nearest ancestor of the paths holding `gpu-homogenize.toml`, else their
-/// common ancestor. Returned absolute.
-pub fn find_root(paths: &[PathBuf]) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let absolute: Vec<PathBuf> = paths.iter().map(|p| normalize(&cwd.join(p))).collect();
-    let dirs: Vec<PathBuf> = absolute
-        .iter()
-        .map(|p| {
-            if p.is_dir() {
-                p.clone()
-            } else {
-                p.parent().map_or_else(|| p.clone(), Path::to_path_buf)
-            }
-        })
-        .collect();
-    let common = dirs
-        .iter()
-        .skip(1)
-        .fold(dirs.first().cloned().unwrap_or(cwd.clone()), |acc, d| {
-            common_ancestor(&acc, d)
-        });
-    common
-        .ancestors()
-        .find(|dir| dir.join(CONFIG_FILE).is_file())
-        .map(Path::to_path_buf)
-        .unwrap_or(common)
-}
-
-fn common_ancestor(a: &Path, b: &Path) -> PathBuf {
-    a.components()
-        .zip(b.components())
-        .take_while(|(x, y)| x == y)
-        .map(|(x, _)| x)
-        .collect()
 }
 
 /// Resolve `.` and `..` without touching the file system (symlinks stay links).
@@ -89,68 +73,108 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+fn absolute(path: &Path) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    normalize(&cwd.join(path))
+}
+
+/// `path` relative to `root`, exact bytes; the absolute path itself when outside the root.
+pub fn relative_path(root: &Path, path: &Path) -> PathBuf {
+    let abs = absolute(path);
+    abs.strip_prefix(root)
+        .map_or(abs.clone(), Path::to_path_buf)
+}
+
 /// `path` relative to `root`, with `/` separators; the path itself when outside the root.
 pub fn relative_to(root: &Path, path: &Path) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let abs = normalize(&cwd.join(path));
-    let rel = abs.strip_prefix(root).unwrap_or(&abs);
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
+    let rel = relative_path(root, path);
+    let parts: Vec<String> = rel.components().map(|c| escape(c.as_os_str())).collect();
     parts.join("/")
 }
 
-/// Every Python and Rust file under `paths`, sorted by path. Files named explicitly are
-/// always listed (an unsupported one as such); directories are walked.
-pub fn walk(paths: &[PathBuf], root: &Path, threads: usize) -> Vec<Entry> {
-    let found = Mutex::new(Vec::new());
-    let mut dirs = Vec::new();
-    for path in paths {
-        match std::fs::symlink_metadata(path) {
-            Err(e) => {
-                found
-                    .lock()
-                    .unwrap()
-                    .push(entry(root, path, EntryKind::Error(e.to_string())))
-            }
-            Ok(meta) if meta.file_type().is_symlink() => {
-                found
-                    .lock()
-                    .unwrap()
-                    .push(entry(root, path, EntryKind::Symlink))
-            }
-            Ok(meta) if meta.is_dir() => dirs.push(path.clone()),
-            Ok(_) => {
-                let kind = language_of(path).map_or(EntryKind::Unsupported, EntryKind::Source);
-                found.lock().unwrap().push(entry(root, path, kind));
-            }
+/// A name as text: bytes that are not UTF-8 are written `\xNN`, as ripgrep escapes them.
+pub fn escape(name: &OsStr) -> String {
+    let mut out = String::new();
+    for chunk in name.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
         }
     }
+    out
+}
+
+/// Every Python and Rust file under `paths`, sorted by path, each once. Files named
+/// explicitly are always listed (an unsupported one as such); directories are walked;
+/// `exclude` (a backup dir inside the tree) is never entered.
+pub fn walk(paths: &[PathBuf], root: &Path, threads: usize) -> Vec<Entry> {
+    walk_tree(paths, root, threads, &[]).entries
+}
+
+pub fn walk_tree(paths: &[PathBuf], root: &Path, threads: usize, exclude: &[PathBuf]) -> Walk {
+    let found = Mutex::new(Walk::default());
+    let mut dirs = Vec::new();
+    for path in paths {
+        let kind = match root::confined(root, path) {
+            Err(message) => Some(EntryKind::Error(message)),
+            Ok(meta) if meta.file_type().is_symlink() => Some(EntryKind::Symlink),
+            Ok(meta) if meta.is_dir() => {
+                dirs.push(path.clone());
+                None
+            }
+            Ok(meta) if !meta.is_file() => {
+                Some(language_of(path).map_or(EntryKind::Unsupported, |_| {
+                    let what = crate::confine::kind_of(&meta);
+                    EntryKind::Error(format!("cannot read: not a regular file ({what})"))
+                }))
+            }
+            Ok(_) => Some(language_of(path).map_or(EntryKind::Unsupported, EntryKind::Source)),
+        };
+        if let Some(kind) = kind {
+            found.lock().unwrap().entries.push(entry(root, path, kind));
+        }
+    }
+    let exclude: Vec<PathBuf> = exclude.iter().map(|p| absolute(p)).collect();
     if let Some((first, rest)) = dirs.split_first() {
         let mut builder = WalkBuilder::new(first);
         for dir in rest {
             builder.add(dir);
         }
-        builder.follow_links(false).threads(threads.max(1));
-        builder.filter_entry(|e| e.file_name() != ".gpu-homogenize");
+        // Hidden files are skipped by hand, so that the walk still sees leftover temp files.
+        builder
+            .follow_links(false)
+            .hidden(false)
+            .threads(threads.max(1));
+        builder.filter_entry(move |e| {
+            let name = e.file_name();
+            if name == ".gpu-homogenize" {
+                return false;
+            }
+            if e.depth() > 0 && name.as_bytes().starts_with(b".") && temp::owner_pid(name).is_none()
+            {
+                return false;
+            }
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir && !exclude.is_empty() && exclude.contains(&absolute(e.path())))
+        });
         builder.build_parallel().run(|| {
             let found = &found;
             Box::new(move |result| {
-                if let Some(e) = walk_entry(root, result) {
-                    found.lock().unwrap().push(e);
-                }
+                walk_entry(root, result, found);
                 WalkState::Continue
             })
         });
     }
-    let mut entries = found.into_inner().unwrap_or_default();
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    entries.dedup_by(|a, b| a.path == b.path);
-    entries
+    let mut walk = found.into_inner().unwrap_or_default();
+    walk.entries.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut seen = HashSet::new();
+    // `a.py ./a.py /abs/a.py` are one file.
+    walk.entries.retain(|e| seen.insert(e.rel_path.clone()));
+    walk.temp_files.sort();
+    walk
 }
 
-fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>) -> Option<Entry> {
+fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, found: &Mutex<Walk>) {
     let dirent = match result {
         Ok(d) => d,
         Err(err) => {
@@ -158,24 +182,46 @@ fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>) -> O
                 ignore::Error::WithPath { path, .. } => path.clone(),
                 _ => PathBuf::from("."),
             };
-            return Some(entry(root, &path, EntryKind::Error(err.to_string())));
+            let e = entry(root, &path, EntryKind::Error(err.to_string()));
+            found.lock().unwrap().entries.push(e);
+            return;
         }
     };
     let path = dirent.path();
-    let file_type = dirent.file_type()?;
-    let language = language_of(path)?;
-    if file_type.is_symlink() {
-        return Some(entry(root, path, EntryKind::Symlink));
+    let Some(file_type) = dirent.file_type() else {
+        return;
+    };
+    if file_type.is_file() && temp::owner_pid(dirent.file_name()).is_some() {
+        found
+            .lock()
+            .unwrap()
+            .temp_files
+            .push(relative_path(root, path));
+        return;
     }
-    file_type
-        .is_file()
-        .then(|| entry(root, path, EntryKind::Source(language)))
+    let Some(language) = language_of(path) else {
+        return;
+    };
+    let kind = if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else if file_type.is_file() {
+        EntryKind::Source(language)
+    } else if file_type.is_dir() {
+        return;
+    } else {
+        let what = dirent
+            .metadata()
+            .map_or("a special file", |m| crate::confine::kind_of(&m));
+        EntryKind::Special(format!("{what}, not a regular file (never opened)"))
+    };
+    found.lock().unwrap().entries.push(entry(root, path, kind));
 }
 
 fn entry(root: &Path, path: &Path, kind: EntryKind) -> Entry {
     Entry {
         path: path.to_path_buf(),
         rel: relative_to(root, path),
+        rel_path: relative_path(root, path),
         kind,
     }
 }
@@ -185,15 +231,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn common_ancestor_of_siblings() {
-        assert_eq!(
-            common_ancestor(Path::new("/a/b/c"), Path::new("/a/b/d/e")),
-            PathBuf::from("/a/b")
-        );
+    fn normalize_drops_dots() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
     }
 
     #[test]
-    fn normalize_drops_dots() {
-        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+    fn non_utf8_names_are_escaped() {
+        assert_eq!(escape(OsStr::from_bytes(b"a\xffb.py")), "a\\xFFb.py");
     }
 }

@@ -1,105 +1,268 @@
-//! Atomic writes: a temp file in the same directory, then a rename, permissions kept.
-//! A file that changed since it was read, or that is read-only, is never overwritten.
+//! Compare-and-swap writes under the tree root: nothing is ever lost, nothing outside the
+//! root is ever written.
+//!
+//! The new text goes to a temp file in the file's own directory (opened through
+//! [`RootDir`], no symlink followed), with the original's owner, group, mode and xattrs.
+//! Then, on Linux, `renameat2(RENAME_EXCHANGE)` swaps it with the target in one step and
+//! what was swapped out is compared with what was read: same inode, same bytes. On a
+//! difference (an editor saved meanwhile) the swap is undone and the file is reported as
+//! changed. Where the exchange is unsupported (another OS, some network file systems) the
+//! file is re-read just before a plain rename: an edit in that window of microseconds can
+//! still be lost; that is the best portable equivalent. A writer that keeps the old file
+//! open and writes to it after the swap writes to the replaced inode (as with any editor's
+//! own atomic save).
 
-use std::io::Write;
-use std::path::Path;
+mod meta;
+pub mod temp;
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::confine::{cstring, open_raw, Parent, RootDir};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     #[error("changed on disk since it was read; not overwritten (run again)")]
     Changed,
+    #[error(
+        "changed on disk during the write; the rewrite was undone and the other version \
+         kept as {0} (compare, then run again)"
+    )]
+    ChangedKeptAside(String),
     #[error("read-only file; not rewritten (make it writable, or leave it out)")]
     ReadOnly,
     #[error("is a symbolic link; not rewritten")]
     Symlink,
+    #[error(
+        "has {0} hard links; not rewritten, which would split them (--break-hardlinks to allow)"
+    )]
+    HardLinks(u64),
+    #[error("cannot keep its metadata ({0}); not rewritten")]
+    Metadata(String),
     #[error("cannot back up to {path}: {source}")]
-    Backup {
-        path: String,
-        source: std::io::Error,
-    },
+    Backup { path: String, source: io::Error },
     #[error("cannot write: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[from] io::Error),
 }
 
-/// Replace `path` (whose content was `original` when read) with `new`, keeping a copy of the
-/// original under `backup` when given.
-pub fn write_atomic(
-    path: &Path,
+/// How `fix` writes: where originals are kept, and whether hard links may be split.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub backup_dir: Option<PathBuf>,
+    pub break_hardlinks: bool,
+}
+
+/// Replace the file at `rel` under `root`, whose content was `original` when read, with
+/// `new`; keep a copy of the original under the backup dir when asked.
+pub fn write_confined(
+    root: &Path,
+    rel: &Path,
     original: &[u8],
-    new: &str,
-    backup: Option<&Path>,
+    new: &[u8],
+    options: &WriteOptions,
 ) -> Result<(), WriteError> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if meta.file_type().is_symlink() {
-        return Err(WriteError::Symlink);
+    let parent = RootDir::open(root)?.parent(rel, false)?;
+    let mut file = parent.open_regular().map_err(|e| {
+        if e.to_string().contains("symbolic link") {
+            WriteError::Symlink
+        } else {
+            WriteError::Io(e)
+        }
+    })?;
+    let before = file.metadata()?;
+    if before.nlink() > 1 && !options.break_hardlinks {
+        return Err(WriteError::HardLinks(before.nlink()));
     }
-    if meta.permissions().readonly() {
+    if !meta::may_write(&parent, &before) {
         return Err(WriteError::ReadOnly);
     }
-    if std::fs::read(path)? != original {
+    if read_all(&mut file)? != original {
         return Err(WriteError::Changed);
     }
-    if let Some(backup) = backup {
-        let copy = || -> std::io::Result<()> {
-            if let Some(parent) = backup.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(backup, original)
-        };
-        copy().map_err(|source| WriteError::Backup {
-            path: backup.display().to_string(),
-            source,
-        })?;
+    if let Some(dir) = &options.backup_dir {
+        backup(dir, rel, original)?;
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".gpu-homogenize-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    temp.write_all(new.as_bytes())?;
-    temp.as_file().set_permissions(meta.permissions())?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| WriteError::Io(e.error))?;
+    let temp = temp::create(&parent)?;
+    let staged = stage(&temp, &file, &before, new);
+    if let Err(e) = staged {
+        temp.remove(&parent);
+        return Err(e);
+    }
+    swap(&parent, temp, &before, original)?;
+    let _ = fsync_dir(&parent.dir);
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn keeps_permissions_and_refuses_changed_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.py");
-        std::fs::write(&path, "old").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
-        write_atomic(&path, b"old", "new", None).unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o750);
-        assert!(matches!(
-            write_atomic(&path, b"old", "x", None),
-            Err(WriteError::Changed)
-        ));
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-    }
-
-    #[test]
-    fn refuses_read_only_files_and_backs_up() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.py");
-        std::fs::write(&path, "old").unwrap();
-        let backup = dir.path().join("bak/sub/a.py");
-        write_atomic(&path, b"old", "new", Some(&backup)).unwrap();
-        assert_eq!(std::fs::read_to_string(&backup).unwrap(), "old");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
-        assert!(matches!(
-            write_atomic(&path, b"new", "x", None),
-            Err(WriteError::ReadOnly)
-        ));
-    }
+/// The temp file's content and metadata, synced to disk.
+fn stage(
+    temp: &temp::TempFile,
+    original: &File,
+    before: &std::fs::Metadata,
+    new: &[u8],
+) -> Result<(), WriteError> {
+    let mut out = &temp.file;
+    out.write_all(new)?;
+    meta::copy(original, &temp.file, before).map_err(WriteError::Metadata)?;
+    temp.file.sync_all()?;
+    Ok(())
 }
+
+/// Exchange the temp file with the target, then check what came out.
+fn swap(
+    parent: &Parent,
+    temp: temp::TempFile,
+    before: &std::fs::Metadata,
+    original: &[u8],
+) -> Result<(), WriteError> {
+    match exchange(parent, &temp.name, &parent.name) {
+        Ok(()) => {}
+        Err(e) if unsupported(&e) => return swap_by_rename(parent, temp, before, original),
+        Err(e) => {
+            temp.remove(parent);
+            return Err(e.into());
+        }
+    }
+    // The temp name now holds what was the file: it must be what we read.
+    if same_file(parent, &temp.name, before, original)? {
+        temp.remove(parent);
+        return Ok(());
+    }
+    exchange(parent, &temp.name, &parent.name)?;
+    let ours = temp.file.metadata()?;
+    if same_inode(parent, &temp.name, &ours) {
+        temp.remove(parent);
+        return Err(WriteError::Changed);
+    }
+    // Yet another version arrived during the undo: keep it, never delete it.
+    Err(WriteError::ChangedKeptAside(
+        temp.name.to_string_lossy().into_owned(),
+    ))
+}
+
+/// Without an atomic exchange: re-read, then rename over (see the module docs).
+fn swap_by_rename(
+    parent: &Parent,
+    temp: temp::TempFile,
+    before: &std::fs::Metadata,
+    original: &[u8],
+) -> Result<(), WriteError> {
+    if !same_file(parent, &parent.name, before, original)? {
+        temp.remove(parent);
+        return Err(WriteError::Changed);
+    }
+    let (from, to) = (cstring(&temp.name)?, cstring(&parent.name)?);
+    let dir = parent.dir.as_raw_fd();
+    if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } != 0 {
+        let e = io::Error::last_os_error();
+        temp.remove(parent);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Is the entry `name` the file we read: same inode, same bytes?
+fn same_file(
+    parent: &Parent,
+    name: &std::ffi::OsStr,
+    before: &std::fs::Metadata,
+    original: &[u8],
+) -> io::Result<bool> {
+    let probe = Parent {
+        dir: parent.dir.try_clone()?,
+        name: name.to_os_string(),
+    };
+    let mut file = match probe.open_regular() {
+        Ok(file) => file,
+        Err(_) => return Ok(false),
+    };
+    let now = file.metadata()?;
+    if (now.dev(), now.ino()) != (before.dev(), before.ino()) {
+        return Ok(false);
+    }
+    Ok(read_all(&mut file)? == original)
+}
+
+fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata) -> bool {
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    open_raw(parent.dir.as_raw_fd(), name, flags, 0)
+        .and_then(|fd| File::from(fd).metadata())
+        .is_ok_and(|m| (m.dev(), m.ino()) == (want.dev(), want.ino()))
+}
+
+#[cfg(target_os = "linux")]
+fn exchange(parent: &Parent, a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> io::Result<()> {
+    let (a, b) = (cstring(a)?, cstring(b)?);
+    let dir = parent.dir.as_raw_fd();
+    let done = unsafe { libc::renameat2(dir, a.as_ptr(), dir, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Parent, _: &std::ffi::OsStr, _: &std::ffi::OsStr) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+fn unsupported(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::Unsupported
+        || matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS))
+}
+
+fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
+    use std::io::Seek;
+    file.seek(io::SeekFrom::Start(0))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn fsync_dir(dir: &OwnedFd) -> io::Result<()> {
+    if unsafe { libc::fsync(dir.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Keep the original under `dir`, same relative path with its exact bytes; an older backup
+/// is never overwritten (the next free `NAME.~N~` is used, as `cp --backup=numbered`).
+fn backup(dir: &Path, rel: &Path, original: &[u8]) -> Result<(), WriteError> {
+    let target = dir.join(rel);
+    let write = || -> io::Result<()> {
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut candidate = target.clone();
+        for n in 1.. {
+            match std::fs::read(&candidate) {
+                Ok(existing) if existing == original => return Ok(()),
+                Ok(_) => {
+                    let mut name = target.clone().into_os_string();
+                    name.push(format!(".~{n}~"));
+                    candidate = PathBuf::from(name);
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                Err(e) => return Err(e),
+            }
+        }
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&candidate)?;
+        file.write_all(original)?;
+        file.sync_all()
+    };
+    write().map_err(|source| WriteError::Backup {
+        path: target.display().to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests;

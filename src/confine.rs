@@ -1,0 +1,205 @@
+//! Paths under the tree root, opened without ever following a symbolic link: each component
+//! is opened relative to its parent's handle with `O_NOFOLLOW`, so no symlink, `..` or race
+//! (a directory swapped for a link between read and write) can make a write land outside.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// A handle on the tree root; everything the tool writes is opened through it.
+pub struct RootDir {
+    fd: OwnedFd,
+}
+
+/// A directory under the root and a name in it: where a file is read, swapped and fsynced.
+pub struct Parent {
+    pub dir: OwnedFd,
+    pub name: OsString,
+}
+
+impl RootDir {
+    /// The root itself may be reached through links (the user chose it); nothing below it is.
+    pub fn open(root: &Path) -> io::Result<RootDir> {
+        let fd = open_raw(
+            libc::AT_FDCWD,
+            root.as_os_str(),
+            libc::O_DIRECTORY | libc::O_RDONLY,
+            0,
+        )?;
+        Ok(RootDir { fd })
+    }
+
+    /// The directory `rel` below the root, every component a real directory; missing ones
+    /// are created when `create` is set.
+    pub fn dir(&self, rel: &Path, create: bool) -> io::Result<OwnedFd> {
+        let mut current = dup(&self.fd)?;
+        for name in components(rel)? {
+            current = match open_dir_at(&current, name) {
+                Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                    let c = cstring(name)?;
+                    if unsafe { libc::mkdirat(current.as_raw_fd(), c.as_ptr(), 0o777) } != 0 {
+                        let e = io::Error::last_os_error();
+                        if e.kind() != io::ErrorKind::AlreadyExists {
+                            return Err(e);
+                        }
+                    }
+                    open_dir_at(&current, name)?
+                }
+                other => other?,
+            };
+        }
+        Ok(current)
+    }
+
+    /// The parent directory of the file `rel` and its name.
+    pub fn parent(&self, rel: &Path, create: bool) -> io::Result<Parent> {
+        let mut parts = components(rel)?;
+        let name = parts
+            .pop()
+            .ok_or_else(|| invalid("the root itself is not a file"))?
+            .to_os_string();
+        let dir_rel: PathBuf = parts.iter().collect();
+        Ok(Parent {
+            dir: self.dir(&dir_rel, create)?,
+            name,
+        })
+    }
+}
+
+impl Parent {
+    /// Open the file for reading: never a link, never blocking (a FIFO), regular files only.
+    pub fn open_regular(&self) -> io::Result<File> {
+        let fd = open_raw(
+            self.dir.as_raw_fd(),
+            &self.name,
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
+            0,
+        )
+        .map_err(symlink_error)?;
+        let file = File::from(fd);
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(invalid(&format!("not a regular file ({})", kind_of(&meta))));
+        }
+        Ok(file)
+    }
+}
+
+/// `rel` as names under the root: no absolute part, no `..`.
+fn components(rel: &Path) -> io::Result<Vec<&OsStr>> {
+    let mut out = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(name) => out.push(name),
+            Component::CurDir => {}
+            _ => {
+                return Err(invalid(&format!(
+                    "{} is not below the tree root",
+                    rel.display()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn open_dir_at(dir: &OwnedFd, name: &OsStr) -> io::Result<OwnedFd> {
+    open_raw(
+        dir.as_raw_fd(),
+        name,
+        libc::O_DIRECTORY | libc::O_RDONLY | libc::O_NOFOLLOW,
+        0,
+    )
+    .map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::ENOTDIR) => io::Error::new(
+            e.kind(),
+            format!(
+                "{} is a symbolic link or not a directory (never followed)",
+                Path::new(name).display()
+            ),
+        ),
+        _ => e,
+    })
+}
+
+pub fn open_raw(dir: i32, name: &OsStr, flags: i32, mode: libc::c_uint) -> io::Result<OwnedFd> {
+    let c = cstring(name)?;
+    let fd = unsafe { libc::openat(dir, c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn dup(fd: &OwnedFd) -> io::Result<OwnedFd> {
+    fd.try_clone()
+}
+
+pub fn cstring(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| invalid("a name with a NUL byte"))
+}
+
+pub fn invalid(message: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message.to_string())
+}
+
+fn symlink_error(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        invalid("is a symbolic link (never followed)")
+    } else {
+        e
+    }
+}
+
+/// What a non-regular file is, in words.
+pub fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_follows_a_link_below_the_root() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.py"), "secret").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+        let r = RootDir::open(root.path()).unwrap();
+        assert!(r.parent(Path::new("link/x.py"), false).is_err());
+        assert!(r.parent(Path::new("link/../x.py"), false).is_err());
+        assert!(r.parent(Path::new("/etc/passwd"), false).is_err());
+        std::os::unix::fs::symlink(outside.path().join("x.py"), root.path().join("f.py")).unwrap();
+        let p = r.parent(Path::new("f.py"), false).unwrap();
+        assert!(p.open_regular().is_err());
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let root = tempfile::tempdir().unwrap();
+        let fifo = root.path().join("p.py");
+        let c = cstring(fifo.as_os_str()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let r = RootDir::open(root.path()).unwrap();
+        let err = r.parent(Path::new("p.py"), false).unwrap().open_regular();
+        assert!(err.unwrap_err().to_string().contains("FIFO"));
+    }
+}

@@ -1,0 +1,29 @@
+//! The tool's own output on stdout and stderr. A closed pipe (`scan | head -1`) ends the
+//! output quietly, as ripgrep does; any other write error (`> /dev/full`) is an error with
+//! its reason, never a panic.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Write `text` to stdout; after a broken pipe, write nothing more.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) || text.is_empty() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(e) => Err(anyhow::anyhow!("cannot write the output: {e}")),
+    }
+}
+
+/// Write `text` to stderr; a closed stderr is ignored (there is nowhere left to say so).
+pub fn eprint(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}

@@ -1,0 +1,206 @@
+//! Mutants of the fixtures (fixed seed) through `scan` and `fix`, in process: no panic, no
+//! abort, no rewrite of an input that does not parse, and no rewrite that turns a parsing
+//! input into a non-parsing output.
+
+use std::path::{Path, PathBuf};
+
+use gpu_homogenize::app::{engine, setup};
+use gpu_homogenize::cli::InputArgs;
+use gpu_homogenize::lang::{FileInfo, LanguageSupport};
+use gpu_homogenize::outcome::{FileStatus, Language};
+use gpu_homogenize::pipeline::WORKER_STACK;
+use gpu_homogenize::process::{Engine, Mode};
+use gpu_homogenize::walk::{language_of, Entry, EntryKind};
+
+const MUTANTS: usize = 2400;
+
+/// xorshift64*: the same mutants on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn sources() -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    collect(&root, &mut out);
+    out.sort();
+    out
+}
+
+fn collect(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() && !path.ends_with("fakegpu") && !path.ends_with("target") {
+            collect(&path, out);
+        } else if language_of(&path).is_some() {
+            out.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+}
+
+/// One mutation: delete or duplicate a token or line, truncate, insert NUL or invalid
+/// UTF-8, nest deeply.
+fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    let at = rng.below(b.len() + 1);
+    let lines: Vec<usize> = std::iter::once(0)
+        .chain(
+            b.iter()
+                .enumerate()
+                .filter(|(_, &c)| c == b'\n')
+                .map(|(i, _)| i + 1),
+        )
+        .collect();
+    let line = lines[rng.below(lines.len())];
+    let line_end = b[line..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |p| line + p + 1);
+    let token_end = b[at..]
+        .iter()
+        .position(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+        .map_or(b.len(), |p| at + p.max(1))
+        .min(b.len());
+    match rng.below(9) {
+        0 => drop(b.drain(at..token_end)),
+        1 => {
+            let token = b[at..token_end].to_vec();
+            b.splice(at..at, token);
+        }
+        2 => drop(b.drain(line..line_end)),
+        3 => {
+            let copy = b[line..line_end].to_vec();
+            b.splice(line..line, copy);
+        }
+        4 => b.truncate(at),
+        5 => b.insert(at, 0),
+        6 => b.insert(at, 0xff),
+        7 => {
+            let n = 150 + rng.below(400);
+            let mut deep = "(".repeat(n).into_bytes();
+            deep.extend(b"1");
+            deep.extend(")".repeat(n).into_bytes());
+            b.splice(at..at, deep);
+        }
+        _ => {
+            let ch = [b'(', b'[', b'{', b'"', b'\'', b':', b'#'][rng.below(7)];
+            b.insert(at, ch);
+        }
+    }
+    b
+}
+
+fn parses(engine: &Engine, language: Language, path: &Path, bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    if bytes.contains(&0) || gpu_homogenize::nesting::check(language, text).is_err() {
+        return false;
+    }
+    let support: &dyn LanguageSupport = match language {
+        Language::Python => engine.python.as_ref(),
+        Language::Rust => engine.rust.as_ref(),
+    };
+    let info = FileInfo {
+        path,
+        in_phase: false,
+    };
+    support.analyze(&info, text).is_ok()
+}
+
+fn engines(root: &Path) -> (Engine, Engine) {
+    let input = InputArgs {
+        paths: vec![root.to_path_buf()],
+        config: None,
+        max_file_size: 4 << 20,
+        jobs: Some(1),
+    };
+    let s = setup(&input).unwrap();
+    let scan = engine(&s, &input, Mode::Scan).unwrap();
+    let fix = engine(&s, &input, Mode::Fix { dry_run: false }).unwrap();
+    (scan, fix)
+}
+
+fn run_mutants() -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (scan, fix) = engines(&root);
+    let sources = sources();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut problems = Vec::new();
+    let mut fixed = 0;
+    for n in 0..MUTANTS {
+        let (origin, bytes) = &sources[n % sources.len()];
+        let mut mutant = mutate(&mut rng, bytes);
+        if rng.below(4) == 0 {
+            mutant = mutate(&mut rng, &mutant);
+        }
+        let name = origin.file_name().unwrap();
+        let path = root.join(name);
+        std::fs::write(&path, &mutant).unwrap();
+        let language = language_of(&path).unwrap();
+        let entry = Entry {
+            path: path.clone(),
+            rel: name.to_string_lossy().into_owned(),
+            rel_path: PathBuf::from(name),
+            kind: EntryKind::Source(language),
+        };
+        let label = format!("mutant {n} of {}", origin.display());
+        for engine in [&scan, &fix] {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                engine.process(&entry).outcome
+            }));
+            let Ok(outcome) = run else {
+                problems.push(format!("{label}: panicked"));
+                continue;
+            };
+            let after = std::fs::read(&path).unwrap();
+            let parsed = parses(engine, language, &path, &mutant);
+            if after != mutant {
+                if !parsed {
+                    problems.push(format!("{label}: rewrote an input that does not parse"));
+                } else if !parses(engine, language, &path, &after) {
+                    problems.push(format!("{label}: the rewrite does not parse"));
+                }
+                if outcome.status != FileStatus::Fixed {
+                    problems.push(format!("{label}: written but {:?}", outcome.status));
+                }
+                fixed += 1;
+            } else if outcome.status == FileStatus::Fixed {
+                problems.push(format!("{label}: counted as fixed, nothing written"));
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+    assert!(
+        fixed > MUTANTS / 10,
+        "too few mutants were fixed ({fixed}) to mean anything"
+    );
+    problems
+}
+
+#[test]
+fn mutants_never_panic_abort_or_break_a_file() {
+    let problems = std::thread::Builder::new()
+        .stack_size(WORKER_STACK)
+        .spawn(run_mutants)
+        .unwrap()
+        .join()
+        .expect("the mutation run itself panicked");
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}

@@ -1,0 +1,192 @@
+//! The file-safety promise at the command line: nothing outside the root is written,
+//! nothing is counted that was not done, no input or pipe stops the run.
+
+mod common;
+
+use common::{gh, run};
+use std::path::Path;
+
+const BAD: &str = "import os\nimport torch\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nx = torch.device(\"cuda:1\")\n";
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    dir
+}
+
+#[test]
+fn a_symlinked_directory_is_never_written_through() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.py"), BAD).unwrap();
+    let root = tree();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+    for arg in ["link/", "link/x.py", "link/../x.py"] {
+        run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal", ".", arg]));
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("x.py")).unwrap(),
+            BAD,
+            "{arg}"
+        );
+    }
+}
+
+#[test]
+fn a_journal_symlink_is_refused_and_its_target_untouched() {
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "keep\n").unwrap();
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    std::fs::create_dir(root.path().join(".gpu-homogenize")).unwrap();
+    std::os::unix::fs::symlink(&victim, root.path().join(".gpu-homogenize/journal.jsonl")).unwrap();
+    let out = run(gh(root.path()).args(["fix", "--dry-run", "--gpu", "off"]));
+    assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+}
+
+#[test]
+fn files_in_unrelated_trees_are_an_error_not_root_slash() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(a.path().join("a.py"), BAD).unwrap();
+    std::fs::write(b.path().join("b.py"), BAD).unwrap();
+    let out = run(gh(a.path())
+        .args(["fix", "--gpu", "off", "--no-journal"])
+        .arg(a.path().join("a.py"))
+        .arg(b.path().join("b.py")));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no common tree root"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(a.path().join("a.py")).unwrap(), BAD);
+}
+
+#[test]
+fn hard_links_are_refused_and_not_counted_as_fixed() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    std::fs::hard_link(root.path().join("a.py"), root.path().join("b.txt")).unwrap();
+    let out =
+        run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = &doc["files"][0];
+    assert_eq!(file["status"], "error");
+    assert!(file["error"].as_str().unwrap().contains("hard links"));
+    assert_eq!(doc["summary"]["fixed"], 0, "nothing written, nothing fixed");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("a.py")).unwrap(),
+        BAD
+    );
+}
+
+#[test]
+fn one_file_named_three_ways_is_processed_once() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let abs = root.path().join("a.py");
+    let out = run(gh(root.path())
+        .args(["scan", "--format", "json", "a.py", "./a.py"])
+        .arg(&abs));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["files"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_fifo_in_the_tree_is_named_as_skipped_and_never_opened() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let fifo = std::ffi::CString::new(
+        root.path()
+            .join("p.py")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let out = run(gh(root.path())
+        .args(["scan", "--format", "json"])
+        .timeout(std::time::Duration::from_secs(60)));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let p = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "p.py")
+        .unwrap();
+    assert_eq!(p["status"], "skipped");
+    assert!(p["reason"].as_str().unwrap().contains("FIFO"));
+}
+
+#[test]
+fn leftover_temp_files_of_dead_runs_are_removed_by_fix() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    // No process has pid 2^22 + 1 (above Linux's pid_max default of 4194304).
+    let stale = root.path().join(".gpu-homogenize-4194305-0.tmp");
+    std::fs::write(&stale, "half").unwrap();
+    let out = run(gh(root.path()).args(["scan"]));
+    assert!(
+        out.stderr.contains("left by an interrupted run"),
+        "{}",
+        out.stderr
+    );
+    assert!(stale.exists(), "scan writes nothing");
+    let out = run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert!(out.stderr.contains("removed 1 of 1"), "{}", out.stderr);
+    assert!(!stale.exists());
+}
+
+#[test]
+fn bad_option_values_and_full_stdout_are_errors_not_panics() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    for t in ["inf", "1e20", "nan", "0"] {
+        let out = run(gh(root.path()).args(["check", "--gpu", "off", "--gpu-timeout", t]));
+        assert_eq!(out.code, 2, "{t}");
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+    if Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_gpu-homogenize"))
+            .current_dir(root.path())
+            .env("LD_LIBRARY_PATH", "/nonexistent")
+            .arg("scan")
+            .stdout(full)
+            .output()
+            .unwrap();
+        let out = common::Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::new(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        assert_eq!(out.code, 2);
+        assert!(
+            out.stderr.contains("cannot write the output"),
+            "{}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_nested_file_is_an_error_for_that_file_only() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let deep = format!(
+        "import torch\nx = {}1{}\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    std::fs::write(root.path().join("deep.py"), deep).unwrap();
+    let out = run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("deep.py: nesting too deep: 201 levels at 2:"),
+        "{}",
+        out.stderr
+    );
+    assert!(std::fs::read_to_string(root.path().join("a.py"))
+        .unwrap()
+        .contains("PCI_BUS_ID"));
+}
