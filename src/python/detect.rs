@@ -178,7 +178,7 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
         .map(|&i| &facts.effects[i])
         .filter(|e| e.var().is_some())
         .collect();
-    let detail: Vec<String> = problems.into_iter().map(|(_, p)| p).collect();
+    let detail = problems;
     match writes.first() {
         None => out.push(
             Finding::new(

@@ -75,9 +75,35 @@ pub struct Effective {
 }
 
 impl Effective {
-    /// Problems of the env against the policy: (variable, what is wrong), empty when it is the
-    /// policy's at the first GPU import and stays so.
-    pub fn problems(&self, policy: &Policy) -> Vec<(EnvVar, String)> {
+    /// Problems of the env against the policy, as sentences that group the variables in the
+    /// same state; empty when it is the policy's at the first GPU import and stays so.
+    pub fn problems(&self, policy: &Policy) -> Vec<String> {
+        let mut groups: Vec<(String, &'static str, Vec<EnvVar>)> = Vec::new();
+        for (var, what, when) in self.problems_by_var(policy) {
+            match groups.iter_mut().find(|(w, n, _)| *w == what && *n == when) {
+                Some((_, _, vars)) => vars.push(var),
+                None => groups.push((what, when, vec![var])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(what, when, vars)| {
+                let names: Vec<&str> = vars.iter().map(|v| v.name()).collect();
+                let (subject, what) = match names.as_slice() {
+                    [one] => (one.to_string(), what),
+                    [init @ .., last] => (
+                        format!("{} and {last}", init.join(", ")),
+                        what.strip_prefix("is ")
+                            .map_or(what.clone(), |w| format!("are {w}")),
+                    ),
+                    [] => (String::new(), what),
+                };
+                format!("{subject} {what} {when}")
+            })
+            .collect()
+    }
+
+    fn problems_by_var(&self, policy: &Policy) -> Vec<(EnvVar, String, &'static str)> {
         let mut out = Vec::new();
         for var in EnvVar::ALL {
             let Some(expected) = policy.env_value(var) else {
@@ -104,7 +130,7 @@ impl Effective {
                 } else {
                     "after the module code runs"
                 };
-                out.push((var, format!("{} {what} {when}", var.name())));
+                out.push((var, what, when));
                 break;
             }
         }

@@ -28,6 +28,37 @@ pub struct FixInput<'a> {
     pub env_fix: bool,
 }
 
+/// The smallest fix that may do: keep the file's first configuration block as written and
+/// take out only the env changes after it. `None` when the file has no such block.
+pub fn plan_minimal(input: &FixInput) -> Option<Result<Vec<Edit>, String>> {
+    let site = header_site(input)?;
+    let facts = input.facts;
+    let removals: Vec<usize> = to_remove(facts, input.effective, input.ctx.policy, true)
+        .into_iter()
+        .filter(|&i| {
+            let stmt = &facts.effects[i].stmt;
+            !(site.start <= stmt.start && stmt.end <= site.end)
+        })
+        .collect();
+    if removals.is_empty() {
+        return None;
+    }
+    // A removed write that is a block of its own goes with its banner and echoes.
+    let mut edits = Vec::new();
+    let mut covered = Vec::new();
+    for block in input.blocks.iter().filter(|b| b.range != site) {
+        let holds = |i: &usize| {
+            let stmt = &facts.effects[*i].stmt;
+            block.range.start <= stmt.start && stmt.end <= block.range.end
+        };
+        if removals.iter().any(holds) {
+            edits.push(Edit::delete(block_deletion(input.source, &block.range)));
+            covered.push(block.range.clone());
+        }
+    }
+    Some(finish(input, edits, &covered, removals))
+}
+
 /// The edits, or why the file cannot be fixed automatically.
 pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
     let mut edits: Vec<Edit> = Vec::new();
@@ -60,6 +91,18 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
         docstring_edit(input, &mut edits);
         validation_edits(input, &mut edits);
     }
+    finish(input, edits, &covered, removals)
+}
+
+/// Add the removals not already covered by a replaced block and the device edits; render the
+/// inserted text for the file's encoding.
+fn finish(
+    input: &FixInput,
+    mut edits: Vec<Edit>,
+    covered: &[Range<usize>],
+    removals: Vec<usize>,
+) -> Result<Vec<Edit>, String> {
+    let (source, facts) = (input.source, input.facts);
     for i in removals {
         let e = &facts.effects[i];
         if covered

@@ -142,7 +142,17 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
             encoding: &encoding,
             env_fix,
         };
-        match fix::plan(&input).and_then(|e| prove(source, e, ctx)) {
+        // The smallest fix first (the first block kept as written), else the full one.
+        let minimal = if env_fix {
+            fix::plan_minimal(&input).and_then(|p| p.and_then(|e| prove(source, e, ctx)).ok())
+        } else {
+            None
+        };
+        let planned = match minimal {
+            Some(edits) => Ok(edits),
+            None => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
+        };
+        match planned {
             Ok(planned) => {
                 edits = planned;
                 if let (true, Some(forks), Some(_)) = (
