@@ -34,6 +34,31 @@ struct Doctor {
     cards: Vec<CardReport>,
     visible_devices: String,
     selections: Vec<Selection>,
+    /// Variables of a scheduler that assigns cards, and masks inherited from the caller.
+    scheduler: Vec<(String, String)>,
+}
+
+/// Variables through which Slurm, Ray, Kubernetes (NVIDIA's device plugin), PBS or LSF tell a
+/// process which cards it got, and the masks it inherits.
+const SCHEDULER_VARS: &[&str] = &[
+    "SLURM_JOB_GPUS",
+    "SLURM_STEP_GPUS",
+    "SLURM_GPUS_ON_NODE",
+    "GPU_DEVICE_ORDINAL",
+    "RAY_ADDRESS",
+    "NVIDIA_VISIBLE_DEVICES",
+    "KUBERNETES_SERVICE_HOST",
+    "PBS_JOBID",
+    "LSB_JOBID",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+];
+
+fn scheduler_env() -> Vec<(String, String)> {
+    SCHEDULER_VARS
+        .iter()
+        .filter_map(|v| std::env::var(v).ok().map(|value| (v.to_string(), value)))
+        .collect()
 }
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
@@ -55,7 +80,8 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
             return Ok(EXIT_ERROR);
         }
     };
-    let doctor = examine(&gpus, &policy)?;
+    let mut doctor = examine(&gpus, &policy)?;
+    doctor.scheduler = scheduler_env();
     match args.format {
         OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&doctor)?),
         _ => print!("{}", render(&doctor, &policy)),
@@ -102,6 +128,7 @@ fn examine(gpus: &Gpus, policy: &Policy) -> anyhow::Result<Doctor> {
         cards,
         visible_devices: policy.visible_devices.clone(),
         selections,
+        scheduler: Vec::new(),
     })
 }
 
@@ -191,6 +218,22 @@ fn render(d: &Doctor, policy: &Policy) -> String {
                 "NOT the target"
             }
         ));
+    }
+    out.push_str("\nScheduler and inherited masks:");
+    if d.scheduler.is_empty() {
+        out.push_str(" none seen\n");
+        return out;
+    }
+    out.push('\n');
+    for (name, value) in &d.scheduler {
+        out.push_str(&format!("  {name}={value}\n"));
+    }
+    let assigned = d
+        .scheduler
+        .iter()
+        .any(|(n, _)| !n.starts_with("CUDA_") && n != "KUBERNETES_SERVICE_HOST");
+    if assigned && !policy.respect_scheduler {
+        out.push_str("  note: a scheduler assigns cards here; with `respect_scheduler = true` the header only sets variables that are unset, so its mask wins\n");
     }
     out
 }

@@ -17,20 +17,6 @@ rule!(
     Violation,
     "GPU env variables set by hand instead of the complete standard header"
 );
-rule!(
-    ENV_VALUE_MISMATCH,
-    "GH003",
-    "env-value-mismatch",
-    Violation,
-    "a GPU env variable is set to a value other than the policy's"
-);
-rule!(
-    ENV_DUPLICATE,
-    "GH004",
-    "env-duplicate",
-    Violation,
-    "a GPU env variable is written more than once at module level"
-);
 rule!(ENV_AFTER_GPU_IMPORT, "GH005", "env-after-gpu-import", Violation,
     "a GPU env variable is written after a GPU framework was imported: CUDA may already be initialised");
 rule!(
@@ -39,27 +25,6 @@ rule!(
     "env-write-in-function",
     Violation,
     "a function overrides a GPU env variable with a value that contradicts the policy"
-);
-rule!(
-    VALIDATION_MISSING,
-    "GH007",
-    "validation-missing",
-    Violation,
-    "a torch file lacks the template's validation function or does not call it in its main block"
-);
-rule!(
-    DOCSTRING_MARKER_MISSING,
-    "GH008",
-    "docstring-marker-missing",
-    Violation,
-    "the module docstring lacks the template's GPU configuration marker line"
-);
-rule!(
-    HEADER_MISPLACED,
-    "GH009",
-    "header-misplaced",
-    Violation,
-    "the standard header is not before every other import"
 );
 rule!(
     DELIBERATE_CPU_MASK,
@@ -149,13 +114,8 @@ rule!(GPU_IMPORT_IN_INIT, "GH303", "gpu-import-in-init", Review,
 pub static ALL: &[&Rule] = &[
     &HEADER_MISSING,
     &HEADER_INCOMPLETE,
-    &ENV_VALUE_MISMATCH,
-    &ENV_DUPLICATE,
     &ENV_AFTER_GPU_IMPORT,
     &ENV_WRITE_IN_FUNCTION,
-    &VALIDATION_MISSING,
-    &DOCSTRING_MARKER_MISSING,
-    &HEADER_MISPLACED,
     &DELIBERATE_CPU_MASK,
     &CHILD_ENV,
     &AMD_MASK,
