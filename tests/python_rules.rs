@@ -225,7 +225,7 @@ fn docstring_shapes_get_the_marker() {
 #[test]
 fn main_block_calls_the_validation_first() {
     let out = fixed(
-        "import torch\n\ndef main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n",
+        "import torch\n\ndef main():\n    torch.zeros(1).cuda()\n\nif __name__ == \"__main__\":\n    main()\n",
     );
     assert!(out.contains("def validate_rtx3090_mandatory():"), "{out}");
     assert!(
@@ -234,6 +234,22 @@ fn main_block_calls_the_validation_first() {
         ),
         "{out}"
     );
+}
+
+#[test]
+fn no_validation_where_it_would_change_what_the_program_does() {
+    // A CPU path (a "cpu" device, an is_available() check, a --device option), no CUDA use at
+    // all, or worker processes: the validator would raise or poison the workers.
+    for src in [
+        "import torch\nDEV = 'cuda' if torch.cuda.is_available() else 'cpu'\nif __name__ == \"__main__\":\n    torch.zeros(1).to(DEV)\n",
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--device', default='cuda')\nif __name__ == \"__main__\":\n    torch.zeros(1).cuda()\n",
+        "import torch\nif __name__ == \"__main__\":\n    print(torch.tensor([1]) + 1)\n",
+        "import multiprocessing\nimport torch\nif __name__ == \"__main__\":\n    torch.zeros(1).cuda()\n    multiprocessing.Pool(2)\n",
+    ] {
+        let out = fixed(src);
+        assert!(!out.contains("def validate_"), "{out}");
+        assert!(out.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'"), "{out}");
+    }
 }
 
 #[test]

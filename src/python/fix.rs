@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::config::{is_pragma_or_licence, ConfigBlock};
+use super::config::ConfigBlock;
 use super::detect::{to_remove, RuleContext};
 use super::effective::Effective;
 use super::encoding::Encoding;
@@ -249,15 +249,14 @@ pub fn prologue_end(source: &str, facts: &Facts) -> usize {
         .first()
         .map_or(source.len(), |(r, _)| line_start(source, r.start).max(bom));
     let mut end = bom;
-    for (n, (start, stop)) in line_ranges(source).into_iter().enumerate() {
+    for (start, stop) in line_ranges(source) {
         if start >= first_stmt {
             break;
         }
         let text = source[start..stop].trim_start_matches('\u{feff}').trim();
-        let special = (n == 0 && text.starts_with("#!")) || is_pragma_or_licence(text);
-        // A comment group closed by a blank line (a licence, a file banner) stays above the
-        // header; comments attached to the first statement stay with it.
-        if text.is_empty() || special {
+        // Every comment above the first statement (a licence, an attribution, pragmas) stays
+        // above the header, as it stays above an inserted docstring.
+        if text.is_empty() || text.starts_with('#') {
             end = next_line_start(source, start);
         }
     }
@@ -301,45 +300,14 @@ fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
         None => {
             let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
             let doc = format!("\"\"\"{nl}{marker}{nl}\"\"\"{nl}");
+            // After every leading comment: a licence or attribution stays on top.
             let at = match facts.top.first() {
-                Some((r, _)) => {
-                    attached_comments_start(source, line_start(source, r.start).max(bom))
-                }
+                Some((r, _)) => line_start(source, r.start).max(bom),
                 None => prologue_end(source, facts),
             };
-            let at = at.max(prologue_comments_end(source, bom));
             edits.insert(0, Edit::insert(at, doc));
         }
     }
-}
-
-/// End of the shebang/cookie/pragma lines at the very top.
-fn prologue_comments_end(source: &str, bom: usize) -> usize {
-    let mut end = bom;
-    for (n, (start, stop)) in line_ranges(source).into_iter().enumerate() {
-        let text = source[start..stop].trim_start_matches('\u{feff}').trim();
-        let special = (n == 0 && text.starts_with("#!"))
-            || (text.starts_with('#') && is_pragma_or_licence(text));
-        if special {
-            end = next_line_start(source, start);
-        } else if !text.is_empty() {
-            break;
-        }
-    }
-    end
-}
-
-fn attached_comments_start(source: &str, line: usize) -> usize {
-    let mut start = line;
-    while start > 0 {
-        let prev = line_start(source, start - 1);
-        let text = source[prev..start].trim();
-        if !text.starts_with('#') || text.starts_with("#!") || is_pragma_or_licence(text) {
-            break;
-        }
-        start = prev;
-    }
-    start
 }
 
 /// The template's validation function and its call in the main block, where they do no harm.
@@ -350,7 +318,13 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
     let Some(main) = &facts.main_block else {
         return;
     };
-    if !facts.uses_torch || input.ctx.is_init || facts.forks.is_some() {
+    // The validator raises without the card: only where the program needs it anyway.
+    if !facts.uses_torch
+        || !facts.cuda_use
+        || facts.cpu_path.is_some()
+        || input.ctx.is_init
+        || facts.forks.is_some()
+    {
         return;
     }
     let has_validator = facts

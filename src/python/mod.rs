@@ -1,6 +1,7 @@
 //! Python support: parse with ruff's parser, collect facts, compute the effective env, apply
 //! the rules, plan fixes, and prove each planned fix on its own result before offering it.
 
+mod compile;
 mod config;
 mod detect;
 mod effective;
@@ -104,12 +105,12 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
     let parsed = parse(source)?;
     let body = &parsed.syntax().body;
     let facts = facts::collect(source, body, ctx.policy);
-    if let Some(late) = &facts.late_future {
-        let (line, column) = line_column(source, late.start);
+    if let Some((at, message)) = compile::first_error(source, body) {
+        let (line, column) = line_column(source, at);
         return Err(SyntaxError {
             line,
             column,
-            message: "from __future__ imports must occur at the beginning of the file: CPython refuses this file as it is".into(),
+            message: format!("{message} (CPython refuses this file as it is)"),
         });
     }
     let effective = effective::compute(body, &facts);
@@ -156,7 +157,11 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
             Ok(planned) => {
                 edits = planned;
                 if let (true, Some(forks), Some(_)) = (
-                    env_fix && facts.uses_torch && !ctx.is_init,
+                    env_fix
+                        && facts.uses_torch
+                        && facts.cuda_use
+                        && facts.cpu_path.is_none()
+                        && !ctx.is_init,
                     &facts.forks,
                     &facts.main_block,
                 ) {

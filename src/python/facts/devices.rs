@@ -345,6 +345,9 @@ impl<'s> FactVisitor<'s> {
 
     /// A device-consuming argument: every literal that reaches it is a device use.
     fn sink(&mut self, expr: &'s Expr, accepts: Accepts, what: &str) {
+        if self.asserts > 0 {
+            return;
+        }
         let scope = self.scopes.scope_at(range(expr).start);
         let mut flow = Flow::default();
         self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
@@ -361,6 +364,9 @@ impl<'s> FactVisitor<'s> {
                 .multi_gpu
                 .push((range(expr), format!("{what} selects several GPUs"), true));
             return;
+        }
+        if !flow.origins.is_empty() {
+            self.facts.cuda_use = true;
         }
         for (key, load) in &flow.path {
             self.flow_loads.push((key.clone(), load.clone()));

@@ -123,8 +123,11 @@ pub struct Facts {
     pub uses_torch: bool,
     /// Starts worker processes (multiprocessing, process pools, DataLoader workers).
     pub forks: Option<Range<usize>>,
-    /// A `from __future__` import after other statements: CPython refuses the file.
-    pub late_future: Option<Range<usize>>,
+    /// Uses a CUDA device (a device selection, `.cuda()`, a `torch.cuda` call, a "cuda" string).
+    pub cuda_use: bool,
+    /// Can run without CUDA: a "cpu" device string, a `torch.cuda.is_available()` check, or a
+    /// command-line option choosing the device.
+    pub cpu_path: Option<Range<usize>>,
 }
 
 impl Facts {
@@ -160,6 +163,7 @@ pub fn collect<'s>(source: &'s str, body: &'s [Stmt], _policy: &Policy) -> Facts
         removable_bodies: Vec::new(),
         flow_loads: Vec::new(),
         device_paths: Vec::new(),
+        asserts: 0,
     };
     visitor.module(body);
     visitor.mark_shared();
@@ -184,6 +188,8 @@ struct FactVisitor<'s> {
     /// For each enclosing body: whether every statement in it is a removable pure env write
     /// (so removing them all must leave `pass`).
     removable_bodies: Vec<bool>,
+    /// Inside an `assert`: what is written there is test data, not a device choice.
+    asserts: usize,
     /// Loads of names that carry a device literal to a sink: (key, load range).
     flow_loads: Vec<(String, Range<usize>)>,
     /// For each device use (index into `facts.devices`), the names its literal flows through.
@@ -216,7 +222,6 @@ impl<'s> FactVisitor<'s> {
     }
 
     fn top_level_shape(&mut self, body: &[Stmt]) {
-        let mut seen_other = false;
         for (i, stmt) in body.iter().enumerate() {
             let kind = match stmt {
                 Stmt::Expr(e) if i == 0 && matches!(e.value.as_ref(), Expr::StringLiteral(_)) => {
@@ -234,9 +239,6 @@ impl<'s> FactVisitor<'s> {
                         .as_ref()
                         .is_some_and(|m| m.as_str() == "__future__") =>
                 {
-                    if seen_other && self.facts.late_future.is_none() {
-                        self.facts.late_future = Some(range(stmt));
-                    }
                     TopKind::Future
                 }
                 Stmt::Import(imp) => {
@@ -283,9 +285,6 @@ impl<'s> FactVisitor<'s> {
                 }
                 _ => TopKind::Other,
             };
-            if !matches!(kind, TopKind::Docstring | TopKind::Future) {
-                seen_other = true;
-            }
             self.facts.top.push((range(stmt), kind));
         }
     }
@@ -344,7 +343,18 @@ impl<'s> FactVisitor<'s> {
                 if from.level != 0 {
                     return;
                 }
-                from.module.iter().map(|m| m.as_str().to_string()).collect()
+                let Some(module) = &from.module else { return };
+                // `from torch import distributed` imports `torch.distributed` too.
+                std::iter::once(module.as_str().to_string())
+                    .chain(
+                        from.names
+                            .iter()
+                            .map(|a| format!("{}.{}", module.as_str(), a.name.as_str()))
+                            .filter(|full| {
+                                full == "torch.distributed" || full == "torch.multiprocessing"
+                            }),
+                    )
+                    .collect()
             }
             _ => return,
         };
@@ -379,6 +389,66 @@ impl<'s> FactVisitor<'s> {
     }
 }
 
+impl FactVisitor<'_> {
+    /// `importlib.import_module("torch")`, `__import__("torch")`: a GPU import all the same.
+    fn dynamic_import(&mut self, call: &ruff_python_ast::ExprCall) {
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        if !matches!(
+            name.as_str(),
+            "importlib.import_module" | "__import__" | "builtins.__import__"
+        ) {
+            return;
+        }
+        let Some(Expr::StringLiteral(m)) = call.arguments.args.first() else {
+            return;
+        };
+        let module = m.value.to_str().to_string();
+        if module.split('.').next() == Some("torch") && self.typing_only == 0 {
+            self.facts.uses_torch = true;
+        }
+        if is_gpu_module(&module) {
+            self.facts.gpu_imports.push(GpuImport {
+                module,
+                range: self.stmts.last().cloned().unwrap_or_else(|| range(call)),
+                lazy: !self.module_level(),
+                typing_only: self.typing_only > 0,
+            });
+        }
+    }
+
+    /// CUDA calls, and options that let the user pick the device (a CPU path).
+    fn cuda_and_cpu(&mut self, call: &ruff_python_ast::ExprCall) {
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        let method = match call.func.as_ref() {
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => "",
+        };
+        if method == "cuda"
+            || name
+                .strip_prefix("torch.cuda.")
+                .is_some_and(|f| !matches!(f, "is_available" | "device_count" | "is_initialized"))
+        {
+            self.facts.cuda_use = true;
+        }
+        // Asking whether CUDA is there (other than to assert it) means the program has a way
+        // to run without it.
+        if name == "torch.cuda.is_available" && self.asserts == 0 && self.facts.cpu_path.is_none() {
+            self.facts.cpu_path = Some(range(call));
+        }
+        if method == "add_argument" && self.facts.cpu_path.is_none() {
+            let device_flag = call.arguments.args.iter().any(|a| {
+                matches!(a, Expr::StringLiteral(s) if {
+                    let f = s.value.to_str().to_ascii_lowercase();
+                    f.starts_with('-') && ["cpu", "cuda", "device", "gpu"].iter().any(|w| f.contains(w))
+                })
+            });
+            if device_flag {
+                self.facts.cpu_path = Some(range(call));
+            }
+        }
+    }
+}
+
 impl<'s> Visitor<'s> for FactVisitor<'s> {
     fn visit_body(&mut self, body: &'s [Stmt]) {
         let all_removable = !body.is_empty()
@@ -402,6 +472,11 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
         match stmt {
             // A bare string statement (docstring) is prose, never a device selection.
             Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)) => {}
+            Stmt::Assert(_) => {
+                self.asserts += 1;
+                walk_stmt(self, stmt);
+                self.asserts -= 1;
+            }
             Stmt::If(if_stmt) if is_type_checking(&if_stmt.test) => {
                 self.typing_only += 1;
                 self.visit_body(&if_stmt.body);
@@ -431,7 +506,18 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
         match expr {
             Expr::Call(call) => {
                 self.call_effects(call);
+                self.dynamic_import(call);
+                self.cuda_and_cpu(call);
                 self.call(call);
+            }
+            Expr::StringLiteral(s) => {
+                let v = s.value.to_str();
+                if v == "cuda" || v.starts_with("cuda:") {
+                    self.facts.cuda_use = true;
+                }
+                if (v == "cpu" || v.starts_with("cpu:")) && self.facts.cpu_path.is_none() {
+                    self.facts.cpu_path = Some(range(expr));
+                }
             }
             Expr::Compare(_) => self.compare(expr),
             Expr::Subscript(sub) => self.device_list_subscript(sub),
