@@ -8,7 +8,7 @@ use std::ops::Range;
 use ruff_python_ast::{Expr, Stmt};
 
 use super::facts::{range, EnvKey, Facts};
-use super::lines::{line_end, line_start, next_line_start};
+use super::lines::{line_end, line_start, next_line_start, prev_line_start};
 use super::semantic::Bindings;
 
 /// One block of configuration lines.
@@ -76,7 +76,7 @@ fn alone_on_lines(source: &str, r: &Range<usize>) -> bool {
 fn banner_start(source: &str, line: usize) -> usize {
     let mut start = line;
     while start > 0 {
-        let prev = line_start(source, start - 1);
+        let prev = prev_line_start(source, start);
         let text = source[prev..start].trim();
         let text = text.trim_start_matches('\u{feff}');
         let banner =

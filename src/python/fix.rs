@@ -11,7 +11,7 @@ use super::detect::{to_remove, RuleContext};
 use super::effective::Effective;
 use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
-use super::lines::{line_end, line_ranges, line_start, next_line_start};
+use super::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
 use crate::edit::Edit;
 use crate::finding::Finding;
 
@@ -151,7 +151,7 @@ fn header_site(input: &FixInput) -> Option<Range<usize>> {
 /// A removed block takes one blank line with it when it sits between two blank lines.
 fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
     let blank_before = block.start == 0 || {
-        let prev = line_start(source, block.start - 1);
+        let prev = prev_line_start(source, block.start);
         source[prev..block.start].trim().is_empty()
     };
     let next_end = line_end(source, block.end);
@@ -227,7 +227,7 @@ fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
         if !(source[..at].ends_with('\n') || source[..at].ends_with('\r')) {
             out.push_str(nl);
         }
-        let prev = line_start(source, at - 1);
+        let prev = prev_line_start(source, at);
         if !source[prev..at].trim().is_empty() {
             out.push_str(nl);
         }

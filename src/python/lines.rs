@@ -44,6 +44,17 @@ pub fn next_line_start(source: &str, offset: usize) -> usize {
     }
 }
 
+/// Start of the line that ends right before `at` (a line start), line ending included.
+pub fn prev_line_start(source: &str, at: usize) -> usize {
+    let before = &source[..at];
+    let body = before
+        .strip_suffix("\r\n")
+        .or_else(|| before.strip_suffix('\n'))
+        .or_else(|| before.strip_suffix('\r'))
+        .unwrap_or(before);
+    line_start(source, body.len())
+}
+
 /// The lines of `source` as (start, end-without-terminator) ranges.
 pub fn line_ranges(source: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -75,5 +86,7 @@ mod tests {
         assert_eq!(next_line_start(src, 6), 12);
         assert_eq!(line_ranges(src), vec![(0, 5), (6, 11), (12, 17)]);
         assert_eq!(line_ranges("x\r\ny\r\n"), vec![(0, 1), (3, 4)]);
+        assert_eq!(prev_line_start("ab\r\ncd\r\n\r\nef", 8), 4);
+        assert_eq!(prev_line_start("ab\rcd\r", 3), 0);
     }
 }

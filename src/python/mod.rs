@@ -30,6 +30,8 @@ pub struct FileContext<'a> {
     /// Declared in a mission phase: in scope whatever the rules see.
     pub in_phase: bool,
     pub is_init: bool,
+    /// The top-level package the file belongs to (its directories with `__init__.py`).
+    pub own_package: Option<String>,
 }
 
 /// Python for the pipeline: the policy and the rendered header, shared by every file.
@@ -45,6 +47,7 @@ impl Python {
             header: &self.header,
             in_phase: info.in_phase,
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
+            own_package: own_package(info.path),
         }
     }
 }
@@ -72,8 +75,23 @@ impl LanguageSupport for Python {
     }
 
     fn header_env(&self, source: &str) -> Vec<(String, String)> {
-        header_env(source, &self.policy)
+        header_env(source)
     }
+}
+
+/// The outermost package holding `path`: the last of its ancestor directories that all have an
+/// `__init__.py`.
+fn own_package(path: &std::path::Path) -> Option<String> {
+    let mut top = None;
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d.as_os_str().is_empty() || !d.join("__init__.py").is_file() {
+            break;
+        }
+        top = d.file_name().map(|n| n.to_string_lossy().into_owned());
+        dir = d.parent();
+    }
+    top
 }
 
 /// A Python file's analysis; its facts let `verify` compare a rewrite with the original.
@@ -104,7 +122,7 @@ const ENV_RULES: &[&str] = &["GH001", "GH002", "GH005", "GH006"];
 fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis, SyntaxError> {
     let parsed = parse(source)?;
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, ctx.policy);
+    let facts = facts::collect(source, body, ctx.own_package.as_deref());
     if let Some((at, message)) = compile::first_error(source, body) {
         let (line, column) = line_column(source, at);
         return Err(SyntaxError {
@@ -225,12 +243,12 @@ pub fn verify(old: &str, new: &str, before: &Analysis, ctx: &FileContext) -> Vec
 }
 
 /// The env the file ends up with at its first CUDA use: what the GPU check runs it with.
-pub fn header_env(source: &str, policy: &Policy) -> Vec<(String, String)> {
+pub fn header_env(source: &str) -> Vec<(String, String)> {
     let Ok(parsed) = ruff_python_parser::parse_module(source) else {
         return Vec::new();
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, policy);
+    let facts = facts::collect(source, body, None);
     let effective = effective::compute(body, &facts);
     EnvVar::ALL
         .into_iter()

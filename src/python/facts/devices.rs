@@ -9,7 +9,6 @@ use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, 
 
 use super::flow::Scope;
 use super::{range, FactVisitor};
-use crate::python::semantic::is_gpu_module;
 
 /// A literal device index that reaches a sink.
 #[derive(Debug, Clone)]
@@ -128,7 +127,7 @@ impl<'s> FactVisitor<'s> {
                 .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == n))
                 .map(|k| &k.value)
         };
-        let gpu_api = is_gpu_module(&name);
+        let gpu_api = self.is_framework(&name);
         if name == "torch.device" {
             match (args.first(), args.get(1)) {
                 (Some(Expr::StringLiteral(s)), Some(index)) if s.value.to_str() == "cuda" => {

@@ -16,7 +16,7 @@ use ruff_text_size::Ranged;
 
 use super::semantic::{is_gpu_module, is_stdlib_module, Bindings};
 use crate::edit::Edit;
-use crate::policy::{EnvVar, Policy};
+use crate::policy::EnvVar;
 pub use devices::{DeviceUse, DeviceUseKind};
 use flow::Scopes;
 
@@ -149,7 +149,9 @@ impl Facts {
     }
 }
 
-pub fn collect<'s>(source: &'s str, body: &'s [Stmt], _policy: &Policy) -> Facts {
+/// `own_package`: the top-level package the file belongs to; importing it is a project import
+/// even when it shares a framework's name (the `TTS` package's own modules).
+pub fn collect<'s>(source: &'s str, body: &'s [Stmt], own_package: Option<&str>) -> Facts {
     let bindings = Bindings::collect(body);
     let scopes = Scopes::collect(body);
     let mut visitor = FactVisitor {
@@ -164,6 +166,7 @@ pub fn collect<'s>(source: &'s str, body: &'s [Stmt], _policy: &Policy) -> Facts
         flow_loads: Vec::new(),
         device_paths: Vec::new(),
         asserts: 0,
+        own_package: own_package.map(str::to_string),
     };
     visitor.module(body);
     visitor.mark_shared();
@@ -190,6 +193,7 @@ struct FactVisitor<'s> {
     removable_bodies: Vec<bool>,
     /// Inside an `assert`: what is written there is test data, not a device choice.
     asserts: usize,
+    own_package: Option<String>,
     /// Loads of names that carry a device literal to a sink: (key, load range).
     flow_loads: Vec<(String, Range<usize>)>,
     /// For each device use (index into `facts.devices`), the names its literal flows through.
@@ -215,6 +219,12 @@ impl<'s> FactVisitor<'s> {
             });
             self.facts.devices[*i].shared = shared.cloned();
         }
+    }
+
+    /// A GPU framework's module, and not a module of the file's own package.
+    pub(super) fn is_framework(&self, module: &str) -> bool {
+        let top = module.split('.').next().unwrap_or(module);
+        is_gpu_module(module) && self.own_package.as_deref() != Some(top)
     }
 
     fn module_level(&self) -> bool {
@@ -377,7 +387,7 @@ impl<'s> FactVisitor<'s> {
                     true,
                 ));
             }
-            if is_gpu_module(&module) {
+            if self.is_framework(&module) {
                 self.facts.gpu_imports.push(GpuImport {
                     module,
                     range: range(stmt),
@@ -406,7 +416,7 @@ impl FactVisitor<'_> {
         if module.split('.').next() == Some("torch") && self.typing_only == 0 {
             self.facts.uses_torch = true;
         }
-        if is_gpu_module(&module) {
+        if self.is_framework(&module) {
             self.facts.gpu_imports.push(GpuImport {
                 module,
                 range: self.stmts.last().cloned().unwrap_or_else(|| range(call)),
