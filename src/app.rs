@@ -41,6 +41,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Report(args) => crate::journal::report_command(args),
         Command::Doctor(args) => crate::gpu::doctor::run(&args),
         Command::Probe(args) => Ok(crate::gpu::probe::run(&args)),
+        Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args)),
     };
     match result {
         Ok(code) => code,

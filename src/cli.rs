@@ -31,6 +31,9 @@ pub enum Command {
     /// Internal: the child that initialises CUDA with the environment of one file.
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
+    /// Internal: runs a `--gpu-cmd` and kills whatever it leaves behind.
+    #[command(name = "__supervise", hide = true)]
+    Supervise(SuperviseArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -176,6 +179,13 @@ pub struct DoctorArgs {
     pub config: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SuperviseArgs {
+    /// The command and its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

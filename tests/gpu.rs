@@ -486,3 +486,85 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         "{check}"
     );
 }
+
+/// Whether a process still runs (a zombie counts as gone).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rfind(')')
+                .map(|i| s[i + 1..].trim_start().starts_with('Z'))
+        })
+        .is_some_and(|zombie| !zombie)
+}
+
+fn wait_for_pid(file: &Path) -> i32 {
+    for _ in 0..400 {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("the command never wrote {}", file.display());
+}
+
+#[test]
+fn no_process_started_by_gpu_cmd_outlives_its_check() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let pid_file = tree.path().join("daemon.pid");
+    // A daemon in a session of its own: out of the command's process group.
+    let cmd = format!(
+        "setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo $! > {}",
+        pid_file.display()
+    );
+    let out = run(driver.command(tree.path()).args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--gpu-cmd",
+        &cmd,
+        "tools/compliant_example.py",
+    ]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let pid = wait_for_pid(&pid_file);
+    assert!(!alive(pid), "the setsid daemon {pid} survived the run");
+}
+
+#[test]
+fn killing_the_tool_kills_what_gpu_cmd_started() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let pid_file = tree.path().join("sleeper.pid");
+    let cmd = format!("sleep 300 & echo $! > {}; wait", pid_file.display());
+    let mut tool = driver
+        .std_command(tree.path())
+        .args([
+            "check",
+            "--gpu",
+            "require",
+            "--no-journal",
+            "--gpu-cmd",
+            &cmd,
+            "tools/compliant_example.py",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = wait_for_pid(&pid_file);
+    assert!(alive(pid));
+    tool.kill().unwrap(); // SIGKILL: no handler of the tool runs.
+    tool.wait().unwrap();
+    for _ in 0..200 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("`sleep` {pid} outlived the killed tool");
+}

@@ -204,8 +204,11 @@ impl ProbeRunner {
         cancelled: &AtomicBool,
     ) -> (f64, Result<(), String>) {
         let quoted = shell_quote(&job.path.display().to_string());
-        let mut command = Command::new("sh");
-        command.arg("-c").arg(cmd.replace("{file}", &quoted));
+        // Through the supervisor: whatever the command starts dies with the check.
+        let mut command = Command::new(&self.exe);
+        command
+            .args(["__supervise", "--", "sh", "-c"])
+            .arg(cmd.replace("{file}", &quoted));
         self.command(&mut command, &job.env);
         let run = self.run_child(command, cancelled);
         let verdict = match run.ended {
@@ -308,7 +311,16 @@ fn failed_spawn(error: String, peak: f64) -> ChildRun {
 }
 
 /// Kill the child and everything it started (its own process group).
+/// Ask first (a supervisor then kills what its command left), then kill the whole group.
 fn kill(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
     kill_group(child);
     let _ = child.kill();
     let _ = child.wait();

@@ -5,6 +5,7 @@ pub mod check;
 pub mod doctor;
 pub mod nvml;
 pub mod probe;
+pub mod supervise;
 
 use std::time::Duration;
 
