@@ -568,3 +568,29 @@ fn killing_the_tool_kills_what_gpu_cmd_started() {
     }
     panic!("`sleep` {pid} outlived the killed tool");
 }
+
+#[test]
+fn an_unloadable_cuda_driver_is_named_with_its_directory_and_reason() {
+    let driver = FakeDriver::new();
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        std::fs::write(driver.dir.path().join(name), "not a library").unwrap();
+    }
+    let tree = copy_fixture("superwhisper-v6");
+    let out = run(driver.command(tree.path()).args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "tools/compliant_example.py",
+    ]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    let dir = driver.dir.path().display().to_string();
+    assert!(
+        out.stderr.contains(&format!(
+            "error: --gpu require: no usable CUDA driver: cannot load libcuda.so from {dir} ("
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("libcuda.so.1: "), "{}", out.stderr);
+}

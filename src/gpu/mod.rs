@@ -20,6 +20,7 @@ pub fn open_checker(
     args: &GpuArgs,
 ) -> Result<Box<dyn GpuChecker>, GpuUnavailable> {
     let gpus = Gpus::open().map_err(GpuUnavailable)?;
+    nvml::cuda_driver_loads().map_err(GpuUnavailable)?;
     let target = gpus.find(&policy.target).cloned().ok_or_else(|| {
         GpuUnavailable(format!(
             "no GPU matches the policy's target ({})",

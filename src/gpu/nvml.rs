@@ -48,6 +48,50 @@ pub fn driver_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Whether the CUDA driver library loads: the probe children need it. The error names the
+/// library, the directory and the loader's reason (`invalid ELF header`, a missing symbol…).
+pub fn cuda_driver_loads() -> Result<(), String> {
+    let names = ["libcuda.so.1", "libcuda.so"];
+    let mut reasons = Vec::new();
+    for name in names {
+        let path = driver_dir().map_or_else(|| PathBuf::from(name), |d| d.join(name));
+        if driver_dir().is_some() && !path.exists() {
+            continue;
+        }
+        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+            continue;
+        };
+        // SAFETY: dlopen/dlclose/dlerror with a valid C string; the handle is closed at once.
+        unsafe {
+            let handle = libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
+            if !handle.is_null() {
+                libc::dlclose(handle);
+                return Ok(());
+            }
+            let error = libc::dlerror();
+            if !error.is_null() {
+                reasons.push(
+                    std::ffi::CStr::from_ptr(error)
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    let place = driver_dir().map_or_else(
+        || "the loader's search path".to_string(),
+        |d| d.display().to_string(),
+    );
+    let why = if reasons.is_empty() {
+        "not found".to_string()
+    } else {
+        reasons.join("; ")
+    };
+    Err(format!(
+        "no usable CUDA driver: cannot load libcuda.so from {place} ({why})"
+    ))
+}
+
 /// Where NVML is loaded from: `$GPU_HOMOGENIZE_DRIVER_DIR/libnvidia-ml.so.1`, else the
 /// loader's search path.
 fn nvml_path() -> PathBuf {
