@@ -134,7 +134,8 @@ impl FileOutcome {
 
 /// A path as text output shows it: as the user reached it, without a leading `./`.
 pub fn display_path(path: &Path) -> String {
-    let text = path.display().to_string();
+    // Bytes that are not UTF-8 are shown `\xNN`, as ripgrep does, never replaced lossily.
+    let text = crate::walk::escape(path.as_os_str());
     match text.strip_prefix("./") {
         Some(rest) if !rest.is_empty() => rest.to_string(),
         _ => text,

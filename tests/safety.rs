@@ -190,3 +190,26 @@ fn a_nested_file_is_an_error_for_that_file_only() {
         .unwrap()
         .contains("PCI_BUS_ID"));
 }
+
+#[test]
+fn names_that_are_not_utf8_are_escaped_not_replaced() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = tree();
+    for raw in [&b"a\xffb.py"[..], &b"a\xfeb.py"[..]] {
+        let name = std::ffi::OsStr::from_bytes(raw);
+        std::fs::write(root.path().join(name), BAD).unwrap();
+    }
+    let out = run(gh(root.path()).args(["scan", "."]));
+    assert!(out.stdout.contains("a\\xFFb.py:2:1: "), "{}", out.stdout);
+    assert!(out.stdout.contains("a\\xFEb.py:2:1: "), "{}", out.stdout);
+    let json = run(gh(root.path()).args(["scan", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let mut paths: Vec<&str> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    assert_eq!(paths, vec!["a\\xFEb.py", "a\\xFFb.py"]);
+}
