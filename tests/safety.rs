@@ -200,8 +200,8 @@ fn names_that_are_not_utf8_are_escaped_not_replaced() {
         std::fs::write(root.path().join(name), BAD).unwrap();
     }
     let out = run(gh(root.path()).args(["scan", "."]));
-    assert!(out.stdout.contains("a\\xFFb.py:2:1: "), "{}", out.stdout);
-    assert!(out.stdout.contains("a\\xFEb.py:2:1: "), "{}", out.stdout);
+    assert!(out.stdout.contains("a\\xFFb.py:3:1: "), "{}", out.stdout);
+    assert!(out.stdout.contains("a\\xFEb.py:3:1: "), "{}", out.stdout);
     let json = run(gh(root.path()).args(["scan", "--format", "json", "."]));
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let mut paths: Vec<&str> = doc["files"]
