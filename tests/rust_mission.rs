@@ -370,3 +370,13 @@ fn a_lone_library_file_gets_its_index_fixed_but_no_header() {
         src.replace("new_cuda(1)", "new_cuda(0)")
     );
 }
+
+#[test]
+fn several_indices_in_one_function_are_multi_gpu_and_left_for_review() {
+    let src = "use cudarc::driver::CudaContext;\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    std::env::set_var(\"PYTORCH_CUDA_ALLOC_CONF\", \"max_split_size_mb:1024\");\n    let a = CudaContext::new(0);\n    let b = CudaContext::new(1);\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.rs"), src).unwrap();
+    let out = run(gh(dir.path()).args(["scan"]));
+    assert!(out.stdout.contains("GH513 [review] CudaContext::new(…) selects device 1 in a function that selects devices [0, 1]"), "{}", out.stdout);
+    assert!(!out.stdout.contains("GH511"), "{}", out.stdout);
+}

@@ -310,6 +310,18 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; for review: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
         ));
     }
+    // Several indices in one function: multi-GPU by design (as for Python, left as written).
+    let mut per_scope: std::collections::HashMap<Option<usize>, Vec<u64>> = Default::default();
+    for sink in &facts.sinks {
+        if let Some((_, index, _)) = source_of(facts, sink) {
+            let indices = per_scope
+                .entry(sink.scope.as_ref().map(|s| s.start))
+                .or_default();
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
+        }
+    }
     for sink in &facts.sinks {
         let Some((digits, index, binding)) = source_of(facts, sink) else {
             continue;
@@ -317,10 +329,18 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
         if index == ctx.policy.masked_index() {
             continue;
         }
-        let at = match &sink.arg {
-            Arg::Lit { digits, .. } => digits.clone(),
-            Arg::Name { at, .. } => at.clone(),
-        };
+        let indices = &per_scope[&sink.scope.as_ref().map(|s| s.start)];
+        if indices.len() > 1 {
+            let mut shown = indices.clone();
+            shown.sort();
+            out.push(Finding::new(
+                &MULTI_GPU,
+                sink_range(sink),
+                format!("{} selects device {index} in a function that selects devices {shown:?}: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, ctx.policy.visible_devices),
+            ));
+            continue;
+        }
+        let at = sink_range(sink);
         let through = binding.map_or(String::new(), |b| {
             let (line, _) = line_column(ctx.source, b.at.start);
             format!(" through `{}` (line {line})", b.name)
@@ -343,5 +363,12 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             None => Finding::new(&DEVICE_INDEX, at, message)
                 .with_edits(vec![Edit::replace(digits, "0")]),
         });
+    }
+}
+
+fn sink_range(sink: &DeviceSink) -> Range<usize> {
+    match &sink.arg {
+        Arg::Lit { digits, .. } => digits.clone(),
+        Arg::Name { at, .. } => at.clone(),
     }
 }

@@ -41,6 +41,13 @@ rule!(DEVICE_INDEX, "GH511", "rust-device-index", Violation,
     "a device constructor selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied");
 rule!(DEVICE_PATTERN, "GH512", "rust-device-pattern", Violation,
     "a match pattern compares a device with an index that does not exist once CUDA_VISIBLE_DEVICES is applied: for review");
+rule!(
+    MULTI_GPU,
+    "GH513",
+    "rust-multi-gpu",
+    Review,
+    "a function selects several device indices: multi-GPU by design, left as written for review"
+);
 rule!(NVML_INDEX, "GH521", "rust-nvml-index", Review,
     "an NVML index is a physical PCI-order index that CUDA_VISIBLE_DEVICES does not remap: select by UUID or PCI bus id");
 
@@ -55,6 +62,7 @@ pub static ALL: &[&Rule] = &[
     &CHILD_ENV,
     &DEVICE_INDEX,
     &DEVICE_PATTERN,
+    &MULTI_GPU,
     &NVML_INDEX,
 ];
 
