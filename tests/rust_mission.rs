@@ -115,6 +115,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         "cfg-mains/build.rs",
         "env-forms/src/lazy.rs",
         "env-forms/src/lib.rs",
+        "flow-bin/src/bin/pattern.rs",
         "forbid-bin/src/main.rs",
         "tch-bin/src/main.rs",
     ] {

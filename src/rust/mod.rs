@@ -197,19 +197,23 @@ impl RustSupport {
         let after = self
             .analyze_with(krate, &new, in_phase, false)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
-        let left = after
-            .findings
-            .iter()
-            .find(|f| f.is_violation() && rules::ENV_RULES.contains(&f.rule.code));
-        match left {
-            None => Ok(edits),
-            Some(f) => {
-                let (line, _) = line_column(&new, f.range.start);
-                Err(format!(
-                    "after the rewrite the env would still not be the policy's ({} on line {line})",
-                    f.rule.code
-                ))
-            }
+        let left = after.findings.iter().filter(|f| f.is_violation());
+        let (env, other): (Vec<&Finding>, Vec<&Finding>) =
+            left.partition(|f| rules::ENV_RULES.contains(&f.rule.code));
+        let line = |f: &Finding| line_column(&new, f.range.start).0;
+        match (env.first(), other.first()) {
+            (None, None) => Ok(edits),
+            (Some(f), _) => Err(format!(
+                "after the rewrite the env would still not be the policy's ({} on line {})",
+                f.rule.code,
+                line(f)
+            )),
+            // A file is rewritten only when the rewrite makes it compliant: never half-rewritten.
+            (None, Some(f)) => Err(format!(
+                "{} on line {} would be left, and a file is not half-rewritten",
+                f.rule.code,
+                line(f)
+            )),
         }
     }
 }
