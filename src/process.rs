@@ -78,7 +78,7 @@ impl Engine {
         };
         let in_phase = outcome.phase.is_some();
         // Like ripgrep: a file without a GPU word is never decoded nor parsed.
-        if !in_phase && !self.prefilter.may_have_gpu_code(&bytes) {
+        if !in_phase && !self.prefilter.may_have_gpu_code(language, &bytes) {
             outcome.status = FileStatus::NoGpuCode;
             return Processed {
                 outcome,

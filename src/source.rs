@@ -5,6 +5,8 @@ use std::path::Path;
 use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
 
+use crate::outcome::Language;
+
 /// A file read whole, with the bytes kept to detect changes before writing.
 pub struct SourceFile {
     pub bytes: Vec<u8>,
@@ -98,7 +100,7 @@ pub const GPU_WORDS: &[&str] = &[
     "candle", "burn::", "burn_", "ort::", "tch::",
 ];
 
-/// Every literal of the prefilter.
+/// Every literal of the Python prefilter.
 pub fn gpu_literals() -> Vec<&'static str> {
     GPU_WORDS
         .iter()
@@ -107,28 +109,68 @@ pub fn gpu_literals() -> Vec<&'static str> {
         .collect()
 }
 
-/// A compiled prefilter over [`gpu_literals`]: Teddy (SIMD) when the CPU has it, as
-/// ripgrep does, else a plain Aho-Corasick automaton.
-pub enum Prefilter {
+/// The literals that can start a Rust finding: a device constructor, an env change of the
+/// managed variables (process or child), an NVML index, or an entry point's `fn main`. A
+/// module that merely uses GPU types contains none of them and is never parsed.
+pub const RUST_LITERALS: &[&str] = &[
+    "new_cuda",
+    "cuda_if_available",
+    "Cuda(",
+    "CudaContext::new",
+    "CudaDevice::new",
+    "CudaDevice {",
+    "with_device_id",
+    "set_var",
+    "remove_var",
+    ".env(",
+    "env_remove",
+    "device_by_index",
+    "fn main",
+];
+
+/// One compiled literal set: Teddy (SIMD) when the CPU has it, as ripgrep does, else a plain
+/// Aho-Corasick automaton.
+enum Searcher {
     Packed(packed::Searcher),
     Automaton(AhoCorasick),
 }
 
-impl Prefilter {
-    pub fn new() -> Prefilter {
-        let literals = gpu_literals();
-        match packed::Config::new().builder().extend(&literals).build() {
-            Some(searcher) => Prefilter::Packed(searcher),
+impl Searcher {
+    fn new(literals: &[&str]) -> Searcher {
+        match packed::Config::new().builder().extend(literals).build() {
+            Some(searcher) => Searcher::Packed(searcher),
             None => {
-                Prefilter::Automaton(AhoCorasick::new(&literals).expect("the literal set is valid"))
+                Searcher::Automaton(AhoCorasick::new(literals).expect("the literal set is valid"))
             }
         }
     }
 
-    pub fn may_have_gpu_code(&self, bytes: &[u8]) -> bool {
+    fn is_match(&self, bytes: &[u8]) -> bool {
         match self {
-            Prefilter::Packed(searcher) => searcher.find(bytes).is_some(),
-            Prefilter::Automaton(ac) => ac.is_match(bytes),
+            Searcher::Packed(searcher) => searcher.find(bytes).is_some(),
+            Searcher::Automaton(ac) => ac.is_match(bytes),
+        }
+    }
+}
+
+/// The prefilter of each language: [`gpu_literals`] for Python, [`RUST_LITERALS`] for Rust.
+pub struct Prefilter {
+    python: Searcher,
+    rust: Searcher,
+}
+
+impl Prefilter {
+    pub fn new() -> Prefilter {
+        Prefilter {
+            python: Searcher::new(&gpu_literals()),
+            rust: Searcher::new(RUST_LITERALS),
+        }
+    }
+
+    pub fn may_have_gpu_code(&self, language: Language, bytes: &[u8]) -> bool {
+        match language {
+            Language::Python => self.python.is_match(bytes),
+            Language::Rust => self.rust.is_match(bytes),
         }
     }
 }
@@ -161,7 +203,12 @@ mod tests {
     #[test]
     fn prefilter_skips_files_without_gpu_words() {
         let p = Prefilter::new();
-        assert!(p.may_have_gpu_code(b"import torch\n"));
-        assert!(!p.may_have_gpu_code(b"import wave\nprint('hello')\n"));
+        assert!(p.may_have_gpu_code(Language::Python, b"import torch\n"));
+        assert!(!p.may_have_gpu_code(Language::Python, b"import wave\nprint('hello')\n"));
+        assert!(p.may_have_gpu_code(Language::Rust, b"let d = Device::new_cuda(1)?;"));
+        assert!(!p.may_have_gpu_code(
+            Language::Rust,
+            b"use candle_core::Device;\npub fn f(d: &Device) {}\n"
+        ));
     }
 }

@@ -11,8 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-# From the issue: within 2x of rg, at least 20x faster than ast-grep.
-TARGETS = {"rg": ("<=", 2.0), "ast-grep": (">=", 20.0)}
+# From the issues: within 2x of rg, at least 20x faster than ast-grep (Python corpora);
+# the mixed Python+Rust corpus sets its own (BENCH_TARGET_RG, BENCH_TARGET_SG).
+TARGETS = {
+    "rg": ("<=", float(os.environ.get("BENCH_TARGET_RG", "2.0"))),
+    "ast-grep": (">=", float(os.environ.get("BENCH_TARGET_SG", "20.0"))),
+}
 
 
 def files_flagged(name, path):

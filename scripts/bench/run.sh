@@ -7,7 +7,10 @@
 # Env (paths relative to the repo root): GH_BIN (default
 # target/release/gpu-homogenize), GH_LITERALS
 # (comma-separated prefilter literals), BENCH_DIR (see setup.sh),
-# BENCH_RUNS (default 10). Writes target/bench-results.{json,md}.
+# BENCH_RUNS (default 10), BENCH_CORPUS (python, default, or mixed: Python+Rust from
+# setup-mixed.sh, with the Rust prefilter literals and ast-grep's Rust rules added; targets
+# within 5x of rg and at least 15x faster than ast-grep).
+# Writes target/bench-results.{json,md}.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -15,8 +18,21 @@ here=scripts/bench
 GH_BIN=${GH_BIN:-target/release/gpu-homogenize}
 # Keep in sync with gpu_literals() in src/source.rs: GPU_WORDS + python GPU_FRAMEWORKS.
 GH_LITERALS=${GH_LITERALS:-cuda,CUDA,Cuda,gpu,GPU,nvml,NVML,device,Device,DEVICE,torch,tensorflow,jax,cupy,numba,pycuda,transformers,whisper,TTS,llama_cpp,onnxruntime,accelerate,ctranslate2,diffusers,vllm,tensorrt,candle,burn::,burn_,ort::,tch::}
-BENCH_DIR=${BENCH_DIR:-target/bench-corpus}
+# Keep in sync with RUST_LITERALS in src/source.rs.
+RUST_LITERALS='new_cuda,cuda_if_available,Cuda(,CudaContext::new,CudaDevice::new,CudaDevice {,with_device_id,set_var,remove_var,.env(,env_remove,device_by_index,fn main'
+BENCH_CORPUS=${BENCH_CORPUS:-python}
 BENCH_RUNS=${BENCH_RUNS:-10}
+sgconfig=$here/sgconfig.yml
+setup=$here/setup.sh
+if [[ $BENCH_CORPUS == mixed ]]; then
+  BENCH_DIR=${BENCH_DIR:-target/bench-mixed}
+  GH_LITERALS="$GH_LITERALS,$RUST_LITERALS"
+  sgconfig=$here/sgconfig-mixed.yml
+  setup=$here/setup-mixed.sh
+  export BENCH_TARGET_RG=${BENCH_TARGET_RG:-5} BENCH_TARGET_SG=${BENCH_TARGET_SG:-15}
+fi
+BENCH_DIR=${BENCH_DIR:-target/bench-corpus}
+export BENCH_DIR
 corpus=$BENCH_DIR/tree
 
 if ! command -v "$GH_BIN" >/dev/null; then
@@ -25,14 +41,14 @@ if ! command -v "$GH_BIN" >/dev/null; then
   exit 1
 fi
 
-"$here/setup.sh"
+"$setup"
 
 IFS=, read -r -a literals <<<"$GH_LITERALS"
 gh=("$GH_BIN" scan --format json "$corpus")
 rg=(rg -l -F)
 for lit in "${literals[@]}"; do rg+=(-e "$lit"); done
 rg+=("$corpus")
-sg=(ast-grep scan -c "$here/sgconfig.yml" "$corpus")
+sg=(ast-grep scan -c "$sgconfig" "$corpus")
 
 # One untimed pass per tool: counts what each reports, and catches crashes
 # that hyperfine's -i (needed: the tool exits 1 on findings) would hide.

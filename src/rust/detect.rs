@@ -2,21 +2,55 @@
 
 use std::ops::Range;
 
-use super::facts::{EnvWrite, Facts};
+use super::effective;
+use super::facts::{Arg, Binding, DeviceSink, EnvEffect, EnvOp, Facts, Place};
 use super::fix;
+use super::krate::{CrateInfo, Role};
 use super::rules::*;
 use super::RustHeader;
 use crate::edit::Edit;
-use crate::finding::Finding;
+use crate::finding::{line_column, Finding};
 use crate::policy::Policy;
 
 pub struct Context<'a> {
     pub source: &'a str,
     pub policy: &'a Policy,
     pub header: &'a RustHeader,
-    pub edition: u32,
+    pub krate: &'a CrateInfo,
     pub newline: &'a str,
-    pub in_phase: bool,
+}
+
+/// What the file is for the env: the entry point of a GPU binary, and whether its main can
+/// set the env.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    /// Not a GPU binary's entry point (a library module, a build script, a CPU binary).
+    No,
+    /// A sync main that can set the env as its first statements.
+    Settable,
+    /// `async fn main`: runtime threads already run.
+    Async,
+    /// Edition 2024 and the crate forbids unsafe code: `set_var` cannot be called.
+    UnsafeForbidden,
+}
+
+pub fn binary(facts: &Facts, ctx: &Context) -> Binary {
+    let entry = matches!(ctx.krate.role, Role::Entry | Role::Standalone);
+    let gpu = facts.uses_gpu_crate || !facts.env.is_empty() || !facts.sinks.is_empty();
+    match &facts.main {
+        Some(main) if entry && gpu => {
+            if main.is_async {
+                Binary::Async
+            } else if ctx.krate.edition >= 2024
+                && (facts.forbids_unsafe || ctx.krate.lints_forbid_unsafe)
+            {
+                Binary::UnsafeForbidden
+            } else {
+                Binary::Settable
+            }
+        }
+        _ => Binary::No,
+    }
 }
 
 /// Where the header pieces are, when they are in place.
@@ -39,9 +73,12 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
             at_line_start && after_attrs && before_items
         });
     let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
-        let text =
-            ctx.header
-                .main_env_text(ctx.edition, &fix::indent_unit(ctx.source), ctx.newline);
+        let text = ctx.header.main_env_text(
+            ctx.krate.edition,
+            fix::line_indent(ctx.source, m.sig.start),
+            &fix::indent_unit(ctx.source),
+            ctx.newline,
+        );
         ctx.source[m.body_start..]
             .starts_with(&text)
             .then(|| m.body_start..m.body_start + text.len())
@@ -52,34 +89,20 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
     }
 }
 
-pub fn findings_and_edits(facts: &Facts, ctx: &Context) -> (Vec<Finding>, Vec<Edit>) {
-    let gpu_code = facts.uses_gpu_crate
-        || !facts.env_writes.is_empty()
-        || !facts.device_indices.is_empty()
-        || !facts.nvml_indices.is_empty();
-    let sites = locate(facts, ctx);
+pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
+    let kind = binary(facts, ctx);
     let mut out = Vec::new();
-    if gpu_code || ctx.in_phase {
-        header_findings(facts, ctx, &sites, &mut out);
-    }
-    for write in &facts.env_writes {
-        if let Some(f) = env_finding(facts, ctx, &sites, write) {
+    header_findings(facts, ctx, sites, kind, &mut out);
+    for effect in &facts.env {
+        if let Some(f) = env_finding(ctx, sites, kind, effect) {
             out.push(f);
         }
     }
-    for d in &facts.device_indices {
-        out.push(
-            Finding::new(
-                &DEVICE_INDEX,
-                d.digits.clone(),
-                format!(
-                    "{} selects device {}: with CUDA_VISIBLE_DEVICES='{}' the target card is device 0",
-                    d.what, d.index, ctx.policy.visible_devices
-                ),
-            )
-            .with_edits(vec![Edit::replace(d.digits.clone(), "0")]),
-        );
+    if kind == Binary::Settable && !out.iter().any(|f| f.is_violation()) {
+        effective_finding(facts, ctx, &mut out);
     }
+    child_env_findings(facts, ctx, &mut out);
+    device_findings(facts, ctx, &mut out);
     for (r, n) in &facts.nvml_indices {
         out.push(Finding::new(
             &NVML_INDEX,
@@ -88,51 +111,56 @@ pub fn findings_and_edits(facts: &Facts, ctx: &Context) -> (Vec<Finding>, Vec<Ed
         ));
     }
     out.sort_by_key(|f| (f.range.start, f.rule.code));
-    let edits = if out.iter().any(|f| f.is_violation() && f.fixable) {
-        fix::plan(facts, ctx, &sites, &out)
-    } else {
-        Vec::new()
-    };
-    (out, edits)
+    out
 }
 
-fn header_findings(facts: &Facts, ctx: &Context, sites: &Sites, out: &mut Vec<Finding>) {
-    if sites.comment.is_none() {
-        out.push(
-            Finding::new(
-                &HEADER_MISSING,
-                0..0,
-                "GPU code without the standard GPU comment header",
-            )
-            .fixed_by_plan(),
-        );
-    }
+fn header_findings(
+    facts: &Facts,
+    ctx: &Context,
+    sites: &Sites,
+    kind: Binary,
+    out: &mut Vec<Finding>,
+) {
     let Some(main) = &facts.main else { return };
-    if main.is_async {
-        let has_env = facts.env_writes.iter().any(|w| w.in_main.is_some());
-        if !has_env {
-            out.push(Finding::new(
-                &ENV_IN_ASYNC_MAIN,
-                main.sig.clone(),
-                "async main: the GPU env cannot be set safely here (runtime threads already run); set it in a sync main before building the runtime, or in the launcher",
-            ));
+    let launcher = format!(
+        "set the env before the process starts instead (a launcher script or the service's environment: `CUDA_VISIBLE_DEVICES={} CUDA_DEVICE_ORDER={} <binary>`)",
+        ctx.policy.visible_devices, ctx.policy.device_order
+    );
+    match kind {
+        Binary::No => {}
+        Binary::Async => out.push(Finding::new(
+            &ENV_IN_ASYNC_MAIN,
+            main.sig.clone(),
+            format!("async main: the GPU env cannot be set safely once the runtime's threads run; for review, not fixed automatically: set it in a sync main before building the runtime, or {launcher}"),
+        )),
+        Binary::UnsafeForbidden => out.push(Finding::new(
+            &ENV_UNSAFE_FORBIDDEN,
+            main.sig.clone(),
+            format!("the crate forbids unsafe code and std::env::set_var is unsafe in edition 2024: no env block is inserted; {launcher}"),
+        )),
+        Binary::Settable => {
+            if sites.comment.is_none() {
+                out.push(
+                    Finding::new(&HEADER_MISSING, 0..0, "GPU binary without the standard GPU comment header")
+                        .fixed_by_plan(),
+                );
+            }
+            if sites.main_env.is_none() {
+                let unsafe_note = if ctx.krate.edition >= 2024 {
+                    " (in an `unsafe` block: edition 2024)"
+                } else {
+                    ""
+                };
+                out.push(
+                    Finding::new(
+                        &MAIN_ENV_MISSING,
+                        main.sig.clone(),
+                        format!("fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements{unsafe_note}"),
+                    )
+                    .fixed_by_plan(),
+                );
+            }
         }
-        return;
-    }
-    if sites.main_env.is_none() {
-        let unsafe_note = if ctx.edition >= 2024 {
-            " (in an `unsafe` block: edition 2024)"
-        } else {
-            ""
-        };
-        out.push(
-            Finding::new(
-                &MAIN_ENV_MISSING,
-                main.sig.clone(),
-                format!("fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements{unsafe_note}"),
-            )
-            .fixed_by_plan(),
-        );
     }
 }
 
@@ -141,51 +169,206 @@ fn in_site(site: &Option<Range<usize>>, r: &Range<usize>) -> bool {
         .is_some_and(|s| s.start <= r.start && r.end <= s.end)
 }
 
-/// Whether the plan removes this write: every write in a sync main outside the header
-/// block, and elsewhere the writes that contradict the policy.
-pub fn removes(facts: &Facts, ctx: &Context, sites: &Sites, w: &EnvWrite) -> bool {
-    if in_site(&sites.main_env, &w.stmt) {
-        return false;
+/// An env change the policy does not allow: in a settable main, every change outside the
+/// header block; anywhere, a change to a value other than the policy's.
+fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Option<Finding> {
+    let expected = ctx.policy.env_value(w.var)?;
+    if in_site(&sites.main_env, &w.at) {
+        return None;
     }
-    let async_main = facts.main.as_ref().is_some_and(|m| m.is_async);
-    match w.in_main {
-        Some(_) => !async_main,
-        None => w.value.as_deref() != ctx.policy.env_value(w.var),
+    let in_main = w.place != Place::Elsewhere && kind == Binary::Settable;
+    if !in_main && w.op == EnvOp::Set(Some(expected.to_string())) {
+        return None;
+    }
+    let name = w.var.name();
+    let (rule, what) = match &w.op {
+        EnvOp::Set(Some(v)) => (&ENV_WRITE, format!("{name} is set to \"{v}\"")),
+        EnvOp::Set(None) => (&ENV_WRITE, format!("{name} is set to a computed value")),
+        EnvOp::Remove => (&ENV_REMOVE, format!("{name} is removed")),
+    };
+    let message = if in_main {
+        format!("{what} in main outside the GPU header: the header sets it first")
+    } else {
+        format!("{what}, which contradicts the policy's \"{expected}\"")
+    };
+    let removal = w
+        .stmt
+        .as_ref()
+        .and_then(|s| crate::removal::remove_line(ctx.source, s.clone(), None, "//"));
+    Some(match removal {
+        Some(edit) => Finding::new(rule, w.at.clone(), message).with_edits(vec![edit]),
+        None => Finding::new(
+            rule,
+            w.at.clone(),
+            format!("{message}; not removed automatically (part of a larger expression, a closure body or a macro): remove it by hand"),
+        ),
+    })
+}
+
+/// A settable main whose effective env is still not the policy's, though no single change
+/// explains it: the GPU check would run with the wrong env.
+fn effective_finding(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(main) = &facts.main else { return };
+    let env = effective::at_end(facts);
+    for (var, held) in env.problems(ctx.policy) {
+        out.push(Finding::new(
+            &ENV_WRITE,
+            main.sig.clone(),
+            format!("main ends with {} = {held}, not the policy's", var.name()),
+        ));
     }
 }
 
-fn env_finding(facts: &Facts, ctx: &Context, sites: &Sites, w: &EnvWrite) -> Option<Finding> {
-    let name = w.var.name();
-    let shown = w
-        .value
-        .as_deref()
-        .map_or("a computed value".to_string(), |v| format!("\"{v}\""));
-    if w.in_main.is_some() && facts.main.as_ref().is_some_and(|m| m.is_async) {
-        return Some(Finding::new(
-            &ENV_IN_ASYNC_MAIN,
-            w.at.clone(),
-            format!("{name} is set inside an async main, where runtime threads already run (unsound): move it before the runtime starts"),
+fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
+    for c in &facts.child_env {
+        let Some(expected) = ctx.policy.env_value(c.var) else {
+            continue;
+        };
+        let name = c.var.name();
+        let finding = match &c.value {
+            Some(Some(v)) if v == expected => continue,
+            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} (env_remove): it would not see the policy's \"{expected}\"; not fixed automatically")),
+            Some(value) => {
+                let shown = value.as_deref().map_or("a computed value".into(), |v| format!("\"{v}\""));
+                let f = Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process gets {name} = {shown}, not the policy's \"{expected}\""));
+                match &c.value_range {
+                    Some(r) => f.with_edits(vec![Edit::replace(r.clone(), format!("\"{expected}\""))]),
+                    None => f,
+                }
+            }
+        };
+        out.push(finding);
+    }
+}
+
+/// The integer literal a device constructor's index comes from, and the binding it went
+/// through; `None` when it is not followed (a parameter, a `mut`, an ambiguous name).
+pub fn source_of<'a>(
+    facts: &'a Facts,
+    sink: &DeviceSink,
+) -> Option<(Range<usize>, u64, Option<&'a Binding>)> {
+    match &sink.arg {
+        Arg::Lit { digits, value } => Some((digits.clone(), *value, None)),
+        Arg::Name { name, .. } => {
+            let named = |b: &&Binding| &b.name == name;
+            let local: Vec<&Binding> = facts
+                .bindings
+                .iter()
+                .filter(named)
+                .filter(|b| b.scope.is_some() && b.scope == sink.scope)
+                .collect();
+            let candidates: Vec<&Binding> = if local.is_empty() {
+                facts
+                    .bindings
+                    .iter()
+                    .filter(named)
+                    .filter(|b| b.scope.is_none())
+                    .collect()
+            } else {
+                local
+            };
+            match candidates.as_slice() {
+                [b] => b.literal.clone().map(|(d, v)| (d, v, Some(*b))),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// A use of the binding that is not a device index nor only shown (`println!`).
+fn other_use(facts: &Facts, b: &Binding) -> Option<Range<usize>> {
+    let sink_args: Vec<&Range<usize>> = facts
+        .sinks
+        .iter()
+        .filter_map(|s| match &s.arg {
+            Arg::Name { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    facts
+        .uses
+        .iter()
+        .filter(|(name, r, display)| {
+            name == &b.name
+                && !display
+                && *r != b.at
+                && !sink_args.contains(&r)
+                && b.scope
+                    .as_ref()
+                    .is_none_or(|s| s.start <= r.start && r.end <= s.end)
+        })
+        .map(|(_, r, _)| r.clone())
+        .next()
+}
+
+fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
+    let pattern = facts.patterns.first();
+    for (r, n) in &facts.patterns {
+        out.push(Finding::new(
+            &DEVICE_PATTERN,
+            r.clone(),
+            format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; for review: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
         ));
     }
-    if !removes(facts, ctx, sites, w) {
-        return None;
+    // Several indices in one function: multi-GPU by design (as for Python, left as written).
+    let mut per_scope: std::collections::HashMap<Option<usize>, Vec<u64>> = Default::default();
+    for sink in &facts.sinks {
+        if let Some((_, index, _)) = source_of(facts, sink) {
+            let indices = per_scope
+                .entry(sink.scope.as_ref().map(|s| s.start))
+                .or_default();
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
+        }
     }
-    let message = match w.in_main {
-        Some(_) => format!(
-            "{name} is set to {shown} in main outside the GPU header: the header sets it first"
-        ),
-        None => format!(
-            "{name} is set to {shown}, which contradicts the policy's {}",
-            ctx.policy
-                .env_value(w.var)
-                .map_or("(unset)".to_string(), |v| format!("\"{v}\""))
-        ),
-    };
-    let finding = Finding::new(&ENV_WRITE, w.at.clone(), message);
-    Some(
-        match crate::removal::remove_line(ctx.source, w.stmt.clone(), None, "//") {
-            Some(edit) => finding.with_edits(vec![edit]),
-            None => finding,
-        },
-    )
+    for sink in &facts.sinks {
+        let Some((digits, index, binding)) = source_of(facts, sink) else {
+            continue;
+        };
+        if index == ctx.policy.masked_index() {
+            continue;
+        }
+        let indices = &per_scope[&sink.scope.as_ref().map(|s| s.start)];
+        if indices.len() > 1 {
+            let mut shown = indices.clone();
+            shown.sort();
+            out.push(Finding::new(
+                &MULTI_GPU,
+                sink_range(sink),
+                format!("{} selects device {index} in a function that selects devices {shown:?}: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, ctx.policy.visible_devices),
+            ));
+            continue;
+        }
+        let at = sink_range(sink);
+        let through = binding.map_or(String::new(), |b| {
+            let (line, _) = line_column(ctx.source, b.at.start);
+            format!(" through `{}` (line {line})", b.name)
+        });
+        let message = format!(
+            "{} selects device {index}{through}: with CUDA_VISIBLE_DEVICES='{}' the target card is device 0",
+            sink.what, ctx.policy.visible_devices
+        );
+        let blocked = if let Some((r, _)) = pattern {
+            let (line, _) = line_column(ctx.source, r.start);
+            Some(format!("not rewritten: the match pattern on line {line} compares devices with this file's indices"))
+        } else {
+            binding.and_then(|b| other_use(facts, b)).map(|u| {
+                let (line, _) = line_column(ctx.source, u.start);
+                format!("not rewritten: `{}` is also used on line {line} for something else than a device", binding.map_or("", |b| b.name.as_str()))
+            })
+        };
+        out.push(match blocked {
+            Some(why) => Finding::new(&DEVICE_INDEX, at, format!("{message}; {why}")),
+            None => Finding::new(&DEVICE_INDEX, at, message)
+                .with_edits(vec![Edit::replace(digits, "0")]),
+        });
+    }
+}
+
+fn sink_range(sink: &DeviceSink) -> Range<usize> {
+    match &sink.arg {
+        Arg::Lit { digits, .. } => digits.clone(),
+        Arg::Name { at, .. } => at.clone(),
+    }
 }

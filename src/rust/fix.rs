@@ -1,7 +1,7 @@
 //! The Rust fix planner: the comment header after the inner attributes, the env block at
-//! the top of `fn main`, old writes removed, device indices masked.
+//! the top of `fn main`, and the edits of each fixable finding (removals, indices, child env).
 
-use super::detect::{removes, Context, Sites};
+use super::detect::{Binary, Context, Sites};
 use super::facts::Facts;
 use crate::edit::Edit;
 use crate::finding::Finding;
@@ -19,37 +19,43 @@ pub fn indent_unit(source: &str) -> String {
     }
 }
 
-pub fn plan(facts: &Facts, ctx: &Context, sites: &Sites, findings: &[Finding]) -> Vec<Edit> {
+/// The whitespace that starts the line holding `offset`.
+pub fn line_indent(source: &str, offset: usize) -> &str {
+    let start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = &source[start..];
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+pub fn plan(
+    facts: &Facts,
+    ctx: &Context,
+    sites: &Sites,
+    kind: Binary,
+    findings: &[Finding],
+) -> Vec<Edit> {
     let mut edits: Vec<Edit> = Vec::new();
     let mut push = |e: Edit| {
         if !edits.contains(&e) {
             edits.push(e);
         }
     };
-    for f in findings.iter().filter(|f| f.rule.code == "GH511") {
+    for f in findings.iter().filter(|f| f.is_violation() && f.fixable) {
         f.edits.iter().cloned().for_each(&mut push);
     }
-    for w in &facts.env_writes {
-        if removes(facts, ctx, sites, w) {
-            if let Some(edit) = crate::removal::remove_line(ctx.source, w.stmt.clone(), None, "//")
-            {
-                push(edit);
-            }
-        }
+    if kind != Binary::Settable {
+        return edits;
     }
-    let in_scope = findings
-        .iter()
-        .any(|f| f.rule.code == "GH501" || f.rule.code == "GH502");
-    if in_scope && sites.comment.is_none() {
+    if sites.comment.is_none() {
         push(comment_edit(facts, ctx));
     }
-    if let Some(main) = facts.main.as_ref().filter(|m| !m.is_async) {
-        if sites.main_env.is_none() && findings.iter().any(|f| f.rule.code == "GH502") {
-            let text = ctx
-                .header
-                .main_env_text(ctx.edition, &indent_unit(ctx.source), ctx.newline);
-            push(Edit::insert(main.body_start, text));
-        }
+    if let (Some(main), None) = (&facts.main, &sites.main_env) {
+        let text = ctx.header.main_env_text(
+            ctx.krate.edition,
+            line_indent(ctx.source, main.sig.start),
+            &indent_unit(ctx.source),
+            ctx.newline,
+        );
+        push(Edit::insert(main.body_start, text));
     }
     edits
 }

@@ -2,19 +2,21 @@
 //! edits and JSON as Python.
 
 mod detect;
-mod edition;
+mod effective;
 mod facts;
 mod fix;
+pub mod krate;
 pub mod rules;
 
 use std::path::Path;
 
-use crate::finding::{line_column, Rule};
+use crate::edit::{apply, Edit};
+use crate::finding::{line_column, Finding, Rule};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
 use crate::python::header::{join_lines, render_sections, TemplateError};
 
-pub use edition::edition_of;
+pub use krate::{edition_of, CrateInfo, Role};
 
 /// The shipped template; `policy.rust_template` replaces it.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/rust_header.rs.tmpl");
@@ -57,23 +59,24 @@ impl RustHeader {
         join_lines(&self.comment, nl)
     }
 
-    /// The env statements as they open `fn main`: after `{`, each on its own line, in an
-    /// `unsafe` block from edition 2024 on.
-    pub fn main_env_text(&self, edition: u32, indent: &str, nl: &str) -> String {
+    /// The env statements as they open `fn main`: after `{`, each on its own line, indented
+    /// one `unit` deeper than the `fn` line (`base`), in an `unsafe` block from edition 2024 on.
+    pub fn main_env_text(&self, edition: u32, base: &str, unit: &str, nl: &str) -> String {
         let mut out = String::new();
+        let outer = format!("{base}{unit}");
         let (inner, wrap) = if edition >= 2024 {
-            (format!("{indent}{indent}"), true)
+            (format!("{outer}{unit}"), true)
         } else {
-            (indent.to_string(), false)
+            (outer.clone(), false)
         };
         if wrap {
-            out.push_str(&format!("{nl}{indent}unsafe {{"));
+            out.push_str(&format!("{nl}{outer}unsafe {{"));
         }
         for line in &self.main_env {
             out.push_str(&format!("{nl}{inner}{line}"));
         }
         if wrap {
-            out.push_str(&format!("{nl}{indent}}}"));
+            out.push_str(&format!("{nl}{outer}}}"));
         }
         out
     }
@@ -126,6 +129,13 @@ pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
     })
 }
 
+fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
+    let file = parse(source)?;
+    let facts = facts::collect(&file);
+    proc_macro2::extra::invalidate_current_thread_spans();
+    Ok(facts)
+}
+
 impl RustSupport {
     pub fn analyze_text(
         &self,
@@ -133,30 +143,90 @@ impl RustSupport {
         source: &str,
         in_phase: bool,
     ) -> Result<Analysis, SyntaxError> {
-        let file = parse(source)?;
-        let facts = facts::collect(&file);
-        proc_macro2::extra::invalidate_current_thread_spans();
-        let edition = edition_of(path);
+        self.analyze_with(&CrateInfo::of(path), source, in_phase, true)
+    }
+
+    /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
+    /// after which the process env would still not be the policy's is withheld, and the
+    /// findings say why (masking indices without the env would select the forbidden card).
+    fn analyze_with(
+        &self,
+        krate: &CrateInfo,
+        source: &str,
+        in_phase: bool,
+        plan: bool,
+    ) -> Result<Analysis, SyntaxError> {
+        let facts = facts_of(source)?;
         let ctx = detect::Context {
             source,
             policy: &self.policy,
             header: &self.header,
-            edition,
+            krate,
             newline: crate::python::newline_of(source),
-            in_phase,
         };
-        let (findings, edits) = detect::findings_and_edits(&facts, &ctx);
-        let gpu_code = facts.uses_gpu_crate
-            || !facts.env_writes.is_empty()
-            || !facts.device_indices.is_empty()
-            || !facts.nvml_indices.is_empty();
+        let sites = detect::locate(&facts, &ctx);
+        let kind = detect::binary(&facts, &ctx);
+        let mut findings = detect::findings(&facts, &ctx, &sites);
+        let mut edits = Vec::new();
+        if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
+            let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
+            match self.prove(krate, source, planned, in_phase) {
+                Ok(planned) => edits = planned,
+                Err(why) => withhold(&mut findings, &why),
+            }
+        }
+        // In scope: a GPU binary's entry point, or a file that selects a card (it has findings).
+        let in_scope = kind != detect::Binary::No || !findings.is_empty();
         Ok(Analysis {
             findings,
-            gpu_code,
-            in_scope: gpu_code || in_phase,
+            gpu_code: in_scope || facts.uses_gpu_crate,
+            in_scope: in_scope || in_phase,
             edits,
             details: (),
         })
+    }
+
+    fn prove(
+        &self,
+        krate: &CrateInfo,
+        source: &str,
+        edits: Vec<Edit>,
+        in_phase: bool,
+    ) -> Result<Vec<Edit>, String> {
+        let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
+        let after = self
+            .analyze_with(krate, &new, in_phase, false)
+            .map_err(|e| format!("the rewrite would not parse ({e})"))?;
+        let left = after.findings.iter().filter(|f| f.is_violation());
+        let (env, other): (Vec<&Finding>, Vec<&Finding>) =
+            left.partition(|f| rules::ENV_RULES.contains(&f.rule.code));
+        let line = |f: &Finding| line_column(&new, f.range.start).0;
+        match (env.first(), other.first()) {
+            (None, None) => Ok(edits),
+            (Some(f), _) => Err(format!(
+                "after the rewrite the env would still not be the policy's ({} on line {})",
+                f.rule.code,
+                line(f)
+            )),
+            // A file is rewritten only when the rewrite makes it compliant: never half-rewritten.
+            (None, Some(f)) => Err(format!(
+                "{} on line {} would be left, and a file is not half-rewritten",
+                f.rule.code,
+                line(f)
+            )),
+        }
+    }
+}
+
+/// The fix cannot be made: every violation stays, marked not fixable, with the reason.
+fn withhold(findings: &mut [Finding], why: &str) {
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.is_violation() && f.fixable)
+    {
+        f.fixable = false;
+        f.edits.clear();
+        f.message = format!("{}; not fixed automatically: {why}", f.message);
     }
 }
 
@@ -180,7 +250,8 @@ impl LanguageSupport for RustSupport {
         new: &str,
         before: &dyn lang::Analysis,
     ) -> Vec<String> {
-        let after = match self.analyze_text(info.path, new, info.in_phase) {
+        let krate = CrateInfo::of(info.path);
+        let after = match self.analyze_with(&krate, new, info.in_phase, false) {
             Ok(after) => after,
             Err(e) => {
                 return vec![format!(
@@ -209,33 +280,25 @@ impl LanguageSupport for RustSupport {
     }
 
     fn gpu_skip_reason(&self, source: &str) -> Option<String> {
-        let file = parse(source).ok()?;
-        let has_main = file
-            .items
-            .iter()
-            .any(|i| matches!(i, syn::Item::Fn(f) if f.sig.ident == "main"));
-        (!has_main).then(|| {
-            "a Rust library: the env is set by the main of the binary that links it".to_string()
+        let facts = facts_of(source).ok()?;
+        facts.main.is_none().then(|| {
+            "a Rust library module: the env is set by the main of the binary that links it"
+                .to_string()
         })
     }
 
+    /// The env the chosen main ends with: what the GPU check probes.
     fn header_env(&self, source: &str) -> Vec<(String, String)> {
-        let Ok(file) = parse(source) else {
+        let Ok(facts) = facts_of(source) else {
             return Vec::new();
         };
-        let facts = facts::collect(&file);
-        proc_macro2::extra::invalidate_current_thread_spans();
-        let mut env = Vec::new();
-        for var in EnvVar::ALL {
-            let value = facts
-                .env_writes
-                .iter()
-                .filter(|w| w.var == var && w.in_main.is_some())
-                .find_map(|w| w.value.clone());
-            if let Some(value) = value {
-                env.push((var.name().to_string(), value));
-            }
-        }
-        env
+        let env = effective::at_end(&facts);
+        EnvVar::ALL
+            .into_iter()
+            .filter_map(|var| {
+                env.value(var)
+                    .map(|v| (var.name().to_string(), v.to_string()))
+            })
+            .collect()
     }
 }

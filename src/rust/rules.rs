@@ -8,7 +8,7 @@ rule!(
     "GH501",
     "rust-header-missing",
     Violation,
-    "GPU code without the standard GPU comment header"
+    "a GPU binary's entry point without the standard GPU comment header"
 );
 rule!(
     MAIN_ENV_MISSING,
@@ -19,10 +19,35 @@ rule!(
 );
 rule!(ENV_WRITE, "GH503", "rust-env-write", Violation,
     "a GPU env variable is set outside the header of fn main, or with a value other than the policy's");
-rule!(ENV_IN_ASYNC_MAIN, "GH504", "rust-env-in-async-main", Review,
-    "GPU env set in (or missing from) an async main, where runtime threads already run: set it before the runtime starts");
+rule!(ENV_IN_ASYNC_MAIN, "GH504", "rust-env-in-async-main", Violation,
+    "an async main cannot set the GPU env safely (runtime threads already run): for review, never fixed automatically");
+rule!(ENV_UNSAFE_FORBIDDEN, "GH505", "rust-env-unsafe-forbidden", Violation,
+    "edition 2024 and the crate forbids unsafe code: main cannot call set_var; set the env before the process starts");
+rule!(
+    ENV_REMOVE,
+    "GH506",
+    "rust-env-remove",
+    Violation,
+    "a GPU env variable is removed (std::env::remove_var)"
+);
+rule!(
+    CHILD_ENV,
+    "GH507",
+    "rust-child-env",
+    Violation,
+    "a child process gets a GPU env variable other than the policy's (Command::env / env_remove)"
+);
 rule!(DEVICE_INDEX, "GH511", "rust-device-index", Violation,
     "a device constructor selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied");
+rule!(DEVICE_PATTERN, "GH512", "rust-device-pattern", Violation,
+    "a match pattern compares a device with an index that does not exist once CUDA_VISIBLE_DEVICES is applied: for review");
+rule!(
+    MULTI_GPU,
+    "GH513",
+    "rust-multi-gpu",
+    Review,
+    "a function selects several device indices: multi-GPU by design, left as written for review"
+);
 rule!(NVML_INDEX, "GH521", "rust-nvml-index", Review,
     "an NVML index is a physical PCI-order index that CUDA_VISIBLE_DEVICES does not remap: select by UUID or PCI bus id");
 
@@ -32,6 +57,14 @@ pub static ALL: &[&Rule] = &[
     &MAIN_ENV_MISSING,
     &ENV_WRITE,
     &ENV_IN_ASYNC_MAIN,
+    &ENV_UNSAFE_FORBIDDEN,
+    &ENV_REMOVE,
+    &CHILD_ENV,
     &DEVICE_INDEX,
+    &DEVICE_PATTERN,
+    &MULTI_GPU,
     &NVML_INDEX,
 ];
+
+/// Findings that say the process env is not the policy's: a fix that leaves one is withheld.
+pub const ENV_RULES: &[&str] = &["GH502", "GH503", "GH504", "GH505", "GH506"];

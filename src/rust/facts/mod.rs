@@ -1,0 +1,592 @@
+//! One pass over a syn AST: what the file does with GPUs. `use` aliases, every change of the
+//! managed env variables (set, remove, a child's env) with where it runs, device constructors
+//! and the value that reaches their index (literal, const/static, `let`), match patterns on
+//! devices, NVML indices, and the `fn main` compiled with the GPU features. Macro bodies are
+//! read too (see `macros`). Byte ranges come from proc-macro2 spans (`span-locations`).
+
+mod macros;
+pub mod mains;
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, ExprCall, ExprLit, ExprMethodCall, ExprStruct, Lit, Stmt, UseTree};
+
+use crate::policy::EnvVar;
+pub use mains::MainFn;
+
+/// GPU crates: a path into one of them makes a file use GPU types.
+pub const GPU_CRATES: &[&str] = &[
+    "cudarc",
+    "candle_core",
+    "candle",
+    "candle_nn",
+    "candle_transformers",
+    "tch",
+    "burn",
+    "burn_cuda",
+    "burn_candle",
+    "burn_tch",
+    "cubecl",
+    "ort",
+    "nvml_wrapper",
+];
+
+/// Calls whose first argument is a CUDA device index, by the end of their path.
+pub const INDEX_CALLS: &[&str] = &[
+    "CudaContext::new",
+    "CudaDevice::new",
+    "Device::new_cuda",
+    "Device::cuda_if_available",
+    "Device::Cuda",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvOp {
+    /// `set_var(k, v)`: the literal value, `None` when computed.
+    Set(Option<String>),
+    Remove,
+}
+
+/// Where an env change runs, relative to the chosen `fn main`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A top-level statement of main: runs once, in order.
+    MainTop,
+    /// Inside main, under a branch, loop, closure or macro: may run.
+    MainNested,
+    /// Anywhere else (another function, a closure, a static initialiser): may run at any time.
+    Elsewhere,
+}
+
+#[derive(Debug, Clone)]
+pub struct EnvEffect {
+    pub var: EnvVar,
+    pub op: EnvOp,
+    /// The call.
+    pub at: Range<usize>,
+    /// The statement that removes it whole (the call, or an `unsafe { }` of env calls only);
+    /// `None` when it is part of a larger expression or a macro body.
+    pub stmt: Option<Range<usize>>,
+    pub place: Place,
+}
+
+/// `Command::env(k, v)` / `env_remove(k)`: the env of a child process.
+#[derive(Debug, Clone)]
+pub struct ChildEnv {
+    pub var: EnvVar,
+    /// `None` for `env_remove`; `Some(None)` for a computed value.
+    pub value: Option<Option<String>>,
+    pub value_range: Option<Range<usize>>,
+    pub at: Range<usize>,
+}
+
+/// What reaches a device constructor's index.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Lit { digits: Range<usize>, value: u64 },
+    Name { name: String, at: Range<usize> },
+}
+
+#[derive(Debug, Clone)]
+pub struct DeviceSink {
+    pub what: String,
+    pub arg: Arg,
+    /// The enclosing function, for `let` bindings.
+    pub scope: Option<Range<usize>>,
+}
+
+/// A name bound in a function (`let`, a parameter, a pattern) or as a const/static item.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    /// The integer literal it is bound to, when it is one (not `mut`).
+    pub literal: Option<(Range<usize>, u64)>,
+    pub at: Range<usize>,
+    /// The function it is local to; `None` for items.
+    pub scope: Option<Range<usize>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Facts {
+    pub uses_gpu_crate: bool,
+    pub env: Vec<EnvEffect>,
+    pub child_env: Vec<ChildEnv>,
+    pub sinks: Vec<DeviceSink>,
+    pub bindings: Vec<Binding>,
+    /// Every single-name path expression: (name, range, shown only in a format macro).
+    pub uses: Vec<(String, Range<usize>, bool)>,
+    /// `Device::Cuda(N)` in a pattern, N ≠ 0.
+    pub patterns: Vec<(Range<usize>, u64)>,
+    pub nvml_indices: Vec<(Range<usize>, u64)>,
+    pub main: Option<MainFn>,
+    /// `#![forbid(unsafe_code)]` / `#![deny(unsafe_code)]` at the top of the file.
+    pub forbids_unsafe: bool,
+    /// End of the inner attributes and `//!` docs at the top of the file.
+    pub inner_attrs_end: Option<usize>,
+    /// Start of the first item.
+    pub first_item: Option<usize>,
+}
+
+pub fn range(node: &impl Spanned) -> Range<usize> {
+    node.span().byte_range()
+}
+
+pub fn collect(file: &syn::File) -> Facts {
+    let mut aliases = HashMap::new();
+    for item in &file.items {
+        if let syn::Item::Use(u) = item {
+            collect_use(&u.tree, String::new(), &mut aliases);
+        }
+    }
+    let mut str_consts = StrConsts::default();
+    str_consts.visit_file(file);
+    let mut v = FactVisitor {
+        aliases,
+        str_consts: str_consts.0,
+        facts: Facts::default(),
+        scope: None,
+        display: 0,
+        handled_calls: Vec::new(),
+    };
+    v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
+    v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
+    v.facts.first_item = file.items.first().map(|i| range(i).start);
+    v.facts.forbids_unsafe = file.attrs.iter().any(forbids_unsafe);
+    v.facts.main = mains::choose(&file.items);
+    v.visit_file(file);
+    let main = v.facts.main.clone();
+    for effect in &mut v.facts.env {
+        effect.place = place(main.as_ref(), effect);
+    }
+    v.facts
+}
+
+fn place(main: Option<&MainFn>, effect: &EnvEffect) -> Place {
+    let Some(main) = main else {
+        return Place::Elsewhere;
+    };
+    if !(main.body.start <= effect.at.start && effect.at.end <= main.body.end) {
+        return Place::Elsewhere;
+    }
+    match &effect.stmt {
+        Some(stmt) if main.stmts.contains(stmt) => Place::MainTop,
+        _ => Place::MainNested,
+    }
+}
+
+fn forbids_unsafe(attr: &syn::Attribute) -> bool {
+    let level = attr.path().is_ident("forbid") || attr.path().is_ident("deny");
+    level
+        && attr
+            .parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|lints| lints.iter().any(|p| p.is_ident("unsafe_code")))
+}
+
+pub fn is_gpu_path(path: &str) -> bool {
+    let first = path
+        .trim_start_matches("::")
+        .split("::")
+        .next()
+        .unwrap_or("");
+    GPU_CRATES.contains(&first)
+}
+
+fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
+    let join = |name: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}::{name}")
+        }
+    };
+    match tree {
+        UseTree::Path(p) => collect_use(&p.tree, join(&p.ident.to_string()), out),
+        UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            let (local, full) = if name == "self" {
+                (
+                    prefix.rsplit("::").next().unwrap_or("").to_string(),
+                    prefix.clone(),
+                )
+            } else {
+                (name.clone(), join(&name))
+            };
+            out.insert(local, full);
+        }
+        UseTree::Rename(r) => {
+            out.insert(r.rename.to_string(), join(&r.ident.to_string()));
+        }
+        UseTree::Group(g) => {
+            for t in &g.items {
+                collect_use(t, prefix.clone(), out);
+            }
+        }
+        UseTree::Glob(_) => {
+            out.insert(format!("{prefix}::*"), prefix.clone());
+        }
+    }
+}
+
+/// `const NAME: &str = "CUDA_VISIBLE_DEVICES";`: keys and values written through a name.
+#[derive(Default)]
+struct StrConsts(HashMap<String, String>);
+
+impl<'ast> Visit<'ast> for StrConsts {
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        if let Some(s) = str_lit(&c.expr) {
+            self.0.insert(c.ident.to_string(), s);
+        }
+    }
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        if let Some(v) = str_lit(&s.expr) {
+            self.0.insert(s.ident.to_string(), v);
+        }
+    }
+}
+
+pub(super) struct FactVisitor {
+    aliases: HashMap<String, String>,
+    str_consts: HashMap<String, String>,
+    pub(super) facts: Facts,
+    /// The function being visited (`let` bindings are local to it).
+    scope: Option<Range<usize>>,
+    /// Inside the arguments of a format macro (`println!`): values there are only shown.
+    display: usize,
+    /// Env calls already recorded with their statement.
+    handled_calls: Vec<usize>,
+}
+
+impl FactVisitor {
+    /// `Dev::new` with `use candle_core::Device as Dev` → `candle_core::Device::new`.
+    fn resolve(&self, path: &syn::Path) -> String {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let Some(first) = segments.first() else {
+            return String::new();
+        };
+        match self.aliases.get(first) {
+            Some(full) => std::iter::once(full.clone())
+                .chain(segments[1..].iter().cloned())
+                .collect::<Vec<_>>()
+                .join("::"),
+            None => segments.join("::"),
+        }
+    }
+
+    /// A string: a literal, or a const/static holding one.
+    fn string(&self, expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.str_consts.get(&i.to_string()).cloned()),
+            Expr::Reference(r) => self.string(&r.expr),
+            Expr::Group(g) => self.string(&g.expr),
+            _ => str_lit(expr),
+        }
+    }
+
+    /// `std::env::set_var("CUDA_…", v)` / `remove_var("CUDA_…")`.
+    fn env_call(&self, call: &ExprCall) -> Option<(EnvVar, EnvOp)> {
+        let Expr::Path(func) = call.func.as_ref() else {
+            return None;
+        };
+        let path = self.resolve(&func.path);
+        let mut args = call.args.iter();
+        let var = EnvVar::from_name(&self.string(args.next()?)?)?;
+        if path.ends_with("env::set_var")
+            || path == "set_var" && self.aliases.contains_key("set_var")
+        {
+            Some((var, EnvOp::Set(args.next().and_then(|v| self.string(v)))))
+        } else if path.ends_with("env::remove_var")
+            || path == "remove_var" && self.aliases.contains_key("remove_var")
+        {
+            Some((var, EnvOp::Remove))
+        } else {
+            None
+        }
+    }
+
+    fn record_env(&mut self, call: &ExprCall, stmt: Option<Range<usize>>) -> bool {
+        let Some((var, op)) = self.env_call(call) else {
+            return false;
+        };
+        let at = range(call);
+        if self.handled_calls.contains(&at.start) {
+            return true;
+        }
+        self.handled_calls.push(at.start);
+        self.facts.env.push(EnvEffect {
+            var,
+            op,
+            at,
+            stmt,
+            place: Place::Elsewhere,
+        });
+        true
+    }
+
+    fn device_call(&mut self, call: &ExprCall) {
+        let Expr::Path(func) = call.func.as_ref() else {
+            return;
+        };
+        let path = self.resolve(&func.path);
+        if let Some(name) = INDEX_CALLS.iter().find(|n| path.ends_with(*n)) {
+            if let Some(first) = call.args.first() {
+                self.sink(first, format!("{name}(…)"));
+            }
+        }
+    }
+
+    fn method_call(&mut self, call: &ExprMethodCall) {
+        let Some(first) = call.args.first() else {
+            return;
+        };
+        let method = call.method.to_string();
+        match method.as_str() {
+            "with_device_id" => self.sink(first, ".with_device_id(…)".into()),
+            "device_by_index" => {
+                if let Some((_, n)) = int_lit(first) {
+                    self.facts.nvml_indices.push((range(call), n));
+                }
+            }
+            "env" | "env_remove" => {
+                let Some(var) = self.string(first).and_then(|k| EnvVar::from_name(&k)) else {
+                    return;
+                };
+                let second = call.args.iter().nth(1);
+                let value = (method == "env").then(|| second.and_then(|v| self.string(v)));
+                self.facts.child_env.push(ChildEnv {
+                    var,
+                    value,
+                    value_range: second.filter(|v| str_lit(v).is_some()).map(range),
+                    at: range(call),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn struct_literal(&mut self, lit: &ExprStruct) {
+        if !self.resolve(&lit.path).ends_with("CudaDevice") {
+            return;
+        }
+        for field in &lit.fields {
+            if matches!(&field.member, syn::Member::Named(n) if n == "index") {
+                self.sink(&field.expr, "CudaDevice { index: … }".into());
+            }
+        }
+    }
+
+    fn sink(&mut self, expr: &Expr, what: String) {
+        let arg = match expr {
+            Expr::Path(p) if p.path.get_ident().is_some() => Arg::Name {
+                name: p.path.segments[0].ident.to_string(),
+                at: range(p),
+            },
+            _ => match int_lit(expr) {
+                Some((digits, value)) => Arg::Lit { digits, value },
+                None => return,
+            },
+        };
+        self.facts.sinks.push(DeviceSink {
+            what,
+            arg,
+            scope: self.scope.clone(),
+        });
+    }
+
+    fn bind(
+        &mut self,
+        name: String,
+        at: Range<usize>,
+        literal: Option<(Range<usize>, u64)>,
+        item: bool,
+    ) {
+        self.facts.bindings.push(Binding {
+            name,
+            literal,
+            at,
+            scope: if item { None } else { self.scope.clone() },
+        });
+    }
+
+    fn in_scope<T>(&mut self, scope: Range<usize>, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.scope.replace(scope);
+        let out = f(self);
+        self.scope = saved;
+        out
+    }
+
+    /// `unsafe { set_var(..); remove_var(..) }` holding only env calls: one removable block.
+    fn unsafe_env_block(&mut self, block: &syn::ExprUnsafe, whole: Range<usize>) -> bool {
+        let calls: Vec<&ExprCall> = block
+            .block
+            .stmts
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Expr(Expr::Call(call), _) => Some(call),
+                _ => None,
+            })
+            .collect();
+        let only_env = !calls.is_empty()
+            && calls.len() == block.block.stmts.len()
+            && calls.iter().all(|c| self.env_call(c).is_some());
+        if only_env {
+            for call in calls {
+                self.record_env(call, Some(whole.clone()));
+            }
+        }
+        only_env
+    }
+}
+
+impl<'ast> Visit<'ast> for FactVisitor {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.in_scope(range(f), |v| visit::visit_item_fn(v, f));
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.in_scope(range(f), |v| visit::visit_impl_item_fn(v, f));
+    }
+
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        self.bind(c.ident.to_string(), range(&c.ident), int_lit(&c.expr), true);
+        visit::visit_item_const(self, c);
+    }
+
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        let literal = matches!(s.mutability, syn::StaticMutability::None)
+            .then(|| int_lit(&s.expr))
+            .flatten();
+        self.bind(s.ident.to_string(), range(&s.ident), literal, true);
+        visit::visit_item_static(self, s);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let mut pat = &local.pat;
+        if let syn::Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let syn::Pat::Ident(id) = pat {
+            if id.mutability.is_none() && id.subpat.is_none() {
+                let literal = local.init.as_ref().and_then(|i| int_lit(&i.expr));
+                self.bind(id.ident.to_string(), range(&id.ident), literal, false);
+                if let Some(init) = &local.init {
+                    self.visit_local_init(init);
+                }
+                return;
+            }
+        }
+        visit::visit_local(self, local);
+    }
+
+    fn visit_pat_ident(&mut self, id: &'ast syn::PatIdent) {
+        // Parameters and pattern bindings: names that are not followed.
+        self.bind(id.ident.to_string(), range(&id.ident), None, false);
+        visit::visit_pat_ident(self, id);
+    }
+
+    fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
+        let path = self.resolve(&p.path);
+        if path.ends_with("Device::Cuda") {
+            for elem in &p.elems {
+                if let syn::Pat::Lit(lit) = elem {
+                    if let Some((_, n)) = int_lit(&Expr::Lit(lit.clone())).filter(|(_, n)| *n != 0)
+                    {
+                        self.facts.patterns.push((range(p), n));
+                    }
+                }
+            }
+        }
+        visit::visit_pat_tuple_struct(self, p);
+    }
+
+    fn visit_stmt(&mut self, stmt: &'ast Stmt) {
+        if let Stmt::Expr(expr, semi) = stmt {
+            let end = semi.map_or(range(expr).end, |s| s.span.byte_range().end);
+            let whole = range(expr).start..end;
+            match expr {
+                Expr::Call(call) => {
+                    self.record_env(call, Some(whole));
+                }
+                // A block statement: `unsafe { set_var(..) }` needs no semicolon.
+                Expr::Unsafe(block) => {
+                    self.unsafe_env_block(block, whole);
+                }
+                _ => {}
+            }
+        }
+        visit::visit_stmt(self, stmt);
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast ExprCall) {
+        self.record_env(call, None);
+        self.device_call(call);
+        visit::visit_expr_call(self, call);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast ExprMethodCall) {
+        self.method_call(call);
+        visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_struct(&mut self, lit: &'ast ExprStruct) {
+        self.struct_literal(lit);
+        visit::visit_expr_struct(self, lit);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(ident) = p.path.get_ident() {
+            self.facts
+                .uses
+                .push((ident.to_string(), range(p), self.display > 0));
+        }
+        visit::visit_expr_path(self, p);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if path.segments.len() > 1 && is_gpu_path(&self.resolve(path)) {
+            self.facts.uses_gpu_crate = true;
+        }
+        visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if mac.path.segments.len() > 1 && is_gpu_path(&self.resolve(&mac.path)) {
+            self.facts.uses_gpu_crate = true;
+        }
+        macros::visit_body(self, mac);
+    }
+}
+
+pub(super) fn str_lit(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
+/// The digits of an integer literal (without its suffix) and its value.
+pub(super) fn int_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(i), ..
+    }) = expr
+    else {
+        return None;
+    };
+    int_token(i)
+}
+
+pub(super) fn int_token(i: &syn::LitInt) -> Option<(Range<usize>, u64)> {
+    let value = i.base10_parse::<u64>().ok()?;
+    let r = i.span().byte_range();
+    let suffix = i.suffix().len();
+    Some((r.start..r.end - suffix, value))
+}
