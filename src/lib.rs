@@ -14,6 +14,7 @@ pub mod journal;
 pub mod lang;
 pub mod leftovers;
 pub mod line_index;
+pub mod lines;
 pub mod nesting;
 pub mod outcome;
 pub mod output;

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use crate::edit::Edit;
+use crate::lines::{line_end, line_start, next_line_start};
 
 /// Remove the statement at `stmt`: its whole line, trailing comment and line ending included.
 /// With `as_pass`, replace it by `pass` instead (its block would otherwise be empty).
@@ -69,26 +70,6 @@ pub fn remove_line(
         line_start
     };
     Some(Edit::delete(start..next_line_start(source, stmt.end)))
-}
-
-fn line_start(source: &str, offset: usize) -> usize {
-    source[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1)
-}
-
-fn line_end(source: &str, offset: usize) -> usize {
-    source[offset..]
-        .find(['\n', '\r'])
-        .map_or(source.len(), |i| offset + i)
-}
-
-fn next_line_start(source: &str, offset: usize) -> usize {
-    let end = line_end(source, offset);
-    let bytes = source.as_bytes();
-    match bytes.get(end) {
-        Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => end + 2,
-        Some(_) => end + 1,
-        None => end,
-    }
 }
 
 /// Delete the items flagged `true` from a comma-separated list (dict items, keyword

@@ -8,8 +8,8 @@ use std::ops::Range;
 use ruff_python_ast::{Expr, Stmt};
 
 use super::facts::{range, EnvKey, Facts};
-use super::lines::{line_end, line_start, next_line_start, prev_line_start};
 use super::semantic::Bindings;
+use crate::lines::{line_end, line_start, next_line_start, prev_line_start};
 
 /// One block of configuration lines.
 #[derive(Debug, Clone)]

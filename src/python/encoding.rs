@@ -2,7 +2,7 @@
 //! in it: accents folded, symbols and emoji dropped. A file is read as UTF-8, so the cookie only
 //! narrows what may be inserted.
 
-use super::lines::line_ranges;
+use crate::lines::line_ranges;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Encoding {

@@ -11,9 +11,9 @@ use super::detect::{to_remove, RuleContext};
 use super::effective::Effective;
 use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
-use super::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
 use crate::edit::Edit;
 use crate::finding::Finding;
+use crate::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
 
 pub struct FixInput<'a> {
     pub source: &'a str,

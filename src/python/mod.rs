@@ -9,7 +9,6 @@ mod encoding;
 mod facts;
 mod fix;
 pub mod header;
-pub mod lines;
 pub mod rules;
 mod semantic;
 mod verify;
@@ -17,10 +16,10 @@ mod verify;
 use crate::edit::{apply, Edit};
 use crate::finding::{line_column, Finding};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
+pub use crate::lines::newline_of;
 use crate::policy::{EnvVar, Policy};
 pub use facts::Facts;
 use header::PythonHeader;
-pub use lines::newline_of;
 pub use semantic::GPU_FRAMEWORKS;
 
 /// What the caller knows about the file besides its text.

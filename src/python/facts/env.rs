@@ -102,18 +102,7 @@ impl<'s> FactVisitor<'s> {
                     .collect()
             }
             Stmt::AugAssign(aug) if self.is_environ(&aug.target) => match aug.value.as_ref() {
-                Expr::Dict(dict) => dict
-                    .items
-                    .iter()
-                    .map(|item| match &item.key {
-                        Some(k) => Item {
-                            range: range(k).start..range(&item.value).end,
-                            key: self.env_key(k),
-                            op: EnvOp::Set(self.value_of(&item.value)),
-                        },
-                        None => clobber(range(&item.value)),
-                    })
-                    .collect(),
+                Expr::Dict(dict) => self.dict_items(dict),
                 other => vec![clobber(range(other))],
             },
             Stmt::AugAssign(aug) => match self.environ_subscript(&aug.target) {
@@ -170,18 +159,7 @@ impl<'s> FactVisitor<'s> {
             "os.environ.update" => {
                 let mut items = Vec::new();
                 match args.first() {
-                    Some(Expr::Dict(dict)) => {
-                        for item in &dict.items {
-                            items.push(match &item.key {
-                                Some(k) => Item {
-                                    range: range(k).start..range(&item.value).end,
-                                    key: self.env_key(k),
-                                    op: EnvOp::Set(self.value_of(&item.value)),
-                                },
-                                None => clobber(range(&item.value)),
-                            });
-                        }
-                    }
+                    Some(Expr::Dict(dict)) => items.extend(self.dict_items(dict)),
                     Some(other) => items.push(clobber(range(other))),
                     None => {}
                 }
@@ -195,6 +173,21 @@ impl<'s> FactVisitor<'s> {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `{K: V, **other}` written into the environment: a set per item, a clobber per splat.
+    fn dict_items(&self, dict: &ruff_python_ast::ExprDict) -> Vec<Item> {
+        dict.items
+            .iter()
+            .map(|item| match &item.key {
+                Some(k) => Item {
+                    range: range(k).start..range(&item.value).end,
+                    key: self.env_key(k),
+                    op: EnvOp::Set(self.value_of(&item.value)),
+                },
+                None => clobber(range(&item.value)),
+            })
+            .collect()
     }
 
     fn keyword_item(&self, kw: &Keyword) -> Item {

@@ -300,10 +300,10 @@ impl<'s> FactVisitor<'s> {
     }
 
     fn main_block(&mut self, stmt: &Stmt, body: &[Stmt]) {
-        let if_start = super::lines::line_start(self.source, range(stmt).start);
+        let if_start = crate::lines::line_start(self.source, range(stmt).start);
         let first_stmt = body.first().and_then(|first| {
             let start = range(first).start;
-            let ls = super::lines::line_start(self.source, start);
+            let ls = crate::lines::line_start(self.source, start);
             let indent = &self.source[ls..start];
             indent
                 .chars()

@@ -1,5 +1,5 @@
-//! Lines as Python sees them: `\n`, `\r\n` and a lone `\r` all end a line, so a CR-only file
-//! is edited line by line like any other.
+//! Lines as Python (and the editors) see them: `\n`, `\r\n` and a lone `\r` all end a line,
+//! so a CR-only file is edited line by line like any other.
 
 /// The line ending the file uses (its first one), so inserted text matches it.
 pub fn newline_of(source: &str) -> &'static str {
