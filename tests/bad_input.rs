@@ -153,3 +153,30 @@ fn a_file_that_cannot_be_read_is_an_error_with_its_reason() {
         "the other file is still scanned"
     );
 }
+
+#[test]
+fn rust_lexer_errors_point_at_the_unclosed_token() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(
+        dir.path().join("eoi.rs"),
+        "fn main() {\n    let d = candle_core::Device::new_cuda(1);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("lex.rs"),
+        "fn main() {\n    let d = candle_core::Device::new_cuda(1);\n    let s = \"open;\n}\n",
+    )
+    .unwrap();
+    let out = run(gh(dir.path()).args(["scan", "."]));
+    assert_eq!(out.code, 2);
+    for (file, at) in [("eoi.rs", "1:11"), ("lex.rs", "3:13")] {
+        assert!(
+            out.stderr.contains(&format!(
+                "error: {file}: syntax error at {at}: the tokens cannot be read from here"
+            )),
+            "{}",
+            out.stderr
+        );
+    }
+}

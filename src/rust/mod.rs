@@ -121,10 +121,17 @@ fn masked(source: &str) -> String {
 pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
     syn::parse_file(&masked(source)).map_err(|e| {
         let start = e.span().start();
+        let message = e.to_string();
+        // proc-macro2's lexer error names no cause; it stops where the token stream breaks.
+        let message = if message == "cannot parse string into token stream" {
+            "the tokens cannot be read from here: an unclosed delimiter or an unterminated literal or comment".to_string()
+        } else {
+            message
+        };
         SyntaxError {
             line: start.line,
             column: start.column + 1,
-            message: e.to_string(),
+            message,
         }
     })
 }
