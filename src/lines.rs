@@ -55,19 +55,21 @@ pub fn prev_line_start(source: &str, at: usize) -> usize {
     line_start(source, body.len())
 }
 
-/// The lines of `source` as (start, end-without-terminator) ranges.
-pub fn line_ranges(source: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
+/// The lines of `source` as (start, end-without-terminator) ranges, lazily.
+pub fn line_ranges(source: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let mut at = 0;
-    while at < source.len() {
-        let end = line_end(source, at);
-        out.push((at, end));
-        at = next_line_start(source, at);
-        if at == end {
-            break;
+    std::iter::from_fn(move || {
+        if at >= source.len() {
+            return None;
         }
-    }
-    out
+        let start = at;
+        let end = line_end(source, at);
+        at = next_line_start(source, at);
+        if at == start {
+            at = source.len();
+        }
+        Some((start, end))
+    })
 }
 
 #[cfg(test)]
@@ -84,8 +86,14 @@ mod tests {
         assert_eq!(line_start(src, 8), 6);
         assert_eq!(line_end(src, 6), 11);
         assert_eq!(next_line_start(src, 6), 12);
-        assert_eq!(line_ranges(src), vec![(0, 5), (6, 11), (12, 17)]);
-        assert_eq!(line_ranges("x\r\ny\r\n"), vec![(0, 1), (3, 4)]);
+        assert_eq!(
+            line_ranges(src).collect::<Vec<_>>(),
+            vec![(0, 5), (6, 11), (12, 17)]
+        );
+        assert_eq!(
+            line_ranges("x\r\ny\r\n").collect::<Vec<_>>(),
+            vec![(0, 1), (3, 4)]
+        );
         assert_eq!(prev_line_start("ab\r\ncd\r\n\r\nef", 8), 4);
         assert_eq!(prev_line_start("ab\rcd\r", 3), 0);
     }

@@ -31,6 +31,8 @@ pub struct FileContext<'a> {
     pub is_init: bool,
     /// The top-level package the file belongs to (its directories with `__init__.py`).
     pub own_package: Option<String>,
+    /// Prove planned fixes on their result (`fix`), or only plan them (`scan`, `check`).
+    pub prove: bool,
 }
 
 /// Python for the pipeline: the policy and the rendered header, shared by every file.
@@ -47,6 +49,7 @@ impl Python {
             in_phase: info.in_phase,
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
             own_package: own_package(info.path),
+            prove: info.prove,
         }
     }
 }
@@ -131,8 +134,7 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
         });
     }
     let effective = effective::compute(body, &facts);
-    let bindings = semantic::Bindings::collect(body);
-    let blocks = config::blocks(source, body, &facts, &bindings);
+    let blocks = config::blocks(source, body, &facts, &facts.bindings);
     let gpu_code = facts.runtime_gpu_imports().next().is_some()
         || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
         || !facts.devices.is_empty();
@@ -161,14 +163,15 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
             env_fix,
         };
         // The smallest fix first (the first block kept as written), else the full one.
-        let minimal = if env_fix {
+        let minimal = if env_fix && ctx.prove {
             fix::plan_minimal(&input).and_then(|p| p.and_then(|e| prove(source, e, ctx)).ok())
         } else {
             None
         };
         let planned = match minimal {
             Some(edits) => Ok(edits),
-            None => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
+            None if ctx.prove => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
+            None => fix::plan(&input),
         };
         match planned {
             Ok(planned) => {

@@ -2,7 +2,7 @@
 //! `import os as _os`, `from os import environ`. Scopes are merged: a name bound by an import
 //! anywhere in the file resolves everywhere, which errs towards finding more.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use ruff_python_ast::visitor::{walk_stmt, Visitor};
 use ruff_python_ast::{Expr, Stmt};

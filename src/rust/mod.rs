@@ -143,6 +143,14 @@ fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
     Ok(facts)
 }
 
+/// How far the analysis goes with a fix: none, planned, or planned and proven on its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    None,
+    Only,
+    Prove,
+}
+
 impl RustSupport {
     pub fn analyze_text(
         &self,
@@ -150,7 +158,7 @@ impl RustSupport {
         source: &str,
         in_phase: bool,
     ) -> Result<Analysis, SyntaxError> {
-        self.analyze_with(&CrateInfo::of(path), source, in_phase, true)
+        self.analyze_with(&CrateInfo::of(path), source, in_phase, Plan::Prove)
     }
 
     /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
@@ -161,7 +169,7 @@ impl RustSupport {
         krate: &CrateInfo,
         source: &str,
         in_phase: bool,
-        plan: bool,
+        plan: Plan,
     ) -> Result<Analysis, SyntaxError> {
         let facts = facts_of(source)?;
         let ctx = detect::Context {
@@ -175,11 +183,15 @@ impl RustSupport {
         let kind = detect::binary(&facts, &ctx);
         let mut findings = detect::findings(&facts, &ctx, &sites);
         let mut edits = Vec::new();
-        if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
+        if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
-            match self.prove(krate, source, planned, in_phase) {
-                Ok(planned) => edits = planned,
-                Err(why) => withhold(&mut findings, &why),
+            if plan == Plan::Only {
+                edits = planned;
+            } else {
+                match self.prove(krate, source, planned, in_phase) {
+                    Ok(planned) => edits = planned,
+                    Err(why) => withhold(&mut findings, &why),
+                }
             }
         }
         // In scope: a GPU binary's entry point, or a file that selects a card (it has findings).
@@ -202,7 +214,7 @@ impl RustSupport {
     ) -> Result<Vec<Edit>, String> {
         let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
         let after = self
-            .analyze_with(krate, &new, in_phase, false)
+            .analyze_with(krate, &new, in_phase, Plan::None)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
         let left = after.findings.iter().filter(|f| f.is_violation());
         let (env, other): (Vec<&Finding>, Vec<&Finding>) =
@@ -243,10 +255,12 @@ impl LanguageSupport for RustSupport {
         info: &FileInfo,
         source: &str,
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
-        Ok(Box::new(self.analyze_text(
-            info.path,
+        let plan = if info.prove { Plan::Prove } else { Plan::Only };
+        Ok(Box::new(self.analyze_with(
+            &CrateInfo::of(info.path),
             source,
             info.in_phase,
+            plan,
         )?))
     }
 
@@ -258,7 +272,7 @@ impl LanguageSupport for RustSupport {
         before: &dyn lang::Analysis,
     ) -> Vec<String> {
         let krate = CrateInfo::of(info.path);
-        let after = match self.analyze_with(&krate, new, info.in_phase, false) {
+        let after = match self.analyze_with(&krate, new, info.in_phase, Plan::None) {
             Ok(after) => after,
             Err(e) => {
                 return vec![format!(

@@ -113,8 +113,8 @@ struct Flow {
 }
 
 impl<'s> FactVisitor<'s> {
-    pub(super) fn call(&mut self, call: &'s ExprCall) {
-        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+    pub(super) fn call(&mut self, call: &'s ExprCall, name: &str) {
+        let name = name.to_string();
         let method = match call.func.as_ref() {
             Expr::Attribute(a) => a.attr.as_str(),
             _ => "",
@@ -368,7 +368,7 @@ impl<'s> FactVisitor<'s> {
             self.facts.cuda_use = true;
         }
         for (key, load) in &flow.path {
-            self.flow_loads.push((key.clone(), load.clone()));
+            self.flow_loads.insert((key.clone(), load.start, load.end));
         }
         for o in flow.origins {
             let ok = match accepts {

@@ -301,15 +301,15 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// Env effects of calls inside expressions: `x = os.environ.pop(K)`, child-process env.
-    pub(super) fn call_effects(&mut self, call: &'s ExprCall) {
-        let Some(name) = self.call_name(call) else {
+    pub(super) fn call_effects(&mut self, call: &'s ExprCall, name: &str) {
+        if name.is_empty() {
             return;
-        };
+        }
         let stmt = self.stmts.last().cloned().unwrap_or(0..0);
         let nested = range(call) != stmt;
         if nested
             && matches!(
-                name.as_str(),
+                name,
                 "os.environ.pop"
                     | "os.environ.setdefault"
                     | "os.environ.update"
@@ -324,7 +324,7 @@ impl<'s> FactVisitor<'s> {
                 }
             }
         }
-        if CHILD_ENV_CALLS.contains(&name.as_str())
+        if CHILD_ENV_CALLS.contains(&name)
             || name.ends_with("Popen")
             || name.ends_with("create_subprocess_exec")
         {

@@ -3,7 +3,7 @@
 //! argparse defaults read back as `args.dest`, dict values read by key or `.get(key, default)`.
 //! Only what the code itself shows: a value that comes from outside stays unknown.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
@@ -18,6 +18,28 @@ pub struct FunctionScope<'a> {
     pub class: Option<String>,
     pub params: HashMap<String, Option<&'a Expr>>,
     pub assigns: HashMap<String, Vec<&'a Expr>>,
+}
+
+/// What a load reads: a name, `self.attr`, or `.attr` of anything else (borrowed from the AST:
+/// no allocation per load).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LoadKey<'a> {
+    Name(&'a str),
+    SelfAttr(&'a str),
+    Attr(&'a str),
+}
+
+impl<'a> LoadKey<'a> {
+    /// The key of a flow path entry (`x`, `self.x`, `.x`).
+    pub fn of_path(key: &'a str) -> LoadKey<'a> {
+        if let Some(attr) = key.strip_prefix("self.") {
+            LoadKey::SelfAttr(attr)
+        } else if let Some(attr) = key.strip_prefix('.') {
+            LoadKey::Attr(attr)
+        } else {
+            LoadKey::Name(key)
+        }
+    }
 }
 
 /// Where a value may be looked up: the module, or a function (index into `functions`).
@@ -37,8 +59,6 @@ pub struct Scopes<'a> {
     pub argparse: HashMap<String, Vec<&'a Expr>>,
     /// `a, b, c = value`: each name with its position, the value and its scope.
     pub unpacked: HashMap<String, Vec<(usize, &'a Expr, Scope)>>,
-    /// Every load of a name (`x`), of `self.x` and of any `.x`, by key.
-    pub loads: HashMap<String, Vec<Range<usize>>>,
     /// Names that are also rebound in ways we do not follow (loops, `+=`, tuples).
     pub opaque: Vec<String>,
 }
@@ -49,7 +69,6 @@ impl<'a> Scopes<'a> {
             scopes: Scopes::default(),
             stack: Vec::new(),
             class: Vec::new(),
-            display: 0,
         };
         for stmt in body {
             c.visit_stmt(stmt);
@@ -131,8 +150,6 @@ impl<'a> Scopes<'a> {
 
 struct ScopeCollector<'a> {
     scopes: Scopes<'a>,
-    /// Inside the arguments of a print or log call: what is read there is only shown.
-    display: usize,
     stack: Vec<usize>,
     class: Vec<String>,
 }
@@ -322,6 +339,41 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
             self.argparse(call);
+        }
+        if let Expr::Named(named) = expr {
+            self.target(&named.target, &named.value);
+        }
+        walk_expr(self, expr);
+    }
+}
+
+/// Every load of the given keys (a name, `self.x`, `.x`) outside print and log calls: walked
+/// only for the few names a device literal flows through.
+pub fn loads_of<'a>(
+    body: &'a [Stmt],
+    keys: &[LoadKey<'a>],
+) -> HashMap<LoadKey<'a>, Vec<Range<usize>>> {
+    let mut finder = LoadFinder {
+        keys,
+        found: HashMap::default(),
+        display: 0,
+    };
+    for stmt in body {
+        finder.visit_stmt(stmt);
+    }
+    finder.found
+}
+
+struct LoadFinder<'k, 'a> {
+    keys: &'k [LoadKey<'a>],
+    found: HashMap<LoadKey<'a>, Vec<Range<usize>>>,
+    /// Inside the arguments of a print or log call: what is read there is only shown.
+    display: usize,
+}
+
+impl<'a> Visitor<'a> for LoadFinder<'_, 'a> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Call(call) = expr {
             if is_display_call(call) {
                 self.display += 1;
                 walk_expr(self, expr);
@@ -329,26 +381,17 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                 return;
             }
         }
-        match expr {
-            _ if self.display > 0 => {}
-            Expr::Name(n) if n.ctx.is_load() => {
-                self.scopes
-                    .loads
-                    .entry(n.id.as_str().to_string())
-                    .or_default()
-                    .push(range(expr));
-            }
-            Expr::Attribute(a) if a.ctx.is_load() => {
-                let key = match a.value.as_ref() {
-                    Expr::Name(n) if n.id.as_str() == "self" => format!("self.{}", a.attr.as_str()),
-                    _ => format!(".{}", a.attr.as_str()),
-                };
-                self.scopes.loads.entry(key).or_default().push(range(expr));
-            }
-            _ => {}
-        }
-        if let Expr::Named(named) = expr {
-            self.target(&named.target, &named.value);
+        let key = match expr {
+            _ if self.display > 0 => None,
+            Expr::Name(n) if n.ctx.is_load() => Some(LoadKey::Name(n.id.as_str())),
+            Expr::Attribute(a) if a.ctx.is_load() => Some(match a.value.as_ref() {
+                Expr::Name(n) if n.id.as_str() == "self" => LoadKey::SelfAttr(a.attr.as_str()),
+                _ => LoadKey::Attr(a.attr.as_str()),
+            }),
+            _ => None,
+        };
+        if let Some(key) = key.filter(|k| self.keys.contains(k)) {
+            self.found.entry(key).or_default().push(range(expr));
         }
         walk_expr(self, expr);
     }

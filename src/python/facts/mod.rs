@@ -106,6 +106,8 @@ pub enum TopKind {
 
 #[derive(Debug, Default)]
 pub struct Facts {
+    /// Which local names stand for which modules (shared with the configuration reader).
+    pub bindings: Bindings,
     pub effects: Vec<EnvEffect>,
     pub gpu_imports: Vec<GpuImport>,
     pub devices: Vec<DeviceUse>,
@@ -163,13 +165,14 @@ pub fn collect<'s>(source: &'s str, body: &'s [Stmt], own_package: Option<&str>)
         stmts: Vec::new(),
         typing_only: 0,
         removable_bodies: Vec::new(),
-        flow_loads: Vec::new(),
+        flow_loads: Default::default(),
         device_paths: Vec::new(),
         asserts: 0,
         own_package: own_package.map(str::to_string),
     };
     visitor.module(body);
-    visitor.mark_shared();
+    visitor.mark_shared(body);
+    visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
     visitor.facts.devices.sort_by_key(|d| d.at.start);
     visitor
         .facts
@@ -195,7 +198,7 @@ struct FactVisitor<'s> {
     asserts: usize,
     own_package: Option<String>,
     /// Loads of names that carry a device literal to a sink: (key, load range).
-    flow_loads: Vec<(String, Range<usize>)>,
+    flow_loads: rustc_hash::FxHashSet<(String, usize, usize)>,
     /// For each device use (index into `facts.devices`), the names its literal flows through.
     device_paths: Vec<(usize, Vec<String>)>,
 }
@@ -208,13 +211,23 @@ impl<'s> FactVisitor<'s> {
 
     /// A literal that flows through a name also used elsewhere is shared: rewriting it would
     /// change more than the device. Such uses are reported, not rewritten.
-    fn mark_shared(&mut self) {
+    fn mark_shared(&mut self, body: &[Stmt]) {
+        let keys: Vec<flow::LoadKey> = self
+            .device_paths
+            .iter()
+            .flat_map(|(_, path)| path.iter().map(|k| flow::LoadKey::of_path(k)))
+            .collect();
+        if keys.is_empty() {
+            return;
+        }
+        let loads = flow::loads_of(body, &keys);
         for (i, path) in &self.device_paths {
             let shared = path.iter().find(|key| {
-                self.scopes.loads.get(*key).is_some_and(|loads| {
+                let load_key = flow::LoadKey::of_path(key);
+                loads.get(&load_key).is_some_and(|loads| {
                     loads
                         .iter()
-                        .any(|l| !self.flow_loads.iter().any(|(k, r)| k == *key && r == l))
+                        .any(|l| !self.flow_loads.contains(&(key.to_string(), l.start, l.end)))
                 })
             });
             self.facts.devices[*i].shared = shared.cloned();
@@ -401,10 +414,9 @@ impl<'s> FactVisitor<'s> {
 
 impl FactVisitor<'_> {
     /// `importlib.import_module("torch")`, `__import__("torch")`: a GPU import all the same.
-    fn dynamic_import(&mut self, call: &ruff_python_ast::ExprCall) {
-        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+    fn dynamic_import(&mut self, call: &ruff_python_ast::ExprCall, name: &str) {
         if !matches!(
-            name.as_str(),
+            name,
             "importlib.import_module" | "__import__" | "builtins.__import__"
         ) {
             return;
@@ -427,8 +439,7 @@ impl FactVisitor<'_> {
     }
 
     /// CUDA calls, and options that let the user pick the device (a CPU path).
-    fn cuda_and_cpu(&mut self, call: &ruff_python_ast::ExprCall) {
-        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+    fn cuda_and_cpu(&mut self, call: &ruff_python_ast::ExprCall, name: &str) {
         let method = match call.func.as_ref() {
             Expr::Attribute(a) => a.attr.as_str(),
             _ => "",
@@ -515,10 +526,12 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
     fn visit_expr(&mut self, expr: &'s Expr) {
         match expr {
             Expr::Call(call) => {
-                self.call_effects(call);
-                self.dynamic_import(call);
-                self.cuda_and_cpu(call);
-                self.call(call);
+                // Resolved once: every check below reads the same dotted name.
+                let name = self.bindings.qualified(&call.func).unwrap_or_default();
+                self.call_effects(call, &name);
+                self.dynamic_import(call, &name);
+                self.cuda_and_cpu(call, &name);
+                self.call(call, &name);
             }
             Expr::StringLiteral(s) => {
                 let v = s.value.to_str();
