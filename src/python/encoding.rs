@@ -17,7 +17,7 @@ pub enum Encoding {
 impl Encoding {
     /// The cookie of the first two lines; an encoding this tool cannot write is an error naming it.
     pub fn of(source: &str) -> Result<Encoding, String> {
-        for (start, end) in line_ranges(source).into_iter().take(2) {
+        for (start, end) in line_ranges(source).take(2) {
             let line = source[start..end]
                 .trim_start_matches('\u{feff}')
                 .trim_start();
