@@ -3,17 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use anyhow::Context;
 use serde::Serialize;
 
 use super::history::{burndown, histories, judge, History, Verdict};
 use super::progress::{in_scope, phase_name, phase_order, Counts};
-use crate::app::{self, Setup};
-use crate::cli::{InputArgs, ReportArgs, ReportFormat};
-use crate::journal::{self, Journal};
+use crate::journal::Journal;
 use crate::outcome::FileOutcome;
-use crate::policy::{EnvVar, Phases, Policy, OTHER_PHASE};
-use crate::process::Mode;
+use crate::policy::{Config, EnvVar, Phases, Policy, OTHER_PHASE};
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -122,45 +118,6 @@ pub struct GpuView {
     pub leak_fail_mib: f64,
 }
 
-/// `gpu-homogenize report`: scan the whole tree, read its journal, render.
-pub fn command(args: ReportArgs) -> anyhow::Result<i32> {
-    let input = InputArgs {
-        paths: vec![args.root.clone().unwrap_or_else(|| ".".into())],
-        config: args.config.clone(),
-        // The CLI's default for scan, fix and check.
-        max_file_size: 4 * 1024 * 1024,
-        jobs: None,
-    };
-    if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {
-        // Otherwise the nearest existing ancestor, up to `/`, would be scanned instead.
-        anyhow::bail!(
-            "{}: not a directory; give the root of the tree",
-            root.display()
-        );
-    }
-    let mut setup = app::setup(&input)?;
-    // A subdirectory names the tree; the report is always about all of it.
-    setup.paths = vec![setup.root.clone()];
-    let engine = app::engine(&setup, &input, Mode::Scan)?;
-    let (outcomes, _) = app::execute(&setup, &engine, &input, None)?;
-    let journal = Journal::read(&setup.root);
-    for warning in &journal.warnings {
-        eprintln!("warning: {warning}");
-    }
-    let report = build(&setup, &outcomes, &journal, journal::now_rfc3339());
-    let text = match args.format {
-        ReportFormat::Md => super::markdown::render(&report),
-        ReportFormat::Json => json(&report),
-        ReportFormat::Html => super::html::render(&report),
-    };
-    match &args.out {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("{}: cannot write the report", path.display()))?,
-        None => print!("{text}"),
-    }
-    Ok(app::EXIT_OK)
-}
-
 pub fn json(report: &Report) -> String {
     let mut out =
         serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
@@ -168,8 +125,14 @@ pub fn json(report: &Report) -> String {
     out
 }
 
+/// The tree a report is about: its root and its config.
+pub struct Tree<'a> {
+    pub root: &'a std::path::Path,
+    pub config: &'a Config,
+}
+
 pub fn build(
-    setup: &Setup,
+    setup: &Tree,
     scan: &[FileOutcome],
     journal: &Journal,
     generated_at: String,
@@ -344,7 +307,7 @@ fn file_alerts(file: &FileOutcome, v: &Verdict, policy: &Policy) -> Vec<Alert> {
 }
 
 /// Files a phase lists by name that the scan did not find.
-fn missing(setup: &Setup, scan: &[FileOutcome]) -> Vec<Alert> {
+fn missing(setup: &Tree, scan: &[FileOutcome]) -> Vec<Alert> {
     let found: HashSet<&str> = scan.iter().map(|o| o.path.as_str()).collect();
     let phases = Phases::new(&setup.config.phases);
     phases

@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::Setup;
-use crate::cli::ReportArgs;
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
-use crate::report::summary::{GpuSummary, Summary};
+use crate::summary::{GpuSummary, Summary};
 
 pub use read::Journal;
 pub use time::{now_rfc3339, rfc3339};
@@ -94,7 +92,7 @@ pub struct RunLine {
 
 /// Append this run to the journal at the tree root. A failure is a warning, never fatal:
 /// the files are already written and the run's own output says what happened.
-pub fn record(setup: &Setup, command: &str, outcomes: &[FileOutcome], summary: &Summary) {
+pub fn record(root: &Path, command: &str, outcomes: &[FileOutcome], summary: &Summary) {
     let stamp = Stamp {
         schema: SCHEMA,
         run_id: run_id(),
@@ -103,8 +101,8 @@ pub fn record(setup: &Setup, command: &str, outcomes: &[FileOutcome], summary: &
         command: command.trim_end_matches(" --dry-run").to_string(),
         dry_run: command.ends_with("--dry-run"),
     };
-    let target = path(&setup.root);
-    if let Err(e) = append_under(&setup.root, &lines(&stamp, outcomes, summary)) {
+    let target = path(root);
+    if let Err(e) = append_under(root, &lines(&stamp, outcomes, summary)) {
         eprintln!(
             "warning: {}: could not journal this run: {e}",
             target.display()
@@ -270,10 +268,6 @@ fn run_id() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     format!("{millis:x}-{:x}", std::process::id())
-}
-
-pub fn report_command(args: ReportArgs) -> anyhow::Result<i32> {
-    crate::report::coordinator::command(args)
 }
 
 #[cfg(test)]
