@@ -26,7 +26,8 @@ pub fn run(args: FixArgs) -> anyhow::Result<i32> {
     let gpu = (!args.dry_run).then_some(&args.gpu);
     let (outcomes, summary) = execute(&setup, &engine, &args.input, gpu)?;
     let command = if args.dry_run { "fix --dry-run" } else { "fix" };
-    if !args.no_journal {
+    // A dry run writes nothing, the journal included.
+    if !args.no_journal && !args.dry_run {
         crate::journal::record(&setup.root, command, &outcomes, &summary);
     }
     match args.format {

@@ -238,9 +238,17 @@ pub fn append(target: &Path, text: &str) -> std::io::Result<()> {
     append_to(file, text)
 }
 
-/// One `write` of every line with O_APPEND, then fsync: a crash leaves at most a torn last
-/// line, which the reader skips.
+/// One `write` of every line with O_APPEND under an exclusive lock, then fsync: concurrent
+/// runs never interleave, and a crash leaves at most a torn last line, which the reader skips.
 fn append_to(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // Held until `file` is closed; blocks while another run appends.
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
     let mut buf = String::with_capacity(text.len() + 1);
     if !ends_with_newline(&mut file)? {
         // A torn line left by a crash must not swallow this run's first line.
@@ -346,6 +354,33 @@ mod tests {
         append(&target, "{\"next\":2}\n").unwrap();
         let text = std::fs::read_to_string(&target).unwrap();
         assert_eq!(text, "{\"complete\":1}\n{\"torn\":\n{\"next\":2}\n");
+    }
+
+    #[test]
+    fn concurrent_appends_never_tear_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        let line =
+                            format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}\n", "x".repeat(3000));
+                        append_under(&root, &line.repeat(3)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = std::fs::read_to_string(path(&root)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 8 * 50 * 3);
+        for line in lines {
+            serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
     }
 
     #[test]
