@@ -67,6 +67,11 @@ fn gpu_checks_give_the_device_and_the_drift() {
     assert_eq!((r.mission.total, r.mission.gpu_validated), (2, 2));
     assert_eq!(r.gpu.devices.get("RTX 3090"), Some(&3));
     assert_eq!(r.gpu.drift_mib, 60.0);
+    assert_eq!(
+        r.mission.status,
+        crate::report::progress::Status::Attention,
+        "60 MiB of drift is over the 50 MiB limit"
+    );
     let kinds: Vec<(AlertKind, Option<&str>)> = r
         .alerts
         .iter()
