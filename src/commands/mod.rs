@@ -17,6 +17,7 @@ macro_rules! err {
 mod check;
 mod doctor;
 mod fix;
+mod init;
 mod report;
 mod scan;
 
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Check(args) => check::run(args),
         Command::Report(args) => report::run(args),
         Command::Doctor(args) => doctor::run(&args),
+        Command::Init(args) => init::run(args),
         Command::Probe(args) => Ok(crate::gpu::probe::run(&args)),
         Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args)),
     };
