@@ -35,8 +35,9 @@ pub fn run_cpu_stage(
                 if cancelled.load(Ordering::SeqCst) {
                     return interrupted(engine, entry);
                 }
+                progress.started(i, &entry.rel);
                 let processed = engine.process(entry);
-                progress.cpu.inc(1);
+                progress.done(i);
                 if let Some(job) = processed.gpu_job {
                     progress.gpu.inc_length(1);
                     gpu(i, job);

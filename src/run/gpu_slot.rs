@@ -65,7 +65,7 @@ pub fn run(
     entries: &[Entry],
     jobs: usize,
     args: &GpuArgs,
-    progress: &Progress,
+    progress: &mut Progress,
     cancelled: &Arc<AtomicBool>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Option<GpuSummary>)> {
     let policy = &setup.config.policy;
@@ -85,6 +85,8 @@ pub fn run(
             ));
         }
     };
+    progress.add_gpu();
+    let progress = &*progress;
     let started = Instant::now();
     let slot = GpuSlot::start(
         checker,

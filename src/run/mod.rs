@@ -87,7 +87,7 @@ pub fn execute(
     let removing = engine.mode == Mode::Fix { dry_run: false };
     crate::leftovers::handle(&setup.root, &found.temp_files, removing);
     let entries = found.entries;
-    let progress = Progress::new(entries.len(), gpu.is_some());
+    let mut progress = Progress::new(&entries, &engine.phases);
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(
             setup,
@@ -95,7 +95,7 @@ pub fn execute(
             &entries,
             jobs(input),
             args,
-            &progress,
+            &mut progress,
             &cancelled,
         )?,
         None => (
