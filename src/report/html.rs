@@ -12,6 +12,7 @@ mod chart;
 
 const STYLE: &str = "
 body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px 32px;color:#1f2328;background:#fff;font-size:14px}
+svg.burndown{display:block;width:100%;height:auto;max-height:280px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 h3{font-size:15px;margin:16px 0 6px}.meta{color:#57606a;margin:0 0 16px}
 .pill{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:bold;color:#fff}
