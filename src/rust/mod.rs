@@ -162,7 +162,7 @@ impl RustSupport {
             policy: &self.policy,
             header: &self.header,
             krate,
-            newline: crate::python::newline_of(source),
+            newline: crate::edit::newline_of(source),
         };
         let sites = detect::locate(&facts, &ctx);
         let kind = detect::binary(&facts, &ctx);
