@@ -28,6 +28,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Show the GPUs the driver sees, their CUDA ordering, and what the policy selects.
     Doctor(DoctorArgs),
+    /// Propose a gpu-homogenize.toml (policy and phases) from a scan of the tree.
+    Init(InitArgs),
     /// Internal: the child that initialises CUDA with the environment of one file.
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
@@ -171,6 +173,18 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Replace an existing gpu-homogenize.toml.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the proposal instead of writing it.
+    #[arg(long)]
+    pub stdout: bool,
 }
 
 #[derive(Debug, Args)]

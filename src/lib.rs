@@ -3,13 +3,12 @@
 //! The pipeline (see DESIGN.md): walk → prefilter → parse → detect → plan edits → apply →
 //! CPU check → write → GPU slot → outcome → report. `main.rs` only parses the command line.
 
-pub mod app;
 pub mod cli;
+pub mod commands;
 pub mod confine;
 pub mod edit;
 pub mod finding;
 pub mod gpu;
-pub mod gpu_stage;
 pub mod journal;
 pub mod lang;
 pub mod leftovers;
@@ -18,13 +17,15 @@ pub mod lines;
 pub mod nesting;
 pub mod outcome;
 pub mod output;
-pub mod pipeline;
 pub mod policy;
 pub mod process;
 pub mod python;
 pub mod removal;
 pub mod report;
+pub mod run;
 pub mod rust;
 pub mod source;
+pub mod summary;
+pub mod template;
 pub mod walk;
 pub mod write;

@@ -1,6 +1,8 @@
 //! What happened to each file in a run: the records the JSON output, the text summary
 //! and the journal are made from.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -135,9 +137,21 @@ impl FileOutcome {
 /// A path as text output shows it: as the user reached it, without a leading `./`.
 pub fn display_path(path: &Path) -> String {
     // Bytes that are not UTF-8 are shown `\xNN`, as ripgrep does, never replaced lossily.
-    let text = crate::walk::escape(path.as_os_str());
+    let text = escape(path.as_os_str());
     match text.strip_prefix("./") {
         Some(rest) if !rest.is_empty() => rest.to_string(),
         _ => text,
     }
+}
+
+/// A name as text: bytes that are not UTF-8 are written `\xNN`, as ripgrep escapes them.
+pub fn escape(name: &OsStr) -> String {
+    let mut out = String::new();
+    for chunk in name.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02X}"));
+        }
+    }
+    out
 }

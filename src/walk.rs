@@ -4,13 +4,13 @@
 mod root;
 
 use std::collections::HashSet;
-use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
+pub use crate::outcome::escape;
 use crate::outcome::Language;
 use crate::write::temp;
 
@@ -90,18 +90,6 @@ pub fn relative_to(root: &Path, path: &Path) -> String {
     let rel = relative_path(root, path);
     let parts: Vec<String> = rel.components().map(|c| escape(c.as_os_str())).collect();
     parts.join("/")
-}
-
-/// A name as text: bytes that are not UTF-8 are written `\xNN`, as ripgrep escapes them.
-pub fn escape(name: &OsStr) -> String {
-    let mut out = String::new();
-    for chunk in name.as_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Every Python and Rust file under `paths`, sorted by path, each once. Files named
@@ -229,6 +217,7 @@ fn entry(root: &Path, path: &Path, kind: EntryKind) -> Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::OsStr;
 
     #[test]
     fn normalize_drops_dots() {

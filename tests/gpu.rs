@@ -614,3 +614,55 @@ fn an_unloadable_cuda_driver_is_named_with_its_directory_and_reason() {
     );
     assert!(out.stderr.contains("libcuda.so.1: "), "{}", out.stderr);
 }
+
+#[test]
+fn leak_drift_keeps_the_mission_from_done_until_the_checks_run_clean() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let fix = run(driver
+        .command(tree.path())
+        .env("FAKEGPU_LEAK_MIB", "30")
+        .args(["fix", "--gpu", "require"]));
+    assert_eq!(fix.code, 1, "drift over the limit fails the run");
+    assert!(fix.stdout.contains("FAILED"), "{}", fix.stdout);
+    let report = |format: &str| {
+        let out = run(driver
+            .command(tree.path())
+            .args(["report", "--format", format]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let doc = json(&report("json"));
+    assert_eq!(doc["mission"]["status"], "attention");
+    assert_eq!(
+        doc["mission"]["leaks"], 0,
+        "30 MiB per check is under the alert"
+    );
+    assert_eq!(doc["gpu"]["drift_failed"], true);
+    assert_eq!(doc["alerts"][0]["kind"], "drift");
+    assert!(
+        doc["alerts"][0]["run"]
+            .as_str()
+            .unwrap()
+            .starts_with("`fix` run "),
+        "{}",
+        doc["alerts"][0]
+    );
+    let md = report("md");
+    assert!(!md.contains("✅ done\n\n## Progress"), "{md}");
+    assert!(
+        md.contains("files compliant (100%)** — ⚠️ needs attention"),
+        "{md}"
+    );
+    assert!(md.contains("| Leak drift (MiB) | ≤ 50 |"), "{md}");
+
+    let check = run(driver
+        .command(tree.path())
+        .args(["check", "--gpu", "require"]));
+    assert_eq!(check.code, 0, "{}", check.stdout);
+    let doc = json(&report("json"));
+    assert_eq!(doc["gpu"]["drift_failed"], false);
+    assert_eq!(doc["mission"]["gpu_validated"], 40);
+    assert_eq!(doc["mission"]["status"], "done");
+    assert_eq!(doc["alerts"], Value::Array(Vec::new()));
+}

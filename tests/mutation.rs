@@ -4,12 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use gpu_homogenize::app::{engine, setup};
 use gpu_homogenize::cli::InputArgs;
 use gpu_homogenize::lang::{FileInfo, LanguageSupport};
 use gpu_homogenize::outcome::{FileStatus, Language};
-use gpu_homogenize::pipeline::WORKER_STACK;
 use gpu_homogenize::process::{Engine, Mode};
+use gpu_homogenize::run::cpu::WORKER_STACK;
+use gpu_homogenize::run::{engine, setup};
 use gpu_homogenize::walk::{language_of, Entry, EntryKind};
 
 const MUTANTS: usize = 2400;

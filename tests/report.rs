@@ -195,6 +195,22 @@ fn the_mission_as_a_coordinator_sees_it() {
 /// Stable text for a snapshot: no scratch path, no clock.
 fn redact(text: &str, tree: &Path) -> String {
     let text = text.replace(tree.to_str().unwrap(), "[ROOT]");
+    // Run ids: ` run <hex>-<hex> on`.
+    let text = text
+        .split(" run ")
+        .enumerate()
+        .map(|(i, part)| match part.split_once(' ') {
+            Some((id, rest))
+                if i > 0
+                    && id.contains('-')
+                    && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') =>
+            {
+                format!("[RUN] {rest}")
+            }
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" run ");
     let shape = "0000-00-00T00:00:00.000Z".as_bytes();
     let bytes = text.as_bytes();
     let mut out = String::new();
@@ -313,9 +329,40 @@ fn a_journal_from_another_version_is_read_with_a_warning() {
     assert_eq!(phase(&r, "Core modules")["cpu_validated"], 13);
 }
 
+/// Every entry under `root` with its kind, size, mode, mtime and bytes: what a command that
+/// must write nothing has to leave as it was.
+fn listing(root: &Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            let mut what = format!(
+                "{:o} {} {} {}",
+                meta.mode(),
+                meta.len(),
+                meta.mtime(),
+                meta.mtime_nsec()
+            );
+            if meta.is_dir() {
+                dirs.push(path);
+            } else {
+                what.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+            out.push((rel, what));
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
-fn dry_runs_are_journalled_as_such_and_validate_nothing() {
+fn dry_runs_and_scans_leave_the_tree_byte_identical() {
     let (_dir, tree) = mission();
+    let before = listing(&tree);
     let out = tool(&tree, &["fix", "--dry-run"]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -323,16 +370,13 @@ fn dry_runs_are_journalled_as_such_and_validate_nothing() {
         stdout.contains("Core modules: 0/13 compliant (0%), 13 would fix\n"),
         "{stdout}"
     );
+    assert_eq!(listing(&tree), before, "fix --dry-run wrote something");
+    let out = tool(&tree, &["scan", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(listing(&tree), before, "scan wrote something");
+    assert!(!tree.join(".gpu-homogenize").exists());
     let (r, _) = report_json(&tree);
-    assert_eq!(r["runs"][0]["dry_run"], true);
-    assert_eq!(r["runs"][0]["command"], "fix");
-    assert_eq!(
-        (
-            r["overall"]["fixed"].as_u64(),
-            r["overall"]["cpu_validated"].as_u64()
-        ),
-        (Some(0), Some(0))
-    );
+    assert_eq!(r["runs"].as_array().unwrap().len(), 0);
 }
 
 #[test]
@@ -367,4 +411,168 @@ fn a_root_that_is_not_a_directory_is_an_error() {
         "error: no-such-dir: not a directory; give the root of the tree\n"
     );
     assert!(out.stdout.is_empty());
+}
+
+fn markdown(tree: &Path) -> String {
+    let out = tool(tree, &["report"]);
+    assert_eq!(out.status.code(), Some(0));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn alert_kinds(report: &Value) -> Vec<(String, String)> {
+    report["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["kind"].as_str().unwrap().to_string(),
+                a["path"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+const OTHER_CORE: &str = "STT/vad_manager.py";
+
+#[test]
+fn an_input_error_stays_failing_after_an_unrelated_check_until_the_file_passes() {
+    let (_dir, tree) = mission();
+    let path = tree.join(CORE);
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{good}\nif (:\n")).unwrap();
+    let out = tool(&tree, &["fix", "--gpu", "off"]);
+    assert_eq!(out.status.code(), Some(2), "an input error");
+    let (r, _) = report_json(&tree);
+    assert_eq!(r["mission"]["status"], "attention");
+    assert_eq!(phase(&r, "Core modules")["errors"], 1);
+    assert_eq!(alert_kinds(&r), [("failing".into(), CORE.into())]);
+    assert!(
+        r["alerts"][0]["run"]
+            .as_str()
+            .unwrap()
+            .starts_with("`fix` run "),
+        "{}",
+        r["alerts"][0]
+    );
+    let remaining = &phase(&r, "Core modules")["remaining"][0];
+    assert_eq!(
+        (&remaining["path"], &remaining["reason"]),
+        (&Value::from(CORE), &Value::from("input_error"))
+    );
+
+    let out = tool(&tree, &["check", "--gpu", "off", OTHER_CORE]);
+    assert_eq!(out.status.code(), Some(0));
+    let (r, _) = report_json(&tree);
+    assert_eq!(
+        r["mission"]["status"], "attention",
+        "the error is still open"
+    );
+    assert_eq!(phase(&r, "Core modules")["errors"], 1);
+    let md = markdown(&tree);
+    assert!(md.contains("— ⚠️ needs attention\n"), "{md}");
+    assert!(!md.contains("No alerts"), "{md}");
+    assert!(
+        md.find("## Alerts").unwrap() < md.find("## Progress by phase").unwrap(),
+        "failures come first"
+    );
+
+    std::fs::write(&path, &good).unwrap();
+    fix(&tree, &[CORE.to_string()]);
+    let (r, _) = report_json(&tree);
+    assert_eq!(phase(&r, "Core modules")["errors"], 0);
+    assert_eq!(r["mission"]["status"], "done");
+    assert_eq!(r["alerts"], Value::Array(Vec::new()));
+    assert!(markdown(&tree).contains("— ✅ done\n"));
+}
+
+/// A `fix` run that refused to rewrite `path` (its CPU check failed), as `fix` journals it.
+fn journal_refusal(tree: &Path, path: &str) {
+    let bytes = std::fs::read(tree.join(path)).unwrap();
+    let stamp = serde_json::json!({
+        "schema": 1, "run_id": "refusal-1", "at": "2025-01-12T09:30:00.000Z",
+        "tool_version": env!("CARGO_PKG_VERSION"), "command": "fix",
+    });
+    let mut file = stamp.clone();
+    file["type"] = "file".into();
+    file["path"] = path.into();
+    file["phase"] = "Core modules".into();
+    file["status"] = "error".into();
+    file["cpu_check"] = "failed".into();
+    file["content_hash"] = gpu_homogenize::process::content_hash(&bytes).into();
+    file["error"] = "rewrite refused by the CPU check: the prologue moved".into();
+    let mut run = stamp;
+    run["type"] = "run".into();
+    let text = format!("{file}\n{run}\n");
+    std::fs::create_dir_all(tree.join(".gpu-homogenize")).unwrap();
+    let target = tree.join(".gpu-homogenize/journal.jsonl");
+    let mut old = std::fs::read_to_string(&target).unwrap_or_default();
+    old.push_str(&text);
+    std::fs::write(target, old).unwrap();
+}
+
+#[test]
+fn a_refused_rewrite_stays_until_the_file_is_fixed_by_hand_and_checked() {
+    let (_dir, tree) = mission();
+    fix(&tree, &[".".to_string()]);
+    std::fs::write(
+        tree.join(CORE),
+        std::fs::read_to_string(fixture_path(CORE)).unwrap(),
+    )
+    .unwrap();
+    journal_refusal(&tree, CORE);
+    let out = tool(&tree, &["check", "--gpu", "off"]);
+    assert_eq!(out.status.code(), Some(1), "the file is not compliant");
+    let (r, _) = report_json(&tree);
+    assert_eq!(r["mission"]["status"], "attention");
+    let core = phase(&r, "Core modules");
+    assert_eq!(
+        (core["errors"].as_u64(), core["status"].as_str()),
+        (Some(1), Some("attention"))
+    );
+    let remaining = &core["remaining"][0];
+    assert_eq!(remaining["reason"], "refused");
+    assert_eq!(
+        remaining["run"],
+        "`fix` run refusal-1 on 2025-01-12T09:30:00.000Z"
+    );
+    let md = markdown(&tree);
+    assert!(md.contains(&format!(
+        "1. `{CORE}` **regressed**: rewrite refused: rewrite refused by the CPU check: the prologue moved (`fix` run refusal-1 on 2025-01-12T09:30:00.000Z); breaks GH"
+    )), "{md}");
+    assert!(alert_kinds(&r).contains(&("failing".into(), CORE.into())));
+
+    // Fixed by hand (here: by the tool, unjournalled), then checked: resolved.
+    let out = tool(&tree, &["fix", "--gpu", "off", "--no-journal", CORE]);
+    assert_eq!(out.status.code(), Some(0));
+    let (r, _) = report_json(&tree);
+    assert_eq!(r["mission"]["status"], "attention", "not checked since");
+    let out = tool(&tree, &["check", "--gpu", "off", CORE]);
+    assert_eq!(out.status.code(), Some(0));
+    let (r, _) = report_json(&tree);
+    assert_eq!(phase(&r, "Core modules")["errors"], 0);
+    assert_eq!(r["mission"]["status"], "done");
+    assert_eq!(r["mission"]["cpu_validated"], 40);
+}
+
+#[test]
+fn a_compliant_file_never_checked_remains_and_says_so() {
+    let (_dir, tree) = mission();
+    fix(&tree, &[".".to_string()]);
+    let (r, _) = report_json(&tree);
+    let other = phase(&r, "Other");
+    assert_eq!(other["status"], "done");
+    assert_eq!(r["review"].as_array().unwrap().len(), 10);
+    assert_eq!(r["review"][0]["rule"], "GH201 multi-gpu-assumption");
+    let hand_made = tree.join("STT/new_module.py");
+    std::fs::write(&hand_made, std::fs::read(tree.join(OTHER_CORE)).unwrap()).unwrap();
+    let (r, _) = report_json(&tree);
+    let other = phase(&r, "Other");
+    assert_eq!(other["status"], "in_progress");
+    assert_eq!(other["remaining"][0]["path"], "STT/new_module.py");
+    assert_eq!(other["remaining"][0]["reason"], "never_checked");
+}
+
+fn fixture_path(rel: &str) -> PathBuf {
+    Path::new(FIXTURE).join(rel)
 }

@@ -39,7 +39,8 @@ fn a_journal_symlink_is_refused_and_its_target_untouched() {
     std::fs::write(root.path().join("a.py"), BAD).unwrap();
     std::fs::create_dir(root.path().join(".gpu-homogenize")).unwrap();
     std::os::unix::fs::symlink(&victim, root.path().join(".gpu-homogenize/journal.jsonl")).unwrap();
-    let out = run(gh(root.path()).args(["fix", "--dry-run", "--gpu", "off"]));
+    // `check` journals and never rewrites (a dry run writes no journal at all).
+    let out = run(gh(root.path()).args(["check", "--gpu", "off"]));
     assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
 }

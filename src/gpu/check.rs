@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
 use super::probe::{ProbeReport, HELD};
-use crate::gpu_stage::{GpuChecker, GpuJob};
+use super::{GpuChecker, GpuJob};
 use crate::outcome::{CheckStatus, GpuCheck};
 use crate::policy::{EnvVar, Policy};
 

@@ -2,7 +2,6 @@
 //! compares the two, and `doctor`.
 
 pub mod check;
-pub mod doctor;
 pub mod nvml;
 pub mod probe;
 pub mod supervise;
@@ -10,9 +9,35 @@ pub mod supervise;
 use std::time::Duration;
 
 use crate::cli::GpuArgs;
-use crate::gpu_stage::{GpuChecker, GpuUnavailable};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use crate::outcome::GpuCheck;
 use crate::policy::Policy;
 use nvml::Gpus;
+
+/// One file's GPU check, as the slot receives it.
+#[derive(Debug, Clone)]
+pub struct GpuJob {
+    /// Index of the file in the run, to put the result back in place.
+    pub index: usize,
+    pub path: PathBuf,
+    /// The env the file's own header sets.
+    pub env: Vec<(String, String)>,
+}
+
+/// What owns the GPU: runs one check and reports it. `started` is the start of the run,
+/// for `started_ms` / `finished_ms`.
+pub trait GpuChecker: Send {
+    fn check(&mut self, job: &GpuJob, started: Instant, cancelled: &AtomicBool) -> GpuCheck;
+    /// The card the checks run on, for the summary.
+    fn device(&self) -> Option<String>;
+}
+
+/// Why the GPU stage cannot run (no driver, no target card…).
+#[derive(Debug, Clone)]
+pub struct GpuUnavailable(pub String);
 
 /// Open the driver and find the policy's target card: the checker the GPU slot owns.
 pub fn open_checker(

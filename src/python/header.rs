@@ -6,6 +6,7 @@ use std::path::Path;
 use ruff_python_ast::Stmt;
 
 use crate::policy::Policy;
+use crate::template::{join_lines, render_sections, TemplateError};
 
 /// The shipped template; `policy.python_template` replaces it.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/python_header.py.tmpl");
@@ -22,17 +23,6 @@ pub struct PythonHeader {
     pub validate_fn_name: String,
     /// Modules the header block uses (`os`), imported with it when the file does not already.
     pub block_imports: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TemplateError {
-    #[error("{path}: cannot read the Python header template: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("Python header template: {0}")]
-    Invalid(String),
 }
 
 impl PythonHeader {
@@ -107,43 +97,6 @@ impl PythonHeader {
     }
 }
 
-/// A template's `@@ name` sections, rendered with the policy's values.
-pub fn render_sections(
-    template: &str,
-    policy: &Policy,
-) -> Result<Vec<(String, Vec<String>)>, TemplateError> {
-    let values = placeholder_values(policy);
-    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
-    for line in template.lines() {
-        if let Some(name) = line.strip_prefix("@@ ") {
-            sections.push((name.trim().to_string(), Vec::new()));
-        } else if let Some((_, lines)) = sections.last_mut() {
-            if let Some(rendered) = render_line(line, &values) {
-                lines.push(rendered);
-            }
-        } else if !line.trim().is_empty() {
-            return Err(TemplateError::Invalid(
-                "text before the first `@@ section` line".into(),
-            ));
-        }
-    }
-    for (_, lines) in sections.iter_mut() {
-        while lines.last().is_some_and(|l| l.trim().is_empty()) {
-            lines.pop();
-        }
-    }
-    Ok(sections)
-}
-
-pub fn join_lines(lines: &[String], newline: &str) -> String {
-    let mut out = String::new();
-    for line in lines {
-        out.push_str(line);
-        out.push_str(newline);
-    }
-    out
-}
-
 /// `os.environ['K'] = 'V'  # note` → `os.environ.setdefault('K', 'V')  # note`, from the
 /// statement's AST ranges: under a scheduler the mask it assigned wins.
 fn setdefault_form(line: &str) -> String {
@@ -172,36 +125,6 @@ fn setdefault_form(line: &str) -> String {
 fn uses_module(line: &str, module: &str) -> bool {
     let code = line.split('#').next().unwrap_or("");
     code.contains(&format!("{module}."))
-}
-
-fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
-    let forbidden: Vec<String> = policy.forbidden.iter().map(|c| c.label()).collect();
-    let min_mem = policy.target.min_memory_gib.unwrap_or(0.0);
-    vec![
-        ("target_name", policy.target.label()),
-        ("visible_devices", policy.visible_devices.clone()),
-        ("device_order", policy.device_order.clone()),
-        ("alloc_conf", policy.alloc_conf.clone()),
-        ("forbidden_names", forbidden.join(", ")),
-        ("min_memory_gib", format!("{min_mem}")),
-        ("validate_function", policy.validate_function_name()),
-    ]
-}
-
-/// Substitute `{{name}}` placeholders; a line whose placeholder is empty is dropped
-/// (so `alloc_conf = ""` leaves `PYTORCH_CUDA_ALLOC_CONF` out).
-fn render_line(line: &str, values: &[(&'static str, String)]) -> Option<String> {
-    let mut out = line.to_string();
-    for (name, value) in values {
-        let placeholder = format!("{{{{{name}}}}}");
-        if out.contains(&placeholder) {
-            if value.is_empty() {
-                return None;
-            }
-            out = out.replace(&placeholder, value);
-        }
-    }
-    Some(out)
 }
 
 fn function_name(source: &str) -> Result<String, TemplateError> {

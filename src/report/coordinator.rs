@@ -3,17 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use anyhow::Context;
 use serde::Serialize;
 
-use super::history::{burndown, histories, judge, History, Verdict};
+use super::history::{burndown, histories, judge, FailureKind, History, Verdict};
 use super::progress::{in_scope, phase_name, phase_order, Counts};
-use crate::app::{self, Setup};
-use crate::cli::{InputArgs, ReportArgs, ReportFormat};
-use crate::journal::{self, Journal};
+use crate::journal::Journal;
 use crate::outcome::FileOutcome;
-use crate::policy::{EnvVar, Phases, Policy, OTHER_PHASE};
-use crate::process::Mode;
+use crate::policy::{Config, EnvVar, Phases, Policy, OTHER_PHASE};
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -27,6 +23,8 @@ pub struct Report {
     pub mission: Counts,
     pub runs: Vec<RunPoint>,
     pub alerts: Vec<Alert>,
+    /// Findings a person must review (the tool does not rewrite them), file by file.
+    pub review: Vec<ReviewItem>,
     pub policy: PolicyView,
     pub gpu: GpuView,
     /// What could not be read from the journal.
@@ -57,10 +55,11 @@ pub struct PhaseReport {
     pub remaining: Vec<Remaining>,
 }
 
-/// A file in scope that is not compliant now, with the rules it breaks.
+/// A file in scope that is not done yet, and why.
 #[derive(Debug, Serialize)]
 pub struct Remaining {
     pub path: String,
+    pub reason: Reason,
     /// Rule codes, e.g. `GH101`.
     pub rules: Vec<String>,
     /// `GH101 device-string-index`, for people.
@@ -69,6 +68,53 @@ pub struct Remaining {
     pub regressed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run that recorded the failure, when the reason is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+}
+
+/// Why a file remains: the first that applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    InputError,
+    Refused,
+    GpuFailed,
+    Leak,
+    /// Breaks the rules (`rules` says which).
+    Rules,
+    /// Only review items are left: a person must decide.
+    Review,
+    /// Compliant, but no run ever checked it.
+    NeverChecked,
+    /// Compliant, but not validated (CPU, or GPU when GPU checks ran) on its current content.
+    NotValidated,
+}
+
+impl Reason {
+    pub fn label(self) -> &'static str {
+        match self {
+            Reason::InputError => "input error",
+            Reason::Refused => "rewrite refused",
+            Reason::GpuFailed => "GPU check failed",
+            Reason::Leak => "GPU check leaked",
+            Reason::Rules => "breaks",
+            Reason::Review => "review item",
+            Reason::NeverChecked => "never checked (run `gpu-homogenize check`)",
+            Reason::NotValidated => {
+                "not validated on its current content (run `gpu-homogenize check`)"
+            }
+        }
+    }
+}
+
+/// A finding the tool leaves to a person.
+#[derive(Debug, Serialize)]
+pub struct ReviewItem {
+    pub path: String,
+    pub line: usize,
+    pub rule: String,
+    pub message: String,
 }
 
 /// One point of the burndown: a journalled run.
@@ -100,6 +146,9 @@ pub struct Alert {
     pub kind: AlertKind,
     pub path: Option<String>,
     pub message: String,
+    /// The run that raised it, e.g. `` `check` run 18c…-2a on 2025-01-12T09:30:00.000Z``.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -118,47 +167,12 @@ pub struct GpuView {
     pub checked: usize,
     /// Sum of the leaks of the latest GPU check of every file, MiB.
     pub drift_mib: f64,
+    /// The drift is above `leak_fail_mib`: the mission cannot be done.
+    pub drift_failed: bool,
+    /// Some journalled run ran GPU checks: files must be GPU-validated to be done.
+    pub required: bool,
     pub leak_alert_mib: f64,
     pub leak_fail_mib: f64,
-}
-
-/// `gpu-homogenize report`: scan the whole tree, read its journal, render.
-pub fn command(args: ReportArgs) -> anyhow::Result<i32> {
-    let input = InputArgs {
-        paths: vec![args.root.clone().unwrap_or_else(|| ".".into())],
-        config: args.config.clone(),
-        // The CLI's default for scan, fix and check.
-        max_file_size: 4 * 1024 * 1024,
-        jobs: None,
-    };
-    if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {
-        // Otherwise the nearest existing ancestor, up to `/`, would be scanned instead.
-        anyhow::bail!(
-            "{}: not a directory; give the root of the tree",
-            root.display()
-        );
-    }
-    let mut setup = app::setup(&input)?;
-    // A subdirectory names the tree; the report is always about all of it.
-    setup.paths = vec![setup.root.clone()];
-    let engine = app::engine(&setup, &input, Mode::Scan)?;
-    let (outcomes, _) = app::execute(&setup, &engine, &input, None)?;
-    let journal = Journal::read(&setup.root);
-    for warning in &journal.warnings {
-        eprintln!("warning: {warning}");
-    }
-    let report = build(&setup, &outcomes, &journal, journal::now_rfc3339());
-    let text = match args.format {
-        ReportFormat::Md => super::markdown::render(&report),
-        ReportFormat::Json => json(&report),
-        ReportFormat::Html => super::html::render(&report),
-    };
-    match &args.out {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("{}: cannot write the report", path.display()))?,
-        None => print!("{text}"),
-    }
-    Ok(app::EXIT_OK)
 }
 
 pub fn json(report: &Report) -> String {
@@ -168,35 +182,64 @@ pub fn json(report: &Report) -> String {
     out
 }
 
+/// The tree a report is about: its root and its config.
+pub struct Tree<'a> {
+    pub root: &'a std::path::Path,
+    pub config: &'a Config,
+}
+
 pub fn build(
-    setup: &Setup,
+    setup: &Tree,
     scan: &[FileOutcome],
     journal: &Journal,
     generated_at: String,
 ) -> Report {
     let policy = &setup.config.policy;
-    let history = histories(&journal.files);
+    let history = histories(&journal.files, policy.leak_alert_mib);
     let files: Vec<&FileOutcome> = scan.iter().filter(|o| in_scope(o)).collect();
-    let (by_name, mut alerts) = judge_all(&files, &history, policy);
-    let gpu = gpu_view(&files, &history, policy);
+    let mut gpu = gpu_view(&files, &history, policy);
+    gpu.required = journal
+        .runs
+        .iter()
+        .any(|r| r.gpu.as_ref().is_some_and(|g| g.state == "ran"));
+    let (by_name, mut alerts) = judge_all(&files, &history, &gpu);
     alerts.extend(missing(setup, scan));
-    alerts.extend(drift_alert(&gpu));
+    alerts.extend(drift_alert(&gpu, journal));
     alerts.sort_by(|a, b| (a.kind, &a.path).cmp(&(b.kind, &b.path)));
     let has_other = files.iter().any(|f| f.phase.is_none());
     let phases = in_order(by_name, &setup.config.phases, has_other);
+    let mut review: Vec<ReviewItem> = files
+        .iter()
+        .flat_map(|f| {
+            f.findings
+                .iter()
+                .filter(|r| r.severity == "review")
+                .map(|r| ReviewItem {
+                    path: f.path.clone(),
+                    line: r.line,
+                    rule: format!("{} {}", r.rule, r.name),
+                    message: r.message.clone(),
+                })
+        })
+        .collect();
+    review.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     Report {
         version: env!("CARGO_PKG_VERSION"),
         generated_at,
         root: setup.root.display().to_string(),
-        overall: total(&phases, |_| true),
-        mission: if setup.config.phases.is_empty() {
-            total(&phases, |_| true)
-        } else {
-            total(&phases, |p| p.name != OTHER_PHASE)
-        },
+        overall: with_drift(total(&phases, |_| true), &gpu),
+        mission: with_drift(
+            if setup.config.phases.is_empty() {
+                total(&phases, |_| true)
+            } else {
+                total(&phases, |p| p.name != OTHER_PHASE)
+            },
+            &gpu,
+        ),
         phases,
         runs: burndown(journal),
         alerts,
+        review,
         policy: policy_view(policy),
         gpu,
         warnings: journal.warnings.clone(),
@@ -217,16 +260,18 @@ impl PhaseReport {
 fn judge_all<'a>(
     files: &[&'a FileOutcome],
     history: &HashMap<&str, History>,
-    policy: &Policy,
+    gpu: &GpuView,
 ) -> (HashMap<&'a str, PhaseReport>, Vec<Alert>) {
     let mut phases: HashMap<&str, PhaseReport> = HashMap::new();
     let mut alerts = Vec::new();
     for file in files {
-        let verdict = judge(file, history.get(file.path.as_str()), policy.leak_alert_mib);
+        let verdict = judge(file, history.get(file.path.as_str()));
         let name = phase_name(file);
         let phase = phases.entry(name).or_insert_with(|| PhaseReport::new(name));
-        tally(phase, file, &verdict);
-        alerts.extend(file_alerts(file, &verdict, policy));
+        phase.counts.gpu_required = gpu.required;
+        phase.counts.drift_failed |= gpu.drift_failed && verdict.drift_mib > 0.0;
+        tally(phase, file, &verdict, gpu.required);
+        alerts.extend(file_alerts(file, &verdict));
     }
     (phases, alerts)
 }
@@ -250,6 +295,14 @@ fn in_order(
         .collect()
 }
 
+/// The drift is the mission's: over the limit, nothing is done.
+fn with_drift(mut counts: Counts, gpu: &GpuView) -> Counts {
+    counts.gpu_required = gpu.required;
+    counts.drift_failed = gpu.drift_failed;
+    counts.finish();
+    counts
+}
+
 fn total(phases: &[PhaseReport], keep: impl Fn(&PhaseReport) -> bool) -> Counts {
     let mut sum = Counts::default();
     for phase in phases.iter().filter(|p| keep(p)) {
@@ -259,29 +312,48 @@ fn total(phases: &[PhaseReport], keep: impl Fn(&PhaseReport) -> bool) -> Counts 
     sum
 }
 
-fn drift_alert(gpu: &GpuView) -> Option<Alert> {
-    (gpu.drift_mib > gpu.leak_fail_mib).then(|| Alert {
+fn drift_alert(gpu: &GpuView, journal: &Journal) -> Option<Alert> {
+    let run = journal
+        .runs
+        .iter()
+        .rev()
+        .find(|r| r.gpu.as_ref().is_some_and(|g| g.state == "ran"))
+        .map(|r| {
+            format!(
+                "`{}` run {} on {}",
+                r.stamp.command, r.stamp.run_id, r.stamp.at
+            )
+        });
+    gpu.drift_failed.then(|| Alert {
         kind: AlertKind::Drift,
         path: None,
         message: format!(
-            "the GPU checks leaked {:.0} MiB in all, above the {:.0} MiB limit",
+            "the latest GPU checks of these files leaked {:.0} MiB in all, above the {:.0} MiB limit; the mission is not done until they are checked again without it",
             gpu.drift_mib, gpu.leak_fail_mib
         ),
+        run,
     })
 }
 
-fn tally(phase: &mut PhaseReport, file: &FileOutcome, v: &Verdict) {
+fn tally(phase: &mut PhaseReport, file: &FileOutcome, v: &Verdict, gpu_required: bool) {
     let c = &mut phase.counts;
     c.total += 1;
     c.compliant += usize::from(v.compliant);
     c.fixed += usize::from(v.fixed);
     c.cpu_validated += usize::from(v.cpu_validated);
     c.gpu_validated += usize::from(v.gpu_device.is_some());
-    c.leaks += usize::from(v.leak_mib.is_some());
-    c.errors += usize::from(v.error.is_some());
+    let failure = v.failure.as_ref().map(|f| f.0);
+    c.leaks += usize::from(failure == Some(FailureKind::Leak));
+    c.errors += usize::from(failure.is_some_and(|k| k != FailureKind::Leak));
     c.regressed += usize::from(v.regressed);
+    c.review += file
+        .findings
+        .iter()
+        .filter(|f| f.severity == "review")
+        .count();
     c.devices.extend(v.gpu_device.clone());
-    if !v.compliant {
+    let validated = v.cpu_validated && (!gpu_required || v.gpu_device.is_some());
+    if !(v.compliant && validated && failure.is_none()) {
         phase.remaining.push(remaining(file, v));
     }
 }
@@ -295,56 +367,76 @@ fn remaining(file: &FileOutcome, v: &Verdict) -> Remaining {
         .collect();
     rules.sort();
     rules.dedup();
+    let has_review = file.findings.iter().any(|f| f.severity == "review");
+    let reason = match &v.failure {
+        Some((FailureKind::InputError, ..)) => Reason::InputError,
+        Some((FailureKind::Refused, ..)) => Reason::Refused,
+        Some((FailureKind::GpuFailed, ..)) => Reason::GpuFailed,
+        Some((FailureKind::Leak, ..)) => Reason::Leak,
+        None if !rules.is_empty() => Reason::Rules,
+        None if !v.compliant && has_review => Reason::Review,
+        None if v.never_checked => Reason::NeverChecked,
+        None => Reason::NotValidated,
+    };
+    let (error, run) = match &v.failure {
+        Some((_, message, run)) => (Some(message.clone()), run.clone()),
+        None => (file.reason.clone().or_else(|| file.error.clone()), None),
+    };
     Remaining {
         path: file.path.clone(),
+        reason,
         rules: rules.iter().map(|(code, _)| code.clone()).collect(),
         labels: rules.into_iter().map(|(_, label)| label).collect(),
         regressed: v.regressed,
-        error: v.error.clone().or_else(|| file.reason.clone()),
+        error,
+        run,
     }
 }
 
-fn file_alerts(file: &FileOutcome, v: &Verdict, policy: &Policy) -> Vec<Alert> {
-    let alert = |kind, message: String| Alert {
+fn file_alerts(file: &FileOutcome, v: &Verdict) -> Vec<Alert> {
+    let alert = |kind, message: String, run: Option<String>| Alert {
         kind,
         path: Some(file.path.clone()),
         message,
+        run,
     };
     let when = v
         .good_when
         .as_deref()
         .unwrap_or("compliant in an earlier run");
     let mut alerts = Vec::new();
-    if let Some(error) = &v.error {
-        alerts.push(alert(AlertKind::Failing, error.clone()));
+    if let Some((kind, message, run)) = &v.failure {
+        let message = match run {
+            Some(run) => format!("{message} ({run}; open until a later run passes it)"),
+            None => format!("{message} (in this scan)"),
+        };
+        let kind = if *kind == FailureKind::Leak {
+            AlertKind::Leak
+        } else {
+            AlertKind::Failing
+        };
+        alerts.push(alert(kind, message, run.clone()));
     }
     if v.regressed {
         let rules = remaining(file, v).rules.join(", ");
         alerts.push(alert(
             AlertKind::Regressed,
             format!("{when}, edited by hand since: breaks {rules} again"),
+            None,
         ));
     }
     if v.changed {
         alerts.push(alert(
             AlertKind::Changed,
             format!("edited by hand since it was {when}; still compliant: run `gpu-homogenize check` on it to validate it again"),
-        ));
-    }
-    if let Some(mib) = v.leak_mib {
-        alerts.push(alert(
-            AlertKind::Leak,
-            format!(
-                "its latest GPU check leaked {mib:.0} MiB (alert above {:.0} MiB)",
-                policy.leak_alert_mib
-            ),
+            None,
         ));
     }
     alerts
 }
 
 /// Files a phase lists by name that the scan did not find.
-fn missing(setup: &Setup, scan: &[FileOutcome]) -> Vec<Alert> {
+fn missing(setup: &Tree, scan: &[FileOutcome]) -> Vec<Alert> {
     let found: HashSet<&str> = scan.iter().map(|o| o.path.as_str()).collect();
     let phases = Phases::new(&setup.config.phases);
     phases
@@ -354,6 +446,7 @@ fn missing(setup: &Setup, scan: &[FileOutcome]) -> Vec<Alert> {
             kind: AlertKind::Missing,
             path: Some(path.to_string()),
             message: format!("listed in phase \"{phase}\" but not found under the root"),
+            run: None,
         })
         .collect()
 }
@@ -363,6 +456,8 @@ fn gpu_view(files: &[&FileOutcome], history: &HashMap<&str, History>, policy: &P
         devices: BTreeMap::new(),
         checked: 0,
         drift_mib: 0.0,
+        drift_failed: false,
+        required: false,
         leak_alert_mib: policy.leak_alert_mib,
         leak_fail_mib: policy.leak_fail_mib,
     };
@@ -377,6 +472,7 @@ fn gpu_view(files: &[&FileOutcome], history: &HashMap<&str, History>, policy: &P
             .or_default() += 1;
         view.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
     }
+    view.drift_failed = view.drift_mib > view.leak_fail_mib;
     view
 }
 

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use serde::Serialize;
+
 use super::coordinator::RunPoint;
 use crate::journal::{FileLine, Journal, RunLine};
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
@@ -13,31 +15,124 @@ pub struct History<'a> {
     pub fixed: bool,
     /// The latest line that left the file compliant (fixed by the tool, or found compliant).
     pub good: Option<&'a FileLine>,
-    /// The latest line with a CPU check.
+    /// The latest line that left the file compliant with its CPU check passed.
     pub cpu: Option<&'a FileLine>,
     /// The latest line whose GPU check ran.
     pub gpu: Option<&'a FileLine>,
-    pub last: Option<&'a FileLine>,
+    /// A failure no later run has resolved yet.
+    pub failure: Option<Failure<'a>>,
+}
+
+/// Why a file failed, and the run that said so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The file could not be read or parsed.
+    InputError,
+    /// `fix` refused the rewrite: it failed its CPU check, so nothing was written.
+    Refused,
+    /// The GPU check failed or could not run.
+    GpuFailed,
+    /// The GPU check left memory behind above the alert threshold.
+    Leak,
+}
+
+#[derive(Debug, Clone)]
+pub struct Failure<'a> {
+    pub kind: FailureKind,
+    pub line: &'a FileLine,
+    pub message: String,
+}
+
+impl Failure<'_> {
+    /// `` `fix` run 18c…-2a on 2025-01-12T09:30:00Z``: which run said so, for messages.
+    pub fn run(&self) -> String {
+        run_label(self.line)
+    }
+}
+
+pub fn run_label(line: &FileLine) -> String {
+    format!(
+        "`{}` run {} on {}",
+        line.stamp.command, line.stamp.run_id, line.stamp.at
+    )
 }
 
 /// Per path, what the real runs of the journal did; dry runs wrote nothing, so validate nothing.
-pub fn histories(lines: &[FileLine]) -> HashMap<&str, History<'_>> {
+/// A failure stays open until a later run resolves that file: it passed again, or its content
+/// changed and it passed.
+pub fn histories(lines: &[FileLine], leak_alert_mib: f64) -> HashMap<&str, History<'_>> {
     let mut map: HashMap<&str, History> = HashMap::new();
     for line in lines.iter().filter(|l| !l.stamp.dry_run) {
         let h = map.entry(line.path.as_str()).or_default();
         h.fixed |= line.status == FileStatus::Fixed;
-        if matches!(line.status, FileStatus::Fixed | FileStatus::Compliant) {
+        let good = matches!(line.status, FileStatus::Fixed | FileStatus::Compliant);
+        if good {
             h.good = Some(line);
-        }
-        if line.cpu_check.is_some() {
-            h.cpu = Some(line);
+            if line.cpu_check == Some(CheckStatus::Passed) {
+                h.cpu = Some(line);
+            }
         }
         if gpu_status(line).is_some_and(|s| s != CheckStatus::Skipped) {
             h.gpu = Some(line);
         }
-        h.last = Some(line);
+        if let Some(failure) = failure_of(line, leak_alert_mib) {
+            h.failure = Some(failure);
+        } else if h.failure.as_ref().is_some_and(|f| resolves(line, f)) {
+            h.failure = None;
+        }
     }
     map
+}
+
+fn failure_of(line: &FileLine, leak_alert_mib: f64) -> Option<Failure<'_>> {
+    let failure = |kind, message: String| {
+        Some(Failure {
+            kind,
+            line,
+            message,
+        })
+    };
+    if line.status == FileStatus::Error {
+        let why = line.error.clone().unwrap_or_else(|| "failed".into());
+        return if line.cpu_check == Some(CheckStatus::Failed) {
+            failure(FailureKind::Refused, why)
+        } else {
+            failure(FailureKind::InputError, why)
+        };
+    }
+    let check = line.gpu_check.as_ref()?;
+    match check.status {
+        Some(CheckStatus::Failed | CheckStatus::Error) => failure(
+            FailureKind::GpuFailed,
+            format!(
+                "GPU check failed: {}",
+                check.message.as_deref().unwrap_or("no message")
+            ),
+        ),
+        _ => leak(check, leak_alert_mib).and_then(|mib| {
+            failure(
+                FailureKind::Leak,
+                format!("its GPU check leaked {mib:.0} MiB (alert above {leak_alert_mib:.0} MiB)"),
+            )
+        }),
+    }
+}
+
+/// A later line without a failure resolves an open one when the file passed: compliant with its
+/// CPU check passed; a GPU failure on the same content needs the GPU check to pass again.
+fn resolves(line: &FileLine, open: &Failure) -> bool {
+    if line.status == FileStatus::NoGpuCode {
+        return line.content_hash != open.line.content_hash;
+    }
+    let passed = matches!(line.status, FileStatus::Fixed | FileStatus::Compliant)
+        && line.cpu_check != Some(CheckStatus::Failed);
+    let gpu_passed = gpu_status(line) == Some(CheckStatus::Passed);
+    let same = line.content_hash.is_some() && line.content_hash == open.line.content_hash;
+    match open.kind {
+        FailureKind::GpuFailed | FailureKind::Leak if same => passed && gpu_passed,
+        _ => passed,
+    }
 }
 
 fn gpu_status(line: &FileLine) -> Option<CheckStatus> {
@@ -45,26 +140,31 @@ fn gpu_status(line: &FileLine) -> Option<CheckStatus> {
 }
 
 /// What the report concludes about one file in scope.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub struct Verdict {
     pub compliant: bool,
     pub fixed: bool,
+    /// Compliant now, and its CPU check passed on the content it has now.
     pub cpu_validated: bool,
-    /// The card its current content passed the GPU check on.
+    /// The card its current, compliant content passed the GPU check on.
     pub gpu_device: Option<String>,
-    /// MiB its latest GPU check leaked, when that is a leak.
-    pub leak_mib: Option<f64>,
-    pub error: Option<String>,
+    /// MiB its latest GPU check leaked, counted into the drift.
+    pub drift_mib: f64,
+    /// A failure still open: in the scan now, or journalled and not resolved since.
+    pub failure: Option<(FailureKind, String, Option<String>)>,
     /// Compliant once (fixed or validated), edited since, and breaking the rules again.
     pub regressed: bool,
     /// Edited since it was last found compliant, still compliant: to validate again.
     pub changed: bool,
     /// How and when the file was last known good, for messages.
     pub good_when: Option<String>,
+    /// The journal has never seen this file.
+    pub never_checked: bool,
 }
 
-pub fn judge(now: &FileOutcome, h: Option<&History>, leak_alert_mib: f64) -> Verdict {
+pub fn judge(now: &FileOutcome, h: Option<&History>) -> Verdict {
     let empty = History::default();
+    let never_checked = h.is_none();
     let h = h.unwrap_or(&empty);
     let same = |l: &&FileLine| l.content_hash.is_some() && l.content_hash == now.content_hash;
     let compliant = now.status == FileStatus::Compliant;
@@ -72,20 +172,20 @@ pub fn judge(now: &FileOutcome, h: Option<&History>, leak_alert_mib: f64) -> Ver
     Verdict {
         compliant,
         fixed: h.fixed,
-        cpu_validated: h
-            .cpu
-            .filter(same)
-            .is_some_and(|l| l.cpu_check == Some(CheckStatus::Passed)),
+        cpu_validated: compliant && h.cpu.filter(same).is_some(),
         gpu_device: h
             .gpu
-            .filter(same)
+            .filter(|l| compliant && same(l))
+            .filter(|l| matches!(l.status, FileStatus::Fixed | FileStatus::Compliant))
             .and_then(|l| l.gpu_check.as_ref())
             .filter(|g| g.status == Some(CheckStatus::Passed))
             .map(device_label),
-        leak_mib: h
+        drift_mib: h
             .gpu
-            .and_then(|l| leak(l.gpu_check.as_ref()?, leak_alert_mib)),
-        error: error(now, h, same),
+            .and_then(|l| l.gpu_check.as_ref()?.leak_mib)
+            .unwrap_or(0.0)
+            .max(0.0),
+        failure: failure_now(now, h),
         regressed: edited && now.status == FileStatus::NonCompliant,
         changed: edited && compliant,
         good_when: h.good.map(|g| {
@@ -94,9 +194,27 @@ pub fn judge(now: &FileOutcome, h: Option<&History>, leak_alert_mib: f64) -> Ver
             } else {
                 "found compliant"
             };
-            format!("{how} by `{}` on {}", g.stamp.command, g.stamp.at)
+            format!("{how} by {}", run_label(g))
         }),
+        never_checked,
     }
+}
+
+/// The scan's own error first (it is about the content now), else the journal's open failure
+/// with the run that recorded it.
+fn failure_now(now: &FileOutcome, h: &History) -> Option<(FailureKind, String, Option<String>)> {
+    if now.status == FileStatus::Error {
+        let why = now
+            .error
+            .clone()
+            .unwrap_or_else(|| "cannot be processed".into());
+        // The journal names the run that hit it first, when one did.
+        let run = h.failure.as_ref().map(Failure::run);
+        return Some((FailureKind::InputError, why, run));
+    }
+    h.failure
+        .as_ref()
+        .map(|f| (f.kind, f.message.clone(), Some(f.run())))
 }
 
 pub fn device_label(g: &GpuCheck) -> String {
@@ -111,32 +229,6 @@ pub fn device_label(g: &GpuCheck) -> String {
 fn leak(g: &GpuCheck, alert_mib: f64) -> Option<f64> {
     let mib = g.leak_mib.unwrap_or(0.0);
     (g.status == Some(CheckStatus::Leak) || mib > alert_mib).then_some(mib)
-}
-
-/// Failing now, or the latest run failed on the very content the file has now.
-fn error(now: &FileOutcome, h: &History, same: impl Fn(&&FileLine) -> bool) -> Option<String> {
-    if now.status == FileStatus::Error {
-        return Some(
-            now.error
-                .clone()
-                .unwrap_or_else(|| "cannot be processed".into()),
-        );
-    }
-    if let Some(last) = h.last.filter(&same) {
-        if last.status == FileStatus::Error {
-            let why = last.error.as_deref().unwrap_or("failed");
-            return Some(format!(
-                "`{}` on {}: {why}",
-                last.stamp.command, last.stamp.at
-            ));
-        }
-    }
-    let gpu = h.gpu.filter(&same)?;
-    let check = gpu.gpu_check.as_ref()?;
-    matches!(check.status, Some(CheckStatus::Failed | CheckStatus::Error)).then(|| {
-        let why = check.message.as_deref().unwrap_or("no message");
-        format!("GPU check failed on {}: {why}", gpu.stamp.at)
-    })
 }
 
 /// One point per journalled run: how many files the journal knew compliant after it.
@@ -204,28 +296,19 @@ mod tests {
     #[test]
     fn a_validation_holds_only_for_the_content_it_saw() {
         let lines = [line("r1", "a.py", "fixed", "h1", passed_on("RTX 3090"))];
-        let map = histories(&lines);
-        let same = judge(
-            &now("a.py", FileStatus::Compliant, "h1"),
-            map.get("a.py"),
-            100.0,
-        );
+        let map = histories(&lines, 100.0);
+        let same = judge(&now("a.py", FileStatus::Compliant, "h1"), map.get("a.py"));
         assert!(same.compliant && same.fixed && same.cpu_validated);
         assert_eq!(
             same.gpu_device.as_deref(),
             Some("RTX 3090 (00000000:02:00.0)")
         );
         assert!(!same.changed && !same.regressed);
-        let edited = judge(
-            &now("a.py", FileStatus::Compliant, "h2"),
-            map.get("a.py"),
-            100.0,
-        );
+        let edited = judge(&now("a.py", FileStatus::Compliant, "h2"), map.get("a.py"));
         assert!(edited.changed && !edited.cpu_validated && edited.gpu_device.is_none());
         let broken = judge(
             &now("a.py", FileStatus::NonCompliant, "h3"),
             map.get("a.py"),
-            100.0,
         );
         assert!(broken.regressed && broken.fixed && !broken.changed);
     }
@@ -238,36 +321,92 @@ mod tests {
             line("r1", "a.py", "compliant", "h1", leak),
             line("r1", "b.py", "compliant", "h2", failed),
         ];
-        let map = histories(&lines);
-        let a = judge(
-            &now("a.py", FileStatus::Compliant, "h1"),
-            map.get("a.py"),
-            100.0,
-        );
-        assert_eq!(a.leak_mib, Some(180.0));
+        let map = histories(&lines, 100.0);
+        let a = judge(&now("a.py", FileStatus::Compliant, "h1"), map.get("a.py"));
+        assert_eq!(a.drift_mib, 180.0);
+        assert_eq!(a.failure.as_ref().map(|f| f.0), Some(FailureKind::Leak));
         assert!(a.gpu_device.is_none());
-        let b = judge(
-            &now("b.py", FileStatus::Compliant, "h2"),
-            map.get("b.py"),
-            100.0,
+        let b = judge(&now("b.py", FileStatus::Compliant, "h2"), map.get("b.py"));
+        let (kind, message, run) = b.failure.unwrap();
+        assert_eq!(kind, FailureKind::GpuFailed);
+        assert_eq!(message, "GPU check failed: device 0 is the RTX 5060 Ti");
+        assert_eq!(run.as_deref(), Some("`fix` run r1 on at-r1"));
+    }
+
+    fn refused(run: &str, hash: &str) -> FileLine {
+        let mut l = line(run, "a.py", "error", hash, json!(null));
+        l.cpu_check = Some(CheckStatus::Failed);
+        l.error = Some("rewrite refused by the CPU check: prologue moved".into());
+        l
+    }
+
+    #[test]
+    fn a_failure_stays_until_a_later_run_passes_the_file() {
+        let mut check = line("r2", "a.py", "non_compliant", "h1", json!(null));
+        check.cpu_check = None;
+        let lines = [refused("r1", "h1"), check];
+        let map = histories(&lines, 100.0);
+        let v = judge(
+            &now("a.py", FileStatus::NonCompliant, "h1"),
+            map.get("a.py"),
         );
-        assert_eq!(
-            b.error.as_deref(),
-            Some("GPU check failed on at-r1: device 0 is the RTX 5060 Ti")
+        assert_eq!(v.failure.map(|f| f.0), Some(FailureKind::Refused));
+        let lines = [
+            refused("r1", "h1"),
+            line("r2", "a.py", "compliant", "h2", json!(null)),
+        ];
+        let map = histories(&lines, 100.0);
+        let v = judge(&now("a.py", FileStatus::Compliant, "h2"), map.get("a.py"));
+        assert!(v.failure.is_none() && v.cpu_validated);
+    }
+
+    #[test]
+    fn a_gpu_failure_on_the_same_content_needs_the_gpu_to_pass_again() {
+        let failed = json!({"status": "failed", "message": "wrong card"});
+        let skipped = json!({"status": "skipped", "message": "--gpu off"});
+        let lines = [
+            line("r1", "a.py", "compliant", "h1", failed.clone()),
+            line("r2", "a.py", "compliant", "h1", skipped),
+        ];
+        let map = histories(&lines, 100.0);
+        let v = judge(&now("a.py", FileStatus::Compliant, "h1"), map.get("a.py"));
+        assert_eq!(v.failure.map(|f| f.0), Some(FailureKind::GpuFailed));
+        let lines = [
+            line("r1", "a.py", "compliant", "h1", failed),
+            line("r2", "a.py", "compliant", "h1", passed_on("RTX 3090")),
+        ];
+        let map = histories(&lines, 100.0);
+        let v = judge(&now("a.py", FileStatus::Compliant, "h1"), map.get("a.py"));
+        assert!(v.failure.is_none() && v.gpu_device.is_some());
+    }
+
+    #[test]
+    fn gpu_validated_only_when_compliant_on_the_validated_content() {
+        let lines = [line(
+            "r1",
+            "a.py",
+            "non_compliant",
+            "h1",
+            passed_on("RTX 3090"),
+        )];
+        let map = histories(&lines, 100.0);
+        let v = judge(
+            &now("a.py", FileStatus::NonCompliant, "h1"),
+            map.get("a.py"),
         );
+        assert!(v.gpu_device.is_none());
     }
 
     #[test]
     fn dry_runs_validate_nothing() {
         let mut dry = line("r1", "a.py", "would_fix", "h1", json!(null));
         dry.stamp.dry_run = true;
-        let map = histories(std::slice::from_ref(&dry));
+        let map = histories(std::slice::from_ref(&dry), 100.0);
         let v = judge(
             &now("a.py", FileStatus::NonCompliant, "h1"),
             map.get("a.py"),
-            100.0,
         );
-        assert_eq!(v, Verdict::default());
+        assert!(!v.fixed && !v.cpu_validated && v.gpu_device.is_none() && v.failure.is_none());
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod chart;
 
 const STYLE: &str = "
 body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px 32px;color:#1f2328;background:#fff;font-size:14px}
+svg.burndown{display:block;width:100%;height:auto;max-height:280px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 h3{font-size:15px;margin:16px 0 6px}.meta{color:#57606a;margin:0 0 16px}
 .pill{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:bold;color:#fff}
@@ -30,13 +31,21 @@ ul.alerts li{margin:3px 0}.kind{font-weight:bold;color:#cf222e}.regressed{color:
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
     head(&mut out, r);
+    // Failures, leaks and drift before any good news.
+    let urgent = super::markdown::urgent(r);
+    if urgent {
+        alerts(&mut out, r);
+    }
     phases(&mut out, r);
     table(&mut out, r);
     out.push_str("<h2>Burndown</h2>\n");
     out.push_str(&chart::burndown(r));
-    alerts(&mut out, r);
+    if !urgent {
+        alerts(&mut out, r);
+    }
     policy(&mut out, r);
     remaining(&mut out, r);
+    review(&mut out, r);
     if !r.warnings.is_empty() {
         out.push_str("<h2>Journal warnings</h2>\n<ul>\n");
         for w in &r.warnings {
@@ -169,11 +178,15 @@ fn alerts(out: &mut String, r: &Report) {
             .path
             .as_deref()
             .map_or(String::new(), |p| format!(" <code>{}</code>", esc(p)));
+        let run = match (&a.run, &a.path) {
+            (Some(run), None) => format!(" ({run})"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
             "<li><span class=\"kind\">{}</span>{path}: {}</li>",
             kind_label(a.kind),
-            code_spans(&esc(&a.message))
+            code_spans(&esc(&format!("{}{run}", a.message)))
         );
     }
     out.push_str("</ul>\n");
@@ -246,22 +259,34 @@ fn phase_remaining(out: &mut String, p: &PhaseReport) {
         } else {
             ""
         };
-        let mut what = f.labels.join(", ");
-        if let Some(e) = &f.error {
-            what = if what.is_empty() {
-                e.clone()
-            } else {
-                format!("{what}; {e}")
-            };
-        }
         let _ = writeln!(
             out,
             "<li><code>{}</code>{mark}: {}</li>",
             esc(&f.path),
-            esc(&what)
+            code_spans(&esc(&super::markdown::why(f)))
         );
     }
     out.push_str("</ol>\n");
+}
+
+fn review(out: &mut String, r: &Report) {
+    out.push_str("<h2>Review items</h2>\n");
+    if r.review.is_empty() {
+        out.push_str("<p>None: nothing is left for a person to decide.</p>\n");
+        return;
+    }
+    out.push_str("<ul>\n");
+    for item in &r.review {
+        let _ = writeln!(
+            out,
+            "<li><code>{}:{}</code> {}: {}</li>",
+            esc(&item.path),
+            item.line,
+            esc(&item.rule),
+            code_spans(&esc(&item.message))
+        );
+    }
+    out.push_str("</ul>\n");
 }
 
 /// Markdown-style `code` in messages (already escaped) as <code> elements.

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use super::summary::Summary;
 use crate::outcome::FileOutcome;
 use crate::policy::Policy;
+use crate::summary::Summary;
 
 #[derive(Serialize)]
 struct Document<'a> {

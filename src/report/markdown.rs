@@ -3,20 +3,26 @@
 
 use std::fmt::Write;
 
-use super::coordinator::{Alert, AlertKind, PhaseReport, Report};
+use super::coordinator::{Alert, AlertKind, PhaseReport, Reason, Remaining, Report};
 use super::progress::{format_percent, percent, Counts, Status};
 use crate::policy::OTHER_PHASE;
 
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
     header(&mut out, r);
+    if urgent(r) {
+        alerts(&mut out, &r.alerts);
+    }
     phase_table(&mut out, r);
     metrics(&mut out, r);
     policy(&mut out, r);
     gpu(&mut out, r);
     files(&mut out, r);
+    review(&mut out, r);
     burndown(&mut out, r);
-    alerts(&mut out, &r.alerts);
+    if !urgent(r) {
+        alerts(&mut out, &r.alerts);
+    }
     if !r.warnings.is_empty() {
         out.push_str("## Journal warnings\n\n");
         for w in &r.warnings {
@@ -25,6 +31,16 @@ pub fn render(r: &Report) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Failing, leaking or drifting: the alerts come first, before any good news.
+pub fn urgent(r: &Report) -> bool {
+    r.alerts.iter().any(|a| {
+        matches!(
+            a.kind,
+            AlertKind::Failing | AlertKind::Leak | AlertKind::Drift | AlertKind::Regressed
+        )
+    })
 }
 
 pub fn badge(status: Status) -> String {
@@ -134,6 +150,17 @@ fn metrics(out: &mut String, r: &Report) {
         let status = if n == 0 { "✅ none" } else { "⚠️ act now" };
         let _ = writeln!(out, "| {name} | 0 | {n} | — | {status} |");
     }
+    let drift = if r.gpu.drift_failed {
+        "⚠️ act now"
+    } else {
+        "✅ under the limit"
+    };
+    let _ = writeln!(
+        out,
+        "| Leak drift (MiB) | ≤ {:.0} | {:.0} | — | {drift} |",
+        r.gpu.leak_fail_mib, r.gpu.drift_mib
+    );
+    let _ = writeln!(out, "| Review items | — | {} | — | — |", o.review);
     out.push('\n');
 }
 
@@ -219,15 +246,40 @@ fn phase_files(out: &mut String, p: &PhaseReport) {
     let _ = writeln!(out, "Remaining ({}):\n", p.remaining.len());
     for (i, f) in p.remaining.iter().enumerate() {
         let mark = if f.regressed { " **regressed**" } else { "" };
-        let mut what = f.labels.join(", ");
-        if let Some(error) = &f.error {
-            what = if what.is_empty() {
-                error.clone()
-            } else {
-                format!("{what}; {error}")
-            };
-        }
-        let _ = writeln!(out, "{}. `{}`{mark}: {what}", i + 1, f.path);
+        let _ = writeln!(out, "{}. `{}`{mark}: {}", i + 1, f.path, why(f));
+    }
+    out.push('\n');
+}
+
+/// `breaks GH101 device-string-index`, `rewrite refused: … (`fix` run … on …)`.
+pub fn why(f: &Remaining) -> String {
+    let mut what = f.reason.label().to_string();
+    if f.reason == Reason::Rules {
+        what = format!("{what} {}", f.labels.join(", "));
+    } else if let Some(error) = &f.error {
+        what = format!("{what}: {error}");
+    }
+    if let Some(run) = &f.run {
+        what = format!("{what} ({run})");
+    }
+    if f.reason != Reason::Rules && !f.labels.is_empty() {
+        what = format!("{what}; breaks {}", f.labels.join(", "));
+    }
+    what
+}
+
+fn review(out: &mut String, r: &Report) {
+    out.push_str("## Review items\n\n");
+    if r.review.is_empty() {
+        out.push_str("None: nothing is left for a person to decide.\n\n");
+        return;
+    }
+    for item in &r.review {
+        let _ = writeln!(
+            out,
+            "- `{}:{}` {}: {}",
+            item.path, item.line, item.rule, item.message
+        );
     }
     out.push('\n');
 }
@@ -288,6 +340,9 @@ fn alerts(out: &mut String, alerts: &[Alert]) {
             .as_deref()
             .map_or(String::new(), |p| format!(" `{p}`"));
         let _ = writeln!(out, "- ⚠️ **{}**{path}: {}", kind_label(a.kind), a.message);
+        if let (Some(run), None) = (&a.run, &a.path) {
+            let _ = writeln!(out, "  ({run})");
+        }
     }
     out.push('\n');
 }

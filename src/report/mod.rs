@@ -8,5 +8,4 @@ pub mod json;
 pub mod markdown;
 pub mod progress;
 pub mod sarif;
-pub mod summary;
 pub mod text;

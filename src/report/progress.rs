@@ -77,6 +77,12 @@ pub struct Counts {
     pub leaks: usize,
     pub errors: usize,
     pub regressed: usize,
+    /// Review items: findings the tool leaves to a person.
+    pub review: usize,
+    /// GPU checks ran in some journalled run: done needs every file GPU-validated.
+    pub gpu_required: bool,
+    /// The cumulative leak drift of the latest GPU checks is over the limit.
+    pub drift_failed: bool,
     /// The GPUs the passing checks of these files ran on.
     pub devices: BTreeSet<String>,
     /// Compliant out of total, one decimal.
@@ -94,6 +100,9 @@ impl Counts {
         self.leaks += other.leaks;
         self.errors += other.errors;
         self.regressed += other.regressed;
+        self.review += other.review;
+        self.gpu_required |= other.gpu_required;
+        self.drift_failed |= other.drift_failed;
         self.devices.extend(other.devices.iter().cloned());
         self.finish();
     }
@@ -103,9 +112,12 @@ impl Counts {
         self.percent = percent(self.compliant, self.total);
         self.status = if self.total == 0 {
             Status::Empty
-        } else if self.errors + self.leaks + self.regressed > 0 {
+        } else if self.errors + self.leaks + self.regressed > 0 || self.drift_failed {
             Status::Attention
-        } else if self.compliant == self.total {
+        } else if self.compliant == self.total
+            && self.cpu_validated == self.total
+            && (!self.gpu_required || self.gpu_validated == self.total)
+        {
             Status::Done
         } else if self.compliant == 0 {
             Status::NotStarted
@@ -193,6 +205,7 @@ mod tests {
         let mut c = Counts {
             total: 13,
             compliant: 13,
+            cpu_validated: 13,
             ..Counts::default()
         };
         c.finish();

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::summary::Summary;
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
+use crate::summary::Summary;
 
 /// Finding lines for `scan` / `check` (and fix's leftovers), ruff-style.
 pub fn findings(files: &[FileOutcome], only_unfixed: bool) -> String {

@@ -14,7 +14,7 @@ use crate::edit::{apply, Edit};
 use crate::finding::{line_column, Finding, Rule};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
-use crate::python::header::{join_lines, render_sections, TemplateError};
+use crate::template::{join_lines, render_sections, TemplateError};
 
 pub use krate::{edition_of, CrateInfo, Role};
 
@@ -177,7 +177,7 @@ impl RustSupport {
             policy: &self.policy,
             header: &self.header,
             krate,
-            newline: crate::python::newline_of(source),
+            newline: crate::edit::newline_of(source),
         };
         let sites = detect::locate(&facts, &ctx);
         let kind = detect::binary(&facts, &ctx);

@@ -7,19 +7,21 @@ use super::*;
 use crate::outcome::FileStatus;
 use crate::policy::{Config, PhaseSpec};
 
-fn setup() -> Setup {
-    let config = Config {
+fn config() -> Config {
+    Config {
         phases: vec![PhaseSpec {
             name: "Core modules".into(),
             files: vec!["a.py".into(), "b.py".into(), "gone.py".into()],
             globs: Vec::new(),
         }],
         ..Config::default()
-    };
-    Setup {
-        root: "/tree".into(),
+    }
+}
+
+fn tree(config: &Config) -> Tree<'_> {
+    Tree {
+        root: std::path::Path::new("/tree"),
         config,
-        paths: Vec::new(),
     }
 }
 
@@ -55,7 +57,7 @@ fn gpu_checks_give_the_device_and_the_drift() {
         scanned("b.py", Some("Core modules")),
         scanned("tools/x.py", None),
     ];
-    let r = build(&setup(), &scan, &journal, "now".into());
+    let r = build(&tree(&config()), &scan, &journal, "now".into());
     let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["Core modules", "Other"]);
     assert_eq!(
@@ -65,6 +67,11 @@ fn gpu_checks_give_the_device_and_the_drift() {
     assert_eq!((r.mission.total, r.mission.gpu_validated), (2, 2));
     assert_eq!(r.gpu.devices.get("RTX 3090"), Some(&3));
     assert_eq!(r.gpu.drift_mib, 60.0);
+    assert_eq!(
+        r.mission.status,
+        crate::report::progress::Status::Attention,
+        "60 MiB of drift is over the 50 MiB limit"
+    );
     let kinds: Vec<(AlertKind, Option<&str>)> = r
         .alerts
         .iter()
@@ -82,7 +89,7 @@ fn gpu_checks_give_the_device_and_the_drift() {
 #[test]
 fn the_json_has_the_documented_fields() {
     let r = build(
-        &setup(),
+        &tree(&config()),
         &[scanned("a.py", Some("Core modules"))],
         &Journal::default(),
         "now".into(),

@@ -11,10 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::app::Setup;
-use crate::cli::ReportArgs;
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
-use crate::report::summary::{GpuSummary, Summary};
+use crate::summary::{GpuSummary, Summary};
 
 pub use read::Journal;
 pub use time::{now_rfc3339, rfc3339};
@@ -94,7 +92,7 @@ pub struct RunLine {
 
 /// Append this run to the journal at the tree root. A failure is a warning, never fatal:
 /// the files are already written and the run's own output says what happened.
-pub fn record(setup: &Setup, command: &str, outcomes: &[FileOutcome], summary: &Summary) {
+pub fn record(root: &Path, command: &str, outcomes: &[FileOutcome], summary: &Summary) {
     let stamp = Stamp {
         schema: SCHEMA,
         run_id: run_id(),
@@ -103,8 +101,8 @@ pub fn record(setup: &Setup, command: &str, outcomes: &[FileOutcome], summary: &
         command: command.trim_end_matches(" --dry-run").to_string(),
         dry_run: command.ends_with("--dry-run"),
     };
-    let target = path(&setup.root);
-    if let Err(e) = append_under(&setup.root, &lines(&stamp, outcomes, summary)) {
+    let target = path(root);
+    if let Err(e) = append_under(root, &lines(&stamp, outcomes, summary)) {
         eprintln!(
             "warning: {}: could not journal this run: {e}",
             target.display()
@@ -240,9 +238,17 @@ pub fn append(target: &Path, text: &str) -> std::io::Result<()> {
     append_to(file, text)
 }
 
-/// One `write` of every line with O_APPEND, then fsync: a crash leaves at most a torn last
-/// line, which the reader skips.
+/// One `write` of every line with O_APPEND under an exclusive lock, then fsync: concurrent
+/// runs never interleave, and a crash leaves at most a torn last line, which the reader skips.
 fn append_to(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // Held until `file` is closed; blocks while another run appends.
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
     let mut buf = String::with_capacity(text.len() + 1);
     if !ends_with_newline(&mut file)? {
         // A torn line left by a crash must not swallow this run's first line.
@@ -270,10 +276,6 @@ fn run_id() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     format!("{millis:x}-{:x}", std::process::id())
-}
-
-pub fn report_command(args: ReportArgs) -> anyhow::Result<i32> {
-    crate::report::coordinator::command(args)
 }
 
 #[cfg(test)]
@@ -352,6 +354,33 @@ mod tests {
         append(&target, "{\"next\":2}\n").unwrap();
         let text = std::fs::read_to_string(&target).unwrap();
         assert_eq!(text, "{\"complete\":1}\n{\"torn\":\n{\"next\":2}\n");
+    }
+
+    #[test]
+    fn concurrent_appends_never_tear_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let root = root.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        let line =
+                            format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}\n", "x".repeat(3000));
+                        append_under(&root, &line.repeat(3)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = std::fs::read_to_string(path(&root)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 8 * 50 * 3);
+        for line in lines {
+            serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
     }
 
     #[test]

@@ -5,11 +5,12 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
-use super::probe::ProbeReport;
-use crate::app::{setup, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
+use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
 use crate::cli::{DoctorArgs, InputArgs, OutputFormat};
+use crate::gpu::nvml::{child_library_path, same_bus_id, Card, Gpus};
+use crate::gpu::probe::ProbeReport;
 use crate::policy::{EnvVar, Policy};
+use crate::run::setup;
 
 const ORDERS: [&str; 2] = ["FASTEST_FIRST", "PCI_BUS_ID"];
 
@@ -75,7 +76,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
             eprintln!("error: {e}");
             eprintln!(
                 "hint: set {} to the directory holding the driver libraries",
-                super::nvml::DRIVER_DIR_VAR
+                crate::gpu::nvml::DRIVER_DIR_VAR
             );
             return Ok(EXIT_ERROR);
         }
@@ -138,7 +139,7 @@ fn role(card: &Card, target: Option<&Card>, policy: &Policy) -> &'static str {
     } else if policy
         .forbidden
         .iter()
-        .any(|f| super::nvml::matches(f, card))
+        .any(|f| crate::gpu::nvml::matches(f, card))
     {
         "forbidden"
     } else {

@@ -1,57 +1,16 @@
 //! The run: every file through the CPU stage in a rayon pool; each file that earns a GPU
 //! check is handed to the single GPU slot while the other workers go on.
 
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::outcome::{FileOutcome, FileStatus};
 use crate::process::{Engine, GpuJobSpec};
 use crate::walk::Entry;
 
-/// Per-phase progress bars on stderr; hidden when stderr is not a terminal.
-pub struct Progress {
-    _multi: MultiProgress,
-    pub cpu: ProgressBar,
-    pub gpu: ProgressBar,
-}
-
-impl Progress {
-    pub fn new(files: usize, with_gpu: bool) -> Progress {
-        let target = if std::io::stderr().is_terminal() {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        let multi = MultiProgress::with_draw_target(target);
-        let style = ProgressStyle::with_template("{prefix:>4} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
-        let cpu = multi.add(
-            ProgressBar::new(files as u64)
-                .with_style(style.clone())
-                .with_prefix("CPU"),
-        );
-        let gpu = if with_gpu {
-            multi.add(ProgressBar::new(0).with_style(style).with_prefix("GPU"))
-        } else {
-            ProgressBar::hidden()
-        };
-        Progress {
-            _multi: multi,
-            cpu,
-            gpu,
-        }
-    }
-
-    pub fn finish(&self) {
-        self.cpu.finish_and_clear();
-        self.gpu.finish_and_clear();
-    }
-}
+use super::progress::Progress;
 
 /// Run the CPU stage over `entries` with `jobs` workers. `gpu` receives each GPU job with the
 /// index of its file; it may block (the slot's channel is bounded) without stopping the
@@ -76,8 +35,9 @@ pub fn run_cpu_stage(
                 if cancelled.load(Ordering::SeqCst) {
                     return interrupted(engine, entry);
                 }
+                progress.started(i, &entry.rel);
                 let processed = engine.process(entry);
-                progress.cpu.inc(1);
+                progress.done(i);
                 if let Some(job) = processed.gpu_job {
                     progress.gpu.inc_length(1);
                     gpu(i, job);

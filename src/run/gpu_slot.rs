@@ -2,7 +2,6 @@
 //! `crossbeam_channel::bounded(1)` by the CPU workers; it runs one check at a time, so the
 //! checks never overlap while CPU work for other files goes on.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -10,35 +9,15 @@ use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
-use crate::app::Setup;
+use super::cpu::run_cpu_stage;
+use super::progress::Progress;
+use super::Setup;
 use crate::cli::{GpuArgs, GpuMode};
+use crate::gpu::{GpuChecker, GpuJob, GpuUnavailable};
 use crate::outcome::{CheckStatus, FileOutcome, GpuCheck};
-use crate::pipeline::{run_cpu_stage, Progress};
 use crate::process::{Engine, GpuJobSpec};
-use crate::report::summary::GpuSummary;
+use crate::summary::GpuSummary;
 use crate::walk::Entry;
-
-/// One file's GPU check, as the slot receives it.
-#[derive(Debug, Clone)]
-pub struct GpuJob {
-    /// Index of the file in the run, to put the result back in place.
-    pub index: usize,
-    pub path: PathBuf,
-    /// The env the file's own header sets.
-    pub env: Vec<(String, String)>,
-}
-
-/// What owns the GPU: runs one check and reports it. `started` is the start of the run,
-/// for `started_ms` / `finished_ms`.
-pub trait GpuChecker: Send {
-    fn check(&mut self, job: &GpuJob, started: Instant, cancelled: &AtomicBool) -> GpuCheck;
-    /// The card the checks run on, for the summary.
-    fn device(&self) -> Option<String>;
-}
-
-/// Why the GPU stage cannot run (no driver, no target card…).
-#[derive(Debug, Clone)]
-pub struct GpuUnavailable(pub String);
 
 /// The slot: a thread, its job channel (capacity 1) and its results.
 struct GpuSlot {
@@ -86,7 +65,7 @@ pub fn run(
     entries: &[Entry],
     jobs: usize,
     args: &GpuArgs,
-    progress: &Progress,
+    progress: &mut Progress,
     cancelled: &Arc<AtomicBool>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Option<GpuSummary>)> {
     let policy = &setup.config.policy;
@@ -106,6 +85,8 @@ pub fn run(
             ));
         }
     };
+    progress.add_gpu();
+    let progress = &*progress;
     let started = Instant::now();
     let slot = GpuSlot::start(
         checker,

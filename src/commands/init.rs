@@ -1,0 +1,156 @@
+//! `gpu-homogenize init`: propose a `gpu-homogenize.toml` from a scan — the policy's values and
+//! the phases (library modules and entry-point scripts first, test files second), with the
+//! counts, for the coordinator to edit.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::EXIT_OK;
+use crate::cli::InitArgs;
+use crate::outcome::{FileOutcome, FileStatus};
+use crate::policy::{Policy, CONFIG_FILE};
+use crate::process::Mode;
+use crate::run::{engine, execute, setup};
+
+pub fn run(args: InitArgs) -> anyhow::Result<i32> {
+    let setup = setup(&args.input)?;
+    let engine = engine(&setup, &args.input, Mode::Scan)?;
+    let (outcomes, _) = execute(&setup, &engine, &args.input, None)?;
+    let text = propose(&setup.root, &setup.config.policy, &outcomes)?;
+    if args.stdout {
+        out!("{text}");
+        return Ok(EXIT_OK);
+    }
+    let target = setup.root.join(CONFIG_FILE);
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if args.force {
+        open.create(true).truncate(true);
+    } else {
+        // O_EXCL: never replaces a config, never follows a symlink.
+        open.create_new(true);
+    }
+    let mut file = open.open(&target).with_context(|| {
+        format!(
+            "{}: cannot write the proposal (it exists? edit it, or use --force or --stdout)",
+            target.display()
+        )
+    })?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("{}: cannot write the proposal", target.display()))?;
+    err!(
+        "wrote {}: the policy and the phases proposed from this scan; edit it, then run `gpu-homogenize scan`\n",
+        target.display()
+    );
+    Ok(EXIT_OK)
+}
+
+/// What a file with GPU code is, for the proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Library,
+    EntryPoint,
+    Test,
+}
+
+pub fn kind_of(rel: &str, text: &str) -> Kind {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let in_tests = rel
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| d == "tests" || d == "test");
+    if name.starts_with("test_") || name.ends_with("_test.py") || in_tests {
+        Kind::Test
+    } else if text.lines().any(|l| l.starts_with("if __name__"))
+        || rel.ends_with("src/main.rs")
+        || rel.contains("src/bin/")
+    {
+        Kind::EntryPoint
+    } else {
+        Kind::Library
+    }
+}
+
+#[derive(Serialize)]
+struct PolicyTable<'a> {
+    policy: &'a Policy,
+}
+
+/// The proposed config: the policy, then one phase for the code and one for the tests, each
+/// file that does not comply yet listed by name.
+pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow::Result<String> {
+    let mut core: Vec<(&str, Kind)> = Vec::new();
+    let mut tests: Vec<&str> = Vec::new();
+    let mut compliant = 0;
+    for o in outcomes {
+        match o.status {
+            FileStatus::NonCompliant | FileStatus::Error => {}
+            FileStatus::Compliant => {
+                compliant += 1;
+                continue;
+            }
+            _ => continue,
+        }
+        let text = std::fs::read_to_string(root.join(&o.path)).unwrap_or_default();
+        match kind_of(&o.path, &text) {
+            Kind::Test => tests.push(&o.path),
+            kind => core.push((&o.path, kind)),
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Proposed by `gpu-homogenize init` from a scan of {} file(s) with GPU code that do not\n\
+         # comply yet ({compliant} more already comply and are left out). Edit the policy and the\n\
+         # phases, then run `gpu-homogenize scan`.\n",
+        core.len() + tests.len()
+    );
+    out.push_str(&toml::to_string(&PolicyTable { policy })?);
+    let entry = core.iter().filter(|(_, k)| *k == Kind::EntryPoint).count();
+    phase(
+        &mut out,
+        "Core modules",
+        &format!(
+            "{} file(s): {} library module(s), {entry} entry-point script(s)",
+            core.len(),
+            core.len() - entry
+        ),
+        core.iter().map(|(p, k)| {
+            let note = if *k == Kind::EntryPoint {
+                "  # entry-point script"
+            } else {
+                ""
+            };
+            (*p, note)
+        }),
+    );
+    phase(
+        &mut out,
+        "Test scripts",
+        &format!("{} test file(s)", tests.len()),
+        tests.iter().map(|p| (*p, "")),
+    );
+    Ok(out)
+}
+
+fn phase<'a>(
+    out: &mut String,
+    name: &str,
+    summary: &str,
+    files: impl Iterator<Item = (&'a str, &'static str)>,
+) {
+    let _ = writeln!(
+        out,
+        "\n# {summary}\n[[phase]]\nname = \"{name}\"\nfiles = ["
+    );
+    for (path, note) in files {
+        let quoted = toml::Value::String(path.to_string()).to_string();
+        let _ = writeln!(out, "    {quoted},{note}");
+    }
+    out.push_str("]\n");
+}

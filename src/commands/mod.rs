@@ -1,0 +1,74 @@
+//! The commands: set up a run from the command line, drive the run engine, print what it
+//! did, pick the exit status. One file per command.
+
+/// `print!` that ends quietly on a closed pipe and fails (exit 2) on other write errors.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        crate::output::print(&format!($($arg)*))?
+    };
+}
+
+macro_rules! err {
+    ($($arg:tt)*) => {
+        crate::output::eprint(&format!($($arg)*))
+    };
+}
+
+mod check;
+mod doctor;
+mod fix;
+mod init;
+mod report;
+mod scan;
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{Cli, Command};
+use crate::summary::{GpuSummary, Summary};
+
+/// Exit statuses, as ruff uses them.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_FINDINGS: i32 = 1;
+pub const EXIT_ERROR: i32 = 2;
+
+pub fn run(cli: Cli) -> i32 {
+    let result = match cli.command {
+        Command::Scan(args) => scan::run(args),
+        Command::Fix(args) => fix::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Init(args) => init::run(args),
+        Command::Probe(args) => Ok(crate::gpu::probe::run(&args)),
+        Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args)),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            err!("error: {e:#}\n");
+            EXIT_ERROR
+        }
+    }
+}
+
+pub(crate) fn gpu_failed(s: &Summary) -> bool {
+    s.gpu
+        .as_ref()
+        .is_some_and(|g: &GpuSummary| g.failed + g.leaks + g.errors > 0 || g.drift_failed)
+}
+
+pub(crate) fn exit_status(summary: &Summary, findings: impl Fn(&Summary) -> bool) -> i32 {
+    if summary.errors > 0 || summary.interrupted {
+        EXIT_ERROR
+    } else if findings(summary) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+pub(crate) fn absolute(path: &Path) -> PathBuf {
+    std::env::current_dir()
+        .map(|cwd| cwd.join(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}

@@ -1,0 +1,117 @@
+//! The run engine: set up a run (root, config), walk the tree, run the CPU stage with the
+//! GPU slot behind it, count. It knows nothing of the commands that drive it.
+
+pub mod cpu;
+pub mod gpu_slot;
+pub mod progress;
+
+use std::path::PathBuf;
+
+use crate::cli::{GpuArgs, InputArgs};
+use crate::outcome::FileOutcome;
+use crate::policy::{Config, Phases, CONFIG_FILE};
+use crate::process::{Engine, Mode};
+use crate::python::header::PythonHeader;
+use crate::python::Python;
+use crate::source::Prefilter;
+use crate::summary::Summary;
+use crate::walk::{find_root, walk_tree};
+use cpu::{install_signal_flag, run_cpu_stage};
+use progress::Progress;
+
+/// What every command that walks a tree sets up.
+pub struct Setup {
+    pub root: PathBuf,
+    pub config: Config,
+    pub paths: Vec<PathBuf>,
+}
+
+pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
+    let paths = if input.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        input.paths.clone()
+    };
+    let root = find_root(&paths)?;
+    let config_path = input.config.clone().or_else(|| {
+        let default = root.join(CONFIG_FILE);
+        default.is_file().then_some(default)
+    });
+    let config = match &config_path {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    Ok(Setup {
+        root,
+        config,
+        paths,
+    })
+}
+
+pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<Engine> {
+    let header = PythonHeader::load(&setup.config.policy, &setup.root)?;
+    Ok(Engine {
+        root: setup.root.clone(),
+        phases: Phases::new(&setup.config.phases),
+        python: Box::new(Python {
+            policy: setup.config.policy.clone(),
+            header,
+        }),
+        rust: crate::rust::support(&setup.config.policy, &setup.root)?,
+        prefilter: Prefilter::new(),
+        mode,
+        max_file_size: input.max_file_size,
+        write: crate::write::WriteOptions::default(),
+        touchpoints: false,
+        want_diff: false,
+    })
+}
+
+fn jobs(input: &InputArgs) -> usize {
+    input
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Walk, run the CPU stage (and the GPU slot when `gpu` is given), and count.
+pub fn execute(
+    setup: &Setup,
+    engine: &Engine,
+    input: &InputArgs,
+    gpu: Option<&GpuArgs>,
+) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
+    let cancelled = install_signal_flag();
+    let exclude: Vec<PathBuf> = engine.write.backup_dir.iter().cloned().collect();
+    let found = walk_tree(&setup.paths, &setup.root, jobs(input), &exclude);
+    let removing = engine.mode == Mode::Fix { dry_run: false };
+    crate::leftovers::handle(&setup.root, &found.temp_files, removing);
+    let entries = found.entries;
+    let mut progress = Progress::new(&entries, &engine.phases);
+    let (outcomes, gpu_summary) = match gpu {
+        Some(args) => gpu_slot::run(
+            setup,
+            engine,
+            &entries,
+            jobs(input),
+            args,
+            &mut progress,
+            &cancelled,
+        )?,
+        None => (
+            run_cpu_stage(
+                engine,
+                &entries,
+                jobs(input),
+                &progress,
+                &cancelled,
+                &|_, _| {},
+            ),
+            None,
+        ),
+    };
+    progress.finish();
+    let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
+    let summary = Summary::of(&outcomes, gpu_summary, interrupted);
+    Ok((outcomes, summary))
+}

@@ -1,0 +1,98 @@
+//! Progress on stderr while a run goes on, one bar per mission phase (then "Other"), each with
+//! its elapsed time, ETA and the file being processed; a GPU bar only while the GPU slot runs.
+//! Hidden when stderr is not a terminal.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::policy::{Phases, OTHER_PHASE};
+use crate::walk::Entry;
+
+const TEMPLATE: &str =
+    "{prefix:>16} [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta_precise} {wide_msg}";
+
+pub struct Progress {
+    multi: MultiProgress,
+    style: ProgressStyle,
+    /// Each entry's bar, by its index in the run.
+    of_entry: Vec<ProgressBar>,
+    phases: Vec<ProgressBar>,
+    pub gpu: ProgressBar,
+}
+
+impl Progress {
+    /// One bar per phase with files in this run, in the config's order, "Other" last.
+    pub fn new(entries: &[Entry], phases: &Phases) -> Progress {
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let multi = MultiProgress::with_draw_target(target);
+        let style = ProgressStyle::with_template(TEMPLATE)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+        let names: Vec<&str> = entries
+            .iter()
+            .map(|e| phases.phase_of(&e.rel).unwrap_or(OTHER_PHASE))
+            .collect();
+        let mut order: Vec<&str> = phases.names().collect();
+        order.push(OTHER_PHASE);
+        let mut bars: HashMap<&str, ProgressBar> = HashMap::new();
+        let mut in_order = Vec::new();
+        for name in order {
+            let len = names.iter().filter(|n| **n == name).count();
+            if len == 0 || bars.contains_key(name) {
+                continue;
+            }
+            let bar = multi.add(
+                ProgressBar::new(len as u64)
+                    .with_style(style.clone())
+                    .with_prefix(name.to_string()),
+            );
+            bars.insert(name, bar.clone());
+            in_order.push(bar);
+        }
+        let of_entry = names
+            .iter()
+            .map(|n| bars.get(n).cloned().unwrap_or_else(ProgressBar::hidden))
+            .collect();
+        Progress {
+            multi,
+            style,
+            of_entry,
+            phases: in_order,
+            gpu: ProgressBar::hidden(),
+        }
+    }
+
+    /// The GPU bar, added once the slot is open (never when the GPU stage is off or absent).
+    pub fn add_gpu(&mut self) {
+        self.gpu = self.multi.add(
+            ProgressBar::new(0)
+                .with_style(self.style.clone())
+                .with_prefix("GPU checks"),
+        );
+    }
+
+    pub fn started(&self, index: usize, rel: &str) {
+        if let Some(bar) = self.of_entry.get(index) {
+            bar.set_message(rel.to_string());
+        }
+    }
+
+    pub fn done(&self, index: usize) {
+        if let Some(bar) = self.of_entry.get(index) {
+            bar.inc(1);
+        }
+    }
+
+    pub fn finish(&self) {
+        for bar in &self.phases {
+            bar.finish_and_clear();
+        }
+        self.gpu.finish_and_clear();
+    }
+}

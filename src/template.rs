@@ -1,0 +1,82 @@
+//! Header templates: text in `@@ name` sections with `{{placeholders}}` for the policy's
+//! values, rendered the same way for every language.
+
+use crate::policy::Policy;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    #[error("{path}: cannot read the Python header template: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("Python header template: {0}")]
+    Invalid(String),
+}
+
+/// A template's `@@ name` sections, rendered with the policy's values.
+pub fn render_sections(
+    template: &str,
+    policy: &Policy,
+) -> Result<Vec<(String, Vec<String>)>, TemplateError> {
+    let values = placeholder_values(policy);
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in template.lines() {
+        if let Some(name) = line.strip_prefix("@@ ") {
+            sections.push((name.trim().to_string(), Vec::new()));
+        } else if let Some((_, lines)) = sections.last_mut() {
+            if let Some(rendered) = render_line(line, &values) {
+                lines.push(rendered);
+            }
+        } else if !line.trim().is_empty() {
+            return Err(TemplateError::Invalid(
+                "text before the first `@@ section` line".into(),
+            ));
+        }
+    }
+    for (_, lines) in sections.iter_mut() {
+        while lines.last().is_some_and(|l| l.trim().is_empty()) {
+            lines.pop();
+        }
+    }
+    Ok(sections)
+}
+
+pub fn join_lines(lines: &[String], newline: &str) -> String {
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(line);
+        out.push_str(newline);
+    }
+    out
+}
+
+fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
+    let forbidden: Vec<String> = policy.forbidden.iter().map(|c| c.label()).collect();
+    let min_mem = policy.target.min_memory_gib.unwrap_or(0.0);
+    vec![
+        ("target_name", policy.target.label()),
+        ("visible_devices", policy.visible_devices.clone()),
+        ("device_order", policy.device_order.clone()),
+        ("alloc_conf", policy.alloc_conf.clone()),
+        ("forbidden_names", forbidden.join(", ")),
+        ("min_memory_gib", format!("{min_mem}")),
+        ("validate_function", policy.validate_function_name()),
+    ]
+}
+
+/// Substitute `{{name}}` placeholders; a line whose placeholder is empty is dropped
+/// (so `alloc_conf = ""` leaves `PYTORCH_CUDA_ALLOC_CONF` out).
+fn render_line(line: &str, values: &[(&'static str, String)]) -> Option<String> {
+    let mut out = line.to_string();
+    for (name, value) in values {
+        let placeholder = format!("{{{{{name}}}}}");
+        if out.contains(&placeholder) {
+            if value.is_empty() {
+                return None;
+            }
+            out = out.replace(&placeholder, value);
+        }
+    }
+    Some(out)
+}
