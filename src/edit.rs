@@ -87,16 +87,6 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
         .to_string()
 }
 
-/// The line ending the file uses (its first one), so inserted text matches it.
-pub fn newline_of(source: &str) -> &'static str {
-    let bytes = source.as_bytes();
-    match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
-        Some(i) if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') => "\r\n",
-        Some(i) if bytes[i] == b'\r' => "\r",
-        _ => "\n",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

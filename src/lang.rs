@@ -21,9 +21,6 @@ pub struct FileInfo<'a> {
     pub path: &'a Path,
     /// Declared in a mission phase: in scope whatever the rules see.
     pub in_phase: bool,
-    /// Prove each planned fix on its own result before offering it (`fix`); `scan` and `check`
-    /// only plan, to say what is fixable.
-    pub prove: bool,
 }
 
 /// The result of analysing one file.

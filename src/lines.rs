@@ -1,7 +1,15 @@
 //! Lines as Python (and the editors) see them: `\n`, `\r\n` and a lone `\r` all end a line,
 //! so a CR-only file is edited line by line like any other.
 
-pub use crate::edit::newline_of;
+/// The line ending the file uses (its first one), so inserted text matches it.
+pub fn newline_of(source: &str) -> &'static str {
+    let bytes = source.as_bytes();
+    match bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(i) if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') => "\r\n",
+        Some(i) if bytes[i] == b'\r' => "\r",
+        _ => "\n",
+    }
+}
 
 /// Start of the line holding `offset`.
 pub fn line_start(source: &str, offset: usize) -> usize {

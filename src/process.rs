@@ -92,7 +92,6 @@ impl Engine {
         let info = FileInfo {
             path: &entry.path,
             in_phase,
-            prove: matches!(self.mode, Mode::Fix { .. }),
         };
         if let Err(e) = crate::nesting::check(language, &file.text) {
             return errored(outcome, e.to_string());

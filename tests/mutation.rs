@@ -114,7 +114,6 @@ fn parses(engine: &Engine, language: Language, path: &Path, bytes: &[u8]) -> boo
     let info = FileInfo {
         path,
         in_phase: false,
-        prove: true,
     };
     support.analyze(&info, text).is_ok()
 }

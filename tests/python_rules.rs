@@ -17,7 +17,6 @@ fn analyze(py: &Python, source: &str) -> Box<dyn Analysis> {
     let info = FileInfo {
         path: std::path::Path::new("module.py"),
         in_phase: false,
-        prove: true,
     };
     py.analyze(&info, source).expect("parses")
 }
@@ -43,7 +42,6 @@ fn fixed(source: &str) -> String {
     let info = FileInfo {
         path: std::path::Path::new("module.py"),
         in_phase: false,
-        prove: true,
     };
     let problems = py.verify(&info, source, &new, first.as_ref());
     assert!(problems.is_empty(), "{problems:?}\n{new}");

@@ -31,8 +31,6 @@ pub struct FileContext<'a> {
     pub is_init: bool,
     /// The top-level package the file belongs to (its directories with `__init__.py`).
     pub own_package: Option<String>,
-    /// Prove planned fixes on their result (`fix`), or only plan them (`scan`, `check`).
-    pub prove: bool,
 }
 
 /// Python for the pipeline: the policy and the rendered header, shared by every file.
@@ -49,7 +47,6 @@ impl Python {
             in_phase: info.in_phase,
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
             own_package: own_package(info.path),
-            prove: info.prove,
         }
     }
 }
@@ -125,7 +122,9 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
     let parsed = parse(source)?;
     let body = &parsed.syntax().body;
     let facts = facts::collect(source, body, ctx.own_package.as_deref());
-    if let Some((at, message)) = compile::first_error(source, body) {
+    // A rewrite only adds module-level statements, a docstring line and a function to text that
+    // compiled: the check is for inputs (`plan`), not for the proof of a rewrite.
+    if let Some((at, message)) = plan.then(|| compile::first_error(source, body)).flatten() {
         let (line, column) = line_column(source, at);
         return Err(SyntaxError {
             line,
@@ -163,15 +162,14 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
             env_fix,
         };
         // The smallest fix first (the first block kept as written), else the full one.
-        let minimal = if env_fix && ctx.prove {
+        let minimal = if env_fix {
             fix::plan_minimal(&input).and_then(|p| p.and_then(|e| prove(source, e, ctx)).ok())
         } else {
             None
         };
         let planned = match minimal {
             Some(edits) => Ok(edits),
-            None if ctx.prove => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
-            None => fix::plan(&input),
+            None => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
         };
         match planned {
             Ok(planned) => {

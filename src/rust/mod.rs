@@ -143,11 +143,10 @@ fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
     Ok(facts)
 }
 
-/// How far the analysis goes with a fix: none, planned, or planned and proven on its result.
+/// How far the analysis goes with a fix: none, or planned and proven on its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Plan {
     None,
-    Only,
     Prove,
 }
 
@@ -177,7 +176,7 @@ impl RustSupport {
             policy: &self.policy,
             header: &self.header,
             krate,
-            newline: crate::edit::newline_of(source),
+            newline: crate::lines::newline_of(source),
         };
         let sites = detect::locate(&facts, &ctx);
         let kind = detect::binary(&facts, &ctx);
@@ -185,13 +184,9 @@ impl RustSupport {
         let mut edits = Vec::new();
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
-            if plan == Plan::Only {
-                edits = planned;
-            } else {
-                match self.prove(krate, source, planned, in_phase) {
-                    Ok(planned) => edits = planned,
-                    Err(why) => withhold(&mut findings, &why),
-                }
+            match self.prove(krate, source, planned, in_phase) {
+                Ok(planned) => edits = planned,
+                Err(why) => withhold(&mut findings, &why),
             }
         }
         // In scope: a GPU binary's entry point, or a file that selects a card (it has findings).
@@ -255,12 +250,11 @@ impl LanguageSupport for RustSupport {
         info: &FileInfo,
         source: &str,
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
-        let plan = if info.prove { Plan::Prove } else { Plan::Only };
         Ok(Box::new(self.analyze_with(
             &CrateInfo::of(info.path),
             source,
             info.in_phase,
-            plan,
+            Plan::Prove,
         )?))
     }
 
