@@ -110,7 +110,18 @@ fn parse(
 }
 
 pub fn analyze(source: &str, ctx: &FileContext) -> Result<Analysis, SyntaxError> {
-    analyze_with(source, ctx, true)
+    analyze_with(source, ctx, Depth::Plan)
+}
+
+/// How much of the analysis a caller needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Everything, with a planned and proven fix (a file as it is on disk).
+    Plan,
+    /// Every finding, no fix (a rewrite, checked before it is written).
+    Check,
+    /// Only the effective env (the proof of a planned fix).
+    EnvProof,
 }
 
 /// Findings that say the env is not the policy's.
@@ -118,10 +129,16 @@ const ENV_RULES: &[&str] = &["GH001", "GH002", "GH005", "GH006"];
 
 /// The analysis; with `plan`, also the edits of a fix, each proven on its own result: a fix
 /// whose result would still break the env policy is withheld and its findings say why.
-fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis, SyntaxError> {
+fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysis, SyntaxError> {
+    let plan = depth == Depth::Plan;
     let parsed = parse(source)?;
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, ctx.own_package.as_deref());
+    let facts = facts::collect(
+        source,
+        body,
+        ctx.own_package.as_deref(),
+        depth == Depth::EnvProof,
+    );
     // A rewrite only adds module-level statements, a docstring line and a function to text that
     // compiled: the check is for inputs (`plan`), not for the proof of a rewrite.
     if let Some((at, message)) = plan.then(|| compile::first_error(source, body)).flatten() {
@@ -205,8 +222,8 @@ fn analyze_with(source: &str, ctx: &FileContext, plan: bool) -> Result<Analysis,
 /// A planned fix is offered only when its result parses and its env is the policy's.
 fn prove(source: &str, edits: Vec<Edit>, ctx: &FileContext) -> Result<Vec<Edit>, String> {
     let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
-    let after =
-        analyze_with(&new, ctx, false).map_err(|e| format!("the rewrite would not parse ({e})"))?;
+    let after = analyze_with(&new, ctx, Depth::EnvProof)
+        .map_err(|e| format!("the rewrite would not parse ({e})"))?;
     let left = after
         .findings
         .iter()
@@ -236,7 +253,7 @@ fn withhold(findings: &mut [Finding], why: &str) {
 
 /// Check a rewrite: it must parse and keep every invariant. Returns the problems found.
 pub fn verify(old: &str, new: &str, before: &Analysis, ctx: &FileContext) -> Vec<String> {
-    match analyze_with(new, ctx, false) {
+    match analyze_with(new, ctx, Depth::Check) {
         Err(e) => vec![format!("the rewrite does not parse ({e})")],
         Ok(after) => verify::invariants(old, new, before, &after),
     }
@@ -248,7 +265,7 @@ pub fn header_env(source: &str) -> Vec<(String, String)> {
         return Vec::new();
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, None);
+    let facts = facts::collect(source, body, None, true);
     let effective = effective::compute(body, &facts);
     EnvVar::ALL
         .into_iter()

@@ -300,8 +300,8 @@ impl<'s> FactVisitor<'s> {
                     || name.ends_with("get_visible_devices")
             }
             Expr::Name(n) if depth < 4 => {
-                let scope = self.scopes.scope_at(range(expr).start);
-                self.scopes
+                let scope = self.scopes().scope_at(range(expr).start);
+                self.scopes()
                     .lookup(n.id.as_str(), scope)
                     .is_some_and(|values| {
                         values
@@ -347,7 +347,7 @@ impl<'s> FactVisitor<'s> {
         if self.asserts > 0 {
             return;
         }
-        let scope = self.scopes.scope_at(range(expr).start);
+        let scope = self.scopes().scope_at(range(expr).start);
         let mut flow = Flow::default();
         self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
         if flow.rank {
@@ -486,7 +486,7 @@ impl<'s> FactVisitor<'s> {
                     flow.rank = true;
                     return;
                 }
-                let Some(values) = self.scopes.lookup(id, scope) else {
+                let Some(values) = self.scopes().lookup(id, scope) else {
                     self.resolve_unpacked(id, scope, depth, flow, range(expr));
                     return;
                 };
@@ -504,9 +504,9 @@ impl<'s> FactVisitor<'s> {
                 let is_self =
                     matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
                 if is_self {
-                    if let Some(class) = self.scopes.class_of(scope) {
+                    if let Some(class) = self.scopes().class_of(scope) {
                         if let Some(values) = self
-                            .scopes
+                            .scopes()
                             .self_attrs
                             .get(&(class.to_string(), name.to_string()))
                         {
@@ -516,7 +516,7 @@ impl<'s> FactVisitor<'s> {
                             }
                         }
                     }
-                } else if let Some(defaults) = self.scopes.argparse.get(name) {
+                } else if let Some(defaults) = self.scopes().argparse.get(name) {
                     flow.path.push((format!(".{name}"), range(expr)));
                     for d in defaults.clone() {
                         self.resolve(d, Scope::Module, depth + 1, list, flow);
@@ -549,7 +549,7 @@ impl<'s> FactVisitor<'s> {
         flow: &mut Flow,
         load: Range<usize>,
     ) {
-        let Some((position, value, vscope)) = self.scopes.unpacked(id, scope) else {
+        let Some((position, value, vscope)) = self.scopes().unpacked(id, scope) else {
             return;
         };
         let Expr::Call(call) = value else { return };
@@ -621,7 +621,7 @@ impl<'s> FactVisitor<'s> {
     /// `TABLE["key"]`: the value of that key in the dict literal `TABLE` is bound to.
     fn dict_value(&self, table: &'s Expr, key: &str, scope: Scope, depth: usize, flow: &mut Flow) {
         let Expr::Name(n) = table else { return };
-        let Some(values) = self.scopes.lookup(n.id.as_str(), scope) else {
+        let Some(values) = self.scopes().lookup(n.id.as_str(), scope) else {
             return;
         };
         // Other keys of the table are other data: only the key read here carries the device.

@@ -393,7 +393,7 @@ impl<'s> FactVisitor<'s> {
     fn env_key(&self, expr: &Expr) -> Option<EnvKey> {
         let name = match expr {
             Expr::StringLiteral(s) => s.value.to_str().to_string(),
-            Expr::Name(_) => self.scopes.module_string(expr)?,
+            Expr::Name(_) => self.scopes().module_string(expr)?,
             _ => return None,
         };
         key_of_name(&name)
@@ -403,7 +403,7 @@ impl<'s> FactVisitor<'s> {
         match expr {
             Expr::StringLiteral(s) => Val::Lit(s.value.to_str().to_string()),
             Expr::Name(_) => self
-                .scopes
+                .scopes()
                 .module_string(expr)
                 .map_or(Val::Computed, Val::Lit),
             _ => Val::Computed,

@@ -153,13 +153,19 @@ impl Facts {
 
 /// `own_package`: the top-level package the file belongs to; importing it is a project import
 /// even when it shares a framework's name (the `TTS` package's own modules).
-pub fn collect<'s>(source: &'s str, body: &'s [Stmt], own_package: Option<&str>) -> Facts {
+pub fn collect<'s>(
+    source: &'s str,
+    body: &'s [Stmt],
+    own_package: Option<&str>,
+    env_only: bool,
+) -> Facts {
     let bindings = Bindings::collect(body);
-    let scopes = Scopes::collect(body);
     let mut visitor = FactVisitor {
         source,
         bindings,
-        scopes,
+        scopes: std::cell::OnceCell::new(),
+        body,
+        env_only,
         facts: Facts::default(),
         functions: Vec::new(),
         stmts: Vec::new(),
@@ -184,7 +190,11 @@ pub fn collect<'s>(source: &'s str, body: &'s [Stmt], own_package: Option<&str>)
 struct FactVisitor<'s> {
     source: &'s str,
     bindings: Bindings,
-    scopes: Scopes<'s>,
+    /// Built on first use: a file whose literals reach no sink through a name never needs it.
+    scopes: std::cell::OnceCell<Scopes<'s>>,
+    body: &'s [Stmt],
+    /// Only what the effective env needs (the proof of a fix): no device facts.
+    env_only: bool,
     facts: Facts,
     /// Enclosing function definitions (their ranges), innermost last.
     functions: Vec<Range<usize>>,
@@ -232,6 +242,10 @@ impl<'s> FactVisitor<'s> {
             });
             self.facts.devices[*i].shared = shared.cloned();
         }
+    }
+
+    fn scopes(&self) -> &Scopes<'s> {
+        self.scopes.get_or_init(|| Scopes::collect(self.body))
     }
 
     /// A GPU framework's module, and not a module of the file's own package.
@@ -530,9 +544,12 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                 let name = self.bindings.qualified(&call.func).unwrap_or_default();
                 self.call_effects(call, &name);
                 self.dynamic_import(call, &name);
-                self.cuda_and_cpu(call, &name);
-                self.call(call, &name);
+                if !self.env_only {
+                    self.cuda_and_cpu(call, &name);
+                    self.call(call, &name);
+                }
             }
+            _ if self.env_only => {}
             Expr::StringLiteral(s) => {
                 let v = s.value.to_str();
                 if v == "cuda" || v.starts_with("cuda:") {
