@@ -242,7 +242,7 @@ fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
 /// Where the header goes when the file has no configuration block to replace: after the
 /// shebang, the encoding cookie, a leading licence block and whole-file pragmas, the module
 /// docstring, `from __future__` imports and the leading standard-library imports.
-pub fn prologue_end(source: &str, facts: &Facts) -> usize {
+fn prologue_end(source: &str, facts: &Facts) -> usize {
     let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
     let first_stmt = facts
         .top
@@ -344,7 +344,7 @@ fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
 }
 
 /// `validate_rtx3090_configuration`, `validate_gpu`: a validator the file already has.
-pub fn looks_like_validator(name: &str) -> bool {
+fn looks_like_validator(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     (lower.starts_with("validate") || lower.starts_with("check") || lower.starts_with("verify"))
         && ["gpu", "rtx", "cuda", "device"]

@@ -396,7 +396,8 @@ impl<'s> FactVisitor<'s> {
                 digits: o.digits,
                 at: o.literal,
                 what,
-                shared: flow.path.first().map(|(k, _)| k.clone()).filter(|_| false),
+                // Decided once every sink is seen (`mark_shared`).
+                shared: None,
             });
             let last = self.facts.devices.len() - 1;
             self.device_paths
