@@ -281,3 +281,36 @@ fn a_misplaced_header_moves_whole() {
 fn files_without_gpu_code_are_left_alone() {
     assert!(codes("import wave\nprint('device')\n").is_empty());
 }
+
+#[test]
+fn writes_that_cannot_raise_are_not_undone_by_their_try() {
+    let src = "import os\ntry:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n    os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\n    os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\nexcept Exception:\n    pass\nimport torch\n";
+    assert!(codes(src).is_empty(), "{:?}", codes(src));
+}
+
+#[test]
+fn a_hand_written_setdefault_guard_is_a_setdefault() {
+    let src = "import os\nif 'CUDA_VISIBLE_DEVICES' not in os.environ:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\nimport torch\n";
+    // The policy wants the mask forced: the guard goes whole, no `if …: pass` is left.
+    assert!(codes(src).contains(&"GH002"), "{:?}", codes(src));
+    let out = fixed(src);
+    assert!(
+        !out.contains("not in os.environ") && !out.contains("pass"),
+        "{out}"
+    );
+    // Under a scheduler the guard is the expected form.
+    let policy = Policy {
+        respect_scheduler: true,
+        ..Policy::default()
+    };
+    let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
+    let py = Python { policy, header };
+    let scheduled = "import os\nif 'CUDA_VISIBLE_DEVICES' not in os.environ:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\nif not os.environ.get('CUDA_DEVICE_ORDER'):\n    os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ.setdefault('PYTORCH_CUDA_ALLOC_CONF', 'max_split_size_mb:1024')\nimport torch\n";
+    let found: Vec<_> = analyze(&py, scheduled)
+        .findings()
+        .iter()
+        .filter(|f| f.is_violation())
+        .map(|f| f.message.clone())
+        .collect();
+    assert!(found.is_empty(), "{found:?}");
+}

@@ -270,6 +270,22 @@ impl<'a> Run<'a> {
                 bodies.extend(s.elif_else_clauses.iter().map(|c| &c.body[..]));
                 let has_else = s.elif_else_clauses.iter().any(|c| c.test.is_none());
                 self.branches(&bodies, !has_else);
+                if let (false, Some(var)) = (has_else, self.unset_test(&s.test)) {
+                    // `if K not in os.environ: os.environ[K] = v` is a setdefault by hand.
+                    let slot = &mut self.env.0[index(var)];
+                    let values: Vec<String> = slot
+                        .iter()
+                        .filter_map(|st| match st {
+                            State::Lit(v) => Some(v.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    if let ([v], true) = (values.as_slice(), slot.contains(&State::Inherited)) {
+                        if slot.len() == 2 {
+                            *slot = BTreeSet::from([State::DefaultTo(v.clone())]);
+                        }
+                    }
+                }
             }
             Stmt::For(s) => {
                 self.branches(&[&s.body], true);
@@ -285,7 +301,13 @@ impl<'a> Run<'a> {
                 self.body(&s.body);
                 self.body(&s.orelse);
                 let mut end = self.env.clone();
-                let mut caught = start;
+                // Writes of the environment do not raise: a body made only of them either ran
+                // whole or, when a handler runs, left the env where it ended.
+                let mut caught = if s.body.iter().all(|b| self.only_env_writes(b)) {
+                    end.clone()
+                } else {
+                    start
+                };
                 caught.join(&end);
                 for handler in &s.handlers {
                     let ruff_python_ast::ExceptHandler::ExceptHandler(h) = handler;
@@ -301,6 +323,43 @@ impl<'a> Run<'a> {
                 self.branches(&bodies, true);
             }
             _ => {}
+        }
+    }
+
+    fn only_env_writes(&self, stmt: &Stmt) -> bool {
+        let r = range(stmt);
+        self.by_stmt
+            .get(&(r.start, r.end))
+            .is_some_and(|effects| effects.iter().all(|&i| self.facts.effects[i].pure))
+    }
+
+    /// `K not in os.environ` / `not os.environ.get(K)`: the branch runs only when K is unset.
+    fn unset_test(&self, test: &Expr) -> Option<EnvVar> {
+        let bindings = &self.facts.bindings;
+        let key = match test {
+            Expr::Compare(c)
+                if c.ops.len() == 1
+                    && c.ops[0] == ruff_python_ast::CmpOp::NotIn
+                    && bindings.qualified(&c.comparators[0]).as_deref() == Some("os.environ") =>
+            {
+                &*c.left
+            }
+            Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::Not => match u.operand.as_ref() {
+                Expr::Call(call)
+                    if matches!(
+                        bindings.qualified(&call.func).as_deref(),
+                        Some("os.environ.get" | "os.getenv")
+                    ) =>
+                {
+                    call.arguments.args.first()?
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match key {
+            Expr::StringLiteral(s) => EnvVar::from_name(s.value.to_str()),
+            _ => None,
         }
     }
 

@@ -215,7 +215,10 @@ impl<'s> FactVisitor<'s> {
         let pure = self.pure_env_stmt(stmt);
         let only_env = self.stmt_is_only_env(stmt);
         let whole = removal_edit(self.source, srange.clone(), as_pass).map(|e| vec![e]);
-        let removal = if pure || only_env {
+        let removal = if let (true, Some(guard)) = (pure, &self.guard_removal) {
+            // The whole `if K not in os.environ:` goes with the writes it guards.
+            Some(guard.clone())
+        } else if pure || only_env {
             whole
         } else {
             self.partial_removal(stmt, &items)
@@ -372,6 +375,37 @@ impl<'s> FactVisitor<'s> {
             _ => Vec::new(),
         };
         items.into_iter().filter(|i| i.key.is_some()).collect()
+    }
+
+    /// An `if` without `else` whose test only reads and whose body only writes managed
+    /// variables: removing the writes removes the `if` (no `if …: pass` left behind).
+    pub(super) fn guard_of(&self, stmt: &Stmt) -> Option<Vec<Edit>> {
+        let Stmt::If(s) = stmt else { return None };
+        let only_writes = !s.body.is_empty() && s.body.iter().all(|b| self.pure_env_stmt(b));
+        if !s.elif_else_clauses.is_empty() || !only_writes || !self.reads_only(&s.test) {
+            return None;
+        }
+        removal_edit(self.source, range(stmt), false).map(|e| vec![e])
+    }
+
+    fn reads_only(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::StringLiteral(_) | Expr::NumberLiteral(_) | Expr::NoneLiteral(_) => true,
+            Expr::BooleanLiteral(_) | Expr::Name(_) | Expr::Attribute(_) => true,
+            Expr::Compare(c) => {
+                self.reads_only(&c.left) && c.comparators.iter().all(|e| self.reads_only(e))
+            }
+            Expr::BoolOp(b) => b.values.iter().all(|e| self.reads_only(e)),
+            Expr::UnaryOp(u) => self.reads_only(&u.operand),
+            Expr::Subscript(sub) => self.reads_only(&sub.value) && self.reads_only(&sub.slice),
+            Expr::Call(call) => {
+                matches!(
+                    self.call_name(call).as_deref(),
+                    Some("os.environ.get" | "os.getenv")
+                ) && call.arguments.args.iter().all(|a| self.reads_only(a))
+            }
+            _ => false,
+        }
     }
 
     pub(super) fn is_environ(&self, expr: &Expr) -> bool {

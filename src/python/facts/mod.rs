@@ -166,6 +166,7 @@ pub fn collect<'s>(
         scopes: std::cell::OnceCell::new(),
         body,
         env_only,
+        guard_removal: None,
         facts: Facts::default(),
         functions: Vec::new(),
         stmts: Vec::new(),
@@ -195,6 +196,8 @@ struct FactVisitor<'s> {
     body: &'s [Stmt],
     /// Only what the effective env needs (the proof of a fix): no device facts.
     env_only: bool,
+    /// Inside an `if` that only guards env writes: the edit that removes the whole `if`.
+    guard_removal: Option<Vec<Edit>>,
     facts: Facts,
     /// Enclosing function definitions (their ranges), innermost last.
     functions: Vec<Range<usize>>,
@@ -511,6 +514,13 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                 self.asserts += 1;
                 walk_stmt(self, stmt);
                 self.asserts -= 1;
+            }
+            Stmt::If(_) if self.guard_of(stmt).is_some() => {
+                let outer = self
+                    .guard_removal
+                    .replace(self.guard_of(stmt).unwrap_or_default());
+                walk_stmt(self, stmt);
+                self.guard_removal = outer;
             }
             Stmt::If(if_stmt) if is_type_checking(&if_stmt.test) => {
                 self.typing_only += 1;
