@@ -314,3 +314,37 @@ fn a_hand_written_setdefault_guard_is_a_setdefault() {
         .collect();
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn an_env_default_is_the_index_used_when_the_variable_is_unset() {
+    let out = fixed("import os\nimport torch\ntorch.cuda.set_device(int(os.environ.get('GPU_ID', '1')))\nx = torch.zeros(1).to(os.getenv('DEV', 'cuda:1'))\n");
+    assert!(out.contains("os.environ.get('GPU_ID', '0')"), "{out}");
+    assert!(out.contains("os.getenv('DEV', 'cuda:0')"), "{out}");
+}
+
+#[test]
+fn an_environment_replaced_after_the_header_is_reported_not_fixed() {
+    for late in [
+        "os.environ = dict(os.environ)\n",
+        "from dotenv import load_dotenv\nload_dotenv(override=True)\n",
+        "os.environ.clear()\n",
+    ] {
+        let src = format!("{}import torch\n{late}", HEADER_SRC);
+        let py = python();
+        let analysis = analyze(&py, &src);
+        assert!(analysis.edits().is_empty(), "{late}");
+        assert!(
+            analysis.findings().iter().any(|f| f.is_violation()
+                && !f.fixable
+                && f.message.contains("not fixed automatically")),
+            "{late}: {:?}",
+            analysis
+                .findings()
+                .iter()
+                .map(|f| &f.message)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+const HEADER_SRC: &str = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n";

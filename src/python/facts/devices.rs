@@ -110,6 +110,8 @@ struct Flow {
     multi: bool,
     /// Names traversed: (key, load range).
     path: Vec<(String, Range<usize>)>,
+    /// Under `int(...)`: a string of digits is an index too (`int(os.getenv("GPU", "1"))`).
+    numeric: bool,
 }
 
 impl<'s> FactVisitor<'s> {
@@ -430,6 +432,24 @@ impl<'s> FactVisitor<'s> {
                 if value.contains("rank") || value.contains("RANK") {
                     flow.rank = true;
                 }
+                let digits_only = !value.is_empty()
+                    && value.len() <= 3
+                    && value.bytes().all(|b| b.is_ascii_digit());
+                if flow.numeric && digits_only {
+                    let r = range(expr);
+                    let text = &self.source[r.clone()];
+                    if let (Some(at), Ok(index)) = (text.find(value), value.parse()) {
+                        let start = r.start + at;
+                        flow.origins.push(Origin {
+                            literal: r.clone(),
+                            index,
+                            digits: Some(start..start + value.len()),
+                            string: false,
+                            via: flow.path.first().map(|(k, _)| k.clone()),
+                        });
+                    }
+                    return;
+                }
                 if let Some((prefix, index)) = device_string(value) {
                     let r = range(expr);
                     let text = &self.source[r.clone()];
@@ -580,7 +600,10 @@ impl<'s> FactVisitor<'s> {
         match name.as_str() {
             "int" | "str" | "builtins.int" | "builtins.str" => {
                 if let Some(first) = args.first() {
+                    let outer = flow.numeric;
+                    flow.numeric = name.ends_with("int");
                     self.resolve(first, scope, depth + 1, false, flow);
+                    flow.numeric = outer;
                 }
                 return;
             }
@@ -592,7 +615,12 @@ impl<'s> FactVisitor<'s> {
                 if let Some(Expr::StringLiteral(k)) = args.first() {
                     if k.value.to_str().contains("RANK") {
                         flow.rank = true;
+                        return;
                     }
+                }
+                // The default is what the program uses when the variable is unset.
+                if let Some(default) = args.get(1) {
+                    self.resolve(default, scope, depth + 1, false, flow);
                 }
                 return;
             }

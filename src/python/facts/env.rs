@@ -88,6 +88,10 @@ impl<'s> FactVisitor<'s> {
     /// The items a statement-level env statement touches (empty when it is not one).
     fn stmt_items(&self, stmt: &Stmt) -> Vec<Item> {
         match stmt {
+            // `os.environ = {...}`: the whole environment replaced.
+            Stmt::Assign(assign) if assign.targets.iter().any(|t| self.is_environ(t)) => {
+                vec![clobber(range(stmt))]
+            }
             Stmt::Assign(assign) => {
                 let value = self.value_of(&assign.value);
                 assign
@@ -156,6 +160,15 @@ impl<'s> FactVisitor<'s> {
             )),
             "os.unsetenv" | "os.environ.pop" => keyed(EnvOp::Unset),
             "os.environ.clear" => vec![clobber(range(call))],
+            // A .env file that overrides what is already set may set the mask.
+            "dotenv.load_dotenv" | "dotenv.main.load_dotenv"
+                if call.arguments.keywords.iter().any(|k| {
+                    k.arg.as_ref().is_some_and(|a| a.as_str() == "override")
+                        && matches!(k.value, Expr::BooleanLiteral(ref b) if b.value)
+                }) =>
+            {
+                vec![clobber(range(call))]
+            }
             "os.environ.update" => {
                 let mut items = Vec::new();
                 match args.first() {
