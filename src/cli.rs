@@ -14,6 +14,27 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Options every command takes, as ruff has them.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Print only findings and diffs: no summary, no progress (`-q`, as ruff).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// Colour in the output: `auto` when stdout is a terminal and NO_COLOR is unset.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -78,6 +99,66 @@ pub struct InputArgs {
     /// Worker threads for the CPU stage (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub lint: LintArgs,
+}
+
+/// Rule selection and file exclusion, with ruff's names; on top of the config's `[lint]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LintArgs {
+    /// Rule codes or prefixes to enable (replaces the config's `select`), e.g. GH1,GH001.
+    #[arg(long, value_delimiter = ',', value_name = "RULE_CODE")]
+    pub select: Option<Vec<String>>,
+    /// Rule codes or prefixes to enable on top of `select`.
+    #[arg(long, value_delimiter = ',', value_name = "RULE_CODE")]
+    pub extend_select: Vec<String>,
+    /// Rule codes or prefixes to disable.
+    #[arg(long, value_delimiter = ',', value_name = "RULE_CODE")]
+    pub ignore: Vec<String>,
+    /// Globs of files and directories to leave out (replaces the config's `exclude`).
+    #[arg(long, value_delimiter = ',', value_name = "FILE_PATTERN")]
+    pub exclude: Vec<String>,
+    /// Globs to leave out on top of `exclude`.
+    #[arg(long, value_delimiter = ',', value_name = "FILE_PATTERN")]
+    pub extend_exclude: Vec<String>,
+    /// Rules to disable in the files a glob matches: GLOB:CODE[,CODE…] (repeatable).
+    #[arg(long, value_name = "GLOB:CODES", value_parser = parse_per_file)]
+    pub per_file_ignores: Vec<(String, Vec<String>)>,
+}
+
+impl LintArgs {
+    pub fn settings(&self) -> crate::lint::LintSettings {
+        let mut per_file = std::collections::BTreeMap::<String, Vec<String>>::new();
+        for (glob, codes) in &self.per_file_ignores {
+            per_file
+                .entry(glob.clone())
+                .or_default()
+                .extend(codes.iter().cloned());
+        }
+        crate::lint::LintSettings {
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone(),
+            ignore: self.ignore.clone(),
+            exclude: self.exclude.clone(),
+            extend_exclude: self.extend_exclude.clone(),
+            per_file_ignores: per_file,
+        }
+    }
+}
+
+fn parse_per_file(text: &str) -> Result<(String, Vec<String>), String> {
+    let (glob, codes) = text
+        .rsplit_once(':')
+        .ok_or_else(|| format!("`{text}` is not GLOB:CODE[,CODE…]"))?;
+    let codes: Vec<String> = codes
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
+    if glob.is_empty() || codes.is_empty() {
+        return Err(format!("`{text}` is not GLOB:CODE[,CODE…]"));
+    }
+    Ok((glob.to_string(), codes))
 }
 
 /// Options of the GPU stage.

@@ -33,6 +33,8 @@ pub trait Analysis: Send {
     /// The edits `fix` applies; empty when there is nothing to fix.
     fn edits(&self) -> &[Edit];
     fn as_any(&self) -> &dyn Any;
+    /// For suppression and fix safety only (`suppress`): take findings or their fixes out.
+    fn parts_mut(&mut self) -> (&mut Vec<Finding>, &mut Vec<Edit>);
 
     fn is_compliant(&self) -> bool {
         !self.findings().iter().any(Finding::is_violation)
@@ -76,5 +78,8 @@ impl<T: Send + 'static> Analysis for FileAnalysis<T> {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn parts_mut(&mut self) -> (&mut Vec<Finding>, &mut Vec<Edit>) {
+        (&mut self.findings, &mut self.edits)
     }
 }

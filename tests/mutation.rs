@@ -124,6 +124,7 @@ fn engines(root: &Path) -> (Engine, Engine) {
         config: None,
         max_file_size: 4 << 20,
         jobs: Some(1),
+        lint: Default::default(),
     };
     let s = setup(&input).unwrap();
     let scan = engine(&s, &input, Mode::Scan).unwrap();
