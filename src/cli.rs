@@ -51,6 +51,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Propose a gpu-homogenize.toml (policy and phases) from a scan of the tree.
     Init(InitArgs),
+    /// Explain a rule: what it finds, why, an example, and how safe its fix is.
+    Rule(RuleArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
     /// Internal: the child that initialises CUDA with the environment of one file.
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
@@ -63,7 +67,10 @@ pub enum Command {
 pub enum OutputFormat {
     Text,
     Json,
+    /// SARIF 2.1.0, URIs relative to the repository under %SRCROOT%.
     Sarif,
+    /// GitHub Actions workflow annotations.
+    Github,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -124,6 +131,9 @@ pub struct LintArgs {
     /// Rules to disable in the files a glob matches: GLOB:CODE[,CODE…] (repeatable).
     #[arg(long, value_name = "GLOB:CODES", value_parser = parse_per_file)]
     pub per_file_ignores: Vec<(String, Vec<String>)>,
+    /// Include fixes that may not retain the original intent of the code (as ruff).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
 }
 
 impl LintArgs {
@@ -202,6 +212,25 @@ pub struct ScanArgs {
     /// Also list GPU touchpoints (imports at top level, lazy imports, imports in __init__.py).
     #[arg(long)]
     pub touchpoints: bool,
+    /// Show counts for every rule with findings, instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RuleArgs {
+    /// A rule code, e.g. GH101.
+    #[arg(value_name = "CODE", required_unless_present = "all")]
+    pub code: Option<String>,
+    /// List every rule with its fix safety.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -210,10 +239,11 @@ pub struct FixArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub gpu: GpuArgs,
-    /// Show what would change as unified diffs; write nothing.
+    /// Show what would change as unified diffs and a summary; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the unified diff of every rewritten file.
+    /// Avoid writing any fixed files back; instead, output a diff for each changed file to
+    /// stdout (as ruff's --diff).
     #[arg(long)]
     pub diff: bool,
     /// Keep a copy of every original here (same relative path) before rewriting it.
@@ -225,6 +255,9 @@ pub struct FixArgs {
     pub break_hardlinks: bool,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// Show counts for every rule left with findings, instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
     /// Do not append this run to .gpu-homogenize/journal.jsonl.
     #[arg(long)]
     pub no_journal: bool,
@@ -241,6 +274,9 @@ pub struct CheckArgs {
     /// Do not append this run to .gpu-homogenize/journal.jsonl.
     #[arg(long)]
     pub no_journal: bool,
+    /// Show counts for every rule with findings, instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
 }
 
 #[derive(Debug, Args)]

@@ -247,7 +247,7 @@ impl Engine {
         outcome.findings = self.records(old, before.findings(), after.as_deref());
         outcome.cpu_check = Some(cpu_check(Vec::new()));
         if self.want_diff || dry_run {
-            outcome.diff = Some(unified_diff(&entry.path.display().to_string(), old, &new));
+            outcome.diff = Some(unified_diff(&entry.rel, old, &new));
         }
         if dry_run {
             outcome.status = FileStatus::WouldFix;

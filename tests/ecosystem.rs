@@ -137,3 +137,124 @@ fn pyproject_tool_table_is_read_and_gpu_homogenize_toml_wins() {
         (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 for review.\n2 files: 2 compliant.\n")
     );
 }
+
+const BARE: &str = "import torch\nx = torch.device('cuda:1')\n";
+const BARE_101: &str = "GH101 [*] torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0";
+
+#[test]
+fn diff_prints_relative_headers_and_writes_nothing() {
+    let dir = tree(&[("pkg/a.py", HEADED)]);
+    let abs = dir.path().join("pkg/a.py");
+    let out = run(gh(dir.path()).args(["fix", "--diff", abs.to_str().unwrap()]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -3,7 +3,7 @@\n os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\n os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n import torch\n-x = torch.device('cuda:1')\n+x = torch.device('cuda:0')\n y = torch.device('cuda:1')  # noqa: GH101\n z = torch.device('cuda:1')  # noqa\n-w = torch.device('cuda:1')  # noqa: E402\n+w = torch.device('cuda:0')  # noqa: E402\n"
+    );
+    assert_eq!(read(dir.path(), "pkg/a.py"), HEADED);
+    assert!(!dir.path().join(".gpu-homogenize").exists());
+}
+
+#[test]
+fn github_format_prints_workflow_annotations() {
+    let dir = tree(&[("a b.py", BARE)]);
+    let out = run(gh(dir.path()).args(["scan", "--format", "github", "--select", "GH1"]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "::error title=gpu-homogenize (GH101),file=a b.py,line=2,col=18::a b.py:2:18: {}\n",
+            &BARE_101.replace(" [*]", "")
+        )
+    );
+}
+
+#[test]
+fn sarif_uses_percent_encoded_uris_under_srcroot_and_full_rules() {
+    let dir = tree(&[("dir with space/café/naïve.py", BARE)]);
+    let out = run(gh(dir.path()).args(["scan", "--format", "sarif"]));
+    assert_eq!(out.code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let run0 = &doc["runs"][0];
+    let location = &run0["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    assert_eq!(
+        location["uri"],
+        "dir%20with%20space/caf%C3%A9/na%C3%AFve.py"
+    );
+    assert_eq!(location["uriBaseId"], "%SRCROOT%");
+    let base = run0["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        .as_str()
+        .unwrap();
+    assert!(
+        base.starts_with("file:///") && base.ends_with('/'),
+        "{base}"
+    );
+    for rule in run0["tool"]["driver"]["rules"].as_array().unwrap() {
+        assert!(
+            rule["fullDescription"]["text"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty()),
+            "{rule}"
+        );
+        assert!(rule["helpUri"].as_str().is_some(), "{rule}");
+    }
+    // From a subdirectory of the repository, URIs stay relative to the repository.
+    std::fs::write(dir.path().join("dir with space/gpu-homogenize.toml"), "").unwrap();
+    let out = run(gh(&dir.path().join("dir with space")).args(["scan", "--format", "sarif"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "dir%20with%20space/caf%C3%A9/na%C3%AFve.py"
+    );
+}
+
+#[test]
+fn statistics_quiet_and_color() {
+    let dir = tree(&[("a.py", BARE), ("b.py", BARE)]);
+    let out = run(gh(dir.path()).args(["scan", "--statistics", "-q"]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        "2\tGH001\t[*] header-missing\n2\tGH101\t[*] device-string-index\n"
+    );
+    let out = run(gh(dir.path()).args(["scan", "--quiet", "--select", "GH101", "a.py"]));
+    assert_eq!(
+        (out.code, out.stdout),
+        (1, format!("a.py:2:18: {BARE_101}\n"))
+    );
+    let out = run(gh(dir.path()).args([
+        "scan", "-q", "--color", "always", "--select", "GH101", "a.py",
+    ]));
+    assert_eq!(
+        out.stdout,
+        "\x1b[1ma.py\x1b[0m:2:18: \x1b[1;31mGH101\x1b[0m \x1b[36m[*]\x1b[0m torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\n"
+    );
+    // Piped, `auto` means no colour.
+    let out = run(gh(dir.path()).args(["scan", "-q", "--select", "GH101", "a.py"]));
+    assert!(!out.stdout.contains('\x1b'));
+}
+
+#[test]
+fn rule_explains_a_code_and_completions_print_a_script() {
+    let dir = tree(&[]);
+    let out = run(gh(dir.path()).args(["rule", "GH101"]));
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.stdout,
+        "GH101 (device-string-index): a device string selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied.\n\nWhy: Once CUDA_VISIBLE_DEVICES='1' is applied only one card is visible and it is device 0: `cuda:1` is then a crash or a silent fallback.\n\nExample:\n    torch.device('cuda:1')  ->  torch.device('cuda:0')\n\nFix safety: Fix is safe. The index is remapped to the one the same physical card has under the mask.\n"
+    );
+    let out = run(gh(dir.path()).args(["rule", "GH999"]));
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr,
+        "error: `GH999` is not a rule; `gpu-homogenize rule --all` lists them\n"
+    );
+    let out = run(gh(dir.path()).args(["completions", "bash"]));
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.starts_with("_gpu__homogenize() {"),
+        "{}",
+        &out.stdout[..40]
+    );
+    assert!(out.stdout.contains("--unsafe-fixes"));
+}
