@@ -235,6 +235,9 @@ pub struct Config {
     /// Which rules run where: ruff's `select`, `ignore`, `exclude`, `per-file-ignores`.
     #[serde(default)]
     pub lint: crate::lint::LintSettings,
+    /// Apply unsafe fixes too, as `--unsafe-fixes` (ruff's top-level `unsafe-fixes`).
+    #[serde(default, rename = "unsafe-fixes")]
+    pub unsafe_fixes: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use sha2::{Digest, Sha256};
 
 use crate::edit::{apply, unified_diff};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Applicability, Finding, Severity};
 use crate::lang::{Analysis, FileInfo, LanguageSupport};
 use crate::line_index::LineIndex;
 use crate::lint::RuleFilter;
@@ -44,6 +44,8 @@ pub struct Engine {
     pub want_diff: bool,
     /// Which rules run on which file (`select`, `ignore`, `per-file-ignores`).
     pub lint: RuleFilter,
+    /// Apply unsafe fixes too (`--unsafe-fixes`).
+    pub unsafe_fixes: bool,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -108,6 +110,7 @@ impl Engine {
             Err(e) => return errored(outcome, e.to_string()),
         };
         let suppressed = self.suppress(entry, language, &file.text, analysis.as_mut());
+        outcome.unsafe_fixes_held = self.settle_unsafe(analysis.as_mut());
         if !analysis.in_scope() {
             outcome.status = FileStatus::NoGpuCode;
             outcome.findings = self.records(&file.text, analysis.findings(), None);
@@ -132,6 +135,18 @@ impl Engine {
                 &suppressed,
             ),
         }
+    }
+
+    /// Fix safety, in one place: without `--unsafe-fixes`, unsafe fixes are held back (the
+    /// findings stay, unfixed). Returns how many were held back.
+    fn settle_unsafe(&self, analysis: &mut dyn Analysis) -> usize {
+        let mut held = 0;
+        if !self.unsafe_fixes {
+            held +=
+                suppress::hold_back_fixes(analysis, &|f| f.applicability == Applicability::Unsafe);
+        }
+        let plan_part = analysis.settle_unsafe_edits(self.unsafe_fixes);
+        held + usize::from(plan_part && !self.unsafe_fixes)
     }
 
     /// Suppression, in one place: findings of rules not selected for this file and findings
@@ -320,6 +335,11 @@ impl Engine {
                     column,
                     message: f.message.clone(),
                     fixable: f.is_violation() && f.fixable,
+                    applicability: match (f.is_violation(), f.fixable, f.applicability) {
+                        (false, _, _) => Some(Applicability::DisplayOnly),
+                        (true, false, Applicability::Safe) => None,
+                        (true, _, a) => Some(a),
+                    },
                     fixed,
                 }
             })

@@ -115,12 +115,21 @@ pub fn remove_findings(
 /// fixes were held back. A finding fixed by the file-level plan (the header) takes the plan
 /// with it: only the other findings' own edits stay.
 pub fn hold_back_fixes(analysis: &mut dyn Analysis, hold: &dyn Fn(&Finding) -> bool) -> usize {
+    let (held, plan_goes) = hold_back(analysis, hold);
+    if plan_goes {
+        // The plan's unsafe part goes with the plan.
+        analysis.settle_unsafe_edits(false);
+    }
+    held
+}
+
+fn hold_back(analysis: &mut dyn Analysis, hold: &dyn Fn(&Finding) -> bool) -> (usize, bool) {
     let (findings, edits) = analysis.parts_mut();
     let held: Vec<usize> = (0..findings.len())
         .filter(|&i| findings[i].fixable && hold(&findings[i]))
         .collect();
     if held.is_empty() {
-        return 0;
+        return (0, false);
     }
     let plan_goes = held.iter().any(|&i| findings[i].edits.is_empty());
     if plan_goes {
@@ -145,7 +154,7 @@ pub fn hold_back_fixes(analysis: &mut dyn Analysis, hold: &dyn Fn(&Finding) -> b
         findings[i].fixable = false;
         findings[i].edits.clear();
     }
-    held.len()
+    (held.len(), plan_goes)
 }
 
 #[cfg(test)]

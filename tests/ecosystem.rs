@@ -258,3 +258,22 @@ fn rule_explains_a_code_and_completions_print_a_script() {
     );
     assert!(out.stdout.contains("--unsafe-fixes"));
 }
+
+#[test]
+fn unsafe_fixes_are_held_back_until_asked_for() {
+    let src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\nimport torch\n\n\ndef setup():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n";
+    let dir = tree(&[("a.py", src)]);
+    let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "-q"]));
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, "a.py:9:5: GH006 a function sets CUDA_VISIBLE_DEVICES to '0'; the policy says '1', and the function may run before CUDA starts\n");
+    assert_eq!(read(dir.path(), "a.py"), src);
+    let out = run(gh(dir.path()).args(["scan"]));
+    assert!(out.stdout.ends_with("1 file: 1 non-compliant.\n1 unsafe fix held back: `gpu-homogenize fix --unsafe-fixes` applies it (`gpu-homogenize rule CODE` says why each is unsafe).\n"), "{}", out.stdout);
+    let out = run(gh(dir.path()).args(["scan", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["files"][0]["findings"][0]["applicability"], "unsafe");
+    assert_eq!(doc["summary"]["unsafe_fixes_held"], 1);
+    let out = run(gh(dir.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(read(dir.path(), "a.py").ends_with("def setup():\n    pass\n"));
+}

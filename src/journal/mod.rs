@@ -304,6 +304,7 @@ mod tests {
             column: 1,
             message: "m".into(),
             fixable: true,
+            applicability: None,
             fixed,
         }
     }

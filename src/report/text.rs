@@ -210,6 +210,15 @@ pub fn summary(command: &str, s: &Summary) -> String {
             let _ = writeln!(out, "GPU checks skipped: {reason}.");
         }
     }
+    if s.unsafe_fixes_held > 0 {
+        let n = s.unsafe_fixes_held;
+        let _ = writeln!(
+            out,
+            "{n} unsafe fix{} held back: `gpu-homogenize fix --unsafe-fixes` applies {} (`gpu-homogenize rule CODE` says why each is unsafe).",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "it" } else { "them" }
+        );
+    }
     if s.interrupted {
         let _ = writeln!(out, "Interrupted: the summary above is partial.");
     }

@@ -67,6 +67,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
         touchpoints: false,
         want_diff: false,
         lint: RuleFilter::new(&setup.config.lint),
+        unsafe_fixes: input.lint.unsafe_fixes || setup.config.unsafe_fixes,
     })
 }
 
