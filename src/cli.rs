@@ -53,6 +53,9 @@ pub enum Command {
     Init(InitArgs),
     /// Explain a rule: what it finds, why, an example, and how safe its fix is.
     Rule(RuleArgs),
+    /// Write the current findings to a baseline file, so that `scan --baseline FILE` reports
+    /// only new ones.
+    Baseline(BaselineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Internal: the child that initialises CUDA with the environment of one file.
@@ -134,6 +137,9 @@ pub struct LintArgs {
     /// Include fixes that may not retain the original intent of the code (as ruff).
     #[arg(long)]
     pub unsafe_fixes: bool,
+    /// Report only findings that are not in this baseline (see `gpu-homogenize baseline`).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 }
 
 impl LintArgs {
@@ -215,6 +221,19 @@ pub struct ScanArgs {
     /// Show counts for every rule with findings, instead of the findings.
     #[arg(long)]
     pub statistics: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Where to write it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "gpu-homogenize-baseline.json"
+    )]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -56,6 +56,9 @@ pub struct FindingRecord {
     pub applicability: Option<crate::finding::Applicability>,
     /// True when `fix` rewrote (or, in a dry run, would rewrite) it.
     pub fixed: bool,
+    /// The text of the reported line (what a baseline keys on); not in the JSON.
+    #[serde(skip)]
+    pub line_text: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

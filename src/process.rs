@@ -46,6 +46,8 @@ pub struct Engine {
     pub lint: RuleFilter,
     /// Apply unsafe fixes too (`--unsafe-fixes`).
     pub unsafe_fixes: bool,
+    /// Findings accepted for now (`--baseline`): not reported.
+    pub baseline: Option<crate::baseline::Baseline>,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -159,10 +161,24 @@ impl Engine {
         text: &str,
         analysis: &mut dyn Analysis,
     ) -> Vec<&'static str> {
+        // Each baseline entry absorbs as many findings as it recorded.
+        let used = std::cell::RefCell::new(std::collections::HashMap::new());
+        let in_baseline = |f: &Finding| {
+            let Some(baseline) = &self.baseline else {
+                return false;
+            };
+            let line = suppress::line_at(text, f.range.start).trim();
+            let allowance = baseline.allowance(&entry.rel, f.rule.code, line);
+            let mut used = used.borrow_mut();
+            let n = used.entry((f.rule.code, line)).or_insert(0usize);
+            *n += 1;
+            *n <= allowance
+        };
         let drop = |f: &Finding| {
             !self.lint.enabled(f.rule.code, &entry.rel)
                 || suppress::noqa_of(suppress::line_at(text, f.range.start), language)
                     .is_some_and(|n| n.covers(f.rule.code))
+                || in_baseline(f)
         };
         suppress::remove_findings(analysis, &drop)
     }
@@ -341,6 +357,7 @@ impl Engine {
                         (true, _, a) => Some(a),
                     },
                     fixed,
+                    line_text: suppress::line_at(text, f.range.start).trim().to_string(),
                 }
             })
             .collect()

@@ -94,15 +94,19 @@ pub fn line_at(text: &str, offset: usize) -> &str {
 }
 
 /// Take out the findings `drop` names, with their fixes. Returns the codes taken out.
+/// `drop` is asked once per finding (a baseline counts what it absorbs).
 pub fn remove_findings(
     analysis: &mut dyn Analysis,
     drop: &dyn Fn(&Finding) -> bool,
 ) -> Vec<&'static str> {
-    hold_back_fixes(analysis, drop);
+    let mask: Vec<bool> = analysis.parts_mut().0.iter().map(drop).collect();
+    hold_back_mask(analysis, &mask);
     let (findings, _) = analysis.parts_mut();
     let mut codes = Vec::new();
+    let mut i = 0;
     findings.retain(|f| {
-        let gone = drop(f);
+        let gone = mask[i];
+        i += 1;
         if gone {
             codes.push(f.rule.code);
         }
@@ -115,7 +119,12 @@ pub fn remove_findings(
 /// fixes were held back. A finding fixed by the file-level plan (the header) takes the plan
 /// with it: only the other findings' own edits stay.
 pub fn hold_back_fixes(analysis: &mut dyn Analysis, hold: &dyn Fn(&Finding) -> bool) -> usize {
-    let (held, plan_goes) = hold_back(analysis, hold);
+    let mask: Vec<bool> = analysis.parts_mut().0.iter().map(hold).collect();
+    hold_back_mask(analysis, &mask)
+}
+
+fn hold_back_mask(analysis: &mut dyn Analysis, mask: &[bool]) -> usize {
+    let (held, plan_goes) = hold_back(analysis, mask);
     if plan_goes {
         // The plan's unsafe part goes with the plan.
         analysis.settle_unsafe_edits(false);
@@ -123,10 +132,10 @@ pub fn hold_back_fixes(analysis: &mut dyn Analysis, hold: &dyn Fn(&Finding) -> b
     held
 }
 
-fn hold_back(analysis: &mut dyn Analysis, hold: &dyn Fn(&Finding) -> bool) -> (usize, bool) {
+fn hold_back(analysis: &mut dyn Analysis, mask: &[bool]) -> (usize, bool) {
     let (findings, edits) = analysis.parts_mut();
     let held: Vec<usize> = (0..findings.len())
-        .filter(|&i| findings[i].fixable && hold(&findings[i]))
+        .filter(|&i| findings[i].fixable && mask[i])
         .collect();
     if held.is_empty() {
         return (0, false);

@@ -277,3 +277,26 @@ fn unsafe_fixes_are_held_back_until_asked_for() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert!(read(dir.path(), "a.py").ends_with("def setup():\n    pass\n"));
 }
+
+#[test]
+fn baseline_hides_known_findings_by_line_text_not_number() {
+    let dir = tree(&[("a.py", BARE)]);
+    let out = run(gh(dir.path()).args(["baseline", "--out", "base.json"]));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "Wrote 2 findings to base.json.\n")
+    );
+    assert_eq!(
+        read(dir.path(), "base.json"),
+        "{\n  \"version\": 1,\n  \"findings\": [\n    {\n      \"path\": \"a.py\",\n      \"rule\": \"GH001\",\n      \"line\": \"import torch\"\n    },\n    {\n      \"path\": \"a.py\",\n      \"rule\": \"GH101\",\n      \"line\": \"x = torch.device('cuda:1')\"\n    }\n  ]\n}\n"
+    );
+    // Lines move and a new finding appears: only the new one is reported.
+    std::fs::write(
+        dir.path().join("a.py"),
+        "import torch\n\n# moved\nx = torch.device('cuda:1')\ny = torch.device('cuda:1')\n",
+    )
+    .unwrap();
+    let out = run(gh(dir.path()).args(["scan", "-q", "--baseline", "base.json"]));
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, format!("a.py:5:18: {BARE_101}\n"));
+}

@@ -40,6 +40,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Fix(args) => fix::run(args, &global),
         Command::Check(args) => check::run(args, &global),
         Command::Rule(args) => rule::run(&args),
+        Command::Baseline(args) => scan::baseline(args),
         Command::Completions(args) => rule::completions(&args),
         Command::Report(args) => report::run(args),
         Command::Doctor(args) => doctor::run(&args),

@@ -36,3 +36,28 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     }
     Ok(exit_status(&summary, |s| s.violations > 0))
 }
+
+/// `gpu-homogenize baseline`: scan, and write every finding to the baseline file.
+pub fn baseline(args: crate::cli::BaselineArgs) -> anyhow::Result<i32> {
+    let setup = setup(&args.input)?;
+    let engine = engine(&setup, &args.input, Mode::Scan)?;
+    let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
+    let text = crate::baseline::render(&outcomes);
+    std::fs::write(&args.out, &text)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write the baseline: {e}", args.out.display()))?;
+    let n: usize = outcomes
+        .iter()
+        .map(|o| o.findings.iter().filter(|f| f.severity != "info").count())
+        .sum();
+    err!("{}", text::errors(&outcomes));
+    out!(
+        "Wrote {n} finding{} to {}.\n",
+        if n == 1 { "" } else { "s" },
+        args.out.display()
+    );
+    Ok(if summary.errors > 0 {
+        super::EXIT_ERROR
+    } else {
+        super::EXIT_OK
+    })
+}

@@ -306,6 +306,7 @@ mod tests {
             fixable: true,
             applicability: None,
             fixed,
+            line_text: String::new(),
         }
     }
 

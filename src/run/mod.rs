@@ -68,6 +68,10 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
         want_diff: false,
         lint: RuleFilter::new(&setup.config.lint),
         unsafe_fixes: input.lint.unsafe_fixes || setup.config.unsafe_fixes,
+        baseline: match &input.lint.baseline {
+            Some(path) => Some(crate::baseline::Baseline::load(path)?),
+            None => None,
+        },
     })
 }
 
