@@ -221,6 +221,9 @@ pub struct ScanArgs {
     /// Show counts for every rule with findings, instead of the findings.
     #[arg(long)]
     pub statistics: bool,
+    /// Suppress every current finding with a `noqa` comment and a reason (writes the files).
+    #[arg(long, conflicts_with = "format")]
+    pub add_noqa: bool,
 }
 
 #[derive(Debug, Args)]

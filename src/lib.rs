@@ -3,6 +3,7 @@
 //! The pipeline (see DESIGN.md): walk → prefilter → parse → detect → plan edits → apply →
 //! CPU check → write → GPU slot → outcome → report. `main.rs` only parses the command line.
 
+pub mod add_noqa;
 pub mod baseline;
 pub mod cli;
 pub mod commands;

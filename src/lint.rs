@@ -158,19 +158,18 @@ impl RuleFilter {
         }
     }
 
-    /// Whether `code` is reported for the file at `rel`: the most specific selector wins,
-    /// and `ignore` wins a tie (as in ruff).
+    /// Whether `code` is reported for the file at `rel`: the most specific of `select` and
+    /// `ignore` wins, `ignore` a tie, and a matching `per-file-ignores` always (as in ruff).
     pub fn enabled(&self, code: &str, rel: &str) -> bool {
         let Some(selected) = specificity(&self.select, code) else {
             return false;
         };
-        let mut ignored = specificity(&self.ignore, code);
-        for (globs, codes) in &self.per_file {
-            if globs.is_match(rel) {
-                ignored = ignored.max(specificity(codes, code));
-            }
-        }
-        ignored.is_none_or(|i| selected > i)
+        // As in ruff, per-file-ignores apply after selection: they always win.
+        let per_file = self
+            .per_file
+            .iter()
+            .any(|(globs, codes)| globs.is_match(rel) && specificity(codes, code).is_some());
+        !per_file && specificity(&self.ignore, code).is_none_or(|i| selected > i)
     }
 
     /// Whether the walk leaves `rel` (a file or a directory, root-relative) out.

@@ -59,6 +59,9 @@ pub struct FindingRecord {
     /// The text of the reported line (what a baseline keys on); not in the JSON.
     #[serde(skip)]
     pub line_text: String,
+    /// About the whole file (no line of its own, e.g. a missing header); not in the JSON.
+    #[serde(skip)]
+    pub whole_file: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -174,8 +174,10 @@ impl Engine {
             *n += 1;
             *n <= allowance
         };
+        let file_noqa = suppress::file_noqa(text, language);
         let drop = |f: &Finding| {
             !self.lint.enabled(f.rule.code, &entry.rel)
+                || file_noqa.as_ref().is_some_and(|n| n.covers(f.rule.code))
                 || suppress::noqa_of(suppress::line_at(text, f.range.start), language)
                     .is_some_and(|n| n.covers(f.rule.code))
                 || in_baseline(f)
@@ -358,6 +360,7 @@ impl Engine {
                     },
                     fixed,
                     line_text: suppress::line_at(text, f.range.start).trim().to_string(),
+                    whole_file: f.range.is_empty() && f.range.start == 0,
                 }
             })
             .collect()

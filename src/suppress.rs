@@ -31,35 +31,85 @@ impl Noqa {
     }
 }
 
-/// The `noqa` directive of one line, if it has one.
+/// The `noqa` directives of one line, merged, if it has any.
 pub fn noqa_of(line: &str, language: Language) -> Option<Noqa> {
     let marker = marker(language);
+    let mut found: Option<Noqa> = None;
     let mut rest = line;
     while let Some(i) = rest.find(marker) {
-        let after = rest[i + marker.len()..].trim_start();
-        if after.len() >= 4 && after[..4].eq_ignore_ascii_case("noqa") {
-            let tail = &after[4..];
-            let Some(list) = tail.strip_prefix(':') else {
-                // `# noqa` alone (or followed by text that is not a code list) covers all.
-                return (tail.is_empty() || tail.starts_with(char::is_whitespace))
-                    .then_some(Noqa::All);
-            };
-            let codes: Vec<String> = list
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .map(str::trim)
-                .take_while(|c| c.is_empty() || is_code(c))
-                .filter(|c| !c.is_empty())
-                .map(str::to_ascii_uppercase)
-                .collect();
-            return Some(if codes.is_empty() {
-                Noqa::All
-            } else {
-                Noqa::Codes(codes)
+        rest = &rest[i + marker.len()..];
+        let after = rest.trim_start();
+        let Some(directive) = directive(after) else {
+            continue;
+        };
+        found = Some(match (found, directive) {
+            (Some(Noqa::All), _) | (_, Noqa::All) => Noqa::All,
+            (Some(Noqa::Codes(mut a)), Noqa::Codes(b)) => {
+                a.extend(b);
+                Noqa::Codes(a)
+            }
+            (None, d) => d,
+        });
+    }
+    found
+}
+
+/// `noqa`, `noqa: A, B` at the start of `text` (what follows a comment marker).
+fn directive(text: &str) -> Option<Noqa> {
+    // `get`: the text may start with a multi-byte character.
+    if !text
+        .get(..4)
+        .is_some_and(|p| p.eq_ignore_ascii_case("noqa"))
+    {
+        return None;
+    }
+    let tail = &text[4..];
+    let Some(list) = tail.strip_prefix(':') else {
+        // `# noqa` alone (or followed by text that is not a code list) covers all.
+        return (tail.is_empty() || tail.starts_with(char::is_whitespace)).then_some(Noqa::All);
+    };
+    let codes: Vec<String> = list
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .map(str::trim)
+        .take_while(|c| c.is_empty() || is_code(c))
+        .filter(|c| !c.is_empty())
+        .map(str::to_ascii_uppercase)
+        .collect();
+    Some(if codes.is_empty() {
+        Noqa::All
+    } else {
+        Noqa::Codes(codes)
+    })
+}
+
+/// The codes a file exempts itself from with `# gpu-homogenize: noqa: GH001` on a line of its
+/// own (for findings about the whole file, which have no line of their own).
+pub fn file_noqa(text: &str, language: Language) -> Option<Noqa> {
+    let marker = marker(language);
+    let mut found = None;
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix(marker) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if !rest
+            .get(..15)
+            .is_some_and(|p| p.eq_ignore_ascii_case("gpu-homogenize:"))
+        {
+            continue;
+        }
+        if let Some(d) = directive(rest[15..].trim_start()) {
+            found = Some(match (found, d) {
+                (Some(Noqa::All), _) | (_, Noqa::All) => Noqa::All,
+                (Some(Noqa::Codes(mut a)), Noqa::Codes(b)) => {
+                    a.extend(b);
+                    Noqa::Codes(a)
+                }
+                (None, d) => d,
             });
         }
-        rest = &rest[i + marker.len()..];
     }
-    None
+    found
 }
 
 /// A rule code as ruff writes them: letters, then digits (`GH101`, `E402`).
@@ -186,6 +236,14 @@ mod tests {
             noqa_of("let d = 1; // noqa: GH511", Language::Rust),
             Some(Noqa::Codes(vec!["GH511".into()]))
         );
+    }
+
+    #[test]
+    fn comments_with_accents_never_panic() {
+        let rust = "//! Lanceur : prépare l'environnement\n/// Ouvre le modèle\n";
+        assert_eq!(file_noqa(rust, Language::Rust), None);
+        assert_eq!(noqa_of("x = 1  # é noqa", Language::Python), None);
+        assert_eq!(noqa_of("x = 1  #é", Language::Python), None);
     }
 
     #[test]

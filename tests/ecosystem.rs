@@ -300,3 +300,40 @@ fn baseline_hides_known_findings_by_line_text_not_number() {
     assert_eq!(out.code, 1);
     assert_eq!(out.stdout, format!("a.py:5:18: {BARE_101}\n"));
 }
+
+#[test]
+fn add_noqa_suppresses_every_finding_with_a_reason_and_never_inside_a_string() {
+    let src = "#!/usr/bin/env python3\n\"\"\"Doc\nstring\"\"\"\nimport torch\nx = torch.device('cuda:1')  # noqa: E501\n";
+    let dir = tree(&[("a.py", src)]);
+    let out = run(gh(dir.path()).args(["scan", "--add-noqa"]));
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (0, "Added 2 noqa directives to 1 file.\n")
+    );
+    assert_eq!(
+        read(dir.path(), "a.py"),
+        format!("#!/usr/bin/env python3\n\"\"\"Doc\nstring\"\"\"\nimport torch\nx = torch.device('cuda:1')  # noqa: E501  # noqa: GH101 {r}\n# gpu-homogenize: noqa: GH001 {r}\n", r = gpu_homogenize::add_noqa::REASON)
+    );
+    let out = run(gh(dir.path()).args(["scan", "-q"]));
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+}
+
+#[test]
+fn per_file_ignores_and_extend_select_on_the_command_line() {
+    let dir = tree(&[("tests/t.py", BARE), ("a.py", BARE)]);
+    let out = run(gh(dir.path()).args([
+        "scan",
+        "-q",
+        "--select",
+        "GH0",
+        "--extend-select",
+        "GH101",
+        "--per-file-ignores",
+        "tests/*.py:GH0,GH1",
+    ]));
+    assert_eq!(out.code, 1);
+    assert_eq!(
+        out.stdout,
+        format!("a.py:1:1: GH001 [*] GPU code without the GPU configuration: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and PYTORCH_CUDA_ALLOC_CONF are not set (inherited from the caller) when the first GPU framework is imported\na.py:2:18: {BARE_101}\n")
+    );
+}

@@ -12,6 +12,9 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut engine = engine(&setup, &args.input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
     let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
+    if args.add_noqa {
+        return add_noqa(&setup, &args.input, &outcomes);
+    }
     let policy = &setup.config.policy;
     if let Some(doc) = machine(
         args.format,
@@ -35,6 +38,64 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(exit_status(&summary, |s| s.violations > 0))
+}
+
+/// `scan --add-noqa`: a `noqa` comment for every finding left, file by file.
+fn add_noqa(
+    setup: &crate::run::Setup,
+    input: &crate::cli::InputArgs,
+    outcomes: &[crate::outcome::FileOutcome],
+) -> anyhow::Result<i32> {
+    let (mut added, mut files, mut failed) = (0, 0, 0);
+    for file in outcomes {
+        let count = file
+            .findings
+            .iter()
+            .filter(|f| f.severity != "info")
+            .count();
+        let Some(language) = file.language.filter(|_| count > 0) else {
+            continue;
+        };
+        let rel = std::path::Path::new(&file.path);
+        let result = crate::source::read_under(&setup.root, rel, input.max_file_size)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| crate::source::decode(bytes).map_err(|e| e.to_string()))
+            .and_then(|source| {
+                if source.bytes != source.text.as_bytes() {
+                    return Err("not UTF-8: add the comments by hand".to_string());
+                }
+                let new = crate::add_noqa::annotate(&source.text, file, language)?;
+                let options = crate::write::WriteOptions::default();
+                crate::write::write_confined(
+                    &setup.root,
+                    rel,
+                    &source.bytes,
+                    new.as_bytes(),
+                    &options,
+                )
+                .map_err(|e| e.to_string())
+            });
+        match result {
+            Ok(()) => {
+                added += count;
+                files += 1;
+            }
+            Err(e) => {
+                failed += 1;
+                err!("error: {}: {e}\n", file.display);
+            }
+        }
+    }
+    out!(
+        "Added {added} noqa directive{} to {files} file{}.\n",
+        if added == 1 { "" } else { "s" },
+        if files == 1 { "" } else { "s" }
+    );
+    Ok(if failed > 0 {
+        super::EXIT_ERROR
+    } else {
+        super::EXIT_OK
+    })
 }
 
 /// `gpu-homogenize baseline`: scan, and write every finding to the baseline file.

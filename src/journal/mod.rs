@@ -307,6 +307,7 @@ mod tests {
             applicability: None,
             fixed,
             line_text: String::new(),
+            whole_file: false,
         }
     }
 
