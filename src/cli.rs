@@ -14,6 +14,27 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Options every command takes, as ruff has them.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Print only findings and diffs: no summary, no progress (`-q`, as ruff).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// Colour in the output: `auto` when stdout is a terminal and NO_COLOR is unset.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +51,13 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Propose a gpu-homogenize.toml (policy and phases) from a scan of the tree.
     Init(InitArgs),
+    /// Explain a rule: what it finds, why, an example, and how safe its fix is.
+    Rule(RuleArgs),
+    /// Write the current findings to a baseline file, so that `scan --baseline FILE` reports
+    /// only new ones.
+    Baseline(BaselineArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
     /// Internal: the child that initialises CUDA with the environment of one file.
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
@@ -42,7 +70,10 @@ pub enum Command {
 pub enum OutputFormat {
     Text,
     Json,
+    /// SARIF 2.1.0, URIs relative to the repository under %SRCROOT%.
     Sarif,
+    /// GitHub Actions workflow annotations.
+    Github,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -78,6 +109,72 @@ pub struct InputArgs {
     /// Worker threads for the CPU stage (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub lint: LintArgs,
+}
+
+/// Rule selection and file exclusion, with ruff's names; on top of the config's `[lint]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LintArgs {
+    /// Rule codes or prefixes to enable (replaces the config's `select`), e.g. GH1,GH001.
+    #[arg(long, value_delimiter = ',', value_name = "RULE_CODE")]
+    pub select: Option<Vec<String>>,
+    /// Rule codes or prefixes to enable on top of `select`.
+    #[arg(long, value_delimiter = ',', value_name = "RULE_CODE")]
+    pub extend_select: Vec<String>,
+    /// Rule codes or prefixes to disable.
+    #[arg(long, value_delimiter = ',', value_name = "RULE_CODE")]
+    pub ignore: Vec<String>,
+    /// Globs of files and directories to leave out (replaces the config's `exclude`).
+    #[arg(long, value_delimiter = ',', value_name = "FILE_PATTERN")]
+    pub exclude: Vec<String>,
+    /// Globs to leave out on top of `exclude`.
+    #[arg(long, value_delimiter = ',', value_name = "FILE_PATTERN")]
+    pub extend_exclude: Vec<String>,
+    /// Rules to disable in the files a glob matches: GLOB:CODE[,CODE…] (repeatable).
+    #[arg(long, value_name = "GLOB:CODES", value_parser = parse_per_file)]
+    pub per_file_ignores: Vec<(String, Vec<String>)>,
+    /// Include fixes that may not retain the original intent of the code (as ruff).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Report only findings that are not in this baseline (see `gpu-homogenize baseline`).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+}
+
+impl LintArgs {
+    pub fn settings(&self) -> crate::lint::LintSettings {
+        let mut per_file = std::collections::BTreeMap::<String, Vec<String>>::new();
+        for (glob, codes) in &self.per_file_ignores {
+            per_file
+                .entry(glob.clone())
+                .or_default()
+                .extend(codes.iter().cloned());
+        }
+        crate::lint::LintSettings {
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone(),
+            ignore: self.ignore.clone(),
+            exclude: self.exclude.clone(),
+            extend_exclude: self.extend_exclude.clone(),
+            per_file_ignores: per_file,
+        }
+    }
+}
+
+fn parse_per_file(text: &str) -> Result<(String, Vec<String>), String> {
+    let (glob, codes) = text
+        .rsplit_once(':')
+        .ok_or_else(|| format!("`{text}` is not GLOB:CODE[,CODE…]"))?;
+    let codes: Vec<String> = codes
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
+    if glob.is_empty() || codes.is_empty() {
+        return Err(format!("`{text}` is not GLOB:CODE[,CODE…]"));
+    }
+    Ok((glob.to_string(), codes))
 }
 
 /// Options of the GPU stage.
@@ -121,6 +218,41 @@ pub struct ScanArgs {
     /// Also list GPU touchpoints (imports at top level, lazy imports, imports in __init__.py).
     #[arg(long)]
     pub touchpoints: bool,
+    /// Show counts for every rule with findings, instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
+    /// Suppress every current finding with a `noqa` comment and a reason (writes the files).
+    #[arg(long, conflicts_with = "format")]
+    pub add_noqa: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Where to write it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "gpu-homogenize-baseline.json"
+    )]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RuleArgs {
+    /// A rule code, e.g. GH101.
+    #[arg(value_name = "CODE", required_unless_present = "all")]
+    pub code: Option<String>,
+    /// List every rule with its fix safety.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -129,10 +261,11 @@ pub struct FixArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub gpu: GpuArgs,
-    /// Show what would change as unified diffs; write nothing.
+    /// Show what would change as unified diffs and a summary; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the unified diff of every rewritten file.
+    /// Avoid writing any fixed files back; instead, output a diff for each changed file to
+    /// stdout (as ruff's --diff).
     #[arg(long)]
     pub diff: bool,
     /// Keep a copy of every original here (same relative path) before rewriting it.
@@ -144,6 +277,9 @@ pub struct FixArgs {
     pub break_hardlinks: bool,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// Show counts for every rule left with findings, instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
     /// Do not append this run to .gpu-homogenize/journal.jsonl.
     #[arg(long)]
     pub no_journal: bool,
@@ -160,6 +296,9 @@ pub struct CheckArgs {
     /// Do not append this run to .gpu-homogenize/journal.jsonl.
     #[arg(long)]
     pub no_journal: bool,
+    /// Show counts for every rule with findings, instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
 }
 
 #[derive(Debug, Args)]

@@ -18,6 +18,19 @@ pub enum Severity {
     Info,
 }
 
+/// How safe a fix is to apply, as ruff's `Applicability`: `fix` applies safe fixes,
+/// `--unsafe-fixes` the unsafe ones too; display-only findings are never rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applicability {
+    /// Keeps what the program does (beyond selecting the policy's card).
+    Safe,
+    /// May change what the program does: applied only with `--unsafe-fixes`.
+    Unsafe,
+    /// Reported for a human; never rewritten.
+    DisplayOnly,
+}
+
 /// An entry of a language's rule catalogue. Codes are stable: scripts and configs rely on them.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -51,6 +64,8 @@ pub struct Finding {
     pub edits: Vec<Edit>,
     /// `fix` rewrites it, through its own edits or the file-level plan (the header).
     pub fixable: bool,
+    /// How safe its fix is (meaningful when `fixable`).
+    pub applicability: Applicability,
 }
 
 impl Finding {
@@ -61,7 +76,17 @@ impl Finding {
             message: message.into(),
             edits: Vec::new(),
             fixable: false,
+            applicability: match rule.severity {
+                Severity::Violation => Applicability::Safe,
+                _ => Applicability::DisplayOnly,
+            },
         }
+    }
+
+    /// Its fix may change what the program does: only `--unsafe-fixes` applies it.
+    pub fn unsafe_fix(mut self) -> Finding {
+        self.applicability = Applicability::Unsafe;
+        self
     }
 
     pub fn with_edits(mut self, edits: Vec<Edit>) -> Finding {

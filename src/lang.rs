@@ -33,6 +33,11 @@ pub trait Analysis: Send {
     /// The edits `fix` applies; empty when there is nothing to fix.
     fn edits(&self) -> &[Edit];
     fn as_any(&self) -> &dyn Any;
+    /// For suppression and fix safety only (`suppress`): take findings or their fixes out.
+    fn parts_mut(&mut self) -> (&mut Vec<Finding>, &mut Vec<Edit>);
+    /// The plan's unsafe edits, moved into `edits` (`--unsafe-fixes`) or dropped; returns
+    /// whether there were any.
+    fn settle_unsafe_edits(&mut self, apply: bool) -> bool;
 
     fn is_compliant(&self) -> bool {
         !self.findings().iter().any(Finding::is_violation)
@@ -58,6 +63,9 @@ pub struct FileAnalysis<T> {
     pub gpu_code: bool,
     pub in_scope: bool,
     pub edits: Vec<Edit>,
+    /// Edits of the file-level plan that only `--unsafe-fixes` applies (Python's validation
+    /// call); not in `edits`.
+    pub unsafe_edits: Vec<Edit>,
     pub details: T,
 }
 
@@ -76,5 +84,17 @@ impl<T: Send + 'static> Analysis for FileAnalysis<T> {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn parts_mut(&mut self) -> (&mut Vec<Finding>, &mut Vec<Edit>) {
+        (&mut self.findings, &mut self.edits)
+    }
+    fn settle_unsafe_edits(&mut self, apply: bool) -> bool {
+        let unsafe_edits = std::mem::take(&mut self.unsafe_edits);
+        let any = !unsafe_edits.is_empty();
+        // Without the plan (a suppressed header) they have nothing to go with.
+        if apply && !self.edits.is_empty() {
+            self.edits.extend(unsafe_edits);
+        }
+        any && !self.edits.is_empty()
     }
 }

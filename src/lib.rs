@@ -3,6 +3,8 @@
 //! The pipeline (see DESIGN.md): walk → prefilter → parse → detect → plan edits → apply →
 //! CPU check → write → GPU slot → outcome → report. `main.rs` only parses the command line.
 
+pub mod add_noqa;
+pub mod baseline;
 pub mod cli;
 pub mod commands;
 pub mod confine;
@@ -14,6 +16,7 @@ pub mod lang;
 pub mod leftovers;
 pub mod line_index;
 pub mod lines;
+pub mod lint;
 pub mod nesting;
 pub mod outcome;
 pub mod output;
@@ -22,10 +25,12 @@ pub mod process;
 pub mod python;
 pub mod removal;
 pub mod report;
+pub mod rules;
 pub mod run;
 pub mod rust;
 pub mod source;
 pub mod summary;
+pub mod suppress;
 pub mod template;
 pub mod walk;
 pub mod write;

@@ -50,8 +50,18 @@ pub struct FindingRecord {
     pub message: String,
     /// True when `fix` can rewrite it.
     pub fixable: bool,
+    /// `safe`, `unsafe` (only `--unsafe-fixes` applies it) or `display_only`; null when the
+    /// finding has no fix.
+    #[serde(default)]
+    pub applicability: Option<crate::finding::Applicability>,
     /// True when `fix` rewrote (or, in a dry run, would rewrite) it.
     pub fixed: bool,
+    /// The text of the reported line (what a baseline keys on); not in the JSON.
+    #[serde(skip)]
+    pub line_text: String,
+    /// About the whole file (no line of its own, e.g. a missing header); not in the JSON.
+    #[serde(skip)]
+    pub whole_file: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +113,9 @@ pub struct FileOutcome {
     pub reason: Option<String>,
     pub cpu_check: Option<CpuCheck>,
     pub gpu_check: Option<GpuCheck>,
+    /// Unsafe fixes held back in this file (run with `--unsafe-fixes` to apply them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unsafe_fixes_held: usize,
     /// Hash of the file's content after the run (for detecting hand edits later).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
@@ -128,10 +141,15 @@ impl FileOutcome {
             cpu_check: None,
             gpu_check: None,
             content_hash: None,
+            unsafe_fixes_held: 0,
             diff: None,
             display: display_path(path),
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A path as text output shows it: as the user reached it, without a leading `./`.

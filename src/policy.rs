@@ -8,6 +8,27 @@ use serde::{Deserialize, Serialize};
 /// Name of the config file looked up at the tree root.
 pub const CONFIG_FILE: &str = "gpu-homogenize.toml";
 
+/// The Python project file whose `[tool.gpu-homogenize]` table is read when there is no
+/// `gpu-homogenize.toml` beside it (as ruff prefers `ruff.toml` over `pyproject.toml`).
+pub const PYPROJECT: &str = "pyproject.toml";
+
+/// The config of a tree root: `gpu-homogenize.toml` wins over `pyproject.toml`'s
+/// `[tool.gpu-homogenize]`; `None` when the root has neither.
+pub fn config_file_of(root: &Path) -> Option<PathBuf> {
+    let own = root.join(CONFIG_FILE);
+    if own.is_file() {
+        return Some(own);
+    }
+    let pyproject = root.join(PYPROJECT);
+    let has_table = std::fs::read_to_string(&pyproject).is_ok_and(|text| {
+        toml::from_str::<toml::Table>(&text)
+            .ok()
+            .and_then(|t| t.get("tool").and_then(|t| t.get("gpu-homogenize")).cloned())
+            .is_some()
+    });
+    has_table.then_some(pyproject)
+}
+
 /// How a physical card is recognised through NVML. Every field that is set must match.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -211,6 +232,12 @@ pub struct Config {
     pub policy: Policy,
     #[serde(default, rename = "phase")]
     pub phases: Vec<PhaseSpec>,
+    /// Which rules run where: ruff's `select`, `ignore`, `exclude`, `per-file-ignores`.
+    #[serde(default)]
+    pub lint: crate::lint::LintSettings,
+    /// Apply unsafe fixes too, as `--unsafe-fixes` (ruff's top-level `unsafe-fixes`).
+    #[serde(default, rename = "unsafe-fixes")]
+    pub unsafe_fixes: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -230,10 +257,28 @@ impl Config {
             path: path.to_path_buf(),
             source,
         })?;
-        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let parse_error = |message: String| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let config: Config = if path.file_name().is_some_and(|n| n == PYPROJECT) {
+            let table: toml::Table =
+                toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?;
+            let section = table
+                .get("tool")
+                .and_then(|t| t.get("gpu-homogenize"))
+                .cloned()
+                .unwrap_or(toml::Value::Table(toml::Table::new()));
+            section
+                .try_into()
+                .map_err(|e: toml::de::Error| parse_error(format!("[tool.gpu-homogenize]: {e}")))?
+        } else {
+            toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?
+        };
+        config
+            .lint
+            .validate()
+            .map_err(|m| parse_error(format!("[lint]: {m}")))?;
         for phase in &config.phases {
             for glob in &phase.globs {
                 Glob::new(glob).map_err(|e| ConfigError::Parse {

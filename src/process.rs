@@ -7,14 +7,16 @@ use std::path::PathBuf;
 use sha2::{Digest, Sha256};
 
 use crate::edit::{apply, unified_diff};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Applicability, Finding, Severity};
 use crate::lang::{Analysis, FileInfo, LanguageSupport};
 use crate::line_index::LineIndex;
+use crate::lint::RuleFilter;
 use crate::outcome::{
     CheckStatus, CpuCheck, FileOutcome, FileStatus, FindingRecord, GpuCheck, Language,
 };
 use crate::policy::Phases;
 use crate::source::{self, Prefilter};
+use crate::suppress;
 use crate::walk::{Entry, EntryKind};
 use crate::write::{write_confined, WriteOptions};
 
@@ -40,6 +42,12 @@ pub struct Engine {
     pub touchpoints: bool,
     /// Keep the unified diff of rewrites in the outcome.
     pub want_diff: bool,
+    /// Which rules run on which file (`select`, `ignore`, `per-file-ignores`).
+    pub lint: RuleFilter,
+    /// Apply unsafe fixes too (`--unsafe-fixes`).
+    pub unsafe_fixes: bool,
+    /// Findings accepted for now (`--baseline`): not reported.
+    pub baseline: Option<crate::baseline::Baseline>,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -93,13 +101,18 @@ impl Engine {
             path: &entry.path,
             in_phase,
         };
+        if suppress::skips_file(&file.text, language) {
+            return skipped(outcome, "`gpu-homogenize: skip-file` comment");
+        }
         if let Err(e) = crate::nesting::check(language, &file.text) {
             return errored(outcome, e.to_string());
         }
-        let analysis = match support.analyze(&info, &file.text) {
+        let mut analysis = match support.analyze(&info, &file.text) {
             Ok(a) => a,
             Err(e) => return errored(outcome, e.to_string()),
         };
+        let suppressed = self.suppress(entry, language, &file.text, analysis.as_mut());
+        outcome.unsafe_fixes_held = self.settle_unsafe(analysis.as_mut());
         if !analysis.in_scope() {
             outcome.status = FileStatus::NoGpuCode;
             outcome.findings = self.records(&file.text, analysis.findings(), None);
@@ -119,10 +132,57 @@ impl Engine {
                 &info,
                 analysis.as_ref(),
                 outcome,
-                support,
+                (support, language),
                 dry_run,
+                &suppressed,
             ),
         }
+    }
+
+    /// Fix safety, in one place: without `--unsafe-fixes`, unsafe fixes are held back (the
+    /// findings stay, unfixed). Returns how many were held back.
+    fn settle_unsafe(&self, analysis: &mut dyn Analysis) -> usize {
+        let mut held = 0;
+        if !self.unsafe_fixes {
+            held +=
+                suppress::hold_back_fixes(analysis, &|f| f.applicability == Applicability::Unsafe);
+        }
+        let plan_part = analysis.settle_unsafe_edits(self.unsafe_fixes);
+        held + usize::from(plan_part && !self.unsafe_fixes)
+    }
+
+    /// Suppression, in one place: findings of rules not selected for this file and findings
+    /// with a `noqa` for their rule on their line are taken out, with their fixes. Returns
+    /// the codes taken out.
+    fn suppress(
+        &self,
+        entry: &Entry,
+        language: Language,
+        text: &str,
+        analysis: &mut dyn Analysis,
+    ) -> Vec<&'static str> {
+        // Each baseline entry absorbs as many findings as it recorded.
+        let used = std::cell::RefCell::new(std::collections::HashMap::new());
+        let in_baseline = |f: &Finding| {
+            let Some(baseline) = &self.baseline else {
+                return false;
+            };
+            let line = suppress::line_at(text, f.range.start).trim();
+            let allowance = baseline.allowance(&entry.rel, f.rule.code, line);
+            let mut used = used.borrow_mut();
+            let n = used.entry((f.rule.code, line)).or_insert(0usize);
+            *n += 1;
+            *n <= allowance
+        };
+        let file_noqa = suppress::file_noqa(text, language);
+        let drop = |f: &Finding| {
+            !self.lint.enabled(f.rule.code, &entry.rel)
+                || file_noqa.as_ref().is_some_and(|n| n.covers(f.rule.code))
+                || suppress::noqa_of(suppress::line_at(text, f.range.start), language)
+                    .is_some_and(|n| n.covers(f.rule.code))
+                || in_baseline(f)
+        };
+        suppress::remove_findings(analysis, &drop)
     }
 
     /// `scan` and `check`: the file as it is.
@@ -170,8 +230,9 @@ impl Engine {
         info: &FileInfo,
         before: &dyn Analysis,
         mut outcome: FileOutcome,
-        support: &dyn LanguageSupport,
+        (support, language): (&dyn LanguageSupport, Language),
         dry_run: bool,
+        suppressed: &[&str],
     ) -> Processed {
         let old = &file.text;
         if before.is_compliant() || before.edits().is_empty() {
@@ -194,7 +255,16 @@ impl Engine {
             Ok(new) => new,
             Err(e) => return errored(outcome, format!("internal error planning the rewrite: {e}")),
         };
-        let problems = support.verify(info, old, &new, before);
+        // A suppressed finding's fix was left out on purpose: the rewrite may still have it.
+        let problems: Vec<String> = support
+            .verify(info, old, &new, before)
+            .into_iter()
+            .filter(|p| {
+                !suppressed
+                    .iter()
+                    .any(|code| p.starts_with(&format!("{code} still present")))
+            })
+            .collect();
         if !problems.is_empty() {
             outcome.findings = self.records(old, before.findings(), None);
             outcome.cpu_check = Some(cpu_check(problems.clone()));
@@ -203,11 +273,14 @@ impl Engine {
                 format!("rewrite refused by the CPU check: {}", problems.join("; ")),
             );
         }
-        let after = support.analyze(info, &new).ok();
+        let after = support.analyze(info, &new).ok().map(|mut after| {
+            self.suppress(entry, language, &new, after.as_mut());
+            after
+        });
         outcome.findings = self.records(old, before.findings(), after.as_deref());
         outcome.cpu_check = Some(cpu_check(Vec::new()));
         if self.want_diff || dry_run {
-            outcome.diff = Some(unified_diff(&entry.path.display().to_string(), old, &new));
+            outcome.diff = Some(unified_diff(&entry.rel, old, &new));
         }
         if dry_run {
             outcome.status = FileStatus::WouldFix;
@@ -280,7 +353,14 @@ impl Engine {
                     column,
                     message: f.message.clone(),
                     fixable: f.is_violation() && f.fixable,
+                    applicability: match (f.is_violation(), f.fixable, f.applicability) {
+                        (false, _, _) => Some(Applicability::DisplayOnly),
+                        (true, false, Applicability::Safe) => None,
+                        (true, _, a) => Some(a),
+                    },
                     fixed,
+                    line_text: suppress::line_at(text, f.range.start).trim().to_string(),
+                    whole_file: f.range.is_empty() && f.range.start == 0,
                 }
             })
             .collect()

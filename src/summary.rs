@@ -40,6 +40,8 @@ pub struct Summary {
     pub review: usize,
     pub errors: usize,
     pub cpu_failed: usize,
+    /// Unsafe fixes held back (`--unsafe-fixes` applies them).
+    pub unsafe_fixes_held: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuSummary>,
     pub interrupted: bool,
@@ -74,6 +76,7 @@ impl Summary {
                 }
             }
             s.errors += usize::from(o.status == FileStatus::Error);
+            s.unsafe_fixes_held += o.unsafe_fixes_held;
             s.cpu_failed += usize::from(
                 o.cpu_check
                     .as_ref()

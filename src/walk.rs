@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
 
+use crate::lint::PathGlobs;
 pub use crate::outcome::escape;
 use crate::outcome::Language;
 use crate::write::temp;
@@ -96,10 +97,18 @@ pub fn relative_to(root: &Path, path: &Path) -> String {
 /// explicitly are always listed (an unsupported one as such); directories are walked;
 /// `exclude` (a backup dir inside the tree) is never entered.
 pub fn walk(paths: &[PathBuf], root: &Path, threads: usize) -> Vec<Entry> {
-    walk_tree(paths, root, threads, &[]).entries
+    walk_tree(paths, root, threads, &[], PathGlobs::default()).entries
 }
 
-pub fn walk_tree(paths: &[PathBuf], root: &Path, threads: usize, exclude: &[PathBuf]) -> Walk {
+/// The walk; `globs` (the config's `exclude` and `extend-exclude`) prunes what it finds below
+/// the given paths, never a path given by name (as ruff without `--force-exclude`).
+pub fn walk_tree(
+    paths: &[PathBuf],
+    root: &Path,
+    threads: usize,
+    exclude: &[PathBuf],
+    globs: PathGlobs,
+) -> Walk {
     let found = Mutex::new(Walk::default());
     let mut dirs = Vec::new();
     for path in paths {
@@ -133,8 +142,15 @@ pub fn walk_tree(paths: &[PathBuf], root: &Path, threads: usize, exclude: &[Path
             .follow_links(false)
             .hidden(false)
             .threads(threads.max(1));
+        let root_abs = root.to_path_buf();
         builder.filter_entry(move |e| {
             let name = e.file_name();
+            if e.depth() > 0
+                && !globs.is_empty()
+                && globs.is_match(&relative_to(&root_abs, e.path()))
+            {
+                return false;
+            }
             if name == ".gpu-homogenize" {
                 return false;
             }

@@ -26,7 +26,7 @@ const RIGHT_AS_WRITTEN: &[&str] = &[
 #[test]
 fn every_change_is_a_reviewed_diff() {
     let tree = copy_fixture(TREE);
-    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    let out = run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     assert!(
         out.code == 0 || out.code == 1,
         "{}{}",
@@ -48,7 +48,7 @@ fn every_change_is_a_reviewed_diff() {
 #[test]
 fn right_configurations_stay_byte_identical_and_a_second_fix_changes_nothing() {
     let tree = copy_fixture(TREE);
-    run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     for rel in RIGHT_AS_WRITTEN {
         assert_eq!(
             std::fs::read(tree.path().join(rel)).unwrap(),
@@ -60,7 +60,8 @@ fn right_configurations_stay_byte_identical_and_a_second_fix_changes_nothing() {
         .iter()
         .map(|r| std::fs::read(tree.path().join(r)).unwrap())
         .collect();
-    let second = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    let second =
+        run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     assert!(second.stdout.contains("Fixed 0 files"), "{}", second.stdout);
     let after: Vec<Vec<u8>> = files_under(tree.path(), "py")
         .iter()
@@ -72,7 +73,7 @@ fn right_configurations_stay_byte_identical_and_a_second_fix_changes_nothing() {
 #[test]
 fn one_configuration_per_file_and_nothing_orphaned() {
     let tree = copy_fixture(TREE);
-    run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     for rel in files_under(tree.path(), "py") {
         let text = std::fs::read_to_string(tree.path().join(&rel)).unwrap();
         let module_level_masks = text
@@ -95,8 +96,15 @@ fn one_configuration_per_file_and_nothing_orphaned() {
 #[test]
 fn the_scan_after_fix_agrees_with_what_fix_ended_with() {
     let tree = copy_fixture(TREE);
-    let fix =
-        run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal", "--format", "json"]));
+    let fix = run(gh(tree.path()).args([
+        "fix",
+        "--unsafe-fixes",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+    ]));
     let scan = run(gh(tree.path()).args(["scan", "--format", "json"]));
     let status = |doc: &str| -> Vec<(String, String)> {
         let v: serde_json::Value = serde_json::from_str(doc).unwrap();

@@ -124,10 +124,13 @@ fn engines(root: &Path) -> (Engine, Engine) {
         config: None,
         max_file_size: 4 << 20,
         jobs: Some(1),
+        lint: Default::default(),
     };
     let s = setup(&input).unwrap();
     let scan = engine(&s, &input, Mode::Scan).unwrap();
-    let fix = engine(&s, &input, Mode::Fix { dry_run: false }).unwrap();
+    let mut fix = engine(&s, &input, Mode::Fix { dry_run: false }).unwrap();
+    // The whole fix: with unsafe fixes held back a file may be written and still owe them.
+    fix.unsafe_fixes = true;
     (scan, fix)
 }
 

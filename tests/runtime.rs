@@ -320,7 +320,7 @@ fn fixed_tree_lands_on_the_target(tree: &str) {
         .collect();
 
     let fix = run(gh(root)
-        .args(["fix", "--gpu", "off", "--no-journal"])
+        .args(["fix", "--gpu", "off", "--no-journal", "--unsafe-fixes"])
         .arg(root));
     assert!(
         fix.code == 0 || fix.code == 1,

@@ -69,7 +69,15 @@ fn scan_reports_every_rule_and_leaves_modules_without_card_selection_alone() {
 fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
     let tree = copy_fixture(FIXTURE);
     let root = tree.path();
-    let first = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--format", "json"]));
+    let first = run(gh(root).args([
+        "fix",
+        "--unsafe-fixes",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+    ]));
     assert_eq!(first.code, 1, "violations are left: {}", first.stdout);
     let status = statuses(&first.stdout);
     let expected: BTreeMap<&str, &str> = [
@@ -126,7 +134,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
             "{rel}"
         );
     }
-    let second = run(gh(root).args(["fix", "--gpu", "off", "--no-journal"]));
+    let second = run(gh(root).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     assert!(second.stdout.contains("Fixed 0 files"), "{}", second.stdout);
     assert_eq!(second.code, 1);
     let scan = run(gh(root).args(["scan"]));
@@ -145,7 +153,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
 #[test]
 fn the_env_goes_into_the_gpu_main_never_a_stub_a_test_or_build_rs() {
     let tree = copy_fixture(FIXTURE);
-    run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     let main = std::fs::read_to_string(tree.path().join("cfg-mains/src/main.rs")).unwrap();
     let cpu = main
         .find("fn main() {\n    println!(\"cfg-mains: build CPU")
@@ -167,7 +175,7 @@ fn the_env_goes_into_the_gpu_main_never_a_stub_a_test_or_build_rs() {
 #[test]
 fn every_rewrite_parses_and_rustfmt_accepts_its_syntax() {
     let tree = copy_fixture(FIXTURE);
-    run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     let rustfmt = std::process::Command::new("rustfmt")
         .arg("--version")
         .output();
@@ -200,7 +208,7 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
     let ws = dir.path().join("rust-mission");
     copy_dir(&fixture(FIXTURE), &ws);
     copy_dir(&fixture("rust-stubs"), &dir.path().join("rust-stubs"));
-    run(gh(&ws).args(["fix", "--gpu", "off", "--no-journal"]));
+    run(gh(&ws).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     // async-bin (tokio) and gpu-lib (ort) need crates without stubs here.
     let manifest = std::fs::read_to_string(ws.join("Cargo.toml"))
         .unwrap()
@@ -279,7 +287,7 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
 #[test]
 fn edition_2024_mains_get_an_unsafe_block_and_2021_mains_do_not() {
     let tree = copy_fixture(FIXTURE);
-    run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     let candle = std::fs::read_to_string(tree.path().join("candle-bin/src/main.rs")).unwrap();
     assert!(
         candle.contains(
@@ -298,7 +306,7 @@ fn edition_2024_mains_get_an_unsafe_block_and_2021_mains_do_not() {
 fn standalone(src: &str) -> (tempfile::TempDir, common::Run) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tool.rs"), src).unwrap();
-    let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    let out = run(gh(dir.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     (dir, out)
 }
 
@@ -364,7 +372,7 @@ fn a_lone_library_file_gets_its_index_fixed_but_no_header() {
     let src =
         "use candle_core::Device;\npub fn gpu() -> Device {\n    Device::new_cuda(1).unwrap()\n}\n";
     std::fs::write(root.join("src/gpu.rs"), src).unwrap();
-    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal"]));
+    let out = run(gh(root).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert_eq!(
         std::fs::read_to_string(root.join("src/gpu.rs")).unwrap(),

@@ -18,7 +18,9 @@ mod check;
 mod doctor;
 mod fix;
 mod init;
+mod present;
 mod report;
+mod rule;
 mod scan;
 
 use std::path::{Path, PathBuf};
@@ -32,10 +34,14 @@ pub const EXIT_FINDINGS: i32 = 1;
 pub const EXIT_ERROR: i32 = 2;
 
 pub fn run(cli: Cli) -> i32 {
+    let global = cli.global;
     let result = match cli.command {
-        Command::Scan(args) => scan::run(args),
-        Command::Fix(args) => fix::run(args),
-        Command::Check(args) => check::run(args),
+        Command::Scan(args) => scan::run(args, &global),
+        Command::Fix(args) => fix::run(args, &global),
+        Command::Check(args) => check::run(args, &global),
+        Command::Rule(args) => rule::run(&args),
+        Command::Baseline(args) => scan::baseline(args),
+        Command::Completions(args) => rule::completions(&args),
         Command::Report(args) => report::run(args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Init(args) => init::run(args),

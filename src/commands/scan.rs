@@ -1,39 +1,124 @@
 //! `gpu-homogenize scan`: report what breaks the policy; never writes anything.
 
 use super::exit_status;
-use crate::cli::{OutputFormat, ScanArgs};
+use super::present::{machine, paint};
+use crate::cli::{GlobalArgs, ScanArgs};
 use crate::process::Mode;
-use crate::report::{json, sarif, text};
+use crate::report::text;
 use crate::run::{engine, execute, setup};
 
-pub fn run(args: ScanArgs) -> anyhow::Result<i32> {
+pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let setup = setup(&args.input)?;
     let mut engine = engine(&setup, &args.input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
     let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
-    match args.format {
-        OutputFormat::Json => out!(
-            "{}",
-            json::render(
-                "scan",
-                &setup.root,
-                &setup.config.policy,
-                &outcomes,
-                &summary
-            )
-        ),
-        OutputFormat::Sarif => out!("{}", sarif::render(&outcomes, &all_rules())),
-        OutputFormat::Text => {
-            out!("{}", text::findings(&outcomes, false));
-            err!("{}", text::errors(&outcomes));
+    if args.add_noqa {
+        return add_noqa(&setup, &args.input, &outcomes);
+    }
+    let policy = &setup.config.policy;
+    if let Some(doc) = machine(
+        args.format,
+        "scan",
+        &setup.root,
+        policy,
+        &outcomes,
+        &summary,
+    ) {
+        out!("{doc}");
+    } else {
+        let paint = paint(global);
+        if args.statistics {
+            out!("{}", text::statistics(&outcomes, paint));
+        } else {
+            out!("{}", text::findings(&outcomes, false, paint));
+        }
+        err!("{}", text::errors(&outcomes));
+        if !global.quiet {
             out!("{}", text::summary("scan", &summary));
         }
     }
     Ok(exit_status(&summary, |s| s.violations > 0))
 }
 
-fn all_rules() -> Vec<&'static crate::finding::Rule> {
-    let mut rules: Vec<_> = crate::python::rules::ALL.to_vec();
-    rules.extend(crate::rust::rules());
-    rules
+/// `scan --add-noqa`: a `noqa` comment for every finding left, file by file.
+fn add_noqa(
+    setup: &crate::run::Setup,
+    input: &crate::cli::InputArgs,
+    outcomes: &[crate::outcome::FileOutcome],
+) -> anyhow::Result<i32> {
+    let (mut added, mut files, mut failed) = (0, 0, 0);
+    for file in outcomes {
+        let count = file
+            .findings
+            .iter()
+            .filter(|f| f.severity != "info")
+            .count();
+        let Some(language) = file.language.filter(|_| count > 0) else {
+            continue;
+        };
+        let rel = std::path::Path::new(&file.path);
+        let result = crate::source::read_under(&setup.root, rel, input.max_file_size)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| crate::source::decode(bytes).map_err(|e| e.to_string()))
+            .and_then(|source| {
+                if source.bytes != source.text.as_bytes() {
+                    return Err("not UTF-8: add the comments by hand".to_string());
+                }
+                let new = crate::add_noqa::annotate(&source.text, file, language)?;
+                let options = crate::write::WriteOptions::default();
+                crate::write::write_confined(
+                    &setup.root,
+                    rel,
+                    &source.bytes,
+                    new.as_bytes(),
+                    &options,
+                )
+                .map_err(|e| e.to_string())
+            });
+        match result {
+            Ok(()) => {
+                added += count;
+                files += 1;
+            }
+            Err(e) => {
+                failed += 1;
+                err!("error: {}: {e}\n", file.display);
+            }
+        }
+    }
+    out!(
+        "Added {added} noqa directive{} to {files} file{}.\n",
+        if added == 1 { "" } else { "s" },
+        if files == 1 { "" } else { "s" }
+    );
+    Ok(if failed > 0 {
+        super::EXIT_ERROR
+    } else {
+        super::EXIT_OK
+    })
+}
+
+/// `gpu-homogenize baseline`: scan, and write every finding to the baseline file.
+pub fn baseline(args: crate::cli::BaselineArgs) -> anyhow::Result<i32> {
+    let setup = setup(&args.input)?;
+    let engine = engine(&setup, &args.input, Mode::Scan)?;
+    let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
+    let text = crate::baseline::render(&outcomes);
+    std::fs::write(&args.out, &text)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write the baseline: {e}", args.out.display()))?;
+    let n: usize = outcomes
+        .iter()
+        .map(|o| o.findings.iter().filter(|f| f.severity != "info").count())
+        .sum();
+    err!("{}", text::errors(&outcomes));
+    out!(
+        "Wrote {n} finding{} to {}.\n",
+        if n == 1 { "" } else { "s" },
+        args.out.display()
+    );
+    Ok(if summary.errors > 0 {
+        super::EXIT_ERROR
+    } else {
+        super::EXIT_OK
+    })
 }

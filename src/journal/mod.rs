@@ -304,7 +304,10 @@ mod tests {
             column: 1,
             message: "m".into(),
             fixable: true,
+            applicability: None,
             fixed,
+            line_text: String::new(),
+            whole_file: false,
         }
     }
 

@@ -191,8 +191,8 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
             )
             .fixed_by_plan(),
         ),
-        Some(first) => out.push(
-            Finding::new(
+        Some(first) => {
+            let finding = Finding::new(
                 &HEADER_INCOMPLETE,
                 first.at.clone(),
                 format!(
@@ -200,8 +200,15 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
                     detail.join("; ")
                 ),
             )
-            .fixed_by_plan(),
-        ),
+            .fixed_by_plan();
+            // An assignment in place of `setdefault` overrides a scheduler's mask.
+            let defaults = writes.iter().any(|e| matches!(e.op, EnvOp::SetDefault(_)));
+            out.push(if defaults && !policy.respect_scheduler {
+                finding.unsafe_fix()
+            } else {
+                finding
+            });
+        }
     }
     for &i in &eff.late {
         let e = &facts.effects[i];
@@ -241,8 +248,9 @@ fn untimed_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut V
             e.at.clone(),
             format!("a function {what}; the policy {policy_value}, and the function may run before CUDA starts"),
         );
+        // Removing the write changes what the function does when it is called.
         out.push(match &e.removal {
-            Some(edits) => finding.with_edits(edits.clone()),
+            Some(edits) => finding.with_edits(edits.clone()).unsafe_fix(),
             None => finding,
         });
     }

@@ -89,7 +89,7 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
         }
         drop_later_imports(input, at, &mut edits, &covered);
         docstring_edit(input, &mut edits);
-        validation_edits(input, &mut edits);
+        edits.extend(validation_edits(input));
     }
     finish(input, edits, &covered, removals)
 }
@@ -311,7 +311,20 @@ fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
 }
 
 /// The template's validation function and its call in the main block, where they do no harm.
-fn validation_edits(input: &FixInput, edits: &mut Vec<Edit>) {
+/// The validation function and its call in the `__main__` block: the part of the header fix
+/// that is unsafe (the validator raises where the card is absent).
+pub fn validation_edits(input: &FixInput) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    validation_into(input, &mut edits);
+    for e in &mut edits {
+        if let Ok(text) = input.encoding.render(&e.replacement) {
+            e.replacement = text;
+        }
+    }
+    edits
+}
+
+fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
     let (source, facts, nl) = (input.source, input.facts, input.newline);
     let header = input.ctx.header;
     let name = &header.validate_fn_name;

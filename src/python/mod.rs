@@ -162,6 +162,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     };
     let mut findings = detect::findings(&facts, &effective, &rule_ctx);
     let mut edits = Vec::new();
+    let mut unsafe_edits = Vec::new();
     if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
         let env_fix = findings
             .iter()
@@ -190,7 +191,9 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         };
         match planned {
             Ok(planned) => {
-                edits = planned;
+                // The validation call is the unsafe part of the header fix: kept apart.
+                let validation = fix::validation_edits(&input);
+                (unsafe_edits, edits) = planned.into_iter().partition(|e| validation.contains(e));
                 if let (true, Some(forks), Some(_)) = (
                     env_fix
                         && facts.uses_torch
@@ -215,6 +218,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         gpu_code,
         in_scope: rule_ctx.in_scope,
         edits,
+        unsafe_edits,
         details: facts,
     })
 }

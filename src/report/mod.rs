@@ -2,6 +2,7 @@
 //! and the coordinator report (Markdown, JSON, HTML) over the journal.
 
 pub mod coordinator;
+pub mod github;
 pub mod history;
 pub mod html;
 pub mod json;

@@ -1,36 +1,118 @@
-//! SARIF 2.1.0 for `scan --format sarif`, so code hosts can show findings inline.
+//! SARIF 2.1.0 for `--format sarif`, so code hosts can show findings inline: artifact URIs
+//! are percent-encoded and relative to the repository under the `%SRCROOT%` base, every
+//! rule has a full description and a help URI, and `check`'s GPU verdicts are results too.
 
+use std::path::Path;
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Value};
 
-use crate::finding::Rule;
-use crate::outcome::FileOutcome;
+use crate::finding::{Rule, Severity};
+use crate::outcome::{CheckStatus, FileOutcome};
 
-pub fn render(files: &[FileOutcome], rules: &[&Rule]) -> String {
-    let rules: Vec<Value> = rules
-        .iter()
-        .map(|r| json!({"id": r.code, "name": r.name, "shortDescription": {"text": r.summary}}))
-        .collect();
-    let results: Vec<Value> = files
-        .iter()
-        .flat_map(|file| {
-            file.findings.iter().map(move |f| {
-                let level = match f.severity.as_str() {
-                    "violation" => "error",
-                    "review" => "warning",
-                    _ => "note",
-                };
-                json!({
-                    "ruleId": f.rule,
-                    "level": level,
-                    "message": {"text": f.message},
-                    "locations": [{"physicalLocation": {
-                        "artifactLocation": {"uri": file.path},
-                        "region": {"startLine": f.line, "startColumn": f.column}
-                    }}]
-                })
-            })
-        })
-        .collect();
+/// Bytes kept as they are in a URI path: RFC 3986's unreserved characters and `/`.
+const PATH: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
+/// The base every artifact URI is relative to.
+pub const SRCROOT: &str = "%SRCROOT%";
+
+/// The id of the SARIF-only rule that carries GPU check verdicts.
+const GPU_CHECK: &str = "GH900";
+
+/// Where a rule's documentation lives: the package homepage when it has one, else a URN.
+pub fn help_uri(code: &str) -> String {
+    match option_env!("CARGO_PKG_HOMEPAGE").filter(|h| !h.is_empty()) {
+        Some(home) => format!("{home}#{}", code.to_ascii_lowercase()),
+        None => format!("urn:gpu-homogenize:rule:{code}"),
+    }
+}
+
+/// The repository holding `root` (nearest `.git` above it), else `root` itself.
+pub fn source_root(root: &Path) -> &Path {
+    root.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(root)
+}
+
+/// A relative path as a percent-encoded relative URI.
+pub fn relative_uri(rel: &str) -> String {
+    utf8_percent_encode(rel, PATH).to_string()
+}
+
+fn rule_descriptor(rule: &Rule) -> Value {
+    let level = level(rule.severity);
+    json!({
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": crate::rules::explain(rule)},
+        "help": {"text": crate::rules::explain(rule)},
+        "helpUri": help_uri(rule.code),
+        "defaultConfiguration": {"level": level},
+    })
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Violation => "error",
+        Severity::Review => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn location(uri: &str, line: usize, column: usize) -> Value {
+    json!([{"physicalLocation": {
+        "artifactLocation": {"uri": uri, "uriBaseId": SRCROOT},
+        "region": {"startLine": line.max(1), "startColumn": column.max(1)}
+    }}])
+}
+
+pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
+    let src = source_root(root);
+    let prefix = root
+        .strip_prefix(src)
+        .ok()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(|p| format!("{}/", p.to_string_lossy()))
+        .unwrap_or_default();
+    let mut descriptors: Vec<Value> = rules.iter().map(|r| rule_descriptor(r)).collect();
+    descriptors.push(json!({
+        "id": GPU_CHECK,
+        "name": "gpu-check",
+        "shortDescription": {"text": "the file's GPU check: device 0 must be the target card, the forbidden cards invisible, memory back to its baseline"},
+        "fullDescription": {"text": "gpu-homogenize check runs each file's effective environment in a child process that initialises CUDA and reports the card it lands on; a failed check means the file, as written, would not run on the intended card (or leaked device memory)."},
+        "helpUri": help_uri(GPU_CHECK),
+        "defaultConfiguration": {"level": "error"},
+    }));
+    let mut results = Vec::new();
+    for file in files {
+        let uri = relative_uri(&format!("{prefix}{}", file.path));
+        for f in &file.findings {
+            let level = match f.severity.as_str() {
+                "violation" => "error",
+                "review" => "warning",
+                _ => "note",
+            };
+            results.push(json!({
+                "ruleId": f.rule,
+                "level": level,
+                "message": {"text": f.message},
+                "locations": location(&uri, f.line, f.column),
+            }));
+        }
+        if let Some(result) = file.gpu_check.as_ref().and_then(|g| gpu_result(g, &uri)) {
+            results.push(result);
+        }
+    }
+    let base = format!(
+        "file://{}/",
+        relative_uri(src.to_string_lossy().trim_end_matches('/'))
+    );
     let doc = json!({
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -38,12 +120,58 @@ pub fn render(files: &[FileOutcome], rules: &[&Rule]) -> String {
             "tool": {"driver": {
                 "name": "gpu-homogenize",
                 "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules
+                "informationUri": help_uri("readme"),
+                "rules": descriptors
             }},
+            "originalUriBaseIds": {SRCROOT: {"uri": base}},
+            "columnKind": "unicodeCodePoints",
             "results": results
         }]
     });
     let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
     out.push('\n');
     out
+}
+
+fn gpu_result(check: &crate::outcome::GpuCheck, uri: &str) -> Option<Value> {
+    let status = check.status?;
+    let device = check.device_name.as_deref().unwrap_or("no device");
+    let message = check.message.as_deref().unwrap_or("");
+    let (kind, level, text) = match status {
+        CheckStatus::Skipped => return None,
+        CheckStatus::Passed => ("pass", "none", format!("GPU check passed on {device}")),
+        CheckStatus::Failed => (
+            "fail",
+            "error",
+            format!("GPU check failed on {device}: {message}"),
+        ),
+        CheckStatus::Leak => (
+            "fail",
+            "error",
+            format!("GPU check leaked memory on {device}: {message}"),
+        ),
+        CheckStatus::Error => (
+            "fail",
+            "error",
+            format!("GPU check could not run: {message}"),
+        ),
+    };
+    Some(json!({
+        "ruleId": GPU_CHECK,
+        "kind": kind,
+        "level": level,
+        "message": {"text": text.trim_end_matches(": ")},
+        "locations": location(uri, 1, 1),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_become_percent_encoded_relative_uris() {
+        assert_eq!(
+            super::relative_uri("docs de café/a b#1.py"),
+            "docs%20de%20caf%C3%A9/a%20b%231.py"
+        );
+    }
 }

@@ -6,8 +6,33 @@ use std::fmt::Write;
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
 use crate::summary::Summary;
 
+/// ANSI colour for the parts of a finding line, as ruff colours them; off when piped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Paint {
+    pub color: bool,
+}
+
+impl Paint {
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    pub fn path(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    pub fn code(self, text: &str) -> String {
+        self.wrap("1;31", text)
+    }
+    pub fn mark(self, text: &str) -> String {
+        self.wrap("36", text)
+    }
+}
+
 /// Finding lines for `scan` / `check` (and fix's leftovers), ruff-style.
-pub fn findings(files: &[FileOutcome], only_unfixed: bool) -> String {
+pub fn findings(files: &[FileOutcome], only_unfixed: bool, paint: Paint) -> String {
     let mut out = String::new();
     for file in files {
         for f in &file.findings {
@@ -15,17 +40,47 @@ pub fn findings(files: &[FileOutcome], only_unfixed: bool) -> String {
                 continue;
             }
             let mark = match (f.severity.as_str(), f.fixable) {
-                ("violation", true) => " [*]",
-                ("review", _) => " [review]",
-                ("info", _) => " [info]",
-                _ => "",
+                ("violation", true) => format!(" {}", paint.mark("[*]")),
+                ("review", _) => " [review]".to_string(),
+                ("info", _) => " [info]".to_string(),
+                _ => String::new(),
             };
             let _ = writeln!(
                 out,
                 "{}:{}:{}: {}{} {}",
-                file.display, f.line, f.column, f.rule, mark, f.message
+                paint.path(&file.display),
+                f.line,
+                f.column,
+                paint.code(&f.rule),
+                mark,
+                f.message
             );
         }
+    }
+    out
+}
+
+/// `--statistics`: one line per rule, the most frequent first, as ruff prints them.
+pub fn statistics(files: &[FileOutcome], paint: Paint) -> String {
+    let mut counts: std::collections::BTreeMap<(&str, &str), (usize, bool)> = Default::default();
+    for f in files.iter().flat_map(|file| &file.findings) {
+        let entry = counts
+            .entry((f.rule.as_str(), f.name.as_str()))
+            .or_default();
+        entry.0 += 1;
+        entry.1 |= f.fixable;
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    let width = rows.first().map_or(1, |r| r.1 .0.to_string().len());
+    let mut out = String::new();
+    for ((code, name), (count, fixable)) in rows {
+        let mark = if fixable {
+            paint.mark("[*]")
+        } else {
+            "   ".to_string()
+        };
+        let _ = writeln!(out, "{count:>width$}\t{}\t{mark} {name}", paint.code(code));
     }
     out
 }
@@ -48,7 +103,8 @@ pub fn gpu_checks(files: &[FileOutcome]) -> String {
             continue;
         };
         let Some(status) = check.status else { continue };
-        if status == CheckStatus::Skipped {
+        // Like ruff, a file that passes gets no line: the summary counts it.
+        if matches!(status, CheckStatus::Skipped | CheckStatus::Passed) {
             continue;
         }
         let status = match status {
@@ -153,6 +209,15 @@ pub fn summary(command: &str, s: &Summary) -> String {
         } else if let Some(reason) = &gpu.reason {
             let _ = writeln!(out, "GPU checks skipped: {reason}.");
         }
+    }
+    if s.unsafe_fixes_held > 0 {
+        let n = s.unsafe_fixes_held;
+        let _ = writeln!(
+            out,
+            "{n} unsafe fix{} held back: `gpu-homogenize fix --unsafe-fixes` applies {} (`gpu-homogenize rule CODE` says why each is unsafe).",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "it" } else { "them" }
+        );
     }
     if s.interrupted {
         let _ = writeln!(out, "Interrupted: the summary above is partial.");

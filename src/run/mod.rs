@@ -8,8 +8,9 @@ pub mod progress;
 use std::path::PathBuf;
 
 use crate::cli::{GpuArgs, InputArgs};
+use crate::lint::RuleFilter;
 use crate::outcome::FileOutcome;
-use crate::policy::{Config, Phases, CONFIG_FILE};
+use crate::policy::{config_file_of, Config, Phases};
 use crate::process::{Engine, Mode};
 use crate::python::header::PythonHeader;
 use crate::python::Python;
@@ -33,14 +34,15 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
         input.paths.clone()
     };
     let root = find_root(&paths)?;
-    let config_path = input.config.clone().or_else(|| {
-        let default = root.join(CONFIG_FILE);
-        default.is_file().then_some(default)
-    });
-    let config = match &config_path {
+    let config_path = input.config.clone().or_else(|| config_file_of(&root));
+    let mut config = match &config_path {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
+    let cli = input.lint.settings();
+    cli.validate()
+        .map_err(|m| anyhow::anyhow!("command line: {m}"))?;
+    config.lint = config.lint.with_overrides(&cli);
     Ok(Setup {
         root,
         config,
@@ -64,6 +66,12 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
         write: crate::write::WriteOptions::default(),
         touchpoints: false,
         want_diff: false,
+        lint: RuleFilter::new(&setup.config.lint),
+        unsafe_fixes: input.lint.unsafe_fixes || setup.config.unsafe_fixes,
+        baseline: match &input.lint.baseline {
+            Some(path) => Some(crate::baseline::Baseline::load(path)?),
+            None => None,
+        },
     })
 }
 
@@ -83,7 +91,8 @@ pub fn execute(
 ) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
     let cancelled = install_signal_flag();
     let exclude: Vec<PathBuf> = engine.write.backup_dir.iter().cloned().collect();
-    let found = walk_tree(&setup.paths, &setup.root, jobs(input), &exclude);
+    let globs = engine.lint.exclude_globs();
+    let found = walk_tree(&setup.paths, &setup.root, jobs(input), &exclude, globs);
     let removing = engine.mode == Mode::Fix { dry_run: false };
     crate::leftovers::handle(&setup.root, &found.temp_files, removing);
     let entries = found.entries;

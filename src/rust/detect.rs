@@ -232,7 +232,8 @@ fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
                 let shown = value.as_deref().map_or("a computed value".into(), |v| format!("\"{v}\""));
                 let f = Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process gets {name} = {shown}, not the policy's \"{expected}\""));
                 match &c.value_range {
-                    Some(r) => f.with_edits(vec![Edit::replace(r.clone(), format!("\"{expected}\""))]),
+                    // The child's card changes: it may have needed its own.
+                    Some(r) => f.with_edits(vec![Edit::replace(r.clone(), format!("\"{expected}\""))]).unsafe_fix(),
                     None => f,
                 }
             }

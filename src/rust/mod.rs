@@ -196,6 +196,7 @@ impl RustSupport {
             gpu_code: in_scope || facts.uses_gpu_crate,
             in_scope: in_scope || in_phase,
             edits,
+            unsafe_edits: Vec::new(),
             details: (),
         })
     }

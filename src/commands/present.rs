@@ -1,0 +1,42 @@
+//! What scan, fix and check print, by format: the text a person reads (with colour, quiet,
+//! statistics), JSON, SARIF, GitHub annotations.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use crate::cli::{ColorChoice, GlobalArgs, OutputFormat};
+use crate::outcome::FileOutcome;
+use crate::policy::Policy;
+use crate::report::text::Paint;
+use crate::report::{github, json, sarif};
+use crate::summary::Summary;
+
+/// Colour when asked, or in a terminal without NO_COLOR (the command layer decides).
+pub fn paint(global: &GlobalArgs) -> Paint {
+    let color = match global.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    Paint { color }
+}
+
+/// The machine formats; `None` for text, which each command prints its own way.
+pub fn machine(
+    format: OutputFormat,
+    command: &str,
+    root: &Path,
+    policy: &Policy,
+    outcomes: &[FileOutcome],
+    summary: &Summary,
+) -> Option<String> {
+    match format {
+        OutputFormat::Json => Some(json::render(command, root, policy, outcomes, summary)),
+        OutputFormat::Sarif => Some(sarif::render(root, outcomes, &crate::rules::all())),
+        OutputFormat::Github => Some(github::render(outcomes)),
+        OutputFormat::Text => None,
+    }
+}

@@ -1,0 +1,120 @@
+//! Both rule catalogues together: what `--select`, SARIF and `gpu-homogenize rule` look up.
+
+use crate::finding::Rule;
+
+/// Every rule, Python's then Rust's, in code order.
+pub fn all() -> Vec<&'static Rule> {
+    let mut rules: Vec<&'static Rule> = crate::python::rules::ALL.to_vec();
+    rules.extend(crate::rust::rules());
+    rules
+}
+
+/// The rule with this code (case-insensitive), if any.
+pub fn by_code(code: &str) -> Option<&'static Rule> {
+    all()
+        .into_iter()
+        .find(|r| r.code.eq_ignore_ascii_case(code))
+}
+
+/// How a rule's fix may be applied, as ruff says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixSafety {
+    /// `fix` applies it.
+    Safe,
+    /// Changes what the program does: only with `--unsafe-fixes`.
+    Unsafe,
+    /// Partly safe: the named part needs `--unsafe-fixes`.
+    SafeExcept(&'static str),
+    /// Reported, never rewritten.
+    None,
+}
+
+/// Why a rule matters, a short example, and the safety of its fix.
+pub struct Explanation {
+    pub why: &'static str,
+    pub example: &'static str,
+    pub safety: FixSafety,
+    pub safety_why: &'static str,
+}
+
+/// The explanation of every rule (`gpu-homogenize rule CODE`, SARIF's `fullDescription`).
+pub fn explanation(code: &str) -> Explanation {
+    use FixSafety::*;
+    let (why, example, safety, safety_why) = match code {
+        "GH001" => ("Without CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES set before the first GPU import, CUDA numbers cards fastest-first and the process may land on the forbidden card.", "import torch\nmodel.to('cuda')", SafeExcept("the validation call added to the `__main__` block raises when the target card is absent, so a run that used to fall back now stops"), "Inserting the header after the prologue is the point of the tool and keeps every other byte."),
+        "GH002" => ("A hand-written configuration that differs from the policy (a wrong mask, a missing variable, `setdefault` where the policy forces) selects the card inconsistently.", "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch", SafeExcept("turning `os.environ.setdefault` into an assignment (when the policy does not respect a scheduler) overrides a mask that Slurm, Ray or Kubernetes set"), "Replacing the block in place with the policy's header is safe otherwise."),
+        "GH005" => ("Once a GPU framework is imported CUDA may be initialised: a later write to CUDA_VISIBLE_DEVICES is silently ignored.", "import torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'", Safe, "The late write is taken out and the header set before the import, which is what the write meant."),
+        "GH006" => ("A function that overrides a GPU variable with another value than the policy's changes the card for whatever runs after it is called.", "def setup():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '0'", Unsafe, "Removing the write changes what the function does when it is called."),
+        "GH010" => ("CUDA_VISIBLE_DEVICES='' (or -1) hides every card on purpose; the tool cannot know whether that is still meant.", "os.environ['CUDA_VISIBLE_DEVICES'] = ''", None, "Display only."),
+        "GH011" => ("A child process started with another GPU mask runs on another card than the policy's.", "subprocess.run(cmd, env={'CUDA_VISIBLE_DEVICES': '0'})", None, "Display only: the child may need its own card."),
+        "GH012" => ("HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES that contradict the policy's mask select another card on AMD stacks.", "os.environ['HIP_VISIBLE_DEVICES'] = '0'", None, "Display only."),
+        "GH101" | "GH102" | "GH103" | "GH104" => ("Once CUDA_VISIBLE_DEVICES='1' is applied only one card is visible and it is device 0: `cuda:1` is then a crash or a silent fallback.", "torch.device('cuda:1')  ->  torch.device('cuda:0')", Safe, "The index is remapped to the one the same physical card has under the mask."),
+        "GH105" => ("The index selects no visible card at all once the mask is applied.", "torch.device('cuda:3')", None, "Display only: choose the device by hand."),
+        "GH106" => ("The index flows through a name that is also used for something else: rewriting it would change that too.", "n = 1\ntorch.cuda.set_device(n)\nrange(n)", None, "Display only."),
+        "GH201" => ("Code that assumes several visible GPUs (DataParallel, device_count() > 1) sees exactly one after masking.", "torch.nn.DataParallel(model)", None, "Display only."),
+        "GH202" => ("The validation call is not added where the file forks workers after it: CUDA in the parent breaks forked workers.", "mp.Process(target=work).start()", None, "Information only."),
+        "GH301" | "GH302" => ("A map of where GPU frameworks are imported, for the coordinator.", "import torch", None, "Information only."),
+        "GH303" => ("A package __init__.py that imports a GPU framework starts the GPU stack for every importer, before their header runs.", "# pkg/__init__.py\nimport torch", None, "Display only: import it lazily."),
+        "GH501" | "GH502" => ("A GPU binary's fn main must set the GPU variables as its first statements, before any thread or CUDA context exists.", "fn main() {\n    let dev = Device::new_cuda(0)?;\n}", Safe, "The header is inserted at the top of main."),
+        "GH503" => ("A GPU variable set elsewhere than the header, or to another value, changes the card for what runs after it.", "std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"0\");", Safe, "The value is set to the policy's where the write is the header's own."),
+        "GH504" | "GH505" => ("The env cannot be set safely from this main; set it before the process starts.", "#[tokio::main]\nasync fn main() {}", None, "Display only."),
+        "GH506" => ("Removing a GPU variable lets the inherited mask decide the card.", "std::env::remove_var(\"CUDA_VISIBLE_DEVICES\");", Safe, "The removal is taken out."),
+        "GH507" => ("A child process given another GPU variable runs on another card.", "Command::new(\"x\").env(\"CUDA_VISIBLE_DEVICES\", \"0\")", Unsafe, "Changing the child's env changes the card the child runs on."),
+        "GH511" => ("Once the mask is applied the target card is device 0.", "Device::new_cuda(1)  ->  Device::new_cuda(0)", Safe, "The index is remapped to the one the same card has under the mask."),
+        "GH512" | "GH513" | "GH521" => ("Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.", "nvml.device_by_index(1)", None, "Display only."),
+        _ => ("", "", None, "Display only."),
+    };
+    Explanation {
+        why,
+        example,
+        safety,
+        safety_why,
+    }
+}
+
+/// A rule's full explanation as plain text: what, why, example, fix safety.
+pub fn explain(rule: &Rule) -> String {
+    let e = explanation(rule.code);
+    let safety = match e.safety {
+        FixSafety::Safe => format!("Fix is safe. {}", e.safety_why),
+        FixSafety::Unsafe => format!(
+            "Fix is unsafe (applied only with --unsafe-fixes). {}",
+            e.safety_why
+        ),
+        FixSafety::SafeExcept(part) => format!(
+            "Fix is safe, except: {part} (applied only with --unsafe-fixes). {}",
+            e.safety_why
+        ),
+        FixSafety::None => format!("No automatic fix. {}", e.safety_why),
+    };
+    format!(
+        "{} ({}): {}.\n\nWhy: {}\n\nExample:\n{}\n\nFix safety: {}\n",
+        rule.code,
+        rule.name,
+        rule.summary,
+        e.why,
+        indent(e.example),
+        safety
+    )
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_rule_is_explained() {
+        for rule in super::all() {
+            assert!(
+                !super::explanation(rule.code).why.is_empty(),
+                "{} has no explanation",
+                rule.code
+            );
+        }
+    }
+}
