@@ -137,6 +137,9 @@ pub struct LintArgs {
     /// Include fixes that may not retain the original intent of the code (as ruff).
     #[arg(long)]
     pub unsafe_fixes: bool,
+    /// Apply `exclude` to paths given by name too (for pre-commit, which names every file).
+    #[arg(long)]
+    pub force_exclude: bool,
     /// Report only findings that are not in this baseline (see `gpu-homogenize baseline`).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,

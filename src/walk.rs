@@ -97,21 +97,41 @@ pub fn relative_to(root: &Path, path: &Path) -> String {
 /// explicitly are always listed (an unsupported one as such); directories are walked;
 /// `exclude` (a backup dir inside the tree) is never entered.
 pub fn walk(paths: &[PathBuf], root: &Path, threads: usize) -> Vec<Entry> {
-    walk_tree(paths, root, threads, &[], PathGlobs::default()).entries
+    walk_tree(paths, root, threads, &[], PathGlobs::default(), false).entries
+}
+
+/// A named path is excluded when it or one of its directories matches, as a walk would have
+/// pruned it.
+fn excluded_by_name(globs: &PathGlobs, rel: &str) -> bool {
+    let mut prefix = rel;
+    loop {
+        if globs.is_match(prefix) {
+            return true;
+        }
+        match prefix.rfind('/') {
+            Some(i) => prefix = &prefix[..i],
+            None => return false,
+        }
+    }
 }
 
 /// The walk; `globs` (the config's `exclude` and `extend-exclude`) prunes what it finds below
-/// the given paths, never a path given by name (as ruff without `--force-exclude`).
+/// the given paths, and a path given by name only with `force_exclude` (as ruff).
 pub fn walk_tree(
     paths: &[PathBuf],
     root: &Path,
     threads: usize,
     exclude: &[PathBuf],
     globs: PathGlobs,
+    force_exclude: bool,
 ) -> Walk {
     let found = Mutex::new(Walk::default());
     let mut dirs = Vec::new();
     for path in paths {
+        if force_exclude && !globs.is_empty() && excluded_by_name(&globs, &relative_to(root, path))
+        {
+            continue;
+        }
         let kind = match root::confined(root, path) {
             Err(message) => Some(EntryKind::Error(message)),
             Ok(meta) if meta.file_type().is_symlink() => Some(EntryKind::Symlink),

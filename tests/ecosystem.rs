@@ -346,3 +346,20 @@ fn per_file_ignores_and_extend_select_on_the_command_line() {
         format!("a.py:1:1: GH001 [*] GPU code without the GPU configuration: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and PYTORCH_CUDA_ALLOC_CONF are not set (inherited from the caller) when the first GPU framework is imported\na.py:2:18: {BARE_101}\n")
     );
 }
+
+#[test]
+fn force_exclude_applies_exclude_to_paths_given_by_name() {
+    let bare = "import torch\nx = torch.device('cuda:1')\n";
+    let dir = tree(&[("a.py", bare), ("docs/b.py", bare)]);
+    let named = |extra: &[&str]| {
+        let mut args = vec!["scan", "-q", "--select", "GH001", "--exclude", "docs"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["a.py", "docs/b.py"]);
+        run(gh(dir.path()).args(args)).stdout
+    };
+    // As ruff: a file named on the command line is checked, unless --force-exclude.
+    assert!(named(&[]).contains("docs/b.py:1:1: GH001"));
+    let forced = named(&["--force-exclude"]);
+    assert!(!forced.contains("docs/b.py"), "{forced}");
+    assert!(forced.contains("a.py:1:1: GH001"), "{forced}");
+}

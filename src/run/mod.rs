@@ -92,7 +92,14 @@ pub fn execute(
     let cancelled = install_signal_flag();
     let exclude: Vec<PathBuf> = engine.write.backup_dir.iter().cloned().collect();
     let globs = engine.lint.exclude_globs();
-    let found = walk_tree(&setup.paths, &setup.root, jobs(input), &exclude, globs);
+    let found = walk_tree(
+        &setup.paths,
+        &setup.root,
+        jobs(input),
+        &exclude,
+        globs,
+        input.lint.force_exclude,
+    );
     let removing = engine.mode == Mode::Fix { dry_run: false };
     crate::leftovers::handle(&setup.root, &found.temp_files, removing);
     let entries = found.entries;
