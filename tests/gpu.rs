@@ -297,32 +297,21 @@ fn without_a_driver_auto_notes_it_once_and_require_fails() {
 fn doctor_shows_both_orderings_and_what_the_policy_selects() {
     let driver = FakeDriver::new();
     let tree = copy_fixture("superwhisper-v6");
-    let scheduler = [
-        "SLURM_JOB_GPUS",
-        "SLURM_STEP_GPUS",
-        "SLURM_GPUS_ON_NODE",
-        "GPU_DEVICE_ORDINAL",
-        "RAY_ADDRESS",
-        "NVIDIA_VISIBLE_DEVICES",
-        "KUBERNETES_SERVICE_HOST",
-        "PBS_JOBID",
-        "LSB_JOBID",
-        "CUDA_VISIBLE_DEVICES",
-        "CUDA_DEVICE_ORDER",
-    ];
-    let mut cmd = driver.command(tree.path());
-    for var in scheduler {
-        cmd.env_remove(var);
-    }
-    let out = run(cmd.args(["doctor"]));
+    // No scheduler or mask of the machine running the tests may leak into the output.
+    let doctor = || {
+        let mut cmd = driver.command(tree.path());
+        for var in gpu_homogenize::commands::SCHEDULER_VARS {
+            cmd.env_remove(var);
+        }
+        cmd.arg("doctor");
+        cmd
+    };
+    let mut cmd = doctor();
+    let out = run(&mut cmd);
     assert_eq!(out.code, 0, "{}", out.stderr);
     insta::assert_snapshot!("doctor_two_cards", out.stdout);
     // Under Slurm the doctor names what the scheduler assigned and the policy option for it.
-    let mut cmd = driver.command(tree.path());
-    for var in scheduler {
-        cmd.env_remove(var);
-    }
-    let out = run(cmd.env("SLURM_JOB_GPUS", "1").args(["doctor"]));
+    let out = run(doctor().env("SLURM_JOB_GPUS", "1"));
     assert!(
         out.stdout.contains("  SLURM_JOB_GPUS=1\n"),
         "{}",

@@ -1,6 +1,6 @@
 //! `gpu-homogenize check`: validate on the CPU and the GPU, never rewrite; journal it.
 
-use super::present::{machine, paint};
+use super::present::{findings_text, machine};
 use super::{exit_status, gpu_failed};
 use crate::cli::{CheckArgs, GlobalArgs};
 use crate::outcome::FileStatus;
@@ -27,12 +27,10 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     ) {
         out!("{doc}");
     } else {
-        let paint = paint(global);
-        if args.statistics {
-            out!("{}", text::statistics(&outcomes, paint));
-        } else {
-            out!("{}", text::findings(&outcomes, false, paint));
-        }
+        out!(
+            "{}",
+            findings_text(&outcomes, args.statistics, false, global)
+        );
         out!("{}", text::gpu_checks(&outcomes));
         err!("{}", text::errors(&outcomes));
         if !global.quiet {

@@ -41,7 +41,7 @@ struct Doctor {
 
 /// Variables through which Slurm, Ray, Kubernetes (NVIDIA's device plugin), PBS or LSF tell a
 /// process which cards it got, and the masks it inherits.
-const SCHEDULER_VARS: &[&str] = &[
+pub const SCHEDULER_VARS: &[&str] = &[
     "SLURM_JOB_GPUS",
     "SLURM_STEP_GPUS",
     "SLURM_GPUS_ON_NODE",

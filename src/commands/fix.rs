@@ -1,7 +1,7 @@
 //! `gpu-homogenize fix`: rewrite, validate, write, journal (never under `--dry-run` or
 //! `--diff`).
 
-use super::present::{machine, paint};
+use super::present::{findings_text, machine};
 use super::{absolute, exit_status, gpu_failed};
 use crate::cli::{FixArgs, GlobalArgs};
 use crate::outcome::FileStatus;
@@ -44,17 +44,15 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             err!("{}", text::summary(command, &summary));
         }
     } else {
-        let paint = paint(global);
         if args.dry_run {
             for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
                 out!("{diff}");
             }
         }
-        if args.statistics {
-            out!("{}", text::statistics(&outcomes, paint));
-        } else {
-            out!("{}", text::findings(&outcomes, true, paint));
-        }
+        out!(
+            "{}",
+            findings_text(&outcomes, args.statistics, true, global)
+        );
         out!("{}", text::gpu_checks(&outcomes));
         err!("{}", text::errors(&outcomes));
         if !global.quiet {

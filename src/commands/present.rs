@@ -40,3 +40,19 @@ pub fn machine(
         OutputFormat::Text => None,
     }
 }
+
+/// The findings as a person reads them: one line each (`after_fix`: as `fix` left them), or
+/// the count per rule (`--statistics`).
+pub fn findings_text(
+    outcomes: &[FileOutcome],
+    statistics: bool,
+    after_fix: bool,
+    global: &GlobalArgs,
+) -> String {
+    let paint = paint(global);
+    if statistics {
+        crate::report::text::statistics(outcomes, paint)
+    } else {
+        crate::report::text::findings(outcomes, after_fix, paint)
+    }
+}

@@ -1,7 +1,7 @@
 //! `gpu-homogenize scan`: report what breaks the policy; never writes anything.
 
 use super::exit_status;
-use super::present::{machine, paint};
+use super::present::{findings_text, machine};
 use crate::cli::{GlobalArgs, ScanArgs};
 use crate::process::Mode;
 use crate::report::text;
@@ -26,12 +26,10 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     ) {
         out!("{doc}");
     } else {
-        let paint = paint(global);
-        if args.statistics {
-            out!("{}", text::statistics(&outcomes, paint));
-        } else {
-            out!("{}", text::findings(&outcomes, false, paint));
-        }
+        out!(
+            "{}",
+            findings_text(&outcomes, args.statistics, false, global)
+        );
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             out!("{}", text::summary("scan", &summary));
