@@ -289,7 +289,8 @@ impl<'a> Depth<'a> {
     /// `'a'`, `'\n'` are literals; `'a` is a lifetime.
     fn char_or_lifetime(&mut self) {
         let rest = &self.bytes[self.i + 1..];
-        let char_len = rest
+        // Only the next character: decoding the whole rest would make each lifetime O(file).
+        let char_len = rest[..rest.len().min(4)]
             .utf8_chunks()
             .next()
             .and_then(|c| c.valid().chars().next())

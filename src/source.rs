@@ -41,8 +41,7 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 /// (see [`crate::confine`]): the bytes a later write compares with are the file's own.
 pub fn read_under(root: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = crate::confine::RootDir::open(root)
-        .and_then(|r| r.parent(rel, false))
-        .and_then(|p| p.open_regular())
+        .and_then(|r| r.open_regular(rel))
         .map_err(|e| ReadError::Io(e.to_string()))?;
     read_open(file, limit)
 }

@@ -88,7 +88,10 @@ pub fn relative_path(root: &Path, path: &Path) -> PathBuf {
 
 /// `path` relative to `root`, with `/` separators; the path itself when outside the root.
 pub fn relative_to(root: &Path, path: &Path) -> String {
-    let rel = relative_path(root, path);
+    slash_joined(&relative_path(root, path))
+}
+
+fn slash_joined(rel: &Path) -> String {
     let parts: Vec<String> = rel.components().map(|c| escape(c.as_os_str())).collect();
     parts.join("/")
 }
@@ -242,10 +245,11 @@ fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, foun
 }
 
 fn entry(root: &Path, path: &Path, kind: EntryKind) -> Entry {
+    let rel_path = relative_path(root, path);
     Entry {
         path: path.to_path_buf(),
-        rel: relative_to(root, path),
-        rel_path: relative_path(root, path),
+        rel: slash_joined(&rel_path),
+        rel_path,
         kind,
     }
 }

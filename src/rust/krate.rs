@@ -2,7 +2,9 @@
 //! `unsafe` from 2024 on), whether the file is a binary's entry point, the build script or a
 //! module, and whether the crate's lints forbid unsafe code.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The part a file plays in its crate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,13 +28,42 @@ pub struct CrateInfo {
     pub lints_forbid_unsafe: bool,
 }
 
+/// The Cargo.toml files read so far, parsed (`None`: absent or not TOML). One run reads each
+/// manifest once, however many files of its crate it analyses.
+#[derive(Debug, Default)]
+pub struct Manifests(Mutex<HashMap<PathBuf, Option<Arc<toml::Table>>>>);
+
+impl Manifests {
+    fn get(&self, dir: &Path) -> Option<Arc<toml::Table>> {
+        let known = self.lock().get(dir).cloned();
+        if let Some(known) = known {
+            return known;
+        }
+        let read = read_manifest(&dir.join("Cargo.toml")).map(Arc::new);
+        self.lock().insert(dir.to_path_buf(), read.clone());
+        read
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Option<Arc<toml::Table>>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 impl CrateInfo {
+    /// What the nearest Cargo.toml says about `file`, reading it afresh.
     pub fn of(file: &Path) -> CrateInfo {
+        CrateInfo::of_with(file, &Manifests::default())
+    }
+
+    /// The same, with the manifests read so far.
+    pub fn of_with(file: &Path, manifests: &Manifests) -> CrateInfo {
         let absolute = std::env::current_dir()
             .map(|d| d.join(file))
             .unwrap_or_else(|_| file.to_path_buf());
         for dir in absolute.ancestors().skip(1) {
-            let Some(manifest) = read_manifest(&dir.join("Cargo.toml")) else {
+            let Some(manifest) = manifests.get(dir) else {
                 continue;
             };
             let Some(package) = manifest.get("package") else {
@@ -43,9 +74,9 @@ impl CrateInfo {
                 .unwrap_or(&absolute)
                 .to_path_buf();
             return CrateInfo {
-                edition: package_edition(package, dir),
+                edition: package_edition(package, dir, manifests),
                 role: role(&rel, &manifest),
-                lints_forbid_unsafe: lints_forbid_unsafe(&manifest, dir),
+                lints_forbid_unsafe: lints_forbid_unsafe(&manifest, dir, manifests),
             };
         }
         CrateInfo {
@@ -61,11 +92,11 @@ pub fn edition_of(file: &Path) -> u32 {
     CrateInfo::of(file).edition
 }
 
-fn package_edition(package: &toml::Value, dir: &Path) -> u32 {
+fn package_edition(package: &toml::Value, dir: &Path, manifests: &Manifests) -> u32 {
     match package.get("edition") {
         Some(toml::Value::String(year)) => year.parse().unwrap_or(2015),
         Some(toml::Value::Table(t)) if is_inherited(t) => {
-            workspace_value(dir, &["package", "edition"])
+            workspace_value(dir, &["package", "edition"], manifests)
                 .and_then(|v| v.as_str().and_then(|s| s.parse().ok()))
                 .unwrap_or(2015)
         }
@@ -78,9 +109,9 @@ fn is_inherited(t: &toml::Table) -> bool {
 }
 
 /// `[workspace.<path>]` of the nearest workspace manifest above `member`.
-fn workspace_value(member: &Path, path: &[&str]) -> Option<toml::Value> {
+fn workspace_value(member: &Path, path: &[&str], manifests: &Manifests) -> Option<toml::Value> {
     member.ancestors().find_map(|dir| {
-        let manifest = read_manifest(&dir.join("Cargo.toml"))?;
+        let manifest = manifests.get(dir)?;
         let mut value = manifest.get("workspace")?;
         for key in path {
             value = value.get(key)?;
@@ -140,9 +171,11 @@ fn bench_without_harness(manifest: &toml::Table, name: &str) -> bool {
     })
 }
 
-fn lints_forbid_unsafe(manifest: &toml::Table, dir: &Path) -> bool {
+fn lints_forbid_unsafe(manifest: &toml::Table, dir: &Path, manifests: &Manifests) -> bool {
     let lints = match manifest.get("lints") {
-        Some(toml::Value::Table(t)) if is_inherited(t) => workspace_value(dir, &["lints"]),
+        Some(toml::Value::Table(t)) if is_inherited(t) => {
+            workspace_value(dir, &["lints"], manifests)
+        }
         other => other.cloned(),
     };
     let level = lints

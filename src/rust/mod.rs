@@ -16,7 +16,7 @@ use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
 use crate::template::{join_lines, render_sections, TemplateError};
 
-pub use krate::{edition_of, CrateInfo, Role};
+pub use krate::{edition_of, CrateInfo, Manifests, Role};
 
 /// The shipped template; `policy.rust_template` replaces it.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/rust_header.rs.tmpl");
@@ -85,6 +85,8 @@ impl RustHeader {
 pub struct RustSupport {
     pub policy: Policy,
     pub header: RustHeader,
+    /// Each Cargo.toml is read once per run.
+    pub manifests: Manifests,
 }
 
 pub fn support(policy: &Policy, root: &Path) -> Result<Box<dyn LanguageSupport>, TemplateError> {
@@ -92,6 +94,7 @@ pub fn support(policy: &Policy, root: &Path) -> Result<Box<dyn LanguageSupport>,
     Ok(Box::new(RustSupport {
         policy: policy.clone(),
         header,
+        manifests: Manifests::default(),
     }))
 }
 
@@ -151,13 +154,17 @@ enum Plan {
 }
 
 impl RustSupport {
+    fn krate(&self, path: &Path) -> CrateInfo {
+        CrateInfo::of_with(path, &self.manifests)
+    }
+
     pub fn analyze_text(
         &self,
         path: &Path,
         source: &str,
         in_phase: bool,
     ) -> Result<Analysis, SyntaxError> {
-        self.analyze_with(&CrateInfo::of(path), source, in_phase, Plan::Prove)
+        self.analyze_with(&self.krate(path), source, in_phase, Plan::Prove)
     }
 
     /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
@@ -252,7 +259,7 @@ impl LanguageSupport for RustSupport {
         source: &str,
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
         Ok(Box::new(self.analyze_with(
-            &CrateInfo::of(info.path),
+            &self.krate(info.path),
             source,
             info.in_phase,
             Plan::Prove,
@@ -266,7 +273,7 @@ impl LanguageSupport for RustSupport {
         new: &str,
         before: &dyn lang::Analysis,
     ) -> Vec<String> {
-        let krate = CrateInfo::of(info.path);
+        let krate = self.krate(info.path);
         let after = match self.analyze_with(&krate, new, info.in_phase, Plan::None) {
             Ok(after) => after,
             Err(e) => {

@@ -43,6 +43,16 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::Cuda",
 ];
 
+/// The last segments of [`INDEX_CALLS`]: a call named otherwise is never resolved.
+const INDEX_CALL_NAMES: &[&str] = &["new", "new_cuda", "cuda_if_available", "Cuda"];
+
+/// Whether a path's last segment is one of `names` (a cheap test before resolving it).
+fn last_is(path: &syn::Path, names: &[&str]) -> bool {
+    path.segments
+        .last()
+        .is_some_and(|s| names.iter().any(|n| s.ident == n))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvOp {
     /// `set_var(k, v)`: the literal value, `None` when computed.
@@ -130,8 +140,25 @@ pub struct Facts {
     pub first_item: Option<usize>,
 }
 
+/// The bytes of a node. `Spanned::span` turns the whole node back into tokens to join their
+/// spans, so this is for small nodes or rare ones; see [`fn_range`] for functions.
 pub fn range(node: &impl Spanned) -> Range<usize> {
     node.span().byte_range()
+}
+
+/// A function from `fn` to its closing brace: the scope of its `let` bindings, at the cost of
+/// two spans rather than the whole function's tokens.
+fn fn_range(sig: &syn::Signature, block: &syn::Block) -> Range<usize> {
+    sig.fn_token.span.byte_range().start..block.brace_token.span.close().byte_range().end
+}
+
+/// The bytes of a single-name path expression.
+fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
+    if p.attrs.is_empty() {
+        ident.span().byte_range()
+    } else {
+        range(p)
+    }
 }
 
 pub fn collect(file: &syn::File) -> Facts {
@@ -143,7 +170,13 @@ pub fn collect(file: &syn::File) -> Facts {
     }
     let mut str_consts = StrConsts::default();
     str_consts.visit_file(file);
+    let renamed = aliases
+        .iter()
+        .filter(|(name, full)| full.rsplit("::").next() != Some(name.as_str()))
+        .map(|(name, _)| name.clone())
+        .collect();
     let mut v = FactVisitor {
+        renamed,
         aliases,
         str_consts: str_consts.0,
         facts: Facts::default(),
@@ -259,9 +292,19 @@ pub(super) struct FactVisitor {
     display: usize,
     /// Env calls already recorded with their statement.
     handled_calls: Vec<usize>,
+    /// Names a `use … as` gives to something of another name.
+    renamed: Vec<String>,
 }
 
 impl FactVisitor {
+    /// Whether a call path can name one of `names`: by its last segment, or through a `use …
+    /// as` rename. A cheap test before the path is resolved.
+    fn may_name(&self, path: &syn::Path, names: &[&str]) -> bool {
+        last_is(path, names)
+            || (path.segments.len() == 1
+                && self.renamed.iter().any(|r| path.segments[0].ident == r))
+    }
+
     /// `Dev::new` with `use candle_core::Device as Dev` → `candle_core::Device::new`.
     fn resolve(&self, path: &syn::Path) -> String {
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
@@ -295,6 +338,9 @@ impl FactVisitor {
         let Expr::Path(func) = call.func.as_ref() else {
             return None;
         };
+        if !self.may_name(&func.path, &["set_var", "remove_var"]) {
+            return None;
+        }
         let path = self.resolve(&func.path);
         let mut args = call.args.iter();
         let var = EnvVar::from_name(&self.string(args.next()?)?)?;
@@ -334,6 +380,9 @@ impl FactVisitor {
         let Expr::Path(func) = call.func.as_ref() else {
             return;
         };
+        if !self.may_name(&func.path, INDEX_CALL_NAMES) {
+            return;
+        }
         let path = self.resolve(&func.path);
         if let Some(name) = INDEX_CALLS.iter().find(|n| path.ends_with(*n)) {
             if let Some(first) = call.args.first() {
@@ -447,11 +496,13 @@ impl FactVisitor {
 
 impl<'ast> Visit<'ast> for FactVisitor {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        self.in_scope(range(f), |v| visit::visit_item_fn(v, f));
+        self.in_scope(fn_range(&f.sig, &f.block), |v| visit::visit_item_fn(v, f));
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
-        self.in_scope(range(f), |v| visit::visit_impl_item_fn(v, f));
+        self.in_scope(fn_range(&f.sig, &f.block), |v| {
+            visit::visit_impl_item_fn(v, f)
+        });
     }
 
     fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
@@ -507,9 +558,9 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_stmt(&mut self, stmt: &'ast Stmt) {
-        if let Stmt::Expr(expr, semi) = stmt {
-            let end = semi.map_or(range(expr).end, |s| s.span.byte_range().end);
-            let whole = range(expr).start..end;
+        if let Stmt::Expr(expr @ (Expr::Call(_) | Expr::Unsafe(_)), semi) = stmt {
+            let at = range(expr);
+            let whole = at.start..semi.map_or(at.end, |s| s.span.byte_range().end);
             match expr {
                 Expr::Call(call) => {
                     self.record_env(call, Some(whole));
@@ -542,9 +593,10 @@ impl<'ast> Visit<'ast> for FactVisitor {
 
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
         if let Some(ident) = p.path.get_ident() {
+            let at = ident_range(p, ident);
             self.facts
                 .uses
-                .push((ident.to_string(), range(p), self.display > 0));
+                .push((ident.to_string(), at, self.display > 0));
         }
         visit::visit_expr_path(self, p);
     }
@@ -589,4 +641,81 @@ pub(super) fn int_token(i: &syn::LitInt) -> Option<(Range<usize>, u64)> {
     let r = i.span().byte_range();
     let suffix = i.suffix().len();
     Some((r.start..r.end - suffix, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(source: &str) -> Facts {
+        let facts = collect(&crate::rust::parse(source).unwrap());
+        proc_macro2::extra::invalidate_current_thread_spans();
+        facts
+    }
+
+    #[test]
+    fn calls_are_found_through_renamed_imports() {
+        let source = r#"use std::env::set_var as put;
+use std::env::remove_var as unset;
+use cudarc::driver::CudaContext as Ctx;
+fn main() {
+    unsafe { put("CUDA_VISIBLE_DEVICES", "0") }
+    unsafe { unset("CUDA_DEVICE_ORDER"); }
+    let ctx = Ctx::new(1);
+}
+"#;
+        let f = facts(source);
+        let env: Vec<(EnvVar, EnvOp, &str)> = f
+            .env
+            .iter()
+            .map(|e| (e.var, e.op.clone(), &source[e.at.clone()]))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                (
+                    EnvVar::VisibleDevices,
+                    EnvOp::Set(Some("0".into())),
+                    r#"put("CUDA_VISIBLE_DEVICES", "0")"#
+                ),
+                (
+                    EnvVar::DeviceOrder,
+                    EnvOp::Remove,
+                    r#"unset("CUDA_DEVICE_ORDER")"#
+                ),
+            ]
+        );
+        assert!(f.env.iter().all(|e| e.place == Place::MainTop));
+        let [sink] = f.sinks.as_slice() else {
+            panic!("one device sink: {:?}", f.sinks)
+        };
+        assert_eq!(sink.what, "CudaContext::new(…)");
+        assert!(matches!(sink.arg, Arg::Lit { value: 1, .. }));
+    }
+
+    #[test]
+    fn a_binding_and_its_sink_share_the_function_scope() {
+        let source = "fn pick() {\n    let idx = 1;\n    let d = candle_core::Device::new_cuda(idx);\n}\nfn other() { let idx = 0; }\n";
+        let f = facts(source);
+        let [sink] = f.sinks.as_slice() else {
+            panic!("one device sink: {:?}", f.sinks)
+        };
+        let Arg::Name { name, at } = &sink.arg else {
+            panic!("the index is a name: {:?}", sink.arg)
+        };
+        assert_eq!((name.as_str(), &source[at.clone()]), ("idx", "idx"));
+        let scope = sink.scope.clone().expect("inside a function");
+        assert_eq!(
+            &source[scope.clone()],
+            &source[..source.find("\nfn other").unwrap()]
+        );
+        let bound: Vec<_> = f
+            .bindings
+            .iter()
+            .filter(|b| b.name == "idx")
+            .map(|b| (b.scope.clone(), b.literal.as_ref().map(|l| l.1)))
+            .collect();
+        assert_eq!(bound[0], (Some(scope), Some(1)));
+        assert_ne!(bound[1].0, sink.scope);
+    }
 }
