@@ -85,6 +85,9 @@ fn directive(text: &str) -> Option<Noqa> {
 /// The codes a file exempts itself from with `# gpu-homogenize: noqa: GH001` on a line of its
 /// own (for findings about the whole file, which have no line of their own).
 pub fn file_noqa(text: &str, language: Language) -> Option<Noqa> {
+    if !names_the_tool(text) {
+        return None;
+    }
     let marker = marker(language);
     let mut found = None;
     for line in text.lines() {
@@ -119,7 +122,22 @@ fn is_code(word: &str) -> bool {
 }
 
 /// Whether the file opts out with `# gpu-homogenize: skip-file` on a line of its own.
+/// Whether `text` holds `gpu-homogenize:` in any case: every file-level directive does, and
+/// most files have none, so one search spares reading them line by line.
+fn names_the_tool(text: &str) -> bool {
+    static TOOL: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["gpu-homogenize:"])
+            .expect("one literal")
+    });
+    TOOL.is_match(text)
+}
+
 pub fn skips_file(text: &str, language: Language) -> bool {
+    if !names_the_tool(text) {
+        return false;
+    }
     let marker = marker(language);
     text.lines().any(|line| {
         line.trim_start()

@@ -54,13 +54,8 @@ pub struct MainFn {
 /// The main compiled with the GPU features: the first whose cfg surely holds, else the first
 /// whose cfg may hold; `None` when every candidate is compiled out (a CPU-only stub).
 pub fn choose(items: &[Item]) -> Option<MainFn> {
-    let mut candidates = Vec::new();
-    collect(items, Tri::True, &mut candidates);
-    let pick = candidates
-        .iter()
-        .find(|(_, t)| *t == Tri::True)
-        .or_else(|| candidates.iter().find(|(_, t)| *t == Tri::Unknown))?;
-    Some(main_fn(&pick.0))
+    let mut maybe = None;
+    find(items, Tri::True, &mut maybe).or(maybe)
 }
 
 fn main_fn(f: &ItemFn) -> MainFn {
@@ -74,20 +69,27 @@ fn main_fn(f: &ItemFn) -> MainFn {
     }
 }
 
-fn collect(items: &[Item], outer: Tri, out: &mut Vec<(ItemFn, Tri)>) {
+/// The first main, in the file's order, whose cfg surely holds; the first whose cfg may hold
+/// goes to `maybe`.
+fn find(items: &[Item], outer: Tri, maybe: &mut Option<MainFn>) -> Option<MainFn> {
     for item in items {
         match item {
-            Item::Fn(f) if f.sig.ident == "main" => {
-                out.push((f.clone(), outer.and(cfg_of(&f.attrs))))
-            }
+            Item::Fn(f) if f.sig.ident == "main" => match outer.and(cfg_of(&f.attrs)) {
+                Tri::True => return Some(main_fn(f)),
+                Tri::Unknown if maybe.is_none() => *maybe = Some(main_fn(f)),
+                _ => {}
+            },
             Item::Macro(m) if is_cfg_if(&m.mac) => {
                 for (cond, items) in cfg_if_branches(&m.mac).unwrap_or_default() {
-                    collect(&items, outer.and(cond), out);
+                    if let Some(main) = find(&items, outer.and(cond), maybe) {
+                        return Some(main);
+                    }
                 }
             }
             _ => {}
         }
     }
+    None
 }
 
 pub fn is_cfg_if(mac: &syn::Macro) -> bool {

@@ -421,7 +421,9 @@ impl FactVisitor {
     }
 
     fn struct_literal(&mut self, lit: &ExprStruct) {
-        if !self.resolve(&lit.path).ends_with("CudaDevice") {
+        if !self.may_name(&lit.path, &["CudaDevice"])
+            || !self.resolve(&lit.path).ends_with("CudaDevice")
+        {
             return;
         }
         for field in &lit.fields {
@@ -543,8 +545,7 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
-        let path = self.resolve(&p.path);
-        if path.ends_with("Device::Cuda") {
+        if self.may_name(&p.path, &["Cuda"]) && self.resolve(&p.path).ends_with("Device::Cuda") {
             for elem in &p.elems {
                 if let syn::Pat::Lit(lit) = elem {
                     if let Some((_, n)) = int_lit(&Expr::Lit(lit.clone())).filter(|(_, n)| *n != 0)
@@ -602,14 +603,18 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        if path.segments.len() > 1 && is_gpu_path(&self.resolve(path)) {
+        if !self.facts.uses_gpu_crate && path.segments.len() > 1 && is_gpu_path(&self.resolve(path))
+        {
             self.facts.uses_gpu_crate = true;
         }
         visit::visit_path(self, path);
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        if mac.path.segments.len() > 1 && is_gpu_path(&self.resolve(&mac.path)) {
+        if !self.facts.uses_gpu_crate
+            && mac.path.segments.len() > 1
+            && is_gpu_path(&self.resolve(&mac.path))
+        {
             self.facts.uses_gpu_crate = true;
         }
         macros::visit_body(self, mac);
