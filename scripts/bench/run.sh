@@ -10,6 +10,9 @@
 # BENCH_RUNS (default 10), BENCH_CORPUS (python, default, or mixed: Python+Rust from
 # setup-mixed.sh, with the Rust prefilter literals and ast-grep's Rust rules added; targets
 # within 5x of rg and at least 15x faster than ast-grep).
+# FLOOR_BIN (default target/release/examples/parse_floor, built by `cargo build --release
+# --example parse_floor`): when present, timed too, as the floor under scan (walk, read,
+# prefilter and parse, nothing else).
 # Writes target/bench-results.{json,md}.
 set -euo pipefail
 
@@ -49,6 +52,11 @@ rg=(rg -l -F)
 for lit in "${literals[@]}"; do rg+=(-e "$lit"); done
 rg+=("$corpus")
 sg=(ast-grep scan -c "$sgconfig" "$corpus")
+FLOOR_BIN=${FLOOR_BIN:-target/release/examples/parse_floor}
+floor=()
+if [[ -x $FLOOR_BIN ]]; then
+  floor=(-n "parse only" "$(printf '%q ' "$FLOOR_BIN" "$corpus")")
+fi
 
 # One untimed pass per tool: counts what each reports, and catches crashes
 # that hyperfine's -i (needed: the tool exits 1 on findings) would hide.
@@ -72,7 +80,8 @@ hyperfine -N -i --warmup 2 --runs "$BENCH_RUNS" --output=pipe \
   --export-json target/bench-results.json \
   -n gpu-homogenize "$(q "${gh[@]}")" \
   -n rg "$(q "${rg[@]}")" \
-  -n ast-grep "$(q "${sg[@]}")"
+  -n ast-grep "$(q "${sg[@]}")" \
+  "${floor[@]}"
 
 python3 "$here/report.py" target/bench-results.json "$tmp" "$corpus" \
   | tee target/bench-results.md
