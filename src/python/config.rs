@@ -183,7 +183,7 @@ fn echo_arg(arg: &Expr, bindings: &Bindings) -> Option<bool> {
             (reads_env && key).then_some(true)
         }
         Expr::Subscript(sub) => {
-            let environ = bindings.qualified(&sub.value).as_deref() == Some("os.environ");
+            let environ = bindings.is(&sub.value, "os.environ");
             (environ && matches!(sub.slice.as_ref(), Expr::StringLiteral(s) if gpu_text(s.value.to_str())))
                 .then_some(true)
         }

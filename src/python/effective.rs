@@ -340,7 +340,7 @@ impl<'a> Run<'a> {
             Expr::Compare(c)
                 if c.ops.len() == 1
                     && c.ops[0] == ruff_python_ast::CmpOp::NotIn
-                    && bindings.qualified(&c.comparators[0]).as_deref() == Some("os.environ") =>
+                    && bindings.is(&c.comparators[0], "os.environ") =>
             {
                 &*c.left
             }

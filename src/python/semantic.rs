@@ -267,7 +267,7 @@ impl Bindings {
         };
         // `env = os.environ`: an alias of the environment (a copy, `dict(os.environ)`, is not).
         for (alias, value) in collector.assigned {
-            if bindings.qualified(value).as_deref() == Some("os.environ") {
+            if bindings.is(value, "os.environ") {
                 bindings.names.insert(alias, "os.environ".into());
             }
         }
@@ -277,6 +277,22 @@ impl Bindings {
     /// The dotted name an expression refers to: `t.cuda.set_device` → `torch.cuda.set_device`.
     /// Names not bound by an import resolve to themselves, so builtins and locals still match
     /// by their plain name.
+    /// Whether `expr` is `dotted` (`qualified(expr) == Some(dotted)`), without building the
+    /// name: asked of every assignment target and subscript.
+    pub fn is(&self, expr: &Expr, dotted: &str) -> bool {
+        match expr {
+            Expr::Name(name) => {
+                let id = name.id.as_str();
+                self.names.get(id).map_or(id, String::as_str) == dotted
+            }
+            Expr::Attribute(attr) => dotted
+                .strip_suffix(attr.attr.as_str())
+                .and_then(|rest| rest.strip_suffix('.'))
+                .is_some_and(|base| self.is(&attr.value, base)),
+            _ => false,
+        }
+    }
+
     pub fn qualified(&self, expr: &Expr) -> Option<String> {
         match expr {
             Expr::Name(name) => {
@@ -382,6 +398,36 @@ mod tests {
                 .as_deref(),
             Some("torch.cuda.device")
         );
+    }
+
+    #[test]
+    fn is_agrees_with_qualified() {
+        let src = "import os as _os\nfrom os import environ as E\nimport os.path\nenv = _os.environ\n_os.environ\nE\nenv\nos.path.join\nenviron\nos.environ.x\nf().environ\n";
+        let parsed = ruff_python_parser::parse_module(src).unwrap();
+        let body = &parsed.syntax().body;
+        let bindings = Bindings::collect(body);
+        let exprs: Vec<&Expr> = body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Expr(e) => Some(e.value.as_ref()),
+                _ => None,
+            })
+            .collect();
+        let environ: Vec<bool> = exprs.iter().map(|e| bindings.is(e, "os.environ")).collect();
+        assert_eq!(
+            environ,
+            [true, true, true, false, false, false, false],
+            "{src}"
+        );
+        for e in &exprs {
+            for dotted in ["os.environ", "os.path.join", "environ", "os", "_os.environ"] {
+                assert_eq!(
+                    bindings.is(e, dotted),
+                    bindings.qualified(e).as_deref() == Some(dotted),
+                    "{dotted}"
+                );
+            }
+        }
     }
 
     #[test]

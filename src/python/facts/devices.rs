@@ -545,7 +545,7 @@ impl<'s> FactVisitor<'s> {
                 }
             }
             Expr::Subscript(sub) => {
-                if self.bindings.qualified(&sub.value).as_deref() == Some("os.environ") {
+                if self.bindings.is(&sub.value, "os.environ") {
                     if let Expr::StringLiteral(k) = sub.slice.as_ref() {
                         if k.value.to_str().contains("RANK") {
                             flow.rank = true;

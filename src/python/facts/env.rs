@@ -93,11 +93,18 @@ impl<'s> FactVisitor<'s> {
                 vec![clobber(range(stmt))]
             }
             Stmt::Assign(assign) => {
-                let value = self.value_of(&assign.value);
-                assign
+                let targets: Vec<_> = assign
                     .targets
                     .iter()
                     .filter_map(|t| self.environ_subscript(t))
+                    .collect();
+                // The value only of an env write: naming a module constant builds the scopes.
+                if targets.is_empty() {
+                    return Vec::new();
+                }
+                let value = self.value_of(&assign.value);
+                targets
+                    .into_iter()
                     .map(|(key, r)| Item {
                         range: r,
                         key,
@@ -422,7 +429,7 @@ impl<'s> FactVisitor<'s> {
     }
 
     pub(super) fn is_environ(&self, expr: &Expr) -> bool {
-        self.bindings.qualified(expr).as_deref() == Some("os.environ")
+        self.bindings.is(expr, "os.environ")
     }
 
     /// `os.environ[K]` (through any alias): the key, if known, and the subscript's range.
