@@ -42,6 +42,26 @@ pub enum EditError {
 
 /// Apply `edits` to `source`. Edits must not overlap; insertions at the same offset keep
 /// their given order. Bytes outside the edited ranges are copied unchanged.
+/// Where an offset of the text `apply` made was in the original: the start of the edit for an
+/// offset inside inserted text. `edits` as given to `apply` (valid, non-overlapping).
+pub fn original_offset(edits: &[Edit], new_offset: usize) -> usize {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.range.start, e.range.end));
+    // `delta`: how much longer the new text is than the original, before the current edit.
+    let mut delta: isize = 0;
+    for e in sorted {
+        let new_start = (e.range.start as isize + delta) as usize;
+        if new_offset < new_start {
+            break;
+        }
+        if new_offset < new_start + e.replacement.len() {
+            return e.range.start;
+        }
+        delta += e.replacement.len() as isize - e.range.len() as isize;
+    }
+    (new_offset as isize - delta).max(0) as usize
+}
+
 pub fn apply(source: &str, edits: &[Edit]) -> Result<String, EditError> {
     let mut sorted: Vec<&Edit> = edits.iter().collect();
     // Stable sort: insertions at one offset stay in the order the planner gave them.
@@ -90,6 +110,18 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_of_the_result_map_back_to_the_original() {
+        let src = "abcdef";
+        let edits = [Edit::replace(2..4, "Z"), Edit::insert(0, "XX")];
+        let new = apply(src, &edits).unwrap();
+        assert_eq!(new, "XXabZef");
+        let back: Vec<usize> = (0..=new.len())
+            .map(|o| original_offset(&edits, o))
+            .collect();
+        assert_eq!(back, [0, 0, 0, 1, 2, 4, 5, 6]);
+    }
 
     #[test]
     fn applies_back_to_front_and_keeps_the_rest() {

@@ -122,7 +122,9 @@ pub const RUST_LITERALS: &[&str] = &[
     "set_var",
     "remove_var",
     ".env(",
+    ".envs(",
     "env_remove",
+    "env_clear",
     "device_by_index",
     "fn main",
 ];
@@ -205,6 +207,15 @@ mod tests {
         assert!(p.may_have_gpu_code(Language::Python, b"import torch\n"));
         assert!(!p.may_have_gpu_code(Language::Python, b"import wave\nprint('hello')\n"));
         assert!(p.may_have_gpu_code(Language::Rust, b"let d = Device::new_cuda(1)?;"));
+        // Every child-env form reaches the parser: a file may start workers and select nothing.
+        for child in [
+            &b"cmd.env(\"CUDA_VISIBLE_DEVICES\", \"0\");"[..],
+            b"cmd.envs([(\"CUDA_VISIBLE_DEVICES\", \"0\")]);",
+            b"cmd.env_remove(\"CUDA_VISIBLE_DEVICES\");",
+            b"Command::new(\"w\").env_clear().spawn()?;",
+        ] {
+            assert!(p.may_have_gpu_code(Language::Rust, child), "{child:?}");
+        }
         assert!(!p.may_have_gpu_code(
             Language::Rust,
             b"use candle_core::Device;\npub fn f(d: &Device) {}\n"

@@ -92,6 +92,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         ("env-forms/src/lib.rs", "no_gpu_code"),
         ("env-forms/src/main.rs", "fixed"),
         ("env-forms/src/once.rs", "fixed"),
+        ("flow-bin/src/bin/choice.rs", "fixed"),
         ("flow-bin/src/bin/pattern.rs", "non_compliant"),
         ("flow-bin/src/main.rs", "fixed"),
         ("forbid-bin/src/main.rs", "non_compliant"),
@@ -121,6 +122,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
     for rel in [
         "async-bin/src/main.rs",
         "cfg-mains/build.rs",
+        "env-forms/src/child.rs",
         "env-forms/src/lazy.rs",
         "env-forms/src/lib.rs",
         "flow-bin/src/bin/pattern.rs",
@@ -255,6 +257,7 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
         ("cfg-mains", "--example=cfgif"),
         ("env-forms", "--bin=env-forms"),
         ("flow-bin", "--bin=flow-bin"),
+        ("flow-bin", "--bin=choice"),
         ("tch-bin", "--bin=train"),
     ] {
         let out = cargo_run(&["run", "-p", package, target]);
@@ -388,4 +391,48 @@ fn several_indices_in_one_function_are_multi_gpu_and_left_for_review() {
     let out = run(gh(dir.path()).args(["scan"]));
     assert!(out.stdout.contains("GH513 [review] CudaContext::new(…) selects device 1 in a function that selects devices [0, 1]"), "{}", out.stdout);
     assert!(!out.stdout.contains("GH511"), "{}", out.stdout);
+}
+
+#[test]
+fn a_command_line_default_is_the_index_it_reaches() {
+    // clap and structopt: the option's default is what `args.gpu` holds when it is not given.
+    let src = "use candle_core::Device;\n#[derive(clap::Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 1)]\n    gpu: usize,\n    #[arg(long, default_value = \"1\")]\n    spare: usize,\n    #[arg(long, default_value_t = 1)]\n    batch: usize,\n}\nfn main() {\n    let args = <Args as clap::Parser>::parse();\n    let d = Device::new_cuda(args.gpu).unwrap();\n    let e = Device::new_cuda(args.spare).unwrap();\n    println!(\"{d:?} {e:?} {}\", args.batch);\n}\n";
+    let (dir, out) = standalone(src);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(dir.path().join("tool.rs")).unwrap();
+    assert!(
+        fixed.contains("#[arg(long, default_value_t = 0)]\n    gpu: usize,"),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains("#[arg(long, default_value = \"0\")]\n    spare: usize,"),
+        "{fixed}"
+    );
+    // Not an index: left as written.
+    assert!(
+        fixed.contains("#[arg(long, default_value_t = 1)]\n    batch: usize,"),
+        "{fixed}"
+    );
+}
+
+#[test]
+fn the_branches_of_one_index_are_alternatives_not_several_cards() {
+    // One expression choosing a card: each branch is rewritten. Two constructors that can
+    // select different cards: multi-GPU, for review.
+    let src = "use candle_core::Device;\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    std::env::set_var(\"PYTORCH_CUDA_ALLOC_CONF\", \"max_split_size_mb:1024\");\n    let fast = std::env::args().count() > 1;\n    let d = Device::new_cuda(if fast { 0 } else { (1) as usize });\n    let e = pick(fast);\n    println!(\"{d:?} {e:?}\");\n}\nfn pick(fast: bool) -> Device {\n    let n = std::env::var(\"N\").ok().and_then(|s| s.parse().ok()).unwrap_or(1);\n    let a = Device::new_cuda(n).unwrap();\n    let b = Device::new_cuda(match fast { true => 1, false => 2 }).unwrap();\n    if fast { a } else { b }\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.rs"), src).unwrap();
+    let out = run(gh(dir.path()).args(["scan"]));
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("GH51")).collect();
+    assert_eq!(
+        lines,
+        [
+            "tool.rs:7:52: GH511 [*] Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0",
+            "tool.rs:13:30: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+            "tool.rs:14:51: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+            "tool.rs:14:63: GH513 [review] Device::new_cuda(…) selects device 2 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+        ],
+        "{}",
+        out.stdout
+    );
 }

@@ -220,14 +220,33 @@ fn effective_finding(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
-    for c in &facts.child_env {
+    // `env_clear()`: one finding per call, naming every policy variable the child loses.
+    let mut cleared: Vec<(&Range<usize>, Vec<&str>)> = Vec::new();
+    for c in facts.child_env.iter().filter(|c| c.method == "env_clear") {
+        if ctx.policy.env_value(c.var).is_none() {
+            continue;
+        }
+        match cleared.iter_mut().find(|(at, _)| **at == c.at) {
+            Some((_, names)) => names.push(c.var.name()),
+            None => cleared.push((&c.at, vec![c.var.name()])),
+        }
+    }
+    for (at, names) in cleared {
+        let listed = match names.as_slice() {
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => continue,
+        };
+        out.push(Finding::new(&CHILD_ENV, at.clone(), format!("the child process is started with a cleared env (env_clear) and without {listed}: it would not see the policy's values; not fixed automatically")));
+    }
+    for c in facts.child_env.iter().filter(|c| c.method != "env_clear") {
         let Some(expected) = ctx.policy.env_value(c.var) else {
             continue;
         };
         let name = c.var.name();
         let finding = match &c.value {
             Some(Some(v)) if v == expected => continue,
-            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} (env_remove): it would not see the policy's \"{expected}\"; not fixed automatically")),
+            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} ({}): it would not see the policy's \"{expected}\"; not fixed automatically", c.method)),
             Some(value) => {
                 let shown = value.as_deref().map_or("a computed value".into(), |v| format!("\"{v}\""));
                 let f = Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process gets {name} = {shown}, not the policy's \"{expected}\""));
@@ -242,14 +261,25 @@ fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
-/// The integer literal a device constructor's index comes from, and the binding it went
-/// through; `None` when it is not followed (a parameter, a `mut`, an ambiguous name).
+/// The integer literals a device constructor's index can come from, each with the binding it
+/// went through; empty when it is not followed (a parameter, a `mut`, an ambiguous name).
 pub fn source_of<'a>(
     facts: &'a Facts,
     sink: &DeviceSink,
-) -> Option<(Range<usize>, u64, Option<&'a Binding>)> {
+) -> Vec<(Range<usize>, u64, Option<&'a Binding>)> {
     match &sink.arg {
-        Arg::Lit { digits, value } => Some((digits.clone(), *value, None)),
+        Arg::Lit { digits, value } => vec![(digits.clone(), *value, None)],
+        // A field named as exactly one option with a default: that default.
+        Arg::Field { name, .. } => match facts
+            .option_defaults
+            .iter()
+            .filter(|d| &d.field == name)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [d] => vec![(d.digits.clone(), d.value, None)],
+            _ => Vec::new(),
+        },
         Arg::Name { name, .. } => {
             let named = |b: &&Binding| &b.name == name;
             let local: Vec<&Binding> = facts
@@ -269,8 +299,12 @@ pub fn source_of<'a>(
                 local
             };
             match candidates.as_slice() {
-                [b] => b.literal.clone().map(|(d, v)| (d, v, Some(*b))),
-                _ => None,
+                [b] => b
+                    .literals
+                    .iter()
+                    .map(|(d, v)| (d.clone(), *v, Some(*b)))
+                    .collect(),
+                _ => Vec::new(),
             }
         }
     }
@@ -312,64 +346,91 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
     // Several indices in one function: multi-GPU by design (as for Python, left as written).
-    let mut per_scope: std::collections::HashMap<Option<usize>, Vec<u64>> = Default::default();
+    // The branches of one index expression (`if cpu { 0 } else { 1 }`, a binding of it) are
+    // alternatives, not several cards: a function is multi-GPU when two index expressions can
+    // take different sets of indices.
+    type Choices = Vec<(usize, Vec<u64>)>;
+    let mut per_scope: std::collections::HashMap<Option<usize>, Choices> = Default::default();
     for sink in &facts.sinks {
-        if let Some((_, index, _)) = source_of(facts, sink) {
-            let indices = per_scope
-                .entry(sink.scope.as_ref().map(|s| s.start))
-                .or_default();
-            if !indices.contains(&index) {
-                indices.push(index);
+        let choices = per_scope
+            .entry(sink.scope.as_ref().map(|s| s.start))
+            .or_default();
+        let at = match choices.iter().position(|(e, _)| *e == sink.expr) {
+            Some(i) => i,
+            None => {
+                choices.push((sink.expr, Vec::new()));
+                choices.len() - 1
+            }
+        };
+        for (_, index, _) in source_of(facts, sink) {
+            if !choices[at].1.contains(&index) {
+                choices[at].1.push(index);
             }
         }
     }
-    for sink in &facts.sinks {
-        let Some((digits, index, binding)) = source_of(facts, sink) else {
-            continue;
-        };
-        if index == ctx.policy.masked_index() {
-            continue;
+    for choices in per_scope.values_mut() {
+        choices.retain(|(_, indices)| !indices.is_empty());
+        for (_, indices) in choices.iter_mut() {
+            indices.sort();
         }
-        let indices = &per_scope[&sink.scope.as_ref().map(|s| s.start)];
-        if indices.len() > 1 {
-            let mut shown = indices.clone();
-            shown.sort();
-            out.push(Finding::new(
+    }
+    for sink in &facts.sinks {
+        for (digits, index, binding) in source_of(facts, sink) {
+            if index == ctx.policy.masked_index() {
+                continue;
+            }
+            let choices = &per_scope[&sink.scope.as_ref().map(|s| s.start)];
+            if choices.iter().any(|(_, other)| other != &choices[0].1) {
+                let mut shown: Vec<u64> = choices
+                    .iter()
+                    .flat_map(|(_, i)| i.iter().copied())
+                    .collect();
+                shown.sort();
+                shown.dedup();
+                out.push(Finding::new(
                 &MULTI_GPU,
                 sink_range(sink),
                 format!("{} selects device {index} in a function that selects devices {shown:?}: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, ctx.policy.visible_devices),
             ));
-            continue;
-        }
-        let at = sink_range(sink);
-        let through = binding.map_or(String::new(), |b| {
-            let (line, _) = line_column(ctx.source, b.at.start);
-            format!(" through `{}` (line {line})", b.name)
-        });
-        let message = format!(
+                continue;
+            }
+            let at = sink_range(sink);
+            let through = match (&sink.arg, binding) {
+                (_, Some(b)) => {
+                    let (line, _) = line_column(ctx.source, b.at.start);
+                    format!(" through `{}` (line {line})", b.name)
+                }
+                (Arg::Field { name, .. }, None) => {
+                    let (line, _) = line_column(ctx.source, digits.start);
+                    format!(" through the default of the `{name}` option (line {line})")
+                }
+                _ => String::new(),
+            };
+            let message = format!(
             "{} selects device {index}{through}: with CUDA_VISIBLE_DEVICES='{}' the target card is device 0",
             sink.what, ctx.policy.visible_devices
         );
-        let blocked = if let Some((r, _)) = pattern {
-            let (line, _) = line_column(ctx.source, r.start);
-            Some(format!("not rewritten: the match pattern on line {line} compares devices with this file's indices"))
-        } else {
-            binding.and_then(|b| other_use(facts, b)).map(|u| {
+            let blocked = if let Some((r, _)) = pattern {
+                let (line, _) = line_column(ctx.source, r.start);
+                Some(format!("not rewritten: the match pattern on line {line} compares devices with this file's indices"))
+            } else {
+                binding.and_then(|b| other_use(facts, b)).map(|u| {
                 let (line, _) = line_column(ctx.source, u.start);
                 format!("not rewritten: `{}` is also used on line {line} for something else than a device", binding.map_or("", |b| b.name.as_str()))
             })
-        };
-        out.push(match blocked {
-            Some(why) => Finding::new(&DEVICE_INDEX, at, format!("{message}; {why}")),
-            None => Finding::new(&DEVICE_INDEX, at, message)
-                .with_edits(vec![Edit::replace(digits, "0")]),
-        });
+            };
+            out.push(match blocked {
+                Some(why) => Finding::new(&DEVICE_INDEX, at, format!("{message}; {why}")),
+                None => Finding::new(&DEVICE_INDEX, at, message)
+                    .with_edits(vec![Edit::replace(digits, "0")]),
+            });
+        }
     }
 }
 
 fn sink_range(sink: &DeviceSink) -> Range<usize> {
     match &sink.arg {
         Arg::Lit { digits, .. } => digits.clone(),
-        Arg::Name { at, .. } => at.clone(),
+        Arg::Name { at, .. } | Arg::Field { at, .. } => at.clone(),
     }
 }

@@ -10,7 +10,7 @@ pub mod rules;
 
 use std::path::Path;
 
-use crate::edit::{apply, Edit};
+use crate::edit::{apply, original_offset, Edit};
 use crate::finding::{line_column, Finding, Rule};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::policy::{EnvVar, Policy};
@@ -222,7 +222,8 @@ impl RustSupport {
         let left = after.findings.iter().filter(|f| f.is_violation());
         let (env, other): (Vec<&Finding>, Vec<&Finding>) =
             left.partition(|f| rules::ENV_RULES.contains(&f.rule.code));
-        let line = |f: &Finding| line_column(&new, f.range.start).0;
+        // Lines of the file as it is: the rewrite is never shown when it is withheld.
+        let line = |f: &Finding| line_column(source, original_offset(&edits, f.range.start)).0;
         match (env.first(), other.first()) {
             (None, None) => Ok(edits),
             (Some(f), _) => Err(format!(

@@ -35,7 +35,7 @@ rule!(
     "GH507",
     "rust-child-env",
     Violation,
-    "a child process gets a GPU env variable other than the policy's (Command::env / env_remove)"
+    "a child process gets a GPU env variable other than the policy's (Command::env / envs / env_remove / env_clear)"
 );
 rule!(DEVICE_INDEX, "GH511", "rust-device-index", Violation,
     "a device constructor selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied");

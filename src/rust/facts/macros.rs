@@ -199,10 +199,16 @@ fn call(v: &mut FactVisitor, before: &[TokenTree], group: &proc_macro2::Group) {
                 },
                 _ => return,
             };
+            let expr = match &arg {
+                Arg::Lit { digits: at, .. } | Arg::Name { at, .. } | Arg::Field { at, .. } => {
+                    at.start
+                }
+            };
             v.facts.sinks.push(DeviceSink {
                 what,
                 arg,
                 scope: v.scope.clone(),
+                expr,
             });
         }
     }

@@ -83,21 +83,47 @@ pub struct EnvEffect {
     pub place: Place,
 }
 
-/// `Command::env(k, v)` / `env_remove(k)`: the env of a child process.
+/// `Command::env(k, v)` / `envs([(k, v), …])` / `env_remove(k)` / `env_clear()`: the env of a
+/// child process.
 #[derive(Debug, Clone)]
 pub struct ChildEnv {
     pub var: EnvVar,
-    /// `None` for `env_remove`; `Some(None)` for a computed value.
+    /// `None` for `env_remove`/`env_clear`; `Some(None)` for a computed value.
     pub value: Option<Option<String>>,
     pub value_range: Option<Range<usize>>,
     pub at: Range<usize>,
+    /// The method: `env`, `envs`, `env_remove` or `env_clear`.
+    pub method: &'static str,
+    /// The command it configures: the name at the root of the method chain (`cmd` in
+    /// `cmd.env(..)`), when there is one, and the enclosing function.
+    pub command: Option<(String, Option<Range<usize>>)>,
 }
 
 /// What reaches a device constructor's index.
 #[derive(Debug, Clone)]
 pub enum Arg {
-    Lit { digits: Range<usize>, value: u64 },
-    Name { name: String, at: Range<usize> },
+    Lit {
+        digits: Range<usize>,
+        value: u64,
+    },
+    Name {
+        name: String,
+        at: Range<usize>,
+    },
+    /// `args.gpu`: a field, followed to a command-line option's default (see [`OptionDefault`]).
+    Field {
+        name: String,
+        at: Range<usize>,
+    },
+}
+
+/// `#[arg(default_value_t = 1)] gpu: usize` (clap, structopt): the index a command-line option
+/// holds when it is not given.
+#[derive(Debug, Clone)]
+pub struct OptionDefault {
+    pub field: String,
+    pub digits: Range<usize>,
+    pub value: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -106,14 +132,16 @@ pub struct DeviceSink {
     pub arg: Arg,
     /// The enclosing function, for `let` bindings.
     pub scope: Option<Range<usize>>,
+    /// Where the index expression starts: the sinks of one expression's branches share it.
+    pub expr: usize,
 }
 
 /// A name bound in a function (`let`, a parameter, a pattern) or as a const/static item.
 #[derive(Debug, Clone)]
 pub struct Binding {
     pub name: String,
-    /// The integer literal it is bound to, when it is one (not `mut`).
-    pub literal: Option<(Range<usize>, u64)>,
+    /// The integer literals it can be bound to (not `mut`): one, or one per branch.
+    pub literals: Vec<(Range<usize>, u64)>,
     pub at: Range<usize>,
     /// The function it is local to; `None` for items.
     pub scope: Option<Range<usize>>,
@@ -131,6 +159,7 @@ pub struct Facts {
     /// `Device::Cuda(N)` in a pattern, N ≠ 0.
     pub patterns: Vec<(Range<usize>, u64)>,
     pub nvml_indices: Vec<(Range<usize>, u64)>,
+    pub option_defaults: Vec<OptionDefault>,
     pub main: Option<MainFn>,
     /// `#![forbid(unsafe_code)]` / `#![deny(unsafe_code)]` at the top of the file.
     pub forbids_unsafe: bool,
@@ -194,7 +223,29 @@ pub fn collect(file: &syn::File) -> Facts {
     for effect in &mut v.facts.env {
         effect.place = place(main.as_ref(), effect);
     }
+    let set_again = |c: &ChildEnv| {
+        v.facts
+            .child_env
+            .iter()
+            .any(|d| d.var == c.var && d.value.is_some() && later_on_same_command(c, d))
+    };
+    let kept: Vec<bool> = v
+        .facts
+        .child_env
+        .iter()
+        .map(|c| c.method != "env_clear" || !set_again(c))
+        .collect();
+    let mut keep = kept.into_iter();
+    v.facts.child_env.retain(|_| keep.next().unwrap_or(true));
     v.facts
+}
+
+/// Whether `d` configures the command `c` configured, after it: later in the same method chain
+/// (`.env_clear().env(..)`), or a later call on the same variable in the same function.
+fn later_on_same_command(c: &ChildEnv, d: &ChildEnv) -> bool {
+    let chained = d.at.start == c.at.start && d.at.end > c.at.end;
+    let same_name = c.command.is_some() && c.command == d.command && d.at.start > c.at.end;
+    chained || same_name
 }
 
 fn place(main: Option<&MainFn>, effect: &EnvEffect) -> Place {
@@ -391,12 +442,89 @@ impl FactVisitor {
         }
     }
 
+    /// What `.env_clear()` and the env methods configure: `cmd` in `cmd.arg(..).env(..)`.
+    fn command_of(&self, call: &ExprMethodCall) -> Option<(String, Option<Range<usize>>)> {
+        let mut receiver = call.receiver.as_ref();
+        while let Expr::MethodCall(inner) = receiver {
+            receiver = inner.receiver.as_ref();
+        }
+        match receiver {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .map(|i| (i.to_string(), self.scope.clone())),
+            _ => None,
+        }
+    }
+
+    fn child(
+        &mut self,
+        call: &ExprMethodCall,
+        method: &'static str,
+        var: EnvVar,
+        value: Option<(Option<String>, Option<Range<usize>>)>,
+    ) {
+        let (value, value_range) = match value {
+            Some((v, r)) => (Some(v), r),
+            None => (None, None),
+        };
+        let command = self.command_of(call);
+        self.facts.child_env.push(ChildEnv {
+            var,
+            value,
+            value_range,
+            at: range(call),
+            method,
+            command,
+        });
+    }
+
+    /// `(K, V)` pairs of `.envs(…)`: an array, a slice, `vec![…]` or `HashMap::from([…])` of
+    /// tuples; keys that are not managed variables are skipped.
+    fn env_pairs<'e>(&self, expr: &'e Expr, out: &mut Vec<(&'e Expr, &'e Expr)>) {
+        match expr {
+            Expr::Array(a) => {
+                for elem in &a.elems {
+                    if let Expr::Tuple(t) = elem {
+                        if let [k, v] = t.elems.iter().collect::<Vec<_>>().as_slice() {
+                            out.push((k, v));
+                        }
+                    }
+                }
+            }
+            Expr::Reference(r) => self.env_pairs(&r.expr, out),
+            Expr::Paren(p) => self.env_pairs(&p.expr, out),
+            Expr::Call(c) if matches!(c.func.as_ref(), Expr::Path(p) if last_is(&p.path, &["from", "from_iter"])) => {
+                if let Some(first) = c.args.first() {
+                    self.env_pairs(first, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn method_call(&mut self, call: &ExprMethodCall) {
+        if call.method == "env_clear" && call.args.is_empty() {
+            for var in EnvVar::ALL {
+                self.child(call, "env_clear", var, None);
+            }
+            return;
+        }
         let Some(first) = call.args.first() else {
             return;
         };
         let method = call.method.to_string();
         match method.as_str() {
+            "envs" => {
+                let mut pairs = Vec::new();
+                self.env_pairs(first, &mut pairs);
+                for (k, v) in pairs {
+                    if let Some(var) = self.string(k).and_then(|k| EnvVar::from_name(&k)) {
+                        let value_range = str_lit(v).is_some().then(|| range(v));
+                        self.child(call, "envs", var, Some((self.string(v), value_range)));
+                    }
+                }
+            }
             "with_device_id" => self.sink(first, ".with_device_id(…)".into()),
             "device_by_index" => {
                 if let Some((_, n)) = int_lit(first) {
@@ -408,13 +536,13 @@ impl FactVisitor {
                     return;
                 };
                 let second = call.args.iter().nth(1);
-                let value = (method == "env").then(|| second.and_then(|v| self.string(v)));
-                self.facts.child_env.push(ChildEnv {
-                    var,
-                    value,
-                    value_range: second.filter(|v| str_lit(v).is_some()).map(range),
-                    at: range(call),
-                });
+                if method == "env" {
+                    let value_range = second.filter(|v| str_lit(v).is_some()).map(range);
+                    let value = second.and_then(|v| self.string(v));
+                    self.child(call, "env", var, Some((value, value_range)));
+                } else {
+                    self.child(call, "env_remove", var, None);
+                }
             }
             _ => {}
         }
@@ -434,33 +562,51 @@ impl FactVisitor {
     }
 
     fn sink(&mut self, expr: &Expr, what: String) {
-        let arg = match expr {
-            Expr::Path(p) if p.path.get_ident().is_some() => Arg::Name {
+        let args = match expr {
+            Expr::Path(p) if p.path.get_ident().is_some() => vec![Arg::Name {
                 name: p.path.segments[0].ident.to_string(),
                 at: range(p),
+            }],
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(name) => vec![Arg::Field {
+                    name: name.to_string(),
+                    at: range(expr),
+                }],
+                syn::Member::Unnamed(_) => return,
             },
-            _ => match int_lit(expr) {
-                Some((digits, value)) => Arg::Lit { digits, value },
-                None => return,
-            },
+            // One sink per value the index can take.
+            _ => index_lits(expr)
+                .into_iter()
+                .map(|(digits, value)| Arg::Lit { digits, value })
+                .collect(),
         };
-        self.facts.sinks.push(DeviceSink {
-            what,
-            arg,
-            scope: self.scope.clone(),
-        });
+        let start = match &args[..] {
+            [Arg::Lit { .. }, _, ..] => range(expr).start,
+            [Arg::Lit { digits: at, .. }] | [Arg::Name { at, .. }] | [Arg::Field { at, .. }] => {
+                at.start
+            }
+            _ => return,
+        };
+        for arg in args {
+            self.facts.sinks.push(DeviceSink {
+                what: what.clone(),
+                arg,
+                scope: self.scope.clone(),
+                expr: start,
+            });
+        }
     }
 
     fn bind(
         &mut self,
         name: String,
         at: Range<usize>,
-        literal: Option<(Range<usize>, u64)>,
+        literals: Vec<(Range<usize>, u64)>,
         item: bool,
     ) {
         self.facts.bindings.push(Binding {
             name,
-            literal,
+            literals,
             at,
             scope: if item { None } else { self.scope.clone() },
         });
@@ -507,16 +653,32 @@ impl<'ast> Visit<'ast> for FactVisitor {
         });
     }
 
+    fn visit_field(&mut self, field: &'ast syn::Field) {
+        if let Some(name) = &field.ident {
+            if let Some((digits, value)) = field.attrs.iter().find_map(option_default) {
+                self.facts.option_defaults.push(OptionDefault {
+                    field: name.to_string(),
+                    digits,
+                    value,
+                });
+            }
+        }
+        visit::visit_field(self, field);
+    }
+
     fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
-        self.bind(c.ident.to_string(), range(&c.ident), int_lit(&c.expr), true);
+        let literals = int_lit(&c.expr).into_iter().collect();
+        self.bind(c.ident.to_string(), range(&c.ident), literals, true);
         visit::visit_item_const(self, c);
     }
 
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
-        let literal = matches!(s.mutability, syn::StaticMutability::None)
+        let literals = matches!(s.mutability, syn::StaticMutability::None)
             .then(|| int_lit(&s.expr))
-            .flatten();
-        self.bind(s.ident.to_string(), range(&s.ident), literal, true);
+            .flatten()
+            .into_iter()
+            .collect();
+        self.bind(s.ident.to_string(), range(&s.ident), literals, true);
         visit::visit_item_static(self, s);
     }
 
@@ -527,8 +689,11 @@ impl<'ast> Visit<'ast> for FactVisitor {
         }
         if let syn::Pat::Ident(id) = pat {
             if id.mutability.is_none() && id.subpat.is_none() {
-                let literal = local.init.as_ref().and_then(|i| int_lit(&i.expr));
-                self.bind(id.ident.to_string(), range(&id.ident), literal, false);
+                let literals = local
+                    .init
+                    .as_ref()
+                    .map_or(Vec::new(), |i| index_lits(&i.expr));
+                self.bind(id.ident.to_string(), range(&id.ident), literals, false);
                 if let Some(init) = &local.init {
                     self.visit_local_init(init);
                 }
@@ -540,7 +705,7 @@ impl<'ast> Visit<'ast> for FactVisitor {
 
     fn visit_pat_ident(&mut self, id: &'ast syn::PatIdent) {
         // Parameters and pattern bindings: names that are not followed.
-        self.bind(id.ident.to_string(), range(&id.ident), None, false);
+        self.bind(id.ident.to_string(), range(&id.ident), Vec::new(), false);
         visit::visit_pat_ident(self, id);
     }
 
@@ -628,6 +793,80 @@ pub(super) fn str_lit(expr: &Expr) -> Option<String> {
         }) => Some(s.value()),
         _ => None,
     }
+}
+
+/// The integer literal an index expression takes when nothing else decides it: the literal
+/// itself (in parentheses, or cast: `1 as usize`), or the default of `x.unwrap_or(1)` (an index
+/// read from the env or the command line, 1 when it is not given).
+pub(super) fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
+    match expr {
+        Expr::Paren(p) => index_lit(&p.expr),
+        Expr::Group(g) => index_lit(&g.expr),
+        Expr::Cast(c) => index_lit(&c.expr),
+        Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
+            index_lit(&m.args[0])
+        }
+        _ => int_lit(expr),
+    }
+}
+
+/// Every integer literal an index expression can take: [`index_lit`], and the values of the
+/// branches of an `if`, a `match` or a block (`if cpu { 0 } else { 1 }`).
+pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
+    fn tail(block: &syn::Block, out: &mut Vec<(Range<usize>, u64)>) {
+        if let Some(Stmt::Expr(e, None)) = block.stmts.last() {
+            out.extend(index_lits(e));
+        }
+    }
+    let mut out = Vec::new();
+    match expr {
+        Expr::If(i) => {
+            tail(&i.then_branch, &mut out);
+            if let Some((_, e)) = &i.else_branch {
+                out.extend(index_lits(e));
+            }
+        }
+        Expr::Match(m) => {
+            for arm in &m.arms {
+                out.extend(index_lits(&arm.body));
+            }
+        }
+        Expr::Block(b) => tail(&b.block, &mut out),
+        Expr::Paren(p) => out.extend(index_lits(&p.expr)),
+        Expr::Group(g) => out.extend(index_lits(&g.expr)),
+        _ => out.extend(index_lit(expr)),
+    }
+    out
+}
+
+/// `default_value_t = 1` / `default_value = "1"` in a `#[arg(…)]`, `#[clap(…)]` or
+/// `#[structopt(…)]` attribute: the digits and their value.
+fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64)> {
+    let path = attr.path();
+    if !(path.is_ident("arg") || path.is_ident("clap") || path.is_ident("structopt")) {
+        return None;
+    }
+    let metas = attr
+        .parse_args_with(syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+        .ok()?;
+    metas.iter().find_map(|m| match m {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("default_value_t") => index_lit(&nv.value),
+        syn::Meta::NameValue(nv) if nv.path.is_ident("default_value") => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => {
+                let value = s.value();
+                let r = s.span().byte_range();
+                // Only a plain "…" literal of digits: its digits are the string's bytes.
+                let plain = r.len() == value.len() + 2;
+                (plain && !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| Some((r.start + 1..r.end - 1, value.parse().ok()?)))
+                    .flatten()
+            }
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// The digits of an integer literal (without its suffix) and its value.
@@ -718,7 +957,7 @@ fn main() {
             .bindings
             .iter()
             .filter(|b| b.name == "idx")
-            .map(|b| (b.scope.clone(), b.literal.as_ref().map(|l| l.1)))
+            .map(|b| (b.scope.clone(), b.literals.first().map(|l| l.1)))
             .collect();
         assert_eq!(bound[0], (Some(scope), Some(1)));
         assert_ne!(bound[1].0, sink.scope);
