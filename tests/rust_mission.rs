@@ -436,3 +436,22 @@ fn the_branches_of_one_index_are_alternatives_not_several_cards() {
         out.stdout
     );
 }
+
+#[test]
+fn a_loop_over_several_indices_is_multi_gpu() {
+    // `i` is reused in one function: each use is matched with the loop whose body holds it.
+    let src = "use candle_core::Device;\nconst N: usize = 2;\nfn main() {\n    let mut all = Vec::new();\n    for i in 0..N {\n        all.push(Device::new_cuda(i));\n    }\n    let more: Vec<_> = (0..=1).map(|i| Device::new_cuda(i)).collect();\n    let one: Vec<_> = (0..1).map(|i| Device::new_cuda(i)).collect();\n    let count = candle_core::utils::cuda_device_count();\n    let each: Vec<_> = (0..count).map(|i| Device::new_cuda(i)).collect();\n    println!(\"{all:?} {more:?} {one:?} {each:?}\");\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.rs"), src).unwrap();
+    let out = run(gh(dir.path()).args(["scan"]));
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("GH51")).collect();
+    assert_eq!(
+        lines,
+        [
+            "tool.rs:6:35: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+            "tool.rs:8:57: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+        ],
+        "{}",
+        out.stdout
+    );
+}

@@ -280,33 +280,41 @@ pub fn source_of<'a>(
             [d] => vec![(d.digits.clone(), d.value, None)],
             _ => Vec::new(),
         },
-        Arg::Name { name, .. } => {
-            let named = |b: &&Binding| &b.name == name;
-            let local: Vec<&Binding> = facts
-                .bindings
+        Arg::Name { .. } => binding_of(facts, sink).map_or(Vec::new(), |b| {
+            b.literals
                 .iter()
-                .filter(named)
-                .filter(|b| b.scope.is_some() && b.scope == sink.scope)
-                .collect();
-            let candidates: Vec<&Binding> = if local.is_empty() {
-                facts
-                    .bindings
-                    .iter()
-                    .filter(named)
-                    .filter(|b| b.scope.is_none())
-                    .collect()
-            } else {
-                local
-            };
-            match candidates.as_slice() {
-                [b] => b
-                    .literals
-                    .iter()
-                    .map(|(d, v)| (d.clone(), *v, Some(*b)))
-                    .collect(),
-                _ => Vec::new(),
-            }
-        }
+                .map(|(d, v)| (d.clone(), *v, Some(b)))
+                .collect()
+        }),
+    }
+}
+
+/// The binding a sink's name refers to: the only one of that name in its function, else the
+/// only item of that name; `None` when ambiguous or not a name.
+fn binding_of<'a>(facts: &'a Facts, sink: &DeviceSink) -> Option<&'a Binding> {
+    let Arg::Name { name, .. } = &sink.arg else {
+        return None;
+    };
+    let named = |b: &&Binding| &b.name == name;
+    let local: Vec<&Binding> = facts
+        .bindings
+        .iter()
+        .filter(named)
+        .filter(|b| b.scope.is_some() && b.scope == sink.scope)
+        .collect();
+    let candidates: Vec<&Binding> = if local.is_empty() {
+        facts
+            .bindings
+            .iter()
+            .filter(named)
+            .filter(|b| b.scope.is_none())
+            .collect()
+    } else {
+        local
+    };
+    match candidates.as_slice() {
+        [b] => Some(b),
+        _ => None,
     }
 }
 
@@ -344,6 +352,26 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             r.clone(),
             format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; for review: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
         ));
+    }
+    // A loop over several indices: multi-GPU by design. The loop variable is the one of its
+    // name whose loop body holds the sink (names like `i` are reused in one function).
+    for sink in &facts.sinks {
+        let Arg::Name { name, at } = &sink.arg else {
+            continue;
+        };
+        let looped = facts.bindings.iter().find_map(|b| match &b.iterates {
+            Some((n, body)) if &b.name == name && body.contains(&at.start) && *n > 1 => {
+                Some((b, *n))
+            }
+            _ => None,
+        });
+        if let Some((b, n)) = looped {
+            out.push(Finding::new(
+                &MULTI_GPU,
+                sink_range(sink),
+                format!("{} is called for each of the {n} indices `{}` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, b.name, ctx.policy.visible_devices),
+            ));
+        }
     }
     // Several indices in one function: multi-GPU by design (as for Python, left as written).
     // The branches of one index expression (`if cpu { 0 } else { 1 }`, a binding of it) are

@@ -46,7 +46,7 @@ rule!(
     "GH513",
     "rust-multi-gpu",
     Review,
-    "a function selects several device indices: multi-GPU by design, left as written for review"
+    "a function selects several device indices (or loops over them): multi-GPU by design, left as written for review"
 );
 rule!(NVML_INDEX, "GH521", "rust-nvml-index", Review,
     "an NVML index is a physical PCI-order index that CUDA_VISIBLE_DEVICES does not remap: select by UUID or PCI bus id");

@@ -145,6 +145,9 @@ pub struct Binding {
     pub at: Range<usize>,
     /// The function it is local to; `None` for items.
     pub scope: Option<Range<usize>>,
+    /// A loop variable over a range of literal bounds (`for i in 0..2`, `(0..=1).map(|i| …)`):
+    /// how many indices it takes, and the loop body or closure where it is visible.
+    pub iterates: Option<(u64, Range<usize>)>,
 }
 
 #[derive(Debug, Default)]
@@ -205,6 +208,7 @@ pub fn collect(file: &syn::File) -> Facts {
         .map(|(name, _)| name.clone())
         .collect();
     let mut v = FactVisitor {
+        loop_vars: Vec::new(),
         renamed,
         aliases,
         str_consts: str_consts.0,
@@ -345,6 +349,9 @@ pub(super) struct FactVisitor {
     handled_calls: Vec<usize>,
     /// Names a `use … as` gives to something of another name.
     renamed: Vec<String>,
+    /// Loop variables over literal ranges: where each is bound, how many indices it takes,
+    /// and where it is visible.
+    loop_vars: Vec<(usize, u64, Range<usize>)>,
 }
 
 impl FactVisitor {
@@ -604,12 +611,60 @@ impl FactVisitor {
         literals: Vec<(Range<usize>, u64)>,
         item: bool,
     ) {
+        let iterates = self
+            .loop_vars
+            .iter()
+            .find(|(s, _, _)| *s == at.start)
+            .map(|(_, n, body)| (*n, body.clone()));
         self.facts.bindings.push(Binding {
             name,
             literals,
             at,
             scope: if item { None } else { self.scope.clone() },
+            iterates,
         });
+    }
+
+    /// How many indices a range with literal bounds covers: `0..2`, `0..=1`, `0..N` with `N` a
+    /// const or a `let` of a literal. `None` when a bound is computed (`0..device_count()`).
+    fn range_len(&self, expr: &Expr) -> Option<u64> {
+        let bound =
+            |e: &Expr| -> Option<u64> {
+                if let Some((_, n)) = index_lit(e) {
+                    return Some(n);
+                }
+                let Expr::Path(p) = e else { return None };
+                let name = p.path.get_ident()?;
+                let b =
+                    self.facts.bindings.iter().rev().find(|b| {
+                        name == &b.name && (b.scope.is_none() || b.scope == self.scope)
+                    })?;
+                match b.literals.as_slice() {
+                    [(_, n)] => Some(*n),
+                    _ => None,
+                }
+            };
+        match expr {
+            Expr::Paren(p) => self.range_len(&p.expr),
+            Expr::MethodCall(m) if m.method == "into_iter" || m.method == "rev" => {
+                self.range_len(&m.receiver)
+            }
+            Expr::Range(r) => {
+                let start = r.start.as_deref().map_or(Some(0), bound)?;
+                let end = bound(r.end.as_deref()?)?;
+                let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+                Some((end + u64::from(inclusive)).saturating_sub(start))
+            }
+            _ => None,
+        }
+    }
+
+    /// The loop variable of `for PAT in RANGE` or of `RANGE.map(|PAT| …)` (any method taking
+    /// a closure), when the range has literal bounds: noted for [`Binding::iterates`].
+    fn note_loop_var(&mut self, pat: &syn::Pat, over: &Expr, body: Range<usize>) {
+        if let (syn::Pat::Ident(id), Some(n)) = (pat, self.range_len(over)) {
+            self.loop_vars.push((range(&id.ident).start, n, body));
+        }
     }
 
     fn in_scope<T>(&mut self, scope: Range<usize>, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -747,7 +802,18 @@ impl<'ast> Visit<'ast> for FactVisitor {
         visit::visit_expr_call(self, call);
     }
 
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        let body = f.body.brace_token.span.join().byte_range();
+        self.note_loop_var(&f.pat, &f.expr, body);
+        visit::visit_expr_for_loop(self, f);
+    }
+
     fn visit_expr_method_call(&mut self, call: &'ast ExprMethodCall) {
+        if let Some(Expr::Closure(c)) = call.args.first() {
+            if let Some(pat) = c.inputs.first().filter(|_| c.inputs.len() == 1) {
+                self.note_loop_var(pat, &call.receiver, range(&c.body));
+            }
+        }
         self.method_call(call);
         visit::visit_expr_method_call(self, call);
     }
