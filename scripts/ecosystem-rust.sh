@@ -44,7 +44,7 @@ for src in "$dir"/vendor/{candle-*,burn,burn-*,cudarc,tch}; do
   [[ -d $src && ! $(basename "$src") =~ -[0-9]+\.[0-9]+ ]] && cp -r "$src" "$work/"
 done
 files=$(find "$work" -name '*.rs' | wc -l)
-literals=(new_cuda cuda_if_available 'Cuda(' CudaContext::new CudaDevice::new 'CudaDevice {' with_device_id set_var remove_var '.env(' '.envs(' env_remove env_clear device_by_index 'fn main')
+literals=(new_cuda cuda_if_available 'Cuda(' CudaContext::new CudaDevice::new 'CudaDevice {' with_device_id 'get_device(' set_var remove_var '.env(' '.envs(' env_remove env_clear device_by_index 'fn main')
 rg_args=()
 for l in "${literals[@]}"; do rg_args+=(-e "$l"); done
 passed=$(rg -l -F -g '*.rs' "${rg_args[@]}" "$work" | wc -l)

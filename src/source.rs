@@ -119,6 +119,7 @@ pub const RUST_LITERALS: &[&str] = &[
     "CudaDevice::new",
     "CudaDevice {",
     "with_device_id",
+    "get_device(",
     "set_var",
     "remove_var",
     ".env(",

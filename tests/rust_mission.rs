@@ -455,3 +455,24 @@ fn a_loop_over_several_indices_is_multi_gpu() {
         out.stdout
     );
 }
+
+#[test]
+fn rust_cuda_devices_are_selected_by_get_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let cust = "use cust::prelude::*;\nfn main() -> Result<(), Box<dyn std::error::Error>> {\n    let device = Device::get_device(1)?;\n    let _ctx = Context::new(device)?;\n    Ok(())\n}\n";
+    // Not Rust-CUDA: a `Device::get_device` of another crate is not a card.
+    let other = "use custom_audio::Device;\nfn main() {\n    let _d = Device::get_device(1);\n}\n";
+    std::fs::write(dir.path().join("cust.rs"), cust).unwrap();
+    std::fs::write(dir.path().join("other.rs"), other).unwrap();
+    let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let fixed = std::fs::read_to_string(dir.path().join("cust.rs")).unwrap();
+    assert!(
+        fixed.contains("let device = Device::get_device(0)?;"),
+        "{fixed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("other.rs")).unwrap(),
+        other
+    );
+}

@@ -32,6 +32,8 @@ pub const GPU_CRATES: &[&str] = &[
     "cubecl",
     "ort",
     "nvml_wrapper",
+    "cust",
+    "rustacuda",
 ];
 
 /// Calls whose first argument is a CUDA device index, by the end of their path.
@@ -41,10 +43,12 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::new_cuda",
     "Device::cuda_if_available",
     "Device::Cuda",
+    // cust and rustacuda (Rust-CUDA): `Device::get_device(ordinal)`.
+    "Device::get_device",
 ];
 
 /// The last segments of [`INDEX_CALLS`]: a call named otherwise is never resolved.
-const INDEX_CALL_NAMES: &[&str] = &["new", "new_cuda", "cuda_if_available", "Cuda"];
+const INDEX_CALL_NAMES: &[&str] = &["new", "new_cuda", "cuda_if_available", "Cuda", "get_device"];
 
 /// Whether a path's last segment is one of `names` (a cheap test before resolving it).
 fn last_is(path: &syn::Path, names: &[&str]) -> bool {
@@ -443,6 +447,19 @@ impl FactVisitor {
         }
         let path = self.resolve(&func.path);
         if let Some(name) = INDEX_CALLS.iter().find(|n| path.ends_with(*n)) {
+            // `Device::get_device` is a common name: only in a file that imports from cust or
+            // rustacuda (often by glob, `use cust::prelude::*`).
+            let rust_cuda = |p: &str| {
+                ["cust", "rustacuda"]
+                    .iter()
+                    .any(|c| p == *c || p.strip_prefix(c).is_some_and(|r| r.starts_with("::")))
+            };
+            if *name == "Device::get_device"
+                && !rust_cuda(&path)
+                && !self.aliases.values().any(|p| rust_cuda(p))
+            {
+                return;
+            }
             if let Some(first) = call.args.first() {
                 self.sink(first, format!("{name}(…)"));
             }
