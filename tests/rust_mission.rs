@@ -415,25 +415,31 @@ fn a_command_line_default_is_the_index_it_reaches() {
     );
 }
 
+/// The device findings (GH51x) of `scan` on a lone file `tool.rs`.
+fn device_findings(src: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tool.rs"), src).unwrap();
+    let out = run(gh(dir.path()).args(["scan"]));
+    out.stdout
+        .lines()
+        .filter(|l| l.contains(": GH51"))
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
 fn the_branches_of_one_index_are_alternatives_not_several_cards() {
     // One expression choosing a card: each branch is rewritten. Two constructors that can
     // select different cards: multi-GPU, for review.
     let src = "use candle_core::Device;\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    std::env::set_var(\"PYTORCH_CUDA_ALLOC_CONF\", \"max_split_size_mb:1024\");\n    let fast = std::env::args().count() > 1;\n    let d = Device::new_cuda(if fast { 0 } else { (1) as usize });\n    let e = pick(fast);\n    println!(\"{d:?} {e:?}\");\n}\nfn pick(fast: bool) -> Device {\n    let n = std::env::var(\"N\").ok().and_then(|s| s.parse().ok()).unwrap_or(1);\n    let a = Device::new_cuda(n).unwrap();\n    let b = Device::new_cuda(match fast { true => 1, false => 2 }).unwrap();\n    if fast { a } else { b }\n}\n";
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tool.rs"), src).unwrap();
-    let out = run(gh(dir.path()).args(["scan"]));
-    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("GH51")).collect();
     assert_eq!(
-        lines,
+        device_findings(src),
         [
             "tool.rs:7:52: GH511 [*] Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0",
             "tool.rs:13:30: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
             "tool.rs:14:51: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
             "tool.rs:14:63: GH513 [review] Device::new_cuda(…) selects device 2 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
-        ],
-        "{}",
-        out.stdout
+        ]
     );
 }
 
@@ -441,18 +447,12 @@ fn the_branches_of_one_index_are_alternatives_not_several_cards() {
 fn a_loop_over_several_indices_is_multi_gpu() {
     // `i` is reused in one function: each use is matched with the loop whose body holds it.
     let src = "use candle_core::Device;\nconst N: usize = 2;\nfn main() {\n    let mut all = Vec::new();\n    for i in 0..N {\n        all.push(Device::new_cuda(i));\n    }\n    let more: Vec<_> = (0..=1).map(|i| Device::new_cuda(i)).collect();\n    let one: Vec<_> = (0..1).map(|i| Device::new_cuda(i)).collect();\n    let count = candle_core::utils::cuda_device_count();\n    let each: Vec<_> = (0..count).map(|i| Device::new_cuda(i)).collect();\n    println!(\"{all:?} {more:?} {one:?} {each:?}\");\n}\n";
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("tool.rs"), src).unwrap();
-    let out = run(gh(dir.path()).args(["scan"]));
-    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("GH51")).collect();
     assert_eq!(
-        lines,
+        device_findings(src),
         [
             "tool.rs:6:35: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
             "tool.rs:8:57: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
-        ],
-        "{}",
-        out.stdout
+        ]
     );
 }
 
