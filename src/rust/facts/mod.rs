@@ -503,7 +503,7 @@ impl FactVisitor {
         });
     }
 
-    /// `(K, V)` pairs of `.envs(…)`: an array, a slice, `vec![…]` or `HashMap::from([…])` of
+    /// `(K, V)` pairs of `.envs(…)`: an array, a slice or `HashMap::from([…])` of
     /// tuples; keys that are not managed variables are skipped.
     fn env_pairs<'e>(&self, expr: &'e Expr, out: &mut Vec<(&'e Expr, &'e Expr)>) {
         match expr {
