@@ -121,6 +121,18 @@ fn multi_gpu_checks_are_for_review_and_never_rewritten() {
 }
 
 #[test]
+fn a_device_per_index_of_a_literal_range_is_multi_gpu() {
+    // Loops and comprehensions over range(2): one device per index, several cards by design.
+    let src = "import torch\nmodels = [torch.nn.Linear(1, 1).to(f'cuda:{i}') for i in range(2)]\nfor k in range(0, 2):\n    torch.zeros(1, device=f'cuda:{k}')\n";
+    assert_eq!(codes(src), ["GH201", "GH201"]);
+    assert_eq!(fixed(src), src, "multi-GPU by design: left as written");
+    // One index, or a name that is not the loop's: a single card, rewritten as usual.
+    let single = "import torch\nfor i in range(1):\n    torch.zeros(1, device=f'cuda:{i}')\nj = 1\nfor k in range(2):\n    torch.zeros(1, device=f'cuda:{j}')\n";
+    assert!(!codes(single).contains(&"GH201"), "{:?}", codes(single));
+    assert!(codes(single).contains(&"GH104"), "{:?}", codes(single));
+}
+
+#[test]
 fn env_after_import_is_moved_into_the_header() {
     let src = "import torch\nimport os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
     assert!(codes(src).contains(&"GH005"));

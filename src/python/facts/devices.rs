@@ -507,6 +507,15 @@ impl<'s> FactVisitor<'s> {
                     flow.rank = true;
                     return;
                 }
+                // `for i in range(2)`: one device per index, several GPUs by design.
+                if self
+                    .scopes()
+                    .loop_count(id, range(expr).start)
+                    .is_some_and(|n| n > 1)
+                {
+                    flow.multi = true;
+                    return;
+                }
                 let Some(values) = self.scopes().lookup(id, scope) else {
                     self.resolve_unpacked(id, scope, depth, flow, range(expr));
                     return;

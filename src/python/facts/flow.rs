@@ -61,9 +61,21 @@ pub struct Scopes<'a> {
     pub unpacked: HashMap<String, Vec<(usize, &'a Expr, Scope)>>,
     /// Names that are also rebound in ways we do not follow (loops, `+=`, tuples).
     pub opaque: Vec<String>,
+    /// Loop variables over `range(N)` with literal bounds (`for i in range(2)`, comprehensions):
+    /// the name, the loop (or comprehension) where it takes its values, and how many it takes.
+    pub loops: Vec<(String, Range<usize>, u64)>,
 }
 
 impl<'a> Scopes<'a> {
+    /// How many values `name`, loaded at `at`, takes as the variable of a loop over a literal
+    /// range that holds the load.
+    pub fn loop_count(&self, name: &str, at: usize) -> Option<u64> {
+        self.loops
+            .iter()
+            .find(|(n, r, _)| n == name && r.contains(&at))
+            .map(|(_, _, count)| *count)
+    }
+
     pub fn collect(body: &'a [Stmt]) -> Scopes<'a> {
         let mut c = ScopeCollector {
             scopes: Scopes::default(),
@@ -212,6 +224,33 @@ impl<'a> ScopeCollector<'a> {
         }
     }
 
+    /// `for NAME in range(…)` with literal arguments: the loop variable and its count.
+    fn loop_target(&mut self, target: &Expr, iter: &Expr, within: Range<usize>) {
+        let (Expr::Name(n), Expr::Call(call)) = (target, iter) else {
+            return;
+        };
+        let Expr::Name(f) = call.func.as_ref() else {
+            return;
+        };
+        if f.id.as_str() != "range" || !call.arguments.keywords.is_empty() {
+            return;
+        }
+        let ints: Option<Vec<u64>> = call
+            .arguments
+            .args
+            .iter()
+            .map(super::devices::int_literal)
+            .collect();
+        let count = match ints.as_deref() {
+            Some([end]) => *end,
+            Some([start, end]) => end.saturating_sub(*start),
+            _ => return,
+        };
+        self.scopes
+            .loops
+            .push((n.id.as_str().to_string(), within, count));
+    }
+
     fn opaque_target(&mut self, target: &Expr) {
         match target {
             Expr::Name(n) => self.scopes.opaque.push(n.id.as_str().to_string()),
@@ -323,7 +362,10 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                 }
             }
             Stmt::AugAssign(aug) => self.opaque_target(&aug.target),
-            Stmt::For(f) => self.opaque_target(&f.target),
+            Stmt::For(f) => {
+                self.loop_target(&f.target, &f.iter, range(stmt));
+                self.opaque_target(&f.target);
+            }
             Stmt::With(w) => {
                 for item in &w.items {
                     if let Some(v) = &item.optional_vars {
@@ -339,6 +381,16 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
             self.argparse(call);
+        }
+        let generators = match expr {
+            Expr::ListComp(c) => &c.generators[..],
+            Expr::SetComp(c) => &c.generators[..],
+            Expr::DictComp(c) => &c.generators[..],
+            Expr::Generator(c) => &c.generators[..],
+            _ => &[],
+        };
+        for g in generators {
+            self.loop_target(&g.target, &g.iter, range(expr));
         }
         if let Expr::Named(named) = expr {
             self.target(&named.target, &named.value);
