@@ -76,12 +76,7 @@ impl RootDir {
     /// file) takes the component walk, whose errors name the cause.
     pub fn open_regular(&self, rel: &Path) -> io::Result<File> {
         if let Some(fd) = self.open_beneath(rel) {
-            let file = File::from(fd);
-            let meta = file.metadata()?;
-            if !meta.is_file() {
-                return Err(invalid(&format!("not a regular file ({})", kind_of(&meta))));
-            }
-            return Ok(file);
+            return regular(File::from(fd));
         }
         self.parent(rel, false)?.open_regular()
     }
@@ -125,13 +120,17 @@ impl Parent {
             0,
         )
         .map_err(symlink_error)?;
-        let file = File::from(fd);
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(invalid(&format!("not a regular file ({})", kind_of(&meta))));
-        }
-        Ok(file)
+        regular(File::from(fd))
     }
+}
+
+/// The file, if it is a regular one (a FIFO or a device opened without blocking is refused).
+fn regular(file: File) -> io::Result<File> {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(invalid(&format!("not a regular file ({})", kind_of(&meta))));
+    }
+    Ok(file)
 }
 
 /// `rel` as names under the root: no absolute part, no `..`.

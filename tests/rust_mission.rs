@@ -476,3 +476,35 @@ fn rust_cuda_devices_are_selected_by_get_device() {
         other
     );
 }
+
+#[test]
+fn a_cleared_child_env_outside_gpu_crates_is_not_a_finding() {
+    // Build tools and runtimes clear their children's env (cc, tokio): no GPU in sight.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"tool\"\nedition = \"2021\"\n[dependencies]\nserde = \"1\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    let src = "use std::process::Command;\npub fn compile() {\n    Command::new(\"cc\").env_clear().status().unwrap();\n}\n";
+    std::fs::write(root.join("src/build.rs"), src).unwrap();
+    let out = run(gh(root).args(["scan"]));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(!out.stdout.contains("GH507"), "{}", out.stdout);
+    // The same file in a crate that depends on a GPU crate: its children lose the mask.
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"tool\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.19\"\n",
+    )
+    .unwrap();
+    let out = run(gh(root).args(["scan"]));
+    assert!(
+        out.stdout.contains(
+            "src/build.rs:3:5: GH507 the child process is started with a cleared env (env_clear)"
+        ),
+        "{}",
+        out.stdout
+    );
+}

@@ -10,6 +10,7 @@
 # BENCH_RUNS (default 10), BENCH_CORPUS (python, default, or mixed: Python+Rust from
 # setup-mixed.sh, with the Rust prefilter literals and ast-grep's Rust rules added; targets
 # within 5x of rg and at least 15x faster than ast-grep).
+# BENCH_SUBTREE (a directory of the corpus to time alone: `rust` or `python` of the mixed one),
 # FLOOR_BIN (default target/release/examples/parse_floor, built by `cargo build --release
 # --example parse_floor`): when present, timed too, as the floor under scan (walk, read,
 # prefilter and parse, nothing else).
@@ -36,7 +37,7 @@ if [[ $BENCH_CORPUS == mixed ]]; then
 fi
 BENCH_DIR=${BENCH_DIR:-target/bench-corpus}
 export BENCH_DIR
-corpus=$BENCH_DIR/tree
+corpus=$BENCH_DIR/tree${BENCH_SUBTREE:+/$BENCH_SUBTREE}
 
 if ! command -v "$GH_BIN" >/dev/null; then
   echo "error: gpu-homogenize binary '$GH_BIN' not found or not executable." >&2

@@ -220,9 +220,16 @@ fn effective_finding(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
 }
 
 fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
-    // `env_clear()`: one finding per call, naming every policy variable the child loses.
+    // `env_clear()`: one finding per call, naming every policy variable the child loses. Only
+    // in a GPU crate's code: build tools and runtimes clear their children's env for other
+    // reasons.
+    let gpu = facts.uses_gpu_crate || ctx.krate.gpu_dependency;
     let mut cleared: Vec<(&Range<usize>, Vec<&str>)> = Vec::new();
-    for c in facts.child_env.iter().filter(|c| c.method == "env_clear") {
+    let clears = facts
+        .child_env
+        .iter()
+        .filter(|c| c.method == "env_clear" && gpu);
+    for c in clears {
         if ctx.policy.env_value(c.var).is_none() {
             continue;
         }

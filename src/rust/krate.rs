@@ -26,6 +26,8 @@ pub struct CrateInfo {
     pub role: Role,
     /// `[lints.rust] unsafe_code = "forbid" | "deny"` (or inherited from the workspace).
     pub lints_forbid_unsafe: bool,
+    /// The package depends on a GPU crate (`[dependencies]`, target-specific ones included).
+    pub gpu_dependency: bool,
 }
 
 /// The Cargo.toml files read so far, parsed (`None`: absent or not TOML). One run reads each
@@ -77,12 +79,14 @@ impl CrateInfo {
                 edition: package_edition(package, dir, manifests),
                 role: role(&rel, &manifest),
                 lints_forbid_unsafe: lints_forbid_unsafe(&manifest, dir, manifests),
+                gpu_dependency: gpu_dependency(&manifest),
             };
         }
         CrateInfo {
             edition: 2021,
             role: Role::Standalone,
             lints_forbid_unsafe: false,
+            gpu_dependency: false,
         }
     }
 }
@@ -190,6 +194,22 @@ fn lints_forbid_unsafe(manifest: &toml::Table, dir: &Path, manifests: &Manifests
     matches!(level.as_deref(), Some("forbid" | "deny"))
 }
 
+/// Whether `[dependencies]` or a `[target.….dependencies]` names a GPU crate (by its
+/// package name, or `package = …` when renamed).
+fn gpu_dependency(manifest: &toml::Table) -> bool {
+    let gpu = |table: Option<&toml::Value>| {
+        table.and_then(|t| t.as_table()).is_some_and(|deps| {
+            deps.iter().any(|(name, spec)| {
+                let package = spec.get("package").and_then(|p| p.as_str()).unwrap_or(name);
+                crate::rust::facts::GPU_CRATES.contains(&package.replace('-', "_").as_str())
+            })
+        })
+    };
+    let targets = manifest.get("target").and_then(|t| t.as_table());
+    gpu(manifest.get("dependencies"))
+        || targets.is_some_and(|t| t.values().any(|cfg| gpu(cfg.get("dependencies"))))
+}
+
 fn read_manifest(path: &Path) -> Option<toml::Table> {
     std::fs::read_to_string(path).ok()?.parse().ok()
 }
@@ -217,11 +237,13 @@ mod tests {
         write(
             root,
             "b/Cargo.toml",
-            "[package]\nname=\"b\"\nedition = \"2021\"\n",
+            "[package]\nname=\"b\"\nedition = \"2021\"\n[target.'cfg(unix)'.dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\n",
         );
         assert_eq!(edition_of(&root.join("a/src/main.rs")), 2024);
         assert_eq!(edition_of(&root.join("b/src/main.rs")), 2021);
         assert!(CrateInfo::of(&root.join("a/src/main.rs")).lints_forbid_unsafe);
+        assert!(CrateInfo::of(&root.join("b/src/main.rs")).gpu_dependency);
+        assert!(!CrateInfo::of(&root.join("a/src/main.rs")).gpu_dependency);
         assert!(!CrateInfo::of(&root.join("b/src/main.rs")).lints_forbid_unsafe);
     }
 

@@ -87,6 +87,10 @@ pub struct EnvEffect {
     pub place: Place,
 }
 
+/// The command a child-env call configures: the name at the root of its method chain (`cmd` in
+/// `cmd.env(..)`) and the enclosing function; `None` for a chain on `Command::new(..)` itself.
+pub type CommandName = Option<(String, Option<Range<usize>>)>;
+
 /// `Command::env(k, v)` / `envs([(k, v), …])` / `env_remove(k)` / `env_clear()`: the env of a
 /// child process.
 #[derive(Debug, Clone)]
@@ -98,9 +102,8 @@ pub struct ChildEnv {
     pub at: Range<usize>,
     /// The method: `env`, `envs`, `env_remove` or `env_clear`.
     pub method: &'static str,
-    /// The command it configures: the name at the root of the method chain (`cmd` in
-    /// `cmd.env(..)`), when there is one, and the enclosing function.
-    pub command: Option<(String, Option<Range<usize>>)>,
+    /// The command it configures.
+    pub command: CommandName,
 }
 
 /// What reaches a device constructor's index.
@@ -213,6 +216,7 @@ pub fn collect(file: &syn::File) -> Facts {
         .collect();
     let mut v = FactVisitor {
         loop_vars: Vec::new(),
+        computed_envs: Vec::new(),
         renamed,
         aliases,
         str_consts: str_consts.0,
@@ -231,28 +235,36 @@ pub fn collect(file: &syn::File) -> Facts {
     for effect in &mut v.facts.env {
         effect.place = place(main.as_ref(), effect);
     }
+    // `env_clear()` does not clear what the same command sets again afterwards, by name or
+    // through a computed `envs(…)`.
+    let child_env = std::mem::take(&mut v.facts.child_env);
     let set_again = |c: &ChildEnv| {
-        v.facts
-            .child_env
-            .iter()
-            .any(|d| d.var == c.var && d.value.is_some() && later_on_same_command(c, d))
+        let by_name = child_env.iter().any(|d| {
+            d.var == c.var
+                && d.value.is_some()
+                && later_on_same_command((&c.at, &c.command), (&d.at, &d.command))
+        });
+        by_name
+            || v.computed_envs
+                .iter()
+                .any(|(at, command)| later_on_same_command((&c.at, &c.command), (at, command)))
     };
-    let kept: Vec<bool> = v
-        .facts
-        .child_env
+    v.facts.child_env = child_env
         .iter()
-        .map(|c| c.method != "env_clear" || !set_again(c))
+        .filter(|c| c.method != "env_clear" || !set_again(c))
+        .cloned()
         .collect();
-    let mut keep = kept.into_iter();
-    v.facts.child_env.retain(|_| keep.next().unwrap_or(true));
     v.facts
 }
 
+/// A child-env call: its range and the command it configures (see [`ChildEnv::command`]).
+type CommandCall<'a> = (&'a Range<usize>, &'a CommandName);
+
 /// Whether `d` configures the command `c` configured, after it: later in the same method chain
 /// (`.env_clear().env(..)`), or a later call on the same variable in the same function.
-fn later_on_same_command(c: &ChildEnv, d: &ChildEnv) -> bool {
-    let chained = d.at.start == c.at.start && d.at.end > c.at.end;
-    let same_name = c.command.is_some() && c.command == d.command && d.at.start > c.at.end;
+fn later_on_same_command((c_at, c_cmd): CommandCall, (d_at, d_cmd): CommandCall) -> bool {
+    let chained = d_at.start == c_at.start && d_at.end > c_at.end;
+    let same_name = c_cmd.is_some() && c_cmd == d_cmd && d_at.start > c_at.end;
     chained || same_name
 }
 
@@ -353,6 +365,8 @@ pub(super) struct FactVisitor {
     handled_calls: Vec<usize>,
     /// Names a `use … as` gives to something of another name.
     renamed: Vec<String>,
+    /// Computed `.envs(…)` calls, with the command they configure.
+    computed_envs: Vec<(Range<usize>, CommandName)>,
     /// Loop variables over literal ranges: where each is bound, how many indices it takes,
     /// and where it is visible.
     loop_vars: Vec<(usize, u64, Range<usize>)>,
@@ -467,7 +481,7 @@ impl FactVisitor {
     }
 
     /// What `.env_clear()` and the env methods configure: `cmd` in `cmd.arg(..).env(..)`.
-    fn command_of(&self, call: &ExprMethodCall) -> Option<(String, Option<Range<usize>>)> {
+    fn command_of(&self, call: &ExprMethodCall) -> CommandName {
         let mut receiver = call.receiver.as_ref();
         while let Expr::MethodCall(inner) = receiver {
             receiver = inner.receiver.as_ref();
@@ -542,6 +556,11 @@ impl FactVisitor {
             "envs" => {
                 let mut pairs = Vec::new();
                 self.env_pairs(first, &mut pairs);
+                if pairs.is_empty() {
+                    // Computed (`envs(filtered)`): it may set any variable again.
+                    self.computed_envs
+                        .push((range(call), self.command_of(call)));
+                }
                 for (k, v) in pairs {
                     if let Some(var) = self.string(k).and_then(|k| EnvVar::from_name(&k)) {
                         let value_range = str_lit(v).is_some().then(|| range(v));
@@ -604,13 +623,10 @@ impl FactVisitor {
                 .map(|(digits, value)| Arg::Lit { digits, value })
                 .collect(),
         };
-        let start = match &args[..] {
-            [Arg::Lit { .. }, _, ..] => range(expr).start,
-            [Arg::Lit { digits: at, .. }] | [Arg::Name { at, .. }] | [Arg::Field { at, .. }] => {
-                at.start
-            }
-            _ => return,
-        };
+        if args.is_empty() {
+            return;
+        }
+        let start = range(expr).start;
         for arg in args {
             self.facts.sinks.push(DeviceSink {
                 what: what.clone(),
@@ -878,48 +894,47 @@ pub(super) fn str_lit(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The integer literal an index expression takes when nothing else decides it: the literal
-/// itself (in parentheses, or cast: `1 as usize`), or the default of `x.unwrap_or(1)` (an index
-/// read from the env or the command line, 1 when it is not given).
-pub(super) fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
-    match expr {
-        Expr::Paren(p) => index_lit(&p.expr),
-        Expr::Group(g) => index_lit(&g.expr),
-        Expr::Cast(c) => index_lit(&c.expr),
-        Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
-            index_lit(&m.args[0])
-        }
-        _ => int_lit(expr),
-    }
-}
-
-/// Every integer literal an index expression can take: [`index_lit`], and the values of the
-/// branches of an `if`, a `match` or a block (`if cpu { 0 } else { 1 }`).
+/// Every integer literal an index expression can take: the literal itself (in parentheses, or
+/// cast: `1 as usize`), the default of `x.unwrap_or(1)` (an index read from the env or the
+/// command line, 1 when it is not given), and the values of the branches of an `if`, a `match`
+/// or a block (`if cpu { 0 } else { 1 }`).
 pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
-    fn tail(block: &syn::Block, out: &mut Vec<(Range<usize>, u64)>) {
-        if let Some(Stmt::Expr(e, None)) = block.stmts.last() {
-            out.extend(index_lits(e));
+    fn tail(block: &syn::Block) -> Vec<(Range<usize>, u64)> {
+        match block.stmts.last() {
+            Some(Stmt::Expr(e, None)) => index_lits(e),
+            _ => Vec::new(),
         }
     }
-    let mut out = Vec::new();
     match expr {
         Expr::If(i) => {
-            tail(&i.then_branch, &mut out);
+            let mut out = tail(&i.then_branch);
             if let Some((_, e)) = &i.else_branch {
                 out.extend(index_lits(e));
             }
+            out
         }
-        Expr::Match(m) => {
-            for arm in &m.arms {
-                out.extend(index_lits(&arm.body));
-            }
+        Expr::Match(m) => m
+            .arms
+            .iter()
+            .flat_map(|arm| index_lits(&arm.body))
+            .collect(),
+        Expr::Block(b) => tail(&b.block),
+        Expr::Paren(p) => index_lits(&p.expr),
+        Expr::Group(g) => index_lits(&g.expr),
+        Expr::Cast(c) => index_lits(&c.expr),
+        Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
+            index_lits(&m.args[0])
         }
-        Expr::Block(b) => tail(&b.block, &mut out),
-        Expr::Paren(p) => out.extend(index_lits(&p.expr)),
-        Expr::Group(g) => out.extend(index_lits(&g.expr)),
-        _ => out.extend(index_lit(expr)),
+        _ => int_lit(expr).into_iter().collect(),
     }
-    out
+}
+
+/// The one integer literal an expression takes, when it takes exactly one (see [`index_lits`]).
+fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
+    match index_lits(expr).as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// `default_value_t = 1` / `default_value = "1"` in a `#[arg(…)]`, `#[clap(…)]` or
