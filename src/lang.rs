@@ -19,6 +19,8 @@ pub struct SyntaxError {
 pub struct FileInfo<'a> {
     /// The file on disk (Rust reads the edition from the nearest Cargo.toml).
     pub path: &'a Path,
+    /// Relative to the tree root, `/`-separated (what the project index is keyed by).
+    pub rel: &'a str,
     /// Declared in a mission phase: in scope whatever the rules see.
     pub in_phase: bool,
 }
@@ -50,6 +52,14 @@ pub trait LanguageSupport: Sync {
     fn verify(&self, info: &FileInfo, old: &str, new: &str, before: &dyn Analysis) -> Vec<String>;
     /// The env the file's header sets (what the GPU check runs it with).
     fn header_env(&self, source: &str) -> Vec<(String, String)>;
+    /// Before the per-file pass: index what the language judges across files (the programs
+    /// of the tree). `entries` is every file of the tree root.
+    fn prepare(&self, _root: &Path, _entries: &[crate::walk::Entry], _max_file_size: u64) {}
+    /// The file starts a process that reaches GPU code elsewhere: it is analysed even when it
+    /// holds no GPU word itself (the prefilter's shortcut does not apply).
+    fn starts_gpu_program(&self, _rel: &str) -> bool {
+        false
+    }
     /// Why this file gets no GPU check of its own, if it gets none.
     fn gpu_skip_reason(&self, _source: &str) -> Option<String> {
         None

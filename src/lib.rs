@@ -11,6 +11,7 @@ pub mod confine;
 pub mod edit;
 pub mod finding;
 pub mod gpu;
+pub mod index;
 pub mod journal;
 pub mod lang;
 pub mod leftovers;

@@ -19,6 +19,11 @@ pub enum Language {
 pub enum FileStatus {
     Compliant,
     NonCompliant,
+    /// The tool cannot decide (multi-GPU by position, a child's env, a package `__init__`):
+    /// never counted as compliant, exits 1 until a human closes it.
+    NeedsReview,
+    /// Every open finding was closed by a human (`noqa`, the baseline, `per-file-ignores`).
+    Accepted,
     Fixed,
     WouldFix,
     NoGpuCode,
@@ -31,6 +36,8 @@ impl FileStatus {
         match self {
             FileStatus::Compliant => "compliant",
             FileStatus::NonCompliant => "non_compliant",
+            FileStatus::NeedsReview => "needs_review",
+            FileStatus::Accepted => "accepted",
             FileStatus::Fixed => "fixed",
             FileStatus::WouldFix => "would_fix",
             FileStatus::NoGpuCode => "no_gpu_code",
@@ -113,6 +120,9 @@ pub struct FileOutcome {
     pub reason: Option<String>,
     pub cpu_check: Option<CpuCheck>,
     pub gpu_check: Option<GpuCheck>,
+    /// Findings a human closed (`noqa`, baseline, `per-file-ignores`): not reported, counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub accepted: usize,
     /// Unsafe fixes held back in this file (run with `--unsafe-fixes` to apply them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unsafe_fixes_held: usize,
@@ -141,6 +151,7 @@ impl FileOutcome {
             cpu_check: None,
             gpu_check: None,
             content_hash: None,
+            accepted: 0,
             unsafe_fixes_held: 0,
             diff: None,
             display: display_path(path),

@@ -83,6 +83,22 @@ pub struct Policy {
     /// Name of the validation function the template adds; derived from the target by default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validate_function: Option<String>,
+    /// Which files carry the header: the entry points of programs (the default), or every file
+    /// with GPU code (a mission that asks for the header in each file).
+    pub scope: Scope,
+}
+
+/// Where the header goes (`[policy] scope`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// CUDA reads the mask once per process: the header goes into the entry points whose
+    /// program reaches GPU code; library modules get none, and are judged through the programs
+    /// that import them.
+    #[default]
+    Programs,
+    /// Every file with GPU code carries the header (the seed's mission).
+    EveryGpuFile,
 }
 
 impl Default for Policy {
@@ -106,6 +122,7 @@ impl Default for Policy {
             leak_fail_mib: 50.0,
             respect_scheduler: false,
             validate_function: None,
+            scope: Scope::Programs,
         }
     }
 }

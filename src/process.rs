@@ -86,7 +86,10 @@ impl Engine {
         };
         let in_phase = outcome.phase.is_some();
         // Like ripgrep: a file without a GPU word is never decoded nor parsed.
-        if !in_phase && !self.prefilter.may_have_gpu_code(language, &bytes) {
+        if !in_phase
+            && !support.starts_gpu_program(&entry.rel)
+            && !self.prefilter.may_have_gpu_code(language, &bytes)
+        {
             outcome.status = FileStatus::NoGpuCode;
             return Processed {
                 outcome,
@@ -99,6 +102,7 @@ impl Engine {
         };
         let info = FileInfo {
             path: &entry.path,
+            rel: &entry.rel,
             in_phase,
         };
         if suppress::skips_file(&file.text, language) {
@@ -111,7 +115,14 @@ impl Engine {
             Ok(a) => a,
             Err(e) => return errored(outcome, e.to_string()),
         };
-        let suppressed = self.suppress(entry, language, &file.text, analysis.as_mut());
+        let suppressed: Vec<&str> = self
+            .suppress(entry, language, &file.text, analysis.as_mut())
+            .into_iter()
+            .map(|rule| {
+                outcome.accepted += usize::from(rule.severity != Severity::Info);
+                rule.code
+            })
+            .collect();
         outcome.unsafe_fixes_held = self.settle_unsafe(analysis.as_mut());
         if !analysis.in_scope() {
             outcome.status = FileStatus::NoGpuCode;
@@ -160,7 +171,7 @@ impl Engine {
         language: Language,
         text: &str,
         analysis: &mut dyn Analysis,
-    ) -> Vec<&'static str> {
+    ) -> Vec<&'static crate::finding::Rule> {
         // Each baseline entry absorbs as many findings as it recorded.
         let used = std::cell::RefCell::new(std::collections::HashMap::new());
         let in_baseline = |f: &Finding| {
@@ -194,12 +205,7 @@ impl Engine {
         mut outcome: FileOutcome,
         support: &dyn LanguageSupport,
     ) -> Processed {
-        let compliant = analysis.is_compliant();
-        outcome.status = if compliant {
-            FileStatus::Compliant
-        } else {
-            FileStatus::NonCompliant
-        };
+        outcome.status = verdict(analysis.findings(), outcome.accepted);
         outcome.findings = self.records(text, analysis.findings(), None);
         if self.mode == Mode::Scan {
             return Processed {
@@ -214,6 +220,7 @@ impl Engine {
             .map(|f| format!("{} {}", f.rule.code, f.message))
             .collect();
         outcome.cpu_check = Some(cpu_check(problems));
+        // A non-compliant file is checked too: its GPU check shows where it lands.
         let gpu_job = if analysis.gpu_code() {
             gpu_job(entry, support, text, &mut outcome)
         } else {
@@ -236,15 +243,10 @@ impl Engine {
     ) -> Processed {
         let old = &file.text;
         if before.is_compliant() || before.edits().is_empty() {
-            let compliant = before.is_compliant();
-            outcome.status = if compliant {
-                FileStatus::Compliant
-            } else {
-                FileStatus::NonCompliant
-            };
+            outcome.status = verdict(before.findings(), outcome.accepted);
             outcome.findings = self.records(old, before.findings(), None);
             outcome.cpu_check = Some(cpu_check(Vec::new()));
-            let gpu_job = if compliant && before.gpu_code() {
+            let gpu_job = if proven(outcome.status) && before.gpu_code() {
                 gpu_job(entry, support, old, &mut outcome)
             } else {
                 None
@@ -304,13 +306,12 @@ impl Engine {
         outcome.content_hash = Some(content_hash(new.as_bytes()));
         // The status is the rewritten text's: a partial fix leaves the file non-compliant, so
         // a second run reports what this one ended with.
-        let compliant = after.as_ref().is_some_and(|a| a.is_compliant());
-        outcome.status = if compliant {
-            FileStatus::Fixed
-        } else {
-            FileStatus::NonCompliant
+        outcome.status = match after.as_ref().map(|a| verdict(a.findings(), 0)) {
+            Some(FileStatus::Compliant) => FileStatus::Fixed,
+            Some(status) => status,
+            None => FileStatus::NonCompliant,
         };
-        let gpu_job = if compliant && after.as_ref().is_some_and(|a| a.gpu_code()) {
+        let gpu_job = if proven(outcome.status) && after.as_ref().is_some_and(|a| a.gpu_code()) {
             gpu_job(entry, support, &new, &mut outcome)
         } else {
             None
@@ -365,6 +366,26 @@ impl Engine {
             })
             .collect()
     }
+}
+
+/// The status findings give a file: a violation, then a review left open, then a human's
+/// acceptance; compliant only when none is left.
+fn verdict(findings: &[Finding], accepted: usize) -> FileStatus {
+    if findings.iter().any(Finding::is_violation) {
+        FileStatus::NonCompliant
+    } else if findings.iter().any(|f| f.rule.severity == Severity::Review) {
+        FileStatus::NeedsReview
+    } else if accepted > 0 {
+        FileStatus::Accepted
+    } else {
+        FileStatus::Compliant
+    }
+}
+
+/// No violation left on the CPU side: what `fix` hands to the GPU check (a file left for
+/// review is checked too: the check shows where it lands).
+fn proven(status: FileStatus) -> bool {
+    status != FileStatus::NonCompliant
 }
 
 pub fn severity_name(severity: Severity) -> &'static str {

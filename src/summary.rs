@@ -38,6 +38,8 @@ pub struct Summary {
     pub fixable: usize,
     pub fixed: usize,
     pub review: usize,
+    /// Findings a human closed (`noqa`, baseline, `per-file-ignores`).
+    pub accepted: usize,
     pub errors: usize,
     pub cpu_failed: usize,
     /// Unsafe fixes held back (`--unsafe-fixes` applies them).
@@ -76,6 +78,7 @@ impl Summary {
                 }
             }
             s.errors += usize::from(o.status == FileStatus::Error);
+            s.accepted += o.accepted;
             s.unsafe_fixes_held += o.unsafe_fixes_held;
             s.cpu_failed += usize::from(
                 o.cpu_check

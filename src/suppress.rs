@@ -166,7 +166,7 @@ pub fn line_at(text: &str, offset: usize) -> &str {
 pub fn remove_findings(
     analysis: &mut dyn Analysis,
     drop: &dyn Fn(&Finding) -> bool,
-) -> Vec<&'static str> {
+) -> Vec<&'static crate::finding::Rule> {
     let mask: Vec<bool> = analysis.parts_mut().0.iter().map(drop).collect();
     hold_back_mask(analysis, &mask);
     let (findings, _) = analysis.parts_mut();
@@ -176,7 +176,7 @@ pub fn remove_findings(
         let gone = mask[i];
         i += 1;
         if gone {
-            codes.push(f.rule.code);
+            codes.push(f.rule);
         }
         !gone
     });

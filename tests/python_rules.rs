@@ -10,12 +10,13 @@ use gpu_homogenize::python::Python;
 fn python() -> Python {
     let policy = Policy::default();
     let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
-    Python { policy, header }
+    Python::new(policy, header)
 }
 
 fn analyze(py: &Python, source: &str) -> Box<dyn Analysis> {
     let info = FileInfo {
         path: std::path::Path::new("module.py"),
+        rel: "module.py",
         in_phase: false,
     };
     py.analyze(&info, source).expect("parses")
@@ -23,8 +24,11 @@ fn analyze(py: &Python, source: &str) -> Box<dyn Analysis> {
 
 /// Violation codes found in `source`, sorted.
 fn codes(source: &str) -> Vec<&'static str> {
-    let py = python();
-    let mut codes: Vec<_> = analyze(&py, source)
+    codes_with(&python(), source)
+}
+
+fn codes_with(py: &Python, source: &str) -> Vec<&'static str> {
+    let mut codes: Vec<_> = analyze(py, source)
         .findings()
         .iter()
         .filter(|f| f.rule.severity != gpu_homogenize::finding::Severity::Info)
@@ -43,6 +47,7 @@ fn fixed(source: &str) -> String {
     let new = apply(source, first.edits()).unwrap();
     let info = FileInfo {
         path: std::path::Path::new("module.py"),
+        rel: "module.py",
         in_phase: false,
     };
     let problems = py.verify(&info, source, &new, first.as_ref());
@@ -110,9 +115,19 @@ fn keywords_dicts_and_tables() {
 }
 
 #[test]
-fn multi_gpu_checks_are_for_review_and_never_rewritten() {
+fn code_that_adapts_to_the_visible_cards_is_information_and_gets_the_header() {
     let src = "import torch\nif torch.cuda.device_count() < 2:\n    pass\nfor i in range(torch.cuda.device_count()):\n    pass\n";
-    assert_eq!(codes(src).iter().filter(|c| **c == "GH201").count(), 2);
+    let all: Vec<_> = analyze(&python(), src)
+        .findings()
+        .iter()
+        .map(|f| f.rule.code)
+        .collect();
+    assert_eq!(all.iter().filter(|c| **c == "GH201").count(), 2, "{all:?}");
+    assert_eq!(
+        codes(src),
+        ["GH001"],
+        "nothing for review: it runs on the policy's card"
+    );
     let out = fixed(src);
     assert!(
         out.contains("if torch.cuda.device_count() < 2:\n")
@@ -122,9 +137,22 @@ fn multi_gpu_checks_are_for_review_and_never_rewritten() {
 
 #[test]
 fn a_device_per_index_of_a_literal_range_is_multi_gpu() {
-    // Loops and comprehensions over range(2): one device per index, several cards by design.
+    // Loops and comprehensions over range(2): two cards where the policy allows one, a
+    // violation left as written (it names the line and what to change).
     let src = "import torch\nmodels = [torch.nn.Linear(1, 1).to(f'cuda:{i}') for i in range(2)]\nfor k in range(0, 2):\n    torch.zeros(1, device=f'cuda:{k}')\n";
-    assert_eq!(codes(src), ["GH201", "GH201"]);
+    assert_eq!(codes(src), ["GH203", "GH203"]);
+    // A policy that allows two cards: the same code stays inside them.
+    let policy = Policy {
+        visible_devices: "0,1".into(),
+        ..Policy::default()
+    };
+    let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
+    let two = Python::new(policy, header);
+    assert!(
+        !codes_with(&two, src).contains(&"GH203"),
+        "{:?}",
+        codes_with(&two, src)
+    );
     assert_eq!(fixed(src), src, "multi-GPU by design: left as written");
     // One index, or a name that is not the loop's: a single card, rewritten as usual.
     let single = "import torch\nfor i in range(1):\n    torch.zeros(1, device=f'cuda:{i}')\nj = 1\nfor k in range(2):\n    torch.zeros(1, device=f'cuda:{j}')\n";
@@ -318,7 +346,7 @@ fn a_hand_written_setdefault_guard_is_a_setdefault() {
         ..Policy::default()
     };
     let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
-    let py = Python { policy, header };
+    let py = Python::new(policy, header);
     let scheduled = "import os\nif 'CUDA_VISIBLE_DEVICES' not in os.environ:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\nif not os.environ.get('CUDA_DEVICE_ORDER'):\n    os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ.setdefault('PYTORCH_CUDA_ALLOC_CONF', 'max_split_size_mb:1024')\nimport torch\n";
     let found: Vec<_> = analyze(&py, scheduled)
         .findings()

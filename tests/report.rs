@@ -562,8 +562,9 @@ fn a_compliant_file_never_checked_remains_and_says_so() {
     let (r, _) = report_json(&tree);
     let other = phase(&r, "Other");
     assert_eq!(other["status"], "done");
-    assert_eq!(r["review"].as_array().unwrap().len(), 10);
-    assert_eq!(r["review"][0]["rule"], "GH201 multi-gpu-assumption");
+    // The mission's multi-GPU code adapts to the visible cards (GH201, information): nothing
+    // is left for a person.
+    assert_eq!(r["review"].as_array().unwrap().len(), 0);
     let hand_made = tree.join("STT/new_module.py");
     std::fs::write(&hand_made, std::fs::read(tree.join(OTHER_CORE)).unwrap()).unwrap();
     let (r, _) = report_json(&tree);

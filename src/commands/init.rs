@@ -89,7 +89,7 @@ pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow
     let mut compliant = 0;
     for o in outcomes {
         match o.status {
-            FileStatus::NonCompliant | FileStatus::Error => {}
+            FileStatus::NonCompliant | FileStatus::NeedsReview | FileStatus::Error => {}
             FileStatus::Compliant => {
                 compliant += 1;
                 continue;

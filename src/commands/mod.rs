@@ -29,6 +29,7 @@ mod scan;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, Command};
+use crate::outcome::FileStatus;
 use crate::summary::{GpuSummary, Summary};
 
 /// Exit statuses, as ruff uses them.
@@ -69,7 +70,7 @@ pub(crate) fn gpu_failed(s: &Summary) -> bool {
 pub(crate) fn exit_status(summary: &Summary, findings: impl Fn(&Summary) -> bool) -> i32 {
     if summary.errors > 0 || summary.interrupted {
         EXIT_ERROR
-    } else if findings(summary) {
+    } else if findings(summary) || summary.count(FileStatus::NeedsReview) > 0 {
         EXIT_FINDINGS
     } else {
         EXIT_OK

@@ -1,11 +1,12 @@
 //! The rules: facts, the effective env and the configuration blocks in, findings out.
 
 use super::effective::Effective;
-use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, Val};
+use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, MultiKind, Val};
 use super::header::PythonHeader;
 use super::rules::*;
 use crate::edit::Edit;
 use crate::finding::Finding;
+use crate::index::Role;
 use crate::policy::{EnvVar, Policy, Remap};
 
 pub struct RuleContext<'a> {
@@ -14,6 +15,8 @@ pub struct RuleContext<'a> {
     /// GPU code or declared in a mission phase: its env must be the policy's.
     pub in_scope: bool,
     pub is_init: bool,
+    /// What the file is to the processes that run it (`None`: every GPU file is judged alone).
+    pub role: Option<&'a Role>,
 }
 
 /// `CUDA_VISIBLE_DEVICES` set to hide every GPU: a deliberate CPU-only choice.
@@ -69,19 +72,70 @@ fn is_multi_mask(e: &EnvEffect) -> bool {
             if v.split(',').filter(|p| !p.trim().is_empty()).count() > 1)
 }
 
-/// Left as written, for review: CPU-only on purpose, or several GPUs by design.
-pub fn hands_off(facts: &Facts, eff: &Effective) -> bool {
+/// Left as written: CPU-only on purpose, or code that needs cards the policy does not allow
+/// (the header would break it further).
+pub fn hands_off(facts: &Facts, eff: &Effective, policy: &Policy) -> bool {
     cpu_only(facts, eff)
-        || facts.multi_gpu_by_design()
+        || multi_gpu(facts, policy).iter().any(|m| m.violates)
         || eff
             .executed
             .iter()
-            .any(|&i| is_multi_mask(&facts.effects[i]))
+            .any(|&i| is_multi_mask(&facts.effects[i]) && !own_mask(&facts.effects[i], policy))
+}
+
+/// A mask that is the policy's own (a policy may allow several cards).
+fn own_mask(e: &EnvEffect, policy: &Policy) -> bool {
+    matches!(&e.op, EnvOp::Set(Val::Lit(v)) | EnvOp::SetDefault(Val::Lit(v)) if v.trim() == policy.visible_devices)
+}
+
+/// One piece of multi-GPU code judged against the policy's cards.
+struct MultiVerdict<'f> {
+    at: &'f std::ops::Range<usize>,
+    message: String,
+    violates: bool,
+    rank: bool,
+}
+
+fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
+    let allowed = policy.visible_count() as u64;
+    let mask = &policy.visible_devices;
+    let cards = |n: u64| {
+        if n == 1 {
+            "1 card".to_string()
+        } else {
+            format!("{n} cards")
+        }
+    };
+    facts
+        .multi_gpu
+        .iter()
+        .map(|(at, what, kind)| {
+            let (violates, rank, message) = match kind {
+                MultiKind::Rank if !facts.spawns_per_visible_gpu => (true, true, format!(
+                    "{what}: a launcher that starts more than {} process(es) gives a rank a card outside the policy (CUDA_VISIBLE_DEVICES='{mask}' leaves {}): launch one process per allowed card (`torchrun --nproc_per_node={allowed}`), then mark this line `# noqa: GH204` with that reason",
+                    allowed, cards(allowed)
+                )),
+                MultiKind::Cards(n) if *n > allowed => (true, false, format!(
+                    "{what}: it needs {} but the policy allows {} (CUDA_VISIBLE_DEVICES='{mask}'), so it fails with an invalid device ordinal; use device 0 only, or allow more cards in the policy",
+                    cards(*n), cards(allowed)
+                )),
+                MultiKind::Rank => (false, false, format!(
+                    "{what}; it starts one process per visible GPU, so under the header it runs {} (world size {allowed})",
+                    cards(allowed)
+                )),
+                MultiKind::Cards(_) | MultiKind::Adaptive => (false, false, format!(
+                    "{what}; under the header it sees the policy's {} (CUDA_VISIBLE_DEVICES='{mask}')",
+                    cards(allowed)
+                )),
+            };
+            MultiVerdict { at, message, violates, rank }
+        })
+        .collect()
 }
 
 pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Finding> {
     let mut out = Vec::new();
-    let cpu = hands_off(facts, eff);
+    let cpu = hands_off(facts, eff, ctx.policy);
     for e in &facts.effects {
         special_effect(e, ctx.policy, &mut out);
     }
@@ -91,33 +145,32 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         }
         untimed_findings(facts, eff, ctx.policy, &mut out);
         device_findings(facts, ctx.policy, &mut out);
+        untraced_literals(facts, ctx.policy, &mut out);
+        if let Some(role) = ctx.role {
+            program_findings(facts, eff, role, &mut out);
+        }
     }
     for e in facts
         .effects
         .iter()
-        .filter(|e| !e.child && is_multi_mask(e))
+        .filter(|e| !e.child && is_multi_mask(e) && !own_mask(e, ctx.policy))
     {
         out.push(Finding::new(
-            &MULTI_GPU_ASSUMPTION,
+            &MULTI_GPU_CARDS,
             e.at.clone(),
-            "CUDA_VISIBLE_DEVICES lists several cards: the file is multi-GPU by design and is left as written; review by hand",
-        ));
-    }
-    let design = facts.multi_gpu_by_design();
-    for (range, what, _) in &facts.multi_gpu {
-        let consequence = if design {
-            "the file is multi-GPU by design and is left as written"
-        } else {
-            "only the policy's card is visible once the header runs"
-        };
-        out.push(Finding::new(
-            &MULTI_GPU_ASSUMPTION,
-            range.clone(),
             format!(
-                "{what}; {consequence} (CUDA_VISIBLE_DEVICES='{}'): review by hand",
+                "CUDA_VISIBLE_DEVICES lists several cards, but the policy allows CUDA_VISIBLE_DEVICES='{}': the file is left as written; make it use one card, or allow those cards in the policy",
                 ctx.policy.visible_devices
             ),
         ));
+    }
+    for m in multi_gpu(facts, ctx.policy) {
+        let rule = match (m.violates, m.rank) {
+            (true, true) => &MULTI_GPU_PER_RANK,
+            (true, false) => &MULTI_GPU_CARDS,
+            (false, _) => &MULTI_GPU_ASSUMPTION,
+        };
+        out.push(Finding::new(rule, m.at.clone(), m.message));
     }
     touchpoints(facts, ctx.is_init, &mut out);
     out.sort_by_key(|f| (f.range.start, f.rule.code));
@@ -294,6 +347,151 @@ fn device_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                     None => finding,
                 });
             }
+        }
+    }
+}
+
+/// A `"cuda:N"` that the mask renumbers and that no device use accounts for: the tool does
+/// not know where it goes (an option's default, an attribute, a call it does not know).
+fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
+    let overlaps =
+        |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| a.start < b.end && b.start < a.end;
+    let mask = &policy.visible_devices;
+    for lit in &facts.device_literals {
+        let at = &lit.at;
+        let known = facts.devices.iter().any(|d| {
+            overlaps(&d.at, at)
+                || d.digits.as_ref().is_some_and(|r| overlaps(r, at))
+                || d.literal.as_ref().is_some_and(|r| overlaps(r, at))
+        }) || facts.multi_gpu.iter().any(|(r, _, _)| overlaps(r, at));
+        if known {
+            continue;
+        }
+        let index = lit.index;
+        // Only a card the mask renumbers or removes; an index no card of the policy's machine
+        // has (test data such as "cuda:10") says nothing about the mask.
+        let highest = policy
+            .visible_devices
+            .split(',')
+            .filter_map(|e| e.trim().parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        if index > highest {
+            continue;
+        }
+        match (policy.remap_index(index), &lit.option_default) {
+            (Remap::Keep, _) => {}
+            // An option named for a device: its default is a device choice, remapped as one.
+            (Remap::To(new), Some((option, digits))) => out.push(
+                Finding::new(
+                    &DEVICE_KEYWORD_INDEX,
+                    at.clone(),
+                    format!("the default of `{option}` selects device {index}: with CUDA_VISIBLE_DEVICES='{mask}' that card is device {new}"),
+                )
+                .with_edits(vec![Edit::replace(digits.clone(), new.to_string())]),
+            ),
+            (remap, _) => {
+                let becomes = match remap {
+                    Remap::To(new) => format!("that card is `cuda:{new}` once CUDA_VISIBLE_DEVICES='{mask}' is set"),
+                    _ => format!("no card has that index once CUDA_VISIBLE_DEVICES='{mask}' is set"),
+                };
+                out.push(Finding::new(
+                    &DEVICE_LITERAL_UNTRACED,
+                    at.clone(),
+                    format!("\"cuda:{index}\" may select a device, but the tool does not follow where it goes: {becomes}; change it by hand if it reaches a device, or mark it `# noqa: GH108`"),
+                ));
+            }
+        }
+    }
+}
+
+/// A file judged through its programs: a library must not set its importers' env, its device
+/// indices mean what its programs' mask makes them, and a module run as a program that is also
+/// imported cannot carry a header.
+fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<Finding>) {
+    let importers = |names: &[String], count: usize| {
+        let mut shown = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > names.len() {
+            shown.push_str(&format!(" and {} more", count - names.len()));
+        }
+        shown
+    };
+    let (library_of, programs) = match role {
+        Role::Program { .. } => return,
+        Role::Library { programs, count } => (
+            if *count == 0 {
+                "no program of this tree runs it".to_string()
+            } else {
+                format!("it runs in the programs of {}", importers(programs, *count))
+            },
+            *count,
+        ),
+        Role::Both {
+            why,
+            gpu,
+            importers: by,
+        } => {
+            if *gpu {
+                let at = facts
+                    .main_block
+                    .as_ref()
+                    .map_or(0..0, |m| m.if_start..m.if_start);
+                let imported = if by.is_empty() {
+                    "it is a module of an installable package".to_string()
+                } else {
+                    format!("it is imported by {}", importers(by, by.len()))
+                };
+                out.push(Finding::new(
+                    &PROGRAM_IN_LIBRARY,
+                    at,
+                    format!(
+                        "this module runs as a program ({}) but {imported}: a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header",
+                        why.describe()
+                    ),
+                ));
+            }
+            (String::new(), 1)
+        }
+    };
+    for &i in &eff.executed {
+        let e = &facts.effects[i];
+        let Some(var) = e.var() else { continue };
+        if e.child || is_cpu_mask(e) {
+            continue;
+        }
+        let finding = Finding::new(
+            &ENV_WRITE_IN_LIBRARY,
+            e.at.clone(),
+            format!(
+                "a library module sets {} when it is imported: it overrides the env of every program that imports it ({}); the header belongs in the programs' entry points (or set `scope = \"every-gpu-file\"` in the policy)",
+                var.name(),
+                if library_of.is_empty() { "this module is also imported".to_string() } else { library_of.clone() }
+            ),
+        );
+        // Taking it out leaves the programs of this tree on their own header; an importer
+        // outside the tree loses the write.
+        out.push(match (&e.removal, programs > 0) {
+            (Some(edits), true) => finding.with_edits(edits.clone()).unsafe_fix(),
+            _ => finding,
+        });
+    }
+    if programs == 0 {
+        // No program of the tree masks: what index 1 means depends on the caller.
+        for f in out
+            .iter_mut()
+            .filter(|f| matches!(f.rule.code, "GH101" | "GH102" | "GH103" | "GH104"))
+        {
+            f.rule = &DEVICE_INDEX_IN_LIBRARY;
+            f.fixable = false;
+            f.edits.clear();
+            f.message = format!(
+                "{}; but {library_of}, so the card it selects depends on the mask of the program that imports it: check the callers, then remap by hand or mark it `# noqa: GH107`",
+                f.message
+            );
         }
     }
 }

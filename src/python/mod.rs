@@ -14,10 +14,11 @@ mod semantic;
 mod verify;
 
 use crate::edit::{apply, Edit};
-use crate::finding::{line_column, Finding};
+use crate::finding::{line_column, Finding, Severity};
+use crate::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 pub use crate::lines::newline_of;
-use crate::policy::{EnvVar, Policy};
+use crate::policy::{EnvVar, Policy, Scope};
 pub use facts::Facts;
 use header::PythonHeader;
 pub use semantic::GPU_FRAMEWORKS;
@@ -31,15 +32,28 @@ pub struct FileContext<'a> {
     pub is_init: bool,
     /// The top-level package the file belongs to (its directories with `__init__.py`).
     pub own_package: Option<String>,
+    /// What the file is to the processes that run it (`scope = "programs"`); `None` when every
+    /// GPU file carries the header, or the index does not know the file.
+    pub role: Option<&'a Role>,
 }
 
-/// Python for the pipeline: the policy and the rendered header, shared by every file.
+/// Python for the pipeline: the policy and the rendered header, shared by every file, and the
+/// project index (`prepare`).
 pub struct Python {
     pub policy: Policy,
     pub header: PythonHeader,
+    index: std::sync::OnceLock<ProjectIndex>,
 }
 
 impl Python {
+    pub fn new(policy: Policy, header: PythonHeader) -> Python {
+        Python {
+            policy,
+            header,
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
     fn context<'a>(&'a self, info: &FileInfo) -> FileContext<'a> {
         FileContext {
             policy: &self.policy,
@@ -47,6 +61,7 @@ impl Python {
             in_phase: info.in_phase,
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
             own_package: own_package(info.path),
+            role: self.index.get().and_then(|i| i.role(info.rel)),
         }
     }
 }
@@ -75,6 +90,21 @@ impl LanguageSupport for Python {
 
     fn header_env(&self, source: &str) -> Vec<(String, String)> {
         header_env(source)
+    }
+
+    fn starts_gpu_program(&self, rel: &str) -> bool {
+        self.index.get().and_then(|i| i.role(rel)).is_some_and(|r| {
+            matches!(
+                r,
+                Role::Program { gpu: true, .. } | Role::Both { gpu: true, .. }
+            )
+        })
+    }
+
+    fn prepare(&self, root: &std::path::Path, entries: &[crate::walk::Entry], max: u64) {
+        if self.policy.scope == Scope::Programs {
+            let _ = self.index.set(ProjectIndex::build(root, entries, max));
+        }
     }
 }
 
@@ -154,13 +184,24 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     let gpu_code = facts.runtime_gpu_imports().next().is_some()
         || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
         || !facts.devices.is_empty();
+    // Who carries the header: every GPU file, or the entry points of GPU programs.
+    let header_here = match ctx.role {
+        None => gpu_code,
+        Some(Role::Program { gpu, .. }) => *gpu || touches(&facts),
+        Some(Role::Library { .. } | Role::Both { .. }) => false,
+    };
     let rule_ctx = detect::RuleContext {
         policy: ctx.policy,
         header: ctx.header,
-        in_scope: gpu_code || ctx.in_phase,
+        in_scope: header_here || ctx.in_phase,
         is_init: ctx.is_init,
+        role: ctx.role,
     };
     let mut findings = detect::findings(&facts, &effective, &rule_ctx);
+    // A library is judged when it touches a GPU or breaks a rule; its env is its programs'.
+    let judged = rule_ctx.in_scope
+        || (ctx.role.is_some_and(|r| !matches!(r, Role::Program { .. }))
+            && (touches(&facts) || findings.iter().any(|f| f.rule.severity != Severity::Info)));
     let mut edits = Vec::new();
     let mut unsafe_edits = Vec::new();
     if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
@@ -216,11 +257,36 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     Ok(Analysis {
         findings,
         gpu_code,
-        in_scope: rule_ctx.in_scope,
+        in_scope: judged,
         edits,
         unsafe_edits,
         details: facts,
     })
+}
+
+/// The file touches a GPU: it selects or uses a CUDA device, writes a GPU env variable for its
+/// own process, assumes several cards, or uses a framework that takes a GPU unasked. Importing
+/// torch for types, a dataclass of arguments or CPU tensors is not GPU code.
+fn touches(facts: &Facts) -> bool {
+    facts.cuda_use
+        || !facts.devices.is_empty()
+        || !facts.multi_gpu.is_empty()
+        || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
+        || facts.runtime_gpu_imports().any(|i| {
+            GPU_BY_DEFAULT
+                .iter()
+                .any(|m| i.module == *m || i.module.starts_with(&format!("{m}.")))
+        })
+}
+
+/// `touches` for the project index: the facts of one parsed file. `own_package`: imports of the
+/// file's own package are not a framework's.
+pub fn touches_gpu(
+    source: &str,
+    body: &[ruff_python_ast::Stmt],
+    own_package: Option<&str>,
+) -> bool {
+    touches(&facts::collect(source, body, own_package, false))
 }
 
 /// A planned fix is offered only when its result parses and its env is the policy's.

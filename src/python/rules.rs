@@ -27,6 +27,13 @@ rule!(
     "a function overrides a GPU env variable with a value that contradicts the policy"
 );
 rule!(
+    ENV_WRITE_IN_LIBRARY,
+    "GH007",
+    "env-write-in-library",
+    Violation,
+    "a library module writes a GPU env variable when imported: it overrides its importers' env"
+);
+rule!(
     DELIBERATE_CPU_MASK,
     "GH010",
     "deliberate-cpu-mask",
@@ -83,8 +90,8 @@ rule!(
     MULTI_GPU_ASSUMPTION,
     "GH201",
     "multi-gpu-assumption",
-    Review,
-    "code assumes several visible GPUs; after masking exactly one is visible"
+    Info,
+    "code adapts to the visible GPUs (or uses no more than the policy allows): under the header it sees the policy's cards"
 );
 rule!(
     VALIDATION_NOT_CALLED,
@@ -93,6 +100,10 @@ rule!(
     Info,
     "the validation call is not added: the file starts worker processes after it"
 );
+rule!(MULTI_GPU_CARDS, "GH203", "multi-gpu-cards", Violation,
+    "code needs more GPUs than the policy allows (literal indices, a device list, a multi-card mask): it would fail with an invalid device ordinal");
+rule!(MULTI_GPU_PER_RANK, "GH204", "multi-gpu-per-rank", Violation,
+    "one process per GPU, each picking its card from its rank: a launcher starting more processes than the policy has cards breaks it");
 rule!(
     GPU_IMPORT_TOP_LEVEL,
     "GH301",
@@ -107,6 +118,27 @@ rule!(
     Info,
     "a GPU framework is imported inside a function (lazy)"
 );
+rule!(
+    DEVICE_INDEX_IN_LIBRARY,
+    "GH107",
+    "device-index-in-library",
+    Review,
+    "a device index in a library no program of the tree runs: its card depends on the caller's mask"
+);
+rule!(
+    DEVICE_LITERAL_UNTRACED,
+    "GH108",
+    "device-literal-untraced",
+    Review,
+    "a \"cuda:N\" the mask renumbers goes where the tool does not follow (an option, an attribute, an unknown call)"
+);
+rule!(
+    PROGRAM_IN_LIBRARY,
+    "GH205",
+    "program-in-library",
+    Review,
+    "a module that runs as a program is also imported as a library: it cannot carry the header"
+);
 rule!(GPU_IMPORT_IN_INIT, "GH303", "gpu-import-in-init", Review,
     "a GPU framework is imported by a package __init__.py: importing the package touches the GPU stack");
 
@@ -116,6 +148,7 @@ pub static ALL: &[&Rule] = &[
     &HEADER_INCOMPLETE,
     &ENV_AFTER_GPU_IMPORT,
     &ENV_WRITE_IN_FUNCTION,
+    &ENV_WRITE_IN_LIBRARY,
     &DELIBERATE_CPU_MASK,
     &CHILD_ENV,
     &AMD_MASK,
@@ -125,8 +158,13 @@ pub static ALL: &[&Rule] = &[
     &DEVICE_MAP_INDEX,
     &DEVICE_INDEX_INVALID,
     &DEVICE_INDEX_SHARED,
+    &DEVICE_INDEX_IN_LIBRARY,
+    &DEVICE_LITERAL_UNTRACED,
     &MULTI_GPU_ASSUMPTION,
     &VALIDATION_NOT_CALLED,
+    &MULTI_GPU_CARDS,
+    &MULTI_GPU_PER_RANK,
+    &PROGRAM_IN_LIBRARY,
     &GPU_IMPORT_TOP_LEVEL,
     &GPU_IMPORT_LAZY,
     &GPU_IMPORT_IN_INIT,

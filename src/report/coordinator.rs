@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::history::{burndown, histories, judge, FailureKind, History, Verdict};
 use super::progress::{in_scope, phase_name, phase_order, Counts};
 use crate::journal::Journal;
-use crate::outcome::FileOutcome;
+use crate::outcome::{FileOutcome, FileStatus};
 use crate::policy::{Config, EnvVar, Phases, Policy, OTHER_PHASE};
 
 #[derive(Debug, Serialize)]
@@ -346,6 +346,7 @@ fn tally(phase: &mut PhaseReport, file: &FileOutcome, v: &Verdict, gpu_required:
     c.leaks += usize::from(failure == Some(FailureKind::Leak));
     c.errors += usize::from(failure.is_some_and(|k| k != FailureKind::Leak));
     c.regressed += usize::from(v.regressed);
+    c.accepted += usize::from(file.status == FileStatus::Accepted);
     c.review += file
         .findings
         .iter()

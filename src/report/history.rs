@@ -167,7 +167,8 @@ pub fn judge(now: &FileOutcome, h: Option<&History>) -> Verdict {
     let never_checked = h.is_none();
     let h = h.unwrap_or(&empty);
     let same = |l: &&FileLine| l.content_hash.is_some() && l.content_hash == now.content_hash;
-    let compliant = now.status == FileStatus::Compliant;
+    // Accepted (a human closed every finding) counts as done; the report counts it apart.
+    let compliant = matches!(now.status, FileStatus::Compliant | FileStatus::Accepted);
     let edited = h.good.is_some_and(|g| !same(&g));
     Verdict {
         compliant,

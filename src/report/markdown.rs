@@ -161,6 +161,11 @@ fn metrics(out: &mut String, r: &Report) {
         r.gpu.leak_fail_mib, r.gpu.drift_mib
     );
     let _ = writeln!(out, "| Review items | — | {} | — | — |", o.review);
+    let _ = writeln!(
+        out,
+        "| Accepted by a person (noqa, baseline) | — | {} | — | — |",
+        o.accepted
+    );
     out.push('\n');
 }
 

@@ -17,6 +17,8 @@ pub fn in_scope(o: &FileOutcome) -> bool {
             o.status,
             FileStatus::Compliant
                 | FileStatus::NonCompliant
+                | FileStatus::NeedsReview
+                | FileStatus::Accepted
                 | FileStatus::Fixed
                 | FileStatus::WouldFix
                 | FileStatus::Error
@@ -79,6 +81,8 @@ pub struct Counts {
     pub regressed: usize,
     /// Review items: findings the tool leaves to a person.
     pub review: usize,
+    /// Files whose every open finding a human closed (noqa, baseline): done, but not compliant.
+    pub accepted: usize,
     /// GPU checks ran in some journalled run: done needs every file GPU-validated.
     pub gpu_required: bool,
     /// The cumulative leak drift of the latest GPU checks is over the limit.
@@ -101,6 +105,7 @@ impl Counts {
         self.errors += other.errors;
         self.regressed += other.regressed;
         self.review += other.review;
+        self.accepted += other.accepted;
         self.gpu_required |= other.gpu_required;
         self.drift_failed |= other.drift_failed;
         self.devices.extend(other.devices.iter().cloned());
@@ -175,6 +180,8 @@ pub fn phase_lines(specs: &[PhaseSpec], outcomes: &[FileOutcome]) -> String {
         );
         for (n, label) in [
             (count(&[FileStatus::WouldFix]), "would fix"),
+            (count(&[FileStatus::NeedsReview]), "needing review"),
+            (count(&[FileStatus::Accepted]), "accepted"),
             (count(&[FileStatus::Error]), "errors"),
         ] {
             if n > 0 {

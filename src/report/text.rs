@@ -138,13 +138,14 @@ pub fn summary(command: &str, s: &Summary) -> String {
         "scan" => {
             let _ = writeln!(
                 out,
-                "Found {} violation{} in {} file{} ({} fixable with `gpu-homogenize fix`), {} for review.",
+                "Found {} violation{} in {} file{} ({} fixable with `gpu-homogenize fix`), {} finding{} for review.",
                 s.violations,
                 plural(s.violations),
                 n(FileStatus::NonCompliant),
                 plural(n(FileStatus::NonCompliant)),
                 s.fixable,
-                s.review
+                s.review,
+                plural(s.review)
             );
         }
         "fix --dry-run" => {
@@ -174,7 +175,12 @@ pub fn summary(command: &str, s: &Summary) -> String {
         (FileStatus::Fixed, "fixed"),
         (FileStatus::WouldFix, "would fix"),
         (FileStatus::NonCompliant, "non-compliant"),
+        (FileStatus::NeedsReview, "needing review"),
         (FileStatus::Compliant, "compliant"),
+        (
+            FileStatus::Accepted,
+            "accepted (noqa, baseline or per-file-ignores)",
+        ),
         (FileStatus::NoGpuCode, "without GPU code"),
         (FileStatus::Skipped, "skipped"),
         (FileStatus::Error, "errors"),

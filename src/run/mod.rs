@@ -55,10 +55,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
     Ok(Engine {
         root: setup.root.clone(),
         phases: Phases::new(&setup.config.phases),
-        python: Box::new(Python {
-            policy: setup.config.policy.clone(),
-            header,
-        }),
+        python: Box::new(Python::new(setup.config.policy.clone(), header)),
         rust: crate::rust::support(&setup.config.policy, &setup.root)?,
         prefilter: Prefilter::new(),
         mode,
@@ -103,6 +100,26 @@ pub fn execute(
     let removing = engine.mode == Mode::Fix { dry_run: false };
     crate::leftovers::handle(&setup.root, &found.temp_files, removing);
     let entries = found.entries;
+    // The project index covers the whole root, whatever part of it is checked.
+    let whole_root = setup
+        .paths
+        .iter()
+        .any(|p| p.canonicalize().ok() == setup.root.canonicalize().ok());
+    let root_entries = (!whole_root).then(|| {
+        walk_tree(
+            std::slice::from_ref(&setup.root),
+            &setup.root,
+            jobs(input),
+            &exclude,
+            engine.lint.exclude_globs(),
+            false,
+        )
+        .entries
+    });
+    let all = root_entries.as_deref().unwrap_or(&entries);
+    engine
+        .python
+        .prepare(&setup.root, all, engine.max_file_size);
     let mut progress = Progress::new(&entries, &engine.phases);
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(

@@ -8,7 +8,7 @@ use std::ops::Range;
 use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, Number};
 
 use super::flow::Scope;
-use super::{range, FactVisitor};
+use super::{range, FactVisitor, MultiKind};
 
 /// A literal device index that reaches a sink.
 #[derive(Debug, Clone)]
@@ -106,8 +106,8 @@ struct Origin {
 struct Flow {
     origins: Vec<Origin>,
     rank: bool,
-    /// A list of several devices.
-    multi: bool,
+    /// How many GPUs a list or a loop selects (0: not several).
+    multi: u64,
     /// Names traversed: (key, load range).
     path: Vec<(String, Range<usize>)>,
     /// Under `int(...)`: a string of digits is an index too (`int(os.getenv("GPU", "1"))`).
@@ -205,13 +205,20 @@ impl<'s> FactVisitor<'s> {
                 _ => {}
             }
         }
+        let per_visible_gpu = call.arguments.keywords.iter().any(|k| {
+            matches!(
+                k.arg.as_ref().map(|a| a.as_str()),
+                Some("nprocs" | "world_size" | "nproc_per_node")
+            ) && self.counts_visible(&k.value, 0)
+        });
+        self.facts.spawns_per_visible_gpu |= per_visible_gpu;
         if name == "range" || name == "builtins.range" {
             if let Some(Expr::Call(inner)) = args.first() {
                 if self.is_device_count(inner) {
                     self.facts.multi_gpu.push((
                         range(call),
                         "iterates over every visible GPU by position".into(),
-                        false,
+                        MultiKind::Adaptive,
                     ));
                 }
             }
@@ -246,11 +253,12 @@ impl<'s> FactVisitor<'s> {
         };
         let distinct: HashSet<Option<u64>> =
             dict.items.iter().map(|i| int_literal(&i.value)).collect();
-        if distinct.iter().flatten().count() > 1 {
+        let cards = distinct.iter().flatten().count() as u64;
+        if cards > 1 {
             self.facts.multi_gpu.push((
                 range(value),
-                "device_map spreads the model over several GPUs".into(),
-                true,
+                format!("device_map spreads the model over {cards} GPUs"),
+                MultiKind::Cards(cards),
             ));
             return;
         }
@@ -270,7 +278,7 @@ impl<'s> FactVisitor<'s> {
                 self.facts.multi_gpu.push((
                     range(value),
                     format!("max_memory budgets {gpus} GPU index(es) by position"),
-                    true,
+                    MultiKind::Cards(gpus as u64),
                 ));
             }
         }
@@ -287,7 +295,7 @@ impl<'s> FactVisitor<'s> {
         self.facts.multi_gpu.push((
             range(sub),
             format!("takes visible GPU number {index} from a device list"),
-            true,
+            MultiKind::Cards(index + 1),
         ));
     }
 
@@ -315,6 +323,24 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
+    /// `torch.cuda.device_count()`, directly or through a name bound to it.
+    fn counts_visible(&self, expr: &'s Expr, depth: usize) -> bool {
+        match expr {
+            Expr::Call(c) => self.is_device_count(c),
+            Expr::Name(n) if depth < 4 => {
+                let scope = self.scopes().scope_at(range(expr).start);
+                self.scopes()
+                    .lookup(n.id.as_str(), scope)
+                    .is_some_and(|values| {
+                        values
+                            .iter()
+                            .any(|(v, _)| self.counts_visible(v, depth + 1))
+                    })
+            }
+            _ => false,
+        }
+    }
+
     pub(super) fn is_device_count(&self, call: &ExprCall) -> bool {
         self.bindings.qualified(&call.func).is_some_and(|n| {
             matches!(
@@ -335,10 +361,20 @@ impl<'s> FactVisitor<'s> {
         let literal = operands.iter().filter_map(|e| int_literal(e)).max();
         if let (true, Some(n)) = (counts, literal) {
             if n >= 1 {
+                let needed = cards_needed(
+                    cmp,
+                    n,
+                    |e| matches!(e, Expr::Call(c) if self.is_device_count(c)),
+                );
                 self.facts.multi_gpu.push((
                     range(expr),
                     format!("compares the GPU count with {n}"),
-                    false,
+                    // Asserted, the count is a requirement; in a branch, the program adapts.
+                    if self.asserts > 0 {
+                        MultiKind::Cards(needed)
+                    } else {
+                        MultiKind::Adaptive
+                    },
                 ));
             }
         }
@@ -356,14 +392,16 @@ impl<'s> FactVisitor<'s> {
             self.facts.multi_gpu.push((
                 range(expr),
                 format!("{what} takes its device from the process rank (one GPU per process)"),
-                true,
+                MultiKind::Rank,
             ));
             return;
         }
-        if flow.multi {
-            self.facts
-                .multi_gpu
-                .push((range(expr), format!("{what} selects several GPUs"), true));
+        if flow.multi > 1 {
+            self.facts.multi_gpu.push((
+                range(expr),
+                format!("{what} selects {} GPUs", flow.multi),
+                MultiKind::Cards(flow.multi),
+            ));
             return;
         }
         if !flow.origins.is_empty() {
@@ -494,7 +532,7 @@ impl<'s> FactVisitor<'s> {
                     _ => unreachable!(),
                 };
                 if elts.len() > 1 {
-                    flow.multi = true;
+                    flow.multi = elts.len() as u64;
                     return;
                 }
                 for e in elts {
@@ -508,12 +546,12 @@ impl<'s> FactVisitor<'s> {
                     return;
                 }
                 // `for i in range(2)`: one device per index, several GPUs by design.
-                if self
+                if let Some(n) = self
                     .scopes()
                     .loop_count(id, range(expr).start)
-                    .is_some_and(|n| n > 1)
+                    .filter(|&n| n > 1)
                 {
-                    flow.multi = true;
+                    flow.multi = n;
                     return;
                 }
                 let Some(values) = self.scopes().lookup(id, scope) else {
@@ -760,4 +798,19 @@ fn device_string(value: &str) -> Option<(&'static str, u64)> {
         }
     }
     None
+}
+
+/// How many cards a comparison of the GPU count with `n` requires to hold.
+fn cards_needed(
+    cmp: &ruff_python_ast::ExprCompare,
+    n: u64,
+    is_count: impl Fn(&Expr) -> bool,
+) -> u64 {
+    use ruff_python_ast::CmpOp;
+    let count_left = is_count(&cmp.left);
+    match (cmp.ops.first(), count_left) {
+        (Some(CmpOp::Gt), true) | (Some(CmpOp::Lt), false) => n + 1,
+        (Some(CmpOp::GtE | CmpOp::Eq), true) | (Some(CmpOp::LtE | CmpOp::Eq), false) => n,
+        _ => 1,
+    }
 }

@@ -7,6 +7,7 @@
 mod devices;
 mod env;
 mod flow;
+mod literals;
 
 use std::ops::Range;
 
@@ -74,6 +75,18 @@ impl EnvEffect {
     }
 }
 
+/// How code uses several GPUs; the rules judge it against the policy's cards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MultiKind {
+    /// Adapts to whatever is visible (`range(device_count())`, a count compared in a branch):
+    /// under the header it sees the policy's cards.
+    Adaptive,
+    /// Needs this many cards: literal indices, a device list, a count in an `assert`.
+    Cards(u64),
+    /// One process per GPU, each picking its card from its rank (`torch.distributed`).
+    Rank,
+}
+
 #[derive(Debug, Clone)]
 pub struct GpuImport {
     pub module: String,
@@ -111,9 +124,11 @@ pub struct Facts {
     pub effects: Vec<EnvEffect>,
     pub gpu_imports: Vec<GpuImport>,
     pub devices: Vec<DeviceUse>,
-    /// Code that uses or assumes several GPUs, and whether it is multi-GPU by design (several
-    /// devices selected, rank-derived devices, torch.distributed) rather than a count check.
-    pub multi_gpu: Vec<(Range<usize>, String, bool)>,
+    /// Code that uses or assumes several GPUs, and how (see `MultiKind`).
+    pub multi_gpu: Vec<(Range<usize>, String, MultiKind)>,
+    /// Starts one worker per visible GPU (`spawn(nprocs=torch.cuda.device_count())`): its
+    /// rank-derived devices adapt to the mask.
+    pub spawns_per_visible_gpu: bool,
     /// The docstring statement, the string literal to extend, and its text.
     pub docstring: Option<(Range<usize>, Range<usize>, String)>,
     /// Module-level statements in order, with their kind.
@@ -127,6 +142,9 @@ pub struct Facts {
     pub forks: Option<Range<usize>>,
     /// Uses a CUDA device (a device selection, `.cuda()`, a `torch.cuda` call, a "cuda" string).
     pub cuda_use: bool,
+    /// `"cuda:N"` literals that may reach code (see `literals`): the rules report those the
+    /// mask renumbers that no device use accounts for.
+    pub device_literals: Vec<literals::DeviceLiteral>,
     /// Can run without CUDA: a "cpu" device string, a `torch.cuda.is_available()` check, or a
     /// command-line option choosing the device.
     pub cpu_path: Option<Range<usize>>,
@@ -136,11 +154,6 @@ impl Facts {
     /// Imports that run (not under `TYPE_CHECKING`) at module level.
     pub fn runtime_gpu_imports(&self) -> impl Iterator<Item = &GpuImport> {
         self.gpu_imports.iter().filter(|i| !i.typing_only)
-    }
-
-    /// The file uses several GPUs by design: a one-card mask would break it.
-    pub fn multi_gpu_by_design(&self) -> bool {
-        self.multi_gpu.iter().any(|(_, _, design)| *design)
     }
 
     pub fn first_top_level_gpu_import(&self) -> Option<usize> {
@@ -179,6 +192,9 @@ pub fn collect<'s>(
     };
     visitor.module(body);
     visitor.mark_shared(body);
+    if !env_only {
+        visitor.facts.device_literals = literals::device_literals(source, body);
+    }
     visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
     visitor.facts.devices.sort_by_key(|d| d.at.start);
     visitor
@@ -414,7 +430,7 @@ impl<'s> FactVisitor<'s> {
                 self.facts.multi_gpu.push((
                     range(stmt),
                     "uses torch.distributed: each process picks its GPU from its rank".into(),
-                    true,
+                    MultiKind::Rank,
                 ));
             }
             if self.is_framework(&module) {

@@ -1,0 +1,588 @@
+//! The project index: a first, cheap pass over every Python file of the tree (no rules) that
+//! says what each file is to a process. CUDA reads `CUDA_VISIBLE_DEVICES` once per process, so a
+//! file is judged by the programs it belongs to: an entry point (a `__main__` guard, a
+//! `__main__.py`, a console script, a test file, a script nobody imports) starts a process; a
+//! library module runs in the processes of the entry points that import it.
+//!
+//! Invariant: the index only reads. A file it cannot read or parse is left out (the per-file
+//! pass reports it), and a file the index knows nothing of is judged as an entry point.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
+use ruff_python_ast::{Expr, Stmt};
+
+use crate::outcome::Language;
+use crate::walk::{Entry, EntryKind};
+
+/// Why a file starts a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryWhy {
+    MainGuard,
+    DunderMain,
+    /// The target of a console or GUI script (its name).
+    Script(String),
+    Test,
+    /// A script no module of the tree imports, outside any package.
+    Standalone,
+}
+
+impl EntryWhy {
+    pub fn describe(&self) -> String {
+        match self {
+            EntryWhy::MainGuard => "an `if __name__ == \"__main__\"` block".into(),
+            EntryWhy::DunderMain => "a package's `__main__.py`".into(),
+            EntryWhy::Script(name) => format!("the `{name}` script"),
+            EntryWhy::Test => "a test file".into(),
+            EntryWhy::Standalone => "a script no module imports".into(),
+        }
+    }
+}
+
+/// What a file is to the processes that run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// Starts a process; `gpu`: the process reaches GPU code (its own or an imported module's).
+    Program { why: EntryWhy, gpu: bool },
+    /// Imported by other modules. `programs`: the entry points of the tree whose process runs
+    /// it (up to a few named, and their count).
+    Library { programs: Vec<String>, count: usize },
+    /// Runs as a program and is also a library (imported by `importers`, or a module of an
+    /// installable package): a header here would set the env of every program that imports it.
+    Both {
+        why: EntryWhy,
+        gpu: bool,
+        importers: Vec<String>,
+    },
+}
+
+/// One Python file, as the index sees it.
+#[derive(Debug, Default)]
+struct PyFile {
+    rel: String,
+    /// Dotted module name (`pkg.sub.mod`; a package's `__init__.py` is `pkg.sub`).
+    module: String,
+    /// The directory its top-level package (or the script) sits in: its `sys.path` entry.
+    source_root: String,
+    in_package: bool,
+    imports: Vec<RawImport>,
+    main_guard: bool,
+    /// Touches a GPU: selects or uses a CUDA device, writes a GPU env variable, or uses a
+    /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
+    gpu: bool,
+}
+
+#[derive(Debug)]
+struct RawImport {
+    level: u32,
+    module: Option<String>,
+    names: Vec<String>,
+}
+
+/// The index of a tree's Python files.
+#[derive(Debug, Default)]
+pub struct ProjectIndex {
+    roles: HashMap<String, Role>,
+}
+
+impl ProjectIndex {
+    /// What `rel` (root-relative, `/`-separated) is; `None` for a file the index does not know.
+    pub fn role(&self, rel: &str) -> Option<&Role> {
+        self.roles.get(rel)
+    }
+
+    /// Index the Python files among `entries` (read under `root`).
+    pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> ProjectIndex {
+        let prefilter = crate::source::Prefilter::new();
+        let mut files: Vec<PyFile> = entries
+            .par_iter()
+            .filter(|e| e.kind == EntryKind::Source(Language::Python))
+            .filter_map(|e| read_file(root, e, max_file_size, &prefilter))
+            .collect();
+        files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        let projects = Projects::find(root, &files);
+        link(files, &projects)
+    }
+}
+
+/// The parts of one file the index keeps; `None` when it cannot be read or parsed.
+fn read_file(
+    root: &Path,
+    entry: &Entry,
+    limit: u64,
+    prefilter: &crate::source::Prefilter,
+) -> Option<PyFile> {
+    let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
+    let text = crate::source::decode(bytes).ok()?.text;
+    let parsed = ruff_python_parser::parse_module(&text).ok()?;
+    let body = &parsed.syntax().body;
+    let (module, source_root, in_package) = module_name(root, &entry.rel);
+    let mut imports = Imports::default();
+    imports.visit_body(body);
+    let own = in_package.then(|| module.split('.').next().unwrap_or("").to_string());
+    let gpu = maybe_gpu && crate::python::touches_gpu(&text, body, own.as_deref());
+    Some(PyFile {
+        rel: entry.rel.clone(),
+        module,
+        source_root,
+        in_package,
+        imports: imports.0,
+        main_guard: body.iter().any(is_main_guard),
+        gpu,
+    })
+}
+
+/// `if __name__ == "__main__":` at module level.
+fn is_main_guard(stmt: &Stmt) -> bool {
+    let Stmt::If(s) = stmt else { return false };
+    let Expr::Compare(c) = s.test.as_ref() else {
+        return false;
+    };
+    let is_name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__");
+    let is_main = |e: &Expr| matches!(e, Expr::StringLiteral(l) if l.value.to_str() == "__main__");
+    c.comparators.len() == 1
+        && ((is_name(&c.left) && is_main(&c.comparators[0]))
+            || (is_main(&c.left) && is_name(&c.comparators[0])))
+}
+
+/// Every import that can run (not under `if TYPE_CHECKING:`), at any depth.
+#[derive(Default)]
+struct Imports(Vec<RawImport>);
+
+impl<'a> StatementVisitor<'a> for Imports {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Import(i) => {
+                for alias in &i.names {
+                    self.0.push(RawImport {
+                        level: 0,
+                        module: Some(alias.name.to_string()),
+                        names: Vec::new(),
+                    });
+                }
+            }
+            Stmt::ImportFrom(f) => self.0.push(RawImport {
+                level: f.level,
+                module: f.module.as_ref().map(|m| m.to_string()),
+                names: f.names.iter().map(|a| a.name.to_string()).collect(),
+            }),
+            Stmt::If(s) if is_type_checking(&s.test) => {
+                for clause in &s.elif_else_clauses {
+                    self.visit_body(&clause.body);
+                }
+            }
+            _ => walk_stmt(self, stmt),
+        }
+    }
+}
+
+fn is_type_checking(test: &Expr) -> bool {
+    match test {
+        Expr::Name(n) => n.id.as_str() == "TYPE_CHECKING",
+        Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
+        _ => false,
+    }
+}
+
+/// The dotted module name of `rel`, the directory its imports are resolved from, and whether
+/// it is in a package (its directory has an `__init__.py`).
+fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
+    let path = Path::new(rel);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut parts = vec![];
+    if stem != "__init__" {
+        parts.push(stem);
+    }
+    let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut in_package = false;
+    while !dir.as_os_str().is_empty() && root.join(&dir).join("__init__.py").is_file() {
+        in_package = true;
+        parts.push(
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    }
+    parts.reverse();
+    (parts.join("."), slash(&dir), in_package)
+}
+
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// The packaging files of the tree: the console/GUI scripts they declare and the directories
+/// whose packages are installable.
+#[derive(Debug, Default)]
+struct Projects {
+    /// (project directory, script name, target module).
+    scripts: Vec<(String, String, String)>,
+    /// Directories holding a `pyproject.toml`, `setup.py` or `setup.cfg`.
+    dirs: Vec<String>,
+}
+
+impl Projects {
+    fn find(root: &Path, files: &[PyFile]) -> Projects {
+        let mut dirs: HashSet<String> = HashSet::new();
+        for f in files {
+            let mut dir = Path::new(&f.rel).parent();
+            while let Some(d) = dir {
+                if !dirs.insert(slash(d)) {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
+        let mut projects = Projects::default();
+        let mut dirs: Vec<String> = dirs.into_iter().collect();
+        dirs.sort();
+        for dir in dirs {
+            let at = root.join(&dir);
+            let read = |name: &str| std::fs::read_to_string(at.join(name)).ok();
+            let (pyproject, setup_cfg, setup_py) =
+                (read("pyproject.toml"), read("setup.cfg"), read("setup.py"));
+            let mut installable = setup_py.is_some();
+            let mut scripts = Vec::new();
+            if let Some(text) = &pyproject {
+                let table = toml::from_str::<toml::Table>(text).unwrap_or_default();
+                let project = table.get("project");
+                let poetry = table.get("tool").and_then(|t| t.get("poetry"));
+                installable |= project.is_some() || poetry.is_some();
+                for t in [
+                    project.and_then(|p| p.get("scripts")),
+                    project.and_then(|p| p.get("gui-scripts")),
+                    poetry.and_then(|p| p.get("scripts")),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    for (name, target) in t.as_table().into_iter().flatten() {
+                        if let Some(target) = target.as_str() {
+                            scripts.push((name.clone(), target.to_string()));
+                        }
+                    }
+                }
+            }
+            if let Some(text) = &setup_cfg {
+                installable |= text.contains("[metadata]") || text.contains("[options]");
+                scripts.extend(setup_cfg_scripts(text));
+            }
+            if let Some(text) = &setup_py {
+                scripts.extend(setup_py_scripts(text));
+            }
+            if installable {
+                projects.dirs.push(dir.clone());
+            }
+            for (name, target) in scripts {
+                let module = target.split(':').next().unwrap_or("").trim().to_string();
+                if !module.is_empty() {
+                    projects.scripts.push((dir.clone(), name, module));
+                }
+            }
+        }
+        projects
+    }
+
+    /// `rel` is a module of an installable package.
+    fn installable(&self, f: &PyFile) -> bool {
+        f.in_package && self.dirs.iter().any(|d| d.is_empty() || under(&f.rel, d))
+    }
+}
+
+fn under(rel: &str, dir: &str) -> bool {
+    rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// `name = module:function` lines of `[options.entry_points]` `console_scripts`/`gui_scripts`.
+fn setup_cfg_scripts(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut in_section = false;
+    let mut in_scripts = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_section = trimmed == "[options.entry_points]";
+            in_scripts = false;
+            continue;
+        }
+        if !in_section || trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+            continue;
+        }
+        let indented = line.starts_with([' ', '\t']);
+        if !indented {
+            let key = trimmed.split('=').next().unwrap_or("").trim();
+            in_scripts = matches!(key, "console_scripts" | "gui_scripts");
+            let rest = trimmed.split_once('=').map_or("", |(_, r)| r.trim());
+            if in_scripts && !rest.is_empty() {
+                out.extend(script_spec(rest));
+            }
+        } else if in_scripts {
+            out.extend(script_spec(trimmed));
+        }
+    }
+    out
+}
+
+/// `name = module:function` (the form both setup.cfg and setup.py use).
+fn script_spec(spec: &str) -> Option<(String, String)> {
+    let (name, target) = spec.split_once('=')?;
+    let target = target.split('[').next().unwrap_or(target).trim();
+    target
+        .contains(':')
+        .then(|| (name.trim().to_string(), target.to_string()))
+}
+
+/// The string literals of `setup(entry_points={"console_scripts": [...]})` in a setup.py.
+fn setup_py_scripts(text: &str) -> Vec<(String, String)> {
+    let Ok(parsed) = ruff_python_parser::parse_module(text) else {
+        return Vec::new();
+    };
+    #[derive(Default)]
+    struct Specs(Vec<(String, String)>);
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Specs {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::Dict(d) = expr {
+                for item in &d.items {
+                    let key = match &item.key {
+                        Some(Expr::StringLiteral(k)) => k.value.to_str(),
+                        _ => continue,
+                    };
+                    if !matches!(key, "console_scripts" | "gui_scripts") {
+                        continue;
+                    }
+                    let values: Vec<&Expr> = match &item.value {
+                        Expr::List(l) => l.elts.iter().collect(),
+                        Expr::Tuple(t) => t.elts.iter().collect(),
+                        other => vec![other],
+                    };
+                    for v in values {
+                        if let Expr::StringLiteral(s) = v {
+                            self.0.extend(script_spec(s.value.to_str()));
+                        }
+                    }
+                }
+            }
+            ruff_python_ast::visitor::walk_expr(self, expr);
+        }
+    }
+    let mut specs = Specs::default();
+    ruff_python_ast::visitor::Visitor::visit_body(&mut specs, &parsed.syntax().body);
+    specs.0
+}
+
+/// Frameworks that take a GPU without being told to (torch, transformers, diffusers… stay on
+/// the CPU unless the code asks for CUDA, which the facts see).
+pub const GPU_BY_DEFAULT: &[&str] = &[
+    "tensorflow",
+    "jax",
+    "jaxlib",
+    "cupy",
+    "numba.cuda",
+    "pycuda",
+    "tensorrt",
+    "vllm",
+    "whisper",
+    "faster_whisper",
+    "sentence_transformers",
+    "accelerate",
+];
+
+fn is_test_file(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = name.strip_suffix(".py").unwrap_or(name);
+    stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest"
+}
+
+/// Resolve the imports, find the entry points and the programs each module runs in.
+fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
+    let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        by_module.entry(f.module.as_str()).or_default().push(i);
+    }
+    let lookup = |name: &str, from: &PyFile| -> Vec<usize> {
+        let Some(found) = by_module.get(name) else {
+            return Vec::new();
+        };
+        let same_root: Vec<usize> = found
+            .iter()
+            .copied()
+            .filter(|&i| files[i].source_root == from.source_root)
+            .collect();
+        if same_root.is_empty() {
+            found.clone()
+        } else {
+            same_root
+        }
+    };
+    // Edges: a module and, as Python does, every package above it.
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (i, f) in files.iter().enumerate() {
+        let mut targets = Vec::new();
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            let mut names: Vec<String> = Vec::new();
+            let parts: Vec<&str> = base.split('.').filter(|p| !p.is_empty()).collect();
+            for n in 1..=parts.len() {
+                names.push(parts[..n].join("."));
+            }
+            for name in &imp.names {
+                if name != "*" {
+                    names.push(if base.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{base}.{name}")
+                    });
+                }
+            }
+            for name in names {
+                targets.extend(lookup(&name, f));
+            }
+        }
+        // pytest imports the conftest.py of every directory above a test first.
+        if is_test_file(&f.rel) && !f.rel.ends_with("conftest.py") {
+            for (j, c) in files.iter().enumerate() {
+                if c.rel.ends_with("conftest.py") {
+                    let dir = c.rel.rsplit_once('/').map_or("", |(d, _)| d);
+                    if dir.is_empty() || under(&f.rel, dir) {
+                        targets.push(j);
+                    }
+                }
+            }
+        }
+        targets.retain(|&j| j != i);
+        targets.sort_unstable();
+        targets.dedup();
+        edges[i] = targets;
+    }
+    let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (i, targets) in edges.iter().enumerate() {
+        for &j in targets {
+            importers[j].push(i);
+        }
+    }
+    let scripts: HashMap<usize, String> = projects
+        .scripts
+        .iter()
+        .flat_map(|(dir, name, module)| {
+            by_module
+                .get(module.as_str())
+                .into_iter()
+                .flatten()
+                .filter(|&&i| dir.is_empty() || under(&files[i].rel, dir))
+                .map(|&i| (i, name.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let entry_of = |i: usize| -> Option<EntryWhy> {
+        let f = &files[i];
+        let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+        if let Some(script) = scripts.get(&i) {
+            Some(EntryWhy::Script(script.clone()))
+        } else if name == "__main__.py" {
+            Some(EntryWhy::DunderMain)
+        } else if is_test_file(&f.rel) && name != "conftest.py" {
+            Some(EntryWhy::Test)
+        } else if f.main_guard {
+            Some(EntryWhy::MainGuard)
+        } else if !f.in_package && importers[i].is_empty() {
+            Some(EntryWhy::Standalone)
+        } else {
+            None
+        }
+    };
+    let entries: Vec<Option<EntryWhy>> = (0..files.len()).map(entry_of).collect();
+    // Each entry point's process: the modules it reaches through imports.
+    let mut programs_of: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    let mut reaches_gpu = vec![false; files.len()];
+    for (e, why) in entries.iter().enumerate() {
+        if why.is_none() {
+            continue;
+        }
+        let mut seen = vec![false; files.len()];
+        let mut queue = VecDeque::from([e]);
+        seen[e] = true;
+        while let Some(i) = queue.pop_front() {
+            reaches_gpu[e] |= files[i].gpu;
+            if i != e {
+                programs_of[i].push(e);
+            }
+            for &j in &edges[i] {
+                if !std::mem::replace(&mut seen[j], true) {
+                    queue.push_back(j);
+                }
+            }
+        }
+    }
+    let names = |ids: &[usize]| -> Vec<String> {
+        ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
+    };
+    let mut roles = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let role = match entries[i].clone() {
+            Some(why) => {
+                let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+                // A script's target and a `__main__.py` are run, not imported; a module with a
+                // `__main__` block that other modules import (or that an installable package
+                // ships) is a library too.
+                let library = matches!(why, EntryWhy::MainGuard)
+                    && (!importers[i].is_empty() || projects.installable(f))
+                    && name != "__init__.py";
+                if library {
+                    Role::Both {
+                        why,
+                        gpu: reaches_gpu[i],
+                        importers: names(&importers[i]),
+                    }
+                } else {
+                    Role::Program {
+                        why,
+                        gpu: reaches_gpu[i],
+                    }
+                }
+            }
+            None => {
+                let programs = &programs_of[i];
+                Role::Library {
+                    programs: names(programs),
+                    count: programs.len(),
+                }
+            }
+        };
+        roles.insert(f.rel.clone(), role);
+    }
+    ProjectIndex { roles }
+}
+
+/// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).
+fn import_base(f: &PyFile, imp: &RawImport) -> Option<String> {
+    if imp.level == 0 {
+        return imp.module.clone();
+    }
+    let mut parts: Vec<&str> = f.module.split('.').collect();
+    let is_init = f.rel.ends_with("__init__.py");
+    if !is_init {
+        parts.pop();
+    }
+    for _ in 1..imp.level {
+        parts.pop()?;
+    }
+    if let Some(m) = &imp.module {
+        parts.push(m);
+    }
+    Some(parts.join("."))
+}
+
+/// The root-relative path of `path` under `root`, `/`-separated (what the index is keyed by).
+pub fn rel_key(root: &Path, path: &Path) -> Option<String> {
+    let rel: PathBuf = path.strip_prefix(root).ok()?.to_path_buf();
+    Some(slash(&rel))
+}
