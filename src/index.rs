@@ -421,7 +421,7 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
             same_root
         }
     };
-    // Edges: a module and, as Python does, every package above it.
+    // Edges: the modules an import names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
         let mut targets = Vec::new();
@@ -429,11 +429,10 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
             let Some(base) = import_base(f, imp) else {
                 continue;
             };
-            let mut names: Vec<String> = Vec::new();
-            let parts: Vec<&str> = base.split('.').filter(|p| !p.is_empty()).collect();
-            for n in 1..=parts.len() {
-                names.push(parts[..n].join("."));
-            }
+            // The module named and the submodules named from it. The packages above run too,
+            // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
+            // following them would put every module of a package into every program.
+            let mut names: Vec<String> = vec![base.clone()];
             for name in &imp.names {
                 if name != "*" {
                     names.push(if base.is_empty() {

@@ -207,6 +207,12 @@ fn run_python(python: &Path, root: &Path, rel: &str, args: &[&str], log: &Path) 
             .args(args)
             .current_dir(path.parent().unwrap());
     }
+    execute(cmd, root, log)
+}
+
+/// Runs `cmd` (python3 with its arguments and directory set) in a clean environment with the
+/// stubs and `root` on PYTHONPATH, its own GPU_STUB_LOG, under TIMEOUT.
+fn execute(mut cmd: Command, root: &Path, log: &Path) -> Outcome {
     let pythonpath = std::env::join_paths([fixture("pystubs"), root.to_path_buf()]).unwrap();
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -455,5 +461,149 @@ fn half_migrated_originals_show_their_traps() {
         trapped.len() >= MIN_TRAPPED_ORIGINALS,
         "only {} non-compliant originals miss the RTX 3090 (want {MIN_TRAPPED_ORIGINALS}): {trapped:?}",
         trapped.len()
+    );
+}
+
+/// `fixtures/apps`: each program launched as its users launch it (app, the entry file, the
+/// arguments of python3, run from the app's root). See `fixtures/apps/CASES.md`.
+const LAUNCHES: &[(&str, &str, &[&str])] = &[
+    // The `speechkit` console script: what its generated wrapper does.
+    (
+        "speechkit",
+        "speechkit/cli.py",
+        &[
+            "-c",
+            "import sys; from speechkit.cli import main; sys.exit(main())",
+        ],
+    ),
+    (
+        "speechkit",
+        "speechkit/transcribe.py",
+        &["-m", "speechkit.transcribe", "a.wav"],
+    ),
+    (
+        "speechkit",
+        "tests/test_model.py",
+        &["-m", "pytest", "tests/test_model.py"],
+    ),
+    (
+        "speechkit",
+        "tests/test_options.py",
+        &["-m", "pytest", "tests/test_options.py"],
+    ),
+    ("webui", "server.py", &["server.py"]),
+    ("trainer", "launch.py", &["launch.py", "-g", "0,1"]),
+    ("trainer", "evaluate.py", &["evaluate.py"]),
+];
+
+/// What `fix` must leave each file of `fixtures/apps` with (CASES.md); files not listed are
+/// `no_gpu_code`.
+const APP_STATUS: &[(&str, &str)] = &[
+    ("speechkit/speechkit/cli.py", "fixed"),
+    ("speechkit/speechkit/model.py", "fixed"),
+    ("speechkit/speechkit/transcribe.py", "needs_review"),
+    ("speechkit/tests/test_model.py", "fixed"),
+    ("webui/server.py", "fixed"),
+    ("trainer/launch.py", "needs_review"),
+    ("trainer/evaluate.py", "fixed"),
+];
+
+/// The apps, fixed with the default `scope = "programs"`, then each program launched: every
+/// program whose entry file `fix` calls compliant or fixed lands on the RTX 3090 alone with the
+/// policy's env at its first CUDA use; every file left `needs_review` or `non_compliant` has
+/// findings that name their line; library modules and CPU-only programs get no header.
+#[test]
+fn fixed_apps_run_each_program_on_the_rtx_3090() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let copy = copy_fixture("apps");
+    let mut status = BTreeMap::new();
+    let mut failures = Vec::new();
+    for app in ["speechkit", "webui", "trainer"] {
+        let root = copy.path().join(app);
+        let fix = run(gh(&root).args([
+            "fix",
+            "--gpu",
+            "off",
+            "--no-journal",
+            "--format",
+            "json",
+            ".",
+        ]));
+        let report: serde_json::Value = serde_json::from_str(&fix.stdout)
+            .unwrap_or_else(|e| panic!("{app}: {e}\n{}\n{}", fix.stdout, fix.stderr));
+        for file in report["files"].as_array().unwrap() {
+            let rel = format!("{app}/{}", file["path"].as_str().unwrap());
+            let st = file["status"].as_str().unwrap().to_string();
+            if matches!(st.as_str(), "needs_review" | "non_compliant") {
+                for f in file["findings"].as_array().unwrap() {
+                    if f["severity"] != "info" && f["line"].as_u64().unwrap_or(0) == 0 {
+                        failures.push(format!("{rel}: a finding names no line: {f}"));
+                    }
+                }
+            }
+            // A library module or a CPU-only program never gets an import-time env write.
+            let text = std::fs::read_to_string(root.join(file["path"].as_str().unwrap())).unwrap();
+            let header = text.contains("os.environ['CUDA_VISIBLE_DEVICES']");
+            let program = LAUNCHES
+                .iter()
+                .any(|(a, entry, _)| *a == app && rel == format!("{app}/{entry}"));
+            if header && !program {
+                failures.push(format!("{rel}: a module no program starts got the header"));
+            }
+            status.insert(rel, st);
+        }
+    }
+    let expected: BTreeMap<String, String> = status
+        .keys()
+        .map(|rel| {
+            let want = APP_STATUS
+                .iter()
+                .find(|(p, _)| p == rel)
+                .map_or("no_gpu_code", |(_, s)| *s);
+            (rel.clone(), want.to_string())
+        })
+        .collect();
+    assert_eq!(
+        status, expected,
+        "statuses after `fix` (fixtures/apps/CASES.md)"
+    );
+
+    let logs = tempfile::tempdir().unwrap();
+    for (i, (app, entry, argv)) in LAUNCHES.iter().enumerate() {
+        let rel = format!("{app}/{entry}");
+        let root = copy.path().join(app);
+        let mut cmd = Command::new(&python);
+        cmd.args(*argv).current_dir(&root);
+        let out = execute(cmd, &root, &logs.path().join(format!("{i}.jsonl")));
+        let v = verdict(&out);
+        println!("  {rel:40} {:14} {v:?}", status[&rel]);
+        if matches!(status[&rel].as_str(), "fixed" | "compliant") {
+            match v {
+                Verdict::Lands => {}
+                Verdict::NoCuda => failures.push(format!(
+                    "{rel}: called {} but its program never used CUDA\n{}",
+                    status[&rel],
+                    out.describe(&rel)
+                )),
+                Verdict::Trapped(why) => failures.push(format!(
+                    "{rel}: called {} but {why}\n{}",
+                    status[&rel],
+                    out.describe(&rel)
+                )),
+                Verdict::Broken => failures.push(format!(
+                    "{rel}: called {} but failed\n{}",
+                    status[&rel],
+                    out.describe(&rel)
+                )),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problem(s) in the fixed apps:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
     );
 }

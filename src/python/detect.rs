@@ -146,6 +146,15 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         untimed_findings(facts, eff, ctx.policy, &mut out);
         device_findings(facts, ctx.policy, &mut out);
         untraced_literals(facts, ctx.policy, &mut out);
+        if ctx.in_scope {
+            for o in &facts.idle_options {
+                out.push(Finding::new(
+                    &IDLE_DEVICE_OPTION,
+                    o.at.clone(),
+                    format!("`{}` selects no card: its value (`.{}`) is never used, or only printed, and the policy's header decides the card; remove the option (and its echo), or make it choose among the policy's cards, then mark it `# noqa: GH008`", o.option, o.dest),
+                ));
+            }
+        }
         if let Some(role) = ctx.role {
             program_findings(facts, eff, role, &mut out);
         }

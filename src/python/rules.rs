@@ -34,6 +34,13 @@ rule!(
     "a library module writes a GPU env variable when imported: it overrides its importers' env"
 );
 rule!(
+    IDLE_DEVICE_OPTION,
+    "GH008",
+    "idle-device-option",
+    Review,
+    "a command-line option that names a device selects nothing: never read, or only printed"
+);
+rule!(
     DELIBERATE_CPU_MASK,
     "GH010",
     "deliberate-cpu-mask",
@@ -149,6 +156,7 @@ pub static ALL: &[&Rule] = &[
     &ENV_AFTER_GPU_IMPORT,
     &ENV_WRITE_IN_FUNCTION,
     &ENV_WRITE_IN_LIBRARY,
+    &IDLE_DEVICE_OPTION,
     &DELIBERATE_CPU_MASK,
     &CHILD_ENV,
     &AMD_MASK,

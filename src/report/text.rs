@@ -177,10 +177,7 @@ pub fn summary(command: &str, s: &Summary) -> String {
         (FileStatus::NonCompliant, "non-compliant"),
         (FileStatus::NeedsReview, "needing review"),
         (FileStatus::Compliant, "compliant"),
-        (
-            FileStatus::Accepted,
-            "accepted (noqa, baseline or per-file-ignores)",
-        ),
+        (FileStatus::Accepted, "accepted (findings suppressed)"),
         (FileStatus::NoGpuCode, "without GPU code"),
         (FileStatus::Skipped, "skipped"),
         (FileStatus::Error, "errors"),

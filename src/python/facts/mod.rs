@@ -8,6 +8,7 @@ mod devices;
 mod env;
 mod flow;
 mod literals;
+mod options;
 
 use std::ops::Range;
 
@@ -145,6 +146,8 @@ pub struct Facts {
     /// `"cuda:N"` literals that may reach code (see `literals`): the rules report those the
     /// mask renumbers that no device use accounts for.
     pub device_literals: Vec<literals::DeviceLiteral>,
+    /// Device options (`--gpus`) whose value selects nothing: never read, or only printed.
+    pub idle_options: Vec<options::IdleOption>,
     /// Can run without CUDA: a "cpu" device string, a `torch.cuda.is_available()` check, or a
     /// command-line option choosing the device.
     pub cpu_path: Option<Range<usize>>,
@@ -194,6 +197,7 @@ pub fn collect<'s>(
     visitor.mark_shared(body);
     if !env_only {
         visitor.facts.device_literals = literals::device_literals(source, body);
+        visitor.facts.idle_options = options::idle_device_options(body);
     }
     visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
     visitor.facts.devices.sort_by_key(|d| d.at.start);

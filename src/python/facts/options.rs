@@ -1,0 +1,162 @@
+//! Command-line options that name a card (`--gpus`, `--gpu-id`, `--cuda`) and whose value selects
+//! nothing: never read, or only echoed. After the header replaced the mask write an option fed,
+//! the option silently does nothing and its echo lies; the rules report it for a person.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use ruff_python_ast::visitor::{walk_expr, Visitor};
+use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::Ranged;
+
+/// A device option whose value reaches nothing but output.
+#[derive(Debug, Clone)]
+pub struct IdleOption {
+    /// The `add_argument(...)` call.
+    pub at: Range<usize>,
+    pub option: String,
+    pub dest: String,
+}
+
+pub fn idle_device_options(body: &[Stmt]) -> Vec<IdleOption> {
+    let mut v = Options::default();
+    v.visit_body(body);
+    // The parsed namespace handed on whole (`train(args)`): its options may be read elsewhere.
+    if v.namespaces.is_empty() || v.namespaces.iter().any(|n| v.bare.contains(n)) {
+        return Vec::new();
+    }
+    v.declared
+        .into_iter()
+        .filter(|o| v.reads.get(&o.dest).copied().unwrap_or(0) == 0)
+        .collect()
+}
+
+#[derive(Default)]
+struct Options {
+    declared: Vec<IdleOption>,
+    /// Reads of `X.dest` that are not output, by dest.
+    reads: HashMap<String, usize>,
+    /// Names bound to `….parse_args()` / `….parse_known_args()`.
+    namespaces: HashSet<String>,
+    /// Names loaded other than as `name.attr`.
+    bare: HashSet<String>,
+    echo: usize,
+}
+
+fn is_echo(func: &Expr) -> bool {
+    match func {
+        Expr::Name(n) => n.id.as_str() == "print",
+        Expr::Attribute(a) => matches!(
+            a.attr.as_str(),
+            "debug" | "info" | "warning" | "warn" | "error" | "critical" | "log" | "echo" | "secho"
+        ),
+        _ => false,
+    }
+}
+
+fn declared(call: &ruff_python_ast::ExprCall) -> Option<IdleOption> {
+    let Expr::Attribute(a) = call.func.as_ref() else {
+        return None;
+    };
+    if a.attr.as_str() != "add_argument" {
+        return None;
+    }
+    let flags: Vec<&str> = call
+        .arguments
+        .args
+        .iter()
+        .filter_map(|e| match e {
+            Expr::StringLiteral(s) if s.value.to_str().starts_with('-') => Some(s.value.to_str()),
+            _ => None,
+        })
+        .collect();
+    let option = flags
+        .iter()
+        .find(|f| f.starts_with("--"))
+        .or(flags.first())?
+        .to_string();
+    if !flags.iter().any(|f| {
+        let f = f.to_ascii_lowercase();
+        // A card option (`--gpus`, `--gpu-device-id`, `--cuda`); `--device` also chooses
+        // between the CPU and a GPU, and a program may keep it on purpose.
+        ["gpu", "cuda"].iter().any(|w| f.contains(w))
+    }) {
+        return None;
+    }
+    let dest = call
+        .arguments
+        .keywords
+        .iter()
+        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "dest"))
+        .and_then(|k| match &k.value {
+            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(|| option.trim_start_matches('-').replace('-', "_"));
+    let r = call.range();
+    Some(IdleOption {
+        at: r.start().to_usize()..r.end().to_usize(),
+        option,
+        dest,
+    })
+}
+
+impl<'a> Visitor<'a> for Options {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if let Stmt::Assign(a) = stmt {
+            if let Expr::Call(c) = a.value.as_ref() {
+                if let Expr::Attribute(f) = c.func.as_ref() {
+                    if matches!(f.attr.as_str(), "parse_args" | "parse_known_args") {
+                        for t in &a.targets {
+                            match t {
+                                Expr::Name(n) => {
+                                    self.namespaces.insert(n.id.to_string());
+                                }
+                                Expr::Tuple(t) => {
+                                    if let Some(Expr::Name(n)) = t.elts.first() {
+                                        self.namespaces.insert(n.id.to_string());
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        ruff_python_ast::visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(c) => {
+                if let Some(option) = declared(c) {
+                    self.declared.push(option);
+                }
+                let echo = is_echo(&c.func);
+                self.visit_expr(&c.func);
+                self.echo += usize::from(echo);
+                for arg in &c.arguments.args {
+                    self.visit_expr(arg);
+                }
+                for k in &c.arguments.keywords {
+                    self.visit_expr(&k.value);
+                }
+                self.echo -= usize::from(echo);
+            }
+            Expr::Attribute(a) => {
+                if let Expr::Name(_) = a.value.as_ref() {
+                    if self.echo == 0 {
+                        *self.reads.entry(a.attr.to_string()).or_default() += 1;
+                    }
+                } else {
+                    self.visit_expr(&a.value);
+                }
+            }
+            Expr::Name(n) if n.ctx.is_load() => {
+                self.bare.insert(n.id.to_string());
+            }
+            _ => walk_expr(self, expr),
+        }
+    }
+}
