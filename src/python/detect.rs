@@ -151,7 +151,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
                 out.push(Finding::new(
                     &IDLE_DEVICE_OPTION,
                     o.at.clone(),
-                    format!("`{}` selects no card: its value (`.{}`) is never used, or only printed, and the policy's header decides the card; remove the option (and its echo), or make it choose among the policy's cards, then mark it `# noqa: GH008`", o.option, o.dest),
+                    format!("`{}` selects no card: its value (`.{}`) is never used, or only printed, and the policy's header decides the card; remove the option (and its echo), or make it choose among the policy's cards, then mark it `# noqa: GH014`", o.option, o.dest),
                 ));
             }
         }

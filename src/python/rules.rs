@@ -28,14 +28,14 @@ rule!(
 );
 rule!(
     ENV_WRITE_IN_LIBRARY,
-    "GH007",
+    "GH013",
     "env-write-in-library",
     Violation,
     "a library module writes a GPU env variable when imported: it overrides its importers' env"
 );
 rule!(
     IDLE_DEVICE_OPTION,
-    "GH008",
+    "GH014",
     "idle-device-option",
     Review,
     "a command-line option that names a device selects nothing: never read, or only printed"
@@ -155,11 +155,11 @@ pub static ALL: &[&Rule] = &[
     &HEADER_INCOMPLETE,
     &ENV_AFTER_GPU_IMPORT,
     &ENV_WRITE_IN_FUNCTION,
-    &ENV_WRITE_IN_LIBRARY,
-    &IDLE_DEVICE_OPTION,
     &DELIBERATE_CPU_MASK,
     &CHILD_ENV,
     &AMD_MASK,
+    &ENV_WRITE_IN_LIBRARY,
+    &IDLE_DEVICE_OPTION,
     &DEVICE_STRING_INDEX,
     &DEVICE_CALL_INDEX,
     &DEVICE_KEYWORD_INDEX,
