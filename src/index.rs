@@ -8,7 +8,7 @@
 //! pass reports it), and a file the index knows nothing of is judged as an entry point.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
@@ -578,10 +578,4 @@ fn import_base(f: &PyFile, imp: &RawImport) -> Option<String> {
         parts.push(m);
     }
     Some(parts.join("."))
-}
-
-/// The root-relative path of `path` under `root`, `/`-separated (what the index is keyed by).
-pub fn rel_key(root: &Path, path: &Path) -> Option<String> {
-    let rel: PathBuf = path.strip_prefix(root).ok()?.to_path_buf();
-    Some(slash(&rel))
 }
