@@ -390,3 +390,24 @@ fn an_environment_replaced_after_the_header_is_reported_not_fixed() {
 }
 
 const HEADER_SRC: &str = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n";
+
+#[test]
+fn update_with_a_dict_and_keywords_keeps_the_other_keys() {
+    // The last key of the dict and the first keyword are managed: each list loses its own.
+    let out = fixed("import os\nos.environ.update({\"OMP_NUM_THREADS\": \"4\", \"CUDA_VISIBLE_DEVICES\": \"0\"}, CUDA_DEVICE_ORDER=\"FASTEST_FIRST\", HF_HOME=\"/m\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({\"OMP_NUM_THREADS\": \"4\"}, HF_HOME=\"/m\")\n"),
+        "{out}"
+    );
+    // Every key of the dict managed: the dict empties, the keywords stay; and the other way.
+    let out = fixed("import os\nos.environ.update({\"CUDA_VISIBLE_DEVICES\": \"0\",}, HF_HOME=\"/m\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({}, HF_HOME=\"/m\")\n"),
+        "{out}"
+    );
+    let out = fixed("import os\nos.environ.update({\"HF_HOME\": \"/m\"}, CUDA_VISIBLE_DEVICES=\"0\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({\"HF_HOME\": \"/m\"})\n"),
+        "{out}"
+    );
+}
