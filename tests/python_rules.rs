@@ -411,3 +411,24 @@ fn update_with_a_dict_and_keywords_keeps_the_other_keys() {
         "{out}"
     );
 }
+
+#[test]
+fn a_docstring_joined_to_the_gpu_import_gets_the_header_between_them() {
+    let out = fixed("\"\"\"Doc.\"\"\"; import torch\nx = torch.zeros(1).cuda(1)\n");
+    assert!(
+        out.starts_with("\"\"\"Doc.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\n\nimport os\n"),
+        "{out}"
+    );
+    assert!(
+        out.find(HEADER_LINE).unwrap() < out.find("\nimport torch\n").unwrap(),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("\nimport torch\nx = torch.zeros(1).cuda(0)\n"),
+        "{out}"
+    );
+    // A standard-library import on the line stays above the header with the docstring.
+    let out = fixed("\"\"\"Doc.\"\"\"; import sys; import torch\n");
+    assert!(out.contains("\"\"\"; import sys\n\nimport os\n"), "{out}");
+    assert!(out.ends_with("mémoire\n\nimport torch\n"), "{out}");
+}
