@@ -5,7 +5,7 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{copy_fixture, gh, run};
+use common::{copy_fixture, gh, python_compiles, run};
 
 #[test]
 fn scan_reports_each_bad_file_and_still_scans_the_good_one() {
@@ -179,4 +179,54 @@ fn rust_lexer_errors_point_at_the_unclosed_token() {
             out.stderr
         );
     }
+}
+
+#[test]
+fn a_latin1_file_is_fixed_and_written_back_in_latin1() {
+    let tree = tempfile::tempdir().unwrap();
+    let path = tree.path().join("legacy.py");
+    let original = b"# -*- coding: latin-1 -*-\n# r\xe9glage: carte \xab 1 \xbb\nimport torch\nx = torch.zeros(1).cuda(1)\n";
+    std::fs::write(&path, original).unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let bytes = std::fs::read(&path).unwrap();
+    // Every byte is one Latin-1 character: the text survives, the header's é is 0xE9.
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    assert!(
+        text.starts_with("# -*- coding: latin-1 -*-\n# réglage: carte « 1 »\n"),
+        "{text}"
+    );
+    assert!(text.contains("# Optimisation mémoire\n"), "{text}");
+    assert!(
+        text.ends_with("\nimport torch\nx = torch.zeros(1).cuda(0)\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('🚨') && std::str::from_utf8(&bytes).is_err(),
+        "{text}"
+    );
+    assert_eq!(python_compiles(tree.path(), &["legacy.py"]), Ok(()));
+    let again = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "a second fix changes nothing"
+    );
+}
+
+#[test]
+fn an_encoding_the_tool_cannot_write_back_is_an_error_naming_the_file() {
+    let tree = tempfile::tempdir().unwrap();
+    let original =
+        b"# coding: koi8-r\n# \xd4\xc5\xd3\xd4\nimport torch\nx = torch.zeros(1).cuda(1)\n";
+    std::fs::write(tree.path().join("cyr.py"), original).unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("error: cyr.py: declares `coding: koi8-r`, an encoding this tool cannot read and write back"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(tree.path().join("cyr.py")).unwrap(), original);
 }
