@@ -230,3 +230,35 @@ fn an_encoding_the_tool_cannot_write_back_is_an_error_naming_the_file() {
     );
     assert_eq!(std::fs::read(tree.path().join("cyr.py")).unwrap(), original);
 }
+
+#[test]
+fn a_future_import_below_a_hand_written_header_is_a_fixable_finding() {
+    let tree = tempfile::tempdir().unwrap();
+    let path = tree.path().join("train.py");
+    std::fs::write(
+        &path,
+        "\"\"\"Train.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\nimport os\n\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n\nfrom __future__ import annotations\nimport torch\n",
+    )
+    .unwrap();
+    assert!(python_compiles(tree.path(), &["train.py"]).is_err());
+    let scan = run(gh(tree.path()).args(["scan", "--format", "json"]));
+    assert_eq!(scan.code, 1, "{}", scan.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
+    let file = &doc["files"][0];
+    assert_eq!(file["status"], "non_compliant");
+    assert_eq!(file["findings"][0]["rule"], "GH009");
+    assert_eq!(file["findings"][0]["line"], 10);
+    assert_eq!(file["findings"][0]["fixable"], true);
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        fixed.starts_with("\"\"\"Train.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\nfrom __future__ import annotations\nimport os\n"),
+        "{fixed}"
+    );
+    assert!(fixed.ends_with("1024'\n\nimport torch\n"), "{fixed}");
+    assert_eq!(python_compiles(tree.path(), &["train.py"]), Ok(()));
+    let again = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), fixed);
+}

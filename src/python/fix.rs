@@ -126,7 +126,8 @@ fn finish(
         edits.extend(removal.iter().cloned());
     }
     for f in input.findings {
-        if f.rule.code.starts_with("GH1") {
+        // Device remaps, and late `from __future__` imports moved up.
+        if f.rule.code.starts_with("GH1") || f.rule.code == "GH009" {
             edits.extend(f.edits.iter().cloned());
         }
     }

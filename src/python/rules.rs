@@ -41,6 +41,13 @@ rule!(
     "a command-line option that names a device selects nothing: never read, or only printed"
 );
 rule!(
+    FUTURE_IMPORT_LATE,
+    "GH009",
+    "future-import-late",
+    Violation,
+    "a `from __future__` import below other statements (a header put above it): CPython refuses the file"
+);
+rule!(
     DELIBERATE_CPU_MASK,
     "GH010",
     "deliberate-cpu-mask",
@@ -157,6 +164,7 @@ pub static ALL: &[&Rule] = &[
     &ENV_WRITE_IN_FUNCTION,
     &ENV_WRITE_IN_LIBRARY,
     &IDLE_DEVICE_OPTION,
+    &FUTURE_IMPORT_LATE,
     &DELIBERATE_CPU_MASK,
     &CHILD_ENV,
     &AMD_MASK,
