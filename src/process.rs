@@ -303,7 +303,10 @@ impl Engine {
             outcome.findings.iter_mut().for_each(|f| f.fixed = false);
             return errored(outcome, e.to_string());
         }
-        outcome.content_hash = Some(content_hash(new.as_bytes()));
+        // The hash of the bytes written (a latin-1 file is written back in latin-1).
+        let written_bytes = crate::source::codec::encode_declared(&new)
+            .unwrap_or_else(|_| new.clone().into_bytes());
+        outcome.content_hash = Some(content_hash(&written_bytes));
         // The status is the rewritten text's: a partial fix leaves the file non-compliant, so
         // a second run reports what this one ended with.
         outcome.status = match after.as_ref().map(|a| verdict(a.findings(), 0)) {

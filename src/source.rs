@@ -1,9 +1,13 @@
 //! Reading a source file, and refusing what is not text we may touch.
 
+pub mod codec;
+
 use std::path::Path;
 
 use aho_corasick::packed;
 use aho_corasick::AhoCorasick;
+
+use self::codec::Codec;
 
 use crate::outcome::Language;
 
@@ -23,6 +27,13 @@ pub enum ReadError {
     Binary(usize),
     #[error("not valid UTF-8 (invalid byte at offset {0})")]
     NotUtf8(usize),
+    #[error("not valid {name} as its coding cookie declares (invalid byte at offset {offset})")]
+    NotInDeclared { name: String, offset: usize },
+    #[error(
+        "declares `coding: {0}`, an encoding this tool cannot read and write back (it reads \
+         utf-8, ascii, latin-1 and cp1252): convert the file to UTF-8, or leave it out"
+    )]
+    UnknownEncoding(String),
 }
 
 /// Read a file whole, refusing what is not a regular file or is over `limit` bytes. Opening
@@ -73,14 +84,22 @@ fn read_open(mut file: std::fs::File, limit: u64) -> Result<Vec<u8>, ReadError> 
     Ok(bytes)
 }
 
-/// Accept the bytes as source text: no NUL byte, valid UTF-8.
+/// Accept the bytes as source text: no NUL byte, valid in the encoding its coding cookie
+/// declares (PEP 263), UTF-8 without one.
 pub fn decode(bytes: Vec<u8>) -> Result<SourceFile, ReadError> {
     if let Some(nul) = bytes.iter().position(|&b| b == 0) {
         return Err(ReadError::Binary(nul));
     }
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| ReadError::NotUtf8(e.valid_up_to()))?
-        .to_string();
+    let text = match codec::Cookie::of(&bytes) {
+        codec::Cookie::None => Codec::Utf8.decode(&bytes).map_err(ReadError::NotUtf8)?,
+        codec::Cookie::Known { name, codec } => {
+            codec.decode(&bytes).map_err(|offset| match codec {
+                Codec::Utf8 => ReadError::NotUtf8(offset),
+                _ => ReadError::NotInDeclared { name, offset },
+            })?
+        }
+        codec::Cookie::Unknown(name) => return Err(ReadError::UnknownEncoding(name)),
+    };
     Ok(SourceFile { bytes, text })
 }
 
@@ -200,6 +219,32 @@ mod tests {
             read(&latin, 3).err(),
             Some(ReadError::TooLarge { .. })
         ));
+    }
+
+    #[test]
+    fn reads_the_encoding_the_cookie_declares() {
+        let file = decode(b"# -*- coding: latin-1 -*-\n# r\xe9glage\n".to_vec()).unwrap();
+        assert_eq!(file.text, "# -*- coding: latin-1 -*-\n# réglage\n");
+        let cp = decode(b"# coding: cp1252\n# \x93x\x94\n".to_vec()).unwrap();
+        assert_eq!(cp.text, "# coding: cp1252\n# \u{201c}x\u{201d}\n");
+        assert_eq!(
+            decode(b"# coding: cp1252\n# \x81\n".to_vec()).err(),
+            Some(ReadError::NotInDeclared {
+                name: "cp1252".into(),
+                offset: 19
+            })
+        );
+        assert_eq!(
+            decode(b"# coding: ascii\n# \xe9\n".to_vec())
+                .err()
+                .unwrap()
+                .to_string(),
+            "not valid ascii as its coding cookie declares (invalid byte at offset 18)"
+        );
+        assert_eq!(
+            decode(b"# coding: koi8-r\nimport torch\n".to_vec()).err(),
+            Some(ReadError::UnknownEncoding("koi8-r".into()))
+        );
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub enum WriteError {
     Metadata(String),
     #[error("cannot back up to {path}: {source}")]
     Backup { path: String, source: io::Error },
+    #[error("{0}; not rewritten")]
+    Encoding(String),
     #[error("cannot write: {0}")]
     Io(#[from] io::Error),
 }
@@ -56,7 +58,8 @@ pub struct WriteOptions {
 }
 
 /// Replace the file at `rel` under `root`, whose content was `original` when read, with
-/// `new`; keep a copy of the original under the backup dir when asked.
+/// `new`; keep a copy of the original under the backup dir when asked. `new` text that declares
+/// an encoding in its coding cookie is written in it (a file keeps the encoding it was read in).
 pub fn write_confined(
     root: &Path,
     rel: &Path,
@@ -64,6 +67,11 @@ pub fn write_confined(
     new: &[u8],
     options: &WriteOptions,
 ) -> Result<(), WriteError> {
+    let encoded = match std::str::from_utf8(new) {
+        Ok(text) => crate::source::codec::encode_declared(text).map_err(WriteError::Encoding)?,
+        Err(_) => new.to_vec(),
+    };
+    let new = encoded.as_slice();
     let parent = RootDir::open(root)?.parent(rel, false)?;
     let mut file = parent.open_regular().map_err(|e| {
         if e.to_string().contains("symbolic link") {

@@ -5,7 +5,7 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{copy_fixture, gh, run};
+use common::{copy_fixture, gh, python_compiles, run};
 
 #[test]
 fn scan_reports_each_bad_file_and_still_scans_the_good_one() {
@@ -179,4 +179,86 @@ fn rust_lexer_errors_point_at_the_unclosed_token() {
             out.stderr
         );
     }
+}
+
+#[test]
+fn a_latin1_file_is_fixed_and_written_back_in_latin1() {
+    let tree = tempfile::tempdir().unwrap();
+    let path = tree.path().join("legacy.py");
+    let original = b"# -*- coding: latin-1 -*-\n# r\xe9glage: carte \xab 1 \xbb\nimport torch\nx = torch.zeros(1).cuda(1)\n";
+    std::fs::write(&path, original).unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let bytes = std::fs::read(&path).unwrap();
+    // Every byte is one Latin-1 character: the text survives, the header's é is 0xE9.
+    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
+    assert!(
+        text.starts_with("# -*- coding: latin-1 -*-\n# réglage: carte « 1 »\n"),
+        "{text}"
+    );
+    assert!(text.contains("# Optimisation mémoire\n"), "{text}");
+    assert!(
+        text.ends_with("\nimport torch\nx = torch.zeros(1).cuda(0)\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('🚨') && std::str::from_utf8(&bytes).is_err(),
+        "{text}"
+    );
+    assert_eq!(python_compiles(tree.path(), &["legacy.py"]), Ok(()));
+    let again = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "a second fix changes nothing"
+    );
+}
+
+#[test]
+fn an_encoding_the_tool_cannot_write_back_is_an_error_naming_the_file() {
+    let tree = tempfile::tempdir().unwrap();
+    let original =
+        b"# coding: koi8-r\n# \xd4\xc5\xd3\xd4\nimport torch\nx = torch.zeros(1).cuda(1)\n";
+    std::fs::write(tree.path().join("cyr.py"), original).unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("error: cyr.py: declares `coding: koi8-r`, an encoding this tool cannot read and write back"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(tree.path().join("cyr.py")).unwrap(), original);
+}
+
+#[test]
+fn a_future_import_below_a_hand_written_header_is_a_fixable_finding() {
+    let tree = tempfile::tempdir().unwrap();
+    let path = tree.path().join("train.py");
+    std::fs::write(
+        &path,
+        "\"\"\"Train.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\nimport os\n\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n\nfrom __future__ import annotations\nimport torch\n",
+    )
+    .unwrap();
+    assert!(python_compiles(tree.path(), &["train.py"]).is_err());
+    let scan = run(gh(tree.path()).args(["scan", "--format", "json"]));
+    assert_eq!(scan.code, 1, "{}", scan.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
+    let file = &doc["files"][0];
+    assert_eq!(file["status"], "non_compliant");
+    assert_eq!(file["findings"][0]["rule"], "GH015");
+    assert_eq!(file["findings"][0]["line"], 10);
+    assert_eq!(file["findings"][0]["fixable"], true);
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        fixed.starts_with("\"\"\"Train.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\nfrom __future__ import annotations\nimport os\n"),
+        "{fixed}"
+    );
+    assert!(fixed.ends_with("1024'\n\nimport torch\n"), "{fixed}");
+    assert_eq!(python_compiles(tree.path(), &["train.py"]), Ok(()));
+    let again = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), fixed);
 }

@@ -7,6 +7,7 @@ mod common;
 
 use common::{copy_fixture, files_under, fixture, gh, run};
 use gpu_homogenize::edit::unified_diff;
+use gpu_homogenize::source::decode;
 
 const TREE: &str = "half-migrated";
 
@@ -34,8 +35,9 @@ fn every_change_is_a_reviewed_diff() {
         out.stderr
     );
     for rel in files_under(tree.path(), "py") {
-        let old = std::fs::read_to_string(fixture(TREE).join(&rel)).unwrap();
-        let new = std::fs::read_to_string(tree.path().join(&rel)).unwrap();
+        // As text, decoded as the file declares (a Latin-1 file is written back in Latin-1).
+        let text = |p: std::path::PathBuf| decode(std::fs::read(p).unwrap()).unwrap().text;
+        let (old, new) = (text(fixture(TREE).join(&rel)), text(tree.path().join(&rel)));
         let shown = if old == new {
             "(unchanged)\n".to_string()
         } else {
@@ -75,7 +77,9 @@ fn one_configuration_per_file_and_nothing_orphaned() {
     let tree = copy_fixture(TREE);
     run(gh(tree.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     for rel in files_under(tree.path(), "py") {
-        let text = std::fs::read_to_string(tree.path().join(&rel)).unwrap();
+        let text = decode(std::fs::read(tree.path().join(&rel)).unwrap())
+            .unwrap()
+            .text;
         let module_level_masks = text
             .lines()
             .filter(|l| !l.starts_with([' ', '\t']))

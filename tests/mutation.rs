@@ -101,10 +101,12 @@ fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
 }
 
 fn parses(engine: &Engine, language: Language, path: &Path, bytes: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(bytes) else {
+    // As the tool reads it: in the encoding its coding cookie declares, no NUL byte.
+    let Ok(file) = gpu_homogenize::source::decode(bytes.to_vec()) else {
         return false;
     };
-    if bytes.contains(&0) || gpu_homogenize::nesting::check(language, text).is_err() {
+    let text = file.text.as_str();
+    if gpu_homogenize::nesting::check(language, text).is_err() {
         return false;
     }
     let support: &dyn LanguageSupport = match language {

@@ -1,6 +1,8 @@
 //! Rule by rule, on small sources: what is found, what the fix makes of it, and that the fix
 //! is stable. Each case is a source a user could write.
 
+mod common;
+
 use gpu_homogenize::edit::apply;
 use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport};
 use gpu_homogenize::policy::Policy;
@@ -390,3 +392,91 @@ fn an_environment_replaced_after_the_header_is_reported_not_fixed() {
 }
 
 const HEADER_SRC: &str = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n";
+
+#[test]
+fn update_with_a_dict_and_keywords_keeps_the_other_keys() {
+    // The last key of the dict and the first keyword are managed: each list loses its own.
+    let out = fixed("import os\nos.environ.update({\"OMP_NUM_THREADS\": \"4\", \"CUDA_VISIBLE_DEVICES\": \"0\"}, CUDA_DEVICE_ORDER=\"FASTEST_FIRST\", HF_HOME=\"/m\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({\"OMP_NUM_THREADS\": \"4\"}, HF_HOME=\"/m\")\n"),
+        "{out}"
+    );
+    // Every key of the dict managed: the dict empties, the keywords stay; and the other way.
+    let out = fixed("import os\nos.environ.update({\"CUDA_VISIBLE_DEVICES\": \"0\",}, HF_HOME=\"/m\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({}, HF_HOME=\"/m\")\n"),
+        "{out}"
+    );
+    let out = fixed("import os\nos.environ.update({\"HF_HOME\": \"/m\"}, CUDA_VISIBLE_DEVICES=\"0\")\nimport torch\n");
+    assert!(
+        out.contains("os.environ.update({\"HF_HOME\": \"/m\"})\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_docstring_joined_to_the_gpu_import_gets_the_header_between_them() {
+    let out = fixed("\"\"\"Doc.\"\"\"; import torch\nx = torch.zeros(1).cuda(1)\n");
+    assert!(
+        out.starts_with("\"\"\"Doc.\n🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE\n\"\"\"\n\nimport os\n"),
+        "{out}"
+    );
+    assert!(
+        out.find(HEADER_LINE).unwrap() < out.find("\nimport torch\n").unwrap(),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("\nimport torch\nx = torch.zeros(1).cuda(0)\n"),
+        "{out}"
+    );
+    // A standard-library import on the line stays above the header with the docstring.
+    let out = fixed("\"\"\"Doc.\"\"\"; import sys; import torch\n");
+    assert!(out.contains("\"\"\"; import sys\n\nimport os\n"), "{out}");
+    assert!(out.ends_with("mémoire\n\nimport torch\n"), "{out}");
+}
+
+/// CPython compiles `source` (written to a temp file, read back as bytes).
+fn compiles(source: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), source).unwrap();
+    common::python_compiles(dir.path(), &["m.py"])
+}
+
+#[test]
+fn a_header_put_above_from_future_by_hand_is_repaired_by_moving_the_future_up() {
+    let once = fixed("\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch\n");
+    // A hand migration put the header between the docstring and the future import.
+    let broken = once
+        .replacen("from __future__ import annotations\n", "", 1)
+        .replacen(
+            "import torch\n",
+            "from __future__ import annotations\nimport torch\n",
+            1,
+        );
+    assert!(compiles(&broken).is_err(), "{broken}");
+    assert_eq!(codes(&broken), ["GH015"]);
+    assert_eq!(fixed(&broken), once);
+    // Above everything, with no docstring: the future goes first, with its comment, and the
+    // hand-written header is completed in place.
+    let top = format!("import os\n{HEADER_LINE}os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nfrom __future__ import annotations  # typing\nimport torch\n");
+    assert_eq!(codes(&top), ["GH002", "GH015"]);
+    let out = fixed(&top);
+    assert!(
+        out.contains("\"\"\"\nfrom __future__ import annotations  # typing\nimport os\n"),
+        "{out}"
+    );
+    assert_eq!(compiles(&out), Ok(()), "{out}");
+    // A future import that no move of whole statements can place is still refused.
+    let info = FileInfo {
+        path: std::path::Path::new("module.py"),
+        rel: "module.py",
+        in_phase: false,
+    };
+    let nested = "import torch\nif True:\n    from __future__ import annotations\n";
+    let err = python().analyze(&info, nested).err().expect("refused");
+    assert!(
+        err.message.contains("CPython refuses this file"),
+        "{}",
+        err.message
+    );
+}

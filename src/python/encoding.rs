@@ -1,65 +1,45 @@
 //! The encoding a file declares in its cookie (PEP 263), and inserted text made representable
-//! in it: accents folded, symbols and emoji dropped. A file is read as UTF-8, so the cookie only
-//! narrows what may be inserted.
+//! in it: accents folded, symbols and emoji dropped. The file was decoded from that encoding
+//! and is written back in it (`source::codec`), so the cookie only narrows what may be inserted.
 
-use crate::lines::line_ranges;
+use crate::source::codec::{Codec, Cookie};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Encoding {
     Utf8,
-    /// Only characters up to this code point (0x7F for ASCII, 0xFF for Latin-1).
+    /// Only the characters `codec` holds (ASCII, Latin-1, Windows-1252).
     Narrow {
         name: String,
-        max: u32,
+        codec: Codec,
     },
 }
 
 impl Encoding {
-    /// The cookie of the first two lines; an encoding this tool cannot write is an error naming it.
+    /// The cookie of the first two lines; a name this tool cannot write narrows to ASCII (such
+    /// a file is refused when read).
     pub fn of(source: &str) -> Result<Encoding, String> {
-        for (start, end) in line_ranges(source).take(2) {
-            let line = source[start..end]
-                .trim_start_matches('\u{feff}')
-                .trim_start();
-            if !line.starts_with('#') {
-                // PEP 263: a cookie on line 2 counts only under a comment or blank line 1.
-                if line.is_empty() {
-                    continue;
-                }
-                break;
-            }
-            let Some(pos) = line
-                .find("coding")
-                .filter(|&p| matches!(line.as_bytes().get(p + 6), Some(b':' | b'=')))
-            else {
-                continue;
-            };
-            let name: String = line[pos + 7..]
-                .trim_start()
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                .collect();
-            let norm = name.to_ascii_lowercase().replace('_', "-");
-            return match norm.as_str() {
-                "utf-8" | "utf8" | "utf-8-sig" => Ok(Encoding::Utf8),
-                "ascii" | "us-ascii" | "646" => Ok(Encoding::Narrow { name, max: 0x7f }),
-                "latin-1" | "latin1" | "iso-8859-1" | "iso8859-1" | "l1" | "iso-latin-1"
-                | "cp819" => Ok(Encoding::Narrow { name, max: 0xff }),
-                _ => Ok(Encoding::Narrow { name, max: 0x7f }),
-            };
-        }
-        Ok(Encoding::Utf8)
+        Ok(match Cookie::of(source.as_bytes()) {
+            Cookie::None
+            | Cookie::Known {
+                codec: Codec::Utf8, ..
+            } => Encoding::Utf8,
+            Cookie::Known { name, codec } => Encoding::Narrow { name, codec },
+            Cookie::Unknown(name) => Encoding::Narrow {
+                name,
+                codec: Codec::Ascii,
+            },
+        })
     }
 
     /// `text` as this encoding can hold it.
     pub fn render(&self, text: &str) -> Result<String, String> {
-        let Encoding::Narrow { max, name } = self else {
+        let Encoding::Narrow { codec, name } = self else {
             return Ok(text.to_string());
         };
         let mut out = String::with_capacity(text.len());
         let mut dropped = false;
         for c in text.chars() {
-            if (c as u32) <= *max {
+            if codec.holds(c) {
                 // The space after a dropped symbol goes with it.
                 if dropped && c == ' ' && !out.ends_with(|p: char| p.is_alphanumeric()) {
                     dropped = false;
@@ -67,13 +47,13 @@ impl Encoding {
                 }
                 out.push(c);
                 dropped = false;
-            } else if let Some(folded) = fold(c) {
+            } else if let Some(folded) = fold(c).filter(|&f| codec.holds(f)) {
                 out.push(folded);
             } else {
                 dropped = true;
             }
         }
-        if out.chars().any(|c| (c as u32) > *max) {
+        if out.chars().any(|c| !codec.holds(c)) {
             return Err(format!(
                 "the file declares `coding: {name}`, which cannot hold the header's text"
             ));

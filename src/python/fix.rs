@@ -83,9 +83,14 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
                 edits.push(Edit::replace(block.clone(), chunk));
                 covered.push(block);
             }
-            None => {
-                edits.push(Edit::insert(at, padded(source, at, chunk, input.newline)));
-            }
+            None => edits.push(match joined_separator(source, at) {
+                // `"""Doc."""; import torch`: the separator becomes the header's lines.
+                Some(sep) => {
+                    let nl = input.newline;
+                    Edit::replace(sep, format!("{nl}{nl}{chunk}{nl}"))
+                }
+                None => Edit::insert(at, padded(source, at, chunk, input.newline)),
+            }),
         }
         drop_later_imports(input, at, &mut edits, &covered);
         docstring_edit(input, &mut edits);
@@ -121,7 +126,8 @@ fn finish(
         edits.extend(removal.iter().cloned());
     }
     for f in input.findings {
-        if f.rule.code.starts_with("GH1") {
+        // Device remaps, and late `from __future__` imports moved up.
+        if f.rule.code.starts_with("GH1") || f.rule.code == "GH015" {
             edits.extend(f.edits.iter().cloned());
         }
     }
@@ -260,15 +266,39 @@ fn prologue_end(source: &str, facts: &Facts) -> usize {
             end = next_line_start(source, start);
         }
     }
-    for (range, kind) in &facts.top {
-        match kind {
-            TopKind::Docstring | TopKind::Future | TopKind::StdlibImport(_) => {
-                end = end.max(next_line_start(source, range.end));
-            }
-            _ => break,
+    let prologue = |kind: &TopKind| {
+        matches!(
+            kind,
+            TopKind::Docstring | TopKind::Future | TopKind::StdlibImport(_)
+        )
+    };
+    let gpu_import = facts.first_top_level_gpu_import().unwrap_or(usize::MAX);
+    let mut top = facts.top.iter().peekable();
+    while let Some((range, kind)) = top.next() {
+        if !prologue(kind) {
+            break;
         }
+        let line_end = next_line_start(source, range.end);
+        // The GPU import later on the same line (`"""Doc."""; import torch`): the header goes
+        // between the two statements.
+        let joined = top
+            .peek()
+            .is_some_and(|(next, kind)| next.start < line_end && !prologue(kind));
+        if joined && gpu_import < line_end {
+            return range.end;
+        }
+        end = end.max(line_end);
     }
     end
+}
+
+/// The `; ` between a prologue statement ending at `at` and the statement after it on the same
+/// line, up to that statement.
+fn joined_separator(source: &str, at: usize) -> Option<Range<usize>> {
+    let end = line_end(source, at);
+    let rest = source[at..end].trim_start_matches([' ', '\t']);
+    let next = rest.strip_prefix(';')?.trim_start_matches([' ', '\t']);
+    (!next.is_empty() && !next.starts_with(['#', '\\'])).then(|| at..end - next.len())
 }
 
 fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {

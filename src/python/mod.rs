@@ -9,6 +9,7 @@ mod encoding;
 mod facts;
 mod fix;
 pub mod header;
+mod repair;
 pub mod rules;
 mod semantic;
 mod verify;
@@ -171,7 +172,9 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     );
     // A rewrite only adds module-level statements, a docstring line and a function to text that
     // compiled: the check is for inputs (`plan`), not for the proof of a rewrite.
-    if let Some((at, message)) = plan.then(|| compile::first_error(source, body)).flatten() {
+    let repair = plan.then(|| repair::late_futures(source, body)).flatten();
+    let refused = (plan && repair.is_none()).then(|| compile::first_error(source, body));
+    if let Some((at, message)) = refused.flatten() {
         let (line, column) = line_column(source, at);
         return Err(SyntaxError {
             line,
@@ -198,6 +201,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         role: ctx.role,
     };
     let mut findings = detect::findings(&facts, &effective, &rule_ctx);
+    findings.extend(repair);
     // A library is judged when it touches a GPU or breaks a rule; its env is its programs'.
     let judged = rule_ctx.in_scope
         || (ctx.role.is_some_and(|r| !matches!(r, Role::Program { .. }))

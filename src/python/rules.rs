@@ -41,6 +41,13 @@ rule!(
     "a command-line option that names a device selects nothing: never read, or only printed"
 );
 rule!(
+    FUTURE_IMPORT_LATE,
+    "GH015",
+    "future-import-late",
+    Violation,
+    "a `from __future__` import below other statements (a header put above it): CPython refuses the file"
+);
+rule!(
     DELIBERATE_CPU_MASK,
     "GH010",
     "deliberate-cpu-mask",
@@ -160,6 +167,7 @@ pub static ALL: &[&Rule] = &[
     &AMD_MASK,
     &ENV_WRITE_IN_LIBRARY,
     &IDLE_DEVICE_OPTION,
+    &FUTURE_IMPORT_LATE,
     &DEVICE_STRING_INDEX,
     &DEVICE_CALL_INDEX,
     &DEVICE_KEYWORD_INDEX,

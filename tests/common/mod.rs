@@ -85,3 +85,22 @@ pub fn run(cmd: &mut Command) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// CPython's verdict on each file, read as bytes (so its coding cookie counts): `Err` with
+/// Python's message for the first that does not compile. Never writes `__pycache__`.
+pub fn python_compiles(dir: &Path, files: &[&str]) -> Result<(), String> {
+    let script =
+        "import sys\nfor f in sys.argv[1:]:\n    compile(open(f, 'rb').read(), f, 'exec')\n";
+    let out = std::process::Command::new("python3")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(script)
+        .args(files)
+        .output()
+        .expect("python3 runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}

@@ -317,7 +317,7 @@ impl<'s> FactVisitor<'s> {
                 if spans.iter().all(|(_, m)| *m) {
                     return None;
                 }
-                Some(delete_items(&spans))
+                Some(list_deletions(stmt, &spans))
             }
             _ => None,
         }
@@ -463,6 +463,41 @@ impl<'s> FactVisitor<'s> {
             _ => Val::Computed,
         }
     }
+}
+
+/// `update({K: V}, K2=V2)` holds two lists, the dict's items and the keywords: each loses its
+/// own items (a deletion never crosses the `}`), a dict that loses all of them is left `{}`, and
+/// keywords that all go take the comma before them.
+fn list_deletions(stmt: &Stmt, spans: &[(Range<usize>, bool)]) -> Vec<Edit> {
+    let dict = match stmt {
+        Stmt::Expr(e) => match e.value.as_ref() {
+            Expr::Call(call) => match call.arguments.args.first() {
+                Some(d @ Expr::Dict(_)) => Some(range(d)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(dict) = dict else {
+        return delete_items(spans);
+    };
+    let (inside, keywords): (Vec<_>, Vec<_>) = spans
+        .iter()
+        .cloned()
+        .partition(|(r, _)| dict.start <= r.start && r.end <= dict.end);
+    let all_go = |list: &[(Range<usize>, bool)]| !list.is_empty() && list.iter().all(|(_, m)| *m);
+    let mut edits = Vec::new();
+    if all_go(&inside) {
+        edits.push(Edit::delete(dict.start + 1..dict.end - 1));
+    } else {
+        edits.extend(delete_items(&inside));
+    }
+    match keywords.last() {
+        Some((last, _)) if all_go(&keywords) => edits.push(Edit::delete(dict.end..last.end)),
+        _ => edits.extend(delete_items(&keywords)),
+    }
+    edits
 }
 
 fn clobber(range: Range<usize>) -> Item {
