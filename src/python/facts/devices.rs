@@ -309,34 +309,28 @@ impl<'s> FactVisitor<'s> {
                     || name.ends_with("list_logical_devices")
                     || name.ends_with("get_visible_devices")
             }
-            Expr::Name(n) if depth < 4 => {
-                let scope = self.scopes().scope_at(range(expr).start);
-                self.scopes()
-                    .lookup(n.id.as_str(), scope)
-                    .is_some_and(|values| {
-                        values
-                            .iter()
-                            .any(|(v, _)| self.is_device_list(v, depth + 1))
-                    })
-            }
+            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.is_device_list(v, d)),
             _ => false,
         }
     }
 
+    /// A name (up to 4 deep) one of whose bound values satisfies `pred`.
+    fn bound_to(&self, expr: &Expr, depth: usize, pred: impl Fn(&Expr, usize) -> bool) -> bool {
+        let Expr::Name(n) = expr else { return false };
+        if depth >= 4 {
+            return false;
+        }
+        let scope = self.scopes().scope_at(range(expr).start);
+        self.scopes()
+            .lookup(n.id.as_str(), scope)
+            .is_some_and(|values| values.iter().any(|(v, _)| pred(v, depth + 1)))
+    }
+
     /// `torch.cuda.device_count()`, directly or through a name bound to it.
-    fn counts_visible(&self, expr: &'s Expr, depth: usize) -> bool {
+    fn counts_visible(&self, expr: &Expr, depth: usize) -> bool {
         match expr {
             Expr::Call(c) => self.is_device_count(c),
-            Expr::Name(n) if depth < 4 => {
-                let scope = self.scopes().scope_at(range(expr).start);
-                self.scopes()
-                    .lookup(n.id.as_str(), scope)
-                    .is_some_and(|values| {
-                        values
-                            .iter()
-                            .any(|(v, _)| self.counts_visible(v, depth + 1))
-                    })
-            }
+            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.counts_visible(v, d)),
             _ => false,
         }
     }

@@ -65,7 +65,7 @@ fn cuda_index(s: &str) -> Option<u64> {
 }
 
 /// `print(...)`, `logger.info(...)`, `logging.warning(...)`: output, not a device.
-fn is_echo(func: &Expr) -> bool {
+pub(super) fn is_echo(func: &Expr) -> bool {
     match func {
         Expr::Name(n) => n.id.as_str() == "print",
         Expr::Attribute(a) => matches!(

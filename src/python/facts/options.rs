@@ -9,6 +9,8 @@ use ruff_python_ast::visitor::{walk_expr, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 
+use super::literals::is_echo;
+
 /// A device option whose value reaches nothing but output.
 #[derive(Debug, Clone)]
 pub struct IdleOption {
@@ -41,17 +43,6 @@ struct Options {
     /// Names loaded other than as `name.attr`.
     bare: HashSet<String>,
     echo: usize,
-}
-
-fn is_echo(func: &Expr) -> bool {
-    match func {
-        Expr::Name(n) => n.id.as_str() == "print",
-        Expr::Attribute(a) => matches!(
-            a.attr.as_str(),
-            "debug" | "info" | "warning" | "warn" | "error" | "critical" | "log" | "echo" | "secho"
-        ),
-        _ => false,
-    }
 }
 
 fn declared(call: &ruff_python_ast::ExprCall) -> Option<IdleOption> {
