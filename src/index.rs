@@ -13,6 +13,7 @@ use std::path::Path;
 use rayon::prelude::*;
 use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
 use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::Ranged;
 
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
@@ -72,6 +73,8 @@ struct PyFile {
     /// Touches a GPU: selects or uses a CUDA device, writes a GPU env variable, or uses a
     /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
     gpu: bool,
+    /// Module-level constants that hold a device (`DEVICE = "cuda:1"`, `GPU_ID = 1`).
+    constants: Vec<(String, DeviceConst)>,
 }
 
 #[derive(Debug)]
@@ -79,15 +82,47 @@ struct RawImport {
     level: u32,
     module: Option<String>,
     names: Vec<String>,
+    /// The local name each imported name (or, for `import a.b as c`, the module) is bound to.
+    locals: Vec<String>,
+}
+
+/// A module constant that holds a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceConst {
+    /// 1-based line of the assignment.
+    pub line: usize,
+    pub index: u64,
+    /// A device string (`"cuda:1"`), not a bare index.
+    pub string: bool,
+    /// The value as written.
+    pub text: String,
+}
+
+/// A device constant of another module of the tree, as a file imports it: `from cfg import
+/// DEVICE [as D]` (`attr: None`) or `import cfg` then `cfg.DEVICE` (`attr: Some("DEVICE")`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedConst {
+    pub local: String,
+    pub attr: Option<String>,
+    /// The file that defines it (root-relative) and its name there.
+    pub from: String,
+    pub name: String,
+    pub value: DeviceConst,
 }
 
 /// The index of a tree's Python files.
 #[derive(Debug, Default)]
 pub struct ProjectIndex {
     roles: HashMap<String, Role>,
+    imported: HashMap<String, Vec<ImportedConst>>,
 }
 
 impl ProjectIndex {
+    /// The device constants `rel` imports from other modules of the tree.
+    pub fn imported(&self, rel: &str) -> &[ImportedConst] {
+        self.imported.get(rel).map_or(&[], Vec::as_slice)
+    }
+
     /// What `rel` (root-relative, `/`-separated) is; `None` for a file the index does not know.
     pub fn role(&self, rel: &str) -> Option<&Role> {
         self.roles.get(rel)
@@ -132,7 +167,64 @@ fn read_file(
         imports: imports.0,
         main_guard: body.iter().any(is_main_guard),
         gpu,
+        constants: device_constants(&text, body),
     })
+}
+
+/// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
+/// in a constant named for a device (`GPU_ID = 1`) at module level.
+fn device_constants(text: &str, body: &[Stmt]) -> Vec<(String, DeviceConst)> {
+    let mut out = Vec::new();
+    for stmt in body {
+        let (target, value) = match stmt {
+            Stmt::Assign(a) if a.targets.len() == 1 => (&a.targets[0], a.value.as_ref()),
+            Stmt::AnnAssign(a) => match &a.value {
+                Some(v) => (a.target.as_ref(), v.as_ref()),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let Expr::Name(name) = target else { continue };
+        let id = name.id.as_str();
+        let named_for_device = {
+            let l = id.to_ascii_lowercase();
+            ["gpu", "device", "cuda"].iter().any(|w| l.contains(w))
+        };
+        let device = match value {
+            Expr::StringLiteral(s) => {
+                crate::python::device_string_index(s.value.to_str()).map(|i| (i, true))
+            }
+            Expr::NumberLiteral(_) if named_for_device => {
+                crate::python::int_literal(value).map(|i| (i, false))
+            }
+            Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "device") => {
+                match (c.arguments.args.first(), c.arguments.args.get(1)) {
+                    (Some(Expr::StringLiteral(s)), None) => {
+                        crate::python::device_string_index(s.value.to_str()).map(|i| (i, true))
+                    }
+                    (Some(Expr::StringLiteral(s)), Some(i)) if s.value.to_str() == "cuda" => {
+                        crate::python::int_literal(i).map(|i| (i, true))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((index, string)) = device {
+            let r = value.range();
+            let start = r.start().to_usize();
+            out.push((
+                id.to_string(),
+                DeviceConst {
+                    line: text[..start].matches('\n').count() + 1,
+                    index,
+                    string,
+                    text: text[start..r.end().to_usize()].to_string(),
+                },
+            ));
+        }
+    }
+    out
 }
 
 /// `if __name__ == "__main__":` at module level.
@@ -157,10 +249,17 @@ impl<'a> StatementVisitor<'a> for Imports {
         match stmt {
             Stmt::Import(i) => {
                 for alias in &i.names {
+                    // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`.
+                    let local = match &alias.asname {
+                        Some(n) => n.to_string(),
+                        None if !alias.name.contains('.') => alias.name.to_string(),
+                        None => String::new(),
+                    };
                     self.0.push(RawImport {
                         level: 0,
                         module: Some(alias.name.to_string()),
                         names: Vec::new(),
+                        locals: vec![local],
                     });
                 }
             }
@@ -168,6 +267,11 @@ impl<'a> StatementVisitor<'a> for Imports {
                 level: f.level,
                 module: f.module.as_ref().map(|m| m.to_string()),
                 names: f.names.iter().map(|a| a.name.to_string()).collect(),
+                locals: f
+                    .names
+                    .iter()
+                    .map(|a| a.asname.as_ref().unwrap_or(&a.name).to_string())
+                    .collect(),
             }),
             Stmt::If(s) if is_type_checking(&s.test) => {
                 for clause in &s.elif_else_clauses {
@@ -421,6 +525,7 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
             same_root
         }
     };
+    let imported = imported_constants(&files, &lookup);
     // Edges: the modules an import names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
@@ -558,7 +663,100 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
         };
         roles.insert(f.rel.clone(), role);
     }
-    ProjectIndex { roles }
+    ProjectIndex { roles, imported }
+}
+
+type Lookup<'a> = dyn Fn(&str, &PyFile) -> Vec<usize> + 'a;
+
+/// The device constants each file imports from modules of the tree (through up to three
+/// re-exports: `from .config import DEVICE` in a package `__init__.py`).
+fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<ImportedConst>> {
+    let module_consts = |local: &str, j: usize, found: &mut Vec<ImportedConst>| {
+        for (name, value) in &files[j].constants {
+            found.push(ImportedConst {
+                local: local.to_string(),
+                attr: Some(name.clone()),
+                from: files[j].rel.clone(),
+                name: name.clone(),
+                value: value.clone(),
+            });
+        }
+    };
+    let mut imported = HashMap::new();
+    for f in files {
+        let mut found = Vec::new();
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            if imp.names.is_empty() {
+                if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
+                    for j in lookup(&base, f) {
+                        module_consts(local, j, &mut found);
+                    }
+                }
+                continue;
+            }
+            for (name, local) in imp.names.iter().zip(&imp.locals) {
+                let submodule = if base.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{base}.{name}")
+                };
+                for j in lookup(&submodule, f) {
+                    module_consts(local, j, &mut found);
+                }
+                for j in lookup(&base, f) {
+                    if let Some((from, value)) = constant_of(files, j, name, lookup, 3) {
+                        found.push(ImportedConst {
+                            local: local.clone(),
+                            attr: None,
+                            from,
+                            name: name.clone(),
+                            value,
+                        });
+                    }
+                }
+            }
+        }
+        if !found.is_empty() {
+            imported.insert(f.rel.clone(), found);
+        }
+    }
+    imported
+}
+
+/// The device constant `name` of module `j`, defined there or imported into it.
+fn constant_of(
+    files: &[PyFile],
+    j: usize,
+    name: &str,
+    lookup: &Lookup,
+    depth: usize,
+) -> Option<(String, DeviceConst)> {
+    let f = &files[j];
+    if let Some((_, value)) = f.constants.iter().find(|(n, _)| n == name) {
+        return Some((f.rel.clone(), value.clone()));
+    }
+    if depth == 0 {
+        return None;
+    }
+    for imp in &f.imports {
+        let Some(k) = imp.locals.iter().position(|l| l == name) else {
+            continue;
+        };
+        let (Some(original), Some(base)) = (imp.names.get(k), import_base(f, imp)) else {
+            continue;
+        };
+        for next in lookup(&base, f) {
+            if next != j {
+                if let Some(found) = constant_of(files, next, original, lookup, depth - 1) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).

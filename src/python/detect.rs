@@ -146,6 +146,14 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         untimed_findings(facts, eff, ctx.policy, &mut out);
         device_findings(facts, ctx.policy, &mut out);
         untraced_literals(facts, ctx.policy, &mut out);
+        nvml_findings(facts, ctx.policy, &mut out);
+        for (at, what, config) in &facts.config_devices {
+            out.push(Finding::new(
+                &DEVICE_FROM_CONFIG,
+                at.clone(),
+                format!("{what} takes its device from {config}, which the tool does not read: once CUDA_VISIBLE_DEVICES='{}' is set the policy's card is `cuda:0` (index 0); check the value there, then mark this `# noqa: GH111`", ctx.policy.visible_devices),
+            ));
+        }
         if ctx.in_scope {
             for o in &facts.idle_options {
                 out.push(Finding::new(
@@ -191,6 +199,25 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
 fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
     if e.child {
         if let (Some(var), EnvOp::Set(val)) = (e.var(), &e.op) {
+            // A mask of card numbers that the policy's mask does not hold: the child runs on a
+            // card it must not use (CUDA_DEVICE_ORDER is inherited).
+            let allowed: Vec<&str> = policy.visible_devices.split(',').map(str::trim).collect();
+            let forbidden = match val {
+                Val::Lit(v) if var == EnvVar::VisibleDevices => v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|c| c.parse::<u64>().is_ok() && !allowed.contains(c))
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            };
+            if !forbidden.is_empty() {
+                out.push(Finding::new(
+                    &CHILD_PROCESS_CARD,
+                    e.at.clone(),
+                    format!("a child process gets CUDA_VISIBLE_DEVICES={}: card {} is not one the policy allows ('{}'); give the child the policy's mask, or let it inherit the parent's", shown(val), forbidden.join(", "), policy.visible_devices),
+                ));
+                return;
+            }
             if !matches!(val, Val::Lit(v) if Some(v.as_str()) == policy.env_value(var)) {
                 out.push(Finding::new(
                     &CHILD_ENV,
@@ -356,6 +383,36 @@ fn device_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                     None => finding,
                 });
             }
+        }
+    }
+}
+
+/// NVML numbers cards by PCI bus, whatever CUDA_VISIBLE_DEVICES says: its index of the
+/// policy's card is the card's number in the mask (with CUDA_DEVICE_ORDER=PCI_BUS_ID).
+fn nvml_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
+    let allowed: Vec<u64> = policy
+        .visible_devices
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let Some(&card) = allowed.first() else { return };
+    for n in &facts.nvml {
+        match &n.index {
+            Some((index, digits)) if !allowed.contains(index) => out.push(
+                Finding::new(
+                    &NVML_INDEX,
+                    n.at.clone(),
+                    format!("{}({index}) reads the card on PCI bus position {index}, which the policy does not allow: NVML ignores CUDA_VISIBLE_DEVICES, and the policy's card is NVML index {card} (or select it with nvmlDeviceGetHandleByPciBusId / ByUUID)", n.call),
+                )
+                .with_edits(vec![Edit::replace(digits.clone(), card.to_string())])
+                .unsafe_fix(),
+            ),
+            None if n.from_cuda => out.push(Finding::new(
+                &NVML_CUDA_INDEX,
+                n.at.clone(),
+                format!("{} is given a CUDA device number: NVML ignores CUDA_VISIBLE_DEVICES, so CUDA device 0 (the policy's card) is NVML index {card}, and this reads another card; map it with the card's PCI bus id or UUID (`torch.cuda.get_device_properties(i).uuid`)", n.call),
+            )),
+            _ => {}
         }
     }
 }

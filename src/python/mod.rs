@@ -21,6 +21,13 @@ use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 pub use crate::lines::newline_of;
 use crate::policy::{EnvVar, Policy, Scope};
 pub use facts::Facts;
+
+/// The index a device string selects (`"cuda:1"` → 1), for the project index.
+pub fn device_string_index(value: &str) -> Option<u64> {
+    facts::device_string(value).map(|(_, i)| i)
+}
+
+pub use facts::int_literal;
 use header::PythonHeader;
 pub use semantic::GPU_FRAMEWORKS;
 
@@ -36,6 +43,8 @@ pub struct FileContext<'a> {
     /// What the file is to the processes that run it (`scope = "programs"`); `None` when every
     /// GPU file carries the header, or the index does not know the file.
     pub role: Option<&'a Role>,
+    /// Device constants the file imports from other modules of the tree (the index's).
+    pub imported: &'a [crate::index::ImportedConst],
 }
 
 /// Python for the pipeline: the policy and the rendered header, shared by every file, and the
@@ -63,6 +72,7 @@ impl Python {
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
             own_package: own_package(info.path),
             role: self.index.get().and_then(|i| i.role(info.rel)),
+            imported: self.index.get().map_or(&[], |i| i.imported(info.rel)),
         }
     }
 }
@@ -169,6 +179,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         body,
         ctx.own_package.as_deref(),
         depth == Depth::EnvProof,
+        ctx.imported,
     );
     // A rewrite only adds module-level statements, a docstring line and a function to text that
     // compiled: the check is for inputs (`plan`), not for the proof of a rewrite.
@@ -290,7 +301,7 @@ pub fn touches_gpu(
     body: &[ruff_python_ast::Stmt],
     own_package: Option<&str>,
 ) -> bool {
-    touches(&facts::collect(source, body, own_package, false))
+    touches(&facts::collect(source, body, own_package, false, &[]))
 }
 
 /// A planned fix is offered only when its result parses and its env is the policy's.
@@ -339,7 +350,7 @@ pub fn header_env(source: &str) -> Vec<(String, String)> {
         return Vec::new();
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, None, true);
+    let facts = facts::collect(source, body, None, true, &[]);
     let effective = effective::compute(body, &facts);
     EnvVar::ALL
         .into_iter()

@@ -41,6 +41,13 @@ rule!(
     "a command-line option that names a device selects nothing: never read, or only printed"
 );
 rule!(
+    CHILD_PROCESS_CARD,
+    "GH016",
+    "child-process-card",
+    Violation,
+    "a child process is given a CUDA_VISIBLE_DEVICES that names a card the policy does not allow"
+);
+rule!(
     FUTURE_IMPORT_LATE,
     "GH015",
     "future-import-late",
@@ -99,6 +106,27 @@ rule!(
     "device-index-shared",
     Review,
     "a device index flows through a name that is also used for something else: rewrite by hand"
+);
+rule!(
+    NVML_INDEX,
+    "GH109",
+    "nvml-index",
+    Violation,
+    "a card chosen by NVML index: NVML numbers cards by PCI bus and ignores CUDA_VISIBLE_DEVICES"
+);
+rule!(
+    NVML_CUDA_INDEX,
+    "GH110",
+    "nvml-cuda-index",
+    Review,
+    "a CUDA device number given to NVML: once the mask renumbers cards, NVML reads another card"
+);
+rule!(
+    DEVICE_FROM_CONFIG,
+    "GH111",
+    "device-from-config",
+    Review,
+    "a device argument takes its value from a configuration file the tool does not read"
 );
 rule!(
     MULTI_GPU_ASSUMPTION,
@@ -168,6 +196,7 @@ pub static ALL: &[&Rule] = &[
     &ENV_WRITE_IN_LIBRARY,
     &IDLE_DEVICE_OPTION,
     &FUTURE_IMPORT_LATE,
+    &CHILD_PROCESS_CARD,
     &DEVICE_STRING_INDEX,
     &DEVICE_CALL_INDEX,
     &DEVICE_KEYWORD_INDEX,
@@ -176,6 +205,9 @@ pub static ALL: &[&Rule] = &[
     &DEVICE_INDEX_SHARED,
     &DEVICE_INDEX_IN_LIBRARY,
     &DEVICE_LITERAL_UNTRACED,
+    &NVML_INDEX,
+    &NVML_CUDA_INDEX,
+    &DEVICE_FROM_CONFIG,
     &MULTI_GPU_ASSUMPTION,
     &VALIDATION_NOT_CALLED,
     &MULTI_GPU_CARDS,

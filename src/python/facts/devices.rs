@@ -112,6 +112,8 @@ struct Flow {
     path: Vec<(String, Range<usize>)>,
     /// Under `int(...)`: a string of digits is an index too (`int(os.getenv("GPU", "1"))`).
     numeric: bool,
+    /// The value is read from a configuration file (YAML, TOML, JSON): which file, which key.
+    config: Option<String>,
 }
 
 impl<'s> FactVisitor<'s> {
@@ -129,6 +131,14 @@ impl<'s> FactVisitor<'s> {
                 .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == n))
                 .map(|k| &k.value)
         };
+        if name.ends_with("nvmlDeviceGetHandleByIndex")
+            || matches!(name.as_str(), "nvitop.Device" | "nvitop.PhysicalDevice")
+        {
+            if let Some(first) = args.first().or_else(|| kw("index")) {
+                self.nvml(first, &name);
+            }
+            return;
+        }
         let gpu_api = self.is_framework(&name);
         if name == "torch.device" {
             match (args.first(), args.get(1)) {
@@ -178,6 +188,14 @@ impl<'s> FactVisitor<'s> {
             }
             _ => {}
         }
+        // A callable and its argument passed together (`to_thread(model.to, "cuda:1")`,
+        // `executor.submit(torch.cuda.set_device, 1)`, `partial(t.cuda, 1)`): the argument
+        // after a device-taking callable is its device.
+        for pair in args.windows(2) {
+            if let Some(what) = self.device_callable(&pair[0]) {
+                self.sink(&pair[1], Accepts::Spec, &what);
+            }
+        }
         let parallel = name.ends_with("DataParallel");
         for k in &call.arguments.keywords {
             let Some(arg) = k.arg.as_ref().map(|a| a.as_str()) else {
@@ -223,6 +241,62 @@ impl<'s> FactVisitor<'s> {
                 }
             }
         }
+    }
+
+    /// An NVML index: a literal (a card by PCI bus order), or a CUDA index passed where NVML
+    /// wants its own (a mismatch once the mask renumbers cards).
+    fn nvml(&mut self, arg: &'s Expr, call: &str) {
+        let scope = self.scopes().scope_at(range(arg).start);
+        let mut flow = Flow::default();
+        self.resolve(arg, scope, 0, false, &mut flow);
+        let literal = match flow.origins.as_slice() {
+            [one] if !one.string => one.digits.clone().map(|d| (one.index, d)),
+            _ => None,
+        };
+        let from_cuda = literal.is_none() && self.is_cuda_index(arg, 0);
+        if literal.is_some() || from_cuda {
+            self.facts.nvml.push(super::NvmlUse {
+                at: range(arg),
+                index: literal,
+                call: call.to_string(),
+                from_cuda,
+            });
+        }
+    }
+
+    /// `torch.cuda.current_device()`, `x.device.index`, `x.get_device()`, or a name bound to
+    /// one of them: a CUDA device number.
+    fn is_cuda_index(&self, expr: &Expr, depth: usize) -> bool {
+        match expr {
+            Expr::Call(c) => {
+                let name = self.bindings.qualified(&c.func).unwrap_or_default();
+                name == "torch.cuda.current_device"
+                    || matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get_device")
+                    || (matches!(name.as_str(), "int" | "builtins.int")
+                        && c.arguments.args.first().is_some_and(|a| self.is_cuda_index(a, depth + 1)))
+            }
+            Expr::Attribute(a) => {
+                a.attr.as_str() == "index"
+                    && matches!(a.value.as_ref(), Expr::Attribute(d) if d.attr.as_str() == "device")
+            }
+            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.is_cuda_index(v, d)),
+            _ => false,
+        }
+    }
+
+    /// A reference (not a call) to a callable whose first argument is a device.
+    fn device_callable(&self, expr: &Expr) -> Option<String> {
+        let Expr::Attribute(attr) = expr else {
+            return None;
+        };
+        let name = self.bindings.qualified(expr).unwrap_or_default();
+        if let Some(func) = name.strip_prefix("torch.cuda.") {
+            return TORCH_CUDA_DEVICE_FUNCS
+                .contains(&func)
+                .then(|| format!("torch.cuda.{func} (called with it)"));
+        }
+        matches!(attr.attr.as_str(), "to" | "cuda")
+            .then(|| format!(".{} (called with it)", attr.attr.as_str()))
     }
 
     /// `map_location`: a device, or a dict whose *values* are devices (keys name the saved ones).
@@ -398,7 +472,11 @@ impl<'s> FactVisitor<'s> {
             ));
             return;
         }
-        if !flow.origins.is_empty() {
+        if flow.origins.is_empty() {
+            if let Some(config) = flow.config.take() {
+                self.facts.config_devices.push((range(expr), what.to_string(), config));
+            }
+        } else {
             self.facts.cuda_use = true;
         }
         for (key, load) in &flow.path {
@@ -549,6 +627,10 @@ impl<'s> FactVisitor<'s> {
                     return;
                 }
                 let Some(values) = self.scopes().lookup(id, scope) else {
+                    if let Some(c) = self.imported.iter().find(|c| c.local == id && c.attr.is_none()) {
+                        self.foreign(c, range(expr), flow);
+                        return;
+                    }
                     self.resolve_unpacked(id, scope, depth, flow, range(expr));
                     return;
                 };
@@ -557,32 +639,51 @@ impl<'s> FactVisitor<'s> {
                     self.resolve(value, s, depth + 1, list, flow);
                 }
             }
+            Expr::Attribute(_) | Expr::Subscript(_)
+                if self.config_read(expr, scope, flow, None) => {}
             Expr::Attribute(attr) => {
                 let name = attr.attr.as_str();
                 if name.to_ascii_lowercase().contains("rank") {
                     flow.rank = true;
                     return;
                 }
-                let is_self =
-                    matches!(attr.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self");
-                if is_self {
-                    if let Some(class) = self.scopes().class_of(scope) {
-                        if let Some(values) = self
-                            .scopes()
-                            .self_attrs
-                            .get(&(class.to_string(), name.to_string()))
-                        {
-                            flow.path.push((format!("self.{name}"), range(expr)));
-                            for (value, s) in values.clone() {
-                                self.resolve(value, s, depth + 1, list, flow);
-                            }
-                        }
+                let owner = match attr.value.as_ref() {
+                    Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                };
+                // `config.DEVICE`: a constant of a module of the tree.
+                if let Some(c) = owner.and_then(|o| {
+                    self.imported
+                        .iter()
+                        .find(|c| c.local == o && c.attr.as_deref() == Some(name))
+                }) {
+                    self.foreign(c, range(expr), flow);
+                    return;
+                }
+                let scopes = self.scopes();
+                // `self.x` / `cls.x` in a method: that class's attribute; `Class.x`: that
+                // class's; `obj.x`: an argparse default or the attribute as any class of the
+                // file sets it (a config object, a dataclass of arguments).
+                let (key, class) = match owner {
+                    Some("self" | "cls") => match scopes.class_of(scope) {
+                        Some(class) => (format!("self.{name}"), Some(class)),
+                        None => return,
+                    },
+                    Some(c) if scopes.is_class(c) => (format!(".{name}"), Some(c)),
+                    _ => (format!(".{name}"), None),
+                };
+                let mut values = scopes.attr_values(name, class);
+                if class.is_none() {
+                    if let Some(defaults) = scopes.argparse.get(name) {
+                        values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
                     }
-                } else if let Some(defaults) = self.scopes().argparse.get(name) {
-                    flow.path.push((format!(".{name}"), range(expr)));
-                    for d in defaults.clone() {
-                        self.resolve(d, Scope::Module, depth + 1, list, flow);
-                    }
+                }
+                if values.is_empty() {
+                    return;
+                }
+                flow.path.push((key, range(expr)));
+                for (value, s) in values {
+                    self.resolve(value, s, depth + 1, list, flow);
                 }
             }
             Expr::Subscript(sub) => {
@@ -600,6 +701,24 @@ impl<'s> FactVisitor<'s> {
             }
             _ => {}
         }
+    }
+
+    /// A device constant defined in another module of the tree: a device use here, fixed there.
+    fn foreign(&self, c: &crate::index::ImportedConst, load: Range<usize>, flow: &mut Flow) {
+        let shown = match &c.attr {
+            Some(attr) => format!("{}.{attr}", c.local),
+            None => c.local.clone(),
+        };
+        flow.origins.push(Origin {
+            literal: load,
+            index: c.value.index,
+            digits: None,
+            string: c.value.string,
+            via: Some(format!(
+                "`{shown}`, which is `{} = {}` in `{}` line {}: change it there",
+                c.name, c.value.text, c.from, c.value.line
+            )),
+        });
     }
 
     /// `kind, _, index = device.partition(":")`: the index part of a device string.
@@ -676,6 +795,11 @@ impl<'s> FactVisitor<'s> {
                     self.resolve(first, scope, depth + 1, false, flow);
                 }
             }
+            "get"
+                if self.config_read(&call.func, scope, flow, match args.first() {
+                    Some(Expr::StringLiteral(k)) => Some(k.value.to_str()),
+                    _ => None,
+                }) => {}
             "get" => {
                 if let Some(Expr::StringLiteral(key)) = args.first() {
                     self.dict_value(&attr.value, key.value.to_str(), scope, depth, flow);
@@ -686,6 +810,82 @@ impl<'s> FactVisitor<'s> {
             }
             _ => {}
         }
+    }
+
+    /// `cfg["train"]["device"]`, `cfg.device`, `cfg.get("device")` where `cfg` holds a loaded
+    /// configuration file (`yaml.safe_load`, `json.load`, `tomllib.load`, `OmegaConf.load`):
+    /// the device is in the file, which the tool does not read. Records which file and key.
+    fn config_read(&self, expr: &Expr, scope: Scope, flow: &mut Flow, last: Option<&str>) -> bool {
+        let mut keys: Vec<String> = last.map(str::to_string).into_iter().collect();
+        let mut at = expr;
+        loop {
+            match at {
+                Expr::Subscript(sub) => {
+                    if let Expr::StringLiteral(k) = sub.slice.as_ref() {
+                        keys.push(k.value.to_str().to_string());
+                    }
+                    at = &sub.value;
+                }
+                // `cfg.get` (the call's key is the caller's to add) and `cfg.model.device`.
+                Expr::Attribute(a) => {
+                    if a.attr.as_str() != "get" {
+                        keys.push(a.attr.as_str().to_string());
+                    }
+                    at = &a.value;
+                }
+                Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get") => {
+                    if let Some(Expr::StringLiteral(k)) = c.arguments.args.first() {
+                        keys.push(k.value.to_str().to_string());
+                    }
+                    at = &c.func;
+                }
+                _ => break,
+            }
+        }
+        let Expr::Name(n) = at else { return false };
+        let Some(values) = self.scopes().lookup(n.id.as_str(), scope) else {
+            return false;
+        };
+        let Some(file) = values.iter().find_map(|(v, _)| self.loaded_config(v)) else {
+            return false;
+        };
+        keys.reverse();
+        let key = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("key `{}` of ", keys.join("."))
+        };
+        flow.config = Some(format!("{key}{file}"));
+        true
+    }
+
+    /// A call that loads a configuration file, and how to name that file.
+    fn loaded_config(&self, expr: &Expr) -> Option<String> {
+        let Expr::Call(call) = expr else { return None };
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        let kind = match name.as_str() {
+            "yaml.safe_load" | "yaml.load" | "yaml.full_load" | "yaml.unsafe_load"
+            | "ruamel.yaml.YAML.load" => "a YAML file",
+            "json.load" | "json.loads" => "a JSON file",
+            "toml.load" | "tomllib.load" | "tomli.load" | "toml.loads" | "tomllib.loads" => {
+                "a TOML file"
+            }
+            "omegaconf.OmegaConf.load" | "OmegaConf.load" => "a configuration file",
+            _ => return None,
+        };
+        // The path when the code names it: `load(open("conf.yaml"))`, `OmegaConf.load("c.yaml")`.
+        let path = call.arguments.args.first().and_then(|a| match a {
+            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+            Expr::Call(open) => match open.arguments.args.first() {
+                Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
+                _ => None,
+            },
+            _ => None,
+        });
+        Some(match path {
+            Some(p) => format!("`{p}`"),
+            None => kind.to_string(),
+        })
     }
 
     /// `TABLE["key"]`: the value of that key in the dict literal `TABLE` is bound to.
@@ -774,7 +974,7 @@ pub fn int_literal(expr: &Expr) -> Option<u64> {
 }
 
 /// `cuda:1`, `/gpu:1`, `/GPU:1`, `/device:GPU:1`, `GPU:1`: the prefix and the index.
-fn device_string(value: &str) -> Option<(&'static str, u64)> {
+pub fn device_string(value: &str) -> Option<(&'static str, u64)> {
     const PREFIXES: &[&str] = &[
         "cuda:",
         "/device:GPU:",

@@ -27,6 +27,54 @@ const CHILD_ENV_CALLS: &[&str] = &[
     "os.spawnvpe",
 ];
 
+/// Calls that run a command line: a `VAR=value` prefix in it sets the child's env.
+const SHELL_CALLS: &[&str] = &[
+    "os.system",
+    "os.popen",
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+    "asyncio.create_subprocess_exec",
+];
+
+/// `VAR=value` assignments of managed variables in a command line (`export VAR=v; …`,
+/// `env VAR=v …`, `VAR=v cmd`). `computed_tail`: the text is followed by an interpolated value,
+/// so an assignment at its very end takes a computed value.
+fn shell_assignments(text: &str, computed_tail: bool) -> Vec<(EnvVar, Val)> {
+    let mut out = Vec::new();
+    for var in EnvVar::ALL {
+        let pattern = format!("{}=", var.name());
+        let mut from = 0;
+        while let Some(at) = text[from..].find(&pattern).map(|i| i + from) {
+            from = at + pattern.len();
+            let boundary = text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '(' | '"' | '\''));
+            if !boundary {
+                continue;
+            }
+            let rest = &text[from..];
+            let end = rest
+                .find(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')'))
+                .unwrap_or(rest.len());
+            let raw = rest[..end].trim_matches(|c| c == '"' || c == '\'');
+            let val = if (end == rest.len() && computed_tail) || raw.contains(['$', '{', '%']) {
+                Val::Computed
+            } else {
+                Val::Lit(raw.to_string())
+            };
+            out.push((var, val));
+        }
+    }
+    out
+}
+
 /// One item of an `update`/`|=`/`del`: its range, its key if it is one we know, its op.
 struct Item {
     range: Range<usize>,
@@ -165,7 +213,44 @@ impl<'s> FactVisitor<'s> {
             "os.putenv" => keyed(EnvOp::Set(
                 args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
             )),
-            "os.unsetenv" | "os.environ.pop" => keyed(EnvOp::Unset),
+            "os.unsetenv" | "os.environ.pop" | "monkeypatch.delenv" => keyed(EnvOp::Unset),
+            // pytest's fixture: sets the variable for the rest of the test.
+            "monkeypatch.setenv" => keyed(EnvOp::Set(
+                args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
+            )),
+            // `mock.patch.dict(os.environ, {K: V})` and accelerate's
+            // `patch_environment(K=V)`: set while the block or the decorated function runs.
+            "unittest.mock.patch.dict" | "mock.patch.dict" | "patch.dict"
+                if args.first().is_some_and(|a| {
+                    self.bindings.is(a, "os.environ")
+                        || matches!(a, Expr::StringLiteral(s) if s.value.to_str() == "os.environ")
+                }) =>
+            {
+                match args.get(1) {
+                    Some(Expr::Dict(dict)) => self.dict_items(dict),
+                    _ => call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .filter(|k| k.arg.as_ref().is_some_and(|a| a.as_str() != "clear"))
+                        .map(|kw| self.keyword_item(kw))
+                        .collect(),
+                }
+            }
+            // It upper-cases its keywords: `cuda_visible_devices="0"` sets the mask.
+            "accelerate.utils.patch_environment" | "accelerate.utils.other.patch_environment" => {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .map(|kw| {
+                        let mut item = self.keyword_item(kw);
+                        if let Some(arg) = &kw.arg {
+                            item.key = key_of_name(&arg.as_str().to_ascii_uppercase());
+                        }
+                        item
+                    })
+                    .collect()
+            }
             "os.environ.clear" => vec![clobber(range(call))],
             // A .env file that overrides what is already set may set the mask.
             "dotenv.load_dotenv" | "dotenv.main.load_dotenv"
@@ -334,6 +419,13 @@ impl<'s> FactVisitor<'s> {
             && matches!(
                 name,
                 "os.environ.pop"
+                    | "monkeypatch.setenv"
+                    | "monkeypatch.delenv"
+                    | "unittest.mock.patch.dict"
+                    | "mock.patch.dict"
+                    | "patch.dict"
+                    | "accelerate.utils.patch_environment"
+                    | "accelerate.utils.other.patch_environment"
                     | "os.environ.setdefault"
                     | "os.environ.update"
                     | "os.putenv"
@@ -345,6 +437,18 @@ impl<'s> FactVisitor<'s> {
                 if item.key.is_some() || item.op == EnvOp::Clobber {
                     self.push_effect(item, stmt.clone(), false, None, false);
                 }
+            }
+        }
+        if SHELL_CALLS.contains(&name) || name.ends_with("Popen") {
+            let command = call.arguments.args.first().or_else(|| {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "args"))
+                    .map(|k| &k.value)
+            });
+            for item in command.map_or(Vec::new(), |c| self.shell_env_items(c, 0)) {
+                self.push_effect(item, stmt.clone(), false, None, true);
             }
         }
         if CHILD_ENV_CALLS.contains(&name)
@@ -366,6 +470,10 @@ impl<'s> FactVisitor<'s> {
 
     /// Managed items of a child env: `{K: V}`, `{**os.environ, K: V}`, `dict(os.environ, K=V)`.
     fn child_env_items(&self, expr: &Expr) -> Vec<Item> {
+        self.child_env_items_at(expr, 0)
+    }
+
+    fn child_env_items_at(&self, expr: &Expr, depth: usize) -> Vec<Item> {
         let items: Vec<Item> = match expr {
             Expr::Dict(dict) => dict
                 .items
@@ -392,9 +500,126 @@ impl<'s> FactVisitor<'s> {
                     .map(|kw| self.keyword_item(kw))
                     .collect()
             }
+            // `env = os.environ.copy(); env[K] = V; run(..., env=env)`: the dict as the
+            // scope of the call builds it.
+            Expr::Name(n) if depth < 2 => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                let id = n.id.as_str();
+                let mut items: Vec<Item> = scopes
+                    .lookup(id, scope)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .flat_map(|(value, _)| self.child_env_items_at(value, depth + 1))
+                    .collect();
+                for (name, s, key, value) in &scopes.item_stores {
+                    if *name == id && *s == scope {
+                        items.push(Item {
+                            range: range(*key).start..range(*value).end,
+                            key: self.env_key(key),
+                            op: EnvOp::Set(self.value_of(value)),
+                        });
+                    }
+                }
+                for (name, s, call) in &scopes.updates {
+                    if *name == id && *s == scope {
+                        if let Some(Expr::Dict(dict)) = call.arguments.args.first() {
+                            items.extend(self.dict_items(dict));
+                        }
+                        items.extend(
+                            call.arguments
+                                .keywords
+                                .iter()
+                                .filter(|k| k.arg.is_some())
+                                .map(|kw| self.keyword_item(kw)),
+                        );
+                    }
+                }
+                items
+            }
             _ => Vec::new(),
         };
         items.into_iter().filter(|i| i.key.is_some()).collect()
+    }
+
+    /// `CUDA_VISIBLE_DEVICES=0 python train.py` in a command string (`os.system`, a shell
+    /// `subprocess` call, an `env` argument list): the env of the child it starts.
+    fn shell_env_items(&self, expr: &Expr, depth: usize) -> Vec<Item> {
+        let scan = |text: &str, r: Range<usize>, computed_tail: bool| -> Vec<Item> {
+            shell_assignments(text, computed_tail)
+                .into_iter()
+                .map(|(var, val)| Item {
+                    range: r.clone(),
+                    key: Some(EnvKey::Managed(var)),
+                    op: EnvOp::Set(val),
+                })
+                .collect()
+        };
+        match expr {
+            Expr::StringLiteral(s) => scan(s.value.to_str(), range(expr), false),
+            Expr::FString(f) => {
+                let mut items = Vec::new();
+                for part in f.value.iter() {
+                    match part {
+                        ruff_python_ast::FStringPart::Literal(l) => {
+                            items.extend(scan(&l.value, range(expr), false))
+                        }
+                        ruff_python_ast::FStringPart::FString(fs) => {
+                            let elements: Vec<_> = fs.elements.iter().collect();
+                            for (i, e) in elements.iter().enumerate() {
+                                if let ruff_python_ast::InterpolatedStringElement::Literal(l) = e {
+                                    let then_value = matches!(
+                                        elements.get(i + 1),
+                                        Some(ruff_python_ast::InterpolatedStringElement::Interpolation(_))
+                                    );
+                                    items.extend(scan(&l.value, range(expr), then_value));
+                                }
+                            }
+                        }
+                    }
+                }
+                items
+            }
+            Expr::List(l) => l
+                .elts
+                .iter()
+                .flat_map(|e| self.shell_env_items(e, depth + 1))
+                .collect(),
+            Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .flat_map(|e| self.shell_env_items(e, depth + 1))
+                .collect(),
+            Expr::BinOp(b) if depth < 4 => {
+                let mut items = self.shell_env_items(&b.left, depth + 1);
+                items.extend(self.shell_env_items(&b.right, depth + 1));
+                items
+            }
+            // `"CUDA_VISIBLE_DEVICES={} python x.py".format(gpu)`
+            Expr::Call(c) if depth < 4 => match c.func.as_ref() {
+                Expr::Attribute(a) if a.attr.as_str() == "format" => {
+                    let mut items = self.shell_env_items(&a.value, depth + 1);
+                    for i in &mut items {
+                        if matches!(&i.op, EnvOp::Set(Val::Lit(v)) if v.contains('{')) {
+                            i.op = EnvOp::Set(Val::Computed);
+                        }
+                    }
+                    items
+                }
+                _ => Vec::new(),
+            },
+            Expr::Name(n) if depth < 2 => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                scopes
+                    .lookup(n.id.as_str(), scope)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .flat_map(|(v, _)| self.shell_env_items(v, depth + 1))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// An `if` without `else` whose test only reads and whose body only writes managed

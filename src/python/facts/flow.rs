@@ -55,10 +55,17 @@ pub struct Scopes<'a> {
     pub functions: Vec<FunctionScope<'a>>,
     /// `self.attr = value` per (class, attr), with the scope of the assignment.
     pub self_attrs: HashMap<(String, String), Vec<(&'a Expr, Scope)>>,
+    /// Class attributes and dataclass field defaults (`device: str = "cuda:1"`,
+    /// `device: str = field(default="cuda:1")`) per (class, attr).
+    pub class_attrs: HashMap<(String, String), Vec<&'a Expr>>,
     /// argparse `dest` → default.
     pub argparse: HashMap<String, Vec<&'a Expr>>,
     /// `a, b, c = value`: each name with its position, the value and its scope.
     pub unpacked: HashMap<String, Vec<(usize, &'a Expr, Scope)>>,
+    /// `NAME[key] = value` into a name (a dict being built): name, scope, key, value.
+    pub item_stores: Vec<(&'a str, Scope, &'a Expr, &'a Expr)>,
+    /// `NAME.update(...)` calls: name, scope, call.
+    pub updates: Vec<(&'a str, Scope, &'a ruff_python_ast::ExprCall)>,
     /// Names that are also rebound in ways we do not follow (loops, `+=`, tuples).
     pub opaque: Vec<String>,
     /// Loop variables over `range(N)` with literal bounds (`for i in range(2)`, comprehensions):
@@ -81,6 +88,7 @@ impl<'a> Scopes<'a> {
             scopes: Scopes::default(),
             stack: Vec::new(),
             class: Vec::new(),
+            class_depth: Vec::new(),
         };
         for stmt in body {
             c.visit_stmt(stmt);
@@ -142,6 +150,33 @@ impl<'a> Scopes<'a> {
         }
     }
 
+    /// What `obj.attr` may hold when `obj` is an instance the tool cannot type: the attribute
+    /// as every class of the file sets it (class attributes, dataclass defaults, `self.attr =`
+    /// in methods). `class`: only that class (`self.attr`, `cls.attr`, `Class.attr`).
+    pub fn attr_values(&self, attr: &str, class: Option<&str>) -> Vec<(&'a Expr, Scope)> {
+        let mine = |c: &String| class.is_none_or(|k| k == c);
+        let mut values: Vec<(&'a Expr, Scope)> = self
+            .self_attrs
+            .iter()
+            .filter(|((c, a), _)| a == attr && mine(c))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        values.extend(
+            self.class_attrs
+                .iter()
+                .filter(|((c, a), _)| a == attr && mine(c))
+                .flat_map(|(_, v)| v.iter().map(|e| (*e, Scope::Module))),
+        );
+        values.sort_by_key(|(e, _)| range(*e).start);
+        values
+    }
+
+    /// Whether `name` is a class defined in the file.
+    pub fn is_class(&self, name: &str) -> bool {
+        self.class_attrs.keys().any(|(c, _)| c == name)
+            || self.self_attrs.keys().any(|(c, _)| c == name)
+    }
+
     /// The class of the method holding `scope`, for `self.attr` lookups.
     pub fn class_of(&self, scope: Scope) -> Option<&str> {
         match scope {
@@ -164,6 +199,8 @@ struct ScopeCollector<'a> {
     scopes: Scopes<'a>,
     stack: Vec<usize>,
     class: Vec<String>,
+    /// For each enclosing class, the function depth of its body.
+    class_depth: Vec<usize>,
 }
 
 impl<'a> ScopeCollector<'a> {
@@ -189,7 +226,23 @@ impl<'a> ScopeCollector<'a> {
             .map_or(Scope::Module, |&i| Scope::Function(i))
     }
 
+    /// Directly in a class body (not in one of its methods).
+    fn in_class_body(&self) -> bool {
+        self.class_depth.last() == Some(&self.stack.len())
+    }
+
     fn target(&mut self, target: &'a Expr, value: &'a Expr) {
+        if let (true, Expr::Name(n), Some(class)) =
+            (self.in_class_body(), target, self.class.last())
+        {
+            let value = field_default(value).unwrap_or(value);
+            self.scopes
+                .class_attrs
+                .entry((class.clone(), n.id.as_str().to_string()))
+                .or_default()
+                .push(value);
+            return;
+        }
         match target {
             Expr::Name(n) => self.bind(n.id.as_str(), value),
             Expr::Attribute(attr) => {
@@ -218,6 +271,14 @@ impl<'a> ScopeCollector<'a> {
                             .or_default()
                             .push((i, value, scope));
                     }
+                }
+            }
+            Expr::Subscript(sub) => {
+                if let Expr::Name(n) = sub.value.as_ref() {
+                    let scope = self.scope();
+                    self.scopes
+                        .item_stores
+                        .push((n.id.as_str(), scope, &sub.slice, value));
                 }
             }
             _ => self.opaque_target(target),
@@ -345,9 +406,11 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
             }
             Stmt::ClassDef(class) => {
                 self.class.push(class.name.as_str().to_string());
+                self.class_depth.push(self.stack.len());
                 for s in &class.body {
                     self.visit_stmt(s);
                 }
+                self.class_depth.pop();
                 self.class.pop();
                 return;
             }
@@ -381,6 +444,12 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
             self.argparse(call);
+            if let Expr::Attribute(attr) = call.func.as_ref() {
+                if let (Expr::Name(n), "update") = (attr.value.as_ref(), attr.attr.as_str()) {
+                    let scope = self.scope();
+                    self.scopes.updates.push((n.id.as_str(), scope, call));
+                }
+            }
         }
         let generators = match expr {
             Expr::ListComp(c) => &c.generators[..],
@@ -397,6 +466,27 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
         }
         walk_expr(self, expr);
     }
+}
+
+/// `field(default=X)`, `dataclasses.field(default=X)`, pydantic's `Field(X)` /
+/// `Field(default=X)`: the default a dataclass or model field takes.
+fn field_default(value: &Expr) -> Option<&Expr> {
+    let Expr::Call(call) = value else { return None };
+    let name = match call.func.as_ref() {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return None,
+    };
+    if !matches!(name, "field" | "Field") {
+        return None;
+    }
+    let keyword = call
+        .arguments
+        .keywords
+        .iter()
+        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "default"))
+        .map(|k| &k.value);
+    keyword.or_else(|| (name == "Field").then(|| call.arguments.args.first()).flatten())
 }
 
 /// Every load of the given keys (a name, `self.x`, `.x`) outside print and log calls: walked

@@ -19,7 +19,7 @@ use ruff_text_size::Ranged;
 use super::semantic::{is_gpu_module, is_stdlib_module, Bindings};
 use crate::edit::Edit;
 use crate::policy::EnvVar;
-pub use devices::{DeviceUse, DeviceUseKind};
+pub use devices::{device_string, int_literal, DeviceUse, DeviceUseKind};
 use flow::Scopes;
 
 /// Which variable an env effect touches.
@@ -118,6 +118,19 @@ pub enum TopKind {
     Other,
 }
 
+/// A card chosen through NVML (pynvml, nvitop), which numbers cards by PCI bus whatever the
+/// mask says.
+#[derive(Debug, Clone)]
+pub struct NvmlUse {
+    pub at: Range<usize>,
+    /// A literal index, and its digits.
+    pub index: Option<(u64, Range<usize>)>,
+    /// The call, for the message (`pynvml.nvmlDeviceGetHandleByIndex`).
+    pub call: String,
+    /// A CUDA index given to NVML (`torch.cuda.current_device()`, `device.index`).
+    pub from_cuda: bool,
+}
+
 #[derive(Debug, Default)]
 pub struct Facts {
     /// Which local names stand for which modules (shared with the configuration reader).
@@ -146,6 +159,11 @@ pub struct Facts {
     /// `"cuda:N"` literals that may reach code (see `literals`): the rules report those the
     /// mask renumbers that no device use accounts for.
     pub device_literals: Vec<literals::DeviceLiteral>,
+    /// Device arguments whose value is read from a configuration file: where, what, which
+    /// file and key.
+    pub config_devices: Vec<(Range<usize>, String, String)>,
+    /// Cards chosen by NVML index (`nvmlDeviceGetHandleByIndex`): NVML ignores the mask.
+    pub nvml: Vec<NvmlUse>,
     /// Device options (`--gpus`) whose value selects nothing: never read, or only printed.
     pub idle_options: Vec<options::IdleOption>,
     /// Can run without CUDA: a "cpu" device string, a `torch.cuda.is_available()` check, or a
@@ -174,6 +192,7 @@ pub fn collect<'s>(
     body: &'s [Stmt],
     own_package: Option<&str>,
     env_only: bool,
+    imported: &'s [crate::index::ImportedConst],
 ) -> Facts {
     let bindings = Bindings::collect(body);
     let mut visitor = FactVisitor {
@@ -192,6 +211,7 @@ pub fn collect<'s>(
         device_paths: Vec::new(),
         asserts: 0,
         own_package: own_package.map(str::to_string),
+        imported,
     };
     visitor.module(body);
     visitor.mark_shared(body);
@@ -234,6 +254,8 @@ struct FactVisitor<'s> {
     flow_loads: rustc_hash::FxHashSet<(String, usize, usize)>,
     /// For each device use (index into `facts.devices`), the names its literal flows through.
     device_paths: Vec<(usize, Vec<String>)>,
+    /// Device constants imported from other modules of the tree.
+    imported: &'s [crate::index::ImportedConst],
 }
 
 impl<'s> FactVisitor<'s> {
@@ -419,6 +441,25 @@ impl<'s> FactVisitor<'s> {
             _ => return,
         };
         let typing_only = self.typing_only > 0;
+        // `import setGPU` sets CUDA_VISIBLE_DEVICES to the least busy card when imported.
+        if !typing_only && modules.iter().any(|m| m == "setGPU") {
+            // An import of nothing else goes whole: the header chooses the card instead.
+            let alone = matches!(stmt, Stmt::Import(i) if i.names.iter().all(|a| a.name.as_str() == "setGPU"));
+            let removal = alone
+                .then(|| crate::removal::removal_edit(self.source, range(stmt), false))
+                .flatten()
+                .map(|e| vec![e]);
+            self.facts.effects.push(EnvEffect {
+                key: Some(EnvKey::Managed(EnvVar::VisibleDevices)),
+                op: EnvOp::Set(Val::Computed),
+                at: range(stmt),
+                stmt: range(stmt),
+                function: self.functions.last().cloned(),
+                child: false,
+                pure: alone,
+                removal,
+            });
+        }
         for module in modules {
             if module.split('.').next() == Some("torch") && !typing_only {
                 self.facts.uses_torch = true;
