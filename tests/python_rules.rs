@@ -480,3 +480,140 @@ fn a_header_put_above_from_future_by_hand_is_repaired_by_moving_the_future_up() 
         err.message
     );
 }
+
+#[test]
+fn class_attributes_and_dataclass_defaults_carry_devices() {
+    let src = "import torch\nfrom dataclasses import dataclass, field\n\nclass Runner:\n    device = \"cuda:1\"\n\n    def run(self, x):\n        return x.to(self.device)\n\n@dataclass\nclass Args:\n    gpu: str = field(default=\"cuda:1\")\n    name: str = \"cuda:1 is the big card\"\n\ndef main(args: Args):\n    return torch.zeros(1).to(args.gpu)\n";
+    assert_eq!(codes(src), ["GH001", "GH104", "GH104"]);
+    let out = fixed(src);
+    assert!(
+        out.contains("    device = \"cuda:0\"\n")
+            && out.contains("field(default=\"cuda:0\")")
+            && out.contains("\"cuda:1 is the big card\""),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_callable_passed_with_its_device_is_a_device_use() {
+    let src = "import asyncio\nimport torch\n\nasync def load(model):\n    await asyncio.to_thread(model.to, \"cuda:1\")\n    await loop.run_in_executor(None, torch.cuda.set_device, 1)\n";
+    assert_eq!(codes(src), ["GH001", "GH101", "GH102"]);
+    let out = fixed(src);
+    assert!(
+        out.contains("to_thread(model.to, \"cuda:0\")")
+            && out.contains("torch.cuda.set_device, 0)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_child_given_a_forbidden_card_is_a_violation_wherever_its_env_is_built() {
+    let src = "import os\nimport subprocess\nimport torch\n\ndef launch(gpu):\n    env = os.environ.copy()\n    env[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n    subprocess.run([\"python\", \"w.py\"], env=env)\n    os.system(\"CUDA_VISIBLE_DEVICES=0 python w.py\")\n    subprocess.run([\"env\", \"CUDA_VISIBLE_DEVICES=0\", \"python\", \"w.py\"])\n    subprocess.run(f\"CUDA_VISIBLE_DEVICES={gpu} python w.py\", shell=True)\n    subprocess.run(\"CUDA_VISIBLE_DEVICES=1 python w.py\", shell=True)\n";
+    let py = python();
+    let found = analyze(&py, src);
+    let child: Vec<(&str, usize)> = found
+        .findings()
+        .iter()
+        .filter(|f| f.rule.code == "GH016" || f.rule.code == "GH011")
+        .map(|f| (f.rule.code, src[..f.range.start].lines().count()))
+        .collect();
+    // The dict built in a variable, the shell prefix, the `env` argument list; a computed
+    // value is for review; the policy's own card is fine.
+    assert_eq!(
+        child,
+        [("GH016", 7), ("GH016", 9), ("GH016", 10), ("GH011", 11)]
+    );
+    assert!(found.findings().iter().all(|f| f.edits.is_empty()));
+}
+
+#[test]
+fn env_helpers_are_env_writes() {
+    // `import setGPU` picks the least busy card at import: it goes, the header decides.
+    let out = fixed("import setGPU\nimport torch\nx = torch.zeros(1).cuda()\n");
+    assert!(!out.contains("setGPU") && out.contains(HEADER_LINE), "{out}");
+    // pytest's monkeypatch and mock.patch.dict in a test contradict the policy.
+    let src = "import os\nfrom unittest import mock\nimport torch\n\ndef test_a(monkeypatch):\n    monkeypatch.setenv(\"CUDA_VISIBLE_DEVICES\", \"0\")\n\n@mock.patch.dict(os.environ, {\"CUDA_VISIBLE_DEVICES\": \"0\"})\ndef test_b():\n    pass\n";
+    let found = codes(src);
+    assert_eq!(
+        found.iter().filter(|c| **c == "GH006").count(),
+        2,
+        "{found:?}"
+    );
+}
+
+#[test]
+fn nvml_indices_are_judged_by_pci_bus() {
+    let src = "import pynvml\nimport torch\n\npynvml.nvmlInit()\nbad = pynvml.nvmlDeviceGetHandleByIndex(0)\ngood = pynvml.nvmlDeviceGetHandleByIndex(1)\ncuda = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())\nevery = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]\n";
+    let py = python();
+    let found = analyze(&py, src);
+    let nvml: Vec<(&str, usize)> = found
+        .findings()
+        .iter()
+        .filter(|f| f.rule.code.starts_with("GH11") || f.rule.code == "GH109")
+        .map(|f| (f.rule.code, src[..f.range.start].lines().count()))
+        .collect();
+    assert_eq!(nvml, [("GH109", 5), ("GH110", 7)]);
+    // The index becomes the policy's card, as an unsafe fix.
+    let out = fixed(src);
+    assert!(
+        out.contains("bad = pynvml.nvmlDeviceGetHandleByIndex(1)")
+            && out.contains("good = pynvml.nvmlDeviceGetHandleByIndex(1)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_device_read_from_a_config_file_is_for_review_with_its_file_and_key() {
+    let src = "import json\nimport torch\nimport yaml\n\ncfg = yaml.safe_load(open(\"conf/train.yaml\"))\nmodel = torch.nn.Linear(1, 1).to(cfg[\"train\"][\"device\"])\nwith open(p) as f:\n    opts = json.load(f)\ntorch.cuda.set_device(opts.get(\"gpu\"))\n";
+    let py = python();
+    let messages: Vec<String> = analyze(&py, src)
+        .findings()
+        .iter()
+        .filter(|f| f.rule.code == "GH111")
+        .map(|f| f.message.clone())
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[0].contains("key `train.device` of `conf/train.yaml`")
+            && messages[1].contains("key `gpu` of a JSON file"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn a_device_constant_imported_from_a_tree_module_is_followed_to_its_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    std::fs::write(app.join("__init__.py"), "from .config import DEVICE\n").unwrap();
+    std::fs::write(app.join("config.py"), "DEVICE = \"cuda:1\"\nGPU_ID = 1\n").unwrap();
+    std::fs::write(
+        app.join("__main__.py"),
+        "import torch\nfrom app import DEVICE as D\nimport app.config as cfg\n\nmodel = torch.nn.Linear(1, 1).to(D)\ntorch.cuda.set_device(cfg.GPU_ID)\n",
+    )
+    .unwrap();
+    let out = common::run(common::gh(dir.path()).args(["scan", "--format", "json", "."]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let main = json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "app/__main__.py")
+        .expect("the program");
+    assert_eq!(main["status"], "non_compliant");
+    let messages: Vec<&str> = main["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "GH104")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    // Through the package's re-export, and as a module attribute: both named where to change.
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[0].contains("`DEVICE = \"cuda:1\"` in `app/config.py` line 1")
+            && messages[1].contains("`GPU_ID = 1` in `app/config.py` line 2"),
+        "{messages:?}"
+    );
+}
