@@ -530,7 +530,10 @@ fn a_child_given_a_forbidden_card_is_a_violation_wherever_its_env_is_built() {
 fn env_helpers_are_env_writes() {
     // `import setGPU` picks the least busy card at import: it goes, the header decides.
     let out = fixed("import setGPU\nimport torch\nx = torch.zeros(1).cuda()\n");
-    assert!(!out.contains("setGPU") && out.contains(HEADER_LINE), "{out}");
+    assert!(
+        !out.contains("setGPU") && out.contains(HEADER_LINE),
+        "{out}"
+    );
     // pytest's monkeypatch and mock.patch.dict in a test contradict the policy.
     let src = "import os\nfrom unittest import mock\nimport torch\n\ndef test_a(monkeypatch):\n    monkeypatch.setenv(\"CUDA_VISIBLE_DEVICES\", \"0\")\n\n@mock.patch.dict(os.environ, {\"CUDA_VISIBLE_DEVICES\": \"0\"})\ndef test_b():\n    pass\n";
     let found = codes(src);
@@ -615,5 +618,57 @@ fn a_device_constant_imported_from_a_tree_module_is_followed_to_its_definition()
         messages[0].contains("`DEVICE = \"cuda:1\"` in `app/config.py` line 1")
             && messages[1].contains("`GPU_ID = 1` in `app/config.py` line 2"),
         "{messages:?}"
+    );
+}
+
+#[test]
+fn a_removed_write_takes_its_banner_and_echoes_but_not_unrelated_prose() {
+    let src = "import os\nimport torch\n\n\ndef setup_gpu():\n    # Force the second card\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n    print(f\"Using GPU {os.environ['CUDA_VISIBLE_DEVICES']}\")\n    return torch.cuda.is_available()\n\n\ndef reset():\n    # Clean state for each run.\n    # Called by the scheduler between jobs,\n    # see docs/runs.md.\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n    return 1\n";
+    let out = fixed(src);
+    assert!(
+        out.contains("def setup_gpu():\n    return torch.cuda.is_available()\n"),
+        "{out}"
+    );
+    // Prose that is not about the GPU documents the function, not the write: it stays.
+    assert!(
+        out.contains("def reset():\n    # Clean state for each run.\n    # Called by the scheduler between jobs,\n    # see docs/runs.md.\n    return 1\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_library_write_goes_with_its_banner_and_echo_under_unsafe_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[project]\nname = \"pkg\"\nversion = \"1\"\n[project.scripts]\npkg = \"pkg.cli:main\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("model.py"),
+        "import os\n\n# Use the second GPU\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nprint(\"GPU:\", os.environ[\"CUDA_VISIBLE_DEVICES\"])\nimport torch\n\n\ndef load():\n    return torch.zeros(1).cuda()\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("cli.py"),
+        "from pkg.model import load\n\n\ndef main():\n    load()\n",
+    )
+    .unwrap();
+    // Held back without --unsafe-fixes: the library stays non-compliant, and says so.
+    let plain = common::run(common::gh(dir.path()).args(["fix", "."]));
+    assert_eq!(plain.code, 1, "{}", plain.stdout);
+    assert!(
+        plain.stdout.contains("pkg/model.py:4:1: GH013"),
+        "{}",
+        plain.stdout
+    );
+    let out = common::run(common::gh(dir.path()).args(["fix", "--unsafe-fixes", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(pkg.join("model.py")).unwrap(),
+        "import os\n\nimport torch\n\n\ndef load():\n    return torch.zeros(1).cuda()\n"
     );
 }

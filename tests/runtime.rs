@@ -167,6 +167,12 @@ fn verdict(out: &Outcome) -> Verdict {
     if let Some(e) = of("forbidden").first() {
         return Verdict::Trapped(format!("used the forbidden card {}", e["card"]));
     }
+    if let Some(e) = of("nvml")
+        .into_iter()
+        .find(|e| e["card"].as_str() != Some(TARGET))
+    {
+        return Verdict::Trapped(format!("NVML read the card {}", e["card"]));
+    }
     if !of("invalid_ordinal").is_empty() {
         return Verdict::Trapped("invalid device ordinal".into());
     }
@@ -494,6 +500,10 @@ const LAUNCHES: &[(&str, &str, &[&str])] = &[
     ("webui", "server.py", &["server.py"]),
     ("trainer", "launch.py", &["launch.py", "-g", "0,1"]),
     ("trainer", "evaluate.py", &["evaluate.py"]),
+    ("monitor", "serve.py", &["serve.py"]),
+    ("monitor", "gpumon.py", &["gpumon.py"]),
+    ("monitor", "batch.py", &["batch.py"]),
+    ("monitor", "launch.py", &["launch.py"]),
 ];
 
 /// What `fix` must leave each file of `fixtures/apps` with (CASES.md); files not listed are
@@ -506,6 +516,11 @@ const APP_STATUS: &[(&str, &str)] = &[
     ("webui/server.py", "fixed"),
     ("trainer/launch.py", "needs_review"),
     ("trainer/evaluate.py", "fixed"),
+    ("monitor/serve.py", "fixed"),
+    ("monitor/gpumon.py", "non_compliant"),
+    ("monitor/batch.py", "non_compliant"),
+    ("monitor/defaults.py", "needs_review"),
+    ("monitor/launch.py", "non_compliant"),
 ];
 
 /// The apps, fixed with the default `scope = "programs"`, then each program launched: every
@@ -520,7 +535,7 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
     let copy = copy_fixture("apps");
     let mut status = BTreeMap::new();
     let mut failures = Vec::new();
-    for app in ["speechkit", "webui", "trainer"] {
+    for app in ["speechkit", "webui", "trainer", "monitor"] {
         let root = copy.path().join(app);
         let fix = run(gh(&root).args([
             "fix",

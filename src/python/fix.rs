@@ -126,8 +126,13 @@ fn finish(
         edits.extend(removal.iter().cloned());
     }
     for f in input.findings {
-        // Device remaps, and late `from __future__` imports moved up.
-        if f.rule.code.starts_with("GH1") || f.rule.code == "GH015" {
+        // Device remaps, late `from __future__` imports moved up, and the writes that go on
+        // their own (a library's, a function's) when no replaced block holds them.
+        let own = matches!(f.rule.code, "GH006" | "GH013")
+            && !covered
+                .iter()
+                .any(|c| c.start <= f.range.start && f.range.end <= c.end);
+        if f.rule.code.starts_with("GH1") || f.rule.code == "GH015" || own {
             edits.extend(f.edits.iter().cloned());
         }
     }

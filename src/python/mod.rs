@@ -213,10 +213,12 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     };
     let mut findings = detect::findings(&facts, &effective, &rule_ctx);
     findings.extend(repair);
-    // A library is judged when it touches a GPU or breaks a rule; its env is its programs'.
+    // A library is judged when it touches a GPU; any file is judged when it breaks a rule or
+    // needs a look (an NVML monitor, a launcher giving its child a card): a finding is never
+    // reported under "without GPU code".
     let judged = rule_ctx.in_scope
-        || (ctx.role.is_some_and(|r| !matches!(r, Role::Program { .. }))
-            && (touches(&facts) || findings.iter().any(|f| f.rule.severity != Severity::Info)));
+        || findings.iter().any(|f| f.rule.severity != Severity::Info)
+        || (ctx.role.is_some_and(|r| !matches!(r, Role::Program { .. })) && touches(&facts));
     let mut edits = Vec::new();
     let mut unsafe_edits = Vec::new();
     if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {

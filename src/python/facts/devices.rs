@@ -273,7 +273,10 @@ impl<'s> FactVisitor<'s> {
                 name == "torch.cuda.current_device"
                     || matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get_device")
                     || (matches!(name.as_str(), "int" | "builtins.int")
-                        && c.arguments.args.first().is_some_and(|a| self.is_cuda_index(a, depth + 1)))
+                        && c.arguments
+                            .args
+                            .first()
+                            .is_some_and(|a| self.is_cuda_index(a, depth + 1)))
             }
             Expr::Attribute(a) => {
                 a.attr.as_str() == "index"
@@ -474,7 +477,9 @@ impl<'s> FactVisitor<'s> {
         }
         if flow.origins.is_empty() {
             if let Some(config) = flow.config.take() {
-                self.facts.config_devices.push((range(expr), what.to_string(), config));
+                self.facts
+                    .config_devices
+                    .push((range(expr), what.to_string(), config));
             }
         } else {
             self.facts.cuda_use = true;
@@ -627,7 +632,11 @@ impl<'s> FactVisitor<'s> {
                     return;
                 }
                 let Some(values) = self.scopes().lookup(id, scope) else {
-                    if let Some(c) = self.imported.iter().find(|c| c.local == id && c.attr.is_none()) {
+                    if let Some(c) = self
+                        .imported
+                        .iter()
+                        .find(|c| c.local == id && c.attr.is_none())
+                    {
                         self.foreign(c, range(expr), flow);
                         return;
                     }
@@ -796,10 +805,15 @@ impl<'s> FactVisitor<'s> {
                 }
             }
             "get"
-                if self.config_read(&call.func, scope, flow, match args.first() {
-                    Some(Expr::StringLiteral(k)) => Some(k.value.to_str()),
-                    _ => None,
-                }) => {}
+                if self.config_read(
+                    &call.func,
+                    scope,
+                    flow,
+                    match args.first() {
+                        Some(Expr::StringLiteral(k)) => Some(k.value.to_str()),
+                        _ => None,
+                    },
+                ) => {}
             "get" => {
                 if let Some(Expr::StringLiteral(key)) = args.first() {
                     self.dict_value(&attr.value, key.value.to_str(), scope, depth, flow);
@@ -833,7 +847,8 @@ impl<'s> FactVisitor<'s> {
                     }
                     at = &a.value;
                 }
-                Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get") => {
+                Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get") =>
+                {
                     if let Some(Expr::StringLiteral(k)) = c.arguments.args.first() {
                         keys.push(k.value.to_str().to_string());
                     }
@@ -864,7 +879,10 @@ impl<'s> FactVisitor<'s> {
         let Expr::Call(call) = expr else { return None };
         let name = self.bindings.qualified(&call.func).unwrap_or_default();
         let kind = match name.as_str() {
-            "yaml.safe_load" | "yaml.load" | "yaml.full_load" | "yaml.unsafe_load"
+            "yaml.safe_load"
+            | "yaml.load"
+            | "yaml.full_load"
+            | "yaml.unsafe_load"
             | "ruamel.yaml.YAML.load" => "a YAML file",
             "json.load" | "json.loads" => "a JSON file",
             "toml.load" | "tomllib.load" | "tomli.load" | "toml.loads" | "tomllib.loads" => {

@@ -486,7 +486,11 @@ fn field_default(value: &Expr) -> Option<&Expr> {
         .iter()
         .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "default"))
         .map(|k| &k.value);
-    keyword.or_else(|| (name == "Field").then(|| call.arguments.args.first()).flatten())
+    keyword.or_else(|| {
+        (name == "Field")
+            .then(|| call.arguments.args.first())
+            .flatten()
+    })
 }
 
 /// Every load of the given keys (a name, `self.x`, `.x`) outside print and log calls: walked

@@ -491,6 +491,34 @@ impl<'s> FactVisitor<'s> {
 }
 
 impl FactVisitor<'_> {
+    /// A write that goes on its own (in a `setup_gpu()` function, in a library module) takes
+    /// its banner and the prints that echo it along, as the header's replacement of the
+    /// configuration blocks does: nothing is left to say "Using GPU 0" about a write that is
+    /// gone. Only a block with one write, inside a body that keeps other statements.
+    fn take_echoes_along(&mut self, body: &[Stmt]) {
+        let (Some(first), Some(last)) = (body.first(), body.last()) else {
+            return;
+        };
+        let whole = range(first).start..range(last).end;
+        for block in super::config::blocks(self.source, body, &self.facts, &self.bindings) {
+            if block.range.start <= whole.start && whole.end <= block.range.end {
+                continue;
+            }
+            let writes: Vec<Range<usize>> = body
+                .iter()
+                .map(range)
+                .filter(|r| block.range.start <= r.start && r.end <= block.range.end)
+                .filter(|r| self.facts.effects.iter().any(|e| e.stmt == *r && !e.child))
+                .collect();
+            let [write] = writes.as_slice() else { continue };
+            for e in self.facts.effects.iter_mut() {
+                if e.stmt == *write && !e.child && e.removal.is_some() {
+                    e.removal = Some(vec![Edit::delete(block.range.clone())]);
+                }
+            }
+        }
+    }
+
     /// `importlib.import_module("torch")`, `__import__("torch")`: a GPU import all the same.
     fn dynamic_import(&mut self, call: &ruff_python_ast::ExprCall, name: &str) {
         if !matches!(
@@ -564,6 +592,9 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
             self.stmts.pop();
         }
         self.removable_bodies.pop();
+        if self.guard_removal.is_none() {
+            self.take_echoes_along(body);
+        }
     }
 
     fn visit_stmt(&mut self, stmt: &'s Stmt) {
