@@ -324,6 +324,34 @@ fn doctor_shows_both_orderings_and_what_the_policy_selects() {
     );
 }
 
+/// Seen on a real one-card machine: a policy whose mask names a card the machine does not have
+/// made `doctor` stop with the driver's "no CUDA-capable device"; it must say what the mask
+/// selects (nothing) and exit 1.
+#[test]
+fn doctor_says_when_the_mask_names_no_card_of_the_machine() {
+    let driver = FakeDriver::new();
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("gpu-homogenize.toml"),
+        "[policy]\nvisible_devices = \"7\"\n",
+    )
+    .unwrap();
+    let mut cmd = driver.command(tree.path());
+    for var in gpu_homogenize::commands::SCHEDULER_VARS {
+        cmd.env_remove(var);
+    }
+    let out = run(cmd.arg("doctor"));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert_eq!(
+        out.stdout
+            .matches("device 0 is nothing (the mask names no card of this machine")
+            .count(),
+        2,
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn doctor_without_a_driver_says_which_library() {
     let dir = tempfile::tempdir().unwrap();

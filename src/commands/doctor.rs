@@ -113,10 +113,15 @@ fn examine(gpus: &Gpus, policy: &Policy) -> anyhow::Result<Doctor> {
         .collect();
     let mut selections = Vec::new();
     for order in ORDERS {
-        let seen = list(&[
+        // A mask naming no card of this machine is what doctor is for: the driver reports no
+        // device (CUDA_ERROR_NO_DEVICE), and the policy selects nothing here.
+        let seen = match list(&[
             ("CUDA_DEVICE_ORDER", order),
             ("CUDA_VISIBLE_DEVICES", &policy.visible_devices),
-        ])?;
+        ]) {
+            Err(e) if e.to_string().contains("CUDA_ERROR_NO_DEVICE") => ProbeReport::default(),
+            other => other?,
+        };
         let first = seen.devices.first();
         selections.push(Selection {
             order,
@@ -201,19 +206,25 @@ fn render(d: &Doctor, policy: &Policy) -> String {
     out.push_str(&format!(
         "\nPolicy: target {}, forbidden {}; CUDA_VISIBLE_DEVICES='{}'\n",
         policy.target.label(),
-        policy
-            .forbidden
-            .iter()
-            .map(|f| f.label())
-            .collect::<Vec<_>>()
-            .join(", "),
+        if policy.forbidden.is_empty() {
+            "none".to_string()
+        } else {
+            policy
+                .forbidden
+                .iter()
+                .map(|f| f.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
         d.visible_devices
     ));
     for s in &d.selections {
         out.push_str(&format!(
             "  with CUDA_DEVICE_ORDER={:<13} device 0 is {} -> {}\n",
             s.order,
-            s.device_0.as_deref().unwrap_or("nothing"),
+            s.device_0
+                .as_deref()
+                .unwrap_or("nothing (the mask names no card of this machine: CUDA sees no device)"),
             if s.selects_target {
                 "the target"
             } else {
