@@ -50,7 +50,7 @@ fn scan_reports_every_rule_and_leaves_modules_without_card_selection_alone() {
         rules,
         [
             "GH501", "GH502", "GH503", "GH504", "GH505", "GH506", "GH507", "GH511", "GH512",
-            "GH521"
+            "GH514", "GH521"
         ]
     );
     let status = statuses(&out.stdout);
@@ -97,7 +97,15 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         ("flow-bin/src/bin/pattern.rs", "non_compliant"),
         ("flow-bin/src/main.rs", "fixed"),
         ("forbid-bin/src/main.rs", "non_compliant"),
-        ("gpu-lib/src/lib.rs", "fixed"),
+        // Its env write goes; its device index stays for review: no program of the tree runs
+        // the library, so what `with_device_id(1)` means is its caller's mask.
+        ("gpu-lib/src/lib.rs", "needs_review"),
+        // A library run by a sync CLI (which gets the header) and by an async server (which
+        // cannot set the env): its index is not remapped, and the server is named.
+        ("idx-async/src/main.rs", "non_compliant"),
+        ("idx-lib/src/lib.rs", "needs_review"),
+        // A CLI with no GPU word of its own: it reaches CUDA through the library.
+        ("idx-serve/src/main.rs", "fixed"),
         ("tch-bin/src/bin/train.rs", "fixed"),
         ("tch-bin/src/main.rs", "no_gpu_code"),
     ]
@@ -129,6 +137,8 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         "flow-bin/src/bin/pattern.rs",
         "forbid-bin/src/main.rs",
         "tch-bin/src/main.rs",
+        "idx-lib/src/lib.rs",
+        "idx-async/src/main.rs",
     ] {
         let original = std::fs::read_to_string(fixture(FIXTURE).join(rel)).unwrap();
         assert_eq!(
@@ -148,6 +158,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         "GH512 a match pattern compares a device with index 1",
         "GH521 [review] device_by_index(1)",
         "env-forms/src/child.rs:5:5: GH507",
+        "idx-lib/src/lib.rs:7:22: GH514 [review] Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; but `idx-async/src/main.rs` run(s) this library without setting the mask",
     ] {
         assert!(scan.stdout.contains(left), "{left}: {}", scan.stdout);
     }
@@ -216,6 +227,7 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
     let manifest = std::fs::read_to_string(ws.join("Cargo.toml"))
         .unwrap()
         .replace("    \"async-bin\",\n", "")
+        .replace("    \"idx-async\",\n", "")
         .replace("    \"gpu-lib\",\n", "");
     let patch = [
         "cudarc",

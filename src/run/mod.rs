@@ -120,6 +120,7 @@ pub fn execute(
     engine
         .python
         .prepare(&setup.root, all, engine.max_file_size);
+    engine.rust.prepare(&setup.root, all, engine.max_file_size);
     let mut progress = Progress::new(&entries, &engine.phases);
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(

@@ -5,6 +5,7 @@ use std::ops::Range;
 use super::effective;
 use super::facts::{Arg, Binding, DeviceSink, EnvEffect, EnvOp, Facts, Place};
 use super::fix;
+use super::graph::FileRole;
 use super::krate::{CrateInfo, Role};
 use super::rules::*;
 use super::RustHeader;
@@ -18,6 +19,8 @@ pub struct Context<'a> {
     pub header: &'a RustHeader,
     pub krate: &'a CrateInfo,
     pub newline: &'a str,
+    /// What the tree's index says about the file (`None`: judged on its own).
+    pub role: Option<&'a super::graph::FileRole>,
 }
 
 /// What the file is for the env: the entry point of a GPU binary, and whether its main can
@@ -36,7 +39,13 @@ pub enum Binary {
 
 pub fn binary(facts: &Facts, ctx: &Context) -> Binary {
     let entry = matches!(ctx.krate.role, Role::Entry | Role::Standalone);
-    let gpu = facts.uses_gpu_crate || !facts.env.is_empty() || !facts.sinks.is_empty();
+    let gpu = match ctx.role {
+        // A CPU program is left alone, whatever GPU crate it links.
+        Some(FileRole::Program { cpu: Some(_), .. }) => false,
+        // It reaches CUDA through its modules, its library or a wrapper crate.
+        Some(FileRole::Program { cuda: Some(_), .. }) => true,
+        _ => facts.uses_gpu_crate || !facts.env.is_empty() || !facts.sinks.is_empty(),
+    };
     match &facts.main {
         Some(main) if entry && gpu => {
             if main.is_async {
@@ -110,8 +119,58 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             format!("device_by_index({n}) is NVML's physical PCI-order index, not remapped by CUDA_VISIBLE_DEVICES: select the card by UUID or PCI bus id (device_by_uuid / device_by_pci_bus_id)"),
         ));
     }
+    library_indices(ctx, &mut out);
     out.sort_by_key(|f| (f.range.start, f.rule.code));
     out
+}
+
+/// A device index in a library means what the mask of the program running it makes it: it is
+/// remapped only when every GPU program of the tree that runs the library sets the policy's
+/// mask in its main; otherwise it is for review, naming the programs that do not.
+fn library_indices(ctx: &Context, out: &mut [Finding]) {
+    let Some(FileRole::Module { programs }) = ctx.role else {
+        return;
+    };
+    let list = |names: &[&str]| {
+        let mut shown: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
+        if names.len() > 3 {
+            shown.push(format!("{} more", names.len() - 3));
+        }
+        shown.join(", ")
+    };
+    let unmasked: Vec<&str> = programs
+        .iter()
+        .filter(|(_, masks)| !masks)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let all: Vec<&str> = programs.iter().map(|(p, _)| p.as_str()).collect();
+    for f in out.iter_mut().filter(|f| f.rule.code == DEVICE_INDEX.code) {
+        if !programs.is_empty() && unmasked.is_empty() {
+            if f.fixable {
+                f.message = format!(
+                    "{}; every program of the tree that runs this library sets the mask in its main: {}",
+                    f.message,
+                    list(&all)
+                );
+            }
+            continue;
+        }
+        let why = if programs.is_empty() {
+            "no GPU program of this tree runs this library, so the card it selects is the mask of whoever calls it".to_string()
+        } else {
+            format!(
+                "{} run(s) this library without setting the mask in a sync main (an async main, or unsafe code forbidden)",
+                list(&unmasked)
+            )
+        };
+        f.rule = &DEVICE_INDEX_IN_LIBRARY;
+        f.fixable = false;
+        f.edits.clear();
+        f.message = format!(
+            "{}; but {why}: not remapped; check the callers, then remap by hand or accept it",
+            f.message
+        );
+    }
 }
 
 fn header_findings(
@@ -121,7 +180,25 @@ fn header_findings(
     kind: Binary,
     out: &mut Vec<Finding>,
 ) {
-    let Some(main) = &facts.main else { return };
+    let Some(main) = &facts.main else {
+        // A GPU program whose main a macro generates (`criterion_main!`): nowhere to put the
+        // env by a byte edit.
+        if let (
+            Some(FileRole::Program {
+                cuda: Some(why),
+                cpu: None,
+            }),
+            Some((at, name)),
+        ) = (ctx.role, &facts.macro_main)
+        {
+            out.push(Finding::new(
+                &MACRO_MAIN,
+                at.clone(),
+                format!("this GPU program (it reaches CUDA through {why}) gets its `main` from `{name}!`: the env cannot go into it; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in a hand-written `fn main` that calls the generated one, or in the environment it runs in", ctx.policy.visible_devices, ctx.policy.device_order),
+            ));
+        }
+        return;
+    };
     let launcher = format!(
         "set the env before the process starts instead (a launcher script or the service's environment: `CUDA_VISIBLE_DEVICES={} CUDA_DEVICE_ORDER={} <binary>`)",
         ctx.policy.visible_devices, ctx.policy.device_order

@@ -5,6 +5,7 @@ mod detect;
 mod effective;
 mod facts;
 mod fix;
+pub mod graph;
 pub mod krate;
 pub mod rules;
 
@@ -87,6 +88,8 @@ pub struct RustSupport {
     pub header: RustHeader,
     /// Each Cargo.toml is read once per run.
     pub manifests: Manifests,
+    /// The tree's packages and programs (`prepare`).
+    pub index: std::sync::OnceLock<graph::RustIndex>,
 }
 
 pub fn support(policy: &Policy, root: &Path) -> Result<Box<dyn LanguageSupport>, TemplateError> {
@@ -95,6 +98,7 @@ pub fn support(policy: &Policy, root: &Path) -> Result<Box<dyn LanguageSupport>,
         policy: policy.clone(),
         header,
         manifests: Manifests::default(),
+        index: std::sync::OnceLock::new(),
     }))
 }
 
@@ -164,7 +168,11 @@ impl RustSupport {
         source: &str,
         in_phase: bool,
     ) -> Result<Analysis, SyntaxError> {
-        self.analyze_with(&self.krate(path), source, in_phase, Plan::Prove)
+        self.analyze_with(&self.krate(path), None, source, in_phase, Plan::Prove)
+    }
+
+    fn role(&self, rel: &str) -> Option<&graph::FileRole> {
+        self.index.get().and_then(|i| i.role(rel))
     }
 
     /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
@@ -173,6 +181,7 @@ impl RustSupport {
     fn analyze_with(
         &self,
         krate: &CrateInfo,
+        role: Option<&graph::FileRole>,
         source: &str,
         in_phase: bool,
         plan: Plan,
@@ -184,6 +193,7 @@ impl RustSupport {
             header: &self.header,
             krate,
             newline: crate::lines::newline_of(source),
+            role,
         };
         let sites = detect::locate(&facts, &ctx);
         let kind = detect::binary(&facts, &ctx);
@@ -191,13 +201,15 @@ impl RustSupport {
         let mut edits = Vec::new();
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
-            match self.prove(krate, source, planned, in_phase) {
+            match self.prove(krate, role, source, planned, in_phase) {
                 Ok(planned) => edits = planned,
                 Err(why) => withhold(&mut findings, &why),
             }
         }
-        // In scope: a GPU binary's entry point, or a file that selects a card (it has findings).
-        let in_scope = kind != detect::Binary::No || !findings.is_empty();
+        // In scope: a GPU binary's entry point, a file that constructs a device (a module that
+        // builds `Device::new_cuda(0)` is GPU code, compliant or not), or one with findings.
+        let in_scope =
+            kind != detect::Binary::No || !findings.is_empty() || !facts.sinks.is_empty();
         Ok(Analysis {
             findings,
             gpu_code: in_scope || facts.uses_gpu_crate,
@@ -211,13 +223,14 @@ impl RustSupport {
     fn prove(
         &self,
         krate: &CrateInfo,
+        role: Option<&graph::FileRole>,
         source: &str,
         edits: Vec<Edit>,
         in_phase: bool,
     ) -> Result<Vec<Edit>, String> {
         let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
         let after = self
-            .analyze_with(krate, &new, in_phase, Plan::None)
+            .analyze_with(krate, role, &new, in_phase, Plan::None)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
         let left = after.findings.iter().filter(|f| f.is_violation());
         let (env, other): (Vec<&Finding>, Vec<&Finding>) =
@@ -261,6 +274,7 @@ impl LanguageSupport for RustSupport {
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
         Ok(Box::new(self.analyze_with(
             &self.krate(info.path),
+            self.role(info.rel),
             source,
             info.in_phase,
             Plan::Prove,
@@ -275,14 +289,15 @@ impl LanguageSupport for RustSupport {
         before: &dyn lang::Analysis,
     ) -> Vec<String> {
         let krate = self.krate(info.path);
-        let after = match self.analyze_with(&krate, new, info.in_phase, Plan::None) {
-            Ok(after) => after,
-            Err(e) => {
-                return vec![format!(
-                    "the rewrite does not parse ({e}); this is a bug, please report it"
-                )]
-            }
-        };
+        let after =
+            match self.analyze_with(&krate, self.role(info.rel), new, info.in_phase, Plan::None) {
+                Ok(after) => after,
+                Err(e) => {
+                    return vec![format!(
+                        "the rewrite does not parse ({e}); this is a bug, please report it"
+                    )]
+                }
+            };
         after
             .findings
             .iter()
@@ -301,6 +316,22 @@ impl LanguageSupport for RustSupport {
                 )
             })
             .collect()
+    }
+
+    fn prepare(&self, root: &Path, entries: &[crate::walk::Entry], max_file_size: u64) {
+        let _ = self
+            .index
+            .set(graph::RustIndex::build(root, entries, max_file_size));
+    }
+
+    fn starts_gpu_program(&self, rel: &str) -> bool {
+        matches!(
+            self.role(rel),
+            Some(graph::FileRole::Program {
+                cuda: Some(_),
+                cpu: None
+            })
+        )
     }
 
     fn gpu_skip_reason(&self, source: &str) -> Option<String> {

@@ -37,6 +37,8 @@ rule!(
     Violation,
     "a child process gets a GPU env variable other than the policy's (Command::env / envs / env_remove / env_clear)"
 );
+rule!(MACRO_MAIN, "GH508", "rust-macro-main", Review,
+    "a GPU program whose `main` a macro generates (`criterion_main!`): the env cannot be inserted, for review");
 rule!(DEVICE_INDEX, "GH511", "rust-device-index", Violation,
     "a device constructor selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied");
 rule!(DEVICE_PATTERN, "GH512", "rust-device-pattern", Violation,
@@ -48,6 +50,8 @@ rule!(
     Review,
     "a function selects several device indices (or loops over them): multi-GPU by design, left as written for review"
 );
+rule!(DEVICE_INDEX_IN_LIBRARY, "GH514", "rust-device-index-in-library", Review,
+    "a device index in a library that a program of the tree runs without setting the mask (or that none runs): what it selects is the caller's mask's choice");
 rule!(NVML_INDEX, "GH521", "rust-nvml-index", Review,
     "an NVML index is a physical PCI-order index that CUDA_VISIBLE_DEVICES does not remap: select by UUID or PCI bus id");
 
@@ -60,9 +64,11 @@ pub static ALL: &[&Rule] = &[
     &ENV_UNSAFE_FORBIDDEN,
     &ENV_REMOVE,
     &CHILD_ENV,
+    &MACRO_MAIN,
     &DEVICE_INDEX,
     &DEVICE_PATTERN,
     &MULTI_GPU,
+    &DEVICE_INDEX_IN_LIBRARY,
     &NVML_INDEX,
 ];
 

@@ -171,6 +171,8 @@ pub struct Facts {
     pub nvml_indices: Vec<(Range<usize>, u64)>,
     pub option_defaults: Vec<OptionDefault>,
     pub main: Option<MainFn>,
+    /// A top-level macro that generates `main` (`criterion_main!(…)`): where, and its name.
+    pub macro_main: Option<(Range<usize>, String)>,
     /// `#![forbid(unsafe_code)]` / `#![deny(unsafe_code)]` at the top of the file.
     pub forbids_unsafe: bool,
     /// End of the inner attributes and `//!` docs at the top of the file.
@@ -230,6 +232,13 @@ pub fn collect(file: &syn::File) -> Facts {
     v.facts.first_item = file.items.first().map(|i| range(i).start);
     v.facts.forbids_unsafe = file.attrs.iter().any(forbids_unsafe);
     v.facts.main = mains::choose(&file.items);
+    v.facts.macro_main = file.items.iter().find_map(|item| match item {
+        syn::Item::Macro(m) => {
+            let name = m.mac.path.segments.last()?.ident.to_string();
+            (name.ends_with("_main") || name == "main").then(|| (range(&m.mac.path), name))
+        }
+        _ => None,
+    });
     v.visit_file(file);
     let main = v.facts.main.clone();
     for effect in &mut v.facts.env {

@@ -1,0 +1,120 @@
+//! Rust programs judged through the crate graph: which binaries reach CUDA (through their
+//! modules, their library, a crate of the tree or a wrapper crate), which are CPU programs,
+//! and which programs run a library's device index.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{gh, run};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn statuses(root: &Path) -> (BTreeMap<String, String>, String) {
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
+    let map = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let text = run(gh(root).args(["scan", "."])).stdout;
+    (map, text)
+}
+
+#[test]
+fn binaries_reach_cuda_through_modules_wrappers_and_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A binary whose device is in a sibling module: `main.rs` has no GPU word.
+    write(root, "render/Cargo.toml", "[package]\nname = \"render\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncust = \"0.3\"\n");
+    write(
+        root,
+        "render/src/main.rs",
+        "mod renderer;\n\nfn main() {\n    renderer::draw();\n}\n",
+    );
+    write(
+        root,
+        "render/src/renderer.rs",
+        "use cust::device::Device;\n\npub fn draw() {\n    let _d = Device::get_device(0);\n}\n",
+    );
+    // A wrapper crate whose default device is CUDA (rust-bert: `cuda_if_available`).
+    write(root, "nlp/Cargo.toml", "[package]\nname = \"nlp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nrust-bert = \"0.22\"\n");
+    write(root, "nlp/src/main.rs", "use rust_bert::pipelines::sentiment::SentimentModel;\n\nfn main() {\n    let _m = SentimentModel::new(Default::default());\n}\n");
+    // The same wrapper, told to run on the CPU: a CPU program, left alone.
+    write(root, "nlp/examples/cpu.rs", "use rust_bert::pipelines::sentiment::SentimentModel;\nuse tch::Device;\n\nfn main() {\n    let _m = SentimentModel::new(Default::default());\n    let _d = Device::Cpu;\n}\n");
+    // candle without its `cuda` feature: a CPU build, left alone.
+    write(root, "convert/Cargo.toml", "[package]\nname = \"convert\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n");
+    write(
+        root,
+        "convert/src/main.rs",
+        "use candle_core::Tensor;\n\nfn main() {\n    let _t: Option<Tensor> = None;\n}\n",
+    );
+    // candle with `cuda` turned on by a package feature, and a criterion bench with
+    // `harness = false`: its main is the macro's.
+    write(root, "bench/Cargo.toml", "[package]\nname = \"bench\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n[[bench]]\nname = \"matmul\"\nharness = false\n");
+    write(root, "bench/src/lib.rs", "use candle_core::Device;\n\npub fn device() -> Device {\n    Device::new_cuda(0).unwrap()\n}\n");
+    write(root, "bench/benches/matmul.rs", "use criterion::{criterion_group, criterion_main, Criterion};\n\nfn bench(c: &mut Criterion) {\n    let _d = bench::device();\n    c.bench_function(\"m\", |b| b.iter(|| 1));\n}\n\ncriterion_group!(benches, bench);\ncriterion_main!(benches);\n");
+    let (status, text) = statuses(root);
+    let want: BTreeMap<String, String> = [
+        ("bench/benches/matmul.rs", "needs_review"),
+        ("bench/src/lib.rs", "compliant"),
+        ("convert/src/main.rs", "no_gpu_code"),
+        ("nlp/examples/cpu.rs", "no_gpu_code"),
+        ("nlp/src/main.rs", "non_compliant"),
+        ("render/src/main.rs", "non_compliant"),
+        ("render/src/renderer.rs", "compliant"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(status, want, "{text}");
+    assert!(
+        text.contains("bench/benches/matmul.rs:9:1: GH508 [review] this GPU program (it reaches CUDA through its package's library `bench` → `candle_core` with its `cuda` feature"),
+        "{text}"
+    );
+    assert!(text.contains("render/src/main.rs:1:1: GH501"), "{text}");
+    assert!(text.contains("nlp/src/main.rs:1:1: GH501"), "{text}");
+}
+
+#[test]
+fn a_library_index_is_remapped_only_when_every_program_running_it_masks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"core\", \"cli\"]\n",
+    );
+    write(root, "core/Cargo.toml", "[package]\nname = \"core-gpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(root, "core/src/lib.rs", "use cudarc::driver::CudaContext;\n\npub fn open() {\n    let _c = CudaContext::new(1);\n}\n");
+    write(root, "cli/Cargo.toml", "[package]\nname = \"cli\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-gpu = { path = \"../core\" }\n");
+    write(
+        root,
+        "cli/src/main.rs",
+        "fn main() {\n    core_gpu::open();\n}\n",
+    );
+    let (_, text) = statuses(root);
+    assert!(
+        text.contains("core/src/lib.rs:4:31: GH511 [*] CudaContext::new(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; every program of the tree that runs this library sets the mask in its main: `cli/src/main.rs`"),
+        "{text}"
+    );
+    // Without any program, the same index is the caller's business: review, no fix.
+    std::fs::remove_dir_all(root.join("cli")).unwrap();
+    write(root, "Cargo.toml", "[workspace]\nmembers = [\"core\"]\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["core/src/lib.rs"], "needs_review", "{text}");
+    assert!(text.contains("GH514 [review]"), "{text}");
+}
