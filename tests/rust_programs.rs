@@ -118,3 +118,28 @@ fn a_library_index_is_remapped_only_when_every_program_running_it_masks() {
     assert_eq!(status["core/src/lib.rs"], "needs_review", "{text}");
     assert!(text.contains("GH514 [review]"), "{text}");
 }
+
+#[test]
+fn the_header_goes_below_a_licence_and_an_earlier_block_is_not_written_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(root, "src/main.rs", "// Copyright 2025 Example Corp.\n// SPDX-License-Identifier: Apache-2.0\n\nuse cudarc::driver::CudaContext;\n\nfn main() {\n    let _c = CudaContext::new(0);\n}\n");
+    // A main an earlier version fixed: no SAFETY line, the allocator variable set anyway.
+    write(root, "src/bin/old.rs", "use cudarc::driver::CudaContext;\n\nfn main() {\n    unsafe {\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n        std::env::set_var(\"PYTORCH_CUDA_ALLOC_CONF\", \"max_split_size_mb:1024\");\n    }\n    let _c = CudaContext::new(0);\n}\n");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
+    assert!(
+        main.starts_with("// Copyright 2025 Example Corp.\n// SPDX-License-Identifier: Apache-2.0\n\n// ====="),
+        "{main}"
+    );
+    assert!(
+        main.contains("fn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n"),
+        "{main}"
+    );
+    let old = std::fs::read_to_string(root.join("src/bin/old.rs")).unwrap();
+    assert_eq!(old.matches("set_var(\"CUDA_VISIBLE_DEVICES\"").count(), 1, "{old}");
+    let again = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
+}

@@ -23,6 +23,19 @@ pub struct Context<'a> {
     pub role: Option<&'a super::graph::FileRole>,
 }
 
+impl Context<'_> {
+    /// Whether the program links libtorch, the only reader of PYTORCH_CUDA_ALLOC_CONF (a file
+    /// the index does not know as a program is assumed to).
+    pub fn torch(&self) -> bool {
+        !matches!(self.role, Some(FileRole::Program { torch: false, .. }))
+    }
+
+    /// Whether the policy's value of `var` matters to this program.
+    pub fn reads(&self, var: crate::policy::EnvVar) -> bool {
+        var != crate::policy::EnvVar::AllocConf || self.torch()
+    }
+}
+
 /// What the file is for the env: the entry point of a GPU binary, and whether its main can
 /// set the env.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,16 +94,23 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
             let before_items = facts.first_item.is_none_or(|first| i <= first);
             at_line_start && after_attrs && before_items
         });
+    // The block as this version writes it, or as earlier ones did (no `// SAFETY:` line, the
+    // allocator variable in every program): a block already there is never written twice.
     let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
-        let text = ctx.header.main_env_text(
-            ctx.krate.edition,
-            fix::line_indent(ctx.source, m.sig.start),
-            &fix::indent_unit(ctx.source),
-            ctx.newline,
-        );
-        ctx.source[m.body_start..]
-            .starts_with(&text)
-            .then(|| m.body_start..m.body_start + text.len())
+        [(ctx.torch(), true), (true, false), (ctx.torch(), false), (true, true)]
+            .into_iter()
+            .find_map(|(alloc, safety)| {
+                let text = ctx.header.main_env_text(
+                    ctx.krate.edition,
+                    fix::line_indent(ctx.source, m.sig.start),
+                    &fix::indent_unit(ctx.source),
+                    ctx.newline,
+                    super::EnvText { alloc, safety },
+                );
+                ctx.source[m.body_start..]
+                    .starts_with(&text)
+                    .then(|| m.body_start..m.body_start + text.len())
+            })
     });
     Sites {
         comment: comment.map(|i| i..i + comment_text.len()),
@@ -187,6 +207,7 @@ fn header_findings(
             Some(FileRole::Program {
                 cuda: Some(why),
                 cpu: None,
+                ..
             }),
             Some((at, name)),
         ) = (ctx.role, &facts.macro_main)
@@ -249,6 +270,9 @@ fn in_site(site: &Option<Range<usize>>, r: &Range<usize>) -> bool {
 /// An env change the policy does not allow: in a settable main, every change outside the
 /// header block; anywhere, a change to a value other than the policy's.
 fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Option<Finding> {
+    if !ctx.reads(w.var) {
+        return None;
+    }
     let expected = ctx.policy.env_value(w.var)?;
     if in_site(&sites.main_env, &w.at) {
         return None;
@@ -287,7 +311,11 @@ fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Opt
 fn effective_finding(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
     let Some(main) = &facts.main else { return };
     let env = effective::at_end(facts);
-    for (var, held) in env.problems(ctx.policy) {
+    for (var, held) in env
+        .problems(ctx.policy)
+        .into_iter()
+        .filter(|(var, _)| ctx.reads(*var))
+    {
         out.push(Finding::new(
             &ENV_WRITE,
             main.sig.clone(),

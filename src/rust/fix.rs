@@ -54,6 +54,10 @@ pub fn plan(
             line_indent(ctx.source, main.sig.start),
             &indent_unit(ctx.source),
             ctx.newline,
+            super::EnvText {
+                alloc: ctx.torch(),
+                safety: true,
+            },
         );
         push(Edit::insert(main.body_start, text));
     }
@@ -80,11 +84,14 @@ fn comment_edit(facts: &Facts, ctx: &Context) -> Edit {
     let at = after
         .or(shebang_end)
         .unwrap_or(if source.starts_with('\u{feff}') { 3 } else { 0 });
+    // A licence or attribution block that opens the file stays first.
+    let licence = (after.is_none()).then(|| licence_end(source, at)).flatten();
+    let at = licence.unwrap_or(at);
     let mut chunk = String::new();
     if at == source.len() && !source.is_empty() && !source.ends_with('\n') {
         chunk.push_str(nl);
     }
-    if after.is_some() {
+    if after.is_some() || licence.is_some() {
         chunk.push_str(nl);
     }
     chunk.push_str(&text);
@@ -93,4 +100,30 @@ fn comment_edit(facts: &Facts, ctx: &Context) -> Edit {
         chunk.push_str(nl);
     }
     Edit::insert(at, chunk)
+}
+
+/// The end (start of the next line) of a licence or attribution comment that opens the file at
+/// `from`: `//` lines (not `//!` or `///` docs) or a `/* … */` block that mention a copyright,
+/// a licence or an SPDX identifier. `None` when the file does not open with one.
+fn licence_end(source: &str, from: usize) -> Option<usize> {
+    let rest = &source[from..];
+    let end = if rest.starts_with("/*") && !rest.starts_with("/*!") && !rest.starts_with("/**") {
+        let close = rest.find("*/")? + 2;
+        rest[close..].find('\n').map_or(rest.len(), |i| close + i + 1)
+    } else {
+        let mut end = 0;
+        for line in rest.split_inclusive('\n') {
+            let t = line.trim_start();
+            if !t.starts_with("//") || t.starts_with("//!") || t.starts_with("///") {
+                break;
+            }
+            end += line.len();
+        }
+        end
+    };
+    let block = rest[..end].to_ascii_lowercase();
+    let licence = ["copyright", "license", "licence", "spdx", "all rights reserved", "(c)"]
+        .iter()
+        .any(|w| block.contains(w));
+    (end > 0 && licence).then_some(from + end)
 }

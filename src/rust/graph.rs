@@ -107,6 +107,9 @@ pub enum FileRole {
     Program {
         cuda: Option<String>,
         cpu: Option<String>,
+        /// It links libtorch (tch, burn's LibTorch, rust-bert): PYTORCH_CUDA_ALLOC_CONF means
+        /// something to it.
+        torch: bool,
     },
     /// A module of a library (or of a binary): the GPU programs of the tree that run it, with
     /// whether each one sets the env in its `main` (a sync main; an async main does not).
@@ -274,7 +277,8 @@ struct Package {
 
 #[derive(Debug, Clone)]
 enum Dep {
-    Cuda(String),
+    /// Reaches CUDA (why), and whether through libtorch.
+    Cuda(String, bool),
     /// A known CUDA crate built without its CUDA feature.
     CudaOff(String),
     Tree(usize),
@@ -419,7 +423,7 @@ impl Packages {
                     let dep = match tree {
                         Some(i) => Dep::Tree(i),
                         None => match cuda_dep(&package_name, &on) {
-                            Some(why) => Dep::Cuda(why),
+                            Some((why, torch)) => Dep::Cuda(why, torch),
                             None if CUDA_CRATES.iter().any(|(n, _, _)| *n == package_name) => {
                                 Dep::CudaOff(package_name.clone())
                             }
@@ -470,15 +474,22 @@ impl Packages {
     }
 }
 
-/// How a registry dependency reaches CUDA, given the features turned on for it.
-fn cuda_dep(package: &str, on: &[String]) -> Option<String> {
+/// How a registry dependency reaches CUDA, given the features turned on for it, and whether
+/// it does through libtorch.
+fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool)> {
     let (_, cuda, why) = CUDA_CRATES.iter().find(|(n, _, _)| *n == package)?;
+    let torch_crate = matches!(package, "tch" | "burn_tch" | "rust_bert");
     match cuda {
-        Cuda::Always => Some(format!("`{package}`: {why}")),
+        Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate)),
         Cuda::Feature(features) => on
             .iter()
             .find(|f| features.contains(&f.as_str()))
-            .map(|f| format!("`{package}` with its `{f}` feature: {why}")),
+            .map(|f| {
+                (
+                    format!("`{package}` with its `{f}` feature: {why}"),
+                    torch_crate || f == "tch",
+                )
+            }),
     }
 }
 
@@ -583,16 +594,16 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     };
     // How each package's library reaches CUDA, through what its files name (memoised; a
     // cycle of path dependencies reaches nothing more).
-    let mut lib_cuda: Vec<Option<Option<String>>> = vec![None; packages.len()];
+    let mut lib_cuda: Vec<Option<Reached>> = vec![None; packages.len()];
     fn reach(
         i: usize,
         tree: &[String],
         packages: &[Package],
         lib_files: &[Vec<String>],
         files: &HashMap<String, RsFile>,
-        memo: &mut Vec<Option<Option<String>>>,
+        memo: &mut Vec<Option<Reached>>,
         stack: &mut Vec<usize>,
-    ) -> Option<String> {
+    ) -> Reached {
         let named: HashSet<&str> = tree
             .iter()
             .filter_map(|f| files.get(f))
@@ -603,7 +614,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 continue;
             }
             match dep {
-                Dep::Cuda(why) => return Some(why.clone()),
+                Dep::Cuda(why, torch) => return Some((why.clone(), *torch)),
                 Dep::Tree(j) if !stack.contains(j) => {
                     let found = match &memo[*j] {
                         Some(known) => known.clone(),
@@ -616,8 +627,8 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                             r
                         }
                     };
-                    if let Some(why) = found {
-                        return Some(format!("`{local}` (a crate of this tree) → {why}"));
+                    if let Some((why, torch)) = found {
+                        return Some((format!("`{local}` (a crate of this tree) → {why}"), torch));
                     }
                 }
                 _ => {}
@@ -657,10 +668,9 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 &mut vec![i],
             );
             if cuda.is_none() && named.contains(p.lib_name.as_str()) {
-                cuda = lib_cuda[i]
-                    .clone()
-                    .flatten()
-                    .map(|why| format!("its package's library `{}` → {why}", p.lib_name));
+                cuda = lib_cuda[i].clone().flatten().map(|(why, torch)| {
+                    (format!("its package's library `{}` → {why}", p.lib_name), torch)
+                });
             }
             let own = tree.iter().filter_map(|f| files.get(f));
             let (mut any_cuda, mut any_cpu) = (false, false);
@@ -682,6 +692,8 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 None
             };
             let masks = files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
+            let torch = cuda.as_ref().is_some_and(|(_, t)| *t);
+            let cuda = cuda.map(|(why, _)| why);
             if cuda.is_some() && cpu.is_none() {
                 // The libraries it runs: its package's (when it names it) and every crate of
                 // the tree its package depends on.
@@ -695,7 +707,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 }
                 program_files.push((bin.clone(), tree.clone(), masks));
             }
-            roles.insert(bin.clone(), FileRole::Program { cuda, cpu });
+            roles.insert(bin.clone(), FileRole::Program { cuda, cpu, torch });
         }
     }
     // Library files: the GPU programs of the tree that link the library.
@@ -719,6 +731,10 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     }
     RustIndex { files: roles }
 }
+
+/// How a library or a program reaches CUDA (why), and whether through libtorch; `None`: it
+/// does not.
+type Reached = Option<(String, bool)>;
 
 /// Whether package `q` depends on package `target`, directly or through crates of the tree.
 fn depends_on(q: &Package, target: usize, packages: &[Package], seen: &mut Vec<usize>) -> bool {

@@ -61,8 +61,17 @@ impl RustHeader {
     }
 
     /// The env statements as they open `fn main`: after `{`, each on its own line, indented
-    /// one `unit` deeper than the `fn` line (`base`), in an `unsafe` block from edition 2024 on.
-    pub fn main_env_text(&self, edition: u32, base: &str, unit: &str, nl: &str) -> String {
+    /// one `unit` deeper than the `fn` line (`base`), in an `unsafe` block from edition 2024 on
+    /// (with the `// SAFETY:` line saying why the call is sound). `alloc: false` leaves out
+    /// PYTORCH_CUDA_ALLOC_CONF for a program that does not link libtorch.
+    pub fn main_env_text(
+        &self,
+        edition: u32,
+        base: &str,
+        unit: &str,
+        nl: &str,
+        opts: EnvText,
+    ) -> String {
         let mut out = String::new();
         let outer = format!("{base}{unit}");
         let (inner, wrap) = if edition >= 2024 {
@@ -72,8 +81,14 @@ impl RustHeader {
         };
         if wrap {
             out.push_str(&format!("{nl}{outer}unsafe {{"));
+            if opts.safety {
+                out.push_str(&format!("{nl}{inner}// SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently."));
+            }
         }
         for line in &self.main_env {
+            if !opts.alloc && line.contains(EnvVar::AllocConf.name()) {
+                continue;
+            }
             out.push_str(&format!("{nl}{inner}{line}"));
         }
         if wrap {
@@ -81,6 +96,15 @@ impl RustHeader {
         }
         out
     }
+}
+
+/// What the env block holds besides the mask and the order.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvText {
+    /// PYTORCH_CUDA_ALLOC_CONF: only libtorch reads it.
+    pub alloc: bool,
+    /// The `// SAFETY:` line of the edition-2024 `unsafe` block.
+    pub safety: bool,
 }
 
 pub struct RustSupport {
@@ -329,7 +353,8 @@ impl LanguageSupport for RustSupport {
             self.role(rel),
             Some(graph::FileRole::Program {
                 cuda: Some(_),
-                cpu: None
+                cpu: None,
+                ..
             })
         )
     }
