@@ -263,7 +263,8 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
     };
     cargo_run(&["check", "--workspace", "--all-targets"]);
     // PYTORCH_CUDA_ALLOC_CONF only where libtorch reads it (tch-bin).
-    let policy = "sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID PYTORCH_CUDA_ALLOC_CONF=";
+    let policy =
+        "sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID PYTORCH_CUDA_ALLOC_CONF=";
     for (package, target) in [
         ("cudarc-bin", "--bin=cudarc-bin"),
         ("candle-bin", "--bin=candle-bin"),

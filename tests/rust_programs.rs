@@ -131,7 +131,9 @@ fn the_header_goes_below_a_licence_and_an_earlier_block_is_not_written_twice() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
     assert!(
-        main.starts_with("// Copyright 2025 Example Corp.\n// SPDX-License-Identifier: Apache-2.0\n\n// ====="),
+        main.starts_with(
+            "// Copyright 2025 Example Corp.\n// SPDX-License-Identifier: Apache-2.0\n\n// ====="
+        ),
         "{main}"
     );
     assert!(
@@ -139,7 +141,46 @@ fn the_header_goes_below_a_licence_and_an_earlier_block_is_not_written_twice() {
         "{main}"
     );
     let old = std::fs::read_to_string(root.join("src/bin/old.rs")).unwrap();
-    assert_eq!(old.matches("set_var(\"CUDA_VISIBLE_DEVICES\"").count(), 1, "{old}");
+    assert_eq!(
+        old.matches("set_var(\"CUDA_VISIBLE_DEVICES\"").count(),
+        1,
+        "{old}"
+    );
     let again = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
+}
+
+#[test]
+fn respect_scheduler_sets_only_what_the_launcher_left_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "gpu-homogenize.toml",
+        "[policy]\nrespect_scheduler = true\n",
+    );
+    write(root, "Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(
+        root,
+        "src/main.rs",
+        "use cudarc::driver::CudaContext;\n\nfn main() {\n    let _c = CudaContext::new(0);\n}\n",
+    );
+    // A forced mask overrides what Slurm assigned: not the policy's form here.
+    write(root, "src/bin/forced.rs", "use cudarc::driver::CudaContext;\n\nfn main() {\n    unsafe {\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n    let _c = CudaContext::new(0);\n}\n");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "src/main.rs"]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("concurrently.\n        if std::env::var_os(\"CUDA_VISIBLE_DEVICES\").is_none() { std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\"); }\n        if std::env::var_os(\"CUDA_DEVICE_ORDER\").is_none() { std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\"); }\n    }\n"),
+        "{main}"
+    );
+    let scan = run(gh(root).args(["scan", "."]));
+    assert!(!scan.stdout.contains("src/main.rs:"), "{}", scan.stdout);
+    assert!(
+        scan.stdout.contains("src/bin/forced.rs:"),
+        "{}",
+        scan.stdout
+    );
+    let again = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "src/main.rs"]));
     assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
 }

@@ -97,20 +97,29 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
     // The block as this version writes it, or as earlier ones did (no `// SAFETY:` line, the
     // allocator variable in every program): a block already there is never written twice.
     let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
-        [(ctx.torch(), true), (true, false), (ctx.torch(), false), (true, true)]
-            .into_iter()
-            .find_map(|(alloc, safety)| {
-                let text = ctx.header.main_env_text(
-                    ctx.krate.edition,
-                    fix::line_indent(ctx.source, m.sig.start),
-                    &fix::indent_unit(ctx.source),
-                    ctx.newline,
-                    super::EnvText { alloc, safety },
-                );
-                ctx.source[m.body_start..]
-                    .starts_with(&text)
-                    .then(|| m.body_start..m.body_start + text.len())
-            })
+        [
+            (ctx.torch(), true),
+            (true, false),
+            (ctx.torch(), false),
+            (true, true),
+        ]
+        .into_iter()
+        .find_map(|(alloc, safety)| {
+            let text = ctx.header.main_env_text(
+                ctx.krate.edition,
+                fix::line_indent(ctx.source, m.sig.start),
+                &fix::indent_unit(ctx.source),
+                ctx.newline,
+                super::EnvText {
+                    alloc,
+                    safety,
+                    respect: ctx.policy.respect_scheduler,
+                },
+            );
+            ctx.source[m.body_start..]
+                .starts_with(&text)
+                .then(|| m.body_start..m.body_start + text.len())
+        })
     });
     Sites {
         comment: comment.map(|i| i..i + comment_text.len()),
@@ -278,13 +287,23 @@ fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Opt
         return None;
     }
     let in_main = w.place != Place::Elsewhere && kind == Binary::Settable;
-    if !in_main && w.op == EnvOp::Set(Some(expected.to_string())) {
+    let policy_op = if ctx.policy.respect_scheduler {
+        EnvOp::SetDefault(Some(expected.to_string()))
+    } else {
+        EnvOp::Set(Some(expected.to_string()))
+    };
+    if !in_main && w.op == policy_op {
         return None;
     }
     let name = w.var.name();
     let (rule, what) = match &w.op {
         EnvOp::Set(Some(v)) => (&ENV_WRITE, format!("{name} is set to \"{v}\"")),
         EnvOp::Set(None) => (&ENV_WRITE, format!("{name} is set to a computed value")),
+        EnvOp::SetDefault(Some(v)) => (
+            &ENV_WRITE,
+            format!("{name} defaults to \"{v}\" (kept when the launcher set it)"),
+        ),
+        EnvOp::SetDefault(None) => (&ENV_WRITE, format!("{name} defaults to a computed value")),
         EnvOp::Remove => (&ENV_REMOVE, format!("{name} is removed")),
     };
     let message = if in_main {

@@ -14,6 +14,8 @@ pub enum State {
     Inherited,
     Unset,
     Lit(String),
+    /// This value unless the process was started with one (`if var_os(K).is_none()`).
+    DefaultTo(String),
     Computed,
 }
 
@@ -36,7 +38,7 @@ impl Env {
     /// The value the variable surely holds, when it holds a known one.
     pub fn value(&self, var: EnvVar) -> Option<&str> {
         match self.get(var).iter().collect::<Vec<_>>().as_slice() {
-            [State::Lit(v)] => Some(v),
+            [State::Lit(v) | State::DefaultTo(v)] => Some(v),
             _ => None,
         }
     }
@@ -47,7 +49,16 @@ impl Env {
             .into_iter()
             .filter_map(|var| {
                 let want = policy.env_value(var)?;
-                (self.value(var) != Some(want)).then(|| (var, describe(self.get(var))))
+                // Under `respect_scheduler` the policy's value is a default; otherwise it is
+                // forced, and a default would keep a launcher's mask.
+                let wanted = if policy.respect_scheduler {
+                    State::DefaultTo(want.to_string())
+                } else {
+                    State::Lit(want.to_string())
+                };
+                let states = self.get(var);
+                let ok = states.len() == 1 && states.contains(&wanted);
+                (!ok).then(|| (var, describe(states)))
             })
             .collect()
     }
@@ -60,6 +71,7 @@ fn describe(states: &BTreeSet<State>) -> String {
             State::Inherited => "inherited from the launcher".to_string(),
             State::Unset => "unset".to_string(),
             State::Lit(v) => format!("\"{v}\""),
+            State::DefaultTo(v) => format!("\"{v}\" unless the launcher set it"),
             State::Computed => "a computed value".to_string(),
         })
         .collect();
@@ -72,12 +84,20 @@ pub fn at_end(facts: &Facts) -> Env {
     let mut effects: Vec<_> = facts.env.iter().collect();
     effects.sort_by_key(|e| (e.place == Place::Elsewhere, e.at.start));
     for e in effects {
+        let slot = &mut env.0[index(e.var)];
+        if let EnvOp::SetDefault(v) = &e.op {
+            // Only what the process was started with is replaced.
+            let default = v.clone().map_or(State::Computed, State::DefaultTo);
+            if slot.remove(&State::Inherited) {
+                slot.insert(default);
+            }
+            continue;
+        }
         let state = match &e.op {
             EnvOp::Set(Some(v)) => State::Lit(v.clone()),
-            EnvOp::Set(None) => State::Computed,
+            EnvOp::Set(None) | EnvOp::SetDefault(_) => State::Computed,
             EnvOp::Remove => State::Unset,
         };
-        let slot = &mut env.0[index(e.var)];
         if e.place == Place::MainTop {
             slot.clear();
         }

@@ -57,6 +57,7 @@ pub fn plan(
             super::EnvText {
                 alloc: ctx.torch(),
                 safety: true,
+                respect: ctx.policy.respect_scheduler,
             },
         );
         push(Edit::insert(main.body_start, text));
@@ -109,7 +110,9 @@ fn licence_end(source: &str, from: usize) -> Option<usize> {
     let rest = &source[from..];
     let end = if rest.starts_with("/*") && !rest.starts_with("/*!") && !rest.starts_with("/**") {
         let close = rest.find("*/")? + 2;
-        rest[close..].find('\n').map_or(rest.len(), |i| close + i + 1)
+        rest[close..]
+            .find('\n')
+            .map_or(rest.len(), |i| close + i + 1)
     } else {
         let mut end = 0;
         for line in rest.split_inclusive('\n') {
@@ -122,8 +125,15 @@ fn licence_end(source: &str, from: usize) -> Option<usize> {
         end
     };
     let block = rest[..end].to_ascii_lowercase();
-    let licence = ["copyright", "license", "licence", "spdx", "all rights reserved", "(c)"]
-        .iter()
-        .any(|w| block.contains(w));
+    let licence = [
+        "copyright",
+        "license",
+        "licence",
+        "spdx",
+        "all rights reserved",
+        "(c)",
+    ]
+    .iter()
+    .any(|w| block.contains(w));
     (end > 0 && licence).then_some(from + end)
 }

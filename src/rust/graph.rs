@@ -481,15 +481,12 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool)> {
     let torch_crate = matches!(package, "tch" | "burn_tch" | "rust_bert");
     match cuda {
         Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate)),
-        Cuda::Feature(features) => on
-            .iter()
-            .find(|f| features.contains(&f.as_str()))
-            .map(|f| {
-                (
-                    format!("`{package}` with its `{f}` feature: {why}"),
-                    torch_crate || f == "tch",
-                )
-            }),
+        Cuda::Feature(features) => on.iter().find(|f| features.contains(&f.as_str())).map(|f| {
+            (
+                format!("`{package}` with its `{f}` feature: {why}"),
+                torch_crate || f == "tch",
+            )
+        }),
     }
 }
 
@@ -669,7 +666,10 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             );
             if cuda.is_none() && named.contains(p.lib_name.as_str()) {
                 cuda = lib_cuda[i].clone().flatten().map(|(why, torch)| {
-                    (format!("its package's library `{}` → {why}", p.lib_name), torch)
+                    (
+                        format!("its package's library `{}` → {why}", p.lib_name),
+                        torch,
+                    )
                 });
             }
             let own = tree.iter().filter_map(|f| files.get(f));

@@ -89,7 +89,17 @@ impl RustHeader {
             if !opts.alloc && line.contains(EnvVar::AllocConf.name()) {
                 continue;
             }
-            out.push_str(&format!("{nl}{inner}{line}"));
+            let key = line
+                .split_once("set_var(\"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(key, _)| key);
+            match key {
+                // A Slurm or Kubernetes mask (set before the process starts) wins.
+                Some(key) if opts.respect => out.push_str(&format!(
+                    "{nl}{inner}if std::env::var_os(\"{key}\").is_none() {{ {line} }}"
+                )),
+                _ => out.push_str(&format!("{nl}{inner}{line}")),
+            }
         }
         if wrap {
             out.push_str(&format!("{nl}{outer}}}"));
@@ -105,6 +115,8 @@ pub struct EnvText {
     pub alloc: bool,
     /// The `// SAFETY:` line of the edition-2024 `unsafe` block.
     pub safety: bool,
+    /// `respect_scheduler`: each variable is set only when the launcher left it unset.
+    pub respect: bool,
 }
 
 pub struct RustSupport {

@@ -61,6 +61,8 @@ fn last_is(path: &syn::Path, names: &[&str]) -> bool {
 pub enum EnvOp {
     /// `set_var(k, v)`: the literal value, `None` when computed.
     Set(Option<String>),
+    /// `if var_os(k).is_none() { set_var(k, v) }`: v unless the launcher (a scheduler) set it.
+    SetDefault(Option<String>),
     Remove,
 }
 
@@ -716,26 +718,87 @@ impl FactVisitor {
         out
     }
 
-    /// `unsafe { set_var(..); remove_var(..) }` holding only env calls: one removable block.
+    /// `unsafe { set_var(..); remove_var(..) }` holding only env calls (or guarded ones, see
+    /// [`Self::guarded_env`]): one removable block.
     fn unsafe_env_block(&mut self, block: &syn::ExprUnsafe, whole: Range<usize>) -> bool {
-        let calls: Vec<&ExprCall> = block
-            .block
-            .stmts
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::Expr(Expr::Call(call), _) => Some(call),
-                _ => None,
-            })
-            .collect();
-        let only_env = !calls.is_empty()
-            && calls.len() == block.block.stmts.len()
-            && calls.iter().all(|c| self.env_call(c).is_some());
+        let stmts = &block.block.stmts;
+        let only_env = !stmts.is_empty()
+            && stmts.iter().all(|s| match s {
+                Stmt::Expr(Expr::Call(call), _) => self.env_call(call).is_some(),
+                Stmt::Expr(Expr::If(ifx), _) => self.guard_of(ifx).is_some(),
+                _ => false,
+            });
         if only_env {
-            for call in calls {
-                self.record_env(call, Some(whole.clone()));
+            for s in stmts {
+                match s {
+                    Stmt::Expr(Expr::Call(call), _) => {
+                        self.record_env(call, Some(whole.clone()));
+                    }
+                    Stmt::Expr(Expr::If(ifx), _) => {
+                        self.guarded_env(ifx, whole.clone());
+                    }
+                    _ => {}
+                }
             }
         }
         only_env
+    }
+
+    /// `if std::env::var_os("K").is_none() { std::env::set_var("K", v); }` (the set may sit in
+    /// an `unsafe` block): the `set_var` call, when the guard and the set name one variable.
+    fn guard_of<'a>(&self, ifx: &'a syn::ExprIf) -> Option<&'a ExprCall> {
+        if ifx.else_branch.is_some() {
+            return None;
+        }
+        let Expr::MethodCall(test) = ifx.cond.as_ref() else {
+            return None;
+        };
+        let Expr::Call(read) = test.receiver.as_ref() else {
+            return None;
+        };
+        let Expr::Path(func) = read.func.as_ref() else {
+            return None;
+        };
+        let reads = self.resolve(&func.path);
+        let unset = match test.method.to_string().as_str() {
+            "is_none" => reads.ends_with("var_os"),
+            "is_err" => reads.ends_with("env::var") || reads == "var",
+            _ => false,
+        };
+        let key = read.args.first().and_then(|k| self.string(k))?;
+        let inner = match ifx.then_branch.stmts.as_slice() {
+            [Stmt::Expr(Expr::Call(call), _)] => call,
+            [Stmt::Expr(Expr::Unsafe(u), _)] => match u.block.stmts.as_slice() {
+                [Stmt::Expr(Expr::Call(call), _)] => call,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let (var, op) = self.env_call(inner)?;
+        (unset && var.name() == key && matches!(op, EnvOp::Set(_))).then_some(inner)
+    }
+
+    /// Records a guarded set as a default; `whole` is the statement that removes it.
+    fn guarded_env(&mut self, ifx: &syn::ExprIf, whole: Range<usize>) -> bool {
+        let Some(call) = self.guard_of(ifx) else {
+            return false;
+        };
+        let Some((var, EnvOp::Set(value))) = self.env_call(call) else {
+            return false;
+        };
+        let at = range(call);
+        if self.handled_calls.contains(&at.start) {
+            return true;
+        }
+        self.handled_calls.push(at.start);
+        self.facts.env.push(EnvEffect {
+            var,
+            op: EnvOp::SetDefault(value),
+            at,
+            stmt: Some(whole),
+            place: Place::Elsewhere,
+        });
+        true
     }
 }
 
@@ -821,12 +884,15 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_stmt(&mut self, stmt: &'ast Stmt) {
-        if let Stmt::Expr(expr @ (Expr::Call(_) | Expr::Unsafe(_)), semi) = stmt {
+        if let Stmt::Expr(expr @ (Expr::Call(_) | Expr::Unsafe(_) | Expr::If(_)), semi) = stmt {
             let at = range(expr);
             let whole = at.start..semi.map_or(at.end, |s| s.span.byte_range().end);
             match expr {
                 Expr::Call(call) => {
                     self.record_env(call, Some(whole));
+                }
+                Expr::If(ifx) => {
+                    self.guarded_env(ifx, whole);
                 }
                 // A block statement: `unsafe { set_var(..) }` needs no semicolon.
                 Expr::Unsafe(block) => {
