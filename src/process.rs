@@ -342,7 +342,7 @@ impl Engine {
             .filter(|f| {
                 self.touchpoints
                     || f.rule.severity != Severity::Info
-                    || !f.rule.code.starts_with("GH3")
+                    || !crate::rules::is_touchpoint(f.rule.code)
             })
             .map(|f| {
                 let (line, column) = lines.line_column(f.range.start);

@@ -37,6 +37,12 @@ pub struct Explanation {
     pub safety_why: &'static str,
 }
 
+/// The GPU touchpoint map (`--touchpoints`): Python's GPU imports (GH3xx), Rust's programs and
+/// device constructors (GH531, GH532).
+pub fn is_touchpoint(code: &str) -> bool {
+    code.starts_with("GH3") || code.starts_with("GH53")
+}
+
 /// The explanation of every rule (`gpu-homogenize rule CODE`, SARIF's `fullDescription`).
 pub fn explanation(code: &str) -> Explanation {
     use FixSafety::*;
@@ -59,6 +65,7 @@ pub fn explanation(code: &str) -> Explanation {
         "GH109" => ("NVML (pynvml, nvitop's Device) numbers cards by PCI bus and ignores CUDA_VISIBLE_DEVICES: an index that is not the policy's card reads, or acts on, a card the program must not use.", "pynvml.nvmlDeviceGetHandleByIndex(0)  ->  pynvml.nvmlDeviceGetHandleByIndex(1)", Unsafe, "The index is changed to the policy's card, but the program may monitor several cards on purpose."),
         "GH110" => ("A CUDA device number is not an NVML index once the mask renumbers cards: CUDA device 0 is the policy's card, NVML index 0 is the card on the first PCI bus.", "pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())", None, "Display only: map the CUDA device to NVML by PCI bus id or UUID."),
         "GH111" => ("A device read from a YAML, TOML or JSON file (`cfg['device']`) names a card by its unmasked index: `cuda:1` there is an invalid ordinal once the header masks every other card.", "cfg = yaml.safe_load(open('train.yaml'))\nmodel.to(cfg['device'])", None, "Display only: the tool does not rewrite configuration files; check the key's value."),
+        "GH531" | "GH532" => ("The GPU touchpoint map of a Rust tree: each binary that reaches CUDA (and through which crate), each device constructor.", "cargo run --bin server  # reaches CUDA through `candle_core` with its `cuda` feature", None, "Information only (`scan --touchpoints`)."),
         "GH205" => ("A module with a `__main__` block that other modules import (or that an installable package ships) is both a program and a library: a header at its top would set the env of every program that imports it.", "# pkg/transcribe.py, imported by pkg/__init__.py\nif __name__ == '__main__':\n    cli()", None, "Display only: set the env at the start of the `__main__` block, or run it through an entry point with the header."),
         "GH108" => ("A device string such as `cuda:1` that reaches code the tool does not follow (an option's default, an attribute, a call it does not know) still names the card by its unmasked index: under the header it is another card or none.", "parser.add_argument('--device', default='cuda:1')", None, "Display only: follow it by hand."),
         "GH201" => ("Code that adapts to the visible GPUs (a loop over device_count(), a branch on the count, one worker per visible GPU) or uses no more cards than the policy allows: under the header it runs on the policy's cards.", "for i in range(torch.cuda.device_count()): ...", None, "Information only."),

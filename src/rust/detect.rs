@@ -148,7 +148,34 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             format!("device_by_index({n}) is NVML's physical PCI-order index, not remapped by CUDA_VISIBLE_DEVICES: select the card by UUID or PCI bus id (device_by_uuid / device_by_pci_bus_id)"),
         ));
     }
+    for (at, what) in &facts.computed_indices {
+        out.push(Finding::new(
+            &MULTI_GPU,
+            at.clone(),
+            format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
+        ));
+    }
     library_indices(ctx, &mut out);
+    // The touchpoint map: where programs reach CUDA and where devices are built.
+    if let Some(FileRole::Program {
+        cuda: Some(why),
+        cpu: None,
+        ..
+    }) = ctx.role
+    {
+        out.push(Finding::new(
+            &GPU_PROGRAM,
+            0..0,
+            format!("this program reaches CUDA through {why}"),
+        ));
+    }
+    for sink in &facts.sinks {
+        out.push(Finding::new(
+            &DEVICE_CONSTRUCTOR,
+            sink_range(sink),
+            format!("{} builds a CUDA device", sink.what),
+        ));
+    }
     out.sort_by_key(|f| (f.range.start, f.rule.code));
     out
 }
@@ -481,7 +508,7 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
         out.push(Finding::new(
             &DEVICE_PATTERN,
             r.clone(),
-            format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; for review: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
+            format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; change it by hand: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
         ));
     }
     // A loop over several indices: multi-GPU by design. The loop variable is the one of its

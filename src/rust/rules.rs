@@ -42,7 +42,7 @@ rule!(MACRO_MAIN, "GH508", "rust-macro-main", Review,
 rule!(DEVICE_INDEX, "GH511", "rust-device-index", Violation,
     "a device constructor selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied");
 rule!(DEVICE_PATTERN, "GH512", "rust-device-pattern", Violation,
-    "a match pattern compares a device with an index that does not exist once CUDA_VISIBLE_DEVICES is applied: for review");
+    "a match pattern compares a device with an index that does not exist once CUDA_VISIBLE_DEVICES is applied: change it by hand");
 rule!(
     MULTI_GPU,
     "GH513",
@@ -52,6 +52,20 @@ rule!(
 );
 rule!(DEVICE_INDEX_IN_LIBRARY, "GH514", "rust-device-index-in-library", Review,
     "a device index in a library that a program of the tree runs without setting the mask (or that none runs): what it selects is the caller's mask's choice");
+rule!(
+    GPU_PROGRAM,
+    "GH531",
+    "rust-gpu-program",
+    Info,
+    "a binary that reaches CUDA, and through what (a touchpoint: `scan --touchpoints`)"
+);
+rule!(
+    DEVICE_CONSTRUCTOR,
+    "GH532",
+    "rust-device-constructor",
+    Info,
+    "a CUDA device is constructed here (a touchpoint: `scan --touchpoints`)"
+);
 rule!(NVML_INDEX, "GH521", "rust-nvml-index", Review,
     "an NVML index is a physical PCI-order index that CUDA_VISIBLE_DEVICES does not remap: select by UUID or PCI bus id");
 
@@ -70,6 +84,8 @@ pub static ALL: &[&Rule] = &[
     &MULTI_GPU,
     &DEVICE_INDEX_IN_LIBRARY,
     &NVML_INDEX,
+    &GPU_PROGRAM,
+    &DEVICE_CONSTRUCTOR,
 ];
 
 /// Findings that say the process env is not the policy's: a fix that leaves one is withheld.

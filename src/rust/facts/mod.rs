@@ -45,10 +45,18 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::Cuda",
     // cust and rustacuda (Rust-CUDA): `Device::get_device(ordinal)`.
     "Device::get_device",
+    "Device::new_cuda_with_stream",
 ];
 
 /// The last segments of [`INDEX_CALLS`]: a call named otherwise is never resolved.
-const INDEX_CALL_NAMES: &[&str] = &["new", "new_cuda", "cuda_if_available", "Cuda", "get_device"];
+const INDEX_CALL_NAMES: &[&str] = &[
+    "new",
+    "new_cuda",
+    "cuda_if_available",
+    "Cuda",
+    "get_device",
+    "new_cuda_with_stream",
+];
 
 /// Whether a path's last segment is one of `names` (a cheap test before resolving it).
 fn last_is(path: &syn::Path, names: &[&str]) -> bool {
@@ -171,6 +179,9 @@ pub struct Facts {
     /// `Device::Cuda(N)` in a pattern, N ≠ 0.
     pub patterns: Vec<(Range<usize>, u64)>,
     pub nvml_indices: Vec<(Range<usize>, u64)>,
+    /// Device indices that several cards can take: a list of devices, an index computed from
+    /// a rank or by arithmetic (`new_cuda(rank + 1)`): where, and what it is.
+    pub computed_indices: Vec<(Range<usize>, String)>,
     pub option_defaults: Vec<OptionDefault>,
     pub main: Option<MainFn>,
     /// A top-level macro that generates `main` (`criterion_main!(…)`): where, and its name.
@@ -580,6 +591,23 @@ impl FactVisitor {
                 }
             }
             "with_device_id" => self.sink(first, ".with_device_id(…)".into()),
+            // llama.cpp bindings: the main GPU, and the devices a model is split over.
+            "with_main_gpu" => self.sink(first, ".with_main_gpu(…)".into()),
+            "with_devices" | "with_device_ids" | "with_gpu_ids" => {
+                let inner = match first {
+                    Expr::Reference(r) => r.expr.as_ref(),
+                    other => other,
+                };
+                match inner {
+                    Expr::Array(a) if a.elems.len() == 1 => {
+                        self.sink(&a.elems[0], format!(".{method}(…)"));
+                    }
+                    _ => self.facts.computed_indices.push((
+                        range(call),
+                        format!(".{method}(…) places the model on a list of devices"),
+                    )),
+                }
+            }
             "device_by_index" => {
                 if let Some((_, n)) = int_lit(first) {
                     self.facts.nvml_indices.push((range(call), n));
@@ -616,6 +644,30 @@ impl FactVisitor {
     }
 
     fn sink(&mut self, expr: &Expr, what: String) {
+        // `new_cuda(worker_rank + 1)`, `new_cuda(rank)`: one card per worker.
+        let ranked = |e: &Expr| match e {
+            Expr::Path(p) => p
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident.to_string().to_ascii_lowercase().contains("rank")),
+            Expr::Field(f) => {
+                matches!(&f.member, syn::Member::Named(n) if n.to_string().contains("rank"))
+            }
+            _ => false,
+        };
+        let computed = match expr {
+            Expr::Binary(b) => !(int_lit(&b.left).is_some() && int_lit(&b.right).is_some()),
+            Expr::MethodCall(m) => ranked(&m.receiver),
+            e => ranked(e),
+        };
+        if computed {
+            self.facts.computed_indices.push((
+                range(expr),
+                format!("{what} takes an index computed from a rank or by arithmetic"),
+            ));
+            return;
+        }
         let args = match expr {
             Expr::Path(p) if p.path.get_ident().is_some() => vec![Arg::Name {
                 name: p.path.segments[0].ident.to_string(),
