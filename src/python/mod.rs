@@ -243,9 +243,22 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         } else {
             None
         };
-        let planned = match minimal {
-            Some(edits) => Ok(edits),
-            None => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
+        // A file is rewritten only when the rewrite leaves no violation it cannot fix: never
+        // half-rewritten (a header over an index no card has would hide what to change).
+        let left = findings
+            .iter()
+            .find(|f| f.is_violation() && !f.fixable)
+            .map(|f| {
+                let (line, _) = line_column(source, f.range.start);
+                format!(
+                    "{} on line {line} would be left, and a file is not half-rewritten",
+                    f.rule.code
+                )
+            });
+        let planned = match (left, minimal) {
+            (Some(why), _) => Err(why),
+            (None, Some(edits)) => Ok(edits),
+            (None, None) => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
         };
         match planned {
             Ok(planned) => {

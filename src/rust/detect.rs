@@ -155,7 +155,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
         ));
     }
-    library_indices(ctx, &mut out);
+    library_indices(facts, ctx, &mut out);
     // The touchpoint map: where programs reach CUDA and where devices are built.
     if let Some(FileRole::Program {
         cuda: Some(why),
@@ -183,9 +183,14 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
 /// A device index in a library means what the mask of the program running it makes it: it is
 /// remapped only when every GPU program of the tree that runs the library sets the policy's
 /// mask in its main; otherwise it is for review, naming the programs that do not.
-fn library_indices(ctx: &Context, out: &mut [Finding]) {
-    let Some(FileRole::Module { programs }) = ctx.role else {
-        return;
+fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
+    let programs: &[(String, bool)] = match ctx.role {
+        Some(FileRole::Module { programs }) => programs,
+        Some(FileRole::Program { .. }) => return,
+        // A file with no `main` that no target of the tree reaches (an orphan module, a lone
+        // library file): no program is known to set its mask.
+        None if facts.main.is_none() && ctx.krate.role != Role::BuildScript => &[],
+        None => return,
     };
     let list = |names: &[&str]| {
         let mut shown: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
