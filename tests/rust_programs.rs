@@ -184,3 +184,27 @@ fn respect_scheduler_sets_only_what_the_launcher_left_unset() {
     let again = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "src/main.rs"]));
     assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
 }
+
+#[test]
+fn env_clear_in_a_crate_a_gpu_program_runs_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"sandbox\", \"server\"]\n",
+    );
+    write(
+        root,
+        "sandbox/Cargo.toml",
+        "[package]\nname = \"sandbox\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write(root, "sandbox/src/lib.rs", "use std::process::Command;\n\npub fn spawn_worker() {\n    let _ = Command::new(\"worker\").env_clear().spawn();\n}\n");
+    write(root, "server/Cargo.toml", "[package]\nname = \"server\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nsandbox = { path = \"../sandbox\" }\ncudarc = \"0.16\"\n");
+    write(root, "server/src/main.rs", "use cudarc::driver::CudaContext;\n\nfn main() {\n    let _c = CudaContext::new(0);\n    sandbox::spawn_worker();\n}\n");
+    let (_, text) = statuses(root);
+    assert!(
+        text.contains("sandbox/src/lib.rs:4:13: GH507 the child process is started with a cleared env (env_clear)"),
+        "{text}"
+    );
+}

@@ -377,9 +377,15 @@ fn effective_finding(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
 
 fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
     // `env_clear()`: one finding per call, naming every policy variable the child loses. Only
-    // in a GPU crate's code: build tools and runtimes clear their children's env for other
+    // in a GPU crate's code, or in code a GPU program of the tree runs (a sandbox crate that
+    // starts the GPU workers): build tools and runtimes clear their children's env for other
     // reasons.
-    let gpu = facts.uses_gpu_crate || ctx.krate.gpu_dependency;
+    let run_by_gpu_program = match ctx.role {
+        Some(FileRole::Module { programs }) => !programs.is_empty(),
+        Some(FileRole::Program { cuda, cpu, .. }) => cuda.is_some() && cpu.is_none(),
+        None => false,
+    };
+    let gpu = facts.uses_gpu_crate || ctx.krate.gpu_dependency || run_by_gpu_program;
     let mut cleared: Vec<(&Range<usize>, Vec<&str>)> = Vec::new();
     let clears = facts
         .child_env
