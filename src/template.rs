@@ -15,6 +15,9 @@ pub enum TemplateError {
 }
 
 /// A template's `@@ name` sections, rendered with the policy's values.
+/// `python_template` / `rust_template` naming the seed's templates, shipped in the binary.
+pub const BUILTIN_SEED: &str = "builtin:seed";
+
 pub fn render_sections(
     template: &str,
     policy: &Policy,

@@ -190,13 +190,13 @@ fn a_latin1_file_is_fixed_and_written_back_in_latin1() {
     let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let bytes = std::fs::read(&path).unwrap();
-    // Every byte is one Latin-1 character: the text survives, the header's é is 0xE9.
+    // Every byte is one Latin-1 character: the text survives, the header is written in it.
     let text: String = bytes.iter().map(|&b| char::from(b)).collect();
     assert!(
         text.starts_with("# -*- coding: latin-1 -*-\n# réglage: carte « 1 »\n"),
         "{text}"
     );
-    assert!(text.contains("# Optimisation mémoire\n"), "{text}");
+    assert!(text.contains("# GPU selection (gpu-homogenize)"), "{text}");
     assert!(
         text.ends_with("\nimport torch\nx = torch.zeros(1).cuda(0)\n"),
         "{text}"

@@ -9,8 +9,13 @@ use gpu_homogenize::policy::Policy;
 use gpu_homogenize::python::header::PythonHeader;
 use gpu_homogenize::python::Python;
 
+/// The seed's template: these cases exercise its docstring marker and banner too (the default
+/// template is neutral and has no marker; see `a_tree_without_a_config_gets_the_neutral_header`).
 fn python() -> Python {
-    let policy = Policy::default();
+    let policy = Policy {
+        python_template: Some(gpu_homogenize::template::BUILTIN_SEED.into()),
+        ..Policy::default()
+    };
     let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
     Python::new(policy, header)
 }
@@ -670,5 +675,24 @@ fn a_library_write_goes_with_its_banner_and_echo_under_unsafe_fixes() {
     assert_eq!(
         std::fs::read_to_string(pkg.join("model.py")).unwrap(),
         "import os\n\nimport torch\n\n\ndef load():\n    return torch.zeros(1).cuda()\n"
+    );
+}
+
+#[test]
+fn a_tree_without_a_config_gets_the_neutral_header() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.py"),
+        "\"\"\"Train.\"\"\"\n\nimport json\nimport sys\n\nimport torch\n\nx = torch.zeros(1).cuda(json.loads(sys.argv[1]))\n",
+    )
+    .unwrap();
+    let out =
+        common::run(common::gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    // The docstring is the project's own; `import os` joins the standard-library imports at its
+    // sorted place; short English comments, double quotes, no emoji.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        "\"\"\"Train.\"\"\"\n\nimport json\nimport os\nimport sys\n\n# GPU selection (gpu-homogenize): the RTX 3090 only.\n# Never the RTX 5060 Ti.\n# PCI bus order, then the mask: the RTX 3090 becomes cuda:0.\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nos.environ[\"CUDA_DEVICE_ORDER\"] = \"PCI_BUS_ID\"\nos.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"max_split_size_mb:1024\"\n\nimport torch\n\nx = torch.zeros(1).cuda(json.loads(sys.argv[1]))\n"
     );
 }

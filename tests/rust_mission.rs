@@ -343,7 +343,7 @@ fn aliases_suffixes_and_a_shebang_keep_their_offsets() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     let fixed = std::fs::read_to_string(dir.path().join("tool.rs")).unwrap();
     assert!(
-        fixed.starts_with("#!/usr/bin/env run-cargo-script\n// ====="),
+        fixed.starts_with("#!/usr/bin/env run-cargo-script\n// GPU selection (gpu-homogenize)"),
         "{fixed}"
     );
     assert!(fixed.contains("let d = Dev::new_cuda(0usize);"), "{fixed}");

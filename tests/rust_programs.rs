@@ -132,7 +132,7 @@ fn the_header_goes_below_a_licence_and_an_earlier_block_is_not_written_twice() {
     let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
     assert!(
         main.starts_with(
-            "// Copyright 2025 Example Corp.\n// SPDX-License-Identifier: Apache-2.0\n\n// ====="
+            "// Copyright 2025 Example Corp.\n// SPDX-License-Identifier: Apache-2.0\n\n// GPU selection (gpu-homogenize)"
         ),
         "{main}"
     );

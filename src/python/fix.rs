@@ -77,7 +77,8 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
         let at = site
             .as_ref()
             .map_or_else(|| prologue_end(source, facts), |s| s.start);
-        let chunk = header_chunk(input, at);
+        let (chunk, import_edits) = header_chunk(input, at);
+        edits.extend(import_edits);
         match site {
             Some(block) => {
                 edits.push(Edit::replace(block.clone(), chunk));
@@ -175,7 +176,10 @@ fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
 }
 
 /// The header text, with the imports it needs that the file does not make before `at`.
-fn header_chunk(input: &FixInput, at: usize) -> String {
+/// The header block, and the edits that import what it uses: `import os` joins the
+/// standard-library imports right above the header at its sorted place (as isort and ruff's
+/// `I` rules want), or opens the chunk when there are none.
+fn header_chunk(input: &FixInput, at: usize) -> (String, Vec<Edit>) {
     let nl = input.newline;
     let header = input.ctx.header;
     let mut chunk = String::new();
@@ -186,9 +190,14 @@ fn header_chunk(input: &FixInput, at: usize) -> String {
         })
     };
     let mut imports = String::new();
+    let mut edits = Vec::new();
     for module in &header.block_imports {
-        if !bound_before(module) {
-            imports.push_str(&format!("import {module}{nl}"));
+        if bound_before(module) {
+            continue;
+        }
+        match sorted_import_site(input, at, module) {
+            Some(pos) => edits.push(Edit::insert(pos, format!("import {module}{nl}"))),
+            None => imports.push_str(&format!("import {module}{nl}")),
         }
     }
     if !imports.is_empty() {
@@ -196,7 +205,64 @@ fn header_chunk(input: &FixInput, at: usize) -> String {
         chunk.push_str(nl);
     }
     chunk.push_str(&header.block_text(nl));
-    chunk
+    (chunk, edits)
+}
+
+/// Where `import {module}` goes in the block of standard-library imports that ends right above
+/// `at`: before the first plain import that sorts after it, else after the last plain import,
+/// else before the first `from` import. `None` when no such block ends there.
+fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize> {
+    let source = input.source;
+    // The statements before `at`, last first, while they are standard-library imports each on
+    // lines of its own.
+    let before: Vec<&(Range<usize>, TopKind)> = input
+        .facts
+        .top
+        .iter()
+        .filter(|(r, _)| r.end <= at)
+        .collect();
+    let mut block: Vec<&Range<usize>> = Vec::new();
+    for (r, kind) in before.iter().rev() {
+        let alone = source[line_start(source, r.start)..r.start]
+            .trim()
+            .is_empty()
+            && source[r.end..next_line_start(source, r.end)]
+                .trim()
+                .is_empty();
+        if !matches!(kind, TopKind::StdlibImport(_)) || !alone {
+            break;
+        }
+        block.push(r);
+    }
+    let last = block.first()?;
+    // Only a block that ends right above the header (blank lines between are fine).
+    if !source[next_line_start(source, last.end)..at]
+        .trim()
+        .is_empty()
+    {
+        return None;
+    }
+    block.reverse();
+    let plain = |r: &&&Range<usize>| source[(**r).clone()].starts_with("import ");
+    let name = |r: &Range<usize>| {
+        source[r.clone()]
+            .trim_start_matches("import ")
+            .split([',', ' ', '.'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase()
+    };
+    if let Some(after) = block
+        .iter()
+        .filter(plain)
+        .find(|r| name(r) > module.to_string())
+    {
+        return Some(line_start(source, after.start));
+    }
+    if let Some(last_plain) = block.iter().filter(plain).last() {
+        return Some(next_line_start(source, last_plain.end));
+    }
+    block.first().map(|r| line_start(source, r.start))
 }
 
 /// A plain `import os` further down goes when the header brings its own: one import, on top.
@@ -307,7 +373,8 @@ fn joined_separator(source: &str, at: usize) -> Option<Range<usize>> {
 }
 
 fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
-    if input.ctx.is_init {
+    // No marker in the template (the default): module docstrings are the project's own.
+    if input.ctx.is_init || input.ctx.header.docstring_marker.is_empty() {
         return;
     }
     let (source, facts, nl) = (input.source, input.facts, input.newline);

@@ -8,8 +8,12 @@ use ruff_python_ast::Stmt;
 use crate::policy::Policy;
 use crate::template::{join_lines, render_sections, TemplateError};
 
-/// The shipped template; `policy.python_template` replaces it.
+/// The shipped template, neutral; `policy.python_template` replaces it.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/python_header.py.tmpl");
+
+/// The seed's template (French, with the docstring marker), the mission's:
+/// `python_template = "builtin:seed"`.
+pub const SEED_TEMPLATE: &str = include_str!("../../templates/seed/python_header.py.tmpl");
 
 /// The rendered header, line by line (no line endings: the file's own are used).
 #[derive(Debug, Clone)]
@@ -30,6 +34,9 @@ impl PythonHeader {
     pub fn load(policy: &Policy, root: &Path) -> Result<PythonHeader, TemplateError> {
         match &policy.python_template {
             None => PythonHeader::render(DEFAULT_TEMPLATE, policy),
+            Some(path) if path.as_os_str() == crate::template::BUILTIN_SEED => {
+                PythonHeader::render(SEED_TEMPLATE, policy)
+            }
             Some(path) => {
                 let path = root.join(path);
                 let text =
@@ -61,16 +68,18 @@ impl PythonHeader {
             block = block.iter().map(|l| setdefault_form(l)).collect();
         }
         let validate_fn = take("validate_function")?;
-        let docstring_marker = match marker.as_slice() {
-            [line] if !line.contains('"') && !line.contains('\'') && !line.contains('\\') => {
-                line.clone()
-            }
-            _ => {
-                return Err(TemplateError::Invalid(
-                    "`@@ docstring_marker` must be one line without quotes or backslashes".into(),
-                ))
-            }
-        };
+        let docstring_marker =
+            match marker.as_slice() {
+                // No marker: module docstrings are left as they are.
+                [] => String::new(),
+                [line] if !line.contains('"') && !line.contains('\'') && !line.contains('\\') => {
+                    line.clone()
+                }
+                _ => return Err(TemplateError::Invalid(
+                    "`@@ docstring_marker` must be empty or one line without quotes or backslashes"
+                        .into(),
+                )),
+            };
         let validate_fn_name = function_name(&validate_fn.join("\n"))?;
         check_block_parses(&block)?;
         let block_imports = ["os", "sys"]
@@ -151,15 +160,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_template_renders_the_seed_values() {
+    fn default_template_is_neutral_and_the_seed_is_built_in() {
         let header = PythonHeader::render(DEFAULT_TEMPLATE, &Policy::default()).unwrap();
         let block = header.block_text("\n");
-        assert!(block.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'"));
-        assert!(block.contains("os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'"));
-        assert!(block.contains("os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'"));
+        assert!(block.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""));
+        assert!(block.contains("os.environ[\"CUDA_DEVICE_ORDER\"] = \"PCI_BUS_ID\""));
+        assert!(block.contains("# GPU selection (gpu-homogenize): the RTX 3090 only.\n"));
+        assert!(block.is_ascii(), "{block}");
+        assert!(header
+            .validate_fn
+            .iter()
+            .all(|l| l.is_ascii() && l.len() <= 79));
+        assert!(block.lines().all(|l| l.len() <= 79), "{block}");
         assert_eq!(header.validate_fn_name, "validate_rtx3090_mandatory");
         assert_eq!(header.block_imports, vec!["os".to_string()]);
-        assert!(header.docstring_marker.contains("RTX 3090 (CUDA:1)"));
+        assert_eq!(header.docstring_marker, "");
+        let seed = PythonHeader::render(SEED_TEMPLATE, &Policy::default()).unwrap();
+        assert!(seed
+            .block_text("\n")
+            .contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'  # RTX 3090 EXCLUSIVEMENT"));
+        assert!(seed.docstring_marker.contains("RTX 3090 (CUDA:1)"));
     }
 
     #[test]
@@ -180,8 +200,8 @@ mod tests {
         };
         let header = PythonHeader::render(DEFAULT_TEMPLATE, &policy).unwrap();
         let block = header.block_text("\n");
-        assert!(block.contains("os.environ.setdefault('CUDA_VISIBLE_DEVICES', '1')  # RTX 3090"));
-        assert!(!block.contains("] = '"));
+        assert!(block.contains("os.environ.setdefault(\"CUDA_VISIBLE_DEVICES\", \"1\")\n"));
+        assert!(!block.contains("] = \""));
     }
 
     #[test]

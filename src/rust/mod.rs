@@ -19,8 +19,11 @@ use crate::template::{join_lines, render_sections, TemplateError};
 
 pub use krate::{edition_of, CrateInfo, Manifests, Role};
 
-/// The shipped template; `policy.rust_template` replaces it.
+/// The shipped template, neutral; `policy.rust_template` replaces it.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../templates/rust_header.rs.tmpl");
+
+/// The seed's template (`rust_template = "builtin:seed"`).
+pub const SEED_TEMPLATE: &str = include_str!("../../templates/seed/rust_header.rs.tmpl");
 
 /// The rendered Rust header: a comment block, and the env statements for `fn main`.
 #[derive(Debug, Clone)]
@@ -33,6 +36,9 @@ impl RustHeader {
     pub fn load(policy: &Policy, root: &Path) -> Result<RustHeader, TemplateError> {
         let text = match &policy.rust_template {
             None => DEFAULT_TEMPLATE.to_string(),
+            Some(path) if path.as_os_str() == crate::template::BUILTIN_SEED => {
+                SEED_TEMPLATE.to_string()
+            }
             Some(path) => {
                 std::fs::read_to_string(root.join(path)).map_err(|source| TemplateError::Read {
                     path: root.join(path).display().to_string(),
