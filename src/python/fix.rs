@@ -255,7 +255,7 @@ fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize
     if let Some(after) = block
         .iter()
         .filter(plain)
-        .find(|r| name(r) > module.to_string())
+        .find(|r| name(r).as_str() > module)
     {
         return Some(line_start(source, after.start));
     }
