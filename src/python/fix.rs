@@ -259,7 +259,7 @@ fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize
     {
         return Some(line_start(source, after.start));
     }
-    if let Some(last_plain) = block.iter().filter(plain).last() {
+    if let Some(last_plain) = block.iter().rev().find(plain) {
         return Some(next_line_start(source, last_plain.end));
     }
     block.first().map(|r| line_start(source, r.start))
