@@ -683,3 +683,38 @@ fn leak_drift_keeps_the_mission_from_done_until_the_checks_run_clean() {
     assert_eq!(doc["mission"]["status"], "done");
     assert_eq!(doc["alerts"], Value::Array(Vec::new()));
 }
+
+/// `init` proposes the cards `doctor` sees: the largest is the target (by its place in PCI bus
+/// order, named with its bus id), the others are forbidden; never the seed's names unless the
+/// machine has those cards.
+#[test]
+fn init_proposes_the_cards_of_the_machine() {
+    let driver = FakeDriver::new();
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("a.py"),
+        "import torch\nx = torch.zeros(1).cuda()\n",
+    )
+    .unwrap();
+    let out = run(driver.command(tree.path()).args(["init", "--stdout"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: toml::Table = out.stdout.parse().expect("the proposal is TOML");
+    let policy = doc["policy"].as_table().unwrap();
+    assert_eq!(
+        policy["visible_devices"].as_str(),
+        Some("1"),
+        "{}",
+        out.stdout
+    );
+    let target = policy["target"].as_table().unwrap();
+    assert_eq!(target["name"].as_str(), Some("RTX 3090"), "{}", out.stdout);
+    assert!(target.contains_key("pci_bus_id"), "{}", out.stdout);
+    let forbidden = policy["forbidden"].as_array().unwrap();
+    assert_eq!(forbidden.len(), 1);
+    assert_eq!(forbidden[0]["name"].as_str(), Some("RTX 5060 Ti"));
+    assert!(
+        out.stdout.contains("-> target (most memory)"),
+        "{}",
+        out.stdout
+    );
+}

@@ -71,3 +71,26 @@ fn init_proposes_the_seed_phases_and_scan_accepts_them() {
     assert!(printed.stdout.contains("[[phase]]"));
     assert!(!Path::new(&tree.path().join(".gpu-homogenize")).exists());
 }
+
+#[test]
+fn without_a_driver_init_leaves_the_cards_to_fill_in() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.py"),
+        "import torch\nx = torch.zeros(1).cuda()\n",
+    )
+    .unwrap();
+    let out = run(gh(dir.path()).args(["init", "--stdout"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("# No GPU driver here ("),
+        "{}",
+        out.stdout
+    );
+    // No card is proposed: every card line is a comment.
+    let doc: toml::Table = out.stdout.parse().expect("the proposal is TOML");
+    let policy = doc["policy"].as_table().unwrap();
+    for key in ["visible_devices", "target", "forbidden"] {
+        assert!(!policy.contains_key(key), "{key}: {}", out.stdout);
+    }
+}

@@ -20,7 +20,9 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Scan)?;
     let (outcomes, _) = execute(&setup, &engine, &args.input, None)?;
-    let text = propose(&setup.root, &setup.config.policy, &outcomes)?;
+    let (policy, machine) = from_machine(&setup.config.policy);
+    let mut text = propose(&setup.root, &policy, &outcomes)?;
+    text = with_machine_note(&text, &machine);
     if args.stdout {
         out!("{text}");
         return Ok(EXIT_OK);
@@ -47,6 +49,124 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
         target.display()
     );
     Ok(EXIT_OK)
+}
+
+/// What the machine says about the cards, for the proposal's comments.
+enum Machine {
+    /// The cards NVML lists (PCI order), and the one proposed as the target.
+    Cards(Vec<crate::gpu::nvml::Card>, usize),
+    /// No driver: why.
+    NoDriver(String),
+}
+
+/// The policy proposed from the cards of this machine (what `doctor` sees): the card with the
+/// most memory is the target, selected by its place in PCI bus order and named with its PCI
+/// bus id; every other card is forbidden. Without a driver, the cards stay to be filled in.
+fn from_machine(policy: &Policy) -> (Policy, Machine) {
+    let gpus = match crate::gpu::nvml::Gpus::open() {
+        Ok(gpus) if !gpus.cards.is_empty() => gpus,
+        Ok(_) => {
+            return (
+                policy.clone(),
+                Machine::NoDriver("NVML lists no card".into()),
+            )
+        }
+        Err(e) => return (policy.clone(), Machine::NoDriver(e)),
+    };
+    let cards = gpus.cards.clone();
+    let target = (0..cards.len())
+        .max_by(|&a, &b| {
+            cards[a]
+                .memory_mib
+                .total_cmp(&cards[b].memory_mib)
+                .then(b.cmp(&a))
+        })
+        .unwrap_or(0);
+    let selector = |c: &crate::gpu::nvml::Card| crate::policy::CardSelector {
+        name: Some(
+            c.name
+                .trim_start_matches("NVIDIA ")
+                .trim_start_matches("GeForce ")
+                .to_string(),
+        ),
+        min_memory_gib: None,
+        pci_bus_id: Some(c.pci_bus_id.clone()),
+        uuid: None,
+    };
+    let proposed = Policy {
+        visible_devices: target.to_string(),
+        device_order: "PCI_BUS_ID".into(),
+        target: selector(&cards[target]),
+        forbidden: cards
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != target)
+            .map(|(_, c)| selector(c))
+            .collect(),
+        ..policy.clone()
+    };
+    (proposed, Machine::Cards(cards, target))
+}
+
+/// The proposal with what the machine showed: the cards, or why there are none and what to fill
+/// in (the cards are never guessed: without a driver the policy's cards are commented out).
+fn with_machine_note(text: &str, machine: &Machine) -> String {
+    let mut note = String::new();
+    match machine {
+        Machine::Cards(cards, target) => {
+            let _ = writeln!(note, "# The cards of this machine (NVML, PCI bus order), as `gpu-homogenize doctor` shows them:");
+            for (i, c) in cards.iter().enumerate() {
+                let role = if i == *target {
+                    "target (most memory)"
+                } else {
+                    "forbidden"
+                };
+                let _ = writeln!(
+                    note,
+                    "#   {i}: {} ({:.0} GiB, PCI {}, {}) -> {role}",
+                    c.name,
+                    c.memory_mib / 1024.0,
+                    c.pci_bus_id,
+                    c.uuid
+                );
+            }
+            let _ = writeln!(
+                note,
+                "# Check the target and the forbidden cards before you scan."
+            );
+            format!("{note}{text}")
+        }
+        Machine::NoDriver(why) => {
+            for line in [
+                format!("# No GPU driver here ({why})."),
+                "# The cards are left for you to fill in (run `gpu-homogenize doctor` on the GPU".into(),
+                "# machine): `visible_devices` (the target's place in PCI bus order), `target` and".into(),
+                "# `forbidden`, by name, pci_bus_id or uuid. Until then the built-in defaults apply.".into(),
+            ] {
+                let _ = writeln!(note, "{line}");
+            }
+            // The policy's card keys and tables, commented out: never cards this machine did
+            // not show.
+            let mut commented = String::new();
+            let mut in_card_table = false;
+            for l in text.lines() {
+                if l.starts_with('[') {
+                    in_card_table =
+                        l.starts_with("[policy.target]") || l.starts_with("[[policy.forbidden]]");
+                } else if l.trim().is_empty() {
+                    in_card_table = false;
+                }
+                let key = l.split([' ', '=']).next().unwrap_or("");
+                let card_key = matches!(key, "visible_devices" | "target" | "forbidden");
+                if (in_card_table || card_key) && !l.trim().is_empty() {
+                    let _ = writeln!(commented, "# {l}");
+                } else {
+                    let _ = writeln!(commented, "{l}");
+                }
+            }
+            format!("{note}{commented}")
+        }
+    }
 }
 
 /// What a file with GPU code is, for the proposal.
