@@ -75,6 +75,9 @@ struct PyFile {
     gpu: bool,
     /// Module-level constants that hold a device (`DEVICE = "cuda:1"`, `GPU_ID = 1`).
     constants: Vec<(String, DeviceConst)>,
+    /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
+    /// shipped in a package does not.
+    tests: bool,
 }
 
 #[derive(Debug)]
@@ -168,6 +171,11 @@ fn read_file(
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
+        tests: body.iter().any(|stmt| match stmt {
+            Stmt::FunctionDef(d) => d.name.as_str().starts_with("test"),
+            Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
+            _ => false,
+        }),
     })
 }
 
@@ -510,9 +518,37 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
     for (i, f) in files.iter().enumerate() {
         by_module.entry(f.module.as_str()).or_default().push(i);
     }
+    // Every dotted suffix of each file's path (`src/app/infer/utils.py` is `app.infer.utils`,
+    // `infer.utils`, …): a directory without `__init__.py` is still a package to an import
+    // (PEP 420 namespace packages), and a script's own directory is on its `sys.path`.
+    let mut by_suffix: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let path = f.rel.trim_end_matches(".py").trim_end_matches("/__init__");
+        let parts: Vec<&str> = path.split('/').collect();
+        for k in 0..parts.len() {
+            by_suffix.entry(parts[k..].join(".")).or_default().push(i);
+        }
+    }
     let lookup = |name: &str, from: &PyFile| -> Vec<usize> {
-        let Some(found) = by_module.get(name) else {
-            return Vec::new();
+        let found = match by_module.get(name) {
+            Some(found) => found,
+            None => {
+                // A sibling of the importing script (`import app` next to `api.py`).
+                let dir = from.rel.rsplit_once('/').map_or("", |(d, _)| d);
+                let sibling = if dir.is_empty() {
+                    format!("{}.py", name.replace('.', "/"))
+                } else {
+                    format!("{dir}/{}.py", name.replace('.', "/"))
+                };
+                if let Some(i) = files.iter().position(|f| f.rel == sibling) {
+                    return vec![i];
+                }
+                // A dotted name through namespace directories: its files, nearest root first.
+                match by_suffix.get(name).filter(|_| name.contains('.')) {
+                    Some(found) => found,
+                    None => return Vec::new(),
+                }
+            }
         };
         let same_root: Vec<usize> = found
             .iter()
@@ -579,6 +615,7 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
         .flat_map(|(dir, name, module)| {
             by_module
                 .get(module.as_str())
+                .or_else(|| by_suffix.get(module.as_str()))
                 .into_iter()
                 .flatten()
                 .filter(|&&i| dir.is_empty() || under(&files[i].rel, dir))
@@ -593,7 +630,7 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
             Some(EntryWhy::Script(script.clone()))
         } else if name == "__main__.py" {
             Some(EntryWhy::DunderMain)
-        } else if is_test_file(&f.rel) && name != "conftest.py" {
+        } else if is_test_file(&f.rel) && name != "conftest.py" && f.tests {
             Some(EntryWhy::Test)
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
@@ -637,8 +674,9 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
                 // A script's target and a `__main__.py` are run, not imported; a module with a
                 // `__main__` block that other modules import (or that an installable package
                 // ships) is a library too.
-                let library = matches!(why, EntryWhy::MainGuard)
+                let library = (matches!(why, EntryWhy::MainGuard)
                     && (!importers[i].is_empty() || projects.installable(f))
+                    || matches!(why, EntryWhy::Script(_)) && !importers[i].is_empty())
                     && name != "__init__.py";
                 if library {
                     Role::Both {

@@ -280,6 +280,21 @@ impl Engine {
             after
         });
         outcome.findings = self.records(old, before.findings(), after.as_deref());
+        // What the rewrite itself leaves for a person (an option the removed write fed that now
+        // selects nothing, GH014): reported now, at its line in the rewritten file, not only by
+        // the next run.
+        if let Some(after) = after.as_deref() {
+            let new_review: Vec<Finding> = after
+                .findings()
+                .iter()
+                .filter(|f| f.rule.severity == Severity::Review)
+                .filter(|f| !before.findings().iter().any(|b| b.rule.code == f.rule.code))
+                .cloned()
+                .collect();
+            outcome
+                .findings
+                .extend(self.records(&new, &new_review, None));
+        }
         outcome.cpu_check = Some(cpu_check(Vec::new()));
         if self.want_diff || dry_run {
             outcome.diff = Some(unified_diff(&entry.rel, old, &new));

@@ -195,6 +195,16 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     out
 }
 
+/// What an env effect does, for a message.
+fn shown_op(op: &EnvOp) -> String {
+    match op {
+        EnvOp::Set(v) => format!("to {}", shown(v)),
+        EnvOp::SetDefault(v) => format!("by default to {}", shown(v)),
+        EnvOp::Unset => "removes it".into(),
+        EnvOp::Clobber => "through a whole-environment change".into(),
+    }
+}
+
 /// Deliberate masks, child-process env and AMD masks: reported, never rewritten.
 fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
     if e.child {
@@ -511,11 +521,24 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                 } else {
                     format!("it is imported by {}", importers(by, by.len()))
                 };
+                // Its own mask write, as a program (from `--gpus`, in `main()`): say what it risks.
+                let own = eff
+                    .executed
+                    .iter()
+                    .map(|&i| &facts.effects[i])
+                    .find(|e| {
+                        e.var() == Some(crate::policy::EnvVar::VisibleDevices)
+                            && !e.child
+                            && !is_cpu_mask(e)
+                    })
+                    .map_or(String::new(), |e| {
+                        format!("; as a program it sets CUDA_VISIBLE_DEVICES itself ({}), so a value naming a card the policy forbids selects that card", shown_op(&e.op))
+                    });
                 out.push(Finding::new(
                     &PROGRAM_IN_LIBRARY,
                     at,
                     format!(
-                        "this module runs as a program ({}) but {imported}: a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header",
+                        "this module runs as a program ({}) but {imported}: a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header{own}",
                         why.describe()
                     ),
                 ));
@@ -523,10 +546,23 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             (String::new(), 1)
         }
     };
+    // Only what runs when the module is imported: not its functions, not its `__main__` block
+    // (a module run as a program that sets the mask from its `--gpus` is GH205's business).
+    let main_block = facts.main_block.as_ref().and_then(|m| {
+        facts
+            .top
+            .iter()
+            .find(|(r, _)| r.start == m.if_start)
+            .map(|(r, _)| r.clone())
+    });
     for &i in &eff.executed {
         let e = &facts.effects[i];
         let Some(var) = e.var() else { continue };
-        if e.child || is_cpu_mask(e) {
+        let at_import = e.function.is_none()
+            && !main_block
+                .as_ref()
+                .is_some_and(|m| m.start <= e.at.start && e.at.end <= m.end);
+        if e.child || is_cpu_mask(e) || !at_import {
             continue;
         }
         let finding = Finding::new(

@@ -96,6 +96,18 @@ impl PythonHeader {
         })
     }
 
+    /// The header as the project's formatter writes strings: ruff's `quote-style = "single"`
+    /// (`[tool.ruff.format]` in pyproject.toml, `[format]` in ruff.toml / .ruff.toml at `root`)
+    /// turns its double-quoted literals single, as `ruff format` would.
+    pub fn in_project_style(mut self, root: &Path) -> PythonHeader {
+        if quote_style(root).as_deref() == Some("single") {
+            self.block = self.block.iter().map(|l| single_quoted(l)).collect();
+            let joined = join_lines(&self.validate_fn, "\n");
+            self.validate_fn = single_quoted(&joined).lines().map(str::to_string).collect();
+        }
+        self
+    }
+
     /// The header block with the given line ending after every line.
     pub fn block_text(&self, newline: &str) -> String {
         join_lines(&self.block, newline)
@@ -128,6 +140,73 @@ fn setdefault_form(line: &str) -> String {
         text(assign.value.range()),
         &line[end..]
     )
+}
+
+/// ruff's configured quote style at `root`, if any.
+fn quote_style(root: &Path) -> Option<String> {
+    let read = |name: &str| -> Option<toml::Table> {
+        std::fs::read_to_string(root.join(name)).ok()?.parse().ok()
+    };
+    let style = |t: &toml::Value| {
+        t.get("format")?
+            .get("quote-style")?
+            .as_str()
+            .map(str::to_string)
+    };
+    for name in ["ruff.toml", ".ruff.toml"] {
+        if let Some(t) = read(name) {
+            return style(&toml::Value::Table(t));
+        }
+    }
+    let pyproject = read("pyproject.toml")?;
+    style(pyproject.get("tool")?.get("ruff")?)
+}
+
+/// Every double-quoted, single-line string literal of `source` (plain or f-string) turned single
+/// when its text has no single quote, from the parser's ranges; the rest stays as written.
+fn single_quoted(source: &str) -> String {
+    use ruff_python_ast::visitor::{walk_expr, Visitor};
+    use ruff_text_size::Ranged;
+    struct Literals(Vec<std::ops::Range<usize>>);
+    impl<'a> Visitor<'a> for Literals {
+        fn visit_expr(&mut self, expr: &'a ruff_python_ast::Expr) {
+            match expr {
+                ruff_python_ast::Expr::StringLiteral(s) => self.0.extend(s.value.iter().map(|p| {
+                    let r = p.range();
+                    r.start().to_usize()..r.end().to_usize()
+                })),
+                ruff_python_ast::Expr::FString(f) => self.0.extend(f.value.iter().map(|p| {
+                    let r = p.range();
+                    r.start().to_usize()..r.end().to_usize()
+                })),
+                _ => {}
+            }
+            walk_expr(self, expr);
+        }
+    }
+    // The block's lines use `os` unbound: parse them as a module all the same.
+    let Ok(parsed) = ruff_python_parser::parse_module(source) else {
+        return source.to_string();
+    };
+    let mut literals = Literals(Vec::new());
+    for stmt in &parsed.syntax().body {
+        literals.visit_stmt(stmt);
+    }
+    let mut out = source.to_string();
+    for r in literals.0.iter().rev() {
+        let text = &source[r.clone()];
+        let prefix = text.find('"').unwrap_or(text.len());
+        let body = &text[prefix..];
+        let simple = body.len() >= 2
+            && !body.starts_with("\"\"\"")
+            && body.ends_with('"')
+            && !body[1..body.len() - 1].contains(['\'', '"', '\\']);
+        if simple && text[..prefix].chars().all(|c| c.is_ascii_alphabetic()) {
+            out.replace_range(r.start + prefix..r.start + prefix + 1, "'");
+            out.replace_range(r.end - 1..r.end, "'");
+        }
+    }
+    out
 }
 
 /// The line refers to `module.` outside a comment.
@@ -180,6 +259,30 @@ mod tests {
             .block_text("\n")
             .contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'  # RTX 3090 EXCLUSIVEMENT"));
         assert!(seed.docstring_marker.contains("RTX 3090 (CUDA:1)"));
+    }
+
+    #[test]
+    fn a_project_formatted_with_single_quotes_gets_single_quotes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.ruff.format]\nquote-style = \"single\"\n",
+        )
+        .unwrap();
+        let header = PythonHeader::render(DEFAULT_TEMPLATE, &Policy::default())
+            .unwrap()
+            .in_project_style(dir.path());
+        let block = header.block_text("\n");
+        assert!(
+            block.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"),
+            "{block}"
+        );
+        let validator = header.validate_fn_text("\n");
+        assert!(
+            validator.contains("raise RuntimeError(f'CUDA_VISIBLE_DEVICES is {visible!r}')"),
+            "{validator}"
+        );
+        assert!(validator.contains("\"\"\"Fail fast"), "{validator}");
     }
 
     #[test]

@@ -243,6 +243,25 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
+    /// `("CUDAExecutionProvider", {"device_id": 1})`: the options' `device_id` is a CUDA index.
+    pub(super) fn ort_provider(&mut self, elts: &'s [Expr]) {
+        let [Expr::StringLiteral(name), Expr::Dict(options)] = elts else {
+            return;
+        };
+        if !matches!(
+            name.value.to_str(),
+            "CUDAExecutionProvider" | "TensorrtExecutionProvider"
+        ) {
+            return;
+        }
+        for item in &options.items {
+            if matches!(&item.key, Some(Expr::StringLiteral(k)) if k.value.to_str() == "device_id")
+            {
+                self.sink(&item.value, Accepts::Index, "the CUDA provider's device_id");
+            }
+        }
+    }
+
     /// An NVML index: a literal (a card by PCI bus order), or a CUDA index passed where NVML
     /// wants its own (a mismatch once the mask renumbers cards).
     fn nvml(&mut self, arg: &'s Expr, call: &str) {
@@ -652,7 +671,10 @@ impl<'s> FactVisitor<'s> {
                 if self.config_read(expr, scope, flow, None) => {}
             Expr::Attribute(attr) => {
                 let name = attr.attr.as_str();
-                if name.to_ascii_lowercase().contains("rank") {
+                // `args.local_rank`, accelerate's `accelerator.process_index`.
+                if name.to_ascii_lowercase().contains("rank")
+                    || matches!(name, "process_index" | "local_process_index")
+                {
                     flow.rank = true;
                     return;
                 }

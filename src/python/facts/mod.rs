@@ -550,6 +550,10 @@ impl FactVisitor<'_> {
             Expr::Attribute(a) => a.attr.as_str(),
             _ => "",
         };
+        // ONNX Runtime given every available provider runs on CUDA when it can.
+        if name.ends_with("get_available_providers") {
+            self.facts.cuda_use = true;
+        }
         if method == "cuda"
             || name
                 .strip_prefix("torch.cuda.")
@@ -654,14 +658,30 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
             _ if self.env_only => {}
             Expr::StringLiteral(s) => {
                 let v = s.value.to_str();
-                if v == "cuda" || v.starts_with("cuda:") {
+                if v == "cuda"
+                    || v.starts_with("cuda:")
+                    || v == "CUDAExecutionProvider"
+                    || v == "TensorrtExecutionProvider"
+                {
                     self.facts.cuda_use = true;
                 }
                 if (v == "cpu" || v.starts_with("cpu:")) && self.facts.cpu_path.is_none() {
                     self.facts.cpu_path = Some(range(expr));
                 }
             }
-            Expr::Compare(_) => self.compare(expr),
+            Expr::Compare(cmp) => {
+                self.compare(expr);
+                // `x.device.type == "cuda"` asks, it does not use: a string operand of a
+                // comparison is not CUDA use (its other operands are still read).
+                for operand in std::iter::once(cmp.left.as_ref()).chain(cmp.comparators.iter()) {
+                    if !matches!(operand, Expr::StringLiteral(_)) {
+                        self.visit_expr(operand);
+                    }
+                }
+                return;
+            }
+            // ONNX Runtime: a provider tuple `("CUDAExecutionProvider", {"device_id": 1})`.
+            Expr::Tuple(t) => self.ort_provider(&t.elts),
             Expr::Subscript(sub) => self.device_list_subscript(sub),
             Expr::Lambda(_) => {
                 self.functions.push(range(expr));

@@ -23,8 +23,20 @@ pub struct IdleOption {
 pub fn idle_device_options(body: &[Stmt]) -> Vec<IdleOption> {
     let mut v = Options::default();
     v.visit_body(body);
-    // The parsed namespace handed on whole (`train(args)`): its options may be read elsewhere.
-    if v.namespaces.is_empty() || v.namespaces.iter().any(|n| v.bare.contains(n)) {
+    // The parsed namespace handed on whole to code of another module (`train(args)` with
+    // `train` imported): its options may be read there. Handed to a function of this file, its
+    // reads are this file's (`main(parser.parse_args())`).
+    let elsewhere = v.handed.iter().any(|callee| {
+        callee
+            .as_ref()
+            .is_none_or(|name| !v.local_fns.contains(name))
+    });
+    let parsed = !v.namespaces.is_empty() || !v.handed.is_empty();
+    let bare_elsewhere = v
+        .namespaces
+        .iter()
+        .any(|n| v.bare.contains(n) && !v.handed_names.contains(n));
+    if !parsed || elsewhere || bare_elsewhere {
         return Vec::new();
     }
     v.declared
@@ -43,6 +55,12 @@ struct Options {
     /// Names loaded other than as `name.attr`.
     bare: HashSet<String>,
     echo: usize,
+    /// Functions defined in the file.
+    local_fns: HashSet<String>,
+    /// Calls the namespace is handed to whole: the callee's name (`None`: not a plain name).
+    handed: Vec<Option<String>>,
+    /// Namespace names that are loaded bare only to be handed to a call.
+    handed_names: HashSet<String>,
 }
 
 fn declared(call: &ruff_python_ast::ExprCall) -> Option<IdleOption> {
@@ -94,6 +112,9 @@ fn declared(call: &ruff_python_ast::ExprCall) -> Option<IdleOption> {
 
 impl<'a> Visitor<'a> for Options {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if let Stmt::FunctionDef(d) = stmt {
+            self.local_fns.insert(d.name.to_string());
+        }
         if let Stmt::Assign(a) = stmt {
             if let Expr::Call(c) = a.value.as_ref() {
                 if let Expr::Attribute(f) = c.func.as_ref() {
@@ -125,6 +146,26 @@ impl<'a> Visitor<'a> for Options {
                     self.declared.push(option);
                 }
                 let echo = is_echo(&c.func);
+                // The namespace handed on whole: `f(args)`, `f(parser.parse_args())`.
+                let callee = match c.func.as_ref() {
+                    Expr::Name(n) => Some(n.id.to_string()),
+                    _ => None,
+                };
+                for arg in &c.arguments.args {
+                    match arg {
+                        Expr::Name(n) if self.namespaces.contains(n.id.as_str()) => {
+                            self.handed.push(callee.clone());
+                            self.handed_names.insert(n.id.to_string());
+                        }
+                        Expr::Call(inner)
+                            if matches!(inner.func.as_ref(), Expr::Attribute(f)
+                                if matches!(f.attr.as_str(), "parse_args" | "parse_known_args")) =>
+                        {
+                            self.handed.push(callee.clone());
+                        }
+                        _ => {}
+                    }
+                }
                 self.visit_expr(&c.func);
                 self.echo += usize::from(echo);
                 for arg in &c.arguments.args {
