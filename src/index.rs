@@ -75,6 +75,9 @@ struct PyFile {
     gpu: bool,
     /// Module-level constants that hold a device (`DEVICE = "cuda:1"`, `GPU_ID = 1`).
     constants: Vec<(String, DeviceConst)>,
+    /// `importlib.import_module(f"pkg.models.{name}")`: a registry that loads every module
+    /// under `pkg.models` (basicsr's pattern), by its prefix.
+    dynamic_prefixes: Vec<String>,
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
@@ -160,6 +163,10 @@ fn read_file(
     let (module, source_root, in_package) = module_name(root, &entry.rel);
     let mut imports = Imports::default();
     imports.visit_body(body);
+    let mut dynamic = DynamicImports::default();
+    for stmt in body {
+        ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
+    }
     let own = in_package.then(|| module.split('.').next().unwrap_or("").to_string());
     let gpu = maybe_gpu && crate::python::touches_gpu(&text, body, own.as_deref());
     Some(PyFile {
@@ -168,6 +175,7 @@ fn read_file(
         source_root,
         in_package,
         imports: imports.0,
+        dynamic_prefixes: dynamic.0,
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -288,6 +296,50 @@ impl<'a> StatementVisitor<'a> for Imports {
             }
             _ => walk_stmt(self, stmt),
         }
+    }
+}
+
+/// Modules loaded by name at run time: `importlib.import_module("pkg.mod")` (the module) and
+/// `importlib.import_module(f"pkg.models.{name}")` (every module under the prefix).
+#[derive(Default)]
+struct DynamicImports(Vec<String>);
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Call(call) = expr {
+            let loads = match call.func.as_ref() {
+                Expr::Attribute(a) => a.attr.as_str() == "import_module",
+                Expr::Name(n) => matches!(n.id.as_str(), "import_module" | "__import__"),
+                _ => false,
+            };
+            match call.arguments.args.first() {
+                Some(Expr::StringLiteral(s)) if loads => {
+                    self.0.push(format!("={}", s.value.to_str()));
+                }
+                Some(Expr::FString(f)) if loads => {
+                    let prefix: String = f
+                        .value
+                        .iter()
+                        .find_map(|part| match part {
+                            ruff_python_ast::FStringPart::FString(fs) => {
+                                match fs.elements.iter().next() {
+                                    Some(ruff_python_ast::InterpolatedStringElement::Literal(
+                                        l,
+                                    )) => Some(l.value.to_string()),
+                                    _ => None,
+                                }
+                            }
+                            ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
+                        })
+                        .unwrap_or_default();
+                    if prefix.ends_with('.') && prefix.len() > 1 {
+                        self.0.push(prefix);
+                    }
+                }
+                _ => {}
+            }
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
     }
 }
 
@@ -585,6 +637,19 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
             }
             for name in names {
                 targets.extend(lookup(&name, f));
+            }
+        }
+        // Modules a registry loads by name: the one named, or every module under a prefix.
+        for dynamic in &f.dynamic_prefixes {
+            match dynamic.strip_prefix('=') {
+                Some(module) => targets.extend(lookup(module, f)),
+                None => targets.extend(
+                    files
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, g)| g.module.starts_with(dynamic.as_str()))
+                        .map(|(j, _)| j),
+                ),
             }
         }
         // pytest imports the conftest.py of every directory above a test first.

@@ -650,6 +650,17 @@ impl<'s> FactVisitor<'s> {
                     flow.multi = n;
                     return;
                 }
+                // `for i in range(args.num_gpus)` (default 2), `for i in max_memory` built over
+                // such a range: one device per index.
+                if let Some(n) = self
+                    .scopes()
+                    .loop_iter(id, range(expr).start)
+                    .and_then(|iter| self.iterated_count(iter, scope, depth))
+                    .filter(|&n| n > 1)
+                {
+                    flow.multi = n;
+                    return;
+                }
                 let Some(values) = self.scopes().lookup(id, scope) else {
                     if let Some(c) = self
                         .imported
@@ -750,6 +761,46 @@ impl<'s> FactVisitor<'s> {
                 c.name, c.value.text, c.from, c.value.line
             )),
         });
+    }
+
+    /// How many values a loop over `iter` takes when the code says: `range(X)` with X a literal
+    /// or a default (`args.num_gpus`), or a name bound to a comprehension over such a range.
+    fn iterated_count(&self, iter: &'s Expr, scope: Scope, depth: usize) -> Option<u64> {
+        if depth > 4 {
+            return None;
+        }
+        match iter {
+            Expr::Call(call) if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == "range") =>
+            {
+                let bound = match &call.arguments.args[..] {
+                    [end] | [_, end] => end,
+                    _ => return None,
+                };
+                let mut flow = Flow {
+                    numeric: true,
+                    ..Flow::default()
+                };
+                self.resolve(bound, scope, depth + 1, false, &mut flow);
+                flow.origins
+                    .iter()
+                    .filter(|o| !o.string)
+                    .map(|o| o.index)
+                    .max()
+            }
+            Expr::Name(n) => {
+                let values = self.scopes().lookup(n.id.as_str(), scope)?;
+                values.iter().find_map(|(v, s)| {
+                    let generators = match v {
+                        Expr::DictComp(c) => &c.generators,
+                        Expr::ListComp(c) => &c.generators,
+                        Expr::SetComp(c) => &c.generators,
+                        _ => return None,
+                    };
+                    self.iterated_count(&generators.first()?.iter, *s, depth + 1)
+                })
+            }
+            _ => None,
+        }
     }
 
     /// `kind, _, index = device.partition(":")`: the index part of a device string.

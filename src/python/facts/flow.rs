@@ -71,9 +71,22 @@ pub struct Scopes<'a> {
     /// Loop variables over `range(N)` with literal bounds (`for i in range(2)`, comprehensions):
     /// the name, the loop (or comprehension) where it takes its values, and how many it takes.
     pub loops: Vec<(String, Range<usize>, u64)>,
+    /// Other loop variables: the name, where it takes its values, and what it iterates over
+    /// (`range(args.num_gpus)`, a dict built over such a range).
+    pub loop_iters: Vec<(String, Range<usize>, &'a Expr)>,
 }
 
 impl<'a> Scopes<'a> {
+    /// What `name`, loaded at `at`, iterates over, as the variable of a loop that holds the load
+    /// (a loop over a literal range is [`Self::loop_count`]'s).
+    pub fn loop_iter(&self, name: &str, at: usize) -> Option<&'a Expr> {
+        self.loop_iters
+            .iter()
+            .filter(|(n, r, _)| n == name && r.contains(&at))
+            .min_by_key(|(_, r, _)| r.len())
+            .map(|(_, _, e)| *e)
+    }
+
     /// How many values `name`, loaded at `at`, takes as the variable of a loop over a literal
     /// range that holds the load.
     pub fn loop_count(&self, name: &str, at: usize) -> Option<u64> {
@@ -286,7 +299,12 @@ impl<'a> ScopeCollector<'a> {
     }
 
     /// `for NAME in range(…)` with literal arguments: the loop variable and its count.
-    fn loop_target(&mut self, target: &Expr, iter: &Expr, within: Range<usize>) {
+    fn loop_target(&mut self, target: &'a Expr, iter: &'a Expr, within: Range<usize>) {
+        if let Expr::Name(n) = target {
+            self.scopes
+                .loop_iters
+                .push((n.id.as_str().to_string(), within.clone(), iter));
+        }
         let (Expr::Name(n), Expr::Call(call)) = (target, iter) else {
             return;
         };
