@@ -36,7 +36,13 @@ fn init_proposes_the_seed_phases_and_scan_accepts_them() {
     let out = run(gh(tree.path()).arg("init"));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let text = std::fs::read_to_string(tree.path().join("gpu-homogenize.toml")).unwrap();
-    assert!(text.contains("# 13 file(s): 12 library module(s), 1 entry-point script(s)\n"));
+    // The default scope judges programs: `Orchestrator/fallback_manager.py` is a library its test
+    // imports (`from Orchestrator.fallback_manager import …`, a namespace package) and it needs no
+    // header of its own, so the core phase has one file less than the seed's every-file mission.
+    assert!(
+        text.contains("# 12 file(s): 11 library module(s), 1 entry-point script(s)\n"),
+        "{text}"
+    );
     assert!(text.contains("# 27 test file(s)\n"));
     let (proposed, seed) = (phases(&text), phases(&seed));
     assert_eq!(proposed.len(), 2);
