@@ -67,7 +67,7 @@ fn init_proposes_the_seed_phases_and_scan_accepts_them() {
         .iter()
         .filter(|f| f["phase"] == "Core modules")
         .count();
-    assert_eq!(in_core, 13);
+    assert_eq!(in_core, 12);
 
     let again = run(gh(tree.path()).arg("init"));
     assert_eq!(again.code, 2, "an existing config is never replaced");
