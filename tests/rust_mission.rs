@@ -156,7 +156,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         "async-bin/src/main.rs:7:1: GH504 async main",
         "forbid-bin/src/main.rs:6:1: GH505 the crate forbids unsafe code",
         "GH512 a match pattern compares a device with index 1",
-        "GH521 [review] device_by_index(1)",
+        "GH521 [review] device_by_index(0)",
         "env-forms/src/child.rs:5:5: GH507",
         "idx-lib/src/lib.rs:7:22: GH514 [review] Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; but `idx-async/src/main.rs` run(s) this library without setting the mask",
     ] {

@@ -208,3 +208,66 @@ fn env_clear_in_a_crate_a_gpu_program_runs_is_reported() {
         "{text}"
     );
 }
+
+/// From the trial on 11 real crates: wrappers the table does not know (a `cuda` feature says
+/// so), a CUDA crate's own examples, tests (integration and unit), tch for CPU tensors only,
+/// NVML-only programs, and providers the CUDA mask does not renumber.
+#[test]
+fn wrappers_own_examples_tests_and_cpu_uses_are_judged_as_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // An unknown wrapper whose `cuda` feature is on: its user is a GPU program.
+    write(root, "chat/Cargo.toml", "[package]\nname = \"chat\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nkalosm = { version = \"0.4\", features = [\"language\", \"cuda\"] }\n");
+    write(
+        root,
+        "chat/src/main.rs",
+        "use kalosm::language::*;\n\nfn main() {\n    let _m = Llama::new();\n}\n",
+    );
+    // A CUDA crate's own example.
+    write(
+        root,
+        "cu/Cargo.toml",
+        "[package]\nname = \"cust\"\nversion = \"0.3.2\"\nedition = \"2021\"\n",
+    );
+    write(root, "cu/src/lib.rs", "pub mod device {}\n");
+    write(
+        root,
+        "cu/examples/launch.rs",
+        "use cust::device;\n\nfn main() {\n    let _ = 1;\n}\n",
+    );
+    // tch for CPU tensors, NVML alone: not GPU programs.
+    write(root, "conv/Cargo.toml", "[package]\nname = \"conv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntch = \"0.17\"\nnvml-wrapper = \"0.10\"\n");
+    write(
+        root,
+        "conv/src/main.rs",
+        "use tch::Tensor;\n\nfn main() {\n    let _t = Tensor::from(1.0);\n}\n",
+    );
+    write(root, "conv/src/bin/mon.rs", "use nvml_wrapper::Nvml;\n\nfn main() {\n    let nvml = Nvml::init().unwrap();\n    let _d = nvml.device_by_index(1);\n}\n");
+    // Tests that build CUDA devices: libtest writes their main, no mask.
+    write(root, "t/Cargo.toml", "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(root, "t/src/lib.rs", "pub fn open() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn second() {\n        let _c = cudarc::driver::CudaContext::new(1);\n    }\n}\n");
+    write(root, "t/tests/gpu.rs", "use cudarc::driver::CudaContext;\n\n#[test]\nfn opens() {\n    let _c = CudaContext::new(0);\n}\n");
+    // whisper-rs' index, and a DirectML provider (its own numbering).
+    write(root, "w/Cargo.toml", "[package]\nname = \"w\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nwhisper-rs = { version = \"0.16\", features = [\"cuda\"] }\nort = { version = \"2.0.0-rc.10\", features = [\"cuda\", \"directml\"] }\n");
+    write(root, "w/src/main.rs", "use ort::execution_providers::DirectMLExecutionProvider;\nuse whisper_rs::WhisperContextParameters;\n\nfn main() {\n    let mut p = WhisperContextParameters::default();\n    p.gpu_device(1);\n    let _d = DirectMLExecutionProvider::default().with_device_id(1);\n}\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("chat/src/main.rs", "non_compliant"),
+        ("cu/examples/launch.rs", "non_compliant"),
+        ("conv/src/main.rs", "no_gpu_code"),
+        ("conv/src/bin/mon.rs", "no_gpu_code"),
+        ("t/src/lib.rs", "needs_review"),
+        ("t/tests/gpu.rs", "needs_review"),
+        ("w/src/main.rs", "non_compliant"),
+    ] {
+        assert_eq!(status[file], want, "{file}\n{text}");
+    }
+    assert!(text.contains("chat/src/main.rs:1:1: GH501"), "{text}");
+    assert!(text.contains("t/tests/gpu.rs:1:1: GH508 [review] this GPU program (it reaches CUDA through `cudarc`: the CUDA driver API) gets its `main` from libtest"), "{text}");
+    assert!(text.contains("t/src/lib.rs:7:51: GH514 [review]"), "{text}");
+    assert!(
+        text.contains("w/src/main.rs:6:18: GH511 [*] .gpu_device(…) selects device 1"),
+        "{text}"
+    );
+    assert_eq!(text.matches("w/src/main.rs:7:").count(), 0, "{text}");
+}

@@ -57,6 +57,11 @@ pub fn binary(facts: &Facts, ctx: &Context) -> Binary {
         Some(FileRole::Program { cpu: Some(_), .. }) => false,
         // It reaches CUDA through its modules, its library or a wrapper crate.
         Some(FileRole::Program { cuda: Some(_), .. }) => true,
+        // A program of the tree that reaches no CUDA crate: GPU code only if it builds a
+        // device or writes the env itself (naming tch for CPU tensors is not).
+        Some(FileRole::Program { cuda: None, .. }) => {
+            !facts.env.is_empty() || !facts.sinks.is_empty()
+        }
         _ => facts.uses_gpu_crate || !facts.env.is_empty() || !facts.sinks.is_empty(),
     };
     match &facts.main {
@@ -141,7 +146,18 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
     }
     child_env_findings(facts, ctx, &mut out);
     device_findings(facts, ctx, &mut out);
-    for (r, n) in &facts.nvml_indices {
+    let allowed: Vec<u64> = ctx
+        .policy
+        .visible_devices
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    // NVML numbers cards by PCI bus: the policy's own card is fine.
+    for (r, n) in facts
+        .nvml_indices
+        .iter()
+        .filter(|(_, n)| !allowed.contains(n))
+    {
         out.push(Finding::new(
             &NVML_INDEX,
             r.clone(),
@@ -184,8 +200,23 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
 /// remapped only when every GPU program of the tree that runs the library sets the policy's
 /// mask in its main; otherwise it is for review, naming the programs that do not.
 fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
+    // Unit tests (`#[cfg(test)]`) run in libtest's process, which no `main` masks.
+    for f in out.iter_mut().filter(|f| {
+        f.rule.code == DEVICE_INDEX.code
+            && facts
+                .test_code
+                .iter()
+                .any(|t| t.start <= f.range.start && f.range.end <= t.end)
+    }) {
+        f.rule = &DEVICE_INDEX_IN_LIBRARY;
+        f.fixable = false;
+        f.edits.clear();
+        f.message = format!("{}; but this is test code: libtest runs it in a process no `main` masks, so the card it selects is the test runner's environment's choice: set the mask there, then remap by hand or accept it", f.message);
+    }
     let programs: &[(String, bool)] = match ctx.role {
         Some(FileRole::Module { programs }) => programs,
+        // A test binary (libtest writes its main): nothing sets the mask there.
+        Some(FileRole::Program { .. }) if facts.main.is_none() => &[],
         Some(FileRole::Program { .. }) => return,
         // A file with no `main` that no target of the tree reaches (an orphan module, a lone
         // library file): no program is known to set its mask.
@@ -244,19 +275,22 @@ fn header_findings(
     let Some(main) = &facts.main else {
         // A GPU program whose main a macro generates (`criterion_main!`): nowhere to put the
         // env by a byte edit.
-        if let (
-            Some(FileRole::Program {
-                cuda: Some(why),
-                cpu: None,
-                ..
-            }),
-            Some((at, name)),
-        ) = (ctx.role, &facts.macro_main)
+        if let Some(FileRole::Program {
+            cuda: Some(why),
+            cpu: None,
+            test,
+            ..
+        }) = ctx.role
         {
+            let (at, from) = match (&facts.macro_main, test) {
+                (Some((at, name)), _) => (at.clone(), format!("`{name}!`")),
+                (None, true) => (0..0, "libtest (a test binary)".to_string()),
+                (None, false) => return,
+            };
             out.push(Finding::new(
                 &MACRO_MAIN,
-                at.clone(),
-                format!("this GPU program (it reaches CUDA through {why}) gets its `main` from `{name}!`: the env cannot go into it; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in a hand-written `fn main` that calls the generated one, or in the environment it runs in", ctx.policy.visible_devices, ctx.policy.device_order),
+                at,
+                format!("this GPU program (it reaches CUDA through {why}) gets its `main` from {from}: the env cannot go into it; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment it runs in (or a hand-written `fn main` that calls the generated one)", ctx.policy.visible_devices, ctx.policy.device_order),
             ));
         }
         return;

@@ -22,8 +22,14 @@ use crate::walk::{Entry, EntryKind};
 #[derive(Debug, Clone, Copy)]
 enum Cuda {
     Always,
+    /// CUDA only where the code selects it (`Device::cuda_if_available()`, `Device::Cuda(0)`):
+    /// tch builds CPU tensors by default.
+    WhenSelected,
     Feature(&'static [&'static str]),
 }
+
+/// Feature names that mean CUDA whatever the crate (`mistralrs-core/cuda`, `whisper-rs-sys/cuda`).
+const CUDA_FEATURES: &[&str] = &["cuda", "cudnn", "cublas", "flash-attn", "nccl", "tensorrt"];
 
 /// CUDA crates and the wrappers that reach CUDA by default, one line per crate (names as Rust
 /// sees them: `-` is `_`). A wrapper's line says which of its APIs picks the card.
@@ -35,16 +41,15 @@ const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
     ("burn_cuda", Cuda::Always, "burn's `Cuda` backend"),
     (
         "tch",
-        Cuda::Always,
+        Cuda::WhenSelected,
         "libtorch (`Device::cuda_if_available()` picks CUDA device 0)",
     ),
-    ("burn_tch", Cuda::Always, "burn's libtorch backend"),
+    ("burn_tch", Cuda::WhenSelected, "burn's libtorch backend"),
     (
         "rust_bert",
         Cuda::Always,
         "tch: its pipelines default to `Device::cuda_if_available()`",
     ),
-    ("nvml_wrapper", Cuda::Always, "NVML"),
     (
         "candle_core",
         Cuda::Feature(&["cuda", "cudnn"]),
@@ -110,6 +115,8 @@ pub enum FileRole {
         /// It links libtorch (tch, burn's LibTorch, rust-bert): PYTORCH_CUDA_ALLOC_CONF means
         /// something to it.
         torch: bool,
+        /// An integration test (`tests/*.rs`): libtest writes its `main`.
+        test: bool,
     },
     /// A module of a library (or of a binary): the GPU programs of the tree that run it, with
     /// whether each one sets the env in its `main` (a sync main; an async main does not).
@@ -271,14 +278,16 @@ struct Package {
     /// Local dependency name → how it reaches CUDA (a registry crate, with its reason) or the
     /// package of the tree it is.
     deps: Vec<(String, Dep)>,
-    /// Root-relative paths of its binary targets' root files.
-    binaries: Vec<String>,
+    /// Root-relative paths of its binary targets' root files, and whether each is an
+    /// integration test.
+    binaries: Vec<(String, bool)>,
 }
 
 #[derive(Debug, Clone)]
 enum Dep {
-    /// Reaches CUDA (why), and whether through libtorch.
-    Cuda(String, bool),
+    /// Reaches CUDA (why), whether through libtorch, and whether only where the code selects a
+    /// CUDA device.
+    Cuda(String, bool, bool),
     /// A known CUDA crate built without its CUDA feature.
     CudaOff(String),
     Tree(usize),
@@ -423,7 +432,7 @@ impl Packages {
                     let dep = match tree {
                         Some(i) => Dep::Tree(i),
                         None => match cuda_dep(&package_name, &on) {
-                            Some((why, torch)) => Dep::Cuda(why, torch),
+                            Some((why, torch, selected)) => Dep::Cuda(why, torch, selected),
                             None if CUDA_CRATES.iter().any(|(n, _, _)| *n == package_name) => {
                                 Dep::CudaOff(package_name.clone())
                             }
@@ -432,6 +441,19 @@ impl Packages {
                     };
                     deps.push((local, dep));
                 }
+            }
+            // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
+            // with its own `cuda` feature).
+            let own_features: Vec<String> = m
+                .get("features")
+                .and_then(|f| f.as_table())
+                .map(|t| t.keys().cloned().collect())
+                .unwrap_or_default();
+            let known = CUDA_CRATES.iter().any(|(n, _, _)| *n == name);
+            if let Some((why, torch, selected)) =
+                known.then(|| cuda_dep(&name, &own_features)).flatten()
+            {
+                deps.push((lib_name.clone(), Dep::Cuda(why, torch, selected)));
             }
             packages.push(Package {
                 dir: dir.clone(),
@@ -456,35 +478,51 @@ impl Packages {
                 }
             }
         }
-        // Binaries: the entry points Cargo's target rules find.
+        // Binaries: the entry points Cargo's target rules find, and the integration tests.
         for e in rs {
-            let role = super::krate::CrateInfo::of(&root.join(&e.rel_path)).role;
-            if role != super::krate::Role::Entry {
-                continue;
-            }
-            if let Some(p) = packages
+            let Some(p) = packages
                 .iter_mut()
                 .filter(|p| p.dir.is_empty() || e.rel.starts_with(&format!("{}/", p.dir)))
                 .max_by_key(|p| p.dir.len())
-            {
-                p.binaries.push(e.rel.clone());
+            else {
+                continue;
+            };
+            let in_package = if p.dir.is_empty() {
+                e.rel.as_str()
+            } else {
+                &e.rel[p.dir.len() + 1..]
+            };
+            let parts: Vec<&str> = in_package.split('/').collect();
+            let test = matches!(parts.as_slice(), ["tests", f] if f.ends_with(".rs"))
+                || matches!(parts.as_slice(), ["tests", _, "main.rs"]);
+            let role = super::krate::CrateInfo::of(&root.join(&e.rel_path)).role;
+            if role == super::krate::Role::Entry || test {
+                p.binaries.push((e.rel.clone(), test));
             }
         }
         Packages(packages)
     }
 }
 
-/// How a registry dependency reaches CUDA, given the features turned on for it, and whether
-/// it does through libtorch.
-fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool)> {
-    let (_, cuda, why) = CUDA_CRATES.iter().find(|(n, _, _)| *n == package)?;
+/// How a registry dependency reaches CUDA, given the features turned on for it: why, whether
+/// through libtorch, whether only where the code selects CUDA. A crate the table does not know
+/// reaches CUDA when a feature named for it is on (`mistralrs-core/cuda`).
+fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
     let torch_crate = matches!(package, "tch" | "burn_tch" | "rust_bert");
+    let Some((_, cuda, why)) = CUDA_CRATES.iter().find(|(n, _, _)| *n == package) else {
+        return on
+            .iter()
+            .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+            .map(|f| (format!("`{package}` with its `{f}` feature"), false, false));
+    };
     match cuda {
-        Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate)),
+        Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate, false)),
+        Cuda::WhenSelected => Some((format!("`{package}`: {why}"), torch_crate, true)),
         Cuda::Feature(features) => on.iter().find(|f| features.contains(&f.as_str())).map(|f| {
             (
                 format!("`{package}` with its `{f}` feature: {why}"),
                 torch_crate || f == "tch",
+                false,
             )
         }),
     }
@@ -611,7 +649,13 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 continue;
             }
             match dep {
-                Dep::Cuda(why, torch) => return Some((why.clone(), *torch)),
+                // tch and the like: only where the code chooses a CUDA device.
+                Dep::Cuda(why, torch, selected) => {
+                    let chooses = tree.iter().filter_map(|f| files.get(f)).any(|f| f.cuda);
+                    if !*selected || chooses {
+                        return Some((why.clone(), *torch));
+                    }
+                }
                 Dep::Tree(j) if !stack.contains(j) => {
                     let found = match &memo[*j] {
                         Some(known) => known.clone(),
@@ -652,7 +696,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
     let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
     for (i, p) in packages.iter().enumerate() {
-        for bin in &p.binaries {
+        for (bin, test) in &p.binaries {
             let tree = module_tree(bin, files);
             let named = names_of(&tree);
             let mut cuda = reach(
@@ -691,7 +735,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             } else {
                 None
             };
-            let masks = files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
+            let masks = !test && files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
             let torch = cuda.as_ref().is_some_and(|(_, t)| *t);
             let cuda = cuda.map(|(why, _)| why);
             if cuda.is_some() && cpu.is_none() {
@@ -707,7 +751,15 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 }
                 program_files.push((bin.clone(), tree.clone(), masks));
             }
-            roles.insert(bin.clone(), FileRole::Program { cuda, cpu, torch });
+            roles.insert(
+                bin.clone(),
+                FileRole::Program {
+                    cuda,
+                    cpu,
+                    torch,
+                    test: *test,
+                },
+            );
         }
     }
     // Library files: the GPU programs of the tree that link the library.

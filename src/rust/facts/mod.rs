@@ -58,6 +58,21 @@ const INDEX_CALL_NAMES: &[&str] = &[
     "new_cuda_with_stream",
 ];
 
+/// The receiver chain of a method names the CUDA or TensorRT provider
+/// (`CUDAExecutionProvider::default().with_device_id(1)`).
+fn cuda_receiver(expr: &Expr) -> bool {
+    match expr {
+        Expr::MethodCall(m) => cuda_receiver(&m.receiver),
+        Expr::Call(c) => cuda_receiver(&c.func),
+        Expr::Path(p) => p.path.segments.iter().any(|s| {
+            let id = s.ident.to_string();
+            id.starts_with("CUDA") || id.starts_with("Cuda") || id.starts_with("TensorRT")
+        }),
+        Expr::Paren(p) => cuda_receiver(&p.expr),
+        _ => false,
+    }
+}
+
 /// Whether a path's last segment is one of `names` (a cheap test before resolving it).
 fn last_is(path: &syn::Path, names: &[&str]) -> bool {
     path.segments
@@ -184,6 +199,8 @@ pub struct Facts {
     pub computed_indices: Vec<(Range<usize>, String)>,
     pub option_defaults: Vec<OptionDefault>,
     pub main: Option<MainFn>,
+    /// `#[cfg(test)]` modules: unit tests, run by libtest in a process no `main` masks.
+    pub test_code: Vec<Range<usize>>,
     /// A top-level macro that generates `main` (`criterion_main!(…)`): where, and its name.
     pub macro_main: Option<(Range<usize>, String)>,
     /// `#![forbid(unsafe_code)]` / `#![deny(unsafe_code)]` at the top of the file.
@@ -590,9 +607,14 @@ impl FactVisitor {
                     }
                 }
             }
-            "with_device_id" => self.sink(first, ".with_device_id(…)".into()),
-            // llama.cpp bindings: the main GPU, and the devices a model is split over.
+            // ONNX Runtime's CUDA (or TensorRT) provider: DirectML and other providers number
+            // their adapters themselves, the CUDA mask does not renumber them.
+            "with_device_id" if cuda_receiver(&call.receiver) => {
+                self.sink(first, ".with_device_id(…)".into())
+            }
+            // llama.cpp bindings: the main GPU, and the devices a model is split over; whisper-rs.
             "with_main_gpu" => self.sink(first, ".with_main_gpu(…)".into()),
+            "gpu_device" => self.sink(first, ".gpu_device(…)".into()),
             "with_devices" | "with_device_ids" | "with_gpu_ids" => {
                 let inner = match first {
                     Expr::Reference(r) => r.expr.as_ref(),
@@ -602,10 +624,12 @@ impl FactVisitor {
                     Expr::Array(a) if a.elems.len() == 1 => {
                         self.sink(&a.elems[0], format!(".{method}(…)"));
                     }
-                    _ => self.facts.computed_indices.push((
+                    Expr::Array(a) if a.elems.len() > 1 => self.facts.computed_indices.push((
                         range(call),
-                        format!(".{method}(…) places the model on a list of devices"),
+                        format!(".{method}(…) places the model on {} devices", a.elems.len()),
                     )),
+                    // A list built elsewhere: its length is not known here.
+                    _ => {}
                 }
             }
             "device_by_index" => {
@@ -631,14 +655,19 @@ impl FactVisitor {
     }
 
     fn struct_literal(&mut self, lit: &ExprStruct) {
-        if !self.may_name(&lit.path, &["CudaDevice"])
-            || !self.resolve(&lit.path).ends_with("CudaDevice")
+        // burn's `CudaDevice { index }`; mistral.rs' `DeviceLayerMapMetadata { ordinal, layers }`.
+        let (name, field_name) = if self.may_name(&lit.path, &["CudaDevice"])
+            && self.resolve(&lit.path).ends_with("CudaDevice")
         {
+            ("CudaDevice", "index")
+        } else if self.may_name(&lit.path, &["DeviceLayerMapMetadata"]) {
+            ("DeviceLayerMapMetadata", "ordinal")
+        } else {
             return;
-        }
+        };
         for field in &lit.fields {
-            if matches!(&field.member, syn::Member::Named(n) if n == "index") {
-                self.sink(&field.expr, "CudaDevice { index: … }".into());
+            if matches!(&field.member, syn::Member::Named(n) if n == field_name) {
+                self.sink(&field.expr, format!("{name} {{ {field_name}: … }}"));
             }
         }
     }
@@ -855,6 +884,16 @@ impl FactVisitor {
 }
 
 impl<'ast> Visit<'ast> for FactVisitor {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // `#[cfg(test)] mod tests { … }`: code libtest runs, in a process no `main` masks.
+        if mains::cfg_of(&m.attrs) == mains::Tri::False {
+            if let Some((brace, _)) = &m.content {
+                self.facts.test_code.push(brace.span.join().byte_range());
+            }
+        }
+        visit::visit_item_mod(self, m);
+    }
+
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         self.in_scope(fn_range(&f.sig, &f.block), |v| visit::visit_item_fn(v, f));
     }
