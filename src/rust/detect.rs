@@ -240,7 +240,7 @@ fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
         if !programs.is_empty() && unmasked.is_empty() {
             if f.fixable {
                 f.message = format!(
-                    "{}; every program of the tree that runs this library sets the mask in its main: {}",
+                    "{}; every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): {}",
                     f.message,
                     list(&all)
                 );
@@ -301,11 +301,20 @@ fn header_findings(
     );
     match kind {
         Binary::No => {}
-        Binary::Async => out.push(Finding::new(
-            &ENV_IN_ASYNC_MAIN,
-            main.sig.clone(),
-            format!("async main: the GPU env cannot be set safely once the runtime's threads run; for review, not fixed automatically: set it in a sync main before building the runtime, or {launcher}"),
-        )),
+        Binary::Async => {
+            let finding = Finding::new(
+                &ENV_IN_ASYNC_MAIN,
+                main.sig.clone(),
+                format!("async main: the GPU env cannot be set safely once the runtime's threads run; the fix (unsafe: `--unsafe-fixes`) makes `main` sync, sets the env first and builds the same runtime to run the body; by hand, or {launcher}"),
+            );
+            out.push(match async_fix(facts, ctx, sites, main) {
+                Some(edits) => finding.with_edits(edits).unsafe_fix(),
+                None => Finding {
+                    message: format!("async main: the GPU env cannot be set safely once the runtime's threads run, and its runtime attribute has options the fix does not know: set the env in a sync main before building the runtime, or {launcher}"),
+                    ..finding
+                },
+            });
+        }
         Binary::UnsafeForbidden => out.push(Finding::new(
             &ENV_UNSAFE_FORBIDDEN,
             main.sig.clone(),
@@ -335,6 +344,43 @@ fn header_findings(
             }
         }
     }
+}
+
+/// The edits that make an async main sync: the comment header when it is missing, the env
+/// first, then the attribute's runtime running the body (see `async_main`).
+fn async_fix(
+    facts: &Facts,
+    ctx: &Context,
+    sites: &Sites,
+    main: &super::facts::MainFn,
+) -> Option<Vec<Edit>> {
+    if ctx.krate.edition >= 2024 && (facts.forbids_unsafe || ctx.krate.lints_forbid_unsafe) {
+        return None;
+    }
+    let base = fix::line_indent(ctx.source, main.sig.start);
+    let unit = fix::indent_unit(ctx.source);
+    let env = ctx.header.main_env_text(
+        ctx.krate.edition,
+        base,
+        &unit,
+        ctx.newline,
+        super::EnvText {
+            alloc: ctx.torch(),
+            safety: true,
+            respect: ctx.policy.respect_scheduler,
+        },
+    );
+    let mut edits = super::async_main::sync_main_edits(
+        ctx.source,
+        main,
+        &env,
+        &format!("{base}{unit}"),
+        ctx.newline,
+    )?;
+    if sites.comment.is_none() {
+        edits.push(fix::comment_edit(facts, ctx));
+    }
+    Some(edits)
 }
 
 fn in_site(site: &Option<Range<usize>>, r: &Range<usize>) -> bool {

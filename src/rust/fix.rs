@@ -66,7 +66,7 @@ pub fn plan(
 }
 
 /// The comment block goes after the inner attributes and `//!` docs (or the shebang).
-fn comment_edit(facts: &Facts, ctx: &Context) -> Edit {
+pub fn comment_edit(facts: &Facts, ctx: &Context) -> Edit {
     let (source, nl) = (ctx.source, ctx.newline);
     let text = ctx.header.comment_text(nl);
     let shebang_end = {

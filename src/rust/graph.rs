@@ -173,7 +173,14 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     v.visit_file(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
-    v.file.async_main = main.is_some_and(|m| m.is_async);
+    // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
+    v.file.async_main = main.as_ref().is_some_and(|m| {
+        m.is_async
+            && !m
+                .runtime
+                .as_ref()
+                .is_some_and(super::async_main::convertible)
+    });
     proc_macro2::extra::invalidate_current_thread_spans();
     Some(v.file)
 }

@@ -1,6 +1,7 @@
 //! Rust support: parse with syn (byte ranges from proc-macro2 spans), the same pipeline,
 //! edits and JSON as Python.
 
+mod async_main;
 mod detect;
 mod effective;
 mod facts;

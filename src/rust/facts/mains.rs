@@ -49,6 +49,69 @@ pub struct MainFn {
     pub sig: Range<usize>,
     /// The ranges of the body's top-level statements, in order.
     pub stmts: Vec<Range<usize>>,
+    /// Where the body's closing `}` starts.
+    pub body_close: usize,
+    /// The `async` keyword of an async main.
+    pub async_token: Option<Range<usize>>,
+    /// The runtime attribute of an async main (`#[tokio::main(flavor = "current_thread")]`):
+    /// its range, its path, and its `name = value` arguments (`None` when they are not all of
+    /// that form).
+    pub runtime: Option<RuntimeAttr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RuntimeAttr {
+    pub range: Range<usize>,
+    pub path: String,
+    pub args: Option<Vec<(String, String)>>,
+}
+
+fn runtime_attr(attrs: &[Attribute]) -> Option<RuntimeAttr> {
+    attrs.iter().find_map(|a| {
+        let path = a
+            .path()
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect::<Vec<_>>()
+            .join("::");
+        if !path.ends_with("::main") {
+            return None;
+        }
+        let args = match &a.meta {
+            Meta::Path(_) => Some(Vec::new()),
+            Meta::List(_) => a
+                .parse_args_with(Punctuated::<syn::MetaNameValue, Token![,]>::parse_terminated)
+                .ok()
+                .map(|list| {
+                    list.iter()
+                        .map(|nv| {
+                            let value = match &nv.value {
+                                syn::Expr::Lit(l) => match &l.lit {
+                                    syn::Lit::Str(s) => s.value(),
+                                    syn::Lit::Int(i) => i.base10_digits().to_string(),
+                                    syn::Lit::Bool(b) => b.value.to_string(),
+                                    _ => String::from("?"),
+                                },
+                                _ => String::from("?"),
+                            };
+                            (
+                                nv.path
+                                    .get_ident()
+                                    .map_or(String::from("?"), |i| i.to_string()),
+                                value,
+                            )
+                        })
+                        .collect()
+                }),
+            Meta::NameValue(_) => None,
+        };
+        Some(RuntimeAttr {
+            range: range(a),
+            path,
+            args,
+        })
+    })
 }
 
 /// The main compiled with the GPU features: the first whose cfg surely holds, else the first
@@ -66,6 +129,14 @@ fn main_fn(f: &ItemFn) -> MainFn {
         body,
         sig: range(&f.sig),
         stmts: f.block.stmts.iter().map(range).collect(),
+        body_close: f.block.brace_token.span.close().byte_range().start,
+        async_token: f.sig.asyncness.map(|t| t.span.byte_range()),
+        runtime: f
+            .sig
+            .asyncness
+            .is_some()
+            .then(|| runtime_attr(&f.attrs))
+            .flatten(),
     }
 }
 
