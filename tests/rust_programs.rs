@@ -108,7 +108,7 @@ fn a_library_index_is_remapped_only_when_every_program_running_it_masks() {
     );
     let (_, text) = statuses(root);
     assert!(
-        text.contains("core/src/lib.rs:4:31: GH511 [*] CudaContext::new(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; every program of the tree that runs this library sets the mask in its main: `cli/src/main.rs`"),
+        text.contains("core/src/lib.rs:4:31: GH511 [*] CudaContext::new(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): `cli/src/main.rs`"),
         "{text}"
     );
     // Without any program, the same index is the caller's business: review, no fix.
