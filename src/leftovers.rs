@@ -1,6 +1,7 @@
 //! Temp files that killed runs left next to the files they were rewriting
 //! (`.gpu-homogenize-PID-N.tmp`): reported by every run, removed by `fix` once their run is
-//! gone. A live run's temp files are never touched.
+//! gone — only those the run recorded when it made them (same device, inode and path): a file
+//! that merely has such a name is reported and left alone. A live run's are never touched.
 
 use std::path::{Path, PathBuf};
 
@@ -30,18 +31,60 @@ pub fn handle(root: &Path, found: &[PathBuf], remove: bool) {
         ));
         return;
     }
-    let removed = dead.iter().filter(|rel| unlink(root, rel)).count();
-    crate::output::eprint(&format!(
-        "note: removed {removed} of {} temp file(s) left by an interrupted run: {}\n",
-        dead.len(),
-        names.join(", ")
-    ));
+    let mut removed = Vec::new();
+    let mut left = Vec::new();
+    let mut runs = std::collections::BTreeSet::new();
+    for rel in &dead {
+        let pid = rel.file_name().and_then(temp::owner_pid).unwrap_or(0) as u32;
+        runs.insert(pid);
+        if unlink_recorded(root, rel, pid) {
+            removed.push(escape(rel.as_os_str()));
+        } else {
+            left.push(escape(rel.as_os_str()));
+        }
+    }
+    for pid in runs {
+        temp::forget(root, pid);
+    }
+    if !removed.is_empty() {
+        crate::output::eprint(&format!(
+            "note: removed {} temp file(s) left by an interrupted run: {}\n",
+            removed.len(),
+            removed.join(", ")
+        ));
+    }
+    if !left.is_empty() {
+        crate::output::eprint(&format!(
+            "note: left {} file(s) named like this tool's temp files but not recorded as made by it (remove them by hand if they are leftovers): {}\n",
+            left.len(),
+            left.join(", ")
+        ));
+    }
 }
 
-fn unlink(root: &Path, rel: &Path) -> bool {
+/// Remove `rel` when run `pid` recorded making it: same path, device and inode.
+fn unlink_recorded(root: &Path, rel: &Path, pid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
     let Ok(parent) = RootDir::open(root).and_then(|r| r.parent(rel, false)) else {
         return false;
     };
-    temp::unlink(&parent, &parent.name);
-    true
+    let Ok(file) = parent.open_regular() else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    let shown = escape(rel.as_os_str());
+    let ours = temp::recorded(root, pid)
+        .iter()
+        .any(|(dev, ino, path)| (*dev, *ino) == (meta.dev(), meta.ino()) && *path == shown);
+    if ours {
+        temp::unlink(&parent, &parent.name);
+    }
+    ours
+}
+
+/// At the end of a run: its own registry goes (its temp files were renamed or removed).
+pub fn forget_own(root: &Path) {
+    temp::forget(root, std::process::id());
 }

@@ -29,9 +29,9 @@ pub enum WriteError {
     Changed,
     #[error(
         "changed on disk during the write; the rewrite was undone and the other version \
-         kept as {0} (compare, then run again)"
+         kept as {0} (compare it with {1}; to keep it, `mv` it over {1}; then run again)"
     )]
-    ChangedKeptAside(String),
+    ChangedKeptAside(String, String),
     #[error("read-only file; not rewritten (make it writable, or leave it out)")]
     ReadOnly,
     #[error("is a symbolic link; not rewritten")]
@@ -94,6 +94,8 @@ pub fn write_confined(
         backup(dir, rel, original)?;
     }
     let temp = temp::create(&parent)?;
+    let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
+    temp::record(root, &temp_rel, &temp.file);
     let staged = stage(&temp, &file, &before, new);
     if let Err(e) = staged {
         temp.remove(&parent);
@@ -144,9 +146,12 @@ fn swap(
         temp.remove(parent);
         return Err(WriteError::Changed);
     }
-    // Yet another version arrived during the undo: keep it, never delete it.
+    // Yet another version arrived during the undo: keep it, never delete it, under a name no
+    // cleanup ever looks at and that says what it is.
+    let kept = keep_aside(parent, &temp.name).unwrap_or_else(|_| temp.name.clone());
     Err(WriteError::ChangedKeptAside(
-        temp.name.to_string_lossy().into_owned(),
+        kept.to_string_lossy().into_owned(),
+        parent.name.to_string_lossy().into_owned(),
     ))
 }
 
@@ -169,6 +174,30 @@ fn swap_by_rename(
         return Err(e.into());
     }
     Ok(())
+}
+
+/// Rename the temp file `name` to `TARGET.edit-kept-by-gpu-homogenize-PID-N`, never over an
+/// existing file; the new name.
+fn keep_aside(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<std::ffi::OsString> {
+    for n in 0.. {
+        let mut kept = parent.name.clone();
+        kept.push(format!(
+            ".edit-kept-by-gpu-homogenize-{}-{n}",
+            std::process::id()
+        ));
+        let (from, to) = (cstring(name)?, cstring(&kept)?);
+        let dir = parent.dir.as_raw_fd();
+        // `linkat` fails rather than replace an existing name; then the temp name goes.
+        if unsafe { libc::linkat(dir, from.as_ptr(), dir, to.as_ptr(), 0) } == 0 {
+            unsafe { libc::unlinkat(dir, from.as_ptr(), 0) };
+            return Ok(kept);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+    }
+    unreachable!()
 }
 
 /// Is the entry `name` the file we read: same inode, same bytes?

@@ -116,12 +116,27 @@ fn a_fifo_in_the_tree_is_named_as_skipped_and_never_opened() {
 }
 
 #[test]
-fn leftover_temp_files_of_dead_runs_are_removed_by_fix() {
+fn leftover_temp_files_of_dead_runs_are_removed_by_fix_only_when_recorded() {
+    use std::os::unix::fs::MetadataExt;
     let root = tree();
     std::fs::write(root.path().join("a.py"), BAD).unwrap();
-    // No process has pid 2^22 + 1 (above Linux's pid_max default of 4194304).
+    // No process has pid 2^22 + 1 (above Linux's pid_max default of 4194304). One temp file that
+    // dead run recorded making, and a file of the user's that only has such a name.
     let stale = root.path().join(".gpu-homogenize-4194305-0.tmp");
     std::fs::write(&stale, "half").unwrap();
+    let users = root.path().join(".gpu-homogenize-4194305-1.tmp");
+    std::fs::write(&users, "my notes").unwrap();
+    let meta = std::fs::metadata(&stale).unwrap();
+    std::fs::create_dir_all(root.path().join(".gpu-homogenize/temp")).unwrap();
+    std::fs::write(
+        root.path().join(".gpu-homogenize/temp/4194305"),
+        format!(
+            "{} {} .gpu-homogenize-4194305-0.tmp\n",
+            meta.dev(),
+            meta.ino()
+        ),
+    )
+    .unwrap();
     let out = run(gh(root.path()).args(["scan"]));
     assert!(
         out.stderr.contains("left by an interrupted run"),
@@ -130,8 +145,28 @@ fn leftover_temp_files_of_dead_runs_are_removed_by_fix() {
     );
     assert!(stale.exists(), "scan writes nothing");
     let out = run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal"]));
-    assert!(out.stderr.contains("removed 1 of 1"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "removed 1 temp file(s) left by an interrupted run: .gpu-homogenize-4194305-0.tmp"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "left 1 file(s) named like this tool's temp files but not recorded as made by it"
+        ),
+        "{}",
+        out.stderr
+    );
     assert!(!stale.exists());
+    assert_eq!(std::fs::read_to_string(&users).unwrap(), "my notes");
+    // The dead run's record goes with it, and this run leaves none behind.
+    assert!(!root.path().join(".gpu-homogenize/temp/4194305").exists());
+    let records: Vec<_> = std::fs::read_dir(root.path().join(".gpu-homogenize/temp"))
+        .unwrap()
+        .collect();
+    assert!(records.is_empty(), "{records:?}");
 }
 
 #[test]

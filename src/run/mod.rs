@@ -123,6 +123,7 @@ pub fn execute(
         .prepare(&setup.root, all, engine.max_file_size);
     engine.rust.prepare(&setup.root, all, engine.max_file_size);
     let mut progress = Progress::new(&entries, &engine.phases);
+    let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(
             setup,
@@ -149,4 +150,15 @@ pub fn execute(
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
     let summary = Summary::of(&outcomes, gpu_summary, interrupted);
     Ok((outcomes, summary))
+}
+
+/// When a writing run ends (however it ends), its registry of temp files goes with it.
+struct ForgetTemps(Option<std::path::PathBuf>);
+
+impl Drop for ForgetTemps {
+    fn drop(&mut self) {
+        if let Some(root) = &self.0 {
+            crate::leftovers::forget_own(root);
+        }
+    }
 }

@@ -1,5 +1,7 @@
-//! Temp files of a write: `.gpu-homogenize-PID-N.tmp` next to the target, so that a run
-//! finding the leftovers of a killed one knows whose they are and may remove them.
+//! Temp files of a write: `.gpu-homogenize-PID-N.tmp` next to the target. Each one is recorded
+//! when it is made (device, inode and path, in `.gpu-homogenize/temp/PID` under the root), so
+//! that a later run removes only what a killed run of this tool made: never a file of the
+//! user's that merely has such a name.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -64,4 +66,72 @@ pub fn is_dead(pid: i32) -> bool {
     pid > 0
         && unsafe { libc::kill(pid, 0) } != 0
         && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Where the temp files of run `pid` are recorded, under the root.
+pub fn registry(pid: u32) -> std::path::PathBuf {
+    std::path::Path::new(crate::journal::JOURNAL_DIR)
+        .join("temp")
+        .join(pid.to_string())
+}
+
+/// Record a temp file just made (`rel`: its path under the root) in this run's registry.
+/// Best effort: a temp file that could not be recorded is reported, never removed, by a later
+/// run.
+pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = file.metadata() else { return };
+    let Ok(dir) = crate::confine::RootDir::open(root).and_then(|r| {
+        r.dir(
+            &std::path::Path::new(crate::journal::JOURNAL_DIR).join("temp"),
+            true,
+        )
+    }) else {
+        return;
+    };
+    let name = std::process::id().to_string();
+    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW;
+    if let Ok(fd) = open_raw(dir.as_raw_fd(), OsStr::new(&name), flags, 0o600) {
+        let line = format!(
+            "{} {} {}\n",
+            meta.dev(),
+            meta.ino(),
+            crate::walk::escape(rel.as_os_str())
+        );
+        let _ = File::from(fd).write_all(line.as_bytes());
+    }
+}
+
+/// The (device, inode) of every temp file run `pid` recorded, by path under the root.
+pub fn recorded(root: &std::path::Path, pid: u32) -> Vec<(u64, u64, String)> {
+    use std::io::Read;
+    let Ok(mut file) =
+        crate::confine::RootDir::open(root).and_then(|r| r.open_regular(&registry(pid)))
+    else {
+        return Vec::new();
+    };
+    let mut text = String::new();
+    if file.read_to_string(&mut text).is_err() {
+        return Vec::new();
+    }
+    text.lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            Some((
+                parts.next()?.parse().ok()?,
+                parts.next()?.parse().ok()?,
+                parts.next()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Forget run `pid`'s registry (its temp files are all gone or handled).
+pub fn forget(root: &std::path::Path, pid: u32) {
+    if let Ok(parent) =
+        crate::confine::RootDir::open(root).and_then(|r| r.parent(&registry(pid), false))
+    {
+        unlink(&parent, &parent.name);
+    }
 }
