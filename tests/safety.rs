@@ -249,3 +249,25 @@ fn names_that_are_not_utf8_are_escaped_not_replaced() {
     paths.sort();
     assert_eq!(paths, vec!["a\\xFEb.py", "a\\xFFb.py"]);
 }
+
+/// Issue 19: a tree named through a symbolic link (`"$PWD/"` where `$PWD` holds one) was a false
+/// pass; the link the user typed is resolved once. A symlinked file named alone is never
+/// followed, and a run that reads nothing is an error, not a pass.
+#[test]
+fn a_root_named_through_a_link_is_read_and_a_run_that_reads_nothing_fails() {
+    let base = tempfile::tempdir().unwrap();
+    let real = base.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::write(real.join("a.py"), BAD).unwrap();
+    let link = base.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    for named in [format!("{}/", link.display()), link.display().to_string()] {
+        let out = run(gh(base.path()).args(["scan", &named]));
+        assert_eq!(out.code, 1, "{named}: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.contains("1 non-compliant"), "{}", out.stdout);
+    }
+    std::os::unix::fs::symlink(real.join("a.py"), real.join("b.py")).unwrap();
+    let out = run(gh(&real).args(["scan", "b.py"]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("nothing was checked"), "{}", out.stderr);
+}

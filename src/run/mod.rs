@@ -16,7 +16,7 @@ use crate::python::header::PythonHeader;
 use crate::python::Python;
 use crate::source::Prefilter;
 use crate::summary::Summary;
-use crate::walk::{find_root, walk_tree};
+use crate::walk::{find_root, walk_tree, EntryKind};
 use cpu::{install_signal_flag, run_cpu_stage};
 use progress::Progress;
 
@@ -27,11 +27,32 @@ pub struct Setup {
     pub paths: Vec<PathBuf>,
 }
 
+/// A directory named on the command line through a symbolic link (`"$PWD/"` where `$PWD` holds
+/// one, a link to the project): the link is the user's own choice, resolved once here; below it
+/// the walk never follows a link. Anything else is taken as given.
+fn resolved_root(path: &std::path::Path) -> PathBuf {
+    let text = path.as_os_str().to_string_lossy();
+    let trimmed = text.trim_end_matches('/');
+    let bare = if trimmed.is_empty() {
+        path.to_path_buf()
+    } else {
+        PathBuf::from(trimmed)
+    };
+    let is_link = std::fs::symlink_metadata(&bare).is_ok_and(|m| m.file_type().is_symlink());
+    let to_dir = std::fs::metadata(&bare).is_ok_and(|m| m.is_dir());
+    if is_link && to_dir {
+        if let Ok(real) = std::fs::canonicalize(&bare) {
+            return real;
+        }
+    }
+    path.to_path_buf()
+}
+
 pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
     let paths = if input.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
-        input.paths.clone()
+        input.paths.iter().map(|p| resolved_root(p)).collect()
     };
     let root = find_root(&paths)?;
     let config_path = input.config.clone().or_else(|| config_file_of(&root));
@@ -101,6 +122,13 @@ pub fn execute(
     let removing = engine.mode == Mode::Fix { dry_run: false };
     crate::leftovers::handle(&setup.root, &found.temp_files, removing);
     let entries = found.entries;
+    // Paths that yield nothing to read because of how they were named (symbolic links, never
+    // followed) are not a pass.
+    if !entries.is_empty() && entries.iter().all(|e| e.kind == EntryKind::Symlink) {
+        anyhow::bail!(
+            "nothing was checked: every path named is a symbolic link, never followed (name the file or directory it points to)"
+        );
+    }
     // The project index covers the whole root, whatever part of it is checked.
     let whole_root = setup
         .paths
