@@ -173,14 +173,33 @@ pub fn display_path(path: &Path) -> String {
     }
 }
 
-/// A name as text: bytes that are not UTF-8 are written `\xNN`, as ripgrep escapes them.
+/// A name as text: bytes that are not UTF-8, and control characters (a newline, an ANSI
+/// escape, which a terminal or a CI log would act on), are written `\xNN`, as ripgrep escapes
+/// them.
 pub fn escape(name: &OsStr) -> String {
     let mut out = String::new();
     for chunk in name.as_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
+        out.push_str(&printable(chunk.valid()));
         for b in chunk.invalid() {
             out.push_str(&format!("\\x{b:02X}"));
         }
     }
     out
+}
+
+/// `text` with its control characters written `\xNN` (a message quoting a file's bytes must not
+/// move the terminal's cursor or start a workflow command).
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&format!("\\x{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }

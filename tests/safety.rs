@@ -271,3 +271,42 @@ fn a_root_named_through_a_link_is_read_and_a_run_that_reads_nothing_fails() {
     assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
     assert!(out.stderr.contains("nothing was checked"), "{}", out.stderr);
 }
+
+/// Issue 19: a file name with a newline made `scan` print a line a GitHub Actions log executes
+/// as a workflow command; ANSI escapes passed through to the terminal. Names and messages are
+/// printed with their control characters written `\xNN`.
+#[test]
+fn control_characters_in_names_are_escaped_in_every_printed_form() {
+    let root = tree();
+    let names = ["a\n::error file=x.py,line=1::pwned.py", "b\u{1b}[31mred.py"];
+    for name in names {
+        std::fs::write(root.path().join(name), BAD).unwrap();
+    }
+    for args in [
+        vec!["scan"],
+        vec!["scan", "--format", "github"],
+        vec!["fix", "--dry-run"],
+    ] {
+        let out = run(gh(root.path()).args(&args));
+        for line in out.stdout.lines() {
+            assert!(
+                !line.chars().any(|c| c.is_control()),
+                "{args:?}: raw control character in {line:?}"
+            );
+            assert!(
+                !line.starts_with("::error file=x.py"),
+                "{args:?}: a workflow command from a name: {line:?}"
+            );
+        }
+        assert!(
+            out.stdout.contains("a\\x0A::error"),
+            "{args:?}: {}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.contains("b\\x1B[31mred.py"),
+            "{args:?}: {}",
+            out.stdout
+        );
+    }
+}

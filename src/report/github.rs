@@ -23,7 +23,11 @@ pub fn render(files: &[FileOutcome]) -> String {
                 f.column,
                 data(&format!(
                     "{}:{}:{}: {} {}",
-                    file.path, f.line, f.column, f.rule, f.message
+                    file.path,
+                    f.line,
+                    f.column,
+                    f.rule,
+                    crate::outcome::printable(&f.message)
                 ))
             );
         }

@@ -53,7 +53,7 @@ pub fn findings(files: &[FileOutcome], only_unfixed: bool, paint: Paint) -> Stri
                 f.column,
                 paint.code(&f.rule),
                 mark,
-                f.message
+                crate::outcome::printable(&f.message)
             );
         }
     }
