@@ -84,7 +84,24 @@ fn unlink_recorded(root: &Path, rel: &Path, pid: u32) -> bool {
     ours
 }
 
-/// At the end of a run: its own registry goes (its temp files were renamed or removed).
+/// At the end of a run: its own registry goes (its temp files were renamed or removed), and
+/// the registry's directories when nothing else is in them (`--no-journal` leaves no trace).
 pub fn forget_own(root: &Path) {
+    use std::os::fd::AsRawFd;
     temp::forget(root, std::process::id());
+    let Ok(dir) = RootDir::open(root) else { return };
+    let state = Path::new(crate::journal::JOURNAL_DIR);
+    for (parent, name) in [
+        (state, "temp"),
+        (Path::new(""), crate::journal::JOURNAL_DIR),
+    ] {
+        let Ok(fd) = dir.dir(parent, false) else {
+            return;
+        };
+        let Ok(c) = crate::confine::cstring(std::ffi::OsStr::new(name)) else {
+            return;
+        };
+        // Fails, harmlessly, when the directory holds anything (a journal, another run's record).
+        unsafe { libc::unlinkat(fd.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) };
+    }
 }

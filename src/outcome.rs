@@ -63,9 +63,10 @@ pub struct FindingRecord {
     pub applicability: Option<crate::finding::Applicability>,
     /// True when `fix` rewrote (or, in a dry run, would rewrite) it.
     pub fixed: bool,
-    /// The text of the reported line (what a baseline keys on); not in the JSON.
+    /// The text of the reported line (what a baseline keys on); not in the JSON. Shared by the
+    /// findings of one line: 10,000 findings on a 240 KB line hold it once, not 10,000 times.
     #[serde(skip)]
-    pub line_text: String,
+    pub line_text: std::sync::Arc<str>,
     /// About the whole file (no line of its own, e.g. a missing header); not in the JSON.
     #[serde(skip)]
     pub whole_file: bool,

@@ -352,6 +352,8 @@ impl Engine {
                 .map(|g| (g.rule.code, g.message.as_str()))
                 .collect()
         });
+        // The line of the previous finding, and its text: findings come in offset order.
+        let mut last_line: Option<(usize, std::sync::Arc<str>)> = None;
         findings
             .iter()
             .filter(|f| {
@@ -378,7 +380,15 @@ impl Engine {
                         (true, _, a) => Some(a),
                     },
                     fixed,
-                    line_text: suppress::line_at(text, f.range.start).trim().to_string(),
+                    line_text: match &last_line {
+                        Some((l, shared)) if *l == line => shared.clone(),
+                        _ => {
+                            let shared: std::sync::Arc<str> =
+                                suppress::line_at(text, f.range.start).trim().into();
+                            last_line = Some((line, shared.clone()));
+                            shared
+                        }
+                    },
                     whole_file: f.range.is_empty() && f.range.start == 0,
                 }
             })

@@ -306,7 +306,7 @@ mod tests {
             fixable: true,
             applicability: None,
             fixed,
-            line_text: String::new(),
+            line_text: "".into(),
             whole_file: false,
         }
     }
