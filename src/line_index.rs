@@ -47,6 +47,21 @@ impl<'a> LineIndex<'a> {
     }
 }
 
+impl LineIndex<'_> {
+    /// The line holding `offset`, without its line ending: found by a binary search, so a long
+    /// line is not rescanned for each of its findings.
+    pub fn line_of(&self, offset: usize) -> &str {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset);
+        let start = self.starts[line - 1];
+        let end = self
+            .starts
+            .get(line)
+            .map_or(self.text.len(), |&next| next - 1);
+        self.text[start..end].trim_end_matches('\r')
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -172,13 +172,27 @@ impl Engine {
         text: &str,
         analysis: &mut dyn Analysis,
     ) -> Vec<&'static crate::finding::Rule> {
+        // One line index, and each line's `noqa` read once: 10,000 findings on one long line
+        // must not rescan it 10,000 times.
+        let lines = LineIndex::new(text);
+        let noqa_by_line = std::cell::RefCell::new(std::collections::HashMap::new());
+        let line_noqa = |f: &Finding| {
+            let line = lines.line_of(f.range.start);
+            let key = line.as_ptr() as usize;
+            noqa_by_line
+                .borrow_mut()
+                .entry(key)
+                .or_insert_with(|| suppress::noqa_of(line, language))
+                .as_ref()
+                .is_some_and(|n| n.covers(f.rule.code))
+        };
         // Each baseline entry absorbs as many findings as it recorded.
         let used = std::cell::RefCell::new(std::collections::HashMap::new());
         let in_baseline = |f: &Finding| {
             let Some(baseline) = &self.baseline else {
                 return false;
             };
-            let line = suppress::line_at(text, f.range.start).trim();
+            let line = lines.line_of(f.range.start).trim();
             let allowance = baseline.allowance(&entry.rel, f.rule.code, line);
             let mut used = used.borrow_mut();
             let n = used.entry((f.rule.code, line)).or_insert(0usize);
@@ -189,8 +203,7 @@ impl Engine {
         let drop = |f: &Finding| {
             !self.lint.enabled(f.rule.code, &entry.rel)
                 || file_noqa.as_ref().is_some_and(|n| n.covers(f.rule.code))
-                || suppress::noqa_of(suppress::line_at(text, f.range.start), language)
-                    .is_some_and(|n| n.covers(f.rule.code))
+                || line_noqa(f)
                 || in_baseline(f)
         };
         suppress::remove_findings(analysis, &drop)
@@ -384,7 +397,7 @@ impl Engine {
                         Some((l, shared)) if *l == line => shared.clone(),
                         _ => {
                             let shared: std::sync::Arc<str> =
-                                suppress::line_at(text, f.range.start).trim().into();
+                                lines.line_of(f.range.start).trim().into();
                             last_line = Some((line, shared.clone()));
                             shared
                         }
