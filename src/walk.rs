@@ -182,6 +182,11 @@ pub fn walk_tree(
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            // A backup directory (marked when `fix --backup-dir` made it) is never walked: a
+            // later plain `fix` must not rewrite the originals it keeps.
+            if is_dir && e.depth() > 0 && e.path().join(crate::write::BACKUP_MARKER).is_file() {
+                return false;
+            }
             !(is_dir && !exclude.is_empty() && exclude.contains(&absolute(e.path())))
         });
         builder.build_parallel().run(|| {

@@ -50,6 +50,9 @@ pub enum WriteError {
     Io(#[from] io::Error),
 }
 
+/// The file that marks a backup directory (`fix --backup-dir`): no walk enters it.
+pub const BACKUP_MARKER: &str = ".gpu-homogenize-backups";
+
 /// How `fix` writes: where originals are kept, and whether hard links may be split.
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
@@ -91,7 +94,7 @@ pub fn write_confined(
         return Err(WriteError::Changed);
     }
     if let Some(dir) = &options.backup_dir {
-        backup(dir, rel, original)?;
+        backup(dir, rel, original, &file, &before)?;
     }
     let temp = temp::create(&parent)?;
     let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
@@ -265,35 +268,69 @@ fn fsync_dir(dir: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Keep the original under `dir`, same relative path with its exact bytes; an older backup
-/// is never overwritten (the next free `NAME.~N~` is used, as `cp --backup=numbered`).
-fn backup(dir: &Path, rel: &Path, original: &[u8]) -> Result<(), WriteError> {
+/// Keep the original under `dir`, same relative path with its exact bytes, owner and mode; an
+/// older backup is never overwritten (the next free `NAME.~N~` is used, as `cp
+/// --backup=numbered`).
+fn backup(
+    dir: &Path,
+    rel: &Path,
+    original: &[u8],
+    file: &File,
+    before: &std::fs::Metadata,
+) -> Result<(), WriteError> {
     let target = dir.join(rel);
+    // Under the backup dir every directory is opened without following a link (as under the
+    // root); the copy is staged in a temp file with the original's owner, mode and xattrs and
+    // linked to its name without replacing anything: a killed run leaves a temp file, never a
+    // truncated backup under the real name.
     let write = || -> io::Result<()> {
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        let mut candidate = target.clone();
+        // The backup dir itself is the user's choice (made when missing); below it, no link.
+        // Its marker keeps it out of every later walk.
+        std::fs::create_dir_all(dir)?;
+        let marker = RootDir::open(dir)?.parent(Path::new(BACKUP_MARKER), false)?;
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW;
+        drop(crate::confine::open_raw(
+            marker.dir.as_raw_fd(),
+            &marker.name,
+            flags,
+            0o644,
+        )?);
+        let parent = RootDir::open(dir)?.parent(rel, true)?;
+        let mut candidate = parent.name.clone();
         for n in 1.. {
-            match std::fs::read(&candidate) {
-                Ok(existing) if existing == original => return Ok(()),
-                Ok(_) => {
-                    let mut name = target.clone().into_os_string();
-                    name.push(format!(".~{n}~"));
-                    candidate = PathBuf::from(name);
+            let probe = Parent {
+                dir: parent.dir.try_clone()?,
+                name: candidate.clone(),
+            };
+            match probe.open_regular() {
+                Ok(mut existing) => {
+                    if read_all(&mut existing)? == original {
+                        return Ok(());
+                    }
+                    candidate = parent.name.clone();
+                    candidate.push(format!(".~{n}~"));
                 }
                 Err(e) if e.kind() == io::ErrorKind::NotFound => break,
                 Err(e) => return Err(e),
             }
         }
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&candidate)?;
-        file.write_all(original)?;
-        file.sync_all()
+        let temp = temp::create(&parent)?;
+        let staged = (|| -> io::Result<()> {
+            (&temp.file).write_all(original)?;
+            meta::copy(file, &temp.file, before).map_err(io::Error::other)?;
+            temp.file.sync_all()
+        })();
+        let (from, to) = (cstring(&temp.name)?, cstring(&candidate)?);
+        let linked = staged.and_then(|()| {
+            let d = parent.dir.as_raw_fd();
+            if unsafe { libc::linkat(d, from.as_ptr(), d, to.as_ptr(), 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+        temp.remove(&parent);
+        linked?;
+        fsync_dir(&parent.dir)
     };
     write().map_err(|source| WriteError::Backup {
         path: target.display().to_string(),

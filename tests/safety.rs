@@ -306,3 +306,58 @@ fn control_characters_in_names_are_escaped_in_every_printed_form() {
         );
     }
 }
+
+/// Issue 19: `--backup-dir` is confined like every write, keeps the original's mode, is never
+/// walked or rewritten, and is refused when it is the root or a symbolic link.
+#[test]
+fn backups_are_confined_complete_and_no_wider_than_their_original() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tree();
+    let a = root.path().join("a.py");
+    std::fs::write(&a, BAD).unwrap();
+    std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // In the tree: kept with the original's mode, and a later fix leaves it alone.
+    let out =
+        run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal", "--backup-dir", "bak"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let kept = root.path().join("bak/a.py");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), BAD);
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let again = run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert!(!again.stdout.contains("bak/"), "{}", again.stdout);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), BAD);
+    // A symlink below the backup dir is never followed out of it.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(&a, BAD).unwrap();
+    std::fs::create_dir(root.path().join("bak2")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("bak2/sub")).unwrap();
+    std::fs::create_dir(root.path().join("sub")).unwrap();
+    std::fs::write(root.path().join("sub/b.py"), BAD).unwrap();
+    let out = run(gh(root.path()).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--backup-dir",
+        "bak2",
+    ]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("sub/b.py")).unwrap(),
+        BAD
+    );
+    // The root itself, or a link, as the backup dir: refused before anything is written.
+    std::fs::write(&a, BAD).unwrap();
+    for dir in [".", "link"] {
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).ok();
+        let out =
+            run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal", "--backup-dir", dir]));
+        assert_eq!(out.code, 2, "{dir}: {}{}", out.stdout, out.stderr);
+        assert!(out.stderr.contains("--backup-dir"), "{}", out.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), BAD);
+}

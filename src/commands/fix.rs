@@ -16,7 +16,10 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let dry_run = args.dry_run || args.diff;
     let mut engine = engine(&setup, &args.input, Mode::Fix { dry_run })?;
     engine.want_diff = dry_run;
-    engine.write.backup_dir = args.backup_dir.as_ref().map(|d| absolute(d));
+    engine.write.backup_dir = match &args.backup_dir {
+        Some(dir) => Some(backup_dir(&setup.root, &absolute(dir))?),
+        None => None,
+    };
     engine.write.break_hardlinks = args.break_hardlinks;
     let gpu = (!dry_run).then_some(&args.gpu);
     let (outcomes, summary) = execute(&setup, &engine, &args.input, gpu)?;
@@ -67,4 +70,28 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             s.count(FileStatus::NonCompliant) > 0 || s.cpu_failed > 0 || gpu_failed(s)
         }
     }))
+}
+
+/// The backup directory, refused when it would lose or expose the originals: the tree root
+/// itself (a backup would be the file), or a symbolic link (the copies would land wherever it
+/// points). Inside the tree it is left out of the walk, so a later `fix` never rewrites a backup.
+fn backup_dir(root: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!(
+            "--backup-dir {}: is a symbolic link; name the directory itself",
+            crate::outcome::escape(dir.as_os_str())
+        );
+    }
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    if same(dir, root) {
+        anyhow::bail!(
+            "--backup-dir {}: is the tree root; the backups would replace the files they keep",
+            crate::outcome::escape(dir.as_os_str())
+        );
+    }
+    Ok(dir.to_path_buf())
 }
