@@ -6,7 +6,9 @@
 
 use std::ops::Range;
 
+use super::detect::Context;
 use super::facts::mains::{MainFn, RuntimeAttr};
+use super::facts::{EnvEffect, Place};
 use crate::edit::Edit;
 
 /// The edits, given the env block (`env`, as it opens a sync main's body) and the indentation
@@ -35,9 +37,25 @@ pub fn sync_main_edits(
     if source[close_line..main.body_close].trim().is_empty() {
         edits.push(Edit::insert(close_line, format!("{body_indent}}}){nl}")));
     } else {
-        edits.push(Edit::insert(main.body_close, " })".to_string()));
+        let space = if source[..main.body_close].ends_with([' ', '\t']) {
+            ""
+        } else {
+            " "
+        };
+        edits.push(Edit::insert(main.body_close, format!("{space}}}) ")));
     }
     Some(edits)
+}
+
+/// The body's own writes of the variables the program reads go, as a sync main's do: once the
+/// new `main` sets the env first, a write left inside the runtime would race its threads.
+/// A write that is not a statement of its own stays (the rewrite is then not offered).
+pub fn body_env_removals(ctx: &Context, env: &[EnvEffect]) -> Vec<Edit> {
+    env.iter()
+        .filter(|w| w.place != Place::Elsewhere && ctx.reads(w.var))
+        .filter_map(|w| w.stmt.clone())
+        .filter_map(|stmt| crate::removal::remove_line(ctx.source, stmt, None, "//"))
+        .collect()
 }
 
 /// The attribute's runtime can be rebuilt by hand (`sync_main_edits` makes the main sync).
@@ -105,4 +123,72 @@ fn whole_lines(source: &str, r: Range<usize>) -> Range<usize> {
 
 fn skip_spaces(source: &str, at: usize) -> usize {
     at + source[at..].len() - source[at..].trim_start_matches([' ', '\t']).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ENV: &str = "\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");";
+
+    /// The file as the fix leaves it; `None` when the fix is not offered.
+    fn fixed(source: &str) -> Option<String> {
+        let file = super::super::parse(source).unwrap();
+        let main = super::super::facts::mains::choose(&file.items).unwrap();
+        let edits = sync_main_edits(source, &main, ENV, "    ", "\n")?;
+        Some(crate::edit::apply(source, &edits).unwrap())
+    }
+
+    #[test]
+    fn a_plain_tokio_main_gets_the_default_multi_thread_runtime() {
+        let source = "#[tokio::main]\nasync fn main() {\n    serve().await;\n}\n";
+        assert_eq!(
+            fixed(source).unwrap(),
+            "fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n    serve().await;\n    })\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_current_thread_flavor_keeps_its_runtime_and_a_one_line_body_its_line() {
+        let source =
+            "#[tokio::main(flavor = \"current_thread\")]\nasync fn main() { serve().await }\n";
+        assert_eq!(
+            fixed(source).unwrap(),
+            "fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_current_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async { serve().await }) }\n"
+        );
+    }
+
+    #[test]
+    fn worker_threads_and_the_return_type_docs_and_other_attributes_survive() {
+        let source = "/// Serves.\n#[tokio::main(flavor = \"multi_thread\", worker_threads = 4)]\n#[allow(unused)]\nasync fn main() -> anyhow::Result<()> {\n    let x = run().await?; // the server\n    Ok(())\n}\n";
+        assert_eq!(
+            fixed(source).unwrap(),
+            "/// Serves.\n#[allow(unused)]\nfn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .worker_threads(4)\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n    let x = run().await?; // the server\n    Ok(())\n    })\n}\n"
+        );
+    }
+
+    #[test]
+    fn other_runtimes_are_rebuilt_and_unknown_options_are_not_guessed() {
+        let std_main =
+            fixed("#[async_std::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
+        assert!(
+            std_main.contains("    async_std::task::block_on(async {\n    go().await;\n    })\n}"),
+            "{std_main}"
+        );
+        let actix = fixed("#[actix_web::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
+        assert!(
+            actix.contains("    actix_web::rt::System::new()\n        .block_on(async {"),
+            "{actix}"
+        );
+        for unknown in [
+            "#[tokio::main(start_paused = true)]",
+            "#[tokio::main(flavor = \"local\")]",
+            "#[tokio::main(worker_threads = N)]",
+            "#[async_std::main(threads = 2)]",
+            "#[my_rt::main]",
+        ] {
+            let source = format!("{unknown}\nasync fn main() {{\n    go().await;\n}}\n");
+            assert_eq!(fixed(&source), None, "{unknown}");
+        }
+    }
 }

@@ -214,7 +214,7 @@ fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
         f.message = format!("{}; but this is test code: libtest runs it in a process no `main` masks, so the card it selects is the test runner's environment's choice: set the mask there, then remap by hand or accept it", f.message);
     }
     let programs: &[(String, bool)] = match ctx.role {
-        Some(FileRole::Module { programs }) => programs,
+        Some(FileRole::Module { programs, .. }) => programs,
         // A test binary (libtest writes its main): nothing sets the mask there.
         Some(FileRole::Program { .. }) if facts.main.is_none() => &[],
         Some(FileRole::Program { .. }) => return,
@@ -244,6 +244,9 @@ fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
                     f.message,
                     list(&all)
                 );
+                if ctx.role.is_some_and(FileRole::made_sync) {
+                    f.applicability = crate::finding::Applicability::Unsafe;
+                }
             }
             continue;
         }
@@ -377,6 +380,7 @@ fn async_fix(
         &format!("{base}{unit}"),
         ctx.newline,
     )?;
+    edits.extend(super::async_main::body_env_removals(ctx, &facts.env));
     if sites.comment.is_none() {
         edits.push(fix::comment_edit(facts, ctx));
     }
@@ -461,7 +465,7 @@ fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
     // starts the GPU workers): build tools and runtimes clear their children's env for other
     // reasons.
     let run_by_gpu_program = match ctx.role {
-        Some(FileRole::Module { programs }) => !programs.is_empty(),
+        Some(FileRole::Module { programs, .. }) => !programs.is_empty(),
         Some(FileRole::Program { cuda, cpu, .. }) => cuda.is_some() && cpu.is_none(),
         None => false,
     };

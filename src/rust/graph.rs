@@ -120,12 +120,30 @@ pub enum FileRole {
     },
     /// A module of a library (or of a binary): the GPU programs of the tree that run it, with
     /// whether each one sets the env in its `main` (a sync main; an async main does not).
-    Module { programs: Vec<(String, bool)> },
+    /// `made_sync`: one of them masks only once `fix --unsafe-fixes` makes its async main
+    /// sync, so remapping an index here is unsafe-tier too.
+    Module {
+        programs: Vec<(String, bool)>,
+        made_sync: bool,
+    },
 }
 
 #[derive(Debug, Default)]
 pub struct RustIndex {
     files: HashMap<String, FileRole>,
+}
+
+impl FileRole {
+    /// A module one of whose programs masks only once its async main is made sync.
+    pub fn made_sync(&self) -> bool {
+        matches!(
+            self,
+            FileRole::Module {
+                made_sync: true,
+                ..
+            }
+        )
+    }
 }
 
 impl RustIndex {
@@ -162,6 +180,8 @@ struct RsFile {
     cuda: bool,
     cpu: bool,
     async_main: bool,
+    /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
+    made_sync: bool,
     has_main: bool,
 }
 
@@ -174,13 +194,13 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
-    v.file.async_main = main.as_ref().is_some_and(|m| {
-        m.is_async
-            && !m
-                .runtime
-                .as_ref()
-                .is_some_and(super::async_main::convertible)
-    });
+    let convertible = |m: &super::facts::MainFn| {
+        m.runtime
+            .as_ref()
+            .is_some_and(super::async_main::convertible)
+    };
+    v.file.async_main = main.as_ref().is_some_and(|m| m.is_async && !convertible(m));
+    v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
     proc_macro2::extra::invalidate_current_thread_spans();
     Some(v.file)
 }
@@ -770,13 +790,16 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         }
     }
     // Library files: the GPU programs of the tree that link the library.
+    let made_sync = |bin: &str| files.get(bin).is_some_and(|f| f.made_sync);
     for (i, tree) in lib_files.iter().enumerate() {
         let mut programs = programs_of_package[i].clone();
         programs.sort();
         programs.dedup();
+        let made_sync = programs.iter().any(|(p, _)| made_sync(p));
         for f in tree {
             roles.entry(f.clone()).or_insert(FileRole::Module {
                 programs: programs.clone(),
+                made_sync,
             });
         }
     }
@@ -785,6 +808,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         for f in tree.iter().skip(1) {
             roles.entry(f.clone()).or_insert(FileRole::Module {
                 programs: vec![(bin.clone(), masks)],
+                made_sync: made_sync(&bin),
             });
         }
     }
