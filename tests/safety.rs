@@ -361,3 +361,19 @@ fn backups_are_confined_complete_and_no_wider_than_their_original() {
     }
     assert_eq!(std::fs::read_to_string(&a).unwrap(), BAD);
 }
+
+/// Issue 19: `report --out` followed a symbolic link planted in the tree and overwrote its target.
+#[test]
+fn the_report_is_never_written_through_a_link() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, root.path().join("report.md")).unwrap();
+    run(gh(root.path()).args(["scan"]));
+    let out = run(gh(root.path()).args(["report", "--out", "report.md"]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}

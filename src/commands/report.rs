@@ -47,8 +47,27 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         ReportFormat::Html => html::render(&report),
     };
     match &args.out {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("{}: cannot write the report", path.display()))?,
+        // Never through a symbolic link planted where the report goes (it would overwrite
+        // whatever the link points to).
+        Some(path) => {
+            use std::io::Write as _;
+            use std::os::unix::fs::OpenOptionsExt;
+            let shown = crate::outcome::escape(path.as_os_str());
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ELOOP) => anyhow::anyhow!(
+                        "{shown}: is a symbolic link; the report is never written through one"
+                    ),
+                    _ => anyhow::anyhow!("{shown}: cannot write the report: {e}"),
+                })?;
+            file.write_all(text.as_bytes())
+                .with_context(|| format!("{shown}: cannot write the report"))?;
+        }
         None => print!("{text}"),
     }
     Ok(EXIT_OK)
