@@ -210,10 +210,7 @@ fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, foun
     let dirent = match result {
         Ok(d) => d,
         Err(err) => {
-            let path = match &err {
-                ignore::Error::WithPath { path, .. } => path.clone(),
-                _ => PathBuf::from("."),
-            };
+            let path = error_path(&err).unwrap_or_else(|| PathBuf::from("."));
             let e = entry(root, &path, EntryKind::Error(err.to_string()));
             found.lock().unwrap().entries.push(e);
             return;
@@ -272,5 +269,39 @@ mod tests {
     #[test]
     fn non_utf8_names_are_escaped() {
         assert_eq!(escape(OsStr::from_bytes(b"a\xffb.py")), "a\\xFFb.py");
+    }
+}
+
+/// The path an error of the walk is about, through the depth and line wrappers `ignore` puts
+/// around it: a walk error names its directory, never the current one.
+fn error_path(err: &ignore::Error) -> Option<PathBuf> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Partial(errs) => errs.iter().find_map(error_path),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod error_path_tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_error_names_its_directory_through_the_wrappers() {
+        let io = ignore::Error::Io(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        let with_path = ignore::Error::WithPath {
+            path: PathBuf::from("/t/sub"),
+            err: Box::new(io),
+        };
+        let nested = ignore::Error::WithDepth {
+            depth: 1,
+            err: Box::new(with_path),
+        };
+        assert_eq!(error_path(&nested), Some(PathBuf::from("/t/sub")));
+        let bare = ignore::Error::Io(std::io::Error::from(std::io::ErrorKind::Other));
+        assert_eq!(error_path(&bare), None);
     }
 }
