@@ -377,3 +377,39 @@ fn the_report_is_never_written_through_a_link() {
     assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+/// Issue 19: another user's `fix` changed the owner of a file it could write and dropped its
+/// setuid bit, with exit 0. Such a rewrite is not made: exit 2, the message names the owner.
+/// (Needs root to run the tool as another user; skipped otherwise.)
+#[test]
+fn a_rewrite_that_would_change_the_owner_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let root = tree();
+    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let c = root.path().join("c.py");
+    std::fs::write(&c, BAD).unwrap();
+    std::fs::set_permissions(&c, std::fs::Permissions::from_mode(0o4777)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpu-homogenize"))
+        .current_dir(root.path())
+        .env("LD_LIBRARY_PATH", "/nonexistent")
+        .args(["fix", "--gpu", "off", "--no-journal", "c.py"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("its owner (uid 0) could not be kept") && stderr.contains("setuid"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&c).unwrap(), BAD);
+    assert_eq!(
+        std::fs::metadata(&c).unwrap().permissions().mode() & 0o7777,
+        0o4777
+    );
+}

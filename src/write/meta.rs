@@ -1,5 +1,6 @@
-//! A rewritten file keeps what made it the user's: owner and group (when this user may set
-//! them), mode (without setuid/setgid when the owner could not be kept) and xattrs.
+//! A rewritten file keeps what made it the user's: owner, group, mode and xattrs (and gets no
+//! ACL the original did not have). When the owner or group cannot be kept (another user's
+//! file), the file is not rewritten: the error says why.
 
 use std::fs::{File, Metadata};
 use std::io;
@@ -26,13 +27,22 @@ pub fn copy(from: &File, to: &File, meta: &Metadata) -> Result<(), String> {
     let fd = to.as_raw_fd();
     let owner_kept = unsafe { libc::fchown(fd, meta.uid(), meta.gid()) } == 0;
     let group_kept = owner_kept || unsafe { libc::fchown(fd, u32::MAX, meta.gid()) } == 0;
-    let mut mode = meta.mode() & 0o7777;
+    // A rewrite that would change who owns the file (and, with it, drop setuid/setgid) is not
+    // made: the file stays as it is, and the error names what could not be kept.
     if !owner_kept {
-        // Never make a setuid/setgid file that runs as someone else than its owner did.
-        mode &= !(libc::S_ISUID | libc::S_ISGID);
+        return Err(format!(
+            "its owner (uid {}) could not be kept: a rewrite by this user would own it{}; run as its owner",
+            meta.uid(),
+            if meta.mode() & (libc::S_ISUID | libc::S_ISGID) != 0 {
+                " and lose its setuid/setgid bit"
+            } else {
+                ""
+            }
+        ));
     }
+    let mode = meta.mode() & 0o7777;
     if !group_kept {
-        mode &= !libc::S_ISGID;
+        return Err(format!("its group (gid {}) could not be kept", meta.gid()));
     }
     // After fchown, which clears setuid/setgid.
     if unsafe { libc::fchmod(fd, mode) } != 0 {
@@ -44,6 +54,24 @@ pub fn copy(from: &File, to: &File, meta: &Metadata) -> Result<(), String> {
 #[cfg(target_os = "linux")]
 fn copy_xattrs(from: &File, to: &File) -> Result<(), String> {
     let names = list_xattrs(from).map_err(|e| format!("listing xattrs: {e}"))?;
+    // What the new file got from its directory (a default ACL) and the original did not have
+    // goes: a rewrite adds no permission.
+    let theirs: Vec<&[u8]> = names.split(|&b| b == 0).filter(|n| !n.is_empty()).collect();
+    let inherited = list_xattrs(to).map_err(|e| format!("listing xattrs: {e}"))?;
+    for name in inherited.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        if theirs.contains(&name) {
+            continue;
+        }
+        if let Ok(cname) = std::ffi::CString::new(name) {
+            if unsafe { libc::fremovexattr(to.as_raw_fd(), cname.as_ptr()) } != 0 {
+                let e = io::Error::last_os_error();
+                return Err(format!(
+                    "xattr {} inherited from the directory: {e}",
+                    String::from_utf8_lossy(name)
+                ));
+            }
+        }
+    }
     for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
         let shown = String::from_utf8_lossy(name).into_owned();
         let Ok(cname) = std::ffi::CString::new(name) else {
