@@ -696,3 +696,30 @@ fn a_tree_without_a_config_gets_the_neutral_header() {
         "\"\"\"Train.\"\"\"\n\nimport json\nimport os\nimport sys\n\n# GPU selection (gpu-homogenize): the RTX 3090 only.\n# Never the RTX 5060 Ti.\n# PCI bus order, then the mask: the RTX 3090 becomes cuda:0.\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nos.environ[\"CUDA_DEVICE_ORDER\"] = \"PCI_BUS_ID\"\nos.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"max_split_size_mb:1024\"\n\nimport torch\n\nx = torch.zeros(1).cuda(json.loads(sys.argv[1]))\n"
     );
 }
+
+#[test]
+fn a_flake8_gated_project_gets_noqa_e402_on_the_imports_after_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("setup.cfg"),
+        "[flake8]\nmax-line-length = 88\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("m.py"),
+        "import sys\n\nimport numpy as np\nimport torch  # the framework\n\nx = torch.zeros(1).cuda(int(sys.argv[1]))\nimport json\n",
+    )
+    .unwrap();
+    let out =
+        common::run(common::gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(dir.path().join("m.py")).unwrap();
+    // The imports the header now precedes, not the one after code (E402 already).
+    assert!(
+        text.ends_with("\n\nimport numpy as np  # noqa: E402\nimport torch  # noqa: E402  # the framework\n\nx = torch.zeros(1).cuda(int(sys.argv[1]))\nimport json\n"),
+        "{text}"
+    );
+    let again =
+        common::run(common::gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
+}

@@ -94,6 +94,9 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
             }),
         }
         drop_later_imports(input, at, &mut edits, &covered);
+        if input.ctx.header.noqa_e402 {
+            noqa_e402(input, at, &mut edits);
+        }
         docstring_edit(input, &mut edits);
         edits.extend(validation_edits(input));
     }
@@ -263,6 +266,25 @@ fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize
         return Some(next_line_start(source, last_plain.end));
     }
     block.first().map(|r| line_start(source, r.start))
+}
+
+/// For a project gated by flake8: `# noqa: E402` on the module-level imports right after the
+/// header (up to the first statement that is not an import: those after it were E402 already).
+/// The marker goes right after the statement, before a comment the line already has; a line
+/// with a `noqa` of its own is left as it is.
+fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
+    let source = input.source;
+    for (r, kind) in input.facts.top.iter().filter(|(r, _)| r.start >= at) {
+        if !matches!(kind, TopKind::Import(_) | TopKind::StdlibImport(_)) {
+            break;
+        }
+        let end = line_end(source, r.end);
+        let rest = source[r.end..end].trim();
+        let single_line = !source[r.clone()].contains('\n');
+        if single_line && (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
+            edits.push(Edit::insert(r.end, "  # noqa: E402".to_string()));
+        }
+    }
 }
 
 /// A plain `import os` further down goes when the header brings its own: one import, on top.

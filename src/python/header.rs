@@ -27,6 +27,9 @@ pub struct PythonHeader {
     pub validate_fn_name: String,
     /// Modules the header block uses (`os`), imported with it when the file does not already.
     pub block_imports: Vec<String>,
+    /// The project is gated by flake8/pycodestyle, whose E402 flags the imports after the
+    /// header's writes (ruff exempts `os.environ[...] = …`): they get `# noqa: E402`.
+    pub noqa_e402: bool,
 }
 
 impl PythonHeader {
@@ -93,6 +96,7 @@ impl PythonHeader {
             validate_fn,
             validate_fn_name,
             block_imports,
+            noqa_e402: false,
         })
     }
 
@@ -100,6 +104,7 @@ impl PythonHeader {
     /// (`[tool.ruff.format]` in pyproject.toml, `[format]` in ruff.toml / .ruff.toml at `root`)
     /// turns its double-quoted literals single, as `ruff format` would.
     pub fn in_project_style(mut self, root: &Path) -> PythonHeader {
+        self.noqa_e402 = flake8_gated(root);
         if quote_style(root).as_deref() == Some("single") {
             self.block = self.block.iter().map(|l| single_quoted(l)).collect();
             let joined = join_lines(&self.validate_fn, "\n");
@@ -140,6 +145,21 @@ fn setdefault_form(line: &str) -> String {
         text(assign.value.range()),
         &line[end..]
     )
+}
+
+/// The project runs flake8 (or pycodestyle) as a gate: a `.flake8`, a `[flake8]`/`[pycodestyle]`
+/// section in `setup.cfg` or `tox.ini`, or a pre-commit hook.
+fn flake8_gated(root: &Path) -> bool {
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap_or_default();
+    root.join(".flake8").is_file()
+        || ["setup.cfg", "tox.ini"].iter().any(|f| {
+            let text = read(f);
+            text.lines()
+                .any(|l| matches!(l.trim(), "[flake8]" | "[pycodestyle]"))
+        })
+        || read(".pre-commit-config.yaml")
+            .lines()
+            .any(|l| l.contains("flake8") || l.contains("pycodestyle"))
 }
 
 /// ruff's configured quote style at `root`, if any.
