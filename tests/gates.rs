@@ -24,6 +24,12 @@ fn gate(dir: &Path, tool: &str, args: &[&str]) -> Option<(i32, String)> {
     Some((out.status.code().unwrap_or(-1), text))
 }
 
+/// A tool and its arguments.
+type Tool<'a> = (&'a str, &'a [&'a str]);
+
+/// A case: its name, its config file and text, its program, and its gates.
+type Case<'a> = (&'a str, (&'a str, &'a str), String, &'a [Tool<'a>]);
+
 fn project(config: (&str, &str), program: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(config.0), config.1).unwrap();
@@ -37,7 +43,7 @@ fn fixed_projects_pass_their_own_formatters_and_linters() {
         PROGRAM
             .replace('"', "'")
             .replacen("'''Train a model.'''", "\"\"\"Train a model.\"\"\"", 1);
-    let cases: [(&str, (&str, &str), String, &[(&str, &[&str])]); 3] = [
+    let cases: [Case; 3] = [
         (
             "black + isort (profile black)",
             ("pyproject.toml", "[tool.black]\nline-length = 88\n[tool.isort]\nprofile = \"black\"\n"),
