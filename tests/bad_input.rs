@@ -262,3 +262,44 @@ fn a_future_import_below_a_hand_written_header_is_a_fixable_finding() {
     assert_eq!(again.code, 0, "{}", again.stdout);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), fixed);
 }
+
+/// A file that cannot be parsed fails CI with something to read in every format: a GitHub
+/// annotation, a SARIF tool-execution notification (the run unsuccessful), the text summary
+/// ("1 error"). A retired rule code is named as retired.
+#[test]
+fn an_unparsable_file_is_reported_in_every_format() {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(tree.path().join("bad.py"), "import torch\ndef f(:\n").unwrap();
+    let github = run(gh(tree.path()).args(["scan", "--format", "github", "."]));
+    assert_eq!(github.code, 2);
+    assert!(
+        github.stdout.starts_with(
+            "::error title=gpu-homogenize (error),file=bad.py,line=1::bad.py: syntax error at 2:7"
+        ),
+        "{}",
+        github.stdout
+    );
+    let sarif = run(gh(tree.path()).args(["scan", "--format", "sarif", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&sarif.stdout).unwrap();
+    let invocation = &doc["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    assert!(
+        invocation["toolExecutionNotifications"][0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("bad.py: syntax error")
+    );
+    let text = run(gh(tree.path()).args(["scan", "."]));
+    assert!(
+        text.stdout.ends_with("1 file: 1 error.\n"),
+        "{}",
+        text.stdout
+    );
+    let retired = run(gh(tree.path()).args(["rule", "GH003"]));
+    assert_eq!(retired.code, 2);
+    assert!(
+        retired.stderr.contains("`GH003` is retired"),
+        "{}",
+        retired.stderr
+    );
+}

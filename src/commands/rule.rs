@@ -25,12 +25,19 @@ pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
             out!("{}", explain(rule));
             Ok(EXIT_OK)
         }
+        None if RETIRED.contains(&code.to_ascii_uppercase().as_str()) => {
+            err!("error: `{code}` is retired (never reused): a configuration is judged by its effect, and the docstring marker and validation function are part of the header fix; `gpu-homogenize rule --all` lists the rules\n");
+            Ok(EXIT_ERROR)
+        }
         None => {
             err!("error: `{code}` is not a rule; `gpu-homogenize rule --all` lists them\n");
             Ok(EXIT_ERROR)
         }
     }
 }
+
+/// Codes that were rules once: never reused, and named as retired.
+const RETIRED: &[&str] = &["GH003", "GH004", "GH007", "GH008", "GH009"];
 
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
     let mut script = Vec::new();

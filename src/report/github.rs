@@ -8,6 +8,20 @@ use crate::outcome::{CheckStatus, FileOutcome};
 pub fn render(files: &[FileOutcome]) -> String {
     let mut out = String::new();
     for file in files {
+        // A file that could not be processed fails the job: it says so where the job shows it.
+        if let Some(error) = &file.error {
+            let _ = writeln!(
+                out,
+                "::error title={},file={},line=1::{}",
+                property("gpu-homogenize (error)"),
+                property(&file.path),
+                data(&format!(
+                    "{}: {}",
+                    file.path,
+                    crate::outcome::printable(error)
+                ))
+            );
+        }
         for f in &file.findings {
             let level = match f.severity.as_str() {
                 "violation" => "error",

@@ -90,8 +90,17 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
         "defaultConfiguration": {"level": "error"},
     }));
     let mut results = Vec::new();
+    // Files the tool could not process: tool execution notifications, and an unsuccessful run.
+    let mut notifications = Vec::new();
     for file in files {
         let uri = relative_uri(&format!("{prefix}{}", file.path));
+        if let Some(error) = &file.error {
+            notifications.push(json!({
+                "level": "error",
+                "message": {"text": format!("{}: {error}", file.path)},
+                "locations": location(&uri, 1, 1),
+            }));
+        }
         for f in &file.findings {
             let level = match f.severity.as_str() {
                 "violation" => "error",
@@ -125,6 +134,10 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
             }},
             "originalUriBaseIds": {SRCROOT: {"uri": base}},
             "columnKind": "unicodeCodePoints",
+            "invocations": [{
+                "executionSuccessful": notifications.is_empty(),
+                "toolExecutionNotifications": notifications
+            }],
             "results": results
         }]
     });

@@ -184,7 +184,15 @@ pub fn summary(command: &str, s: &Summary) -> String {
     ]
     .iter()
     .filter(|(status, _)| n(*status) > 0)
-    .map(|(status, label)| format!(" {} {label}", n(*status)))
+    .map(|(status, label)| {
+        // "1 error", "2 errors": the only label that is a count noun.
+        let label = if *label == "errors" && n(*status) == 1 {
+            "error"
+        } else {
+            label
+        };
+        format!(" {} {label}", n(*status))
+    })
     .collect();
     let _ = writeln!(out, "{}.", parts.join(","));
     if s.by_language.len() > 1 {
