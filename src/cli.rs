@@ -27,6 +27,9 @@ pub struct GlobalArgs {
     /// Colour in the output: `auto` when stdout is a terminal and NO_COLOR is unset.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Exit 0 even when findings are left (ruff's `--exit-zero`); errors still exit 2.
+    #[arg(long, global = true)]
+    pub exit_zero: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -216,7 +219,7 @@ fn parse_timeout(text: &str) -> Result<f64, String> {
 pub struct ScanArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Also list GPU touchpoints (imports at top level, lazy imports, imports in __init__.py).
     #[arg(long)]
@@ -278,7 +281,7 @@ pub struct FixArgs {
     /// the other names keep the original).
     #[arg(long)]
     pub break_hardlinks: bool,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Show counts for every rule left with findings, instead of the findings.
     #[arg(long)]
@@ -294,7 +297,7 @@ pub struct CheckArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub gpu: GpuArgs,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Do not append this run to .gpu-homogenize/journal.jsonl.
     #[arg(long)]
@@ -333,7 +336,7 @@ pub struct InitArgs {
 pub struct DoctorArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
 }
 

@@ -303,3 +303,31 @@ fn an_unparsable_file_is_reported_in_every_format() {
         retired.stderr
     );
 }
+
+/// ruff's conventions: `--exit-zero` (findings do not fail; errors still do) and
+/// `--output-format` as another name of `--format`.
+#[test]
+fn exit_zero_and_output_format_as_ruff_has_them() {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("a.py"),
+        "import torch\nx = torch.zeros(1).cuda(1)\n",
+    )
+    .unwrap();
+    assert_eq!(run(gh(tree.path()).args(["scan", "."])).code, 1);
+    assert_eq!(
+        run(gh(tree.path()).args(["scan", "--exit-zero", "."])).code,
+        0
+    );
+    let json = run(gh(tree.path()).args(["scan", "--output-format", "json", "."]));
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&json.stdout).is_ok(),
+        "{}",
+        json.stdout
+    );
+    std::fs::write(tree.path().join("bad.py"), "import torch\ndef f(:\n").unwrap();
+    assert_eq!(
+        run(gh(tree.path()).args(["scan", "--exit-zero", "."])).code,
+        2
+    );
+}

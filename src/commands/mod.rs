@@ -39,6 +39,7 @@ pub const EXIT_ERROR: i32 = 2;
 
 pub fn run(cli: Cli) -> i32 {
     let global = cli.global;
+    let exit_zero = global.exit_zero;
     let result = match cli.command {
         Command::Scan(args) => scan::run(args, &global),
         Command::Fix(args) => fix::run(args, &global),
@@ -53,6 +54,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args)),
     };
     match result {
+        // `--exit-zero`: findings do not fail the run (errors still do).
+        Ok(EXIT_FINDINGS) if exit_zero => EXIT_OK,
         Ok(code) => code,
         Err(e) => {
             err!("error: {e:#}\n");
