@@ -275,7 +275,8 @@ def banner_info(tree, text):
             banner_prints += 1
     defs = sum(1 for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in validators)
     calls = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", None) in validators)
-    headers = text.count("CONFIGURATION CRITIQUE GPU")
+    # The default (neutral) header's first line, or the seed's banner (`builtin:seed`).
+    headers = text.count("GPU selection (gpu-homogenize)") + text.count("CONFIGURATION CRITIQUE GPU")
     markers = text.count("CONFIGURATION GPU:")
     return banner_prints, defs, calls, headers, markers
 
