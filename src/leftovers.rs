@@ -75,9 +75,13 @@ fn unlink_recorded(root: &Path, rel: &Path, pid: u32) -> bool {
         return false;
     };
     let shown = escape(rel.as_os_str());
-    let ours = temp::recorded(root, pid)
-        .iter()
-        .any(|(dev, ino, path)| (*dev, *ino) == (meta.dev(), meta.ino()) && *path == shown);
+    // Its device and inode as recorded; or, for a file the run was killed right after making,
+    // its name recorded ahead (`0 0`) and nothing in it yet.
+    let ours = temp::recorded(root, pid).iter().any(|(dev, ino, path)| {
+        *path == shown
+            && ((*dev, *ino) == (meta.dev(), meta.ino())
+                || ((*dev, *ino) == (0, 0) && meta.len() == 0))
+    });
     if ours {
         temp::unlink(&parent, &parent.name);
     }

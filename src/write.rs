@@ -96,14 +96,15 @@ pub fn write_confined(
     if let Some(dir) = &options.backup_dir {
         backup(dir, rel, original, &file, &before)?;
     }
-    let temp = temp::create(&parent)?;
+    let temp = temp::create_recorded(root, rel, &parent)?;
     let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
-    temp::record(root, &temp_rel, &temp.file);
     let staged = stage(&temp, &file, &before, new);
     if let Err(e) = staged {
         temp.remove(&parent);
         return Err(e);
     }
+    // After the exchange the temp name holds the original until it is removed.
+    temp::record_identity(root, &temp_rel, before.dev(), before.ino());
     swap(&parent, temp, &before, original)?;
     let _ = fsync_dir(&parent.dir);
     Ok(())

@@ -413,3 +413,24 @@ fn a_rewrite_that_would_change_the_owner_is_refused() {
         0o4777
     );
 }
+
+/// A run killed between making a temp file and recording its inode leaves an empty file whose
+/// name it recorded ahead: the next `fix` removes it; a file with content under such a name stays.
+#[test]
+fn a_temp_file_named_ahead_is_removed_only_while_empty() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let empty = root.path().join(".gpu-homogenize-4194305-3.tmp");
+    std::fs::write(&empty, "").unwrap();
+    let full = root.path().join(".gpu-homogenize-4194305-4.tmp");
+    std::fs::write(&full, "not ours").unwrap();
+    std::fs::create_dir_all(root.path().join(".gpu-homogenize/temp")).unwrap();
+    std::fs::write(
+        root.path().join(".gpu-homogenize/temp/4194305"),
+        "0 0 .gpu-homogenize-4194305-3.tmp\n0 0 .gpu-homogenize-4194305-4.tmp\n",
+    )
+    .unwrap();
+    let out = run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal"]));
+    assert!(!empty.exists(), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&full).unwrap(), "not ours");
+}

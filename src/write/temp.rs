@@ -40,6 +40,32 @@ pub fn create(parent: &Parent) -> std::io::Result<TempFile> {
     }
 }
 
+/// A new temp file next to `rel` (a file under `root`), recorded as this run's: its name before
+/// it exists (a run killed right after creating it leaves an empty file the record names), then
+/// its device and inode.
+pub fn create_recorded(
+    root: &std::path::Path,
+    rel: &std::path::Path,
+    parent: &Parent,
+) -> std::io::Result<TempFile> {
+    let dir = rel.parent().unwrap_or(std::path::Path::new(""));
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = OsString::from(format!("{PREFIX}{}-{n}{SUFFIX}", std::process::id()));
+        record_identity(root, &dir.join(&name), 0, 0);
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        match open_raw(parent.dir.as_raw_fd(), &name, flags, 0o600) {
+            Ok(fd) => {
+                let file = File::from(fd);
+                record(root, &dir.join(&name), &file);
+                return Ok(TempFile { file, name });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 impl TempFile {
     pub fn remove(&self, parent: &Parent) {
         unlink(parent, &self.name);
@@ -79,9 +105,15 @@ pub fn registry(pid: u32) -> std::path::PathBuf {
 /// Best effort: a temp file that could not be recorded is reported, never removed, by a later
 /// run.
 pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) {
-    use std::io::Write;
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = file.metadata() else { return };
+    record_identity(root, rel, meta.dev(), meta.ino());
+}
+
+/// Record that the temp name `rel` may hold the inode (`dev`, `ino`): after the exchange it
+/// holds the replaced original until it is removed, and a run killed in between leaves it.
+pub fn record_identity(root: &std::path::Path, rel: &std::path::Path, dev: u64, ino: u64) {
+    use std::io::Write;
     let Ok(dir) = crate::confine::RootDir::open(root).and_then(|r| {
         r.dir(
             &std::path::Path::new(crate::journal::JOURNAL_DIR).join("temp"),
@@ -93,12 +125,7 @@ pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) {
     let name = std::process::id().to_string();
     let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW;
     if let Ok(fd) = open_raw(dir.as_raw_fd(), OsStr::new(&name), flags, 0o600) {
-        let line = format!(
-            "{} {} {}\n",
-            meta.dev(),
-            meta.ino(),
-            crate::walk::escape(rel.as_os_str())
-        );
+        let line = format!("{dev} {ino} {}\n", crate::walk::escape(rel.as_os_str()));
         let _ = File::from(fd).write_all(line.as_bytes());
     }
 }
