@@ -158,6 +158,8 @@ fn read_file(
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
     let text = crate::source::decode(bytes).ok()?.text;
+    // Too deep for the parser's recursion: left to the per-file pass, which reports it.
+    crate::nesting::check(Language::Python, &text).ok()?;
     let parsed = ruff_python_parser::parse_module(&text).ok()?;
     let body = &parsed.syntax().body;
     let (module, source_root, in_package) = module_name(root, &entry.rel);

@@ -331,3 +331,62 @@ fn exit_zero_and_output_format_as_ruff_has_them() {
         2
     );
 }
+
+/// Deep but valid files across a tree: the project indexes parse them in parallel, on threads
+/// with the CPU stage's stack (a default thread overflowed and aborted the whole run, exit 134).
+#[test]
+fn deep_files_in_a_tree_never_abort_the_indexes() {
+    let tree = tempfile::tempdir().unwrap();
+    let head_rs = "fn main() { let d = \"cuda:1\"; ";
+    let files = [
+        (
+            "generics.rs",
+            format!(
+                "{head_rs}let x: {}u8{} = todo!(); }}\n",
+                "Vec<".repeat(275),
+                ">".repeat(275)
+            ),
+        ),
+        (
+            "blocks.rs",
+            format!("{head_rs}{}{} }}\n", "{".repeat(415), "}".repeat(415)),
+        ),
+        (
+            "not.py",
+            format!("import torch\nx = {}1\n", "not ".repeat(200_000)),
+        ),
+        (
+            "power.py",
+            format!("import torch\nx = {}2\n", "2**".repeat(200_000)),
+        ),
+        (
+            "parens.py",
+            format!(
+                "import torch\nx = {}1{}\n",
+                "(".repeat(5000),
+                ")".repeat(5000)
+            ),
+        ),
+        (
+            "lambda.py",
+            format!("import torch\nx = {}2\n", "lambda: ".repeat(200_000)),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(tree.path().join(name), text).unwrap();
+    }
+    std::fs::write(
+        tree.path().join("good.py"),
+        "import torch\nx = torch.zeros(1).cuda(1)\n",
+    )
+    .unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stderr.contains("overflowed"), "{}", out.stderr);
+    assert!(
+        std::fs::read_to_string(tree.path().join("good.py"))
+            .unwrap()
+            .contains("PCI_BUS_ID"),
+        "the good file beside them is fixed"
+    );
+}

@@ -146,10 +146,22 @@ pub fn execute(
         .entries
     });
     let all = root_entries.as_deref().unwrap_or(&entries);
-    engine
-        .python
-        .prepare(&setup.root, all, engine.max_file_size);
-    engine.rust.prepare(&setup.root, all, engine.max_file_size);
+    // The indexes parse every file of the tree: on threads with the CPU stage's stack, so that a
+    // deep (but allowed) file never overflows a default-sized one.
+    let index_pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs(input))
+        .stack_size(cpu::WORKER_STACK)
+        .build();
+    let prepare = || {
+        engine
+            .python
+            .prepare(&setup.root, all, engine.max_file_size);
+        engine.rust.prepare(&setup.root, all, engine.max_file_size);
+    };
+    match &index_pool {
+        Ok(pool) => pool.install(prepare),
+        Err(_) => prepare(),
+    }
     let mut progress = Progress::new(&entries, &engine.phases);
     let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
     let (outcomes, gpu_summary) = match gpu {

@@ -188,6 +188,8 @@ struct RsFile {
 fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let text = String::from_utf8(bytes).ok()?;
+    // Too deep for syn's recursion: left to the per-file pass, which reports it.
+    crate::nesting::check(Language::Rust, &text).ok()?;
     let file = syn::parse_file(&text).ok()?;
     let mut v = Reader::default();
     v.visit_file(&file);
