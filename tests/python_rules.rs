@@ -723,3 +723,30 @@ fn a_flake8_gated_project_gets_noqa_e402_on_the_imports_after_the_header() {
         common::run(common::gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
     assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
 }
+
+/// From the trial (realesrgan): a flake8 project whose `import os` comes after a third-party
+/// import; the header brings `import os` up and the old one goes, with no noqa planned on it
+/// (the edits conflicted and the file was left unfixed).
+#[test]
+fn a_later_import_os_that_goes_gets_no_noqa() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("setup.cfg"), "[flake8]\n").unwrap();
+    std::fs::write(
+        dir.path().join("m.py"),
+        "import argparse\nimport cv2\nimport os\n\nimport torch\n\nx = torch.zeros(1).cuda(1)\nprint(argparse, cv2)\n",
+    )
+    .unwrap();
+    let out =
+        common::run(common::gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(dir.path().join("m.py")).unwrap();
+    assert!(
+        text.starts_with("import argparse\nimport os\n\n# GPU selection"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nimport cv2  # noqa: E402\n\nimport torch  # noqa: E402\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("import os").count(), 1, "{text}");
+}

@@ -281,6 +281,13 @@ fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
         let end = line_end(source, r.end);
         let rest = source[r.end..end].trim();
         let single_line = !source[r.clone()].contains('\n');
+        // An import the plan takes out (a later `import os` the header brings up) needs none.
+        let removed = edits
+            .iter()
+            .any(|e| e.range.start <= r.start && r.end <= e.range.end);
+        if removed {
+            continue;
+        }
         if single_line && (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
             edits.push(Edit::insert(r.end, "  # noqa: E402".to_string()));
         }
