@@ -8,9 +8,11 @@
 //! difference (an editor saved meanwhile) the swap is undone and the file is reported as
 //! changed. Where the exchange is unsupported (another OS, some network file systems) the
 //! file is re-read just before a plain rename: an edit in that window of microseconds can
-//! still be lost; that is the best portable equivalent. A writer that keeps the old file
-//! open and writes to it after the swap writes to the replaced inode (as with any editor's
-//! own atomic save).
+//! still be lost; that is the best portable equivalent. A program that holds the file open for
+//! writing across the swap would write to the inode swapped out: on Linux the kernel says so
+//! (it refuses a read lease on a file open for writing), and the swap is undone. Where it
+//! cannot say (another user's file, no leases), such a writer's later writes are lost, as with
+//! any editor's own atomic save.
 
 mod meta;
 pub mod temp;
@@ -32,6 +34,11 @@ pub enum WriteError {
          kept as {0} (compare it with {1}; to keep it, `mv` it over {1}; then run again)"
     )]
     ChangedKeptAside(String, String),
+    #[error(
+        "is open for writing in another program; not rewritten, so that what it writes is kept \
+         (close it there, then run again)"
+    )]
+    HeldOpen,
     #[error("read-only file; not rewritten (make it writable, or leave it out)")]
     ReadOnly,
     #[error("is a symbolic link; not rewritten")]
@@ -104,7 +111,8 @@ pub fn write_confined(
         temp.remove(&parent);
         return Err(e);
     }
-    swap(&parent, temp, &before, original)?;
+    race_hook(&parent, "before-swap");
+    swap(&parent, temp, &file, &before, original)?;
     let _ = fsync_dir(&parent.dir);
     Ok(())
 }
@@ -127,19 +135,23 @@ fn stage(
 fn swap(
     parent: &Parent,
     temp: temp::TempFile,
+    read: &File,
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> Result<(), WriteError> {
     match exchange(parent, &temp.name, &parent.name) {
         Ok(()) => {}
-        Err(e) if unsupported(&e) => return swap_by_rename(parent, temp, before, original),
+        Err(e) if unsupported(&e) => return swap_by_rename(parent, temp, read, before, original),
         Err(e) => {
             temp.remove(parent);
             return Err(e.into());
         }
     }
-    // The temp name now holds what was the file: it must be what we read.
-    if same_file(parent, &temp.name, before, original)? {
+    race_hook(parent, "swapped");
+    // A program holding the file open for writing would write to the inode just swapped out:
+    // it goes back. Otherwise the temp name now holds what was the file: it must be what we read.
+    let held = held_for_writing(read) == Some(true);
+    if !held && same_file(parent, &temp.name, before, original)? {
         temp.remove(parent);
         return Ok(());
     }
@@ -147,7 +159,11 @@ fn swap(
     let ours = temp.file.metadata()?;
     if same_inode(parent, &temp.name, &ours) {
         temp.remove(parent);
-        return Err(WriteError::Changed);
+        return Err(if held {
+            WriteError::HeldOpen
+        } else {
+            WriteError::Changed
+        });
     }
     // Yet another version arrived during the undo: keep it, never delete it, under a name no
     // cleanup ever looks at and that says what it is.
@@ -162,9 +178,14 @@ fn swap(
 fn swap_by_rename(
     parent: &Parent,
     temp: temp::TempFile,
+    read: &File,
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> Result<(), WriteError> {
+    if held_for_writing(read) == Some(true) {
+        temp.remove(parent);
+        return Err(WriteError::HeldOpen);
+    }
     if !same_file(parent, &parent.name, before, original)? {
         temp.remove(parent);
         return Err(WriteError::Changed);
@@ -230,6 +251,47 @@ fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata)
     open_raw(parent.dir.as_raw_fd(), name, flags, 0)
         .and_then(|fd| File::from(fd).metadata())
         .is_ok_and(|m| (m.dev(), m.ino()) == (want.dev(), want.ino()))
+}
+
+/// Whether another program holds the inode of `file` (opened read-only) open for writing: Linux
+/// refuses a read lease then (EAGAIN). `None` where the kernel cannot say: another user's file
+/// (leases are the owner's), a file system without leases, another OS. The lease is released at
+/// once; with no signal owner set, an open that would break it only waits for that.
+#[cfg(target_os = "linux")]
+fn held_for_writing(file: &File) -> Option<bool> {
+    let fd = file.as_raw_fd();
+    if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) } == 0 {
+        unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) };
+        return Some(false);
+    }
+    match io::Error::last_os_error().raw_os_error() {
+        Some(libc::EAGAIN) => Some(true),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn held_for_writing(_: &File) -> Option<bool> {
+    None
+}
+
+/// Tests inject a race here, deterministically: in debug builds, the shell command in
+/// `GPU_HOMOGENIZE_TEST_RACE` runs in the file's directory with its name as `$1` and the
+/// stage as `$2` (`backup`: a backup staged, not yet linked; `before-swap`; `swapped`).
+fn race_hook(parent: &Parent, stage: &str) {
+    #[cfg(debug_assertions)]
+    if let Some(command) = std::env::var_os("GPU_HOMOGENIZE_TEST_RACE") {
+        let _ = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .arg("sh")
+            .arg(&parent.name)
+            .arg(stage)
+            .current_dir(format!("/proc/self/fd/{}", parent.dir.as_raw_fd()))
+            .status();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = (parent, stage);
 }
 
 #[cfg(target_os = "linux")]
@@ -320,6 +382,13 @@ fn backup(
             meta::copy(file, &temp.file, before).map_err(io::Error::other)?;
             temp.file.sync_all()
         })();
+        race_hook(
+            &Parent {
+                dir: parent.dir.try_clone()?,
+                name: candidate.clone(),
+            },
+            "backup",
+        );
         let (from, to) = (cstring(&temp.name)?, cstring(&candidate)?);
         let linked = staged.and_then(|()| {
             let d = parent.dir.as_raw_fd();
