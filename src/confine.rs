@@ -54,6 +54,14 @@ impl RootDir {
         Ok(current)
     }
 
+    /// The directory `rel` below the root as a root of its own (made when missing, no link
+    /// followed): where backups are kept when the backup dir is in the tree.
+    pub fn below(&self, rel: &Path) -> io::Result<RootDir> {
+        Ok(RootDir {
+            fd: self.dir(rel, true)?,
+        })
+    }
+
     /// The parent directory of the file `rel` and its name.
     pub fn parent(&self, rel: &Path, create: bool) -> io::Result<Parent> {
         let mut parts = components(rel)?;

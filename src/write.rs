@@ -101,7 +101,7 @@ pub fn write_confined(
         return Err(WriteError::Changed);
     }
     if let Some(dir) = &options.backup_dir {
-        backup(dir, rel, original, &file, &before)?;
+        backup(root, dir, rel, original, &file, &before)?;
     }
     let temp = temp::create(&parent)?;
     let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
@@ -334,6 +334,7 @@ fn fsync_dir(dir: &OwnedFd) -> io::Result<()> {
 /// older backup is never overwritten (the next free `NAME.~N~` is used, as `cp
 /// --backup=numbered`).
 fn backup(
+    root: &Path,
     dir: &Path,
     rel: &Path,
     original: &[u8],
@@ -346,10 +347,17 @@ fn backup(
     // linked to its name without replacing anything: a killed run leaves a temp file, never a
     // truncated backup under the real name.
     let write = || -> io::Result<()> {
-        // The backup dir itself is the user's choice (made when missing); below it, no link.
-        // Its marker keeps it out of every later walk.
-        std::fs::create_dir_all(dir)?;
-        let marker = RootDir::open(dir)?.parent(Path::new(BACKUP_MARKER), false)?;
+        // In the tree, the backup dir is reached as every write is, no link followed; outside
+        // it, it is the user's choice (made when missing). Below it, no link. Its marker keeps
+        // it out of every later walk.
+        let base = match dir.strip_prefix(root) {
+            Ok(in_tree) => RootDir::open(root)?.below(in_tree)?,
+            Err(_) => {
+                std::fs::create_dir_all(dir)?;
+                RootDir::open(dir)?
+            }
+        };
+        let marker = base.parent(Path::new(BACKUP_MARKER), false)?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW;
         drop(crate::confine::open_raw(
             marker.dir.as_raw_fd(),
@@ -357,7 +365,7 @@ fn backup(
             flags,
             0o644,
         )?);
-        let parent = RootDir::open(dir)?.parent(rel, true)?;
+        let parent = base.parent(rel, true)?;
         let mut candidate = parent.name.clone();
         for n in 1.. {
             let probe = Parent {

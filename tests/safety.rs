@@ -360,6 +360,26 @@ fn backups_are_confined_complete_and_no_wider_than_their_original() {
         assert!(out.stderr.contains("--backup-dir"), "{}", out.stderr);
     }
     assert_eq!(std::fs::read_to_string(&a).unwrap(), BAD);
+    // A path through a link or a file of the tree, or a directory of the tree with files of its
+    // own (they would never be walked again): refused before anything is written.
+    std::fs::write(root.path().join("sub/c.txt"), "notes").unwrap();
+    for (dir, why) in [
+        ("link/bak", "goes through "),
+        ("a.py/bak", "a file of the tree"),
+        ("sub", "holds files of its own"),
+        ("sub/../sub", "holds files of its own"),
+    ] {
+        let out =
+            run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal", "--backup-dir", dir]));
+        assert_eq!(out.code, 2, "{dir}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains(&format!("--backup-dir {dir}: ")) && out.stderr.contains(why),
+            "{dir}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), BAD);
+    assert!(std::fs::read_dir(outside.path()).unwrap().next().is_none());
 }
 
 /// Issue 19: `report --out` followed a symbolic link planted in the tree and overwrote its target.
