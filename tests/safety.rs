@@ -232,8 +232,16 @@ fn names_that_are_not_utf8_are_escaped_not_replaced() {
         std::fs::write(root.path().join(name), BAD).unwrap();
     }
     let out = run(gh(root.path()).args(["scan", "."]));
-    assert!(out.stdout.contains("a\\xFFb.py:3:1: "), "{}", out.stdout);
-    assert!(out.stdout.contains("a\\xFEb.py:3:1: "), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\"a\\377b.py\":3:1: "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("\"a\\376b.py\":3:1: "),
+        "{}",
+        out.stdout
+    );
     let json = run(gh(root.path()).args(["scan", "--format", "json", "."]));
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     let mut paths: Vec<&str> = doc["files"]
@@ -243,7 +251,7 @@ fn names_that_are_not_utf8_are_escaped_not_replaced() {
         .map(|f| f["path"].as_str().unwrap())
         .collect();
     paths.sort();
-    assert_eq!(paths, vec!["a\\xFEb.py", "a\\xFFb.py"]);
+    assert_eq!(paths, vec!["a\\376b.py", "a\\377b.py"]);
 }
 
 /// Issue 19: a tree named through a symbolic link (`"$PWD/"` where `$PWD` holds one) was a false
@@ -270,7 +278,8 @@ fn a_root_named_through_a_link_is_read_and_a_run_that_reads_nothing_fails() {
 
 /// Issue 19: a file name with a newline made `scan` print a line a GitHub Actions log executes
 /// as a workflow command; ANSI escapes passed through to the terminal. Names and messages are
-/// printed with their control characters written `\xNN`.
+/// escaped the way git quotes paths (`"a\n…"`, `\033`) in text, diff headers and GitHub
+/// annotations, whose properties also escape `%`, `:` and `,`.
 #[test]
 fn control_characters_in_names_are_escaped_in_every_printed_form() {
     let root = tree();
@@ -278,10 +287,30 @@ fn control_characters_in_names_are_escaped_in_every_printed_form() {
     for name in names {
         std::fs::write(root.path().join(name), BAD).unwrap();
     }
-    for args in [
-        vec!["scan"],
-        vec!["scan", "--format", "github"],
-        vec!["fix", "--dry-run"],
+    let a = r#"a\n::error file=x.py,line=1::pwned.py"#;
+    let b = r#"b\033[31mred.py"#;
+    for (args, expected) in [
+        (
+            vec!["scan"],
+            vec![format!("\"{a}\":3:1: GH"), format!("\"{b}\":3:1: GH")],
+        ),
+        (
+            vec!["scan", "--format", "github"],
+            vec![
+                format!(
+                    "file={},line=3,col=1::{a}:3:1: GH",
+                    a.replace(':', "%3A").replace(',', "%2C")
+                ),
+                format!("file={b},line=3,col=1::{b}:3:1: GH"),
+            ],
+        ),
+        (
+            vec!["fix", "--dry-run"],
+            vec![
+                format!("--- \"a/{a}\"\n+++ \"b/{a}\"\n"),
+                format!("--- \"a/{b}\"\n+++ \"b/{b}\"\n"),
+            ],
+        ),
     ] {
         let out = run(gh(root.path()).args(&args));
         for line in out.stdout.lines() {
@@ -294,16 +323,13 @@ fn control_characters_in_names_are_escaped_in_every_printed_form() {
                 "{args:?}: a workflow command from a name: {line:?}"
             );
         }
-        assert!(
-            out.stdout.contains("a\\x0A::error"),
-            "{args:?}: {}",
-            out.stdout
-        );
-        assert!(
-            out.stdout.contains("b\\x1B[31mred.py"),
-            "{args:?}: {}",
-            out.stdout
-        );
+        for want in expected {
+            assert!(
+                out.stdout.contains(&want),
+                "{args:?}: {want}\n{}",
+                out.stdout
+            );
+        }
     }
 }
 
