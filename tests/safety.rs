@@ -587,3 +587,24 @@ fn a_run_killed_while_backing_up_leaves_no_partial_backup_under_its_name() {
         BAD
     );
 }
+
+/// Issue 19 (minor): a UTF-16 file with GPU code was `no_gpu_code`, a pass. Python cannot run
+/// it as source either: it is an error naming its encoding.
+#[test]
+fn a_utf16_file_with_gpu_code_is_an_error_not_a_pass() {
+    let root = tree();
+    let mut bytes = vec![0xFF, 0xFE];
+    for unit in BAD.encode_utf16() {
+        bytes.extend(unit.to_le_bytes());
+    }
+    std::fs::write(root.path().join("u.py"), bytes).unwrap();
+    let out = run(gh(root.path()).args(["scan"]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains(
+            "error: u.py: UTF-16 text (byte-order mark FF FE), which Python and rustc do not read as source: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8), or leave it out"
+        ),
+        "{}",
+        out.stderr
+    );
+}
