@@ -168,9 +168,12 @@ fn swap(
     // Yet another version arrived during the undo: keep it, never delete it, under a name no
     // cleanup ever looks at and that says what it is.
     let kept = keep_aside(parent, &temp.name).unwrap_or_else(|_| temp.name.clone());
+    // Named as git quotes paths: never lossily, never a raw control character.
+    let shown =
+        |name: &std::ffi::OsStr| crate::outcome::quoted(&crate::outcome::escape(name)).into_owned();
     Err(WriteError::ChangedKeptAside(
-        kept.to_string_lossy().into_owned(),
-        parent.name.to_string_lossy().into_owned(),
+        shown(&kept),
+        shown(&parent.name),
     ))
 }
 
