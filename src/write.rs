@@ -351,13 +351,18 @@ fn backup(
     // truncated backup under the real name.
     let write = || -> io::Result<()> {
         // In the tree, the backup dir is reached as every write is, no link followed; outside
-        // it, it is the user's choice (made when missing). Below it, no link. Its marker keeps
-        // it out of every later walk.
+        // it, it is the user's choice. Below it, no link. The directories it makes are the
+        // owner's only (the original may sit in a private directory). Its marker keeps it out of
+        // every later walk.
         let base = match dir.strip_prefix(root) {
             Ok(in_tree) => RootDir::open(root)?.below(in_tree)?,
             Err(_) => {
-                std::fs::create_dir_all(dir)?;
-                RootDir::open(dir)?
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)?;
+                RootDir::open(dir)?.private()
             }
         };
         let marker = base.parent(Path::new(BACKUP_MARKER), false)?;

@@ -608,3 +608,34 @@ fn a_utf16_file_with_gpu_code_is_an_error_not_a_pass() {
         out.stderr
     );
 }
+
+/// Issue 19: a backup is no wider than its original. A 0644 file in a 0700 directory is read by
+/// its owner only: the directories a backup dir is made of are the owner's only too (in the
+/// tree and outside it).
+#[test]
+fn backups_of_a_private_directory_are_not_readable_by_others() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tree();
+    let private = root.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let away = outside.path().join("away");
+    for dir in [root.path().join("bak"), away] {
+        std::fs::write(private.join("s.py"), BAD).unwrap();
+        std::fs::set_permissions(private.join("s.py"), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        let out = run(gh(root.path())
+            .args(["fix", "--gpu", "off", "--no-journal", "--backup-dir"])
+            .arg(&dir));
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("private/s.py")).unwrap(),
+            BAD
+        );
+        for made in [dir.clone(), dir.join("private")] {
+            let mode = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", made.display());
+        }
+    }
+}
