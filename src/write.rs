@@ -9,11 +9,14 @@
 //! changed. Where the exchange is unsupported (another OS, some network file systems) the
 //! file is re-read just before a plain rename: an edit in that window of microseconds can
 //! still be lost; that is the best portable equivalent. A program that holds the file open for
-//! writing across the swap would write to the inode swapped out: on Linux the kernel says so
-//! (it refuses a read lease on a file open for writing), and the swap is undone. Where it
-//! cannot say (another user's file, no leases), such a writer's later writes are lost, as with
-//! any editor's own atomic save.
+//! writing, or opens it during the swap, would write to the inode swapped out: on Linux a read
+//! lease held across the swap makes the kernel say so (see [`lease`]); the swap is undone, or,
+//! when it came after the check, what it wrote is kept aside. Where leases cannot be had
+//! (another user's file), the inode swapped out is still re-read after the swap, and what a
+//! writer left in it is kept aside; a write that comes later still is lost, as with any
+//! editor's own atomic save.
 
+mod lease;
 mod meta;
 pub mod temp;
 
@@ -39,6 +42,12 @@ pub enum WriteError {
          (close it there, then run again)"
     )]
     HeldOpen,
+    #[error(
+        "was written by another program during the rewrite; the rewrite is in place and the file \
+         as that program left it is kept as {0} (compare it with {1}; to keep it, `mv` it over \
+         {1}; then run again)"
+    )]
+    WrittenDuringSwap(String, String),
     #[error("read-only file; not rewritten (make it writable, or leave it out)")]
     ReadOnly,
     #[error("is a symbolic link; not rewritten")]
@@ -139,21 +148,32 @@ fn swap(
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> Result<(), WriteError> {
+    // Held across the swap: a program that opens the file for writing meanwhile waits, and
+    // shows (`broken`); one that holds it open already is refused the lease.
+    let Ok(mut lease) = lease::ReadLease::take(read) else {
+        temp.remove(parent);
+        return Err(WriteError::HeldOpen);
+    };
     match exchange(parent, &temp.name, &parent.name) {
         Ok(()) => {}
-        Err(e) if unsupported(&e) => return swap_by_rename(parent, temp, read, before, original),
+        Err(e) if unsupported(&e) => {
+            drop(lease);
+            return swap_by_rename(parent, temp, read, before, original);
+        }
         Err(e) => {
             temp.remove(parent);
             return Err(e.into());
         }
     }
     race_hook(parent, "swapped");
-    // A program holding the file open for writing would write to the inode just swapped out:
-    // it goes back. Otherwise the temp name now holds what was the file: it must be what we read.
-    let held = held_for_writing(read) == Some(true);
+    // The temp name now holds what was the file: it must be what we read, and no program may be
+    // opening it for writing (it would write to the inode just swapped out): else it goes back.
+    let held = lease.broken();
     if !held && same_file(parent, &temp.name, before, original)? {
         temp.remove(parent);
-        return Ok(());
+        let opened = lease.broken();
+        lease.release();
+        return after_swap(parent, read, before, original, opened);
     }
     exchange(parent, &temp.name, &parent.name)?;
     let ours = temp.file.metadata()?;
@@ -168,13 +188,64 @@ fn swap(
     // Yet another version arrived during the undo: keep it, never delete it, under a name no
     // cleanup ever looks at and that says what it is.
     let kept = keep_aside(parent, &temp.name).unwrap_or_else(|_| temp.name.clone());
-    // Named as git quotes paths: never lossily, never a raw control character.
-    let shown =
-        |name: &std::ffi::OsStr| crate::outcome::quoted(&crate::outcome::escape(name)).into_owned();
     Err(WriteError::ChangedKeptAside(
         shown(&kept),
         shown(&parent.name),
     ))
+}
+
+/// The swap is done and the old inode unlinked: re-read it (through the handle it was read
+/// with). A program that opened it for writing before the swap (`opened`: it was waiting on the
+/// lease) or wrote to it since would lose what it wrote: that version is kept aside.
+fn after_swap(
+    parent: &Parent,
+    read: &File,
+    before: &std::fs::Metadata,
+    original: &[u8],
+    opened: bool,
+) -> Result<(), WriteError> {
+    race_hook_with(
+        parent,
+        "released",
+        &format!("/proc/{}/fd/{}", std::process::id(), read.as_raw_fd()),
+    );
+    let writers_done = lease::wait_for_writers(read);
+    let now = read_all(&mut read.try_clone()?)?;
+    if now == original && (writers_done || !opened) {
+        return Ok(());
+    }
+    let kept = keep_copy(parent, &now, read, before)?;
+    Err(WriteError::WrittenDuringSwap(
+        shown(&kept),
+        shown(&parent.name),
+    ))
+}
+
+/// A name in a message, as git quotes paths: never lossily, never a raw control character.
+fn shown(name: &std::ffi::OsStr) -> String {
+    crate::outcome::quoted(&crate::outcome::escape(name)).into_owned()
+}
+
+/// Write `bytes` to a new `TARGET.edit-kept-by-gpu-homogenize-PID-N` (never over a file) with
+/// the original's metadata; its name.
+fn keep_copy(
+    parent: &Parent,
+    bytes: &[u8],
+    from: &File,
+    before: &std::fs::Metadata,
+) -> Result<std::ffi::OsString, WriteError> {
+    let temp = temp::create(parent)?;
+    let staged = (|| -> io::Result<()> {
+        (&temp.file).write_all(bytes)?;
+        // Best effort: what matters is that the bytes are kept.
+        let _ = meta::copy(from, &temp.file, before);
+        temp.file.sync_all()
+    })();
+    if let Err(e) = staged {
+        temp.remove(parent);
+        return Err(e.into());
+    }
+    Ok(keep_aside(parent, &temp.name)?)
 }
 
 /// Without an atomic exchange: re-read, then rename over (see the module docs).
@@ -185,7 +256,7 @@ fn swap_by_rename(
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> Result<(), WriteError> {
-    if held_for_writing(read) == Some(true) {
+    if lease::ReadLease::take(read).is_err() {
         temp.remove(parent);
         return Err(WriteError::HeldOpen);
     }
@@ -256,32 +327,16 @@ fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata)
         .is_ok_and(|m| (m.dev(), m.ino()) == (want.dev(), want.ino()))
 }
 
-/// Whether another program holds the inode of `file` (opened read-only) open for writing: Linux
-/// refuses a read lease then (EAGAIN). `None` where the kernel cannot say: another user's file
-/// (leases are the owner's), a file system without leases, another OS. The lease is released at
-/// once; with no signal owner set, an open that would break it only waits for that.
-#[cfg(target_os = "linux")]
-fn held_for_writing(file: &File) -> Option<bool> {
-    let fd = file.as_raw_fd();
-    if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_RDLCK) } == 0 {
-        unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) };
-        return Some(false);
-    }
-    match io::Error::last_os_error().raw_os_error() {
-        Some(libc::EAGAIN) => Some(true),
-        _ => None,
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn held_for_writing(_: &File) -> Option<bool> {
-    None
-}
-
 /// Tests inject a race here, deterministically: in debug builds, the shell command in
 /// `GPU_HOMOGENIZE_TEST_RACE` runs in the file's directory with its name as `$1` and the
-/// stage as `$2` (`backup`: a backup staged, not yet linked; `before-swap`; `swapped`).
+/// stage as `$2` (`backup`: a backup staged, not yet linked; `before-swap`; `swapped`;
+/// `released`: swapped, the old inode unlinked, `$3` a path that reopens it).
 fn race_hook(parent: &Parent, stage: &str) {
+    race_hook_with(parent, stage, "");
+}
+
+/// [`race_hook`] with a third argument (`released`: a path that reopens the old inode).
+fn race_hook_with(parent: &Parent, stage: &str, extra: &str) {
     #[cfg(debug_assertions)]
     if let Some(command) = std::env::var_os("GPU_HOMOGENIZE_TEST_RACE") {
         let _ = std::process::Command::new("sh")
@@ -290,11 +345,12 @@ fn race_hook(parent: &Parent, stage: &str) {
             .arg("sh")
             .arg(&parent.name)
             .arg(stage)
+            .arg(extra)
             .current_dir(format!("/proc/self/fd/{}", parent.dir.as_raw_fd()))
             .status();
     }
     #[cfg(not(debug_assertions))]
-    let _ = (parent, stage);
+    let _ = (parent, stage, extra);
 }
 
 #[cfg(target_os = "linux")]

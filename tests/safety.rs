@@ -639,3 +639,40 @@ fn backups_of_a_private_directory_are_not_readable_by_others() {
         }
     }
 }
+
+/// Issue 19: a program that wrote to the file just after the swap (it had opened it before)
+/// wrote to the inode swapped out, and its edit was lost (1 of 140,748 appends in the edits
+/// trial, with only a check before the swap). The old inode is re-read after the swap: a write
+/// that reached it (injected by the test hook through `/proc`) is kept aside and reported.
+#[test]
+fn a_write_to_the_swapped_out_file_is_kept_aside() {
+    let root = tree();
+    let a = root.path().join("a.py");
+    std::fs::write(&a, BAD).unwrap();
+    let out = run(gh(root.path())
+        .env(
+            "GPU_HOMOGENIZE_TEST_RACE",
+            "[ \"$2\" = released ] && printf '# late\\n' >> \"$3\"",
+        )
+        .args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(std::fs::read_to_string(&a).unwrap().contains("PCI_BUS_ID"));
+    let kept: Vec<_> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("a.py.edit-kept-by-gpu-homogenize-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join(&kept[0])).unwrap(),
+        format!("{BAD}# late\n")
+    );
+    assert!(
+        out.stderr.contains(&format!(
+            "a.py: was written by another program during the rewrite; the rewrite is in place and the file as that program left it is kept as {} (compare it with a.py; to keep it, `mv` it over a.py; then run again)",
+            kept[0]
+        )),
+        "{}",
+        out.stderr
+    );
+}

@@ -31,7 +31,7 @@ for i in $(seq 1 "$FILES"); do bad_py > "$T/f$i.py"; done
 "$BIN" fix --gpu off -j 2 "$T" >/dev/null 2>&1 & b=$!
 wait $a; wait $b
 "$BIN" scan "$T" >/dev/null 2>&1; rc=$?
-headers=$(grep -c "CUDA_DEVICE_ORDER'\] = " "$T"/*.py | grep -vc ':1$')
+headers=$(grep -c 'CUDA_DEVICE_ORDER"\] = ' "$T"/*.py | grep -vc ':1$')
 expect '[ $rc -eq 0 ] && [ $headers -eq 0 ]' "two concurrent runs: all compliant (scan rc=$rc), $headers files with a doubled header"
 leftover=$(find "$WORK" -name '.gpu-homogenize-*.tmp' | wc -l)
 expect '[ $leftover -eq 0 ]' "no temp files left: $leftover"
