@@ -12,6 +12,8 @@ use std::path::{Component, Path, PathBuf};
 /// A handle on the tree root; everything the tool writes is opened through it.
 pub struct RootDir {
     fd: OwnedFd,
+    /// The mode of the directories it makes (before the umask).
+    made_mode: u32,
 }
 
 /// A directory under the root and a name in it: where a file is read, swapped and fsynced.
@@ -29,7 +31,19 @@ impl RootDir {
             libc::O_DIRECTORY | libc::O_RDONLY,
             0,
         )?;
-        Ok(RootDir { fd })
+        Ok(RootDir {
+            fd,
+            made_mode: 0o777,
+        })
+    }
+
+    /// The same directory, making only owner-only directories below it: a backup in them is
+    /// no more reachable than its original, whatever directories kept the original private.
+    pub fn private(self) -> RootDir {
+        RootDir {
+            made_mode: 0o700,
+            ..self
+        }
     }
 
     /// The directory `rel` below the root, every component a real directory; missing ones
@@ -40,7 +54,8 @@ impl RootDir {
             current = match open_dir_at(&current, name) {
                 Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
                     let c = cstring(name)?;
-                    if unsafe { libc::mkdirat(current.as_raw_fd(), c.as_ptr(), 0o777) } != 0 {
+                    let mode = self.made_mode as libc::mode_t;
+                    if unsafe { libc::mkdirat(current.as_raw_fd(), c.as_ptr(), mode) } != 0 {
                         let e = io::Error::last_os_error();
                         if e.kind() != io::ErrorKind::AlreadyExists {
                             return Err(e);
@@ -52,6 +67,20 @@ impl RootDir {
             };
         }
         Ok(current)
+    }
+
+    /// The directory `rel` below the root as a root of its own (made when missing, owner-only,
+    /// no link followed) that makes owner-only directories: where backups are kept when the
+    /// backup dir is in the tree.
+    pub fn below(&self, rel: &Path) -> io::Result<RootDir> {
+        let private = RootDir {
+            fd: dup(&self.fd)?,
+            made_mode: 0o700,
+        };
+        Ok(RootDir {
+            fd: private.dir(rel, true)?,
+            made_mode: 0o700,
+        })
     }
 
     /// The parent directory of the file `rel` and its name.

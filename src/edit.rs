@@ -94,7 +94,8 @@ pub fn apply(source: &str, edits: &[Edit]) -> Result<String, EditError> {
     Ok(out)
 }
 
-/// A unified diff between `old` and `new`, labelled with `path`, as `git diff` prints it.
+/// A unified diff between `old` and `new`, labelled with `path` (escaped, see
+/// [`crate::outcome::escape`]), as `git diff` prints it: an escaped name is quoted.
 pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
     // Myers is quadratic in the number of changed lines: past the deadline `similar` gives a
     // correct, less minimal diff, so a file with 100k rewrites still shows in a second.
@@ -103,7 +104,10 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
         .diff_lines(old, new)
         .unified_diff()
         .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .header(
+            &crate::outcome::quoted(&format!("a/{path}")),
+            &crate::outcome::quoted(&format!("b/{path}")),
+        )
         .to_string()
 }
 

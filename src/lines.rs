@@ -33,6 +33,32 @@ fn floor_char_boundary(source: &str, mut offset: usize) -> usize {
     offset
 }
 
+/// Only blanks (spaces, tabs, a BOM) between the start of its line and `at`. Scans back only
+/// over those blanks: statements joined by `;` on one long line cost O(1) each, not O(line).
+pub fn blank_before(source: &str, at: usize) -> bool {
+    for c in source[..floor_char_boundary(source, at)].chars().rev() {
+        match c {
+            '\n' | '\r' => return true,
+            ' ' | '\t' | '\u{feff}' => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Nothing but blanks, then a comment or the line's end, from `at` on. Scans forward only over
+/// the blanks (see [`blank_before`]).
+pub fn only_comment_after(source: &str, at: usize) -> bool {
+    for c in source[floor_char_boundary(source, at)..].chars() {
+        match c {
+            '\n' | '\r' | '#' => return true,
+            c if c.is_whitespace() => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Start of the line after the one holding `offset` (the end of the text on the last line).
 pub fn next_line_start(source: &str, offset: usize) -> usize {
     let end = line_end(source, offset);
@@ -96,5 +122,18 @@ mod tests {
         );
         assert_eq!(prev_line_start("ab\r\ncd\r\n\r\nef", 8), 4);
         assert_eq!(prev_line_start("ab\rcd\r", 3), 0);
+    }
+
+    #[test]
+    fn blanks_around_a_statement_are_read_only_up_to_the_line_ends() {
+        let src = "a = 1\n  b = 2  # c\nd = 3; e = 4\r\u{feff}f\n";
+        assert!(blank_before(src, 0));
+        assert!(blank_before(src, 8));
+        assert!(!blank_before(src, 26));
+        assert!(blank_before(src, 35));
+        assert!(only_comment_after(src, 13));
+        assert!(!only_comment_after(src, 24));
+        assert!(only_comment_after(src, 31));
+        assert!(only_comment_after(src, src.len()));
     }
 }

@@ -34,6 +34,32 @@ pub enum ReadError {
          utf-8, ascii, latin-1 and cp1252): convert the file to UTF-8, or leave it out"
     )]
     UnknownEncoding(String),
+    #[error(
+        "UTF-16 text (byte-order mark {0}), which Python and rustc do not read as source: \
+         convert it to UTF-8 (iconv -f UTF-16 -t UTF-8), or leave it out"
+    )]
+    Utf16(&'static str),
+}
+
+/// The UTF-16 byte-order mark `bytes` start with, and their text decoded (lossily: only to
+/// look for GPU words in it).
+fn utf16(bytes: &[u8]) -> Option<(&'static str, String)> {
+    let (mark, big) = match bytes {
+        [0xFF, 0xFE, ..] => ("FF FE", false),
+        [0xFE, 0xFF, ..] => ("FE FF", true),
+        _ => return None,
+    };
+    let units = bytes[2..].chunks_exact(2).map(|p| {
+        if big {
+            u16::from_be_bytes([p[0], p[1]])
+        } else {
+            u16::from_le_bytes([p[0], p[1]])
+        }
+    });
+    let text = char::decode_utf16(units)
+        .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect();
+    Some((mark, text))
 }
 
 /// Read a file whole, refusing what is not a regular file or is over `limit` bytes. Opening
@@ -87,6 +113,9 @@ fn read_open(mut file: std::fs::File, limit: u64) -> Result<Vec<u8>, ReadError> 
 /// Accept the bytes as source text: no NUL byte, valid in the encoding its coding cookie
 /// declares (PEP 263), UTF-8 without one.
 pub fn decode(bytes: Vec<u8>) -> Result<SourceFile, ReadError> {
+    if let Some((mark, _)) = utf16(&bytes) {
+        return Err(ReadError::Utf16(mark));
+    }
     if let Some(nul) = bytes.iter().position(|&b| b == 0) {
         return Err(ReadError::Binary(nul));
     }
@@ -189,6 +218,10 @@ impl Prefilter {
     }
 
     pub fn may_have_gpu_code(&self, language: Language, bytes: &[u8]) -> bool {
+        // A UTF-16 file with GPU code is reported (see [`decode`]), never `no_gpu_code`.
+        if let Some((_, text)) = utf16(bytes) {
+            return self.may_have_gpu_code(language, text.as_bytes());
+        }
         match language {
             Language::Python => self.python.is_match(bytes),
             Language::Rust => self.rust.is_match(bytes),
@@ -205,6 +238,33 @@ impl Default for Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_with_gpu_words_is_read_and_refused_by_name() {
+        let encode = |text: &str, big: bool| -> Vec<u8> {
+            let mut out = if big {
+                vec![0xFE, 0xFF]
+            } else {
+                vec![0xFF, 0xFE]
+            };
+            for unit in text.encode_utf16() {
+                out.extend(if big {
+                    unit.to_be_bytes()
+                } else {
+                    unit.to_le_bytes()
+                });
+            }
+            out
+        };
+        let filter = Prefilter::new();
+        for big in [false, true] {
+            let gpu = encode("import torch\nx = torch.device('cuda:1')\n", big);
+            assert!(filter.may_have_gpu_code(Language::Python, &gpu));
+            assert!(!filter.may_have_gpu_code(Language::Python, &encode("x = 1\n", big)));
+            let mark = if big { "FE FF" } else { "FF FE" };
+            assert_eq!(decode(gpu).err(), Some(ReadError::Utf16(mark)));
+        }
+    }
 
     #[test]
     fn rejects_binary_and_latin1() {

@@ -268,7 +268,17 @@ mod tests {
 
     #[test]
     fn non_utf8_names_are_escaped() {
-        assert_eq!(escape(OsStr::from_bytes(b"a\xffb.py")), "a\\xFFb.py");
+        assert_eq!(escape(OsStr::from_bytes(b"a\xffb.py")), "a\\377b.py");
+        assert_eq!(
+            escape(OsStr::new("a\n\u{1b}[1m\"\\.py")),
+            "a\\n\\033[1m\\\"\\\\.py"
+        );
+        assert_eq!(escape(OsStr::new("plain \"é\".py")), "plain \"é\".py");
+        assert_eq!(escape(OsStr::new("a\\b.py")), "a\\\\b.py");
+        assert_eq!(
+            crate::outcome::quoted(&escape(OsStr::new("a\tb.py"))),
+            "\"a\\tb.py\""
+        );
     }
 }
 

@@ -8,10 +8,16 @@
 //! difference (an editor saved meanwhile) the swap is undone and the file is reported as
 //! changed. Where the exchange is unsupported (another OS, some network file systems) the
 //! file is re-read just before a plain rename: an edit in that window of microseconds can
-//! still be lost; that is the best portable equivalent. A writer that keeps the old file
-//! open and writes to it after the swap writes to the replaced inode (as with any editor's
-//! own atomic save).
+//! still be lost; that is the best portable equivalent. A program that holds the file open for
+//! writing, or opens it during the swap, would write to the inode swapped out: on Linux a read
+//! lease held across the swap makes the kernel say so (see [`lease`]); the swap is undone, or,
+//! when it came after the check, what it wrote is kept aside. Where leases cannot be had
+//! (another user's file), the inode swapped out is still re-read after the swap, and what a
+//! writer left in it is kept aside; a write that comes later still is lost, as with any
+//! editor's own atomic save.
 
+mod backup;
+mod lease;
 mod meta;
 pub mod temp;
 
@@ -32,6 +38,17 @@ pub enum WriteError {
          kept as {0} (compare it with {1}; to keep it, `mv` it over {1}; then run again)"
     )]
     ChangedKeptAside(String, String),
+    #[error(
+        "is open for writing in another program; not rewritten, so that what it writes is kept \
+         (close it there, then run again)"
+    )]
+    HeldOpen,
+    #[error(
+        "was written by another program during the rewrite; the rewrite is in place and the file \
+         as that program left it is kept as {0} (compare it with {1}; to keep it, `mv` it over \
+         {1}; then run again)"
+    )]
+    WrittenDuringSwap(String, String),
     #[error("read-only file; not rewritten (make it writable, or leave it out)")]
     ReadOnly,
     #[error("is a symbolic link; not rewritten")]
@@ -94,7 +111,7 @@ pub fn write_confined(
         return Err(WriteError::Changed);
     }
     if let Some(dir) = &options.backup_dir {
-        backup(dir, rel, original, &file, &before)?;
+        backup::backup(root, dir, rel, original, &file, &before)?;
     }
     let temp = temp::create_recorded(root, rel, &parent)?;
     let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
@@ -105,7 +122,8 @@ pub fn write_confined(
     }
     // After the exchange the temp name holds the original until it is removed.
     temp::record_identity(root, &temp_rel, before.dev(), before.ino());
-    swap(&parent, temp, &before, original)?;
+    race_hook(&parent, "before-swap");
+    swap(&parent, temp, &file, &before, original)?;
     let _ = fsync_dir(&parent.dir);
     Ok(())
 }
@@ -128,44 +146,122 @@ fn stage(
 fn swap(
     parent: &Parent,
     temp: temp::TempFile,
+    read: &File,
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> Result<(), WriteError> {
+    // Held across the swap: a program that opens the file for writing meanwhile waits, and
+    // shows (`broken`); one that holds it open already is refused the lease.
+    let Ok(mut lease) = lease::ReadLease::take(read) else {
+        temp.remove(parent);
+        return Err(WriteError::HeldOpen);
+    };
     match exchange(parent, &temp.name, &parent.name) {
         Ok(()) => {}
-        Err(e) if unsupported(&e) => return swap_by_rename(parent, temp, before, original),
+        Err(e) if unsupported(&e) => {
+            drop(lease);
+            return swap_by_rename(parent, temp, read, before, original);
+        }
         Err(e) => {
             temp.remove(parent);
             return Err(e.into());
         }
     }
-    // The temp name now holds what was the file: it must be what we read.
-    if same_file(parent, &temp.name, before, original)? {
+    race_hook(parent, "swapped");
+    // The temp name now holds what was the file: it must be what we read, and no program may be
+    // opening it for writing (it would write to the inode just swapped out): else it goes back.
+    let held = lease.broken();
+    if !held && same_file(parent, &temp.name, before, original)? {
         temp.remove(parent);
-        return Ok(());
+        let opened = lease.broken();
+        lease.release();
+        return after_swap(parent, read, before, original, opened);
     }
     exchange(parent, &temp.name, &parent.name)?;
     let ours = temp.file.metadata()?;
     if same_inode(parent, &temp.name, &ours) {
         temp.remove(parent);
-        return Err(WriteError::Changed);
+        return Err(if held {
+            WriteError::HeldOpen
+        } else {
+            WriteError::Changed
+        });
     }
     // Yet another version arrived during the undo: keep it, never delete it, under a name no
     // cleanup ever looks at and that says what it is.
     let kept = keep_aside(parent, &temp.name).unwrap_or_else(|_| temp.name.clone());
     Err(WriteError::ChangedKeptAside(
-        kept.to_string_lossy().into_owned(),
-        parent.name.to_string_lossy().into_owned(),
+        shown(&kept),
+        shown(&parent.name),
     ))
+}
+
+/// The swap is done and the old inode unlinked: re-read it (through the handle it was read
+/// with). A program that opened it for writing before the swap (`opened`: it was waiting on the
+/// lease) or wrote to it since would lose what it wrote: that version is kept aside.
+fn after_swap(
+    parent: &Parent,
+    read: &File,
+    before: &std::fs::Metadata,
+    original: &[u8],
+    opened: bool,
+) -> Result<(), WriteError> {
+    race_hook_with(
+        parent,
+        "released",
+        &format!("/proc/{}/fd/{}", std::process::id(), read.as_raw_fd()),
+    );
+    let writers_done = lease::wait_for_writers(read);
+    let now = read_all(&mut read.try_clone()?)?;
+    if now == original && (writers_done || !opened) {
+        return Ok(());
+    }
+    let kept = keep_copy(parent, &now, read, before)?;
+    Err(WriteError::WrittenDuringSwap(
+        shown(&kept),
+        shown(&parent.name),
+    ))
+}
+
+/// A name in a message, as git quotes paths: never lossily, never a raw control character.
+fn shown(name: &std::ffi::OsStr) -> String {
+    crate::outcome::quoted(&crate::outcome::escape(name)).into_owned()
+}
+
+/// Write `bytes` to a new `TARGET.edit-kept-by-gpu-homogenize-PID-N` (never over a file) with
+/// the original's metadata; its name.
+fn keep_copy(
+    parent: &Parent,
+    bytes: &[u8],
+    from: &File,
+    before: &std::fs::Metadata,
+) -> Result<std::ffi::OsString, WriteError> {
+    let temp = temp::create(parent)?;
+    let staged = (|| -> io::Result<()> {
+        (&temp.file).write_all(bytes)?;
+        // Best effort: what matters is that the bytes are kept.
+        let _ = meta::copy(from, &temp.file, before);
+        temp.file.sync_all()
+    })();
+    if let Err(e) = staged {
+        temp.remove(parent);
+        return Err(e.into());
+    }
+    Ok(keep_aside(parent, &temp.name)?)
 }
 
 /// Without an atomic exchange: re-read, then rename over (see the module docs).
 fn swap_by_rename(
     parent: &Parent,
     temp: temp::TempFile,
+    read: &File,
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> Result<(), WriteError> {
+    if lease::ReadLease::take(read).is_err() {
+        temp.remove(parent);
+        return Err(WriteError::HeldOpen);
+    }
     if !same_file(parent, &parent.name, before, original)? {
         temp.remove(parent);
         return Err(WriteError::Changed);
@@ -233,6 +329,32 @@ fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata)
         .is_ok_and(|m| (m.dev(), m.ino()) == (want.dev(), want.ino()))
 }
 
+/// Tests inject a race here, deterministically: in debug builds, the shell command in
+/// `GPU_HOMOGENIZE_TEST_RACE` runs in the file's directory with its name as `$1` and the
+/// stage as `$2` (`backup`: a backup staged, not yet linked; `before-swap`; `swapped`;
+/// `released`: swapped, the old inode unlinked, `$3` a path that reopens it).
+fn race_hook(parent: &Parent, stage: &str) {
+    race_hook_with(parent, stage, "");
+}
+
+/// [`race_hook`] with a third argument (`released`: a path that reopens the old inode).
+fn race_hook_with(parent: &Parent, stage: &str, extra: &str) {
+    #[cfg(debug_assertions)]
+    if let Some(command) = std::env::var_os("GPU_HOMOGENIZE_TEST_RACE") {
+        let _ = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .arg("sh")
+            .arg(&parent.name)
+            .arg(stage)
+            .arg(extra)
+            .current_dir(format!("/proc/self/fd/{}", parent.dir.as_raw_fd()))
+            .status();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = (parent, stage, extra);
+}
+
 #[cfg(target_os = "linux")]
 fn exchange(parent: &Parent, a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> io::Result<()> {
     let (a, b) = (cstring(a)?, cstring(b)?);
@@ -267,76 +389,6 @@ fn fsync_dir(dir: &OwnedFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
-}
-
-/// Keep the original under `dir`, same relative path with its exact bytes, owner and mode; an
-/// older backup is never overwritten (the next free `NAME.~N~` is used, as `cp
-/// --backup=numbered`).
-fn backup(
-    dir: &Path,
-    rel: &Path,
-    original: &[u8],
-    file: &File,
-    before: &std::fs::Metadata,
-) -> Result<(), WriteError> {
-    let target = dir.join(rel);
-    // Under the backup dir every directory is opened without following a link (as under the
-    // root); the copy is staged in a temp file with the original's owner, mode and xattrs and
-    // linked to its name without replacing anything: a killed run leaves a temp file, never a
-    // truncated backup under the real name.
-    let write = || -> io::Result<()> {
-        // The backup dir itself is the user's choice (made when missing); below it, no link.
-        // Its marker keeps it out of every later walk.
-        std::fs::create_dir_all(dir)?;
-        let marker = RootDir::open(dir)?.parent(Path::new(BACKUP_MARKER), false)?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW;
-        drop(crate::confine::open_raw(
-            marker.dir.as_raw_fd(),
-            &marker.name,
-            flags,
-            0o644,
-        )?);
-        let parent = RootDir::open(dir)?.parent(rel, true)?;
-        let mut candidate = parent.name.clone();
-        for n in 1.. {
-            let probe = Parent {
-                dir: parent.dir.try_clone()?,
-                name: candidate.clone(),
-            };
-            match probe.open_regular() {
-                Ok(mut existing) => {
-                    if read_all(&mut existing)? == original {
-                        return Ok(());
-                    }
-                    candidate = parent.name.clone();
-                    candidate.push(format!(".~{n}~"));
-                }
-                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
-                Err(e) => return Err(e),
-            }
-        }
-        let temp = temp::create(&parent)?;
-        let staged = (|| -> io::Result<()> {
-            (&temp.file).write_all(original)?;
-            meta::copy(file, &temp.file, before).map_err(io::Error::other)?;
-            temp.file.sync_all()
-        })();
-        let (from, to) = (cstring(&temp.name)?, cstring(&candidate)?);
-        let linked = staged.and_then(|()| {
-            let d = parent.dir.as_raw_fd();
-            if unsafe { libc::linkat(d, from.as_ptr(), d, to.as_ptr(), 0) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-        temp.remove(&parent);
-        linked?;
-        fsync_dir(&parent.dir)
-    };
-    write().map_err(|source| WriteError::Backup {
-        path: target.display().to_string(),
-        source,
-    })
 }
 
 #[cfg(test)]

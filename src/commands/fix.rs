@@ -3,6 +3,8 @@
 
 use super::present::{findings_text, machine};
 use super::{absolute, exit_status, gpu_failed};
+use std::path::{Path, PathBuf};
+
 use crate::cli::{FixArgs, GlobalArgs};
 use crate::outcome::FileStatus;
 use crate::process::Mode;
@@ -17,7 +19,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut engine = engine(&setup, &args.input, Mode::Fix { dry_run })?;
     engine.want_diff = dry_run;
     engine.write.backup_dir = match &args.backup_dir {
-        Some(dir) => Some(backup_dir(&setup.root, &absolute(dir))?),
+        Some(dir) => Some(backup_dir(&setup.root, dir)?),
         None => None,
     };
     engine.write.break_hardlinks = args.break_hardlinks;
@@ -72,26 +74,93 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     }))
 }
 
-/// The backup directory, refused when it would lose or expose the originals: the tree root
-/// itself (a backup would be the file), or a symbolic link (the copies would land wherever it
-/// points). Inside the tree it is left out of the walk, so a later `fix` never rewrites a backup.
-fn backup_dir(root: &std::path::Path, dir: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
-    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+/// The backup directory, refused when it would lose or expose the originals or hide files of
+/// the tree: the tree root itself (a backup would be the file), a path through a symbolic link or
+/// a file of the tree, or a directory of the tree holding files of its own (marked as a backup
+/// dir, they would be left out of every later walk). In the tree it is named by its path under
+/// the root (written with no link followed) and left out of the walk, so a later `fix` never
+/// rewrites a backup; outside it, it is the user's choice.
+fn backup_dir(root: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    let shown = || crate::outcome::escape(dir.as_os_str());
+    let lexical = lexical(&absolute(dir));
+    if std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.file_type().is_symlink()) {
         anyhow::bail!(
             "--backup-dir {}: is a symbolic link; name the directory itself",
-            crate::outcome::escape(dir.as_os_str())
+            shown()
         );
     }
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        a.canonicalize()
-            .ok()
-            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    // Outside the tree by name, but reached into it through a link the user typed: in it.
+    let in_tree = match lexical.strip_prefix(root) {
+        Ok(rel) => rel.to_path_buf(),
+        Err(_) => match resolved(&lexical).strip_prefix(resolved(root)) {
+            Ok(rel) => rel.to_path_buf(),
+            Err(_) => return Ok(lexical),
+        },
     };
-    if same(dir, root) {
+    if in_tree.as_os_str().is_empty() {
         anyhow::bail!(
             "--backup-dir {}: is the tree root; the backups would replace the files they keep",
-            crate::outcome::escape(dir.as_os_str())
+            shown()
         );
     }
-    Ok(dir.to_path_buf())
+    let mut at = root.to_path_buf();
+    for name in in_tree.components() {
+        at.push(name);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            break;
+        };
+        let what = if meta.file_type().is_symlink() {
+            "a symbolic link"
+        } else if !meta.is_dir() {
+            "a file"
+        } else {
+            continue;
+        };
+        anyhow::bail!(
+            "--backup-dir {}: goes through {}, {what} of the tree; name a directory of the tree, or one outside it",
+            shown(),
+            crate::outcome::escape(at.as_os_str())
+        );
+    }
+    let marked = at.join(crate::write::BACKUP_MARKER).exists();
+    if !marked && std::fs::read_dir(&at).is_ok_and(|mut d| d.next().is_some()) {
+        anyhow::bail!(
+            "--backup-dir {}: a directory of the tree that holds files of its own (made a backup dir, they would never be checked again); name a new or empty directory, or one outside the tree",
+            shown()
+        );
+    }
+    Ok(root.join(in_tree))
+}
+
+/// `path` without `.` and `..` components, read as written (the current directory is real).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` with the links of its longest existing part resolved.
+fn resolved(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = at.canonicalize() {
+            return rest.iter().rev().fold(real, |p, n| p.join(n));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
 }

@@ -9,7 +9,7 @@ use ruff_python_ast::{Expr, Stmt};
 
 use super::facts::{range, EnvKey, Facts};
 use super::semantic::Bindings;
-use crate::lines::{line_end, line_start, next_line_start, prev_line_start};
+use crate::lines::{line_start, next_line_start, prev_line_start};
 
 /// One block of configuration lines.
 #[derive(Debug, Clone)]
@@ -63,12 +63,7 @@ fn is_config_stmt(facts: &Facts, r: &Range<usize>) -> bool {
 /// Nothing but blanks before the statement on its first line, and nothing but a comment after
 /// it on its last line.
 fn alone_on_lines(source: &str, r: &Range<usize>) -> bool {
-    let before = &source[line_start(source, r.start)..r.start];
-    let after = source[r.end..line_end(source, r.end)].trim_start();
-    before
-        .chars()
-        .all(|c| c == ' ' || c == '\t' || c == '\u{feff}')
-        && (after.is_empty() || after.starts_with('#'))
+    crate::lines::blank_before(source, r.start) && crate::lines::only_comment_after(source, r.end)
 }
 
 /// The start of the banner directly above `line`: the comment lines right above it (no blank

@@ -54,7 +54,7 @@ pub fn render(files: &[FileOutcome]) -> String {
                     CheckStatus::Error => "GPU check: error",
                     _ => "GPU check failed",
                 };
-                let message = gpu.message.as_deref().unwrap_or("");
+                let message = crate::outcome::printable(gpu.message.as_deref().unwrap_or(""));
                 let _ = writeln!(
                     out,
                     "::error title={},file={},line=1::{}",

@@ -90,6 +90,7 @@ pub fn errors(files: &[FileOutcome]) -> String {
     let mut out = String::new();
     for file in files.iter().filter(|f| f.status == FileStatus::Error) {
         let message = file.error.as_deref().unwrap_or("unknown error");
+        let message = crate::outcome::printable(message);
         let _ = writeln!(out, "error: {}: {message}", file.display);
     }
     out
