@@ -7,8 +7,11 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
-/// A read lease on the file as it was read, held across the swap. No signal owner is set, so a
-/// breaking open only waits (never kills this process) until [`ReadLease::release`].
+/// A read lease on the file as it was read, held across the swap. Taking a lease makes this
+/// process the file's signal owner, and the kernel sends SIGIO when another program opens the
+/// file for writing — whose default action ends the process (an editor's append killed a run
+/// mid-write in the edits trial): SIGIO is ignored, and [`ReadLease::broken`] asks instead. A
+/// breaking open waits until [`ReadLease::release`].
 pub struct ReadLease<'a> {
     file: &'a File,
     held: bool,
@@ -20,6 +23,11 @@ pub struct HeldOpen;
 impl<'a> ReadLease<'a> {
     /// `file` must be open read-only. Without leases, a lease that holds nothing.
     pub fn take(file: &'a File) -> Result<ReadLease<'a>, HeldOpen> {
+        static IGNORE_SIGIO: std::sync::Once = std::sync::Once::new();
+        // SAFETY: setting a signal's disposition to "ignore" has no handler to run.
+        IGNORE_SIGIO.call_once(|| unsafe {
+            libc::signal(libc::SIGIO, libc::SIG_IGN);
+        });
         match set(file, libc::F_RDLCK) {
             Ok(()) => Ok(ReadLease { file, held: true }),
             Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Err(HeldOpen),
