@@ -378,6 +378,7 @@ fn async_fix(
         main,
         &env,
         &format!("{base}{unit}"),
+        &unit,
         ctx.newline,
     )?;
     edits.extend(super::async_main::body_env_removals(ctx, &facts.env));

@@ -7,6 +7,7 @@ mod effective;
 mod facts;
 mod fix;
 pub mod graph;
+mod imports;
 pub mod krate;
 pub mod rules;
 

@@ -209,6 +209,8 @@ pub struct Facts {
     pub inner_attrs_end: Option<usize>,
     /// Start of the first item.
     pub first_item: Option<usize>,
+    /// The names private `use` items bind (a fix takes out the ones it leaves unused).
+    pub use_leaves: Vec<super::imports::UseLeaf>,
 }
 
 /// The bytes of a node. `Spanned::span` turns the whole node back into tokens to join their
@@ -260,6 +262,7 @@ pub fn collect(file: &syn::File) -> Facts {
     v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
     v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
     v.facts.first_item = file.items.first().map(|i| range(i).start);
+    v.facts.use_leaves = super::imports::leaves(file);
     v.facts.forbids_unsafe = file.attrs.iter().any(forbids_unsafe);
     v.facts.main = mains::choose(&file.items);
     v.facts.macro_main = file.items.iter().find_map(|item| match item {
