@@ -271,3 +271,63 @@ fn wrappers_own_examples_tests_and_cpu_uses_are_judged_as_what_they_are() {
     );
     assert_eq!(text.matches("w/src/main.rs:7:").count(), 0, "{text}");
 }
+
+/// A package whose library reaches CUDA in one module: a tool shipped beside it that uses only
+/// the library's error type is not a GPU program; one that uses the pipeline is, through the
+/// module the pipeline calls (`super::config`) and a re-export of the root. ONNX Runtime with
+/// its `cuda` feature reaches CUDA only through its CUDA provider.
+#[test]
+fn a_program_runs_only_the_library_modules_its_paths_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "nlp/Cargo.toml", "[package]\nname = \"nlp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntch = \"0.17\"\nort = { version = \"2.0.0-rc.10\", features = [\"cuda\"] }\n[[bin]]\nname = \"convert\"\npath = \"src/convert.rs\"\n");
+    write(root, "nlp/src/lib.rs", "mod error;\npub mod pipelines;\npub use error::NlpError;\npub use pipelines::sentiment::Sentiment;\n");
+    write(
+        root,
+        "nlp/src/error.rs",
+        "#[derive(Debug)]\npub struct NlpError;\n",
+    );
+    write(
+        root,
+        "nlp/src/pipelines/mod.rs",
+        "pub mod config;\npub mod sentiment;\n",
+    );
+    write(
+        root,
+        "nlp/src/pipelines/config.rs",
+        "pub fn device() -> tch::Device {\n    tch::Device::cuda_if_available()\n}\n",
+    );
+    write(root, "nlp/src/pipelines/sentiment.rs", "pub struct Sentiment;\nimpl Sentiment {\n    pub fn new() -> Self {\n        let _d = super::config::device();\n        Sentiment\n    }\n}\n");
+    write(root, "nlp/src/convert.rs", "use nlp::NlpError;\n\nfn main() -> Result<(), NlpError> {\n    let _t = tch::Tensor::from(1.0);\n    Ok(())\n}\n");
+    write(
+        root,
+        "nlp/examples/classify.rs",
+        "use nlp::Sentiment;\n\nfn main() {\n    let _s = Sentiment::new();\n}\n",
+    );
+    write(
+        root,
+        "nlp/examples/onnx_cpu.rs",
+        "use ort::session::Session;\n\nfn main() {\n    let _s = Session::builder();\n}\n",
+    );
+    write(root, "nlp/examples/onnx_gpu.rs", "use ort::execution_providers::CUDAExecutionProvider;\nuse ort::session::Session;\n\nfn main() {\n    let _s = Session::builder().with_execution_providers([CUDAExecutionProvider::default().build()]);\n}\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("nlp/src/convert.rs", "no_gpu_code"),
+        ("nlp/examples/classify.rs", "non_compliant"),
+        ("nlp/examples/onnx_cpu.rs", "no_gpu_code"),
+        ("nlp/examples/onnx_gpu.rs", "non_compliant"),
+    ] {
+        assert_eq!(status[file], want, "{file}\n{text}");
+    }
+    let before = std::fs::read(root.join("nlp/src/convert.rs")).unwrap();
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    assert_eq!(
+        std::fs::read(root.join("nlp/src/convert.rs")).unwrap(),
+        before
+    );
+    let classify = std::fs::read_to_string(root.join("nlp/examples/classify.rs")).unwrap();
+    assert!(
+        classify.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\""),
+        "{classify}"
+    );
+}

@@ -9,6 +9,7 @@ mod fix;
 pub mod graph;
 mod imports;
 pub mod krate;
+mod modules;
 pub mod rules;
 
 use std::path::Path;
