@@ -331,3 +331,44 @@ fn a_program_runs_only_the_library_modules_its_paths_reach() {
         "{classify}"
     );
 }
+
+/// A device index handed across crates: the server's `--gpu` default and a literal reach
+/// `Device::new_cuda(ordinal)` in the engine crate through `load` and `Engine::open`; they are
+/// remapped where they are written, in the program that masks.
+#[test]
+fn a_command_line_default_is_followed_into_another_crates_constructor() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"engine\", \"server\"]\n",
+    );
+    write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "engine/src/lib.rs", "use candle_core::Device;\n\npub fn load(path: &str, ordinal: usize) -> Device {\n    println!(\"{path}\");\n    Device::new_cuda(ordinal).unwrap()\n}\n\npub struct Engine;\n\nimpl Engine {\n    pub fn open(gpu: usize) -> Device {\n        load(\"default\", gpu)\n    }\n}\n");
+    write(root, "server/Cargo.toml", "[package]\nname = \"server\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "server/src/main.rs", "use clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 1)]\n    gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    workers: usize,\n}\n\nfn main() {\n    let args = Args::parse();\n    let d = engine::load(\"model.bin\", args.gpu);\n    println!(\"{d:?} {}\", args.workers);\n}\n");
+    write(root, "server/src/bin/spare.rs", "fn main() {\n    let d = engine::load(\"model.bin\", 1);\n    let e = engine::Engine::open(1);\n    println!(\"{d:?} {e:?}\");\n}\n");
+    let (_, text) = statuses(root);
+    assert!(
+        text.contains("server/src/main.rs:13:39: GH511 [*] load(…), whose argument 2 is the index of `Device::new_cuda` (engine/src/lib.rs:5), selects device 1 through the default of the `gpu` option (line 5)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("server/src/bin/spare.rs:2:39: GH511"),
+        "{text}"
+    );
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let main = std::fs::read_to_string(root.join("server/src/main.rs")).unwrap();
+    assert!(
+        main.contains("    #[arg(long, default_value_t = 0)]\n    gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    workers: usize,"),
+        "{main}"
+    );
+    let spare = std::fs::read_to_string(root.join("server/src/bin/spare.rs")).unwrap();
+    assert!(spare.contains("engine::load(\"model.bin\", 0)"), "{spare}");
+    assert!(spare.contains("engine::Engine::open(0)"), "{spare}");
+    // The engine's own code is left as it is: its index is its callers'.
+    let (status, text) = statuses(root);
+    assert_eq!(status["server/src/main.rs"], "compliant", "{text}");
+    assert_eq!(status["server/src/bin/spare.rs"], "compliant", "{text}");
+}

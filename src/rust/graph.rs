@@ -11,10 +11,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use syn::visit::{self, Visit};
 
+use super::index_fns::IndexFn;
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -192,6 +194,9 @@ pub enum FileRole {
 #[derive(Debug, Default)]
 pub struct RustIndex {
     files: HashMap<String, FileRole>,
+    /// The index functions each file can call: its package's and its dependencies' of the
+    /// tree (a name defined twice with different index positions is left out).
+    callable: HashMap<String, Arc<Vec<IndexFn>>>,
 }
 
 impl FileRole {
@@ -210,6 +215,10 @@ impl FileRole {
 impl RustIndex {
     pub fn role(&self, rel: &str) -> Option<&FileRole> {
         self.files.get(rel)
+    }
+
+    pub fn callable(&self, rel: &str) -> &[IndexFn] {
+        self.callable.get(rel).map_or(&[], |v| v.as_slice())
     }
 
     pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> RustIndex {
@@ -243,6 +252,10 @@ struct RsFile {
     paths: Vec<Vec<String>>,
     /// `pub use a::b::C;` (a glob: name `*`): where a library root's names come from.
     reexports: Vec<(String, Vec<String>)>,
+    /// Functions that hand a parameter to a device constructor as its index, and those that
+    /// hand one to another function.
+    index_fns: Vec<IndexFn>,
+    forwards: Vec<super::index_fns::Forward>,
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
@@ -261,6 +274,7 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     let file = syn::parse_file(&text).ok()?;
     let mut v = Reader::default();
     v.visit_file(&file);
+    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, &entry.rel);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
@@ -890,9 +904,11 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     // Each binary: its own module tree, plus its package's library when it names it.
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
     let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
+    let mut package_files: Vec<Vec<String>> = lib_files.clone();
     for (i, p) in packages.iter().enumerate() {
         for (bin, test) in &p.binaries {
             let tree = module_tree(bin, files);
+            package_files[i].extend(tree.iter().cloned());
             let named = names_of(&tree);
             let mut cuda = reach(
                 i,
@@ -1006,7 +1022,54 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             });
         }
     }
-    RustIndex { files: roles }
+    let callable = callable(files, packages, &lib_files, &package_files);
+    RustIndex {
+        files: roles,
+        callable,
+    }
+}
+
+/// For each file of a package: the index functions of its package and of the libraries of
+/// the tree crates it depends on.
+fn callable(
+    files: &HashMap<String, RsFile>,
+    packages: &[Package],
+    lib_files: &[Vec<String>],
+    package_files: &[Vec<String>],
+) -> HashMap<String, Arc<Vec<IndexFn>>> {
+    let mut out = HashMap::new();
+    for (i, p) in packages.iter().enumerate() {
+        let mut tree: Vec<&String> = package_files[i].iter().collect();
+        for (j, lib) in lib_files.iter().enumerate() {
+            if j != i && depends_on(p, j, packages, &mut Vec::new()) {
+                tree.extend(lib);
+            }
+        }
+        let read = || tree.iter().filter_map(|f| files.get(*f));
+        let mut fns: Vec<IndexFn> = read().flat_map(|f| f.index_fns.iter().cloned()).collect();
+        let forwards: Vec<super::index_fns::Forward> =
+            read().flat_map(|f| f.forwards.iter().cloned()).collect();
+        super::index_fns::close(&mut fns, &forwards);
+        if fns.is_empty() {
+            continue;
+        }
+        let ambiguous: Vec<String> = fns
+            .iter()
+            .filter(|f| {
+                fns.iter()
+                    .any(|g| g.path == f.path && g.position != f.position)
+            })
+            .map(|f| f.path.clone())
+            .collect();
+        fns.retain(|f| !ambiguous.contains(&f.path));
+        fns.sort_by(|a, b| a.path.cmp(&b.path));
+        fns.dedup_by(|a, b| a.path == b.path);
+        let fns = Arc::new(fns);
+        for f in &package_files[i] {
+            out.insert(f.clone(), fns.clone());
+        }
+    }
+    out
 }
 
 /// A library's files with their module paths.

@@ -8,6 +8,7 @@ mod facts;
 mod fix;
 pub mod graph;
 mod imports;
+pub mod index_fns;
 pub mod krate;
 mod modules;
 pub mod rules;
@@ -189,8 +190,13 @@ pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
 }
 
 fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
+    facts_with(source, &[])
+}
+
+/// The facts, with the tree's functions that take a device index (calls to them are indices).
+fn facts_with(source: &str, callable: &[index_fns::IndexFn]) -> Result<facts::Facts, SyntaxError> {
     let file = parse(source)?;
-    let facts = facts::collect(&file);
+    let facts = facts::collect(&file, callable);
     proc_macro2::extra::invalidate_current_thread_spans();
     Ok(facts)
 }
@@ -220,18 +226,24 @@ impl RustSupport {
         self.index.get().and_then(|i| i.role(rel))
     }
 
+    fn callable(&self, rel: &str) -> &[index_fns::IndexFn] {
+        self.index.get().map_or(&[], |i| i.callable(rel))
+    }
+
     /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
     /// after which the process env would still not be the policy's is withheld, and the
     /// findings say why (masking indices without the env would select the forbidden card).
     fn analyze_with(
         &self,
         krate: &CrateInfo,
-        role: Option<&graph::FileRole>,
+        at: Option<&str>,
         source: &str,
         in_phase: bool,
         plan: Plan,
     ) -> Result<Analysis, SyntaxError> {
-        let facts = facts_of(source)?;
+        let role = at.and_then(|rel| self.role(rel));
+        let callable = at.map_or(&[][..], |rel| self.callable(rel));
+        let facts = facts_with(source, callable)?;
         let ctx = detect::Context {
             source,
             policy: &self.policy,
@@ -246,7 +258,7 @@ impl RustSupport {
         let mut edits = Vec::new();
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
-            match self.prove(krate, role, source, planned, in_phase) {
+            match self.prove(krate, at, source, planned, in_phase) {
                 Ok(planned) => edits = planned,
                 Err(why) => withhold(&mut findings, &why),
             }
@@ -268,14 +280,14 @@ impl RustSupport {
     fn prove(
         &self,
         krate: &CrateInfo,
-        role: Option<&graph::FileRole>,
+        at: Option<&str>,
         source: &str,
         edits: Vec<Edit>,
         in_phase: bool,
     ) -> Result<Vec<Edit>, String> {
         let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
         let after = self
-            .analyze_with(krate, role, &new, in_phase, Plan::None)
+            .analyze_with(krate, at, &new, in_phase, Plan::None)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
         let left = after.findings.iter().filter(|f| f.is_violation());
         let (env, other): (Vec<&Finding>, Vec<&Finding>) =
@@ -319,7 +331,7 @@ impl LanguageSupport for RustSupport {
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
         Ok(Box::new(self.analyze_with(
             &self.krate(info.path),
-            self.role(info.rel),
+            Some(info.rel),
             source,
             info.in_phase,
             Plan::Prove,
@@ -334,15 +346,15 @@ impl LanguageSupport for RustSupport {
         before: &dyn lang::Analysis,
     ) -> Vec<String> {
         let krate = self.krate(info.path);
-        let after =
-            match self.analyze_with(&krate, self.role(info.rel), new, info.in_phase, Plan::None) {
-                Ok(after) => after,
-                Err(e) => {
-                    return vec![format!(
-                        "the rewrite does not parse ({e}); this is a bug, please report it"
-                    )]
-                }
-            };
+        let after = match self.analyze_with(&krate, Some(info.rel), new, info.in_phase, Plan::None)
+        {
+            Ok(after) => after,
+            Err(e) => {
+                return vec![format!(
+                    "the rewrite does not parse ({e}); this is a bug, please report it"
+                )]
+            }
+        };
         after
             .findings
             .iter()

@@ -234,7 +234,9 @@ fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
     }
 }
 
-pub fn collect(file: &syn::File) -> Facts {
+/// The facts of a file; `callable`: the functions of the tree that take a device index (see
+/// `index_fns`), whose calls are device indices too.
+pub fn collect(file: &syn::File, callable: &[super::index_fns::IndexFn]) -> Facts {
     let mut aliases = HashMap::new();
     for item in &file.items {
         if let syn::Item::Use(u) = item {
@@ -258,6 +260,7 @@ pub fn collect(file: &syn::File) -> Facts {
         scope: None,
         display: 0,
         handled_calls: Vec::new(),
+        callable: callable.to_vec(),
     };
     v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
     v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
@@ -405,6 +408,8 @@ pub(super) struct FactVisitor {
     display: usize,
     /// Env calls already recorded with their statement.
     handled_calls: Vec<usize>,
+    /// Functions of the tree that hand an argument to a device constructor.
+    callable: Vec<super::index_fns::IndexFn>,
     /// Names a `use … as` gives to something of another name.
     renamed: Vec<String>,
     /// Computed `.envs(…)` calls, with the command they configure.
@@ -498,6 +503,31 @@ impl FactVisitor {
         let Expr::Path(func) = call.func.as_ref() else {
             return;
         };
+        if !self.callable.is_empty() {
+            let segments: Vec<String> = func
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let def = self
+                .callable
+                .iter()
+                .find(|d| super::index_fns::calls(d, &segments))
+                .cloned();
+            if let Some(def) = def {
+                if let Some(arg) = call.args.iter().nth(def.position) {
+                    let what = format!(
+                        "{}(…), whose argument {} is the index of {},",
+                        def.path,
+                        def.position + 1,
+                        def.what
+                    );
+                    self.sink(arg, what);
+                }
+                return;
+            }
+        }
         if !self.may_name(&func.path, INDEX_CALL_NAMES) {
             return;
         }
@@ -1159,7 +1189,7 @@ mod tests {
     use super::*;
 
     fn facts(source: &str) -> Facts {
-        let facts = collect(&crate::rust::parse(source).unwrap());
+        let facts = collect(&crate::rust::parse(source).unwrap(), &[]);
         proc_macro2::extra::invalidate_current_thread_spans();
         facts
     }
