@@ -83,6 +83,9 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
     let expected: BTreeMap<&str, &str> = [
         // `#[tokio::main]` made sync (unsafe tier): its own too-late write goes with it.
         ("async-bin/src/main.rs", "fixed"),
+        // `#[actix_web::main]` and `#[async_std::main]`: their runtimes rebuilt by hand.
+        ("actix-server/src/main.rs", "fixed"),
+        ("std-async/src/main.rs", "fixed"),
         ("candle-bin/src/main.rs", "fixed"),
         ("cfg-mains/build.rs", "no_gpu_code"),
         ("cfg-mains/examples/cfgif.rs", "fixed"),
@@ -252,6 +255,9 @@ fn patch_with_stubs(ws: &std::path::Path) {
         .replace("    \"gpu-lib\",\n", "");
     let patch = [
         "tokio",
+        "async-std",
+        "actix-web",
+        "actix-rt",
         "burn",
         "cudarc",
         "nvml-wrapper",
@@ -315,6 +321,8 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
         ("idx-serve", "--bin=idx-serve"),
         ("idx-async", "--bin=idx-async"),
         ("async-bin", "--bin=async-bin"),
+        ("std-async", "--bin=std-async"),
+        ("actix-server", "--bin=actix-server"),
     ] {
         let out = cargo_run(&["run", "-p", package, target]);
         let sees: Vec<&str> = out
@@ -360,26 +368,36 @@ fn the_unfixed_async_mains_build_against_the_stubs_too() {
     copy_dir(&fixture(FIXTURE), &ws);
     patch_with_stubs(&ws);
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(&cargo)
-        .args(["run", "--offline", "--quiet", "-p", "async-bin"])
-        .current_dir(&ws)
-        .env("CARGO_TARGET_DIR", dir.path().join("target"))
-        .env_remove("CUDA_VISIBLE_DEVICES")
-        .env_remove("CUDA_DEVICE_ORDER")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains(
-            "burn CudaDevice::new(1) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=<unset>"
+    for (package, sees) in [
+        (
+            "async-bin",
+            "burn CudaDevice::new(1) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=<unset>",
         ),
-        "{stdout}"
-    );
+        (
+            "std-async",
+            "cudarc CudaContext::new(1) sees CUDA_VISIBLE_DEVICES=<unset> CUDA_DEVICE_ORDER=<unset>",
+        ),
+        (
+            "actix-server",
+            "cudarc CudaContext::new(1) sees CUDA_VISIBLE_DEVICES=<unset> CUDA_DEVICE_ORDER=<unset>",
+        ),
+    ] {
+        let out = std::process::Command::new(&cargo)
+            .args(["run", "--offline", "--quiet", "-p", package])
+            .current_dir(&ws)
+            .env("CARGO_TARGET_DIR", dir.path().join("target"))
+            .env_remove("CUDA_VISIBLE_DEVICES")
+            .env_remove("CUDA_DEVICE_ORDER")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{package}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(sees), "{package}: {stdout}");
+    }
 }
 
 /// Without `--unsafe-fixes` the async mains stay as written and non-compliant, and so does the
@@ -414,7 +432,7 @@ fn edition_2024_mains_get_an_unsafe_block_and_2021_mains_do_not() {
     let candle = std::fs::read_to_string(tree.path().join("candle-bin/src/main.rs")).unwrap();
     assert!(
         candle.contains(
-            "{\r\n    unsafe {\r\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\r\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\r\n"
+            "{\r\n    unsafe {\r\n        // SAFETY: the first statements of `main`, before any thread starts:\r\n        // nothing reads or writes the environment concurrently.\r\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\r\n"
         ),
         "{candle}"
     );

@@ -137,7 +137,7 @@ fn the_header_goes_below_a_licence_and_an_earlier_block_is_not_written_twice() {
         "{main}"
     );
     assert!(
-        main.contains("fn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n"),
+        main.contains("fn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts:\n        // nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n"),
         "{main}"
     );
     let old = std::fs::read_to_string(root.join("src/bin/old.rs")).unwrap();
@@ -371,4 +371,16 @@ fn a_command_line_default_is_followed_into_another_crates_constructor() {
     let (status, text) = statuses(root);
     assert_eq!(status["server/src/main.rs"], "compliant", "{text}");
     assert_eq!(status["server/src/bin/spare.rs"], "compliant", "{text}");
+}
+
+/// A main fixed by the previous version (its `// SAFETY:` comment on one line) is compliant:
+/// the block is never written twice.
+#[test]
+fn a_block_written_by_the_previous_version_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"o\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncudarc = \"0.19\"\n");
+    write(root, "src/main.rs", "// GPU selection (gpu-homogenize): the RTX 3090 only.\n// Never the RTX 5060 Ti.\n// main() sets CUDA_VISIBLE_DEVICES=1 and CUDA_DEVICE_ORDER=PCI_BUS_ID first:\n// once masked, the RTX 3090 is device 0, the only one visible.\n\nfn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n    let _c = cudarc::driver::CudaContext::new(0);\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/main.rs"], "compliant", "{text}");
 }

@@ -38,12 +38,15 @@ pub fn sync_main_edits(
     // indentation step).
     let close_line = crate::lines::line_start(source, main.body_close);
     if source[close_line..main.body_close].trim().is_empty() {
-        let deeper = format!("{unit}{unit}");
+        // A chain on several lines puts `.block_on(` one step in; a call on one line does not.
+        let chained = runtime.contains('\n');
+        let (deeper, close) = if chained {
+            (format!("{unit}{unit}"), format!("{body_indent}{unit}"))
+        } else {
+            (unit.to_string(), body_indent.to_string())
+        };
         edits.extend(reindent(source, main.body_start..main.body_close, &deeper));
-        edits.push(Edit::insert(
-            close_line,
-            format!("{body_indent}{unit}}}){nl}"),
-        ));
+        edits.push(Edit::insert(close_line, format!("{close}}}){nl}")));
     } else {
         let space = if source[..main.body_close].ends_with([' ', '\t']) {
             ""
@@ -71,7 +74,8 @@ pub fn convertible(attr: &RuntimeAttr) -> bool {
     runtime_expr(attr, "", "    ", "\n").is_some()
 }
 
-/// The runtime the attribute builds, as the call that runs a future on it (`….block_on`).
+/// The runtime the attribute builds, as the call that runs a future on it (`….block_on`),
+/// laid out as rustfmt lays it out (tokio's builder chain on several lines).
 fn runtime_expr(attr: &RuntimeAttr, indent: &str, unit: &str, nl: &str) -> Option<String> {
     let args = attr.args.as_ref()?;
     let step = format!("{nl}{indent}{unit}");
@@ -111,7 +115,7 @@ fn runtime_expr(attr: &RuntimeAttr, indent: &str, unit: &str, nl: &str) -> Optio
             } else {
                 "actix_rt"
             };
-            Some(format!("{rt}::System::new(){step}.block_on"))
+            Some(format!("{rt}::System::new().block_on"))
         }
         _ => None,
     }
@@ -218,14 +222,15 @@ mod tests {
         let std_main =
             fixed("#[async_std::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
         assert!(
-            std_main.contains(
-                "    async_std::task::block_on(async {\n            go().await;\n        })\n}"
-            ),
+            std_main
+                .contains("    async_std::task::block_on(async {\n        go().await;\n    })\n}"),
             "{std_main}"
         );
         let actix = fixed("#[actix_web::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
         assert!(
-            actix.contains("    actix_web::rt::System::new()\n        .block_on(async {"),
+            actix.contains(
+                "    actix_web::rt::System::new().block_on(async {\n        go().await;\n    })\n}"
+            ),
             "{actix}"
         );
         for unknown in [

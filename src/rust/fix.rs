@@ -80,7 +80,7 @@ pub fn plan(
             ctx.newline,
             super::EnvText {
                 alloc: ctx.torch(),
-                safety: true,
+                safety: super::Safety::Lines,
                 respect: ctx.policy.respect_scheduler,
             },
         );

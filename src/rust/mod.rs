@@ -91,8 +91,16 @@ impl RustHeader {
         };
         if wrap {
             out.push_str(&format!("{nl}{outer}unsafe {{"));
-            if opts.safety {
-                out.push_str(&format!("{nl}{inner}// SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently."));
+            let (first, second) = (
+                "// SAFETY: the first statements of `main`, before any thread starts:",
+                "nothing reads or writes the environment concurrently.",
+            );
+            match opts.safety {
+                Safety::Lines => {
+                    out.push_str(&format!("{nl}{inner}{first}{nl}{inner}// {second}"));
+                }
+                Safety::OneLine => out.push_str(&format!("{nl}{inner}{first} {second}")),
+                Safety::Omitted => {}
             }
         }
         for line in &self.main_env {
@@ -118,13 +126,22 @@ impl RustHeader {
     }
 }
 
+/// The `// SAFETY:` comment of the edition-2024 `unsafe` block: as this version writes it
+/// (under 100 columns), as the previous one did (one line), or none (the first versions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Safety {
+    Lines,
+    OneLine,
+    Omitted,
+}
+
 /// What the env block holds besides the mask and the order.
 #[derive(Debug, Clone, Copy)]
 pub struct EnvText {
     /// PYTORCH_CUDA_ALLOC_CONF: only libtorch reads it.
     pub alloc: bool,
-    /// The `// SAFETY:` line of the edition-2024 `unsafe` block.
-    pub safety: bool,
+    /// The `// SAFETY:` comment of the edition-2024 `unsafe` block.
+    pub safety: Safety,
     /// `respect_scheduler`: each variable is set only when the launcher left it unset.
     pub respect: bool,
 }
