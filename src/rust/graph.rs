@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use syn::visit::{self, Visit};
 
 use super::index_fns::IndexFn;
+use super::manifest::{self, Manifest};
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -494,194 +495,97 @@ impl Packages {
             }
         }
         dirs.sort();
-        let manifests: Vec<(String, toml::Table)> = dirs
+        let manifests: Vec<(String, Manifest)> = dirs
             .into_iter()
-            .filter_map(|d| {
-                let text = std::fs::read_to_string(root.join(&d).join("Cargo.toml")).ok()?;
-                Some((d, text.parse::<toml::Table>().ok()?))
-            })
+            .filter_map(|d| Some((d.clone(), manifest::load(&root.join(&d))?)))
+            .filter(|(_, m)| m.package.is_some())
             .collect();
-        let workspace_deps = |dir: &str| -> Option<&toml::Table> {
-            manifests
-                .iter()
-                .filter(|(d, m)| {
-                    (d.is_empty() || dir == d || dir.starts_with(&format!("{d}/")))
-                        && m.get("workspace").is_some()
-                })
-                .max_by_key(|(d, _)| d.len())
-                .and_then(|(_, m)| m.get("workspace")?.get("dependencies")?.as_table())
-        };
-        let names: Vec<(String, String)> = manifests
+        let present: HashSet<&str> = rs.iter().map(|e| e.rel.as_str()).collect();
+        let mut packages: Vec<Package> = manifests
             .iter()
-            .filter_map(|(d, m)| {
-                let name = m.get("package")?.get("name")?.as_str()?;
-                Some((name.replace('-', "_"), d.clone()))
+            .map(|(dir, m)| {
+                let (lib_name, lib_path) = manifest::library(m).unwrap_or_else(|| {
+                    (
+                        manifest::package_name(m).unwrap_or_default(),
+                        "src/lib.rs".into(),
+                    )
+                });
+                let lib_root = join(dir, &slash(&lib_path));
+                let targets = |paths: Vec<PathBuf>, test: bool| {
+                    paths
+                        .into_iter()
+                        .map(|p| normalize(&join(dir, &slash(&p))))
+                        .filter(|p| present.contains(p.as_str()))
+                        .map(|p| (p, test))
+                        .collect::<Vec<_>>()
+                };
+                let mut binaries = targets(manifest::program_roots(m), false);
+                binaries.extend(targets(manifest::test_roots(m), true));
+                Package {
+                    dir: dir.clone(),
+                    lib_root: present.contains(lib_root.as_str()).then_some(lib_root),
+                    lib_name,
+                    deps: Vec::new(),
+                    binaries,
+                }
             })
             .collect();
-        let mut packages = Vec::new();
-        for (dir, m) in &manifests {
-            let Some(package) = m.get("package") else {
-                continue;
-            };
-            let name = package
-                .get("name")
-                .and_then(|n| n.as_str())
-                .unwrap_or("")
-                .replace('-', "_");
-            let lib_name = m
-                .get("lib")
-                .and_then(|l| l.get("name"))
-                .and_then(|n| n.as_str())
-                .map(|n| n.replace('-', "_"))
-                .unwrap_or(name.clone());
-            let lib_path = m
-                .get("lib")
-                .and_then(|l| l.get("path"))
-                .and_then(|p| p.as_str())
-                .unwrap_or("src/lib.rs");
-            let lib_root = join(dir, lib_path);
-            let lib_root = root.join(&lib_root).is_file().then_some(lib_root);
-            let features: Vec<String> = m
-                .get("features")
-                .and_then(|f| f.as_table())
-                .map(|t| {
-                    t.values()
-                        .filter_map(|v| v.as_array())
-                        .flatten()
-                        .filter_map(|s| s.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut deps = Vec::new();
-            let mut tables: Vec<&toml::Table> = ["dependencies", "dev-dependencies"]
-                .iter()
-                .filter_map(|t| m.get(*t).and_then(|d| d.as_table()))
-                .collect();
-            if let Some(targets) = m.get("target").and_then(|t| t.as_table()) {
-                for cfg in targets.values() {
-                    for t in ["dependencies", "dev-dependencies"] {
-                        if let Some(d) = cfg.get(t).and_then(|d| d.as_table()) {
-                            tables.push(d);
-                        }
-                    }
-                }
-            }
-            for table in tables {
-                for (local, spec) in table {
-                    let inherited = spec.get("workspace").and_then(|w| w.as_bool()) == Some(true);
-                    let ws = inherited
-                        .then(|| workspace_deps(dir).and_then(|w| w.get(local)))
-                        .flatten();
-                    let get = |key: &str| spec.get(key).or_else(|| ws.and_then(|w| w.get(key)));
-                    let package_name = get("package")
-                        .and_then(|p| p.as_str())
-                        .unwrap_or(local)
-                        .replace('-', "_");
-                    let local = local.replace('-', "_");
-                    let path = get("path").and_then(|p| p.as_str()).map(|p| {
-                        // A workspace dependency's path is the workspace root's.
-                        let base = if spec.get("path").is_some() {
-                            dir.clone()
-                        } else {
-                            workspace_dir(&manifests, dir)
-                        };
-                        normalize(&join(&base, p))
-                    });
-                    // Only a path dependency is a crate of the tree: a registry one is not,
-                    // even when a package of the tree has its name (a vendored stub).
-                    let tree = path
-                        .as_ref()
-                        .and_then(|p| names.iter().position(|(_, d)| d == p));
-                    let mut on: Vec<String> = get("features")
-                        .and_then(|f| f.as_array())
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|s| s.as_str().map(str::to_string))
-                        .collect();
-                    // `cuda = ["candle-core/cuda"]`: a feature of the package turns it on.
-                    for f in &features {
-                        let raw = f.trim_start_matches("dep:");
-                        if let Some((d, feat)) = raw.split_once('/') {
-                            if d.trim_end_matches('?').replace('-', "_") == local {
-                                on.push(feat.to_string());
-                            }
-                        }
-                    }
-                    let dep = match tree {
-                        Some(i) => Dep::Tree(i),
-                        None => match cuda_dep(&package_name, &on) {
-                            Some((why, torch, selected)) => {
-                                Dep::Cuda(why, torch, gate(&package_name, selected))
-                            }
-                            None if CUDA_CRATES.iter().any(|(n, _, _)| *n == package_name) => {
-                                Dep::CudaOff(package_name.clone())
-                            }
-                            None => Dep::Other,
-                        },
-                    };
-                    deps.push((local, dep));
-                }
-            }
-            // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
-            // with its own `cuda` feature).
-            let own_features: Vec<String> = m
-                .get("features")
-                .and_then(|f| f.as_table())
-                .map(|t| t.keys().cloned().collect())
-                .unwrap_or_default();
-            let known = CUDA_CRATES.iter().any(|(n, _, _)| *n == name);
-            if let Some((why, torch, selected)) =
-                known.then(|| cuda_dep(&name, &own_features)).flatten()
-            {
-                deps.push((
-                    lib_name.clone(),
-                    Dep::Cuda(why, torch, gate(&name, selected)),
-                ));
-            }
-            packages.push(Package {
-                dir: dir.clone(),
-                lib_name,
-                lib_root,
-                deps,
-                binaries: Vec::new(),
-            });
-        }
-        // `Dep::Tree` indices point into `names`: map them to `packages`.
         let index_of: HashMap<String, usize> = packages
             .iter()
             .enumerate()
             .map(|(i, p)| (p.dir.clone(), i))
             .collect();
-        for p in &mut packages {
-            for (_, dep) in &mut p.deps {
-                if let Dep::Tree(i) = dep {
-                    *dep = index_of
-                        .get(&names[*i].1)
-                        .map_or(Dep::Other, |&j| Dep::Tree(j));
+        for (i, (dir, m)) in manifests.iter().enumerate() {
+            // Every feature of the package turns on what it names: `cuda = ["candle-core/cuda"]`.
+            let features: Vec<&String> = manifest::features(m).flat_map(|(_, on)| on).collect();
+            let mut deps = Vec::new();
+            for dep in manifest::dependencies(m) {
+                // Only a path dependency is a crate of the tree: a registry one is not, even
+                // when a package of the tree has its name (a vendored stub).
+                let tree = dep.path.as_ref().and_then(|p| {
+                    let absolute = if p.is_absolute() {
+                        p.clone()
+                    } else {
+                        root.join(dir).join(p)
+                    };
+                    let rel = absolute.strip_prefix(root).ok()?;
+                    index_of.get(&normalize(&slash(rel))).copied()
+                });
+                let mut on = dep.features.clone();
+                for f in &features {
+                    let raw = f.trim_start_matches("dep:");
+                    if let Some((d, feat)) = raw.split_once('/') {
+                        if d.trim_end_matches('?').replace('-', "_") == dep.local {
+                            on.push(feat.to_string());
+                        }
+                    }
                 }
+                let reached = match tree {
+                    Some(j) => Dep::Tree(j),
+                    None => match cuda_dep(&dep.package, &on) {
+                        Some((why, torch, selected)) => {
+                            Dep::Cuda(why, torch, gate(&dep.package, selected))
+                        }
+                        None if CUDA_CRATES.iter().any(|(n, _, _)| *n == dep.package) => {
+                            Dep::CudaOff(dep.package.clone())
+                        }
+                        None => Dep::Other,
+                    },
+                };
+                deps.push((dep.local, reached));
             }
-        }
-        // Binaries: the entry points Cargo's target rules find, and the integration tests.
-        for e in rs {
-            let Some(p) = packages
-                .iter_mut()
-                .filter(|p| p.dir.is_empty() || e.rel.starts_with(&format!("{}/", p.dir)))
-                .max_by_key(|p| p.dir.len())
-            else {
-                continue;
-            };
-            let in_package = if p.dir.is_empty() {
-                e.rel.as_str()
-            } else {
-                &e.rel[p.dir.len() + 1..]
-            };
-            let parts: Vec<&str> = in_package.split('/').collect();
-            let test = matches!(parts.as_slice(), ["tests", f] if f.ends_with(".rs"))
-                || matches!(parts.as_slice(), ["tests", _, "main.rs"]);
-            let role = super::krate::CrateInfo::of(&root.join(&e.rel_path)).role;
-            if role == super::krate::Role::Entry || test {
-                p.binaries.push((e.rel.clone(), test));
+            // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
+            // with its own `cuda` feature).
+            let name = manifest::package_name(m).unwrap_or_default();
+            let own_features: Vec<String> = m.features.keys().cloned().collect();
+            let known = CUDA_CRATES.iter().any(|(n, _, _)| *n == name);
+            if let Some((why, torch, selected)) =
+                known.then(|| cuda_dep(&name, &own_features)).flatten()
+            {
+                let lib_name = packages[i].lib_name.clone();
+                deps.push((lib_name, Dep::Cuda(why, torch, gate(&name, selected))));
             }
+            packages[i].deps = deps;
         }
         Packages(packages)
     }
@@ -716,17 +620,6 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
             )
         }),
     }
-}
-
-fn workspace_dir(manifests: &[(String, toml::Table)], member: &str) -> String {
-    manifests
-        .iter()
-        .filter(|(d, m)| {
-            (d.is_empty() || member == d || member.starts_with(&format!("{d}/")))
-                && m.get("workspace").is_some()
-        })
-        .max_by_key(|(d, _)| d.len())
-        .map_or(String::new(), |(d, _)| d.clone())
 }
 
 fn join(dir: &str, rel: &str) -> String {

@@ -10,6 +10,7 @@ pub mod graph;
 mod imports;
 pub mod index_fns;
 pub mod krate;
+pub mod manifest;
 mod modules;
 pub mod rules;
 
