@@ -36,7 +36,10 @@ pub fn machine(
     match format {
         OutputFormat::Json => Some(json::render(command, root, policy, outcomes, summary)),
         OutputFormat::Sarif => Some(sarif::render(root, outcomes, &crate::rules::all())),
-        OutputFormat::Github => Some(github::render(outcomes)),
+        OutputFormat::Github => Some(github::render(
+            &crate::outcome::repository_prefix(root),
+            outcomes,
+        )),
         OutputFormat::Text => None,
     }
 }

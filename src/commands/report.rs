@@ -40,7 +40,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         root: &setup.root,
         config: &setup.config,
     };
-    let report = build(&tree, &outcomes, &journal, now_rfc3339());
+    let mut report = build(&tree, &outcomes, &journal, now_rfc3339());
+    report.place_in_repository(&crate::outcome::repository_prefix(&setup.root));
     let text = match args.format {
         ReportFormat::Md => markdown::render(&report),
         ReportFormat::Json => coordinator::json(&report),

@@ -24,6 +24,11 @@ pub const SRCROOT: &str = "%SRCROOT%";
 /// The id of the SARIF-only rule that carries GPU check verdicts.
 const GPU_CHECK: &str = "GH900";
 
+/// The id of the SARIF-only rule of a file the tool could not process (a syntax error, an
+/// encoding it refuses, an unreadable file): a result, so code hosts show it inline, on top of
+/// the tool-execution notification.
+const FILE_ERROR: &str = "GH901";
+
 /// Where a rule's documentation lives: the package homepage when it has one, else a URN.
 pub fn help_uri(code: &str) -> String {
     match option_env!("CARGO_PKG_HOMEPAGE").filter(|h| !h.is_empty()) {
@@ -32,12 +37,7 @@ pub fn help_uri(code: &str) -> String {
     }
 }
 
-/// The repository holding `root` (nearest `.git` above it), else `root` itself.
-pub fn source_root(root: &Path) -> &Path {
-    root.ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(root)
-}
+pub use crate::outcome::source_root;
 
 /// A relative path as a percent-encoded relative URI.
 pub fn relative_uri(rel: &str) -> String {
@@ -74,12 +74,7 @@ fn location(uri: &str, line: usize, column: usize) -> Value {
 
 pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
     let src = source_root(root);
-    let prefix = root
-        .strip_prefix(src)
-        .ok()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| format!("{}/", p.to_string_lossy()))
-        .unwrap_or_default();
+    let prefix = crate::outcome::repository_prefix(root);
     let mut descriptors: Vec<Value> = rules.iter().map(|r| rule_descriptor(r)).collect();
     descriptors.push(json!({
         "id": GPU_CHECK,
@@ -89,16 +84,32 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
         "helpUri": help_uri(GPU_CHECK),
         "defaultConfiguration": {"level": "error"},
     }));
+    descriptors.push(json!({
+        "id": FILE_ERROR,
+        "name": "file-not-processed",
+        "shortDescription": {"text": "a file the tool could not read, decode or parse: it was not checked"},
+        "fullDescription": {"text": "gpu-homogenize could not process this file (a syntax error, an encoding it cannot decode or write back, an unreadable or oversized file), so nothing about it was checked and the run exits 2; the message says why and where."},
+        "helpUri": help_uri(FILE_ERROR),
+        "defaultConfiguration": {"level": "error"},
+    }));
     let mut results = Vec::new();
     // Files the tool could not process: tool execution notifications, and an unsuccessful run.
     let mut notifications = Vec::new();
     for file in files {
         let uri = relative_uri(&format!("{prefix}{}", file.path));
         if let Some(error) = &file.error {
+            let text = format!("{prefix}{}: {error}", file.path);
             notifications.push(json!({
                 "level": "error",
-                "message": {"text": format!("{}: {error}", file.path)},
+                "message": {"text": text},
                 "locations": location(&uri, 1, 1),
+            }));
+            let (line, column) = crate::outcome::error_position(error);
+            results.push(json!({
+                "ruleId": FILE_ERROR,
+                "level": "error",
+                "message": {"text": text},
+                "locations": location(&uri, line, column),
             }));
         }
         for f in &file.findings {

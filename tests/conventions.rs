@@ -1,0 +1,152 @@
+//! What a user of ruff, pre-commit and GitHub Actions expects: paths relative to the
+//! repository in every format (a config in a subdirectory of a monorepo), every error visible in
+//! every format, stdin, `--show-fixes`, and formats a command cannot honour refused.
+
+mod common;
+
+use std::path::Path;
+
+use common::{gh, run};
+
+/// A monorepo: the repository at the top, the config in `svc/`, and in `svc/app/` a file with
+/// findings, one with a syntax error and one that is not UTF-8 (an input the tool refuses).
+fn monorepo() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    let app = repo.path().join("svc/app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    std::fs::write(
+        repo.path().join("svc/gpu-homogenize.toml"),
+        "[policy]\nscope = \"every-gpu-file\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("m.py"),
+        "import torch\nx = torch.zeros(1).cuda(1)\n",
+    )
+    .unwrap();
+    std::fs::write(app.join("broken.py"), "import torch\ndef f(:\n").unwrap();
+    std::fs::write(app.join("latin.py"), b"# \xe9\nimport torch\n").unwrap();
+    repo
+}
+
+fn redact(text: &str, repo: &Path) -> String {
+    text.replace(&repo.display().to_string(), "[REPO]")
+}
+
+/// The SARIF a user sees inline: the invocation (notifications) and the results, without the
+/// rule catalogue.
+fn sarif_view(stdout: &str) -> String {
+    let doc: serde_json::Value = serde_json::from_str(stdout).unwrap();
+    let run = &doc["runs"][0];
+    let view = serde_json::json!({
+        "originalUriBaseIds": run["originalUriBaseIds"],
+        "invocations": run["invocations"],
+        "results": run["results"],
+    });
+    serde_json::to_string_pretty(&view).unwrap()
+}
+
+/// Run from the repository (as CI does) and from the config's directory (as a developer of that
+/// service does): GitHub, SARIF and JSON say `svc/app/m.py` both times, and each error is in each
+/// format with the exit status 2.
+#[test]
+fn every_format_names_files_from_the_repository_and_shows_every_error() {
+    let repo = monorepo();
+    let svc = repo.path().join("svc");
+    for (cwd, arg) in [(repo.path(), "svc"), (svc.as_path(), ".")] {
+        let github = run(gh(cwd).args(["scan", "--output-format", "github", arg]));
+        assert_eq!(github.code, 2);
+        insta::assert_snapshot!("monorepo_github", github.stdout);
+        let sarif = run(gh(cwd).args(["scan", "--format", "sarif", arg]));
+        assert_eq!(sarif.code, 2);
+        insta::assert_snapshot!(
+            "monorepo_sarif",
+            redact(&sarif_view(&sarif.stdout), repo.path())
+        );
+        let json = run(gh(cwd).args(["scan", "--format", "json", arg]));
+        assert_eq!(json.code, 2);
+        let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+        let files: Vec<String> = doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| format!("{} {} {}", f["path"], f["status"], f["error"]))
+            .collect();
+        insta::assert_snapshot!("monorepo_json_files", files.join("\n"));
+        assert_eq!(doc["repository"], repo.path().display().to_string());
+    }
+    // Text names files as the user reached them (ruff's way: a path the terminal can open).
+    let text = run(gh(repo.path()).args(["scan", "svc"]));
+    assert_eq!(text.code, 2);
+    insta::assert_snapshot!(
+        "monorepo_text",
+        format!("{}--- stderr\n{}", text.stdout, text.stderr)
+    );
+}
+
+/// The journal keeps root-relative keys (the report joins on them) and the repository path next
+/// to them; the coordinator report names files from the repository.
+#[test]
+fn the_journal_and_the_report_name_files_from_the_repository() {
+    let repo = monorepo();
+    let fix = run(gh(repo.path()).args(["fix", "--gpu", "off", "svc"]));
+    assert_eq!(fix.code, 2, "{}", fix.stderr);
+    let journal = std::fs::read_to_string(repo.path().join("svc/.gpu-homogenize/journal.jsonl"))
+        .expect("the journal is at the tree root");
+    let places: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "file")
+        .map(|l| format!("{} {}", l["path"], l["repository_path"]))
+        .collect();
+    assert_eq!(
+        places,
+        [
+            r#""app/broken.py" "svc/app/broken.py""#,
+            r#""app/latin.py" "svc/app/latin.py""#,
+            r#""app/m.py" "svc/app/m.py""#,
+        ]
+    );
+    let report = run(gh(repo.path()).args(["report", "--format", "json", "svc"]));
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&report.stdout).unwrap();
+    let mut alerted: Vec<&str> = doc["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["path"].as_str())
+        .collect();
+    alerted.sort();
+    assert_eq!(alerted, ["svc/app/broken.py", "svc/app/latin.py"]);
+    let md = run(gh(repo.path()).args(["report", "svc"]));
+    assert!(md.stdout.contains("`svc/app/broken.py`"), "{}", md.stdout);
+}
+
+/// A file this user cannot read (not as root, who reads everything) is an error in every
+/// format too.
+#[test]
+fn an_unreadable_file_is_an_error_in_every_format() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = monorepo();
+    let locked = repo.path().join("svc/app/locked.py");
+    std::fs::write(&locked, "import torch\n").unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&locked).is_ok() {
+        println!("note: running as root, a mode-000 file is readable; the not-UTF-8 file stands for it in the other tests");
+        return;
+    }
+    let github = run(gh(repo.path()).args(["scan", "--format", "github", "svc"]));
+    assert_eq!(github.code, 2);
+    assert!(
+        github
+            .stdout
+            .contains("::error title=gpu-homogenize (error),file=svc/app/locked.py,line=1,col=1::"),
+        "{}",
+        github.stdout
+    );
+    let sarif = run(gh(repo.path()).args(["scan", "--format", "sarif", "svc"]));
+    assert!(sarif_view(&sarif.stdout).contains("svc/app/locked.py: "));
+    let json = run(gh(repo.path()).args(["scan", "--format", "json", "svc"]));
+    assert!(json.stdout.contains("\"path\": \"svc/app/locked.py\""));
+}
