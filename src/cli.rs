@@ -79,6 +79,13 @@ pub enum OutputFormat {
     Github,
 }
 
+/// What `doctor` can print: it has no findings, so no SARIF or GitHub annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormat {
+    Text,
+    Json,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     Md,
@@ -311,7 +318,7 @@ pub struct CheckArgs {
 pub struct ReportArgs {
     /// Tree root (default: the current directory).
     pub root: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = ReportFormat::Md)]
     pub format: ReportFormat,
     /// Write the report here instead of stdout.
     #[arg(long, value_name = "FILE")]
@@ -336,8 +343,8 @@ pub struct InitArgs {
 pub struct DoctorArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = DoctorFormat::Text)]
+    pub format: DoctorFormat,
 }
 
 #[derive(Debug, Args)]

@@ -193,9 +193,12 @@ impl Engine {
                 return false;
             };
             let line = lines.line_of(f.range.start).trim();
-            let allowance = baseline.allowance(&entry.rel, f.rule.code, line);
+            let whole_file = f.range.is_empty() && f.range.start == 0;
+            let allowance = baseline.allowance(&entry.rel, f.rule.code, line, whole_file);
             let mut used = used.borrow_mut();
-            let n = used.entry((f.rule.code, line)).or_insert(0usize);
+            let n = used
+                .entry((f.rule.code, line, whole_file))
+                .or_insert(0usize);
             *n += 1;
             *n <= allowance
         };

@@ -150,3 +150,136 @@ fn an_unreadable_file_is_an_error_in_every_format() {
     let json = run(gh(repo.path()).args(["scan", "--format", "json", "svc"]));
     assert!(json.stdout.contains("\"path\": \"svc/app/locked.py\""));
 }
+
+/// Findings a person accepted are counted as accepted, never as compliant, in the file count
+/// and in the finding count.
+#[test]
+fn accepted_findings_are_counted_as_such() {
+    let tree = tempfile::tempdir().unwrap();
+    let bare = "import torch\nx = torch.zeros(1).cuda(1)\n";
+    std::fs::write(tree.path().join("baselined.py"), bare).unwrap();
+    std::fs::write(
+        tree.path().join("noqa.py"),
+        "import torch\nx = torch.zeros(1).cuda(1)  # noqa: GH102\n# gpu-homogenize: noqa: GH001\n",
+    )
+    .unwrap();
+    let out = run(gh(tree.path()).args(["baseline", "baselined.py"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::fs::write(tree.path().join("new.py"), bare).unwrap();
+    let out = run(gh(tree.path()).args([
+        "scan",
+        "--baseline",
+        "gpu-homogenize-baseline.json",
+        "baselined.py",
+        "noqa.py",
+    ]));
+    assert_eq!(out.code, 0);
+    insta::assert_snapshot!("accepted_scan", out.stdout);
+    let out = run(gh(tree.path()).args([
+        "fix",
+        "--dry-run",
+        "--baseline",
+        "gpu-homogenize-baseline.json",
+    ]));
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout.contains("Would fix 1 file (2 of 2 violations, 4 findings accepted by noqa/baseline/ignore).\n3 files: 1 would fix, 2 accepted by noqa/baseline/ignore.\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+const DOCUMENTED: &str = "\"\"\"Loads the model.\"\"\"\nimport torch\nx = torch.zeros(1).cuda(1)\n";
+
+/// A finding about the whole file (the missing header) is reported on line 1, the docstring
+/// here: editing the docstring leaves it baselined; editing the finding's own line revives that
+/// finding only. A version-1 baseline (whole-file findings keyed by line 1) is still read.
+#[test]
+fn baseline_keys_survive_unrelated_edits() {
+    let tree = tempfile::tempdir().unwrap();
+    let file = tree.path().join("m.py");
+    std::fs::write(&file, DOCUMENTED).unwrap();
+    assert_eq!(run(gh(tree.path()).args(["baseline"])).code, 0);
+    let baseline =
+        std::fs::read_to_string(tree.path().join("gpu-homogenize-baseline.json")).unwrap();
+    insta::assert_snapshot!("baseline_v2", baseline);
+    let scan = || run(gh(tree.path()).args(["scan", "--baseline", "gpu-homogenize-baseline.json"]));
+    std::fs::write(&file, DOCUMENTED.replace("Loads", "Loads and runs")).unwrap();
+    assert_eq!(scan().code, 0, "{}", scan().stdout);
+    std::fs::write(
+        &file,
+        DOCUMENTED
+            .replace("Loads", "Loads and runs")
+            .replace("zeros(1)", "zeros(2)"),
+    )
+    .unwrap();
+    let revived = scan();
+    assert_eq!(revived.code, 1);
+    assert!(
+        revived.stdout.starts_with("m.py:3:25: GH102"),
+        "{}",
+        revived.stdout
+    );
+    assert!(!revived.stdout.contains("GH001"), "{}", revived.stdout);
+    // Version 1, as older releases wrote it.
+    std::fs::write(&file, DOCUMENTED).unwrap();
+    std::fs::write(
+        tree.path().join("v1.json"),
+        r#"{"version": 1, "findings": [
+            {"path": "m.py", "rule": "GH001", "line": "\"\"\"Loads the model.\"\"\""},
+            {"path": "m.py", "rule": "GH102", "line": "x = torch.zeros(1).cuda(1)"}]}"#,
+    )
+    .unwrap();
+    let old = run(gh(tree.path()).args(["scan", "--baseline", "v1.json"]));
+    assert_eq!(old.code, 0, "{}", old.stdout);
+}
+
+/// The text output names each unsafe fix it held back; a dry run lists the findings it fixes.
+#[test]
+fn held_back_fixes_are_named_and_a_dry_run_lists_what_it_fixes() {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("a.py"),
+        "import os\nimport torch\n\ndef f():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\nif __name__ == \"__main__\":\n    x = torch.zeros(1).cuda()\n",
+    )
+    .unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--dry-run"]));
+    assert_eq!(out.code, 1);
+    let findings_and_summary = out
+        .stdout
+        .split_once("\na.py:")
+        .map_or("", |(_, rest)| rest);
+    insta::assert_snapshot!("held_back_dry_run", format!("a.py:{findings_and_summary}"));
+}
+
+/// A format a command cannot honour is refused, exit 2, with the reason; never plain text
+/// where a machine format was asked for.
+#[test]
+fn a_format_a_command_cannot_honour_is_refused() {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(tree.path().join("a.py"), "import torch\n").unwrap();
+    let doctor = run(gh(tree.path()).args(["doctor", "--format", "sarif"]));
+    assert_eq!((doctor.code, doctor.stdout.as_str()), (2, ""));
+    assert!(
+        doctor
+            .stderr
+            .contains("invalid value 'sarif' for '--format <FORMAT>'")
+            && doctor.stderr.contains("[possible values: text, json]"),
+        "{}",
+        doctor.stderr
+    );
+    for args in [
+        &["scan", "--statistics", "--format", "json"][..],
+        &["check", "--statistics", "--output-format", "sarif"],
+        &["fix", "--diff", "--format", "github"],
+    ] {
+        let out = run(gh(tree.path()).args(args));
+        assert_eq!((out.code, out.stdout.as_str()), (2, ""), "{args:?}");
+        assert!(
+            out.stderr
+                .contains("prints text and cannot be combined with `--format"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}

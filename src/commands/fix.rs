@@ -13,6 +13,10 @@ use crate::report::text;
 use crate::run::{engine, execute, setup};
 
 pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    super::present::refuse_unhonoured(
+        args.format,
+        &[(args.statistics, "--statistics"), (args.diff, "--diff")],
+    )?;
     let setup = setup(&args.input)?;
     // `--diff` as ruff has it: print the diffs, write nothing.
     let dry_run = args.dry_run || args.diff;
@@ -47,6 +51,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             err!("{}", text::summary(command, &summary));
+            err!("{}", text::held_fixes(&outcomes));
         }
     } else {
         if args.dry_run {
@@ -54,14 +59,16 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
                 out!("{diff}");
             }
         }
+        // A dry run lists every finding, `[*]` on those it would fix; a real run, what is left.
         out!(
             "{}",
-            findings_text(&outcomes, args.statistics, true, global)
+            findings_text(&outcomes, args.statistics, !args.dry_run, global)
         );
         out!("{}", text::gpu_checks(&outcomes));
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             out!("{}", text::summary(command, &summary));
+            out!("{}", text::held_fixes(&outcomes));
             out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }

@@ -8,6 +8,7 @@ use crate::report::text;
 use crate::run::{engine, execute, setup};
 
 pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    super::present::refuse_unhonoured(args.format, &[(args.statistics, "--statistics")])?;
     let setup = setup(&args.input)?;
     let mut engine = engine(&setup, &args.input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
@@ -33,6 +34,7 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             out!("{}", text::summary("scan", &summary));
+            out!("{}", text::held_fixes(&outcomes));
         }
     }
     Ok(exit_status(&summary, |s| s.violations > 0))
