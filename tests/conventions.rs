@@ -283,3 +283,47 @@ fn a_format_a_command_cannot_honour_is_refused() {
         );
     }
 }
+
+/// `.gpu-homogenize/` says what to commit: the journal (the coordinator's history), not the
+/// registry of a running fix's temp files nor any cache; an existing `.gitignore` is kept.
+#[test]
+fn the_state_directory_says_what_to_commit() {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("a.py"),
+        "import torch\nx = torch.zeros(1).cuda(1)\n",
+    )
+    .unwrap();
+    let out = run(gh(tree.path()).args(["fix", "--gpu", "off"]));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let state = tree.path().join(".gpu-homogenize");
+    let ignore = std::fs::read_to_string(state.join(".gitignore")).unwrap();
+    insta::assert_snapshot!("state_gitignore", ignore);
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .current_dir(tree.path())
+            .args(args)
+            .output()
+    };
+    match git(&["init", "-q"]) {
+        Ok(o) if o.status.success() => {
+            std::fs::create_dir_all(state.join("temp")).unwrap();
+            std::fs::write(state.join("temp/4242"), "1 2 a.py\n").unwrap();
+            std::fs::create_dir_all(state.join("cache")).unwrap();
+            std::fs::write(state.join("cache/x"), "").unwrap();
+            let status = git(&["status", "--porcelain", "--untracked-files=all"]).unwrap();
+            let status = String::from_utf8_lossy(&status.stdout).into_owned();
+            assert_eq!(
+                status,
+                "?? .gpu-homogenize/.gitignore\n?? .gpu-homogenize/journal.jsonl\n?? a.py\n"
+            );
+        }
+        _ => println!("note: git is not installed; the ignore rules are not tried with git"),
+    }
+    std::fs::write(state.join(".gitignore"), "*\n").unwrap();
+    run(gh(tree.path()).args(["check", "--gpu", "off"]));
+    assert_eq!(
+        std::fs::read_to_string(state.join(".gitignore")).unwrap(),
+        "*\n"
+    );
+}
