@@ -136,6 +136,9 @@ pub struct FileOutcome {
     /// The path as the user reached it (what text output shows).
     #[serde(skip)]
     pub display: String,
+    /// The rewritten source, when the engine keeps it (`fix -`); not part of the JSON output.
+    #[serde(skip)]
+    pub rewritten: Option<String>,
 }
 
 impl FileOutcome {
@@ -156,6 +159,7 @@ impl FileOutcome {
             unsafe_fixes_held: 0,
             diff: None,
             display: display_path(path),
+            rewritten: None,
         }
     }
 }

@@ -48,6 +48,8 @@ pub struct Engine {
     pub unsafe_fixes: bool,
     /// Findings accepted for now (`--baseline`): not reported.
     pub baseline: Option<crate::baseline::Baseline>,
+    /// Keep the rewritten source in the outcome (`fix -` prints it instead of writing).
+    pub keep_rewrite: bool,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -76,13 +78,34 @@ impl Engine {
             EntryKind::Error(message) => return errored(outcome, message.clone()),
         };
         outcome.language = Some(language);
-        let support = match language {
-            Language::Python => self.python.as_ref(),
-            Language::Rust => self.rust.as_ref(),
-        };
         let bytes = match source::read_under(&self.root, &entry.rel_path, self.max_file_size) {
             Ok(bytes) => bytes,
             Err(e) => return errored(outcome, e.to_string()),
+        };
+        self.process_bytes(entry, language, bytes, outcome)
+    }
+
+    /// A source given as bytes (read from its file, or from stdin judged as `entry`).
+    pub fn process_source(&self, entry: &Entry, bytes: Vec<u8>) -> Processed {
+        let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
+        outcome.phase = self.phases.phase_of(&entry.rel).map(str::to_string);
+        let EntryKind::Source(language) = entry.kind else {
+            return skipped(outcome, "not a Python or Rust source file");
+        };
+        outcome.language = Some(language);
+        self.process_bytes(entry, language, bytes, outcome)
+    }
+
+    fn process_bytes(
+        &self,
+        entry: &Entry,
+        language: Language,
+        bytes: Vec<u8>,
+        mut outcome: FileOutcome,
+    ) -> Processed {
+        let support = match language {
+            Language::Python => self.python.as_ref(),
+            Language::Rust => self.rust.as_ref(),
         };
         let in_phase = outcome.phase.is_some();
         // Like ripgrep: a file without a GPU word is never decoded nor parsed.
@@ -314,6 +337,9 @@ impl Engine {
         outcome.cpu_check = Some(cpu_check(Vec::new()));
         if self.want_diff || dry_run {
             outcome.diff = Some(unified_diff(&entry.rel, old, &new));
+        }
+        if self.keep_rewrite {
+            outcome.rewritten = Some(new.clone());
         }
         if dry_run {
             outcome.status = FileStatus::WouldFix;

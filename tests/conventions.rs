@@ -327,3 +327,84 @@ fn the_state_directory_says_what_to_commit() {
         "*\n"
     );
 }
+
+const BARE: &str = "import torch\nx = torch.zeros(1).cuda(1)\n";
+
+/// ruff's stdin: `scan -` judges the piped source as the file `--stdin-filename` names (its
+/// config, its repository path); `fix -` prints the fixed source and writes nothing.
+#[test]
+fn a_source_read_from_stdin_is_judged_as_the_file_it_names() {
+    let repo = monorepo();
+    let scan = run(gh(repo.path())
+        .args(["scan", "-", "--stdin-filename", "svc/app/new.py"])
+        .write_stdin(BARE));
+    assert_eq!(scan.code, 1, "{}", scan.stderr);
+    insta::assert_snapshot!("stdin_scan", scan.stdout);
+    let github = run(gh(repo.path())
+        .args([
+            "scan",
+            "--stdin-filename",
+            "svc/app/new.py",
+            "--format",
+            "github",
+        ])
+        .write_stdin(BARE));
+    assert!(
+        github
+            .stdout
+            .starts_with("::error title=gpu-homogenize (GH001),file=svc/app/new.py,line=1,col=1::"),
+        "{}",
+        github.stdout
+    );
+    let fix = run(gh(repo.path())
+        .args([
+            "fix",
+            "-",
+            "--stdin-filename",
+            "svc/app/new.py",
+            "--show-fixes",
+        ])
+        .write_stdin(BARE));
+    assert_eq!(fix.code, 0, "{}", fix.stderr);
+    insta::assert_snapshot!(
+        "stdin_fix",
+        format!("{}--- stderr\n{}", fix.stdout, fix.stderr)
+    );
+    assert!(!repo.path().join("svc/app/new.py").exists());
+    // Already compliant: the source comes back byte for byte.
+    let again = run(gh(repo.path())
+        .args(["fix", "-", "--stdin-filename", "svc/app/new.py"])
+        .write_stdin(fix.stdout.as_str()));
+    assert_eq!(
+        (again.code, again.stdout.as_str()),
+        (0, fix.stdout.as_str())
+    );
+    let nameless = run(gh(repo.path()).args(["scan", "-"]).write_stdin(BARE));
+    assert_eq!(nameless.code, 2);
+    assert!(
+        nameless.stderr.contains("needs --stdin-filename PATH"),
+        "{}",
+        nameless.stderr
+    );
+}
+
+/// `--show-fixes`, as ruff enumerates them: per file, per rule, what was or would be fixed.
+#[test]
+fn show_fixes_lists_the_fixes_per_file() {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(tree.path().join("a.py"), BARE).unwrap();
+    std::fs::write(tree.path().join("b.py"), "import torch\n").unwrap();
+    let scan = run(gh(tree.path()).args(["scan", "--show-fixes", "-q"]));
+    insta::assert_snapshot!("show_fixes_scan", scan.stdout);
+    let dry = run(gh(tree.path()).args(["fix", "--dry-run", "--show-fixes", "-q"]));
+    assert!(
+        dry.stdout.contains("Would fix 2 findings:\n- a.py:\n    1 × GH001 (header-missing)\n    1 × GH102 (device-call-index)\n"),
+        "{}",
+        dry.stdout
+    );
+    let fix = run(gh(tree.path()).args(["fix", "--gpu", "off", "--show-fixes", "-q"]));
+    assert_eq!(fix.code, 0, "{}", fix.stdout);
+    assert!(fix.stdout.starts_with("Fixed "), "{}", fix.stdout);
+    let again = run(gh(tree.path()).args(["fix", "--gpu", "off", "--show-fixes", "-q"]));
+    assert_eq!(again.stdout, "No fixes applied.\n");
+}

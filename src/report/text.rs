@@ -122,6 +122,48 @@ pub fn held_fixes(files: &[FileOutcome]) -> String {
     out
 }
 
+/// `--show-fixes`, as ruff enumerates them: per file, how many findings of each rule were
+/// fixed (`fix`), would be (`fix --dry-run`), or can be (`scan`).
+pub fn fixes(files: &[FileOutcome], command: &str) -> String {
+    let (done, heading) = match command {
+        "fix" => (true, "Fixed"),
+        "fix --dry-run" => (true, "Would fix"),
+        _ => (false, "Fixable with `gpu-homogenize fix`:"),
+    };
+    let mut out = String::new();
+    let mut total = 0;
+    for file in files {
+        let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+        let fixes = file
+            .findings
+            .iter()
+            .filter(|f| if done { f.fixed } else { f.fixable });
+        for f in fixes {
+            *counts.entry((&f.rule, &f.name)).or_default() += 1;
+        }
+        if counts.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "- {}:", file.display);
+        for ((rule, name), n) in counts {
+            total += n;
+            let _ = writeln!(out, "    {n} × {rule} ({name})");
+        }
+    }
+    if total == 0 {
+        return match done {
+            true => "No fixes applied.\n".to_string(),
+            false => "No fixes available.\n".to_string(),
+        };
+    }
+    let head = if done {
+        format!("{heading} {total} finding{}:\n", plural(total))
+    } else {
+        format!("{heading}\n")
+    };
+    head + &out
+}
+
 /// One line per file that could not be processed, for stderr.
 pub fn errors(files: &[FileOutcome]) -> String {
     let mut out = String::new();
