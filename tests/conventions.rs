@@ -83,6 +83,12 @@ fn every_format_names_files_from_the_repository_and_shows_every_error() {
         "monorepo_text",
         format!("{}--- stderr\n{}", text.stdout, text.stderr)
     );
+    // The SARIF result's rule id is explained like any rule.
+    let rule = run(gh(repo.path()).args(["rule", "GH901"]));
+    assert_eq!(rule.code, 0);
+    assert!(rule
+        .stdout
+        .starts_with("GH901 (file-not-processed): a SARIF result only"));
 }
 
 /// The journal keeps root-relative keys (the report joins on them) and the repository path next

@@ -25,6 +25,13 @@ pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
             out!("{}", explain(rule));
             Ok(EXIT_OK)
         }
+        None if crate::report::sarif::result_only(code).is_some() => {
+            out!(
+                "{}",
+                crate::report::sarif::result_only(code).unwrap_or_default()
+            );
+            Ok(EXIT_OK)
+        }
         None if RETIRED.contains(&code.to_ascii_uppercase().as_str()) => {
             err!("error: `{code}` is retired (never reused): a configuration is judged by its effect, and the docstring marker and validation function are part of the header fix; `gpu-homogenize rule --all` lists the rules\n");
             Ok(EXIT_ERROR)

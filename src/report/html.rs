@@ -72,11 +72,12 @@ fn head(out: &mut String, r: &Report) {
     let _ = writeln!(out, "<h1>GPU homogenization report: {name}</h1>");
     let _ = writeln!(
         out,
-        "<p class=\"meta\">Generated {} by gpu-homogenize {} from a fresh scan of <code>{}</code> and its journal ({} runs).</p>",
+        "<p class=\"meta\">Generated {} by gpu-homogenize {} from a fresh scan of <code>{}</code> and its journal ({} run{}).</p>",
         esc(&r.generated_at),
         esc(r.version),
         esc(&r.root),
-        r.runs.len()
+        r.runs.len(),
+        if r.runs.len() == 1 { "" } else { "s" }
     );
     let m = &r.mission;
     let _ = writeln!(
@@ -248,7 +249,7 @@ fn policy(out: &mut String, r: &Report) {
         .gpu
         .devices
         .iter()
-        .map(|(d, n)| format!("{d}: {n} files"))
+        .map(|(d, n)| format!("{d}: {n} file{}", if *n == 1 { "" } else { "s" }))
         .collect();
     let rows = [
         ("Target card", card(&p.target)),

@@ -44,6 +44,17 @@ pub fn relative_uri(rel: &str) -> String {
     utf8_percent_encode(rel, PATH).to_string()
 }
 
+/// What `gpu-homogenize rule GH900|GH901` says of the ids only SARIF results carry.
+pub fn result_only(code: &str) -> Option<String> {
+    let code = code.to_ascii_uppercase();
+    let text = match code.as_str() {
+        GPU_CHECK => "GH900 (gpu-check): a SARIF result only, the verdict of a file's GPU check (`check`, `fix`): device 0 must be the target card, the forbidden cards invisible, memory back to its baseline. Not a rule of the scan: it cannot be selected or suppressed.\n",
+        FILE_ERROR => "GH901 (file-not-processed): a SARIF result only, for a file the tool could not read, decode or parse (a syntax error, an encoding it refuses, an unreadable or oversized file); nothing about it was checked and the run exits 2. Fix what the message names, then run again. Not a rule of the scan: it cannot be selected or suppressed.\n",
+        _ => return None,
+    };
+    Some(text.to_string())
+}
+
 fn rule_descriptor(rule: &Rule) -> Value {
     let level = level(rule.severity);
     json!({
@@ -81,6 +92,7 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
         "name": "gpu-check",
         "shortDescription": {"text": "the file's GPU check: device 0 must be the target card, the forbidden cards invisible, memory back to its baseline"},
         "fullDescription": {"text": "gpu-homogenize check runs each file's effective environment in a child process that initialises CUDA and reports the card it lands on; a failed check means the file, as written, would not run on the intended card (or leaked device memory)."},
+        "help": {"text": "Run `gpu-homogenize check FILE` to see the card the file lands on; `gpu-homogenize doctor` shows how the driver orders the cards."},
         "helpUri": help_uri(GPU_CHECK),
         "defaultConfiguration": {"level": "error"},
     }));
@@ -89,6 +101,7 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
         "name": "file-not-processed",
         "shortDescription": {"text": "a file the tool could not read, decode or parse: it was not checked"},
         "fullDescription": {"text": "gpu-homogenize could not process this file (a syntax error, an encoding it cannot decode or write back, an unreadable or oversized file), so nothing about it was checked and the run exits 2; the message says why and where."},
+        "help": {"text": "Fix what the message names (the syntax error at its line and column, the file's encoding, its permissions or size), then run gpu-homogenize again."},
         "helpUri": help_uri(FILE_ERROR),
         "defaultConfiguration": {"level": "error"},
     }));
