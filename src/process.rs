@@ -50,6 +50,9 @@ pub struct Engine {
     pub baseline: Option<crate::baseline::Baseline>,
     /// Keep the rewritten source in the outcome (`fix -` prints it instead of writing).
     pub keep_rewrite: bool,
+    /// The tree root's place in its repository (`svc/`): diff headers are relative to the
+    /// repository, so `git apply` takes them from its top.
+    pub repo_prefix: String,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -336,7 +339,8 @@ impl Engine {
         }
         outcome.cpu_check = Some(cpu_check(Vec::new()));
         if self.want_diff || dry_run {
-            outcome.diff = Some(unified_diff(&entry.rel, old, &new));
+            let path = format!("{}{}", self.repo_prefix, entry.rel);
+            outcome.diff = Some(unified_diff(&path, old, &new));
         }
         if self.keep_rewrite {
             outcome.rewritten = Some(new.clone());

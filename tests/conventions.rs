@@ -83,6 +83,15 @@ fn every_format_names_files_from_the_repository_and_shows_every_error() {
         "monorepo_text",
         format!("{}--- stderr\n{}", text.stdout, text.stderr)
     );
+    // Diff headers too: `git apply` from the repository's top takes the patch.
+    let repo_diff = run(gh(&repo.path().join("svc")).args(["fix", "--diff"]));
+    assert!(
+        repo_diff
+            .stdout
+            .starts_with("--- a/svc/app/m.py\n+++ b/svc/app/m.py\n"),
+        "{}",
+        repo_diff.stdout
+    );
     // The SARIF result's rule id is explained like any rule.
     let rule = run(gh(repo.path()).args(["rule", "GH901"]));
     assert_eq!(rule.code, 0);
@@ -384,6 +393,17 @@ fn a_source_read_from_stdin_is_judged_as_the_file_it_names() {
     assert_eq!(
         (again.code, again.stdout.as_str()),
         (0, fix.stdout.as_str())
+    );
+    // `--diff` as ruff: the patch, exit 1; its headers relative to the repository.
+    let diff = run(gh(repo.path())
+        .args(["fix", "-", "--stdin-filename", "svc/app/new.py", "--diff"])
+        .write_stdin(BARE));
+    assert_eq!(diff.code, 1);
+    assert!(
+        diff.stdout
+            .starts_with("--- a/svc/app/new.py\n+++ b/svc/app/new.py\n"),
+        "{}",
+        diff.stdout
     );
     let nameless = run(gh(repo.path()).args(["scan", "-"]).write_stdin(BARE));
     assert_eq!(nameless.code, 2);

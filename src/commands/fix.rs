@@ -144,7 +144,9 @@ fn stdin(
             err!("{}", text::fixes(&outcomes, "fix"));
         }
     }
-    let left = |s: &crate::summary::Summary| s.violations > s.fixed;
+    // `--diff`: 1 when there is a diff (as ruff); otherwise 1 when something is left.
+    let any_diff = args.diff && outcomes.iter().any(|o| o.diff.is_some());
+    let left = |s: &crate::summary::Summary| any_diff || s.violations > s.fixed;
     Ok(exit_status(&summary, left))
 }
 

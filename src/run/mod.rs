@@ -110,6 +110,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
             None => None,
         },
         keep_rewrite: false,
+        repo_prefix: crate::outcome::repository_prefix(&setup.root),
     })
 }
 
