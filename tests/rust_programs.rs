@@ -137,7 +137,7 @@ fn the_header_goes_below_a_licence_and_an_earlier_block_is_not_written_twice() {
         "{main}"
     );
     assert!(
-        main.contains("fn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n"),
+        main.contains("fn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts:\n        // nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n"),
         "{main}"
     );
     let old = std::fs::read_to_string(root.join("src/bin/old.rs")).unwrap();
@@ -270,4 +270,117 @@ fn wrappers_own_examples_tests_and_cpu_uses_are_judged_as_what_they_are() {
         "{text}"
     );
     assert_eq!(text.matches("w/src/main.rs:7:").count(), 0, "{text}");
+}
+
+/// A package whose library reaches CUDA in one module: a tool shipped beside it that uses only
+/// the library's error type is not a GPU program; one that uses the pipeline is, through the
+/// module the pipeline calls (`super::config`) and a re-export of the root. ONNX Runtime with
+/// its `cuda` feature reaches CUDA only through its CUDA provider.
+#[test]
+fn a_program_runs_only_the_library_modules_its_paths_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "nlp/Cargo.toml", "[package]\nname = \"nlp\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntch = \"0.17\"\nort = { version = \"2.0.0-rc.10\", features = [\"cuda\"] }\n[[bin]]\nname = \"convert\"\npath = \"src/convert.rs\"\n");
+    write(root, "nlp/src/lib.rs", "mod error;\npub mod pipelines;\npub use error::NlpError;\npub use pipelines::sentiment::Sentiment;\n");
+    write(
+        root,
+        "nlp/src/error.rs",
+        "#[derive(Debug)]\npub struct NlpError;\n",
+    );
+    write(
+        root,
+        "nlp/src/pipelines/mod.rs",
+        "pub mod config;\npub mod sentiment;\n",
+    );
+    write(
+        root,
+        "nlp/src/pipelines/config.rs",
+        "pub fn device() -> tch::Device {\n    tch::Device::cuda_if_available()\n}\n",
+    );
+    write(root, "nlp/src/pipelines/sentiment.rs", "pub struct Sentiment;\nimpl Sentiment {\n    pub fn new() -> Self {\n        let _d = super::config::device();\n        Sentiment\n    }\n}\n");
+    write(root, "nlp/src/convert.rs", "use nlp::NlpError;\n\nfn main() -> Result<(), NlpError> {\n    let _t = tch::Tensor::from(1.0);\n    Ok(())\n}\n");
+    write(
+        root,
+        "nlp/examples/classify.rs",
+        "use nlp::Sentiment;\n\nfn main() {\n    let _s = Sentiment::new();\n}\n",
+    );
+    write(
+        root,
+        "nlp/examples/onnx_cpu.rs",
+        "use ort::session::Session;\n\nfn main() {\n    let _s = Session::builder();\n}\n",
+    );
+    write(root, "nlp/examples/onnx_gpu.rs", "use ort::execution_providers::CUDAExecutionProvider;\nuse ort::session::Session;\n\nfn main() {\n    let _s = Session::builder().with_execution_providers([CUDAExecutionProvider::default().build()]);\n}\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("nlp/src/convert.rs", "no_gpu_code"),
+        ("nlp/examples/classify.rs", "non_compliant"),
+        ("nlp/examples/onnx_cpu.rs", "no_gpu_code"),
+        ("nlp/examples/onnx_gpu.rs", "non_compliant"),
+    ] {
+        assert_eq!(status[file], want, "{file}\n{text}");
+    }
+    let before = std::fs::read(root.join("nlp/src/convert.rs")).unwrap();
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    assert_eq!(
+        std::fs::read(root.join("nlp/src/convert.rs")).unwrap(),
+        before
+    );
+    let classify = std::fs::read_to_string(root.join("nlp/examples/classify.rs")).unwrap();
+    assert!(
+        classify.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\""),
+        "{classify}"
+    );
+}
+
+/// A device index handed across crates: the server's `--gpu` default and a literal reach
+/// `Device::new_cuda(ordinal)` in the engine crate through `load` and `Engine::open`; they are
+/// remapped where they are written, in the program that masks.
+#[test]
+fn a_command_line_default_is_followed_into_another_crates_constructor() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"engine\", \"server\"]\n",
+    );
+    write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "engine/src/lib.rs", "use candle_core::Device;\n\npub fn load(path: &str, ordinal: usize) -> Device {\n    println!(\"{path}\");\n    Device::new_cuda(ordinal).unwrap()\n}\n\npub struct Engine;\n\nimpl Engine {\n    pub fn open(gpu: usize) -> Device {\n        load(\"default\", gpu)\n    }\n}\n");
+    write(root, "server/Cargo.toml", "[package]\nname = \"server\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "server/src/main.rs", "use clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 1)]\n    gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    workers: usize,\n}\n\nfn main() {\n    let args = Args::parse();\n    let d = engine::load(\"model.bin\", args.gpu);\n    println!(\"{d:?} {}\", args.workers);\n}\n");
+    write(root, "server/src/bin/spare.rs", "fn main() {\n    let d = engine::load(\"model.bin\", 1);\n    let e = engine::Engine::open(1);\n    println!(\"{d:?} {e:?}\");\n}\n");
+    let (_, text) = statuses(root);
+    assert!(
+        text.contains("server/src/main.rs:13:39: GH511 [*] load(…), whose argument 2 is the index of `Device::new_cuda` (engine/src/lib.rs:5), selects device 1 through the default of the `gpu` option (line 5)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("server/src/bin/spare.rs:2:39: GH511"),
+        "{text}"
+    );
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let main = std::fs::read_to_string(root.join("server/src/main.rs")).unwrap();
+    assert!(
+        main.contains("    #[arg(long, default_value_t = 0)]\n    gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    workers: usize,"),
+        "{main}"
+    );
+    let spare = std::fs::read_to_string(root.join("server/src/bin/spare.rs")).unwrap();
+    assert!(spare.contains("engine::load(\"model.bin\", 0)"), "{spare}");
+    assert!(spare.contains("engine::Engine::open(0)"), "{spare}");
+    // The engine's own code is left as it is: its index is its callers'.
+    let (status, text) = statuses(root);
+    assert_eq!(status["server/src/main.rs"], "compliant", "{text}");
+    assert_eq!(status["server/src/bin/spare.rs"], "compliant", "{text}");
+}
+
+/// A main fixed by the previous version (its `// SAFETY:` comment on one line) is compliant:
+/// the block is never written twice.
+#[test]
+fn a_block_written_by_the_previous_version_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"o\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncudarc = \"0.19\"\n");
+    write(root, "src/main.rs", "// GPU selection (gpu-homogenize): the RTX 3090 only.\n// Never the RTX 5060 Ti.\n// main() sets CUDA_VISIBLE_DEVICES=1 and CUDA_DEVICE_ORDER=PCI_BUS_ID first:\n// once masked, the RTX 3090 is device 0, the only one visible.\n\nfn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n    let _c = cudarc::driver::CudaContext::new(0);\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/main.rs"], "compliant", "{text}");
 }

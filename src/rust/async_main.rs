@@ -18,10 +18,11 @@ pub fn sync_main_edits(
     main: &MainFn,
     env: &str,
     body_indent: &str,
+    unit: &str,
     nl: &str,
 ) -> Option<Vec<Edit>> {
     let attr = main.runtime.as_ref()?;
-    let runtime = runtime_expr(attr, body_indent, nl)?;
+    let runtime = runtime_expr(attr, body_indent, unit, nl)?;
     let async_token = main.async_token.clone()?;
     let mut edits = vec![
         Edit::delete(whole_lines(source, attr.range.clone())),
@@ -32,10 +33,20 @@ pub fn sync_main_edits(
             format!("{env}{nl}{body_indent}{runtime}(async {{"),
         ),
     ];
-    // The body's closing brace on a line of its own: `})` on the line before it.
+    // The body's closing brace on a line of its own: `})` on the line before it, and the
+    // body one block deeper, as rustfmt lays out `.block_on(async {` (`unit`: the file's own
+    // indentation step).
     let close_line = crate::lines::line_start(source, main.body_close);
     if source[close_line..main.body_close].trim().is_empty() {
-        edits.push(Edit::insert(close_line, format!("{body_indent}}}){nl}")));
+        // A chain on several lines puts `.block_on(` one step in; a call on one line does not.
+        let chained = runtime.contains('\n');
+        let (deeper, close) = if chained {
+            (format!("{unit}{unit}"), format!("{body_indent}{unit}"))
+        } else {
+            (unit.to_string(), body_indent.to_string())
+        };
+        edits.extend(reindent(source, main.body_start..main.body_close, &deeper));
+        edits.push(Edit::insert(close_line, format!("{close}}}){nl}")));
     } else {
         let space = if source[..main.body_close].ends_with([' ', '\t']) {
             ""
@@ -60,13 +71,14 @@ pub fn body_env_removals(ctx: &Context, env: &[EnvEffect]) -> Vec<Edit> {
 
 /// The attribute's runtime can be rebuilt by hand (`sync_main_edits` makes the main sync).
 pub fn convertible(attr: &RuntimeAttr) -> bool {
-    runtime_expr(attr, "", "\n").is_some()
+    runtime_expr(attr, "", "    ", "\n").is_some()
 }
 
-/// The runtime the attribute builds, as the call that runs a future on it (`….block_on`).
-fn runtime_expr(attr: &RuntimeAttr, indent: &str, nl: &str) -> Option<String> {
+/// The runtime the attribute builds, as the call that runs a future on it (`….block_on`),
+/// laid out as rustfmt lays it out (tokio's builder chain on several lines).
+fn runtime_expr(attr: &RuntimeAttr, indent: &str, unit: &str, nl: &str) -> Option<String> {
     let args = attr.args.as_ref()?;
-    let step = format!("{nl}{indent}    ");
+    let step = format!("{nl}{indent}{unit}");
     match attr.path.as_str() {
         "tokio::main" => {
             let mut flavor = "multi_thread";
@@ -103,9 +115,47 @@ fn runtime_expr(attr: &RuntimeAttr, indent: &str, nl: &str) -> Option<String> {
             } else {
                 "actix_rt"
             };
-            Some(format!("{rt}::System::new(){step}.block_on"))
+            Some(format!("{rt}::System::new().block_on"))
         }
         _ => None,
+    }
+}
+
+/// Insert `by` at the start of every line of the body that holds code, except the lines
+/// that begin inside a string literal spanning lines (their bytes are the program's data).
+/// A line another edit deletes gets nothing (see `fix::plan`).
+fn reindent(source: &str, body: Range<usize>, by: &str) -> Vec<Edit> {
+    let text = &source[body.clone()];
+    let mut literals = Vec::new();
+    if let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() {
+        multiline_literals(tokens, &mut literals);
+    }
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices('\n') {
+        let at = i + 1;
+        let line = text[at..].split('\n').next().unwrap_or("");
+        if line.trim().is_empty()
+            || literals
+                .iter()
+                .any(|r: &Range<usize>| r.start < at && at < r.end)
+        {
+            continue;
+        }
+        out.push(Edit::insert(body.start + at, by));
+    }
+    out
+}
+
+fn multiline_literals(tokens: proc_macro2::TokenStream, out: &mut Vec<Range<usize>>) {
+    for t in tokens {
+        match t {
+            proc_macro2::TokenTree::Literal(l) => {
+                let r = l.span().byte_range();
+                out.push(r);
+            }
+            proc_macro2::TokenTree::Group(g) => multiline_literals(g.stream(), out),
+            _ => {}
+        }
     }
 }
 
@@ -135,7 +185,7 @@ mod tests {
     fn fixed(source: &str) -> Option<String> {
         let file = super::super::parse(source).unwrap();
         let main = super::super::facts::mains::choose(&file.items).unwrap();
-        let edits = sync_main_edits(source, &main, ENV, "    ", "\n")?;
+        let edits = sync_main_edits(source, &main, ENV, "    ", "    ", "\n")?;
         Some(crate::edit::apply(source, &edits).unwrap())
     }
 
@@ -144,7 +194,7 @@ mod tests {
         let source = "#[tokio::main]\nasync fn main() {\n    serve().await;\n}\n";
         assert_eq!(
             fixed(source).unwrap(),
-            "fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n    serve().await;\n    })\n}\n"
+            "fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n            serve().await;\n        })\n}\n"
         );
     }
 
@@ -163,7 +213,7 @@ mod tests {
         let source = "/// Serves.\n#[tokio::main(flavor = \"multi_thread\", worker_threads = 4)]\n#[allow(unused)]\nasync fn main() -> anyhow::Result<()> {\n    let x = run().await?; // the server\n    Ok(())\n}\n";
         assert_eq!(
             fixed(source).unwrap(),
-            "/// Serves.\n#[allow(unused)]\nfn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .worker_threads(4)\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n    let x = run().await?; // the server\n    Ok(())\n    })\n}\n"
+            "/// Serves.\n#[allow(unused)]\nfn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .worker_threads(4)\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n            let x = run().await?; // the server\n            Ok(())\n        })\n}\n"
         );
     }
 
@@ -172,12 +222,15 @@ mod tests {
         let std_main =
             fixed("#[async_std::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
         assert!(
-            std_main.contains("    async_std::task::block_on(async {\n    go().await;\n    })\n}"),
+            std_main
+                .contains("    async_std::task::block_on(async {\n        go().await;\n    })\n}"),
             "{std_main}"
         );
         let actix = fixed("#[actix_web::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
         assert!(
-            actix.contains("    actix_web::rt::System::new()\n        .block_on(async {"),
+            actix.contains(
+                "    actix_web::rt::System::new().block_on(async {\n        go().await;\n    })\n}"
+            ),
             "{actix}"
         );
         for unknown in [

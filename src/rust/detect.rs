@@ -8,7 +8,7 @@ use super::fix;
 use super::graph::FileRole;
 use super::krate::{CrateInfo, Role};
 use super::rules::*;
-use super::RustHeader;
+use super::{RustHeader, Safety};
 use crate::edit::Edit;
 use crate::finding::{line_column, Finding};
 use crate::policy::Policy;
@@ -102,29 +102,26 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
     // The block as this version writes it, or as earlier ones did (no `// SAFETY:` line, the
     // allocator variable in every program): a block already there is never written twice.
     let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
-        [
-            (ctx.torch(), true),
-            (true, false),
-            (ctx.torch(), false),
-            (true, true),
-        ]
-        .into_iter()
-        .find_map(|(alloc, safety)| {
-            let text = ctx.header.main_env_text(
-                ctx.krate.edition,
-                fix::line_indent(ctx.source, m.sig.start),
-                &fix::indent_unit(ctx.source),
-                ctx.newline,
-                super::EnvText {
-                    alloc,
-                    safety,
-                    respect: ctx.policy.respect_scheduler,
-                },
-            );
-            ctx.source[m.body_start..]
-                .starts_with(&text)
-                .then(|| m.body_start..m.body_start + text.len())
-        })
+        let safeties = [Safety::Lines, Safety::OneLine, Safety::Omitted];
+        safeties
+            .into_iter()
+            .flat_map(|safety| [(ctx.torch(), safety), (true, safety)])
+            .find_map(|(alloc, safety)| {
+                let text = ctx.header.main_env_text(
+                    ctx.krate.edition,
+                    fix::line_indent(ctx.source, m.sig.start),
+                    &fix::indent_unit(ctx.source),
+                    ctx.newline,
+                    super::EnvText {
+                        alloc,
+                        safety,
+                        respect: ctx.policy.respect_scheduler,
+                    },
+                );
+                ctx.source[m.body_start..]
+                    .starts_with(&text)
+                    .then(|| m.body_start..m.body_start + text.len())
+            })
     });
     Sites {
         comment: comment.map(|i| i..i + comment_text.len()),
@@ -369,7 +366,7 @@ fn async_fix(
         ctx.newline,
         super::EnvText {
             alloc: ctx.torch(),
-            safety: true,
+            safety: super::Safety::Lines,
             respect: ctx.policy.respect_scheduler,
         },
     );
@@ -378,6 +375,7 @@ fn async_fix(
         main,
         &env,
         &format!("{base}{unit}"),
+        &unit,
         ctx.newline,
     )?;
     edits.extend(super::async_main::body_env_removals(ctx, &facts.env));

@@ -34,14 +34,38 @@ pub fn plan(
     findings: &[Finding],
 ) -> Vec<Edit> {
     let mut edits: Vec<Edit> = Vec::new();
+    for f in findings.iter().filter(|f| f.is_violation() && f.fixable) {
+        for e in &f.edits {
+            if !edits.contains(e) {
+                edits.push(e.clone());
+            }
+        }
+    }
+    let unused = super::imports::made_unused(ctx.source, &facts.use_leaves, &edits);
     let mut push = |e: Edit| {
         if !edits.contains(&e) {
             edits.push(e);
         }
     };
-    for f in findings.iter().filter(|f| f.is_violation() && f.fixable) {
-        f.edits.iter().cloned().for_each(&mut push);
-    }
+    unused.into_iter().for_each(&mut push);
+    // An indentation put on a line another edit deletes would join the next line.
+    let deleted_at: Vec<usize> = edits
+        .iter()
+        .filter(|e| !e.range.is_empty() && e.replacement.is_empty())
+        .map(|e| e.range.start)
+        .collect();
+    edits.retain(|e| {
+        let indentation = e.range.is_empty()
+            && !e.replacement.is_empty()
+            && e.replacement.chars().all(|c| c == ' ' || c == '\t');
+        !(indentation && deleted_at.contains(&e.range.start))
+    });
+    collapse_emptied_blocks(ctx.source, &mut edits);
+    let mut push = |e: Edit| {
+        if !edits.contains(&e) {
+            edits.push(e);
+        }
+    };
     if kind != Binary::Settable {
         return edits;
     }
@@ -56,13 +80,63 @@ pub fn plan(
             ctx.newline,
             super::EnvText {
                 alloc: ctx.torch(),
-                safety: true,
+                safety: super::Safety::Lines,
                 respect: ctx.policy.respect_scheduler,
             },
         );
         push(Edit::insert(main.body_start, text));
     }
     edits
+}
+
+/// A block whose every line the deletions take out becomes `{}`, as rustfmt writes an empty
+/// block (`fn init() {}`, `|| {}`): the deletions that empty it become one deletion of its
+/// inside. A brace on a line with a comment before it is not trusted to be a brace.
+fn collapse_emptied_blocks(source: &str, edits: &mut Vec<Edit>) {
+    let mut deletions: Vec<usize> = (0..edits.len())
+        .filter(|&i| edits[i].replacement.is_empty() && !edits[i].range.is_empty())
+        .collect();
+    deletions.sort_by_key(|&i| edits[i].range.start);
+    let ws = |c: char| c.is_ascii_whitespace();
+    let mut run: Vec<usize> = Vec::new();
+    let mut collapsed: Vec<(Vec<usize>, std::ops::Range<usize>)> = Vec::new();
+    let mut flush = |run: &mut Vec<usize>| {
+        let (Some(&first), Some(&last)) = (run.first(), run.last()) else {
+            return;
+        };
+        let (start, end) = (edits[first].range.start, edits[last].range.end);
+        let before = source[..start].trim_end_matches(ws);
+        let after_len = source[end..].len() - source[end..].trim_start_matches(ws).len();
+        let open_line = &before[crate::lines::line_start(before, before.len())..];
+        if before.ends_with('{')
+            && !before.ends_with("'{")
+            && !open_line.contains("//")
+            && !open_line.contains("/*")
+            && source[end + after_len..].starts_with('}')
+        {
+            collapsed.push((run.clone(), before.len()..end + after_len));
+        }
+        run.clear();
+    };
+    for &i in &deletions {
+        if let Some(&prev) = run.last() {
+            if edits[prev].range.end != edits[i].range.start {
+                flush(&mut run);
+            }
+        }
+        run.push(i);
+    }
+    flush(&mut run);
+    let mut drop: Vec<usize> = Vec::new();
+    for (members, inside) in collapsed {
+        drop.extend(&members);
+        edits.push(Edit::delete(inside));
+    }
+    let mut i = 0;
+    edits.retain(|_| {
+        i += 1;
+        !drop.contains(&(i - 1))
+    });
 }
 
 /// The comment block goes after the inner attributes and `//!` docs (or the shebang).

@@ -11,10 +11,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use syn::visit::{self, Visit};
 
+use super::index_fns::IndexFn;
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -103,6 +105,67 @@ const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
     ),
 ];
 
+/// The entry points through which a wrapper crate picks a CUDA device by itself, one line per
+/// API (crate, a path segment or method naming it, what it does). A program that links one of
+/// these crates reaches CUDA through it only when its code names one of its entry points or
+/// chooses a CUDA device itself (`new_cuda`, `Device::Cuda(…)`, `cuda_if_available`): a tool
+/// that uses rust-bert for its error type or ONNX Runtime on the CPU provider is not a GPU
+/// program. Crates with no line here (cudarc, llama.cpp, whisper.cpp, mistral.rs) reach CUDA
+/// by any use once their CUDA feature is on.
+const ENTRY_POINTS: &[(&str, &str, &str)] = &[
+    (
+        "rust_bert",
+        "pipelines",
+        "every pipeline's default config is `Device::cuda_if_available()`",
+    ),
+    (
+        "rust_bert",
+        "VarStore",
+        "a model built by hand takes the device of its `VarStore`",
+    ),
+    (
+        "ort",
+        "CUDAExecutionProvider",
+        "ONNX Runtime's CUDA provider (`device_id` picks the card)",
+    ),
+    ("ort", "CUDA", "`ep::CUDA`, the CUDA provider in ort 2.x"),
+    (
+        "ort",
+        "TensorRTExecutionProvider",
+        "ONNX Runtime's TensorRT provider (CUDA underneath)",
+    ),
+    ("ort", "TensorRT", "`ep::TensorRT` in ort 2.x"),
+    (
+        "fastembed",
+        "CUDAExecutionProvider",
+        "fastembed run on ONNX Runtime's CUDA provider",
+    ),
+    (
+        "candle_core",
+        "Device",
+        "candle's `Device` (its CUDA constructors are found by name)",
+    ),
+    (
+        "burn",
+        "Cuda",
+        "burn's CUDA backend (`Cuda`, `CudaDevice`, the `LibTorch` backend)",
+    ),
+    (
+        "tch",
+        "cuda_if_available",
+        "libtorch's CUDA device 0 when one is there",
+    ),
+];
+
+/// A CUDA wrapper's entry points (see [`ENTRY_POINTS`]); empty when any use reaches CUDA.
+fn entry_points(package: &str) -> Vec<&'static str> {
+    ENTRY_POINTS
+        .iter()
+        .filter(|(c, _, _)| *c == package)
+        .map(|(_, api, _)| *api)
+        .collect()
+}
+
 /// What the index says about one `.rs` file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileRole {
@@ -131,6 +194,9 @@ pub enum FileRole {
 #[derive(Debug, Default)]
 pub struct RustIndex {
     files: HashMap<String, FileRole>,
+    /// The index functions each file can call: its package's and its dependencies' of the
+    /// tree (a name defined twice with different index positions is left out).
+    callable: HashMap<String, Arc<Vec<IndexFn>>>,
 }
 
 impl FileRole {
@@ -149,6 +215,10 @@ impl FileRole {
 impl RustIndex {
     pub fn role(&self, rel: &str) -> Option<&FileRole> {
         self.files.get(rel)
+    }
+
+    pub fn callable(&self, rel: &str) -> &[IndexFn] {
+        self.callable.get(rel).map_or(&[], |v| v.as_slice())
     }
 
     pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> RustIndex {
@@ -175,6 +245,17 @@ struct RsFile {
     mods: Vec<(String, Option<String>, Vec<String>)>,
     /// First segments of every path and `use` (the crates it names).
     names: HashSet<String>,
+    /// Every segment of every path and `use`, and every method called (entry points).
+    segments: HashSet<String>,
+    /// Paths of two segments or more (`use` trees flattened; a glob ends in `*`): which
+    /// modules of a library a program uses.
+    paths: Vec<Vec<String>>,
+    /// `pub use a::b::C;` (a glob: name `*`): where a library root's names come from.
+    reexports: Vec<(String, Vec<String>)>,
+    /// Functions that hand a parameter to a device constructor as its index, and those that
+    /// hand one to another function.
+    index_fns: Vec<IndexFn>,
+    forwards: Vec<super::index_fns::Forward>,
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
@@ -193,6 +274,7 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     let file = syn::parse_file(&text).ok()?;
     let mut v = Reader::default();
     v.visit_file(&file);
+    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, &entry.rel);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
@@ -205,6 +287,51 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
     proc_macro2::extra::invalidate_current_thread_spans();
     Some(v.file)
+}
+
+/// A `use` tree as (the name it binds, its full path) pairs; a glob binds `*`.
+fn flatten_use(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+    let with = |prefix: &Vec<String>, last: String| {
+        let mut p = prefix.clone();
+        p.push(last);
+        p
+    };
+    match t {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            if let Some(last) = prefix.last() {
+                out.push((last.clone(), prefix.clone()));
+            }
+        }
+        syn::UseTree::Name(n) => out.push((n.ident.to_string(), with(prefix, n.ident.to_string()))),
+        syn::UseTree::Rename(r) => {
+            out.push((r.rename.to_string(), with(prefix, r.ident.to_string())))
+        }
+        syn::UseTree::Glob(_) => out.push(("*".into(), with(prefix, "*".into()))),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|i| flatten_use(i, prefix, out)),
+    }
+}
+
+/// Every name of a `use` tree, at every level (`a::b::{c, d::e}`: a, b, c, d, e).
+fn use_segments(t: &syn::UseTree, out: &mut HashSet<String>) {
+    match t {
+        syn::UseTree::Path(p) => {
+            out.insert(p.ident.to_string());
+            use_segments(&p.tree, out);
+        }
+        syn::UseTree::Name(n) => {
+            out.insert(n.ident.to_string());
+        }
+        syn::UseTree::Rename(r) => {
+            out.insert(r.ident.to_string());
+        }
+        syn::UseTree::Group(g) => g.items.iter().for_each(|i| use_segments(i, out)),
+        syn::UseTree::Glob(_) => {}
+    }
 }
 
 #[derive(Default)]
@@ -247,8 +374,13 @@ impl<'a> Visit<'a> for Reader {
         if let Some(first) = p.segments.first() {
             self.file.names.insert(first.ident.to_string());
         }
+        if p.segments.len() > 1 {
+            let path = p.segments.iter().map(|s| s.ident.to_string()).collect();
+            self.file.paths.push(path);
+        }
         for s in &p.segments {
             let id = s.ident.to_string();
+            self.file.segments.insert(id.clone());
             match id.as_str() {
                 "new_cuda"
                 | "cuda_if_available"
@@ -265,7 +397,22 @@ impl<'a> Visit<'a> for Reader {
         visit::visit_path(self, p);
     }
 
+    fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
+        let mut flat = Vec::new();
+        flatten_use(&u.tree, &mut Vec::new(), &mut flat);
+        if matches!(u.vis, syn::Visibility::Public(_)) {
+            for (name, path) in &flat {
+                self.file.reexports.push((name.clone(), path.clone()));
+            }
+        }
+        self.file
+            .paths
+            .extend(flat.into_iter().map(|(_, p)| p).filter(|p| p.len() > 1));
+        visit::visit_item_use(self, u);
+    }
+
     fn visit_use_tree(&mut self, t: &'a syn::UseTree) {
+        use_segments(t, &mut self.file.segments);
         match t {
             syn::UseTree::Path(p) => {
                 self.file.names.insert(p.ident.to_string());
@@ -292,6 +439,7 @@ impl<'a> Visit<'a> for Reader {
         if m.method == "cuda" {
             self.file.cuda = true;
         }
+        self.file.segments.insert(m.method.to_string());
         visit::visit_expr_method_call(self, m);
     }
 }
@@ -314,9 +462,10 @@ struct Package {
 
 #[derive(Debug, Clone)]
 enum Dep {
-    /// Reaches CUDA (why), whether through libtorch, and whether only where the code selects a
-    /// CUDA device.
-    Cuda(String, bool, bool),
+    /// Reaches CUDA (why), whether through libtorch, and, for a crate that reaches CUDA only
+    /// where the code asks for it, the entry points that ask (besides choosing a CUDA device
+    /// by name, which always does).
+    Cuda(String, bool, Option<Vec<&'static str>>),
     /// A known CUDA crate built without its CUDA feature.
     CudaOff(String),
     Tree(usize),
@@ -461,7 +610,9 @@ impl Packages {
                     let dep = match tree {
                         Some(i) => Dep::Tree(i),
                         None => match cuda_dep(&package_name, &on) {
-                            Some((why, torch, selected)) => Dep::Cuda(why, torch, selected),
+                            Some((why, torch, selected)) => {
+                                Dep::Cuda(why, torch, gate(&package_name, selected))
+                            }
                             None if CUDA_CRATES.iter().any(|(n, _, _)| *n == package_name) => {
                                 Dep::CudaOff(package_name.clone())
                             }
@@ -482,7 +633,10 @@ impl Packages {
             if let Some((why, torch, selected)) =
                 known.then(|| cuda_dep(&name, &own_features)).flatten()
             {
-                deps.push((lib_name.clone(), Dep::Cuda(why, torch, selected)));
+                deps.push((
+                    lib_name.clone(),
+                    Dep::Cuda(why, torch, gate(&name, selected)),
+                ));
             }
             packages.push(Package {
                 dir: dir.clone(),
@@ -531,6 +685,13 @@ impl Packages {
         }
         Packages(packages)
     }
+}
+
+/// The entry points a program must name to reach CUDA through `package`: `None` when any
+/// use does; `selected`: libtorch, which only reaches CUDA where the code chooses it.
+fn gate(package: &str, selected: bool) -> Option<Vec<&'static str>> {
+    let apis = entry_points(package);
+    (selected || !apis.is_empty()).then_some(apis)
 }
 
 /// How a registry dependency reaches CUDA, given the features turned on for it: why, whether
@@ -597,10 +758,18 @@ fn slash(p: &Path) -> String {
 
 /// The files of a target: its root and every module `mod x;` reaches.
 fn module_tree(root: &str, files: &HashMap<String, RsFile>) -> Vec<String> {
-    let mut out = vec![root.to_string()];
+    module_paths(root, files)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect()
+}
+
+/// The files of a target with their module paths (`[]` for the root, `[a, b]` for `a::b`).
+fn module_paths(root: &str, files: &HashMap<String, RsFile>) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = vec![(root.to_string(), Vec::new())];
     let mut i = 0;
     while i < out.len() {
-        let rel = out[i].clone();
+        let (rel, modpath) = out[i].clone();
         i += 1;
         let Some(file) = files.get(&rel) else {
             continue;
@@ -629,8 +798,11 @@ fn module_tree(root: &str, files: &HashMap<String, RsFile>) -> Vec<String> {
                 }
             };
             if let Some(found) = candidates.into_iter().find(|c| files.contains_key(c)) {
-                if !out.contains(&found) {
-                    out.push(found);
+                if !out.iter().any(|(f, _)| *f == found) {
+                    let mut path = modpath.clone();
+                    path.extend(inline.iter().cloned());
+                    path.push(name.clone());
+                    out.push((found, path));
                 }
             }
         }
@@ -649,6 +821,10 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 .map(|r| module_tree(r, files))
                 .unwrap_or_default()
         })
+        .collect();
+    let lib_modules: Vec<Option<ModuleList>> = packages
+        .iter()
+        .map(|p| p.lib_root.as_ref().map(|r| module_paths(r, files)))
         .collect();
     let names_of = |tree: &[String]| -> HashSet<&str> {
         tree.iter()
@@ -679,9 +855,13 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             }
             match dep {
                 // tch and the like: only where the code chooses a CUDA device.
-                Dep::Cuda(why, torch, selected) => {
-                    let chooses = tree.iter().filter_map(|f| files.get(f)).any(|f| f.cuda);
-                    if !*selected || chooses {
+                Dep::Cuda(why, torch, gate) => {
+                    let chooses = |apis: &[&str]| {
+                        tree.iter()
+                            .filter_map(|f| files.get(f))
+                            .any(|f| f.cuda || apis.iter().any(|a| f.segments.contains(*a)))
+                    };
+                    if gate.as_ref().is_none_or(|apis| chooses(apis)) {
                         return Some((why.clone(), *torch));
                     }
                 }
@@ -724,9 +904,11 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     // Each binary: its own module tree, plus its package's library when it names it.
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
     let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
+    let mut package_files: Vec<Vec<String>> = lib_files.clone();
     for (i, p) in packages.iter().enumerate() {
         for (bin, test) in &p.binaries {
             let tree = module_tree(bin, files);
+            package_files[i].extend(tree.iter().cloned());
             let named = names_of(&tree);
             let mut cuda = reach(
                 i,
@@ -738,7 +920,33 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 &mut vec![i],
             );
             if cuda.is_none() && named.contains(p.lib_name.as_str()) {
-                cuda = lib_cuda[i].clone().flatten().map(|(why, torch)| {
+                // Only the library modules the program's paths reach, and what they reach.
+                let used = lib_modules[i].as_ref().and_then(|modules| {
+                    let entry: Vec<Vec<String>> = tree
+                        .iter()
+                        .filter_map(|f| files.get(f))
+                        .flat_map(|f| &f.paths)
+                        .filter(|path| path[0] == p.lib_name)
+                        .map(|path| path[1..].to_vec())
+                        .collect();
+                    if entry.is_empty() {
+                        return None;
+                    }
+                    super::modules::reached(modules, &entry, &Files(files))
+                });
+                let lib_reach = match used {
+                    Some(used) => reach(
+                        i,
+                        &used,
+                        packages,
+                        &lib_files,
+                        files,
+                        &mut lib_cuda.clone(),
+                        &mut vec![i],
+                    ),
+                    None => lib_cuda[i].clone().flatten(),
+                };
+                cuda = lib_reach.map(|(why, torch)| {
                     (
                         format!("its package's library `{}` → {why}", p.lib_name),
                         torch,
@@ -814,7 +1022,68 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             });
         }
     }
-    RustIndex { files: roles }
+    let callable = callable(files, packages, &lib_files, &package_files);
+    RustIndex {
+        files: roles,
+        callable,
+    }
+}
+
+/// For each file of a package: the index functions of its package and of the libraries of
+/// the tree crates it depends on.
+fn callable(
+    files: &HashMap<String, RsFile>,
+    packages: &[Package],
+    lib_files: &[Vec<String>],
+    package_files: &[Vec<String>],
+) -> HashMap<String, Arc<Vec<IndexFn>>> {
+    let mut out = HashMap::new();
+    for (i, p) in packages.iter().enumerate() {
+        let mut tree: Vec<&String> = package_files[i].iter().collect();
+        for (j, lib) in lib_files.iter().enumerate() {
+            if j != i && depends_on(p, j, packages, &mut Vec::new()) {
+                tree.extend(lib);
+            }
+        }
+        let read = || tree.iter().filter_map(|f| files.get(*f));
+        let mut fns: Vec<IndexFn> = read().flat_map(|f| f.index_fns.iter().cloned()).collect();
+        let forwards: Vec<super::index_fns::Forward> =
+            read().flat_map(|f| f.forwards.iter().cloned()).collect();
+        super::index_fns::close(&mut fns, &forwards);
+        if fns.is_empty() {
+            continue;
+        }
+        let ambiguous: Vec<String> = fns
+            .iter()
+            .filter(|f| {
+                fns.iter()
+                    .any(|g| g.path == f.path && g.position != f.position)
+            })
+            .map(|f| f.path.clone())
+            .collect();
+        fns.retain(|f| !ambiguous.contains(&f.path));
+        fns.sort_by(|a, b| a.path.cmp(&b.path));
+        fns.dedup_by(|a, b| a.path == b.path);
+        let fns = Arc::new(fns);
+        for f in &package_files[i] {
+            out.insert(f.clone(), fns.clone());
+        }
+    }
+    out
+}
+
+/// A library's files with their module paths.
+type ModuleList = Vec<(String, Vec<String>)>;
+
+struct Files<'a>(&'a HashMap<String, RsFile>);
+
+impl super::modules::PathsOf for Files<'_> {
+    fn paths(&self, file: &str) -> &[Vec<String>] {
+        self.0.get(file).map_or(&[], |f| &f.paths)
+    }
+    fn reexports(&self, file: &str) -> &[(String, Vec<String>)] {
+        self.0.get(file).map_or(&[], |f| &f.reexports)
+    }
 }
 
 /// How a library or a program reaches CUDA (why), and whether through libtorch; `None`: it
@@ -831,4 +1100,51 @@ fn depends_on(q: &Package, target: usize, packages: &[Package], seen: &mut Vec<u
         }
         _ => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One program per line of the table: naming the API makes it a GPU program, naming only
+    /// the crate does not.
+    #[test]
+    fn each_entry_point_of_the_table_makes_a_gpu_program_and_the_crate_alone_does_not() {
+        for (krate, api, _) in ENTRY_POINTS {
+            let dir = tempfile::tempdir().unwrap();
+            let features = match *krate {
+                "tch" | "rust_bert" => "[]",
+                "burn" => "[\"cuda\"]",
+                _ => "[\"cuda\"]",
+            };
+            let manifest = format!(
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\n{} = {{ version = \"1\", features = {features} }}\n",
+                krate.replace('_', "-")
+            );
+            std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+            std::fs::create_dir_all(dir.path().join("src/bin")).unwrap();
+            let with =
+                format!("use {krate}::Thing;\nfn main() {{\n    let _ = Thing::{api}();\n}}\n");
+            let without =
+                format!("use {krate}::Thing;\nfn main() {{\n    let _ = Thing::open();\n}}\n");
+            std::fs::write(dir.path().join("src/main.rs"), with).unwrap();
+            std::fs::write(dir.path().join("src/bin/plain.rs"), without).unwrap();
+            let entries: Vec<Entry> = ["src/main.rs", "src/bin/plain.rs"]
+                .iter()
+                .map(|rel| Entry {
+                    path: dir.path().join(rel),
+                    rel: rel.to_string(),
+                    rel_path: PathBuf::from(rel),
+                    kind: EntryKind::Source(Language::Rust),
+                })
+                .collect();
+            let index = RustIndex::build(dir.path(), &entries, 1 << 20);
+            let cuda = |rel: &str| match index.role(rel) {
+                Some(FileRole::Program { cuda, .. }) => cuda.clone(),
+                other => panic!("{krate}::{api} {rel}: {other:?}"),
+            };
+            assert!(cuda("src/main.rs").is_some(), "{krate}::{api}");
+            assert_eq!(cuda("src/bin/plain.rs"), None, "{krate}::{api}");
+        }
+    }
 }

@@ -7,7 +7,10 @@ mod effective;
 mod facts;
 mod fix;
 pub mod graph;
+mod imports;
+pub mod index_fns;
 pub mod krate;
+mod modules;
 pub mod rules;
 
 use std::path::Path;
@@ -88,8 +91,16 @@ impl RustHeader {
         };
         if wrap {
             out.push_str(&format!("{nl}{outer}unsafe {{"));
-            if opts.safety {
-                out.push_str(&format!("{nl}{inner}// SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently."));
+            let (first, second) = (
+                "// SAFETY: the first statements of `main`, before any thread starts:",
+                "nothing reads or writes the environment concurrently.",
+            );
+            match opts.safety {
+                Safety::Lines => {
+                    out.push_str(&format!("{nl}{inner}{first}{nl}{inner}// {second}"));
+                }
+                Safety::OneLine => out.push_str(&format!("{nl}{inner}{first} {second}")),
+                Safety::Omitted => {}
             }
         }
         for line in &self.main_env {
@@ -115,13 +126,22 @@ impl RustHeader {
     }
 }
 
+/// The `// SAFETY:` comment of the edition-2024 `unsafe` block: as this version writes it
+/// (under 100 columns), as the previous one did (one line), or none (the first versions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Safety {
+    Lines,
+    OneLine,
+    Omitted,
+}
+
 /// What the env block holds besides the mask and the order.
 #[derive(Debug, Clone, Copy)]
 pub struct EnvText {
     /// PYTORCH_CUDA_ALLOC_CONF: only libtorch reads it.
     pub alloc: bool,
-    /// The `// SAFETY:` line of the edition-2024 `unsafe` block.
-    pub safety: bool,
+    /// The `// SAFETY:` comment of the edition-2024 `unsafe` block.
+    pub safety: Safety,
     /// `respect_scheduler`: each variable is set only when the launcher left it unset.
     pub respect: bool,
 }
@@ -187,8 +207,13 @@ pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
 }
 
 fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
+    facts_with(source, &[])
+}
+
+/// The facts, with the tree's functions that take a device index (calls to them are indices).
+fn facts_with(source: &str, callable: &[index_fns::IndexFn]) -> Result<facts::Facts, SyntaxError> {
     let file = parse(source)?;
-    let facts = facts::collect(&file);
+    let facts = facts::collect(&file, callable);
     proc_macro2::extra::invalidate_current_thread_spans();
     Ok(facts)
 }
@@ -218,18 +243,24 @@ impl RustSupport {
         self.index.get().and_then(|i| i.role(rel))
     }
 
+    fn callable(&self, rel: &str) -> &[index_fns::IndexFn] {
+        self.index.get().map_or(&[], |i| i.callable(rel))
+    }
+
     /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
     /// after which the process env would still not be the policy's is withheld, and the
     /// findings say why (masking indices without the env would select the forbidden card).
     fn analyze_with(
         &self,
         krate: &CrateInfo,
-        role: Option<&graph::FileRole>,
+        at: Option<&str>,
         source: &str,
         in_phase: bool,
         plan: Plan,
     ) -> Result<Analysis, SyntaxError> {
-        let facts = facts_of(source)?;
+        let role = at.and_then(|rel| self.role(rel));
+        let callable = at.map_or(&[][..], |rel| self.callable(rel));
+        let facts = facts_with(source, callable)?;
         let ctx = detect::Context {
             source,
             policy: &self.policy,
@@ -244,7 +275,7 @@ impl RustSupport {
         let mut edits = Vec::new();
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
-            match self.prove(krate, role, source, planned, in_phase) {
+            match self.prove(krate, at, source, planned, in_phase) {
                 Ok(planned) => edits = planned,
                 Err(why) => withhold(&mut findings, &why),
             }
@@ -266,14 +297,14 @@ impl RustSupport {
     fn prove(
         &self,
         krate: &CrateInfo,
-        role: Option<&graph::FileRole>,
+        at: Option<&str>,
         source: &str,
         edits: Vec<Edit>,
         in_phase: bool,
     ) -> Result<Vec<Edit>, String> {
         let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
         let after = self
-            .analyze_with(krate, role, &new, in_phase, Plan::None)
+            .analyze_with(krate, at, &new, in_phase, Plan::None)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
         let left = after.findings.iter().filter(|f| f.is_violation());
         let (env, other): (Vec<&Finding>, Vec<&Finding>) =
@@ -317,7 +348,7 @@ impl LanguageSupport for RustSupport {
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
         Ok(Box::new(self.analyze_with(
             &self.krate(info.path),
-            self.role(info.rel),
+            Some(info.rel),
             source,
             info.in_phase,
             Plan::Prove,
@@ -332,15 +363,15 @@ impl LanguageSupport for RustSupport {
         before: &dyn lang::Analysis,
     ) -> Vec<String> {
         let krate = self.krate(info.path);
-        let after =
-            match self.analyze_with(&krate, self.role(info.rel), new, info.in_phase, Plan::None) {
-                Ok(after) => after,
-                Err(e) => {
-                    return vec![format!(
-                        "the rewrite does not parse ({e}); this is a bug, please report it"
-                    )]
-                }
-            };
+        let after = match self.analyze_with(&krate, Some(info.rel), new, info.in_phase, Plan::None)
+        {
+            Ok(after) => after,
+            Err(e) => {
+                return vec![format!(
+                    "the rewrite does not parse ({e}); this is a bug, please report it"
+                )]
+            }
+        };
         after
             .findings
             .iter()

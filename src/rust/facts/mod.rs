@@ -209,6 +209,8 @@ pub struct Facts {
     pub inner_attrs_end: Option<usize>,
     /// Start of the first item.
     pub first_item: Option<usize>,
+    /// The names private `use` items bind (a fix takes out the ones it leaves unused).
+    pub use_leaves: Vec<super::imports::UseLeaf>,
 }
 
 /// The bytes of a node. `Spanned::span` turns the whole node back into tokens to join their
@@ -232,7 +234,9 @@ fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
     }
 }
 
-pub fn collect(file: &syn::File) -> Facts {
+/// The facts of a file; `callable`: the functions of the tree that take a device index (see
+/// `index_fns`), whose calls are device indices too.
+pub fn collect(file: &syn::File, callable: &[super::index_fns::IndexFn]) -> Facts {
     let mut aliases = HashMap::new();
     for item in &file.items {
         if let syn::Item::Use(u) = item {
@@ -256,10 +260,12 @@ pub fn collect(file: &syn::File) -> Facts {
         scope: None,
         display: 0,
         handled_calls: Vec::new(),
+        callable: callable.to_vec(),
     };
     v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
     v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
     v.facts.first_item = file.items.first().map(|i| range(i).start);
+    v.facts.use_leaves = super::imports::leaves(file);
     v.facts.forbids_unsafe = file.attrs.iter().any(forbids_unsafe);
     v.facts.main = mains::choose(&file.items);
     v.facts.macro_main = file.items.iter().find_map(|item| match item {
@@ -402,6 +408,8 @@ pub(super) struct FactVisitor {
     display: usize,
     /// Env calls already recorded with their statement.
     handled_calls: Vec<usize>,
+    /// Functions of the tree that hand an argument to a device constructor.
+    callable: Vec<super::index_fns::IndexFn>,
     /// Names a `use … as` gives to something of another name.
     renamed: Vec<String>,
     /// Computed `.envs(…)` calls, with the command they configure.
@@ -495,6 +503,31 @@ impl FactVisitor {
         let Expr::Path(func) = call.func.as_ref() else {
             return;
         };
+        if !self.callable.is_empty() {
+            let segments: Vec<String> = func
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let def = self
+                .callable
+                .iter()
+                .find(|d| super::index_fns::calls(d, &segments))
+                .cloned();
+            if let Some(def) = def {
+                if let Some(arg) = call.args.iter().nth(def.position) {
+                    let what = format!(
+                        "{}(…), whose argument {} is the index of {},",
+                        def.path,
+                        def.position + 1,
+                        def.what
+                    );
+                    self.sink(arg, what);
+                }
+                return;
+            }
+        }
         if !self.may_name(&func.path, INDEX_CALL_NAMES) {
             return;
         }
@@ -1156,7 +1189,7 @@ mod tests {
     use super::*;
 
     fn facts(source: &str) -> Facts {
-        let facts = collect(&crate::rust::parse(source).unwrap());
+        let facts = collect(&crate::rust::parse(source).unwrap(), &[]);
         proc_macro2::extra::invalidate_current_thread_spans();
         facts
     }

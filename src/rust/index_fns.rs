@@ -1,0 +1,265 @@
+//! Functions that pass one of their parameters to a device constructor as its index:
+//! `pub fn load(path: &str, ordinal: usize) -> Device { Device::new_cuda(ordinal) … }`. The
+//! project index finds them in every crate of the tree, and a call to one (`load(p, 1)`,
+//! `load(p, args.gpu)` with a `--gpu` default of 1) is a device index where it is written, as
+//! a constructor's would be: the command-line default of one crate is followed into the
+//! constructor of another.
+
+use syn::visit::{self, Visit};
+use syn::{Expr, FnArg, Pat};
+
+use super::facts::INDEX_CALLS;
+
+/// One such function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexFn {
+    /// `load`, or `Model::load` for an associated function (methods taking `self` are not
+    /// followed: their receiver's type is not known at the call).
+    pub path: String,
+    /// Which argument (from 0) is the index.
+    pub position: usize,
+    /// The constructor it reaches and where: ``Device::new_cuda` (src/model.rs:12)`.
+    pub what: String,
+}
+
+/// A function that hands a parameter on to another function (`fn open(gpu) { load(p, gpu) }`):
+/// an index function when the callee is one (see [`close`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forward {
+    pub path: String,
+    pub position: usize,
+    pub callee: Vec<String>,
+    pub arg: usize,
+    pub at: String,
+}
+
+/// The index functions defined in a file (`rel`: its path, for messages), and the functions
+/// that hand a parameter to another.
+pub fn collect(file: &syn::File, rel: &str) -> (Vec<IndexFn>, Vec<Forward>) {
+    let mut v = Finder {
+        rel,
+        self_ty: None,
+        out: Vec::new(),
+        forwards: Vec::new(),
+    };
+    v.visit_file(file);
+    (v.out, v.forwards)
+}
+
+/// The index functions reached through forwards, until nothing new is found (bounded).
+pub fn close(direct: &mut Vec<IndexFn>, forwards: &[Forward]) {
+    for _ in 0..8 {
+        let mut new = Vec::new();
+        for f in forwards {
+            let known = |d: &IndexFn| d.path == f.path && d.position == f.position;
+            if direct.iter().any(known) || new.iter().any(known) {
+                continue;
+            }
+            if let Some(def) = direct
+                .iter()
+                .find(|d| d.position == f.arg && calls(d, &f.callee))
+            {
+                new.push(IndexFn {
+                    path: f.path.clone(),
+                    position: f.position,
+                    what: format!("{} through `{}` ({})", def.what, def.path, f.at),
+                });
+            }
+        }
+        if new.is_empty() {
+            return;
+        }
+        direct.extend(new);
+    }
+}
+
+/// Whether a call written as `segments` (`load`, `model::load`, `Model::load`) calls `def`.
+pub fn calls(def: &IndexFn, segments: &[String]) -> bool {
+    let wanted: Vec<&str> = def.path.split("::").collect();
+    segments.len() >= wanted.len()
+        && segments[segments.len() - wanted.len()..]
+            .iter()
+            .zip(&wanted)
+            .all(|(a, b)| a == b)
+}
+
+struct Finder<'r> {
+    rel: &'r str,
+    self_ty: Option<String>,
+    out: Vec<IndexFn>,
+    forwards: Vec<Forward>,
+}
+
+impl Finder<'_> {
+    fn function(&mut self, path: String, sig: &syn::Signature, block: &syn::Block) {
+        if sig.inputs.iter().any(|i| matches!(i, FnArg::Receiver(_))) {
+            return;
+        }
+        let params: Vec<Option<String>> = sig
+            .inputs
+            .iter()
+            .map(|i| match i {
+                FnArg::Typed(t) => match t.pat.as_ref() {
+                    Pat::Ident(id) if id.mutability.is_none() => Some(id.ident.to_string()),
+                    _ => None,
+                },
+                FnArg::Receiver(_) => None,
+            })
+            .collect();
+        let mut sinks = Sinks {
+            params: &params,
+            found: Vec::new(),
+            forwards: Vec::new(),
+        };
+        sinks.visit_block(block);
+        for (position, callee, arg, line) in std::mem::take(&mut sinks.forwards) {
+            self.forwards.push(Forward {
+                path: path.clone(),
+                position,
+                callee,
+                arg,
+                at: format!("{}:{line}", self.rel),
+            });
+        }
+        // A parameter that reaches one constructor, the same everywhere it is used.
+        sinks.found.sort();
+        sinks.found.dedup_by_key(|(p, _, _)| *p);
+        for (position, what, line) in sinks.found {
+            self.out.push(IndexFn {
+                path: path.clone(),
+                position,
+                what: format!("`{what}` ({}:{line})", self.rel),
+            });
+        }
+    }
+}
+
+impl<'a> Visit<'a> for Finder<'_> {
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if f.sig.ident != "main" {
+            self.function(f.sig.ident.to_string(), &f.sig, &f.block);
+        }
+        visit::visit_item_fn(self, f);
+    }
+
+    fn visit_item_impl(&mut self, i: &'a syn::ItemImpl) {
+        let outer = self.self_ty.take();
+        if i.trait_.is_none() {
+            if let syn::Type::Path(p) = i.self_ty.as_ref() {
+                self.self_ty = p.path.segments.last().map(|s| s.ident.to_string());
+            }
+        }
+        visit::visit_item_impl(self, i);
+        self.self_ty = outer;
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'a syn::ImplItemFn) {
+        if let Some(ty) = self.self_ty.clone() {
+            self.function(format!("{ty}::{}", f.sig.ident), &f.sig, &f.block);
+        }
+        visit::visit_impl_item_fn(self, f);
+    }
+
+    fn visit_trait_item_fn(&mut self, _: &'a syn::TraitItemFn) {}
+}
+
+/// The constructor calls of a body whose index is one of the parameters, as they are.
+struct Sinks<'p> {
+    params: &'p [Option<String>],
+    found: Vec<(usize, String, usize)>,
+    /// (parameter, the function called, the argument it is, line).
+    forwards: Vec<(usize, Vec<String>, usize, usize)>,
+}
+
+impl<'a> Visit<'a> for Sinks<'_> {
+    fn visit_expr_call(&mut self, call: &'a syn::ExprCall) {
+        if let (Expr::Path(func), Some(first)) = (call.func.as_ref(), call.args.first()) {
+            let path: Vec<String> = func
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let joined = path.join("::");
+            let constructor = INDEX_CALLS
+                .iter()
+                .find(|n| joined == **n || joined.ends_with(&format!("::{n}")));
+            let line = func.path.segments[0].ident.span().start().line;
+            let param = |e: &Expr| {
+                let name = plain_name(e)?;
+                self.params
+                    .iter()
+                    .position(|p| p.as_deref() == Some(name.as_str()))
+            };
+            match constructor {
+                Some(name) => {
+                    if let Some(position) = param(first) {
+                        self.found.push((position, name.to_string(), line));
+                    }
+                }
+                None => {
+                    for (arg, e) in call.args.iter().enumerate() {
+                        if let Some(position) = param(e) {
+                            self.forwards.push((position, path.clone(), arg, line));
+                        }
+                    }
+                }
+            }
+        }
+        visit::visit_expr_call(self, call);
+    }
+
+    // A closure or nested function has parameters of its own.
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_item_fn(&mut self, _: &'a syn::ItemFn) {}
+}
+
+/// `ordinal`, `ordinal as usize`, `(ordinal)`: the name given as is.
+fn plain_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Cast(c) => plain_name(&c.expr),
+        Expr::Paren(p) => plain_name(&p.expr),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(src: &str) -> Vec<(String, usize)> {
+        let file = syn::parse_file(src).unwrap();
+        let (mut direct, forwards) = collect(&file, "lib.rs");
+        close(&mut direct, &forwards);
+        direct.into_iter().map(|f| (f.path, f.position)).collect()
+    }
+
+    #[test]
+    fn parameters_given_to_a_constructor_are_found_free_and_associated() {
+        let src = "use candle_core::Device;\npub fn load(path: &str, ordinal: usize) -> Device {\n    Device::new_cuda(ordinal as usize).unwrap()\n}\npub struct Model;\nimpl Model {\n    pub fn open(gpu: usize) -> Self {\n        let _c = cudarc::driver::CudaContext::new(gpu);\n        Model\n    }\n    pub fn to(&self, gpu: usize) {\n        let _ = Device::new_cuda(gpu);\n    }\n}\npub fn shadow(gpu: usize) {\n    let f = |gpu: usize| Device::new_cuda(gpu);\n    f(0);\n}\npub fn other(n: usize) -> usize {\n    n + 1\n}\npub fn by_name(i: usize) -> Device {\n    load(\"x\", i)\n}\npub fn twice(j: usize) -> Device {\n    by_name(j)\n}\n";
+        assert_eq!(
+            found(src),
+            [
+                ("load".to_string(), 1),
+                ("Model::open".to_string(), 0),
+                ("by_name".to_string(), 0),
+                ("twice".to_string(), 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_call_names_a_function_by_its_last_segments() {
+        let def = IndexFn {
+            path: "Model::open".into(),
+            position: 0,
+            what: String::new(),
+        };
+        let seg = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+        assert!(calls(&def, &seg("Model::open")));
+        assert!(calls(&def, &seg("crate::model::Model::open")));
+        assert!(!calls(&def, &seg("open")));
+        assert!(!calls(&def, &seg("Other::open")));
+    }
+}
