@@ -79,6 +79,13 @@ pub enum OutputFormat {
     Github,
 }
 
+/// What `doctor` can print: it has no findings, so no SARIF or GitHub annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormat {
+    Text,
+    Json,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     Md,
@@ -100,7 +107,8 @@ pub enum GpuMode {
 /// Options shared by every command that walks a tree.
 #[derive(Debug, Clone, Args)]
 pub struct InputArgs {
-    /// Files or directories to process (default: the current directory).
+    /// Files or directories to process (default: the current directory); `-` reads one source
+    /// from stdin (with --stdin-filename).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Config file (default: gpu-homogenize.toml at the tree root).
@@ -109,6 +117,9 @@ pub struct InputArgs {
     /// Files larger than this many bytes are skipped with an error.
     #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_file_size: u64,
+    /// The path a source read from stdin (`-`) is judged as: its config, rules and phase.
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
     /// Worker threads for the CPU stage (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub jobs: Option<u16>,
@@ -227,6 +238,9 @@ pub struct ScanArgs {
     /// Show counts for every rule with findings, instead of the findings.
     #[arg(long)]
     pub statistics: bool,
+    /// List, file by file, the findings `gpu-homogenize fix` would fix (ruff's --show-fixes).
+    #[arg(long)]
+    pub show_fixes: bool,
     /// Suppress every current finding with a `noqa` comment and a reason (writes the files).
     #[arg(long, conflicts_with = "format")]
     pub add_noqa: bool,
@@ -289,6 +303,10 @@ pub struct FixArgs {
     /// Do not append this run to .gpu-homogenize/journal.jsonl.
     #[arg(long)]
     pub no_journal: bool,
+    /// List, file by file, the fixes applied (or, with --dry-run, that would be) as ruff's
+    /// --show-fixes.
+    #[arg(long)]
+    pub show_fixes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -311,7 +329,7 @@ pub struct CheckArgs {
 pub struct ReportArgs {
     /// Tree root (default: the current directory).
     pub root: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = ReportFormat::Md)]
     pub format: ReportFormat,
     /// Write the report here instead of stdout.
     #[arg(long, value_name = "FILE")]
@@ -336,8 +354,8 @@ pub struct InitArgs {
 pub struct DoctorArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = OutputFormat::Text)]
-    pub format: OutputFormat,
+    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = DoctorFormat::Text)]
+    pub format: DoctorFormat,
 }
 
 #[derive(Debug, Args)]

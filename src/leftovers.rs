@@ -88,6 +88,29 @@ fn unlink_recorded(root: &Path, rel: &Path, pid: u32) -> bool {
     ours
 }
 
+/// The `.gitignore` the registry brought goes with it while no journal is there to commit (a
+/// `--no-journal` run leaves no trace); one a person edited, or beside a journal, stays.
+fn forget_gitignore(state: i32) {
+    use std::io::Read;
+    let journal = std::ffi::OsStr::new(crate::journal::JOURNAL_FILE);
+    if crate::confine::open_raw(state, journal, libc::O_RDONLY | libc::O_NOFOLLOW, 0).is_ok() {
+        return;
+    }
+    let name = std::ffi::OsStr::new(".gitignore");
+    let Ok(fd) = crate::confine::open_raw(state, name, libc::O_RDONLY | libc::O_NOFOLLOW, 0) else {
+        return;
+    };
+    let mut text = String::new();
+    let ours = std::fs::File::from(fd)
+        .take(4096)
+        .read_to_string(&mut text)
+        .is_ok()
+        && text == crate::journal::GITIGNORE;
+    if let (true, Ok(c)) = (ours, crate::confine::cstring(name)) {
+        unsafe { libc::unlinkat(state, c.as_ptr(), 0) };
+    }
+}
+
 /// At the end of a run: its own registry goes (its temp files were renamed or removed), and
 /// the registry's directories when nothing else is in them (`--no-journal` leaves no trace).
 pub fn forget_own(root: &Path) {
@@ -95,6 +118,9 @@ pub fn forget_own(root: &Path) {
     temp::forget(root, std::process::id());
     let Ok(dir) = RootDir::open(root) else { return };
     let state = Path::new(crate::journal::JOURNAL_DIR);
+    if let Ok(fd) = dir.dir(state, false) {
+        forget_gitignore(fd.as_raw_fd());
+    }
     for (parent, name) in [
         (state, "temp"),
         (Path::new(""), crate::journal::JOURNAL_DIR),

@@ -136,6 +136,9 @@ pub struct FileOutcome {
     /// The path as the user reached it (what text output shows).
     #[serde(skip)]
     pub display: String,
+    /// The rewritten source, when the engine keeps it (`fix -`); not part of the JSON output.
+    #[serde(skip)]
+    pub rewritten: Option<String>,
 }
 
 impl FileOutcome {
@@ -156,8 +159,41 @@ impl FileOutcome {
             unsafe_fixes_held: 0,
             diff: None,
             display: display_path(path),
+            rewritten: None,
         }
     }
+}
+
+/// The repository holding `root`: the nearest directory with a `.git` at or above it, else `root`.
+pub fn source_root(root: &Path) -> &Path {
+    root.ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(root)
+}
+
+/// Where the tree root sits in its repository, as a prefix of root-relative paths: `svc/` for a
+/// config in `svc/`, empty at the top. CI (GitHub annotations, SARIF) resolves paths against the
+/// repository, so every format prints `prefix + path`.
+pub fn repository_prefix(root: &Path) -> String {
+    match root.strip_prefix(source_root(root)) {
+        Ok(rel) if !rel.as_os_str().is_empty() => {
+            let mut prefix = escape(rel.as_os_str());
+            prefix.push('/');
+            prefix
+        }
+        _ => String::new(),
+    }
+}
+
+/// Where a file's error points: the position of a syntax error (`syntax error at 2:7: …`, as
+/// `lang::SyntaxError` writes it), else the file's start.
+pub fn error_position(error: &str) -> (usize, usize) {
+    let position = error.strip_prefix("syntax error at ").and_then(|rest| {
+        let (line, rest) = rest.split_once(':')?;
+        let column: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        Some((line.parse().ok()?, column.parse().ok()?))
+    });
+    position.unwrap_or((1, 1))
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -9,11 +9,16 @@ static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Write `text` to stdout; after a broken pipe, write nothing more.
 pub fn print(text: &str) -> anyhow::Result<()> {
-    if STDOUT_CLOSED.load(Ordering::Relaxed) || text.is_empty() {
+    write_bytes(text.as_bytes())
+}
+
+/// Write `bytes` to stdout as they are (a fixed source in its own encoding), as `print` does.
+pub fn write_bytes(bytes: &[u8]) -> anyhow::Result<()> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) || bytes.is_empty() {
         return Ok(());
     }
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             STDOUT_CLOSED.store(true, Ordering::Relaxed);

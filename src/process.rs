@@ -48,6 +48,11 @@ pub struct Engine {
     pub unsafe_fixes: bool,
     /// Findings accepted for now (`--baseline`): not reported.
     pub baseline: Option<crate::baseline::Baseline>,
+    /// Keep the rewritten source in the outcome (`fix -` prints it instead of writing).
+    pub keep_rewrite: bool,
+    /// The tree root's place in its repository (`svc/`): diff headers are relative to the
+    /// repository, so `git apply` takes them from its top.
+    pub repo_prefix: String,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -76,13 +81,34 @@ impl Engine {
             EntryKind::Error(message) => return errored(outcome, message.clone()),
         };
         outcome.language = Some(language);
-        let support = match language {
-            Language::Python => self.python.as_ref(),
-            Language::Rust => self.rust.as_ref(),
-        };
         let bytes = match source::read_under(&self.root, &entry.rel_path, self.max_file_size) {
             Ok(bytes) => bytes,
             Err(e) => return errored(outcome, e.to_string()),
+        };
+        self.process_bytes(entry, language, bytes, outcome)
+    }
+
+    /// A source given as bytes (read from its file, or from stdin judged as `entry`).
+    pub fn process_source(&self, entry: &Entry, bytes: Vec<u8>) -> Processed {
+        let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
+        outcome.phase = self.phases.phase_of(&entry.rel).map(str::to_string);
+        let EntryKind::Source(language) = entry.kind else {
+            return skipped(outcome, "not a Python or Rust source file");
+        };
+        outcome.language = Some(language);
+        self.process_bytes(entry, language, bytes, outcome)
+    }
+
+    fn process_bytes(
+        &self,
+        entry: &Entry,
+        language: Language,
+        bytes: Vec<u8>,
+        mut outcome: FileOutcome,
+    ) -> Processed {
+        let support = match language {
+            Language::Python => self.python.as_ref(),
+            Language::Rust => self.rust.as_ref(),
         };
         let in_phase = outcome.phase.is_some();
         // Like ripgrep: a file without a GPU word is never decoded nor parsed.
@@ -193,9 +219,12 @@ impl Engine {
                 return false;
             };
             let line = lines.line_of(f.range.start).trim();
-            let allowance = baseline.allowance(&entry.rel, f.rule.code, line);
+            let whole_file = f.range.is_empty() && f.range.start == 0;
+            let allowance = baseline.allowance(&entry.rel, f.rule.code, line, whole_file);
             let mut used = used.borrow_mut();
-            let n = used.entry((f.rule.code, line)).or_insert(0usize);
+            let n = used
+                .entry((f.rule.code, line, whole_file))
+                .or_insert(0usize);
             *n += 1;
             *n <= allowance
         };
@@ -310,7 +339,11 @@ impl Engine {
         }
         outcome.cpu_check = Some(cpu_check(Vec::new()));
         if self.want_diff || dry_run {
-            outcome.diff = Some(unified_diff(&entry.rel, old, &new));
+            let path = format!("{}{}", self.repo_prefix, entry.rel);
+            outcome.diff = Some(unified_diff(&path, old, &new));
+        }
+        if self.keep_rewrite {
+            outcome.rewritten = Some(new.clone());
         }
         if dry_run {
             outcome.status = FileStatus::WouldFix;

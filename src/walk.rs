@@ -74,7 +74,7 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn absolute(path: &Path) -> PathBuf {
+pub fn absolute(path: &Path) -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_default();
     normalize(&cwd.join(path))
 }

@@ -274,7 +274,7 @@ fn an_unparsable_file_is_reported_in_every_format() {
     assert_eq!(github.code, 2);
     assert!(
         github.stdout.starts_with(
-            "::error title=gpu-homogenize (error),file=bad.py,line=1::bad.py: syntax error at 2:7"
+            "::error title=gpu-homogenize (error),file=bad.py,line=2,col=7::bad.py: syntax error at 2:7"
         ),
         "{}",
         github.stdout

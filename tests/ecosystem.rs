@@ -34,7 +34,7 @@ fn noqa_suppresses_the_named_rule_on_its_line_and_fix_leaves_that_line() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stdout,
-        format!("a.py:6:18: {L6}\na.py:9:18: {L6}\nFound 2 violations in 1 file (2 fixable with `gpu-homogenize fix`), 0 findings for review.\n1 file: 1 non-compliant.\n")
+        format!("a.py:6:18: {L6}\na.py:9:18: {L6}\nFound 2 violations in 1 file (2 fixable with `gpu-homogenize fix`), 0 findings for review, 2 findings accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n")
     );
     let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -99,10 +99,10 @@ fn select_ignore_and_exclude_on_the_command_line() {
         out.stdout,
         // Without the header (deselected) the index is not fixable: cuda:0 selects the target
         // card only under the policy's mask.
-        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 findings for review.\n1 file: 1 non-compliant.\n"
+        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 findings for review, 1 finding accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n"
     );
     let out = run(gh(dir.path()).args(["scan", "--ignore", "GH0,GH1", "a.py"]));
-    assert_eq!((out.code, out.stdout.as_str()), (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 findings for review.\n1 file: 1 accepted (findings suppressed).\n"));
+    assert_eq!((out.code, out.stdout.as_str()), (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 findings for review, 2 findings accepted by noqa/baseline/ignore.\n1 file: 1 accepted by noqa/baseline/ignore.\n"));
     let out = run(gh(dir.path()).args(["scan", "--select", "XY9"]));
     assert_eq!(out.code, 2);
     assert!(
@@ -129,7 +129,7 @@ fn pyproject_tool_table_is_read_and_gpu_homogenize_toml_wins() {
         out.stdout,
         // Without the header (deselected) the index is not fixable: cuda:0 selects the target
         // card only under the policy's mask.
-        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 findings for review.\n1 file: 1 non-compliant.\n"
+        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 findings for review, 1 finding accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n"
     );
     std::fs::write(
         dir.path().join("gpu-homogenize.toml"),
@@ -139,7 +139,7 @@ fn pyproject_tool_table_is_read_and_gpu_homogenize_toml_wins() {
     let out = run(gh(dir.path()).args(["scan"]));
     assert_eq!(
         (out.code, out.stdout.as_str()),
-        (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 findings for review.\n2 files: 2 accepted (findings suppressed).\n")
+        (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 findings for review, 4 findings accepted by noqa/baseline/ignore.\n2 files: 2 accepted by noqa/baseline/ignore.\n")
     );
 }
 
@@ -258,7 +258,7 @@ fn rule_explains_a_code_and_completions_print_a_script() {
     let out = run(gh(dir.path()).args(["completions", "bash"]));
     assert_eq!(out.code, 0);
     assert!(
-        out.stdout.starts_with("_gpu__homogenize() {"),
+        out.stdout.starts_with("_gpu_homogenize() {"),
         "{}",
         &out.stdout[..40]
     );
@@ -274,7 +274,7 @@ fn unsafe_fixes_are_held_back_until_asked_for() {
     assert_eq!(out.stdout, "a.py:9:5: GH006 a function sets CUDA_VISIBLE_DEVICES to '0'; the policy says '1', and the function may run before CUDA starts\n");
     assert_eq!(read(dir.path(), "a.py"), src);
     let out = run(gh(dir.path()).args(["scan"]));
-    assert!(out.stdout.ends_with("1 file: 1 non-compliant.\n1 unsafe fix held back: `gpu-homogenize fix --unsafe-fixes` applies it (`gpu-homogenize rule CODE` says why each is unsafe).\n"), "{}", out.stdout);
+    assert!(out.stdout.ends_with("1 file: 1 non-compliant.\n1 unsafe fix held back: `gpu-homogenize fix --unsafe-fixes` applies it (`gpu-homogenize rule CODE` says why each is unsafe); listed below.\n  a.py:9:5: GH006 env-write-in-function (unsafe fix held back)\n"), "{}", out.stdout);
     let out = run(gh(dir.path()).args(["scan", "--format", "json"]));
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["files"][0]["findings"][0]["applicability"], "unsafe");
@@ -294,7 +294,7 @@ fn baseline_hides_known_findings_by_line_text_not_number() {
     );
     assert_eq!(
         read(dir.path(), "base.json"),
-        "{\n  \"version\": 1,\n  \"findings\": [\n    {\n      \"path\": \"a.py\",\n      \"rule\": \"GH001\",\n      \"line\": \"import torch\"\n    },\n    {\n      \"path\": \"a.py\",\n      \"rule\": \"GH101\",\n      \"line\": \"x = torch.device('cuda:1')\"\n    }\n  ]\n}\n"
+        "{\n  \"version\": 2,\n  \"findings\": [\n    {\n      \"path\": \"a.py\",\n      \"rule\": \"GH001\",\n      \"line\": \"\",\n      \"whole_file\": true\n    },\n    {\n      \"path\": \"a.py\",\n      \"rule\": \"GH101\",\n      \"line\": \"x = torch.device('cuda:1')\"\n    }\n  ]\n}\n"
     );
     // Lines move and a new finding appears: only the new one is reported.
     std::fs::write(

@@ -577,3 +577,64 @@ fn a_compliant_file_never_checked_remains_and_says_so() {
 fn fixture_path(rel: &str) -> PathBuf {
     Path::new(FIXTURE).join(rel)
 }
+
+/// The HTML page on a narrow screen: a viewport, the status column next to the phase (and the
+/// table and chart scrolling sideways rather than losing columns or shrinking labels), alerts
+/// grouped by kind with all but the first three of a kind folded away.
+#[test]
+fn the_html_page_fits_a_phone_and_folds_long_alert_lists() {
+    let (_dir, tree) = mission();
+    fix(&tree, &[".".to_string()]);
+    assert_eq!(
+        tool(&tree, &["check", "--gpu", "off"]).status.code(),
+        Some(0)
+    );
+    let edited: Vec<String> = common::files_under(&tree, "py")
+        .into_iter()
+        .filter(|f| f.starts_with("test_"))
+        .take(5)
+        .collect();
+    for file in &edited {
+        let path = tree.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}# edited by hand\n")).unwrap();
+    }
+    let out = tool(&tree, &["report", "--format", "html"]);
+    let html = String::from_utf8(out.stdout).unwrap();
+    check_html_shape(&html);
+    assert!(
+        html.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>")
+    );
+    assert!(html.contains(
+        "<div class=\"scroll\"><table>\n<tr><th>Phase</th><th>Status</th><th>Files</th>"
+    ));
+    assert!(html.contains("<h2>Burndown</h2>\n<div class=\"scroll\">\n<svg class=\"burndown\""));
+    assert!(
+        html.contains("<h3><span class=\"kind\">changed by hand</span> (5)</h3>"),
+        "{html}"
+    );
+    assert!(html.contains("<details><summary>2 more changed by hand alerts</summary>"));
+    let folded = html.split("<details>").nth(1).unwrap();
+    let folded = folded.split("</details>").next().unwrap();
+    assert_eq!(folded.matches("<li>").count(), 2, "{folded}");
+}
+
+/// Well-formed and self-contained (the mission-independent half of `check_html`).
+fn check_html_shape(html: &str) {
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').expect("unclosed <") + start;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.ends_with('/') {
+            continue;
+        }
+        let name = tag.split_whitespace().next().unwrap();
+        match name.strip_prefix('/') {
+            Some(closing) => assert_eq!(open.pop(), Some(closing), "misnested </{closing}>"),
+            None => open.push(name),
+        }
+    }
+    assert!(open.is_empty(), "never closed: {open:?}");
+}

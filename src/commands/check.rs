@@ -10,6 +10,7 @@ use crate::report::text;
 use crate::run::{engine, execute, setup};
 
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    super::present::refuse_unhonoured(args.format, &[(args.statistics, "--statistics")])?;
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Check)?;
     let (outcomes, summary) = execute(&setup, &engine, &args.input, Some(&args.gpu))?;
@@ -35,6 +36,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             out!("{}", text::summary("check", &summary));
+            out!("{}", text::held_fixes(&outcomes));
             out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }

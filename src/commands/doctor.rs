@@ -6,7 +6,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::cli::{DoctorArgs, InputArgs, OutputFormat};
+use crate::cli::{DoctorArgs, DoctorFormat, InputArgs};
 use crate::gpu::nvml::{child_library_path, same_bus_id, Card, Gpus};
 use crate::gpu::probe::ProbeReport;
 use crate::policy::{EnvVar, Policy};
@@ -68,6 +68,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
         config: args.config.clone(),
         max_file_size: 0,
         jobs: None,
+        stdin_filename: None,
         lint: Default::default(),
     };
     let policy = setup(&input)?.config.policy;
@@ -85,8 +86,8 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
     let mut doctor = examine(&gpus, &policy)?;
     doctor.scheduler = scheduler_env();
     match args.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&doctor)?),
-        _ => print!("{}", render(&doctor, &policy)),
+        DoctorFormat::Json => println!("{}", serde_json::to_string_pretty(&doctor)?),
+        DoctorFormat::Text => print!("{}", render(&doctor, &policy)),
     }
     let good = doctor
         .selections

@@ -10,10 +10,21 @@ use crate::outcome::FileStatus;
 use crate::process::Mode;
 use crate::report::progress::phase_lines;
 use crate::report::text;
-use crate::run::{engine, execute, setup};
+use crate::run::{engine, execute, execute_stdin, setup, stdin_path};
 
 pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    super::present::refuse_unhonoured(
+        args.format,
+        &[
+            (args.statistics, "--statistics"),
+            (args.diff, "--diff"),
+            (args.show_fixes, "--show-fixes"),
+        ],
+    )?;
     let setup = setup(&args.input)?;
+    if let Some(name) = stdin_path(&args.input)? {
+        return stdin(&args, global, &setup, &name);
+    }
     // `--diff` as ruff has it: print the diffs, write nothing.
     let dry_run = args.dry_run || args.diff;
     let mut engine = engine(&setup, &args.input, Mode::Fix { dry_run })?;
@@ -44,9 +55,13 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
             out!("{diff}");
         }
+        if args.show_fixes {
+            err!("{}", text::fixes(&outcomes, command));
+        }
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             err!("{}", text::summary(command, &summary));
+            err!("{}", text::held_fixes(&outcomes));
         }
     } else {
         if args.dry_run {
@@ -54,14 +69,19 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
                 out!("{diff}");
             }
         }
+        // A dry run lists every finding, `[*]` on those it would fix; a real run, what is left.
         out!(
             "{}",
-            findings_text(&outcomes, args.statistics, true, global)
+            findings_text(&outcomes, args.statistics, !args.dry_run, global)
         );
+        if args.show_fixes {
+            out!("{}", text::fixes(&outcomes, command));
+        }
         out!("{}", text::gpu_checks(&outcomes));
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             out!("{}", text::summary(command, &summary));
+            out!("{}", text::held_fixes(&outcomes));
             out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
@@ -72,6 +92,62 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             s.count(FileStatus::NonCompliant) > 0 || s.cpu_failed > 0 || gpu_failed(s)
         }
     }))
+}
+
+/// `fix -`: the source read from stdin, fixed as the file `name` of the tree would be, printed
+/// to stdout as ruff prints it (unchanged when there is nothing to fix or it cannot be fixed);
+/// what is left goes to stderr. Nothing is written, the journal included.
+fn stdin(
+    args: &FixArgs,
+    global: &GlobalArgs,
+    setup: &crate::run::Setup,
+    name: &Path,
+) -> anyhow::Result<i32> {
+    let mut engine = engine(setup, &args.input, Mode::Fix { dry_run: true })?;
+    engine.want_diff = args.diff;
+    engine.keep_rewrite = true;
+    let source = super::read_stdin()?;
+    let (outcomes, summary) = execute_stdin(setup, &engine, &args.input, name, source.clone())?;
+    let policy = &setup.config.policy;
+    let command = "fix --dry-run";
+    if let Some(doc) = machine(
+        args.format,
+        command,
+        &setup.root,
+        policy,
+        &outcomes,
+        &summary,
+    ) {
+        out!("{doc}");
+    } else if args.diff {
+        for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
+            out!("{diff}");
+        }
+    } else {
+        let fixed = outcomes.iter().find_map(|o| o.rewritten.as_deref());
+        let bytes = match fixed {
+            // Written back in the encoding its cookie declares, as a file would be.
+            Some(text) => crate::source::codec::encode_declared(text)
+                .unwrap_or_else(|_| text.as_bytes().to_vec()),
+            None => source,
+        };
+        crate::output::write_bytes(&bytes)?;
+    }
+    if args.format == crate::cli::OutputFormat::Text {
+        err!(
+            "{}",
+            findings_text(&outcomes, args.statistics, true, global)
+        );
+        err!("{}", text::errors(&outcomes));
+        if args.show_fixes {
+            // The source printed is the fixed one.
+            err!("{}", text::fixes(&outcomes, "fix"));
+        }
+    }
+    // `--diff`: 1 when there is a diff (as ruff); otherwise 1 when something is left.
+    let any_diff = args.diff && outcomes.iter().any(|o| o.diff.is_some());
+    let left = |s: &crate::summary::Summary| any_diff || s.violations > s.fixed;
+    Ok(exit_status(&summary, left))
 }
 
 /// The backup directory, refused when it would lose or expose the originals or hide files of

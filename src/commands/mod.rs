@@ -80,6 +80,16 @@ pub(crate) fn exit_status(summary: &Summary, findings: impl Fn(&Summary) -> bool
     }
 }
 
+/// The source piped to a command that reads stdin (`-`).
+pub(crate) fn read_stdin() -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("cannot read stdin: {e}"))?;
+    Ok(bytes)
+}
+
 pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::env::current_dir()
         .map(|cwd| cwd.join(path))

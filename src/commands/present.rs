@@ -2,6 +2,8 @@
 //! statistics), JSON, SARIF, GitHub annotations.
 
 use std::io::IsTerminal;
+
+use clap::ValueEnum;
 use std::path::Path;
 
 use crate::cli::{ColorChoice, GlobalArgs, OutputFormat};
@@ -36,7 +38,10 @@ pub fn machine(
     match format {
         OutputFormat::Json => Some(json::render(command, root, policy, outcomes, summary)),
         OutputFormat::Sarif => Some(sarif::render(root, outcomes, &crate::rules::all())),
-        OutputFormat::Github => Some(github::render(outcomes)),
+        OutputFormat::Github => Some(github::render(
+            &crate::outcome::repository_prefix(root),
+            outcomes,
+        )),
         OutputFormat::Text => None,
     }
 }
@@ -54,5 +59,22 @@ pub fn findings_text(
         crate::report::text::statistics(outcomes, paint)
     } else {
         crate::report::text::findings(outcomes, after_fix, paint)
+    }
+}
+
+/// A combination the output cannot honour is refused (exit 2) rather than half-done: the
+/// machine formats carry findings, not `--statistics` counts or `--diff` patches.
+pub fn refuse_unhonoured(format: OutputFormat, asked: &[(bool, &str)]) -> anyhow::Result<()> {
+    if format == OutputFormat::Text {
+        return Ok(());
+    }
+    let name = format
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string());
+    match asked.iter().find(|(on, _)| *on) {
+        Some((_, flag)) => anyhow::bail!(
+            "`{flag}` prints text and cannot be combined with `--format {name}`; drop one of them"
+        ),
+        None => Ok(()),
     }
 }

@@ -18,6 +18,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         // The CLI's default for scan, fix and check.
         max_file_size: 4 * 1024 * 1024,
         jobs: None,
+        stdin_filename: None,
         lint: Default::default(),
     };
     if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {
@@ -40,7 +41,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         root: &setup.root,
         config: &setup.config,
     };
-    let report = build(&tree, &outcomes, &journal, now_rfc3339());
+    let mut report = build(&tree, &outcomes, &journal, now_rfc3339());
+    report.place_in_repository(&crate::outcome::repository_prefix(&setup.root));
     let text = match args.format {
         ReportFormat::Md => markdown::render(&report),
         ReportFormat::Json => coordinator::json(&report),

@@ -25,6 +25,13 @@ pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
             out!("{}", explain(rule));
             Ok(EXIT_OK)
         }
+        None if crate::report::sarif::result_only(code).is_some() => {
+            out!(
+                "{}",
+                crate::report::sarif::result_only(code).unwrap_or_default()
+            );
+            Ok(EXIT_OK)
+        }
         None if RETIRED.contains(&code.to_ascii_uppercase().as_str()) => {
             err!("error: `{code}` is retired (never reused): a configuration is judged by its effect, and the docstring marker and validation function are part of the header fix; `gpu-homogenize rule --all` lists the rules\n");
             Ok(EXIT_ERROR)
@@ -40,13 +47,45 @@ pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
 const RETIRED: &[&str] = &["GH003", "GH004", "GH007", "GH008", "GH009"];
 
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
-    let mut script = Vec::new();
-    clap_complete::generate(
-        args.shell,
-        &mut Cli::command(),
-        "gpu-homogenize",
-        &mut script,
-    );
-    out!("{}", String::from_utf8_lossy(&script));
+    out!("{}", completion_script(args.shell));
     Ok(EXIT_OK)
+}
+
+/// The program's name, as users type it.
+const BIN: &str = "gpu-homogenize";
+/// The name bash's completion functions are generated under (see `completion_script`).
+const BASH_NAME: &str = "gpu_homogenize";
+
+/// The completion script for `shell`, for every option of every subcommand a user can type (the
+/// hidden `__probe` and `__supervise` left out).
+///
+/// clap_complete's bash script names its case labels after the binary, and turns the `-` of
+/// `gpu-homogenize` into `__` in one place and `__subcmd__` in the other, so no subcommand's
+/// label ever matched: the bash functions are generated under a name without `-` and the
+/// completion is registered for the real name as well.
+pub fn completion_script(shell: clap_complete::Shell) -> String {
+    let full = Cli::command();
+    let name = match shell {
+        clap_complete::Shell::Bash => BASH_NAME,
+        _ => BIN,
+    };
+    let mut visible = clap::Command::new(name)
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(full.get_about().cloned().unwrap_or_default());
+    for arg in full.get_arguments() {
+        visible = visible.arg(arg.clone());
+    }
+    for sub in full.get_subcommands().filter(|s| !s.is_hide_set()) {
+        visible = visible.subcommand(sub.clone());
+    }
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut visible, name, &mut script);
+    let mut script = String::from_utf8_lossy(&script).into_owned();
+    if name != BIN {
+        // The same registration as the generated one, for the name users type.
+        script.push_str(&format!(
+            "if [[ \"${{BASH_VERSINFO[0]}}\" -eq 4 && \"${{BASH_VERSINFO[1]}}\" -ge 4 || \"${{BASH_VERSINFO[0]}}\" -gt 4 ]]; then\n    complete -F _{name} -o nosort -o bashdefault -o default {BIN}\nelse\n    complete -F _{name} -o bashdefault -o default {BIN}\nfi\n"
+        ));
+    }
+    script
 }

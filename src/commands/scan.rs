@@ -5,13 +5,26 @@ use super::present::{findings_text, machine};
 use crate::cli::{GlobalArgs, ScanArgs};
 use crate::process::Mode;
 use crate::report::text;
-use crate::run::{engine, execute, setup};
+use crate::run::{engine, execute, execute_stdin, setup, stdin_path};
 
 pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
+    super::present::refuse_unhonoured(
+        args.format,
+        &[
+            (args.statistics, "--statistics"),
+            (args.show_fixes, "--show-fixes"),
+        ],
+    )?;
     let setup = setup(&args.input)?;
     let mut engine = engine(&setup, &args.input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
-    let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
+    let (outcomes, summary) = match stdin_path(&args.input)? {
+        Some(_) if args.add_noqa => {
+            anyhow::bail!("--add-noqa writes files; it cannot annotate a source read from stdin")
+        }
+        Some(name) => execute_stdin(&setup, &engine, &args.input, &name, super::read_stdin()?)?,
+        None => execute(&setup, &engine, &args.input, None)?,
+    };
     if args.add_noqa {
         return add_noqa(&setup, &args.input, &outcomes);
     }
@@ -30,9 +43,13 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             "{}",
             findings_text(&outcomes, args.statistics, false, global)
         );
+        if args.show_fixes {
+            out!("{}", text::fixes(&outcomes, "scan"));
+        }
         err!("{}", text::errors(&outcomes));
         if !global.quiet {
             out!("{}", text::summary("scan", &summary));
+            out!("{}", text::held_fixes(&outcomes));
         }
     }
     Ok(exit_status(&summary, |s| s.violations > 0))

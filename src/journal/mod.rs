@@ -45,7 +45,11 @@ pub struct Stamp {
 pub struct FileLine {
     #[serde(flatten)]
     pub stamp: Stamp,
+    /// Relative to the tree root (the journal's own place): what the report joins on.
     pub path: String,
+    /// Relative to the repository, when the tree root is below its top (`svc/app/m.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_path: Option<String>,
     #[serde(default)]
     pub phase: Option<String>,
     pub status: FileStatus,
@@ -102,7 +106,8 @@ pub fn record(root: &Path, command: &str, outcomes: &[FileOutcome], summary: &Su
         dry_run: command.ends_with("--dry-run"),
     };
     let target = path(root);
-    if let Err(e) = append_under(root, &lines(&stamp, outcomes, summary)) {
+    let prefix = crate::outcome::repository_prefix(root);
+    if let Err(e) = append_under(root, &lines(&stamp, &prefix, outcomes, summary)) {
         eprintln!(
             "warning: {}: could not journal this run: {e}",
             target.display()
@@ -110,12 +115,13 @@ pub fn record(root: &Path, command: &str, outcomes: &[FileOutcome], summary: &Su
     }
 }
 
-/// The run's lines, file lines first and the totals last, each ending in a newline.
-pub fn lines(stamp: &Stamp, outcomes: &[FileOutcome], summary: &Summary) -> String {
+/// The run's lines, file lines first and the totals last, each ending in a newline. `prefix`:
+/// the tree root's place in its repository (`svc/`, or empty).
+pub fn lines(stamp: &Stamp, prefix: &str, outcomes: &[FileOutcome], summary: &Summary) -> String {
     let mut out = String::new();
     let in_scope: Vec<&FileOutcome> = outcomes.iter().filter(|o| journalled(o)).collect();
     for outcome in &in_scope {
-        push_line(&mut out, "file", &file_line(stamp, outcome));
+        push_line(&mut out, "file", &file_line(stamp, prefix, outcome));
     }
     push_line(&mut out, "run", &run_line(stamp, &in_scope, summary));
     out
@@ -142,7 +148,7 @@ fn push_line<T: Serialize>(out: &mut String, kind: &'static str, line: &T) {
     }
 }
 
-fn file_line(stamp: &Stamp, o: &FileOutcome) -> FileLine {
+fn file_line(stamp: &Stamp, prefix: &str, o: &FileOutcome) -> FileLine {
     let mut rules: Vec<String> = o
         .findings
         .iter()
@@ -154,6 +160,7 @@ fn file_line(stamp: &Stamp, o: &FileOutcome) -> FileLine {
     FileLine {
         stamp: stamp.clone(),
         path: o.path.clone(),
+        repository_path: (!prefix.is_empty()).then(|| format!("{prefix}{}", o.path)),
         phase: o.phase.clone(),
         status: o.status,
         findings: o.findings.len(),
@@ -187,12 +194,36 @@ fn run_line(stamp: &Stamp, in_scope: &[&FileOutcome], summary: &Summary) -> RunL
     }
 }
 
+/// What `.gpu-homogenize/.gitignore` says: the journal is committed (it is the coordinator's
+/// history, which `report` reads on any clone), the registry of a running fix's temp files and
+/// any cache are this machine's only, as ruff's `.ruff_cache/.gitignore` keeps its cache out.
+pub const GITIGNORE: &str = "\
+# Made by gpu-homogenize. Commit journal.jsonl: it is the coordinator's history (what was fixed
+# and validated, on which GPU, and when) that `gpu-homogenize report` reads.
+# The registry of the temp files of running fixes and any cache belong to this machine only.
+temp/
+cache/
+";
+
+/// `.gpu-homogenize` under the root (made when missing, no link followed), with its
+/// `.gitignore` written when it has none (an existing one is the user's and is kept).
+pub fn state_dir(root: &crate::confine::RootDir) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let dir = root.dir(Path::new(JOURNAL_DIR), true)?;
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+    let name = std::ffi::OsStr::new(".gitignore");
+    if let Ok(fd) = crate::confine::open_raw(dir.as_raw_fd(), name, flags, 0o644) {
+        let _ = std::fs::File::from(fd).write_all(GITIGNORE.as_bytes());
+    }
+    Ok(dir)
+}
+
 /// Append to the journal of the tree at `root`. The directory and the file are opened as
 /// every write under the root is ([`crate::confine`]): a `.gpu-homogenize` or
 /// `journal.jsonl` that is a symlink is refused, never followed.
 pub fn append_under(root: &Path, text: &str) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let dir = crate::confine::RootDir::open(root)?.dir(Path::new(JOURNAL_DIR), true)?;
+    let dir = state_dir(&crate::confine::RootDir::open(root)?)?;
     let flags = libc::O_RDWR | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_NONBLOCK;
     let name = std::ffi::OsStr::new(JOURNAL_FILE);
     let (file, created) = match crate::confine::open_raw(dir.as_raw_fd(), name, flags, 0) {
@@ -330,7 +361,7 @@ mod tests {
         plain.phase = None;
         let outcomes = [fixed, outcome("b.py", FileStatus::Compliant), plain];
         let summary = Summary::of(&outcomes, None, false);
-        let j = Journal::parse(&lines(&stamp(), &outcomes, &summary), "J");
+        let j = Journal::parse(&lines(&stamp(), "", &outcomes, &summary), "J");
         assert!(j.warnings.is_empty(), "{:?}", j.warnings);
         let paths: Vec<&str> = j.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(

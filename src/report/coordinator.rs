@@ -32,6 +32,23 @@ pub struct Report {
 }
 
 impl Report {
+    /// Paths relative to the repository (`prefix`: the tree root's place in it, `svc/`), as
+    /// every output of the tool has them; the report is built on root-relative ones.
+    pub fn place_in_repository(&mut self, prefix: &str) {
+        if prefix.is_empty() {
+            return;
+        }
+        let place = |path: &mut String| *path = format!("{prefix}{path}");
+        for phase in &mut self.phases {
+            phase.remaining.iter_mut().for_each(|r| place(&mut r.path));
+        }
+        self.review.iter_mut().for_each(|r| place(&mut r.path));
+        self.alerts
+            .iter_mut()
+            .filter_map(|a| a.path.as_mut())
+            .for_each(place);
+    }
+
     /// Whether gpu-homogenize.toml declares phases (else every file is in "Other").
     pub fn has_declared_phases(&self) -> bool {
         self.phases.iter().any(|p| p.name != OTHER_PHASE)

@@ -5,21 +5,21 @@ use std::fmt::Write;
 
 use crate::outcome::{CheckStatus, FileOutcome};
 
-pub fn render(files: &[FileOutcome]) -> String {
+/// `prefix`: the tree root's place in the repository (`svc/`), since GitHub resolves `file=`
+/// against the repository.
+pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
     let mut out = String::new();
     for file in files {
+        let path = format!("{prefix}{}", file.path);
         // A file that could not be processed fails the job: it says so where the job shows it.
         if let Some(error) = &file.error {
+            let (line, col) = crate::outcome::error_position(error);
             let _ = writeln!(
                 out,
-                "::error title={},file={},line=1::{}",
+                "::error title={},file={},line={line},col={col}::{}",
                 property("gpu-homogenize (error)"),
-                property(&file.path),
-                data(&format!(
-                    "{}: {}",
-                    file.path,
-                    crate::outcome::printable(error)
-                ))
+                property(&path),
+                data(&format!("{path}: {}", crate::outcome::printable(error)))
             );
         }
         for f in &file.findings {
@@ -32,12 +32,11 @@ pub fn render(files: &[FileOutcome]) -> String {
                 out,
                 "::{level} title={},file={},line={},col={}::{}",
                 property(&format!("gpu-homogenize ({})", f.rule)),
-                property(&file.path),
+                property(&path),
                 f.line,
                 f.column,
                 data(&format!(
-                    "{}:{}:{}: {} {}",
-                    file.path,
+                    "{path}:{}:{}: {} {}",
                     f.line,
                     f.column,
                     f.rule,
@@ -59,8 +58,8 @@ pub fn render(files: &[FileOutcome]) -> String {
                     out,
                     "::error title={},file={},line=1::{}",
                     property(&format!("gpu-homogenize ({what})")),
-                    property(&file.path),
-                    data(&format!("{}: {what}: {message}", file.path))
+                    property(&path),
+                    data(&format!("{path}: {what}: {message}"))
                 );
             }
         }

@@ -12,7 +12,8 @@ mod chart;
 
 const STYLE: &str = "
 body{font-family:'DejaVu Sans',Arial,sans-serif;margin:24px 32px;color:#1f2328;background:#fff;font-size:14px}
-svg.burndown{display:block;width:100%;height:auto;max-height:280px}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}
+svg.burndown{display:block;width:100%;min-width:720px;max-width:1000px;height:auto}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 h3{font-size:15px;margin:16px 0 6px}.meta{color:#57606a;margin:0 0 16px}
 .pill{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:bold;color:#fff}
@@ -24,7 +25,10 @@ h3{font-size:15px;margin:16px 0 6px}.meta{color:#57606a;margin:0 0 16px}
 .legend{color:#57606a;font-size:12px;margin-top:3px}
 table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #d0d7de;padding:4px 8px;text-align:left}
 th{background:#f6f8fa}td.n{text-align:right}tr.total td{font-weight:bold}
-code{font-family:'DejaVu Sans Mono',monospace;font-size:12px;background:#f6f8fa;padding:0 3px}
+code{font-family:'DejaVu Sans Mono',monospace;font-size:12px;background:#f6f8fa;padding:0 3px;overflow-wrap:anywhere}
+th code{overflow-wrap:normal}
+details{margin:3px 0 8px}summary{cursor:pointer;color:#0969da}
+@media (max-width:640px){body{margin:12px;font-size:13px}h1{font-size:20px}td,th{padding:3px 5px}.phase .head{flex-wrap:wrap;gap:2px 8px}}
 ul.alerts li{margin:3px 0}.kind{font-weight:bold;color:#cf222e}.regressed{color:#cf222e;font-weight:bold}
 ";
 
@@ -38,8 +42,10 @@ pub fn render(r: &Report) -> String {
     }
     phases(&mut out, r);
     table(&mut out, r);
-    out.push_str("<h2>Burndown</h2>\n");
+    // Below ~720 px the chart scrolls sideways rather than shrink its labels out of sight.
+    out.push_str("<h2>Burndown</h2>\n<div class=\"scroll\">\n");
     out.push_str(&chart::burndown(r));
+    out.push_str("</div>\n");
     if !urgent {
         alerts(&mut out, r);
     }
@@ -61,16 +67,17 @@ fn head(out: &mut String, r: &Report) {
     let name = esc(r.root.rsplit(['/', '\\']).next().unwrap_or(&r.root));
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>GPU homogenization report: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>GPU homogenization report: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
     );
     let _ = writeln!(out, "<h1>GPU homogenization report: {name}</h1>");
     let _ = writeln!(
         out,
-        "<p class=\"meta\">Generated {} by gpu-homogenize {} from a fresh scan of <code>{}</code> and its journal ({} runs).</p>",
+        "<p class=\"meta\">Generated {} by gpu-homogenize {} from a fresh scan of <code>{}</code> and its journal ({} run{}).</p>",
         esc(&r.generated_at),
         esc(r.version),
         esc(&r.root),
-        r.runs.len()
+        r.runs.len(),
+        if r.runs.len() == 1 { "" } else { "s" }
     );
     let m = &r.mission;
     let _ = writeln!(
@@ -139,16 +146,18 @@ fn width(n: usize, total: usize) -> String {
 }
 
 fn table(out: &mut String, r: &Report) {
-    out.push_str("<table>\n<tr><th>Phase</th><th>Files</th><th>Compliant</th><th>%</th><th>Fixed by tool</th><th>CPU-validated</th><th>GPU-validated</th><th>Leaks</th><th>Errors</th><th>Regressed</th><th>Status</th></tr>\n");
+    // The status next to the phase, and the table scrolls sideways on a narrow screen: the
+    // status column never falls off the page.
+    out.push_str("<div class=\"scroll\"><table>\n<tr><th>Phase</th><th>Status</th><th>Files</th><th>Compliant</th><th>%</th><th>Fixed by tool</th><th>CPU-validated</th><th>GPU-validated</th><th>Leaks</th><th>Errors</th><th>Regressed</th></tr>\n");
     for p in &r.phases {
         row(out, &p.name, &p.counts, "");
     }
     row(out, "Overall", &r.overall, " class=\"total\"");
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
 }
 
 fn row(out: &mut String, name: &str, c: &Counts, class: &str) {
-    let _ = write!(out, "<tr{class}><td>{}</td>", esc(name));
+    let _ = write!(out, "<tr{class}><td>{}</td><td>{}</td>", esc(name), pill(c));
     for n in [c.total, c.compliant] {
         let _ = write!(out, "<td class=\"n\">{n}</td>");
     }
@@ -163,33 +172,66 @@ fn row(out: &mut String, name: &str, c: &Counts, class: &str) {
     ] {
         let _ = write!(out, "<td class=\"n\">{n}</td>");
     }
-    let _ = writeln!(out, "<td>{}</td></tr>", pill(c));
+    out.push_str("</tr>\n");
 }
 
+/// Alerts shown in full per kind before the rest of that kind is folded into a <details>.
+const ALERTS_SHOWN: usize = 3;
+
+/// Alerts grouped by kind (most urgent first, as they are sorted), each group showing its first
+/// few and folding the rest: mid-mission the page opened with 27 paragraphs before any number.
 fn alerts(out: &mut String, r: &Report) {
     out.push_str("<h2>Alerts</h2>\n");
     if r.alerts.is_empty() {
         out.push_str("<p>No alerts.</p>\n");
         return;
     }
-    out.push_str("<ul class=\"alerts\">\n");
-    for a in &r.alerts {
-        let path = a
-            .path
-            .as_deref()
-            .map_or(String::new(), |p| format!(" <code>{}</code>", esc(p)));
-        let run = match (&a.run, &a.path) {
-            (Some(run), None) => format!(" ({run})"),
-            _ => String::new(),
-        };
+    let mut start = 0;
+    while start < r.alerts.len() {
+        let kind = r.alerts[start].kind;
+        let end = r.alerts[start..]
+            .iter()
+            .position(|a| a.kind != kind)
+            .map_or(r.alerts.len(), |n| start + n);
+        let group = &r.alerts[start..end];
         let _ = writeln!(
             out,
-            "<li><span class=\"kind\">{}</span>{path}: {}</li>",
-            kind_label(a.kind),
-            code_spans(&esc(&format!("{}{run}", a.message)))
+            "<h3><span class=\"kind\">{}</span> ({})</h3>\n<ul class=\"alerts\">",
+            kind_label(kind),
+            group.len()
         );
+        let (shown, folded) = group.split_at(group.len().min(ALERTS_SHOWN));
+        shown.iter().for_each(|a| alert(out, a));
+        out.push_str("</ul>\n");
+        if !folded.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>{} more {} alert{}</summary>\n<ul class=\"alerts\">",
+                folded.len(),
+                kind_label(kind),
+                if folded.len() == 1 { "" } else { "s" }
+            );
+            folded.iter().for_each(|a| alert(out, a));
+            out.push_str("</ul></details>\n");
+        }
+        start = end;
     }
-    out.push_str("</ul>\n");
+}
+
+fn alert(out: &mut String, a: &super::coordinator::Alert) {
+    let path = a
+        .path
+        .as_deref()
+        .map_or(String::new(), |p| format!("<code>{}</code>: ", esc(p)));
+    let run = match (&a.run, &a.path) {
+        (Some(run), None) => format!(" ({run})"),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "<li>{path}{}</li>",
+        code_spans(&esc(&format!("{}{run}", a.message)))
+    );
 }
 
 fn policy(out: &mut String, r: &Report) {
@@ -207,7 +249,7 @@ fn policy(out: &mut String, r: &Report) {
         .gpu
         .devices
         .iter()
-        .map(|(d, n)| format!("{d}: {n} files"))
+        .map(|(d, n)| format!("{d}: {n} file{}", if *n == 1 { "" } else { "s" }))
         .collect();
     let rows = [
         ("Target card", card(&p.target)),

@@ -11,6 +11,8 @@ struct Document<'a> {
     version: &'static str,
     command: &'a str,
     root: String,
+    /// The repository the paths are relative to (the nearest `.git` above the root).
+    repository: String,
     policy: &'a Policy,
     files: &'a [FileOutcome],
     summary: &'a Summary,
@@ -23,10 +25,27 @@ pub fn render(
     files: &[FileOutcome],
     summary: &Summary,
 ) -> String {
+    // Paths relative to the repository, as every other format has them (a config in `svc/`:
+    // `svc/app/m.py`).
+    let prefix = crate::outcome::repository_prefix(root);
+    let placed: Vec<FileOutcome>;
+    let files = if prefix.is_empty() {
+        files
+    } else {
+        placed = files
+            .iter()
+            .map(|f| FileOutcome {
+                path: format!("{prefix}{}", f.path),
+                ..f.clone()
+            })
+            .collect();
+        &placed
+    };
     let doc = Document {
         version: env!("CARGO_PKG_VERSION"),
         command,
         root: root.display().to_string(),
+        repository: crate::outcome::source_root(root).display().to_string(),
         policy,
         files,
         summary,

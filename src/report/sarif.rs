@@ -24,6 +24,11 @@ pub const SRCROOT: &str = "%SRCROOT%";
 /// The id of the SARIF-only rule that carries GPU check verdicts.
 const GPU_CHECK: &str = "GH900";
 
+/// The id of the SARIF-only rule of a file the tool could not process (a syntax error, an
+/// encoding it refuses, an unreadable file): a result, so code hosts show it inline, on top of
+/// the tool-execution notification.
+const FILE_ERROR: &str = "GH901";
+
 /// Where a rule's documentation lives: the package homepage when it has one, else a URN.
 pub fn help_uri(code: &str) -> String {
     match option_env!("CARGO_PKG_HOMEPAGE").filter(|h| !h.is_empty()) {
@@ -32,16 +37,22 @@ pub fn help_uri(code: &str) -> String {
     }
 }
 
-/// The repository holding `root` (nearest `.git` above it), else `root` itself.
-pub fn source_root(root: &Path) -> &Path {
-    root.ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(root)
-}
+pub use crate::outcome::source_root;
 
 /// A relative path as a percent-encoded relative URI.
 pub fn relative_uri(rel: &str) -> String {
     utf8_percent_encode(rel, PATH).to_string()
+}
+
+/// What `gpu-homogenize rule GH900|GH901` says of the ids only SARIF results carry.
+pub fn result_only(code: &str) -> Option<String> {
+    let code = code.to_ascii_uppercase();
+    let text = match code.as_str() {
+        GPU_CHECK => "GH900 (gpu-check): a SARIF result only, the verdict of a file's GPU check (`check`, `fix`): device 0 must be the target card, the forbidden cards invisible, memory back to its baseline. Not a rule of the scan: it cannot be selected or suppressed.\n",
+        FILE_ERROR => "GH901 (file-not-processed): a SARIF result only, for a file the tool could not read, decode or parse (a syntax error, an encoding it refuses, an unreadable or oversized file); nothing about it was checked and the run exits 2. Fix what the message names, then run again. Not a rule of the scan: it cannot be selected or suppressed.\n",
+        _ => return None,
+    };
+    Some(text.to_string())
 }
 
 fn rule_descriptor(rule: &Rule) -> Value {
@@ -74,19 +85,24 @@ fn location(uri: &str, line: usize, column: usize) -> Value {
 
 pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
     let src = source_root(root);
-    let prefix = root
-        .strip_prefix(src)
-        .ok()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| format!("{}/", p.to_string_lossy()))
-        .unwrap_or_default();
+    let prefix = crate::outcome::repository_prefix(root);
     let mut descriptors: Vec<Value> = rules.iter().map(|r| rule_descriptor(r)).collect();
     descriptors.push(json!({
         "id": GPU_CHECK,
         "name": "gpu-check",
         "shortDescription": {"text": "the file's GPU check: device 0 must be the target card, the forbidden cards invisible, memory back to its baseline"},
         "fullDescription": {"text": "gpu-homogenize check runs each file's effective environment in a child process that initialises CUDA and reports the card it lands on; a failed check means the file, as written, would not run on the intended card (or leaked device memory)."},
+        "help": {"text": "Run `gpu-homogenize check FILE` to see the card the file lands on; `gpu-homogenize doctor` shows how the driver orders the cards."},
         "helpUri": help_uri(GPU_CHECK),
+        "defaultConfiguration": {"level": "error"},
+    }));
+    descriptors.push(json!({
+        "id": FILE_ERROR,
+        "name": "file-not-processed",
+        "shortDescription": {"text": "a file the tool could not read, decode or parse: it was not checked"},
+        "fullDescription": {"text": "gpu-homogenize could not process this file (a syntax error, an encoding it cannot decode or write back, an unreadable or oversized file), so nothing about it was checked and the run exits 2; the message says why and where."},
+        "help": {"text": "Fix what the message names (the syntax error at its line and column, the file's encoding, its permissions or size), then run gpu-homogenize again."},
+        "helpUri": help_uri(FILE_ERROR),
         "defaultConfiguration": {"level": "error"},
     }));
     let mut results = Vec::new();
@@ -95,10 +111,18 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
     for file in files {
         let uri = relative_uri(&format!("{prefix}{}", file.path));
         if let Some(error) = &file.error {
+            let text = format!("{prefix}{}: {error}", file.path);
             notifications.push(json!({
                 "level": "error",
-                "message": {"text": format!("{}: {error}", file.path)},
+                "message": {"text": text},
                 "locations": location(&uri, 1, 1),
+            }));
+            let (line, column) = crate::outcome::error_position(error);
+            results.push(json!({
+                "ruleId": FILE_ERROR,
+                "level": "error",
+                "message": {"text": text},
+                "locations": location(&uri, line, column),
             }));
         }
         for f in &file.findings {

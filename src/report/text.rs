@@ -85,6 +85,85 @@ pub fn statistics(files: &[FileOutcome], paint: Paint) -> String {
     out
 }
 
+/// The unsafe fixes held back, one line each (`--unsafe-fixes` applies them): a finding whose
+/// own fix is unsafe, and the unsafe part of a file's header fix (the validation call).
+pub fn held_fixes(files: &[FileOutcome]) -> String {
+    let mut out = String::new();
+    for file in files.iter().filter(|f| f.unsafe_fixes_held > 0) {
+        let held: Vec<_> = file
+            .findings
+            .iter()
+            .filter(|f| {
+                f.applicability == Some(crate::finding::Applicability::Unsafe) && !f.fixable
+            })
+            .collect();
+        for f in &held {
+            let _ = writeln!(
+                out,
+                "  {}:{}:{}: {} {} (unsafe fix held back)",
+                file.display, f.line, f.column, f.rule, f.name
+            );
+        }
+        if file.unsafe_fixes_held > held.len() {
+            let header = file
+                .findings
+                .iter()
+                .find(|f| matches!(f.rule.as_str(), "GH001" | "GH002"));
+            let (at, rule) = header.map_or((String::new(), "GH001"), |f| {
+                (format!(":{}:{}", f.line, f.column), f.rule.as_str())
+            });
+            let _ = writeln!(
+                out,
+                "  {}{at}: {rule} the validation call in the `__main__` block (unsafe part of the header fix, held back)",
+                file.display
+            );
+        }
+    }
+    out
+}
+
+/// `--show-fixes`, as ruff enumerates them: per file, how many findings of each rule were
+/// fixed (`fix`), would be (`fix --dry-run`), or can be (`scan`).
+pub fn fixes(files: &[FileOutcome], command: &str) -> String {
+    let (done, heading) = match command {
+        "fix" => (true, "Fixed"),
+        "fix --dry-run" => (true, "Would fix"),
+        _ => (false, "Fixable with `gpu-homogenize fix`:"),
+    };
+    let mut out = String::new();
+    let mut total = 0;
+    for file in files {
+        let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+        let fixes = file
+            .findings
+            .iter()
+            .filter(|f| if done { f.fixed } else { f.fixable });
+        for f in fixes {
+            *counts.entry((&f.rule, &f.name)).or_default() += 1;
+        }
+        if counts.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "- {}:", file.display);
+        for ((rule, name), n) in counts {
+            total += n;
+            let _ = writeln!(out, "    {n} × {rule} ({name})");
+        }
+    }
+    if total == 0 {
+        return match done {
+            true => "No fixes applied.\n".to_string(),
+            false => "No fixes available.\n".to_string(),
+        };
+    }
+    let head = if done {
+        format!("{heading} {total} finding{}:\n", plural(total))
+    } else {
+        format!("{heading}\n")
+    };
+    head + &out
+}
+
 /// One line per file that could not be processed, for stderr.
 pub fn errors(files: &[FileOutcome]) -> String {
     let mut out = String::new();
@@ -139,34 +218,39 @@ pub fn summary(command: &str, s: &Summary) -> String {
         "scan" => {
             let _ = writeln!(
                 out,
-                "Found {} violation{} in {} file{} ({} fixable with `gpu-homogenize fix`), {} finding{} for review.",
+                "Found {} violation{} in {} file{} ({} fixable with `gpu-homogenize fix`), {} finding{} for review{}.",
                 s.violations,
                 plural(s.violations),
                 n(FileStatus::NonCompliant),
                 plural(n(FileStatus::NonCompliant)),
                 s.fixable,
                 s.review,
-                plural(s.review)
+                plural(s.review),
+                accepted_findings(s)
             );
         }
         "fix --dry-run" => {
             let _ = writeln!(
                 out,
-                "Would fix {} file{} ({} of {} violations).",
+                "Would fix {} file{} ({} of {} violation{}{}).",
                 n(FileStatus::WouldFix),
                 plural(n(FileStatus::WouldFix)),
                 s.fixed,
-                s.violations
+                s.violations,
+                plural(s.violations),
+                accepted_findings(s)
             );
         }
         "fix" => {
             let _ = writeln!(
                 out,
-                "Fixed {} file{} ({} of {} violations).",
+                "Fixed {} file{} ({} of {} violation{}{}).",
                 n(FileStatus::Fixed),
                 plural(n(FileStatus::Fixed)),
                 s.fixed,
-                s.violations
+                s.violations,
+                plural(s.violations),
+                accepted_findings(s)
             );
         }
         _ => {}
@@ -178,7 +262,7 @@ pub fn summary(command: &str, s: &Summary) -> String {
         (FileStatus::NonCompliant, "non-compliant"),
         (FileStatus::NeedsReview, "needing review"),
         (FileStatus::Compliant, "compliant"),
-        (FileStatus::Accepted, "accepted (findings suppressed)"),
+        (FileStatus::Accepted, ACCEPTED_BY),
         (FileStatus::NoGpuCode, "without GPU code"),
         (FileStatus::Skipped, "skipped"),
         (FileStatus::Error, "errors"),
@@ -208,11 +292,13 @@ pub fn summary(command: &str, s: &Summary) -> String {
         if gpu.state == "ran" {
             let _ = writeln!(
                 out,
-                "GPU checks: {} passed, {} failed, {} leaks, {} errors on {}; drift {:.0} MiB (fail above {:.0} MiB){}.",
+                "GPU checks: {} passed, {} failed, {} leak{}, {} error{} on {}; drift {:.0} MiB (fail above {:.0} MiB){}.",
                 gpu.passed,
                 gpu.failed,
                 gpu.leaks,
+                plural(gpu.leaks),
                 gpu.errors,
+                plural(gpu.errors),
                 gpu.device.as_deref().unwrap_or("?"),
                 gpu.drift_mib,
                 gpu.leak_fail_mib,
@@ -226,7 +312,7 @@ pub fn summary(command: &str, s: &Summary) -> String {
         let n = s.unsafe_fixes_held;
         let _ = writeln!(
             out,
-            "{n} unsafe fix{} held back: `gpu-homogenize fix --unsafe-fixes` applies {} (`gpu-homogenize rule CODE` says why each is unsafe).",
+            "{n} unsafe fix{} held back: `gpu-homogenize fix --unsafe-fixes` applies {} (`gpu-homogenize rule CODE` says why each is unsafe); listed below.",
             if n == 1 { "" } else { "es" },
             if n == 1 { "it" } else { "them" }
         );
@@ -235,6 +321,18 @@ pub fn summary(command: &str, s: &Summary) -> String {
         let _ = writeln!(out, "Interrupted: the summary above is partial.");
     }
     out
+}
+
+/// What a person accepted: a `noqa` comment, the baseline, `ignore`/`per-file-ignores`.
+const ACCEPTED_BY: &str = "accepted by noqa/baseline/ignore";
+
+/// `, 4 findings accepted by noqa/baseline/ignore` when a person accepted findings: they are
+/// not reported, and not counted as violations either.
+fn accepted_findings(s: &Summary) -> String {
+    match s.accepted {
+        0 => String::new(),
+        n => format!(", {n} finding{} {ACCEPTED_BY}", plural(n)),
+    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -104,6 +104,7 @@ pub fn run(
         let _ = slot.jobs.send(job);
     };
     let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &send);
+    progress.gpu_queue_known();
     let GpuSlot {
         jobs: sender,
         results,

@@ -48,8 +48,26 @@ fn resolved_root(path: &std::path::Path) -> PathBuf {
     path.to_path_buf()
 }
 
+/// The path a source read from stdin is judged as, when the command reads one: `-` as the only
+/// path (or no path) with `--stdin-filename`, as ruff has it.
+pub fn stdin_path(input: &InputArgs) -> anyhow::Result<Option<PathBuf>> {
+    let dash = input.paths.iter().any(|p| p.as_os_str() == "-");
+    match (&input.stdin_filename, dash) {
+        (Some(_), _) | (None, true) if input.paths.len() > usize::from(dash) => anyhow::bail!(
+            "`-` (stdin) is the only path a command reading stdin takes; name the files, or pipe one source"
+        ),
+        (Some(name), _) => Ok(Some(name.clone())),
+        (None, true) => anyhow::bail!(
+            "reading a source from stdin (`-`) needs --stdin-filename PATH: the path it is judged as"
+        ),
+        (None, false) => Ok(None),
+    }
+}
+
 pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
-    let paths = if input.paths.is_empty() {
+    let paths = if let Some(name) = stdin_path(input)? {
+        vec![name]
+    } else if input.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
         input.paths.iter().map(|p| resolved_root(p)).collect()
@@ -91,7 +109,45 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
             Some(path) => Some(crate::baseline::Baseline::load(path)?),
             None => None,
         },
+        keep_rewrite: false,
+        repo_prefix: crate::outcome::repository_prefix(&setup.root),
     })
+}
+
+/// One source read from stdin, judged as the file `name` of the tree (its config, its rules, its
+/// role in the project index, which is built from the tree as it is on disk).
+pub fn execute_stdin(
+    setup: &Setup,
+    engine: &Engine,
+    input: &InputArgs,
+    name: &std::path::Path,
+    bytes: Vec<u8>,
+) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
+    let all = walk_tree(
+        std::slice::from_ref(&setup.root),
+        &setup.root,
+        jobs(input),
+        &[],
+        engine.lint.exclude_globs(),
+        false,
+    )
+    .entries;
+    engine
+        .python
+        .prepare(&setup.root, &all, engine.max_file_size);
+    engine.rust.prepare(&setup.root, &all, engine.max_file_size);
+    let absolute = crate::walk::absolute(name);
+    let rel_path = crate::walk::relative_path(&setup.root, &absolute);
+    let entry = crate::walk::Entry {
+        path: name.to_path_buf(),
+        rel: crate::walk::relative_to(&setup.root, &absolute),
+        rel_path,
+        kind: crate::walk::language_of(name).map_or(EntryKind::Unsupported, EntryKind::Source),
+    };
+    let outcome = engine.process_source(&entry, bytes).outcome;
+    let outcomes = vec![outcome];
+    let summary = Summary::of(&outcomes, None, false);
+    Ok((outcomes, summary))
 }
 
 fn jobs(input: &InputArgs) -> usize {

@@ -13,6 +13,11 @@ use crate::walk::Entry;
 const TEMPLATE: &str =
     "{prefix:>16} [{bar:30}] {pos}/{len} {elapsed_precise} ETA {eta_precise} {wide_msg}";
 
+/// The GPU bar while the CPU stage still queues checks: its total is not known yet, so neither
+/// a bar nor an ETA (a growing total made the ETA read 00:00:00 throughout).
+const GPU_QUEUEING: &str =
+    "{prefix:>16} {pos} checked, {len} queued so far {elapsed_precise} {wide_msg}";
+
 pub struct Progress {
     multi: MultiProgress,
     style: ProgressStyle,
@@ -70,11 +75,19 @@ impl Progress {
 
     /// The GPU bar, added once the slot is open (never when the GPU stage is off or absent).
     pub fn add_gpu(&mut self) {
+        let queueing = ProgressStyle::with_template(GPU_QUEUEING)
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
         self.gpu = self.multi.add(
             ProgressBar::new(0)
-                .with_style(self.style.clone())
+                .with_style(queueing)
                 .with_prefix("GPU checks"),
         );
+    }
+
+    /// The CPU stage is done: every GPU check is queued, so the GPU bar has its total and an
+    /// ETA from here on.
+    pub fn gpu_queue_known(&self) {
+        self.gpu.set_style(self.style.clone());
     }
 
     pub fn started(&self, index: usize, rel: &str) {
@@ -94,5 +107,17 @@ impl Progress {
             bar.finish_and_clear();
         }
         self.gpu.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gpu_bar_shows_no_eta_until_its_total_is_known() {
+        assert!(ProgressStyle::with_template(GPU_QUEUEING).is_ok());
+        assert!(!GPU_QUEUEING.contains("eta") && !GPU_QUEUEING.contains("{bar"));
+        assert!(TEMPLATE.contains("{eta_precise}"));
     }
 }

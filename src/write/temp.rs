@@ -115,6 +115,7 @@ pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) {
 pub fn record_identity(root: &std::path::Path, rel: &std::path::Path, dev: u64, ino: u64) {
     use std::io::Write;
     let Ok(dir) = crate::confine::RootDir::open(root).and_then(|r| {
+        crate::journal::state_dir(&r)?;
         r.dir(
             &std::path::Path::new(crate::journal::JOURNAL_DIR).join("temp"),
             true,
