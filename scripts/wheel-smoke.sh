@@ -3,7 +3,7 @@
 # it in a fresh venv with `--no-index` (nothing but the wheel), and scan the mission fixture with the
 # gpu-homogenize that pip put on PATH. Prints how long the wheel build and the wheel install took.
 # Env: PROFILE (default dev; `release` for the wheel you ship), WHEEL_DIR (keep the wheel there),
-# MATURIN (a maturin to use; else the one on PATH, else `pip install maturin` into a throwaway venv).
+# MATURIN (a maturin to use; else the one on PATH, else maturin 1.16.0 pip-installed into a throwaway venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -14,7 +14,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f s", b - a }'; }
 maturin=${MATURIN:-$(command -v maturin || true)}
 if [ -z "$maturin" ]; then
     python3 -m venv "$work/build"
-    "$work/build/bin/pip" install -q maturin
+    "$work/build/bin/pip" install -q maturin==1.16.0  # the version release.yml uses
     maturin=$work/build/bin/maturin
 fi
 cargo fetch --locked
