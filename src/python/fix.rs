@@ -11,6 +11,7 @@ use super::detect::{to_remove, RuleContext};
 use super::effective::Effective;
 use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
+use super::style::Indent;
 use crate::edit::Edit;
 use crate::finding::Finding;
 use crate::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
@@ -90,11 +91,11 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
                     let nl = input.newline;
                     Edit::replace(sep, format!("{nl}{nl}{chunk}{nl}"))
                 }
-                None => Edit::insert(at, padded(source, at, chunk, input.newline)),
+                None => Edit::insert(at, padded(input, at, chunk)),
             }),
         }
         drop_later_imports(input, at, &mut edits, &covered);
-        if input.ctx.header.noqa_e402 {
+        if input.ctx.header.style.noqa_e402 {
             noqa_e402(input, at, &mut edits);
         }
         docstring_edit(input, &mut edits);
@@ -199,13 +200,13 @@ fn header_chunk(input: &FixInput, at: usize) -> (String, Vec<Edit>) {
             continue;
         }
         match sorted_import_site(input, at, module) {
-            Some(pos) => edits.push(Edit::insert(pos, format!("import {module}{nl}"))),
+            Some((pos, text)) => edits.push(Edit::insert(pos, text)),
             None => imports.push_str(&format!("import {module}{nl}")),
         }
     }
     if !imports.is_empty() {
         chunk.push_str(&imports);
-        chunk.push_str(nl);
+        chunk.push_str(&nl.repeat(blank_lines_after_imports(header)));
     }
     chunk.push_str(&header.block_text(nl));
     (chunk, edits)
@@ -213,8 +214,9 @@ fn header_chunk(input: &FixInput, at: usize) -> (String, Vec<Edit>) {
 
 /// Where `import {module}` goes in the block of standard-library imports that ends right above
 /// `at`: before the first plain import that sorts after it, else after the last plain import,
-/// else before the first `from` import. `None` when no such block ends there.
-fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize> {
+/// else before the first `from` import (the project's isort options change this), with the
+/// text to insert there. `None` when no such block ends there.
+fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<(usize, String)> {
     let source = input.source;
     // The statements before `at`, last first, while they are standard-library imports each on
     // lines of its own.
@@ -246,26 +248,49 @@ fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize
         return None;
     }
     block.reverse();
+    let order = input.ctx.header.style.imports;
+    let nl = input.newline;
     let plain = |r: &&&Range<usize>| source[(**r).clone()].starts_with("import ");
+    // The module an import sorts by: `import a.b` → `a.b`, `from a.b import c` → `a.b`.
     let name = |r: &Range<usize>| {
-        source[r.clone()]
-            .trim_start_matches("import ")
-            .split([',', ' ', '.'])
+        let text = &source[r.clone()];
+        text.strip_prefix("import ")
+            .or_else(|| text.strip_prefix("from "))
+            .unwrap_or("")
+            .trim_start()
+            .split([',', ' '])
             .next()
             .unwrap_or("")
             .to_ascii_lowercase()
     };
+    let import = format!("import {module}{nl}");
+    if order.force_sort_within_sections {
+        // Plain and `from` imports sorted together by module.
+        let at = match block.iter().find(|r| name(r).as_str() > module) {
+            Some(after) => line_start(source, after.start),
+            None => next_line_start(source, block.last()?.end),
+        };
+        return Some((at, import));
+    }
     if let Some(after) = block
         .iter()
         .filter(plain)
         .find(|r| name(r).as_str() > module)
     {
-        return Some(line_start(source, after.start));
+        return Some((line_start(source, after.start), import));
     }
     if let Some(last_plain) = block.iter().rev().find(plain) {
-        return Some(next_line_start(source, last_plain.end));
+        return Some((next_line_start(source, last_plain.end), import));
     }
-    block.first().map(|r| line_start(source, r.start))
+    // Only `from` imports: `import os` opens the section, or closes it (`from-first`), with the
+    // configured blank lines between the two kinds.
+    let gap = nl.repeat(order.lines_between_types);
+    if order.from_first {
+        let at = next_line_start(source, block.last()?.end);
+        return Some((at, format!("{gap}{import}")));
+    }
+    let at = line_start(source, block.first()?.start);
+    Some((at, format!("{import}{gap}")))
 }
 
 /// For a project gated by flake8: `# noqa: E402` on the module-level imports right after the
@@ -325,8 +350,10 @@ fn drop_later_imports(
     }
 }
 
-/// Blank lines around an inserted chunk, as the surrounding text needs.
-fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
+/// Blank lines around an inserted chunk, as the surrounding text needs: after an import, the
+/// number the project's isort settings ask for.
+fn padded(input: &FixInput, at: usize, chunk: String) -> String {
+    let (source, nl) = (input.source, input.newline);
     let mut out = String::new();
     let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
     if at > bom {
@@ -335,7 +362,17 @@ fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
         }
         let prev = prev_line_start(source, at);
         if !source[prev..at].trim().is_empty() {
-            out.push_str(nl);
+            let after_import = input.facts.top.iter().any(|(r, kind)| {
+                matches!(kind, TopKind::StdlibImport(_) | TopKind::Import(_))
+                    && r.end <= at
+                    && next_line_start(source, r.end) >= at
+            });
+            let blank = if after_import {
+                blank_lines_after_imports(input.ctx.header)
+            } else {
+                1
+            };
+            out.push_str(&nl.repeat(blank));
         }
     }
     out.push_str(&chunk);
@@ -343,6 +380,11 @@ fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
         out.push_str(nl);
     }
     out
+}
+
+/// isort's and ruff's `lines-after-imports` before code (automatic: one).
+fn blank_lines_after_imports(header: &super::header::PythonHeader) -> usize {
+    header.style.imports.lines_after_imports.unwrap_or(1)
 }
 
 /// Where the header goes when the file has no configuration block to replace: after the
@@ -456,7 +498,7 @@ pub fn validation_edits(input: &FixInput) -> Vec<Edit> {
 }
 
 fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
-    let (source, facts, nl) = (input.source, input.facts, input.newline);
+    let (facts, nl) = (input.facts, input.newline);
     let header = input.ctx.header;
     let name = &header.validate_fn_name;
     let Some(main) = &facts.main_block else {
@@ -482,7 +524,7 @@ fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
     let Some((line, indent)) = &main.first_stmt else {
         return;
     };
-    let function = reindent(&header.validate_fn_text(nl), source);
+    let function = reindent(&header.validate_fn_text(nl), indent, header.style.indent);
     edits.push(Edit::insert(main.if_start, format!("{function}{nl}{nl}")));
     edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
 }
@@ -496,13 +538,15 @@ fn looks_like_validator(name: &str) -> bool {
             .any(|w| lower.contains(w))
 }
 
-/// The template indents with four spaces; a file indented with tabs gets tabs.
-fn reindent(function: &str, source: &str) -> String {
-    let uses_tabs = source
-        .lines()
-        .find(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
-        .is_some_and(|l| l.starts_with('\t'));
-    if !uses_tabs {
+/// The template indents with four spaces; the file's own unit replaces them: the indentation
+/// of its `__main__` block, else the project's configured one (ruff format, `.editorconfig`).
+fn reindent(function: &str, main_indent: &str, configured: Option<Indent>) -> String {
+    let unit = if main_indent.is_empty() || main_indent.chars().any(|c| c != ' ' && c != '\t') {
+        configured.map_or_else(|| "    ".to_string(), Indent::unit)
+    } else {
+        main_indent.to_string()
+    };
+    if unit == "    " {
         return function.to_string();
     }
     function
@@ -511,7 +555,7 @@ fn reindent(function: &str, source: &str) -> String {
             let spaces = line.len() - line.trim_start_matches(' ').len();
             format!(
                 "{}{}",
-                "\t".repeat(spaces / 4),
+                unit.repeat(spaces / 4),
                 &line[spaces - spaces % 4..]
             )
         })
