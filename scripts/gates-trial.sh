@@ -24,7 +24,7 @@ TOOLS=$TRIAL_DIR/tools
 export PYTHONPATH=$TOOLS
 
 if [[ ! -f $TOOLS/.installed ]]; then
-    python3 -m pip install --quiet --target "$TOOLS" ruff black isort flake8
+    python3 -m pip install --quiet --target "$TOOLS" ruff==0.17.6 black==26.10.1 isort==9.0.2 flake8==7.5.0
     touch "$TOOLS/.installed"
 fi
 for t in ruff black isort flake8; do
@@ -101,12 +101,12 @@ for src in "$TRIAL_DIR"/src/*/; do
     [[ ${#gates[@]} -gt 0 ]] || { echo "| $app | (no gate declared) | | | |"; continue; }
     fixed=$TRIAL_DIR/fixed/$app
     rm -rf "$fixed" && cp -a "$src" "$fixed"
-    for g in "${gates[@]}"; do run_gate "$g" "$fixed" >"$TRIAL_DIR/$app.$g.before"; done
+    for g in "${gates[@]}"; do run_gate "$g" "$fixed" >"$TRIAL_DIR/$app.$g.before" || true; done
     (cd "$fixed" && "$GH_BIN" fix --gpu off --no-journal --format json . >"$TRIAL_DIR/$app.fix.json" 2>"$TRIAL_DIR/$app.fix.err") || true
     diff -ru "$src" "$fixed" >"$TRIAL_DIR/diffs/$app.diff" || true
     files=$(grep -c '^+++ ' "$TRIAL_DIR/diffs/$app.diff" || true)
     for g in "${gates[@]}"; do
-        run_gate "$g" "$fixed" >"$TRIAL_DIR/$app.$g.after"
+        run_gate "$g" "$fixed" >"$TRIAL_DIR/$app.$g.after" || true
         new_findings "$TRIAL_DIR/$app.$g.before" "$TRIAL_DIR/$app.$g.after" >"$TRIAL_DIR/$app.$g.new"
         n=$(awk -F'+' '{s += $NF} END {print s + 0}' "$TRIAL_DIR/$app.$g.new")
         [[ $n -eq 0 ]] || status=1

@@ -191,6 +191,28 @@ fn flake8_in_setup_cfg() {
     });
 }
 
+/// An import near flake8's limit: the `noqa: E402` marker would push it over (E501).
+#[test]
+fn flake8_a_long_import_keeps_within_its_limit() {
+    let alias = "functional_api_of_the_framework_xyzw";
+    let program = PROGRAM
+        .replace(
+            "import torch\n",
+            &format!("import torch\nimport torch.nn.functional as {alias}\n"),
+        )
+        .replace(
+            "    return 0\n",
+            &format!("    print({alias})\n    return 0\n"),
+        );
+    check(Case {
+        name: "flake8 (79), an import at 67 columns",
+        config: &[(".flake8", "[flake8]\n")],
+        program,
+        gates: &[("flake8", &["."])],
+        expect: "_xyzw  # noqa: E402,E501\n",
+    });
+}
+
 #[test]
 fn ruff_with_single_quotes() {
     check(Case {
