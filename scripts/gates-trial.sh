@@ -69,8 +69,8 @@ run_gate() {
         case $gate in
             ruff) python3 -m ruff check --no-cache --output-format concise --exit-zero . 2>/dev/null \
                 | sed -nE 's/^([^:]+):[0-9]+:[0-9]+: ([A-Z]+[0-9]+).*/\1\t\2/p' ;;
-            ruff-format) python3 -m ruff format --no-cache --check . 2>/dev/null \
-                | sed -nE 's/^Would reformat: (.*)/\1\treformat/p' ;;
+            ruff-format) python3 -m ruff format --no-cache --check --output-format concise . 2>/dev/null \
+                | sed -nE 's/^([^:]+):[0-9]+:[0-9]+: unformatted.*/\1\treformat/p' ;;
             black) python3 -m black --check . 2>&1 | sed -nE 's/^would reformat (.*)/\1\treformat/p' \
                 | sed "s|^$d/||" ;;
             isort) python3 -m isort --check-only . 2>&1 \

@@ -191,6 +191,19 @@ fn flake8_in_setup_cfg() {
     });
 }
 
+/// From the trial (llamafactory's cli.py): the header right above a `def` needs two blank
+/// lines after it (E302, black, ruff format).
+#[test]
+fn a_header_above_a_function_is_followed_by_two_blank_lines() {
+    check(Case {
+        name: "black + flake8, a program that imports inside main()",
+        config: &[("pyproject.toml", "[tool.black]\n"), (".flake8", "[flake8]\nmax-line-length = 88\n")],
+        program: "# Copyright the authors.\n\n\ndef main():\n    import torch\n\n    return torch.zeros(1).cuda(1)\n\n\nif __name__ == \"__main__\":\n    main()\n".to_string(),
+        gates: &[("black", &["--check", "-q", "."]), ("flake8", &["."])],
+        expect: "os.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"max_split_size_mb:1024\"\n\n\ndef main():",
+    });
+}
+
 /// An import near flake8's limit: the `noqa: E402` marker would push it over (E501).
 #[test]
 fn flake8_a_long_import_keeps_within_its_limit() {
@@ -278,5 +291,26 @@ fn isort_force_sort_within_sections_and_two_lines_after_imports() {
         program: PROGRAM.replace("import argparse\nimport sys\n", "import argparse\nfrom pathlib import Path\nimport sys\n").replace("file=sys.stderr)", "Path.cwd(), file=sys.stderr)"),
         gates: &[("isort", &["--check-only", "-q", "."]), ("black", &["--check", "-q", "."])],
         expect: "import argparse\nimport os\nfrom pathlib import Path\nimport sys\n\n\n# GPU selection",
+    });
+}
+
+#[test]
+fn ruff_lines_between_types_with_only_from_imports() {
+    check(Case {
+        name: "ruff I, lines-between-types = 1, only `from` standard imports",
+        config: &[(
+            "ruff.toml",
+            "[lint]\nselect = [\"E\", \"F\", \"I\"]\n[lint.isort]\nlines-between-types = 1\n",
+        )],
+        program: PROGRAM
+            .replace(
+                "import argparse\nimport sys\n",
+                "from argparse import ArgumentParser\nfrom sys import stderr\n",
+            )
+            .replace("argparse.ArgumentParser()", "ArgumentParser()")
+            .replace("file=sys.stderr", "file=stderr")
+            .replace("    sys.exit(main())\n", "    raise SystemExit(main())\n"),
+        gates: RUFF,
+        expect: "import os\n\nfrom argparse import ArgumentParser\nfrom sys import stderr\n\n# GPU",
     });
 }

@@ -218,8 +218,21 @@ pub(super) fn padded(input: &FixInput, at: usize, chunk: String) -> String {
         }
     }
     out.push_str(&chunk);
-    if at < source.len() && !source[at..line_end(source, at)].trim().is_empty() {
-        out.push_str(nl);
+    // Code right after: one blank line; a top-level `def`, `class` or decorator: two (E302,
+    // and black and ruff format put them there).
+    let mut blank = 0;
+    let mut line = at;
+    while line < source.len() && source[line..line_end(source, line)].trim().is_empty() {
+        blank += 1;
+        line = next_line_start(source, line);
+    }
+    if line < source.len() {
+        let text = &source[line..line_end(source, line)];
+        let definition = ["def ", "async def ", "class ", "@"]
+            .iter()
+            .any(|k| text.starts_with(k));
+        let want: usize = if definition { 2 } else { 1 };
+        out.push_str(&nl.repeat(want.saturating_sub(blank)));
     }
     out
 }
