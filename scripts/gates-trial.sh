@@ -17,7 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GH_BIN=$(realpath "${GH_BIN:-target/release/gpu-homogenize}")
 TRIAL_DIR=${TRIAL_DIR:-target/gates-trial}
-APPS=${APPS:-"f5-tts==1.1.22 llamafactory==0.9.5 audiocraft==1.3.0 parler-tts==0.2.3"}
+APPS=${APPS:-"f5-tts==1.1.22 llamafactory==0.9.5 audiocraft==1.3.0 parler-tts==0.2.3 TTS==0.22.0
+    gfpgan==1.3.8 realesrgan==0.3.0 ultralytics==8.4.190 facexlib==0.3.0 diffusers==0.31.0
+    sentence-transformers==3.3.1"}
 mkdir -p "$TRIAL_DIR"/{sdist,src,fixed,diffs}
 TRIAL_DIR=$(realpath "$TRIAL_DIR")
 TOOLS=$TRIAL_DIR/tools
