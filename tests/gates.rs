@@ -314,3 +314,36 @@ fn ruff_lines_between_types_with_only_from_imports() {
         expect: "import os\n\nfrom argparse import ArgumentParser\nfrom sys import stderr\n\n# GPU",
     });
 }
+
+/// ruff's nearest config wins, file by file: a subproject with its own `.ruff.toml` (extending
+/// the root's) gets its quotes, the rest of the tree the root's.
+#[test]
+fn each_directory_gets_its_nearest_ruff_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("ruff.toml"),
+        "[format]\nquote-style = \"double\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("legacy/tools")).unwrap();
+    std::fs::write(
+        root.join("legacy/.ruff.toml"),
+        "extend = \"../ruff.toml\"\n[format]\nquote-style = \"single\"\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("train.py"), PROGRAM).unwrap();
+    std::fs::write(root.join("legacy/tools/train.py"), single_quoted()).unwrap();
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let top = std::fs::read_to_string(root.join("train.py")).unwrap();
+    let legacy = std::fs::read_to_string(root.join("legacy/tools/train.py")).unwrap();
+    assert!(
+        top.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n"),
+        "{top}"
+    );
+    assert!(
+        legacy.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"),
+        "{legacy}"
+    );
+}
