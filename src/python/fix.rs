@@ -11,9 +11,13 @@ use super::detect::{to_remove, RuleContext};
 use super::effective::Effective;
 use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
+use super::style::Indent;
+
+mod imports;
 use crate::edit::Edit;
 use crate::finding::Finding;
 use crate::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
+use imports::{drop_later_imports, header_chunk, noqa_e402, padded};
 
 pub struct FixInput<'a> {
     pub source: &'a str,
@@ -90,11 +94,11 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
                     let nl = input.newline;
                     Edit::replace(sep, format!("{nl}{nl}{chunk}{nl}"))
                 }
-                None => Edit::insert(at, padded(source, at, chunk, input.newline)),
+                None => Edit::insert(at, padded(input, at, chunk)),
             }),
         }
         drop_later_imports(input, at, &mut edits, &covered);
-        if input.ctx.header.noqa_e402 {
+        if input.ctx.header.style.noqa_e402 {
             noqa_e402(input, at, &mut edits);
         }
         docstring_edit(input, &mut edits);
@@ -176,173 +180,6 @@ fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
     } else {
         block.clone()
     }
-}
-
-/// The header text, with the imports it needs that the file does not make before `at`.
-/// The header block, and the edits that import what it uses: `import os` joins the
-/// standard-library imports right above the header at its sorted place (as isort and ruff's
-/// `I` rules want), or opens the chunk when there are none.
-fn header_chunk(input: &FixInput, at: usize) -> (String, Vec<Edit>) {
-    let nl = input.newline;
-    let header = input.ctx.header;
-    let mut chunk = String::new();
-    let bound_before = |name: &str| {
-        input.facts.top.iter().any(|(r, kind)| {
-            r.end <= at
-                && matches!(kind, TopKind::StdlibImport(names) | TopKind::Import(names) if names.iter().any(|n| n == name))
-        })
-    };
-    let mut imports = String::new();
-    let mut edits = Vec::new();
-    for module in &header.block_imports {
-        if bound_before(module) {
-            continue;
-        }
-        match sorted_import_site(input, at, module) {
-            Some(pos) => edits.push(Edit::insert(pos, format!("import {module}{nl}"))),
-            None => imports.push_str(&format!("import {module}{nl}")),
-        }
-    }
-    if !imports.is_empty() {
-        chunk.push_str(&imports);
-        chunk.push_str(nl);
-    }
-    chunk.push_str(&header.block_text(nl));
-    (chunk, edits)
-}
-
-/// Where `import {module}` goes in the block of standard-library imports that ends right above
-/// `at`: before the first plain import that sorts after it, else after the last plain import,
-/// else before the first `from` import. `None` when no such block ends there.
-fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<usize> {
-    let source = input.source;
-    // The statements before `at`, last first, while they are standard-library imports each on
-    // lines of its own.
-    let before: Vec<&(Range<usize>, TopKind)> = input
-        .facts
-        .top
-        .iter()
-        .filter(|(r, _)| r.end <= at)
-        .collect();
-    let mut block: Vec<&Range<usize>> = Vec::new();
-    for (r, kind) in before.iter().rev() {
-        let alone = source[line_start(source, r.start)..r.start]
-            .trim()
-            .is_empty()
-            && source[r.end..next_line_start(source, r.end)]
-                .trim()
-                .is_empty();
-        if !matches!(kind, TopKind::StdlibImport(_)) || !alone {
-            break;
-        }
-        block.push(r);
-    }
-    let last = block.first()?;
-    // Only a block that ends right above the header (blank lines between are fine).
-    if !source[next_line_start(source, last.end)..at]
-        .trim()
-        .is_empty()
-    {
-        return None;
-    }
-    block.reverse();
-    let plain = |r: &&&Range<usize>| source[(**r).clone()].starts_with("import ");
-    let name = |r: &Range<usize>| {
-        source[r.clone()]
-            .trim_start_matches("import ")
-            .split([',', ' ', '.'])
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase()
-    };
-    if let Some(after) = block
-        .iter()
-        .filter(plain)
-        .find(|r| name(r).as_str() > module)
-    {
-        return Some(line_start(source, after.start));
-    }
-    if let Some(last_plain) = block.iter().rev().find(plain) {
-        return Some(next_line_start(source, last_plain.end));
-    }
-    block.first().map(|r| line_start(source, r.start))
-}
-
-/// For a project gated by flake8: `# noqa: E402` on the module-level imports right after the
-/// header (up to the first statement that is not an import: those after it were E402 already).
-/// The marker goes right after the statement, before a comment the line already has; a line
-/// with a `noqa` of its own is left as it is.
-fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
-    let source = input.source;
-    for (r, kind) in input.facts.top.iter().filter(|(r, _)| r.start >= at) {
-        if !matches!(kind, TopKind::Import(_) | TopKind::StdlibImport(_)) {
-            break;
-        }
-        let end = line_end(source, r.end);
-        let rest = source[r.end..end].trim();
-        let single_line = !source[r.clone()].contains('\n');
-        // An import the plan takes out (a later `import os` the header brings up) needs none.
-        let removed = edits
-            .iter()
-            .any(|e| e.range.start <= r.start && r.end <= e.range.end);
-        if removed {
-            continue;
-        }
-        if single_line && (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
-            edits.push(Edit::insert(r.end, "  # noqa: E402".to_string()));
-        }
-    }
-}
-
-/// A plain `import os` further down goes when the header brings its own: one import, on top.
-fn drop_later_imports(
-    input: &FixInput,
-    at: usize,
-    edits: &mut Vec<Edit>,
-    covered: &[Range<usize>],
-) {
-    for module in &input.ctx.header.block_imports {
-        let bound_before = input.facts.top.iter().any(|(r, kind)| {
-            r.end <= at
-                && matches!(kind, TopKind::StdlibImport(n) | TopKind::Import(n) if n.iter().any(|x| x == module))
-        });
-        if bound_before {
-            continue;
-        }
-        for (r, kind) in &input.facts.top {
-            let alone = matches!(kind, TopKind::StdlibImport(n) if n.len() == 1 && &n[0] == module)
-                && input.source[r.clone()] == *format!("import {module}");
-            if !alone
-                || r.start < at
-                || covered.iter().any(|c| c.start <= r.start && r.end <= c.end)
-            {
-                continue;
-            }
-            if let Some(edit) = crate::removal::removal_edit(input.source, r.clone(), false) {
-                edits.push(edit);
-            }
-        }
-    }
-}
-
-/// Blank lines around an inserted chunk, as the surrounding text needs.
-fn padded(source: &str, at: usize, chunk: String, nl: &str) -> String {
-    let mut out = String::new();
-    let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
-    if at > bom {
-        if !(source[..at].ends_with('\n') || source[..at].ends_with('\r')) {
-            out.push_str(nl);
-        }
-        let prev = prev_line_start(source, at);
-        if !source[prev..at].trim().is_empty() {
-            out.push_str(nl);
-        }
-    }
-    out.push_str(&chunk);
-    if at < source.len() && !source[at..line_end(source, at)].trim().is_empty() {
-        out.push_str(nl);
-    }
-    out
 }
 
 /// Where the header goes when the file has no configuration block to replace: after the
@@ -456,7 +293,7 @@ pub fn validation_edits(input: &FixInput) -> Vec<Edit> {
 }
 
 fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
-    let (source, facts, nl) = (input.source, input.facts, input.newline);
+    let (facts, nl) = (input.facts, input.newline);
     let header = input.ctx.header;
     let name = &header.validate_fn_name;
     let Some(main) = &facts.main_block else {
@@ -482,7 +319,7 @@ fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
     let Some((line, indent)) = &main.first_stmt else {
         return;
     };
-    let function = reindent(&header.validate_fn_text(nl), source);
+    let function = reindent(&header.validate_fn_text(nl), indent, header.style.indent);
     edits.push(Edit::insert(main.if_start, format!("{function}{nl}{nl}")));
     edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
 }
@@ -496,13 +333,15 @@ fn looks_like_validator(name: &str) -> bool {
             .any(|w| lower.contains(w))
 }
 
-/// The template indents with four spaces; a file indented with tabs gets tabs.
-fn reindent(function: &str, source: &str) -> String {
-    let uses_tabs = source
-        .lines()
-        .find(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
-        .is_some_and(|l| l.starts_with('\t'));
-    if !uses_tabs {
+/// The template indents with four spaces; the file's own unit replaces them: the indentation
+/// of its `__main__` block, else the project's configured one (ruff format, `.editorconfig`).
+fn reindent(function: &str, main_indent: &str, configured: Option<Indent>) -> String {
+    let unit = if main_indent.is_empty() || main_indent.chars().any(|c| c != ' ' && c != '\t') {
+        configured.map_or_else(|| "    ".to_string(), Indent::unit)
+    } else {
+        main_indent.to_string()
+    };
+    if unit == "    " {
         return function.to_string();
     }
     function
@@ -511,7 +350,7 @@ fn reindent(function: &str, source: &str) -> String {
             let spaces = line.len() - line.trim_start_matches(' ').len();
             format!(
                 "{}{}",
-                "\t".repeat(spaces / 4),
+                unit.repeat(spaces / 4),
                 &line[spaces - spaces % 4..]
             )
         })

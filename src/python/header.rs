@@ -5,6 +5,7 @@ use std::path::Path;
 
 use ruff_python_ast::Stmt;
 
+use super::style::{ProjectStyle, Quotes};
 use crate::policy::Policy;
 use crate::template::{join_lines, render_sections, TemplateError};
 
@@ -27,9 +28,8 @@ pub struct PythonHeader {
     pub validate_fn_name: String,
     /// Modules the header block uses (`os`), imported with it when the file does not already.
     pub block_imports: Vec<String>,
-    /// The project is gated by flake8/pycodestyle, whose E402 flags the imports after the
-    /// header's writes (ruff exempts `os.environ[...] = …`): they get `# noqa: E402`.
-    pub noqa_e402: bool,
+    /// How the project's tools want the inserted lines (the default: as the template has them).
+    pub style: ProjectStyle,
 }
 
 impl PythonHeader {
@@ -96,20 +96,41 @@ impl PythonHeader {
             validate_fn,
             validate_fn_name,
             block_imports,
-            noqa_e402: false,
+            style: ProjectStyle::default(),
         })
     }
 
-    /// The header as the project's formatter writes strings: ruff's `quote-style = "single"`
-    /// (`[tool.ruff.format]` in pyproject.toml, `[format]` in ruff.toml / .ruff.toml at `root`)
-    /// turns its double-quoted literals single, as `ruff format` would.
-    pub fn in_project_style(mut self, root: &Path) -> PythonHeader {
-        self.noqa_e402 = flake8_gated(root);
-        if quote_style(root).as_deref() == Some("single") {
-            self.block = self.block.iter().map(|l| single_quoted(l)).collect();
-            let joined = join_lines(&self.validate_fn, "\n");
-            self.validate_fn = single_quoted(&joined).lines().map(str::to_string).collect();
-        }
+    /// The header as the project's tools want it (`style`, read from its config): quotes as
+    /// its formatter writes them, comments within its linters' line length; the import order,
+    /// blank lines, indentation and `noqa: E402` are kept for the planner.
+    pub fn styled(mut self, style: &ProjectStyle) -> PythonHeader {
+        self.style = *style;
+        let (from, to) = match style.quotes {
+            Quotes::Keep => return self.wrapped(style.max_line),
+            Quotes::Single => ('"', '\''),
+            Quotes::Double => ('\'', '"'),
+        };
+        self.block = requoted(&self.block.join("\n"), from, to)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let joined = join_lines(&self.validate_fn, "\n");
+        self.validate_fn = requoted(&joined, from, to)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        self.wrapped(style.max_line)
+    }
+
+    /// Comment lines longer than `max` split at spaces (E501 counts comments; no formatter
+    /// wraps them).
+    fn wrapped(mut self, max: Option<usize>) -> PythonHeader {
+        let Some(max) = max else { return self };
+        self.block = self
+            .block
+            .iter()
+            .flat_map(|line| wrap_comment(line, max))
+            .collect();
         self
     }
 
@@ -147,44 +168,32 @@ fn setdefault_form(line: &str) -> String {
     )
 }
 
-/// The project runs flake8 (or pycodestyle) as a gate: a `.flake8`, a `[flake8]`/`[pycodestyle]`
-/// section in `setup.cfg` or `tox.ini`, or a pre-commit hook.
-fn flake8_gated(root: &Path) -> bool {
-    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap_or_default();
-    root.join(".flake8").is_file()
-        || ["setup.cfg", "tox.ini"].iter().any(|f| {
-            let text = read(f);
-            text.lines()
-                .any(|l| matches!(l.trim(), "[flake8]" | "[pycodestyle]"))
-        })
-        || read(".pre-commit-config.yaml")
-            .lines()
-            .any(|l| l.contains("flake8") || l.contains("pycodestyle"))
-}
-
-/// ruff's configured quote style at `root`, if any.
-fn quote_style(root: &Path) -> Option<String> {
-    let read = |name: &str| -> Option<toml::Table> {
-        std::fs::read_to_string(root.join(name)).ok()?.parse().ok()
+/// `# words…` over `max` characters as several comment lines within it; a line that is code,
+/// or a word longer than the limit, stays as it is.
+fn wrap_comment(line: &str, max: usize) -> Vec<String> {
+    let Some(text) = line.strip_prefix("# ") else {
+        return vec![line.to_string()];
     };
-    let style = |t: &toml::Value| {
-        t.get("format")?
-            .get("quote-style")?
-            .as_str()
-            .map(str::to_string)
-    };
-    for name in ["ruff.toml", ".ruff.toml"] {
-        if let Some(t) = read(name) {
-            return style(&toml::Value::Table(t));
-        }
+    if line.chars().count() <= max {
+        return vec![line.to_string()];
     }
-    let pyproject = read("pyproject.toml")?;
-    style(pyproject.get("tool")?.get("ruff")?)
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::from("#");
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if current.len() > 1 && current.chars().count() + 1 + word.chars().count() > max {
+            out.push(std::mem::replace(&mut current, String::from("#")));
+        }
+        current.push(' ');
+        current.push_str(word);
+    }
+    out.push(current);
+    out
 }
 
-/// Every double-quoted, single-line string literal of `source` (plain or f-string) turned single
-/// when its text has no single quote, from the parser's ranges; the rest stays as written.
-fn single_quoted(source: &str) -> String {
+/// Every single-line string literal of `source` (plain or f-string) quoted with `from` turned
+/// to `to` when its text has no quote or backslash, from the parser's ranges; the rest stays as
+/// written.
+fn requoted(source: &str, from: char, to: char) -> String {
     use ruff_python_ast::visitor::{walk_expr, Visitor};
     use ruff_text_size::Ranged;
     struct Literals(Vec<std::ops::Range<usize>>);
@@ -215,15 +224,15 @@ fn single_quoted(source: &str) -> String {
     let mut out = source.to_string();
     for r in literals.0.iter().rev() {
         let text = &source[r.clone()];
-        let prefix = text.find('"').unwrap_or(text.len());
+        let prefix = text.find(from).unwrap_or(text.len());
         let body = &text[prefix..];
         let simple = body.len() >= 2
-            && !body.starts_with("\"\"\"")
-            && body.ends_with('"')
+            && !body.starts_with(&from.to_string().repeat(3))
+            && body.ends_with(from)
             && !body[1..body.len() - 1].contains(['\'', '"', '\\']);
         if simple && text[..prefix].chars().all(|c| c.is_ascii_alphabetic()) {
-            out.replace_range(r.start + prefix..r.start + prefix + 1, "'");
-            out.replace_range(r.end - 1..r.end, "'");
+            out.replace_range(r.start + prefix..r.start + prefix + 1, &to.to_string());
+            out.replace_range(r.end - 1..r.end, &to.to_string());
         }
     }
     out
@@ -289,9 +298,10 @@ mod tests {
             "[tool.ruff.format]\nquote-style = \"single\"\n",
         )
         .unwrap();
+        let style = crate::python::style::StyleResolver::new(dir.path()).at(Path::new(""));
         let header = PythonHeader::render(DEFAULT_TEMPLATE, &Policy::default())
             .unwrap()
-            .in_project_style(dir.path());
+            .styled(&style);
         let block = header.block_text("\n");
         assert!(
             block.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n"),
@@ -303,6 +313,35 @@ mod tests {
             "{validator}"
         );
         assert!(validator.contains("\"\"\"Fail fast"), "{validator}");
+    }
+
+    #[test]
+    fn a_black_project_gets_the_seed_in_double_quotes_and_long_comments_wrapped() {
+        let style = ProjectStyle {
+            quotes: Quotes::Double,
+            max_line: Some(40),
+            ..ProjectStyle::default()
+        };
+        let header = PythonHeader::render(SEED_TEMPLATE, &Policy::default())
+            .unwrap()
+            .styled(&style);
+        let block = header.block_text("\n");
+        assert!(
+            block.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+            "{block}"
+        );
+        let header = PythonHeader::render(DEFAULT_TEMPLATE, &Policy::default())
+            .unwrap()
+            .styled(&style);
+        let block = header.block_text("\n");
+        assert!(block
+            .lines()
+            .filter(|l| l.starts_with('#'))
+            .all(|l| l.len() <= 40));
+        assert!(
+            block.contains("# GPU selection (gpu-homogenize): the\n# RTX 3090 only.\n"),
+            "{block}"
+        );
     }
 
     #[test]

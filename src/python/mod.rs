@@ -12,6 +12,7 @@ pub mod header;
 mod repair;
 pub mod rules;
 mod semantic;
+pub mod style;
 mod verify;
 
 use crate::edit::{apply, Edit};
@@ -51,8 +52,47 @@ pub struct FileContext<'a> {
 /// project index (`prepare`).
 pub struct Python {
     pub policy: Policy,
+    /// The header as the template writes it (files outside the prepared tree get this one).
     pub header: PythonHeader,
     index: std::sync::OnceLock<ProjectIndex>,
+    styled: std::sync::OnceLock<StyledHeaders>,
+}
+
+/// The header in each style the tree's directories want (`prepare`): few styles, many
+/// directories.
+struct StyledHeaders {
+    headers: Vec<PythonHeader>,
+    by_dir: std::collections::HashMap<String, usize>,
+}
+
+impl StyledHeaders {
+    fn build(base: &PythonHeader, root: &std::path::Path, entries: &[crate::walk::Entry]) -> Self {
+        let resolver = style::StyleResolver::new(root);
+        let mut styles = Vec::new();
+        let mut by_dir = std::collections::HashMap::new();
+        for entry in entries {
+            let dir = rel_dir(&entry.rel);
+            if by_dir.contains_key(dir) || !entry.rel.ends_with(".py") {
+                continue;
+            }
+            let at = entry.rel_path.parent().unwrap_or(std::path::Path::new(""));
+            let style = resolver.at(at);
+            let index = styles.iter().position(|s| *s == style).unwrap_or_else(|| {
+                styles.push(style);
+                styles.len() - 1
+            });
+            by_dir.insert(dir.to_string(), index);
+        }
+        StyledHeaders {
+            headers: styles.iter().map(|s| base.clone().styled(s)).collect(),
+            by_dir,
+        }
+    }
+}
+
+/// The directory part of a `/`-separated relative path.
+fn rel_dir(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 impl Python {
@@ -61,13 +101,22 @@ impl Python {
             policy,
             header,
             index: std::sync::OnceLock::new(),
+            styled: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The header styled for the directory of `rel`.
+    fn header_for(&self, rel: &str) -> &PythonHeader {
+        self.styled
+            .get()
+            .and_then(|s| s.by_dir.get(rel_dir(rel)).map(|&i| &s.headers[i]))
+            .unwrap_or(&self.header)
     }
 
     fn context<'a>(&'a self, info: &FileInfo) -> FileContext<'a> {
         FileContext {
             policy: &self.policy,
-            header: &self.header,
+            header: self.header_for(info.rel),
             in_phase: info.in_phase,
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
             own_package: own_package(info.path),
@@ -113,6 +162,9 @@ impl LanguageSupport for Python {
     }
 
     fn prepare(&self, root: &std::path::Path, entries: &[crate::walk::Entry], max: u64) {
+        let _ = self
+            .styled
+            .set(StyledHeaders::build(&self.header, root, entries));
         if self.policy.scope == Scope::Programs {
             let _ = self.index.set(ProjectIndex::build(root, entries, max));
         }

@@ -90,8 +90,8 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
 }
 
 pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<Engine> {
-    let header =
-        PythonHeader::load(&setup.config.policy, &setup.root)?.in_project_style(&setup.root);
+    // Styled per directory for the project's tools when the tree is prepared.
+    let header = PythonHeader::load(&setup.config.policy, &setup.root)?;
     Ok(Engine {
         root: setup.root.clone(),
         phases: Phases::new(&setup.config.phases),
