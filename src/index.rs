@@ -26,6 +26,9 @@ pub enum EntryWhy {
     /// The target of a console or GUI script (its name).
     Script(String),
     Test,
+    /// The top-most `conftest.py` above test files: pytest imports it first, so the test
+    /// session's process is configured there (the test files are its modules).
+    TestSession,
     /// A script no module of the tree imports, outside any package.
     Standalone,
 }
@@ -37,6 +40,9 @@ impl EntryWhy {
             EntryWhy::DunderMain => "a package's `__main__.py`".into(),
             EntryWhy::Script(name) => format!("the `{name}` script"),
             EntryWhy::Test => "a test file".into(),
+            EntryWhy::TestSession => {
+                "the conftest.py pytest imports first for the tests below it".into()
+            }
             EntryWhy::Standalone => "a script no module imports".into(),
         }
     }
@@ -616,6 +622,22 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
         }
     };
     let imported = imported_constants(&files, &lookup);
+    // The conftest.py pytest imports first for a file: the one nearest the root among those
+    // in the directories above it (the file itself, for a conftest no other is above).
+    let conftests: Vec<(usize, &str)> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.rel == "conftest.py" || c.rel.ends_with("/conftest.py"))
+        .map(|(j, c)| (j, c.rel.rsplit_once('/').map_or("", |(d, _)| d)))
+        .collect();
+    let top_conftest = |i: usize| -> Option<usize> {
+        let rel = &files[i].rel;
+        conftests
+            .iter()
+            .filter(|(j, dir)| *j == i || dir.is_empty() || under(rel, dir))
+            .min_by_key(|(_, dir)| (dir.len(), dir.to_string()))
+            .map(|(j, _)| *j)
+    };
     // Edges: the modules an import names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
@@ -652,6 +674,15 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
                         .filter(|(_, g)| g.module.starts_with(dynamic.as_str()))
                         .map(|(j, _)| j),
                 ),
+            }
+        }
+        // A test session runs every test file below its top-most conftest.py in one process.
+        if Some(i) == top_conftest(i) {
+            let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d);
+            for (j, t) in files.iter().enumerate() {
+                if t.tests && is_test_file(&t.rel) && (dir.is_empty() || under(&t.rel, dir)) {
+                    targets.push(j);
+                }
             }
         }
         // pytest imports the conftest.py of every directory above a test first.
@@ -697,8 +728,12 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
             Some(EntryWhy::Script(script.clone()))
         } else if name == "__main__.py" {
             Some(EntryWhy::DunderMain)
-        } else if is_test_file(&f.rel) && name != "conftest.py" && f.tests {
-            Some(EntryWhy::Test)
+        } else if name == "conftest.py" {
+            let tests_below = edges[i].iter().any(|&j| files[j].tests);
+            (top_conftest(i) == Some(i) && tests_below).then_some(EntryWhy::TestSession)
+        } else if is_test_file(&f.rel) && f.tests {
+            // Below a conftest.py the session starts there, not in the test file.
+            top_conftest(i).is_none().then_some(EntryWhy::Test)
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
         } else if !f.in_package && importers[i].is_empty() {

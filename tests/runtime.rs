@@ -504,6 +504,12 @@ const LAUNCHES: &[(&str, &str, &[&str])] = &[
     ("monitor", "gpumon.py", &["gpumon.py"]),
     ("monitor", "batch.py", &["batch.py"]),
     ("monitor", "launch.py", &["launch.py"]),
+    // pytest imports tests/conftest.py before the test file: the session starts there.
+    (
+        "suite",
+        "tests/conftest.py",
+        &["-m", "pytest", "tests/test_train.py"],
+    ),
 ];
 
 /// What `fix` must leave each file of `fixtures/apps` with (CASES.md); files not listed are
@@ -521,6 +527,9 @@ const APP_STATUS: &[(&str, &str)] = &[
     ("monitor/batch.py", "non_compliant"),
     ("monitor/defaults.py", "needs_review"),
     ("monitor/launch.py", "non_compliant"),
+    ("suite/tests/conftest.py", "fixed"),
+    // `"cuda:0"` under the mask its session sets: the RTX 3090.
+    ("suite/tests/test_train.py", "compliant"),
 ];
 
 /// The apps, fixed with the default `scope = "programs"`, then each program launched: every
@@ -535,7 +544,7 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
     let copy = copy_fixture("apps");
     let mut status = BTreeMap::new();
     let mut failures = Vec::new();
-    for app in ["speechkit", "webui", "trainer", "monitor"] {
+    for app in ["speechkit", "webui", "trainer", "monitor", "suite"] {
         let root = copy.path().join(app);
         let fix = run(gh(&root).args([
             "fix",
