@@ -112,6 +112,9 @@ pub struct InputArgs {
     /// Worker threads for the CPU stage (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub jobs: Option<u16>,
+    /// Read every file, and keep no cache (`.gpu-homogenize/cache/`) of this run.
+    #[arg(long)]
+    pub no_cache: bool,
     #[command(flatten)]
     pub lint: LintArgs,
 }
@@ -318,6 +321,9 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Read every file, and keep no cache (`.gpu-homogenize/cache/`) of this run.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Args)]

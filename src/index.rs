@@ -15,6 +15,7 @@ use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 
+use crate::lang::{FactKind, FactStore};
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -83,7 +84,7 @@ struct PyFile {
     tests: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RawImport {
     level: u32,
     module: Option<String>,
@@ -93,7 +94,7 @@ struct RawImport {
 }
 
 /// A module constant that holds a device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceConst {
     /// 1-based line of the assignment.
     pub line: usize,
@@ -134,13 +135,37 @@ impl ProjectIndex {
         self.roles.get(rel)
     }
 
-    /// Index the Python files among `entries` (read under `root`).
-    pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> ProjectIndex {
+    /// Index the Python files among `entries` (read under `root`, or their facts from `store`
+    /// when their bytes have not changed).
+    pub fn build(
+        root: &Path,
+        entries: &[Entry],
+        max_file_size: u64,
+        store: &dyn FactStore,
+    ) -> ProjectIndex {
         let prefilter = crate::source::Prefilter::new();
+        let packages = PackageDirs::default();
         let mut files: Vec<PyFile> = entries
             .par_iter()
             .filter(|e| e.kind == EntryKind::Source(Language::Python))
-            .filter_map(|e| read_file(root, e, max_file_size, &prefilter))
+            .filter_map(|e| {
+                let place = module_name(root, &e.rel, &packages);
+                let own = place
+                    .2
+                    .then(|| place.0.split('.').next().unwrap_or("").to_string());
+                let facts = store
+                    .load(e, FactKind::Python)
+                    .and_then(|text| serde_json::from_str::<PyFacts>(&text).ok())
+                    .filter(|facts| facts.own == own)
+                    .or_else(|| {
+                        let (facts, hash) = read_facts(root, e, max_file_size, &prefilter, own)?;
+                        if let Ok(text) = serde_json::to_string(&facts) {
+                            store.save(e, hash, FactKind::Python, text);
+                        }
+                        Some(facts)
+                    })?;
+                Some(PyFile::of(e.rel.clone(), place, facts))
+            })
             .collect();
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
         let projects = Projects::find(root, &files);
@@ -148,34 +173,66 @@ impl ProjectIndex {
     }
 }
 
-/// The parts of one file the index keeps; `None` when it cannot be read or parsed.
-fn read_file(
+/// What the index reads from one file's bytes (kept by the content cache). `own`: the
+/// top-level package the facts were read for (what `gpu` counts as the file's own imports).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct PyFacts {
+    own: Option<String>,
+    imports: Vec<RawImport>,
+    main_guard: bool,
+    gpu: bool,
+    constants: Vec<(String, DeviceConst)>,
+    dynamic_prefixes: Vec<String>,
+    tests: bool,
+}
+
+impl PyFile {
+    fn of(
+        rel: String,
+        (module, source_root, in_package): (String, String, bool),
+        f: PyFacts,
+    ) -> Self {
+        PyFile {
+            rel,
+            module,
+            source_root,
+            in_package,
+            imports: f.imports,
+            main_guard: f.main_guard,
+            gpu: f.gpu,
+            constants: f.constants,
+            dynamic_prefixes: f.dynamic_prefixes,
+            tests: f.tests,
+        }
+    }
+}
+
+/// The facts of one file and the hash of the bytes read; `None` when it cannot be read or
+/// parsed.
+fn read_facts(
     root: &Path,
     entry: &Entry,
     limit: u64,
     prefilter: &crate::source::Prefilter,
-) -> Option<PyFile> {
+    own: Option<String>,
+) -> Option<(PyFacts, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let hash = crate::source::content_key(&bytes);
     let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
     let text = crate::source::decode(bytes).ok()?.text;
     // Too deep for the parser's recursion: left to the per-file pass, which reports it.
     crate::nesting::check(Language::Python, &text).ok()?;
     let parsed = ruff_python_parser::parse_module(&text).ok()?;
     let body = &parsed.syntax().body;
-    let (module, source_root, in_package) = module_name(root, &entry.rel);
     let mut imports = Imports::default();
     imports.visit_body(body);
     let mut dynamic = DynamicImports::default();
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let own = in_package.then(|| module.split('.').next().unwrap_or("").to_string());
     let gpu = maybe_gpu && crate::python::touches_gpu(&text, body, own.as_deref());
-    Some(PyFile {
-        rel: entry.rel.clone(),
-        module,
-        source_root,
-        in_package,
+    let facts = PyFacts {
+        own,
         imports: imports.0,
         dynamic_prefixes: dynamic.0,
         main_guard: body.iter().any(is_main_guard),
@@ -186,7 +243,8 @@ fn read_file(
             Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
             _ => false,
         }),
-    })
+    };
+    Some((facts, hash))
 }
 
 /// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
@@ -355,7 +413,7 @@ fn is_type_checking(test: &Expr) -> bool {
 
 /// The dotted module name of `rel`, the directory its imports are resolved from, and whether
 /// it is in a package (its directory has an `__init__.py`).
-fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
+fn module_name(root: &Path, rel: &str, packages: &PackageDirs) -> (String, String, bool) {
     let path = Path::new(rel);
     let stem = path
         .file_stem()
@@ -367,7 +425,7 @@ fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
     }
     let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut in_package = false;
-    while !dir.as_os_str().is_empty() && root.join(&dir).join("__init__.py").is_file() {
+    while !dir.as_os_str().is_empty() && packages.is_package(root, &dir) {
         in_package = true;
         parts.push(
             dir.file_name()
@@ -378,6 +436,29 @@ fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
     }
     parts.reverse();
     (parts.join("."), slash(&dir), in_package)
+}
+
+/// Which directories hold an `__init__.py`, each asked of the file system once per run.
+#[derive(Default)]
+struct PackageDirs(std::sync::Mutex<HashMap<std::path::PathBuf, bool>>);
+
+impl PackageDirs {
+    fn is_package(&self, root: &Path, dir: &Path) -> bool {
+        if let Some(&known) = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|m| m.get(dir).copied())
+            .as_ref()
+        {
+            return known;
+        }
+        let found = root.join(dir).join("__init__.py").is_file();
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(dir.to_path_buf(), found);
+        }
+        found
+    }
 }
 
 fn slash(p: &Path) -> String {

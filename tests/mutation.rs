@@ -127,6 +127,7 @@ fn engines(root: &Path) -> (Engine, Engine) {
         config: None,
         max_file_size: 4 << 20,
         jobs: Some(1),
+        no_cache: true,
         lint: Default::default(),
     };
     let s = setup(&input).unwrap();

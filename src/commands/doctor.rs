@@ -68,6 +68,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
         config: args.config.clone(),
         max_file_size: 0,
         jobs: None,
+        no_cache: true,
         lint: Default::default(),
     };
     let policy = setup(&input)?.config.policy;

@@ -18,6 +18,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         // The CLI's default for scan, fix and check.
         max_file_size: 4 * 1024 * 1024,
         jobs: None,
+        no_cache: args.no_cache,
         lint: Default::default(),
     };
     if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {

@@ -112,10 +112,30 @@ impl LanguageSupport for Python {
         })
     }
 
-    fn prepare(&self, root: &std::path::Path, entries: &[crate::walk::Entry], max: u64) {
+    fn prepare(
+        &self,
+        root: &std::path::Path,
+        entries: &[crate::walk::Entry],
+        max: u64,
+        store: &dyn lang::FactStore,
+    ) {
         if self.policy.scope == Scope::Programs {
-            let _ = self.index.set(ProjectIndex::build(root, entries, max));
+            let _ = self
+                .index
+                .set(ProjectIndex::build(root, entries, max, store));
         }
+    }
+
+    fn verdict_inputs(&self, info: &FileInfo) -> String {
+        let ctx = self.context(info);
+        format!(
+            "{:?}|{:?}|{:?}|{}",
+            ctx.role, ctx.imported, ctx.own_package, ctx.is_init
+        )
+    }
+
+    fn settings(&self) -> String {
+        format!("{:?}|{:?}", self.policy, self.header)
     }
 }
 

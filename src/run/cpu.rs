@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::cache::Cache;
 use crate::outcome::{FileOutcome, FileStatus};
 use crate::process::{Engine, GpuJobSpec};
 use crate::walk::Entry;
@@ -17,6 +18,7 @@ use super::progress::Progress;
 /// other workers. Files not started when `cancelled` is set are marked skipped.
 pub fn run_cpu_stage(
     engine: &Engine,
+    cache: Option<&Cache>,
     entries: &[Entry],
     jobs: usize,
     progress: &Progress,
@@ -36,7 +38,10 @@ pub fn run_cpu_stage(
                     return interrupted(engine, entry);
                 }
                 progress.started(i, &entry.rel);
-                let processed = engine.process(entry);
+                let processed = match cache {
+                    Some(cache) => cache.process(engine, entry),
+                    None => engine.process(entry),
+                };
                 progress.done(i);
                 if let Some(job) = processed.gpu_job {
                     progress.gpu.inc_length(1);

@@ -12,6 +12,7 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use super::cpu::run_cpu_stage;
 use super::progress::Progress;
 use super::Setup;
+use crate::cache::Cache;
 use crate::cli::{GpuArgs, GpuMode};
 use crate::gpu::{GpuChecker, GpuJob, GpuUnavailable};
 use crate::outcome::{CheckStatus, FileOutcome, GpuCheck};
@@ -62,6 +63,7 @@ impl GpuSlot {
 pub fn run(
     setup: &Setup,
     engine: &Engine,
+    cache: Option<&Cache>,
     entries: &[Entry],
     jobs: usize,
     args: &GpuArgs,
@@ -81,7 +83,7 @@ pub fn run(
                 eprintln!("note: GPU checks skipped: {reason}");
             }
             return Ok(without_gpu(
-                engine, entries, jobs, progress, cancelled, &reason, policy,
+                engine, cache, entries, jobs, progress, cancelled, &reason, policy,
             ));
         }
     };
@@ -103,7 +105,7 @@ pub fn run(
         // Blocks while the slot is busy and one job waits: the bounded(1) back-pressure.
         let _ = slot.jobs.send(job);
     };
-    let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &send);
+    let mut outcomes = run_cpu_stage(engine, cache, entries, jobs, progress, cancelled, &send);
     let GpuSlot {
         jobs: sender,
         results,
@@ -120,8 +122,10 @@ pub fn run(
     Ok((outcomes, Some(summary)))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn without_gpu(
     engine: &Engine,
+    cache: Option<&Cache>,
     entries: &[Entry],
     jobs: usize,
     progress: &Progress,
@@ -130,11 +134,19 @@ fn without_gpu(
     policy: &crate::policy::Policy,
 ) -> (Vec<FileOutcome>, Option<GpuSummary>) {
     let wanted = std::sync::Mutex::new(Vec::new());
-    let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &|i, _| {
-        if let Ok(mut w) = wanted.lock() {
-            w.push(i);
-        }
-    });
+    let mut outcomes = run_cpu_stage(
+        engine,
+        cache,
+        entries,
+        jobs,
+        progress,
+        cancelled,
+        &|i, _| {
+            if let Ok(mut w) = wanted.lock() {
+                w.push(i);
+            }
+        },
+    );
     let wanted = wanted.into_inner().unwrap_or_default();
     for i in &wanted {
         outcomes[*i].gpu_check = Some(skipped(reason));

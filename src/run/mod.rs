@@ -7,7 +7,9 @@ pub mod progress;
 
 use std::path::PathBuf;
 
+use crate::cache::Cache;
 use crate::cli::{GpuArgs, InputArgs};
+use crate::lang::{FactStore, NoFacts};
 use crate::lint::RuleFilter;
 use crate::outcome::FileOutcome;
 use crate::policy::{config_file_of, Config, Phases};
@@ -152,11 +154,24 @@ pub fn execute(
         .num_threads(jobs(input))
         .stack_size(cpu::WORKER_STACK)
         .build();
+    let cache = (!input.no_cache).then(|| {
+        Cache::open(
+            &setup.root,
+            cache_settings(setup, engine, input),
+            engine.max_file_size,
+        )
+    });
+    let store: &dyn FactStore = match &cache {
+        Some(cache) => cache,
+        None => &NoFacts,
+    };
     let prepare = || {
         engine
             .python
-            .prepare(&setup.root, all, engine.max_file_size);
-        engine.rust.prepare(&setup.root, all, engine.max_file_size);
+            .prepare(&setup.root, all, engine.max_file_size, store);
+        engine
+            .rust
+            .prepare(&setup.root, all, engine.max_file_size, store);
     };
     match &index_pool {
         Ok(pool) => pool.install(prepare),
@@ -168,6 +183,7 @@ pub fn execute(
         Some(args) => gpu_slot::run(
             setup,
             engine,
+            cache.as_ref(),
             &entries,
             jobs(input),
             args,
@@ -177,6 +193,7 @@ pub fn execute(
         None => (
             run_cpu_stage(
                 engine,
+                cache.as_ref(),
                 &entries,
                 jobs(input),
                 &progress,
@@ -187,9 +204,39 @@ pub fn execute(
         ),
     };
     progress.finish();
+    if let Some(cache) = cache {
+        cache.persist(all);
+    }
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
     let summary = Summary::of(&outcomes, gpu_summary, interrupted);
     Ok((outcomes, summary))
+}
+
+/// Everything besides the files that a verdict depends on, for the content cache: the tool's
+/// build, the command's mode and flags, the config, the headers as rendered, the baseline.
+fn cache_settings(setup: &Setup, engine: &Engine, input: &InputArgs) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let build = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| (m.len(), m.mtime(), m.mtime_nsec()))
+        .ok();
+    let baseline = input.lint.baseline.as_ref().map(|path| {
+        std::fs::read(path)
+            .map(|b| crate::source::content_key(&b))
+            .ok()
+    });
+    format!(
+        "{} {build:?}\n{:?} touchpoints={} diff={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        engine.mode,
+        engine.touchpoints,
+        engine.want_diff,
+        engine.unsafe_fixes,
+        engine.max_file_size,
+        serde_json::to_string(&setup.config).unwrap_or_default(),
+        engine.python.settings(),
+        engine.rust.settings(),
+    )
 }
 
 /// When a writing run ends (however it ends), its registry of temp files goes with it.

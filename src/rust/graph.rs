@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use syn::visit::{self, Visit};
 
+use crate::lang::{FactKind, FactStore};
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -151,7 +152,12 @@ impl RustIndex {
         self.files.get(rel)
     }
 
-    pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> RustIndex {
+    pub fn build(
+        root: &Path,
+        entries: &[Entry],
+        max_file_size: u64,
+        store: &dyn FactStore,
+    ) -> RustIndex {
         let rs: Vec<&Entry> = entries
             .iter()
             .filter(|e| e.kind == EntryKind::Source(Language::Rust))
@@ -161,15 +167,27 @@ impl RustIndex {
         }
         let files: HashMap<String, RsFile> = rs
             .par_iter()
-            .filter_map(|e| read(root, e, max_file_size).map(|f| (e.rel.clone(), f)))
+            .filter_map(|e| {
+                let cached = store
+                    .load(e, FactKind::Rust)
+                    .and_then(|text| serde_json::from_str::<RsFile>(&text).ok());
+                let file = cached.or_else(|| {
+                    let (file, hash) = read(root, e, max_file_size)?;
+                    if let Ok(text) = serde_json::to_string(&file) {
+                        store.save(e, hash, FactKind::Rust, text);
+                    }
+                    Some(file)
+                })?;
+                Some((e.rel.clone(), file))
+            })
             .collect();
         let packages = Packages::find(root, &rs);
         link(root, &files, &packages)
     }
 }
 
-/// One file, as the index sees it.
-#[derive(Debug, Default)]
+/// One file, as the index sees it (kept by the content cache).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct RsFile {
     /// `mod x;` declarations: (name, `#[path]`, the inline modules around it).
     mods: Vec<(String, Option<String>, Vec<String>)>,
@@ -185,8 +203,10 @@ struct RsFile {
     has_main: bool,
 }
 
-fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
+/// The facts of one file and the hash of the bytes read.
+fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(RsFile, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let hash = crate::source::content_key(&bytes);
     let text = String::from_utf8(bytes).ok()?;
     // Too deep for syn's recursion: left to the per-file pass, which reports it.
     crate::nesting::check(Language::Rust, &text).ok()?;
@@ -204,7 +224,7 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
     v.file.async_main = main.as_ref().is_some_and(|m| m.is_async && !convertible(m));
     v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
     proc_macro2::extra::invalidate_current_thread_spans();
-    Some(v.file)
+    Some((v.file, hash))
 }
 
 #[derive(Default)]

@@ -1,0 +1,122 @@
+//! What the cache keeps of one file: the metadata and hash of the bytes it was read from, the
+//! facts the project indexes read, and the file's verdict with what the verdict depended on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::FileOutcome;
+use crate::process::{GpuJobSpec, Processed};
+use crate::walk::Entry;
+
+/// Size, modification time and inode: when all three are as recorded, the bytes are taken to
+/// be too (as ruff and git do); otherwise the content hash decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileKey {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ino: u64,
+}
+
+/// The modification time of a key that must not be trusted (see [`FileKey::trusted_from`]).
+const UNTRUSTED: i64 = i64::MIN;
+
+impl FileKey {
+    pub fn of(meta: &std::fs::Metadata) -> FileKey {
+        use std::os::unix::fs::MetadataExt;
+        FileKey {
+            size: meta.len(),
+            mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// A file modified around the start of the run may be modified again within the same
+    /// clock tick after it was read (git's "racily clean" entries): its key is recorded so
+    /// that it never matches, and the next run compares the hash.
+    pub fn trusted_from(self, started_ns: i64) -> FileKey {
+        if self.mtime_ns >= started_ns.saturating_sub(2_000_000_000) {
+            FileKey {
+                mtime_ns: UNTRUSTED,
+                ..self
+            }
+        } else {
+            self
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub rel: String,
+    pub key: FileKey,
+    /// [`crate::source::content_key`] of the bytes everything below was read from.
+    pub hash: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rust: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+impl Record {
+    pub fn empty(rel: &str, key: FileKey, hash: u64) -> Record {
+        Record {
+            rel: rel.to_string(),
+            key,
+            hash,
+            python: None,
+            rust: None,
+            verdict: None,
+        }
+    }
+}
+
+/// A file's outcome as the CPU stage left it, and the GPU check it asked for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Hash of the language's `verdict_inputs` (the file's role, imported constants, crate).
+    pub inputs: u64,
+    pub outcome: FileOutcome,
+    /// Per finding: its line's text and whether it is about the whole file (not in the JSON).
+    pub lines: Vec<(String, bool)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_env: Option<Vec<(String, String)>>,
+}
+
+impl Verdict {
+    pub fn of(processed: &Processed, inputs: u64) -> Verdict {
+        let outcome = &processed.outcome;
+        Verdict {
+            inputs,
+            outcome: outcome.clone(),
+            lines: outcome
+                .findings
+                .iter()
+                .map(|f| (f.line_text.to_string(), f.whole_file))
+                .collect(),
+            diff: outcome.diff.clone(),
+            gpu_env: processed.gpu_job.as_ref().map(|job| job.env.clone()),
+        }
+    }
+
+    /// The outcome for `entry`, as if the CPU stage had just produced it.
+    pub fn restore(&self, entry: &Entry) -> Processed {
+        let mut outcome = self.outcome.clone();
+        outcome.path.clone_from(&entry.rel);
+        outcome.display = FileOutcome::new(&entry.path, &entry.rel).display;
+        outcome.diff.clone_from(&self.diff);
+        for (finding, (line, whole)) in outcome.findings.iter_mut().zip(&self.lines) {
+            finding.line_text = line.as_str().into();
+            finding.whole_file = *whole;
+        }
+        Processed {
+            outcome,
+            gpu_job: self.gpu_env.as_ref().map(|env| GpuJobSpec {
+                path: entry.path.clone(),
+                env: env.clone(),
+            }),
+        }
+    }
+}
