@@ -61,12 +61,29 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
+    /// The content cache (`.gpu-homogenize/cache/`): `cache clean` removes it.
+    Cache(CacheArgs),
     /// Internal: the child that initialises CUDA with the environment of one file.
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
     /// Internal: runs a `--gpu-cmd` and kills whatever it leaves behind.
     #[command(name = "__supervise", hide = true)]
     Supervise(SuperviseArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Remove the cache of the tree holding PATH (default: the current directory).
+    Clean {
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -80,9 +80,35 @@ pub fn save<'a>(
     drop(file);
     let renamed = written.and_then(|()| rename_in(&dir, &temp, name));
     if renamed.is_err() {
-        unlink_in(&dir, &temp);
+        unlink_in(&dir, OsStr::new(&temp));
     }
+    prune(&dir);
     renamed
+}
+
+/// The cache files of other settings (another build, other flags) kept: the most recent few.
+const KEPT: usize = 8;
+
+fn prune(dir: &OwnedFd) {
+    let Ok(listing) = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, std::ffi::OsString)> = listing
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with('v') && name.ends_with(".jsonl")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.file_name())))
+        .collect();
+    if files.len() <= KEPT {
+        return;
+    }
+    files.sort();
+    for (_, name) in &files[..files.len() - KEPT] {
+        unlink_in(dir, name);
+    }
 }
 
 /// The cache directory holds a `.gitignore` of `*`, as ruff's does: never committed.
@@ -103,8 +129,8 @@ fn rename_in(dir: &OwnedFd, from: &str, to: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-fn unlink_in(dir: &OwnedFd, name: &str) -> bool {
-    let Ok(c) = cstring(OsStr::new(name)) else {
+fn unlink_in(dir: &OwnedFd, name: &OsStr) -> bool {
+    let Ok(c) = cstring(name) else {
         return false;
     };
     // SAFETY: a valid directory fd and a NUL-terminated name in it.
@@ -126,8 +152,7 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
     let mut removed = 0;
     for entry in listing.flatten() {
         let name = entry.file_name();
-        if entry.file_type().is_ok_and(|t| !t.is_dir()) && unlink_in(&dir, &name.to_string_lossy())
-        {
+        if entry.file_type().is_ok_and(|t| !t.is_dir()) && unlink_in(&dir, &name) {
             removed += 1;
         }
     }
