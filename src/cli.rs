@@ -132,6 +132,10 @@ pub struct InputArgs {
     /// Read every file, and keep no cache (`.gpu-homogenize/cache/`) of this run.
     #[arg(long)]
     pub no_cache: bool,
+    /// Check only shard I of N (1-based) of the files, chosen by a stable hash of each path: the
+    /// jobs of a CI matrix split one tree (the project index still covers all of it).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub lint: LintArgs,
 }
@@ -186,6 +190,19 @@ impl LintArgs {
             per_file_ignores: per_file,
         }
     }
+}
+
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{text}` is not I/N with 1 <= I <= N (e.g. 2/4)");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 fn parse_per_file(text: &str) -> Result<(String, Vec<String>), String> {

@@ -153,17 +153,21 @@ impl ProjectIndex {
                 let own = place
                     .2
                     .then(|| place.0.split('.').next().unwrap_or("").to_string());
-                let facts = store
+                // `null`: the file does not parse, and is left out (judged alone).
+                let cached = store
                     .load(e, FactKind::Python)
-                    .and_then(|text| serde_json::from_str::<PyFacts>(&text).ok())
-                    .filter(|facts| facts.own == own)
-                    .or_else(|| {
+                    .and_then(|text| serde_json::from_str::<Option<PyFacts>>(&text).ok())
+                    .filter(|facts| facts.as_ref().is_none_or(|f| f.own == own));
+                let facts = match cached {
+                    Some(facts) => facts,
+                    None => {
                         let (facts, hash) = read_facts(root, e, max_file_size, &prefilter, own)?;
                         if let Ok(text) = serde_json::to_string(&facts) {
                             store.save(e, hash, FactKind::Python, text);
                         }
-                        Some(facts)
-                    })?;
+                        facts
+                    }
+                }?;
                 Some(PyFile::of(e.rel.clone(), place, facts))
             })
             .collect();
@@ -207,17 +211,25 @@ impl PyFile {
     }
 }
 
-/// The facts of one file and the hash of the bytes read; `None` when it cannot be read or
-/// parsed.
+/// The facts of one file (`None` when it cannot be decoded or parsed) and the hash of the
+/// bytes read; `None` when it cannot be read.
 fn read_facts(
     root: &Path,
     entry: &Entry,
     limit: u64,
     prefilter: &crate::source::Prefilter,
     own: Option<String>,
-) -> Option<(PyFacts, u64)> {
+) -> Option<(Option<PyFacts>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::source::content_key(&bytes);
+    Some((parse_facts(bytes, prefilter, own), hash))
+}
+
+fn parse_facts(
+    bytes: Vec<u8>,
+    prefilter: &crate::source::Prefilter,
+    own: Option<String>,
+) -> Option<PyFacts> {
     let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
     let text = crate::source::decode(bytes).ok()?.text;
     // Too deep for the parser's recursion: left to the per-file pass, which reports it.
@@ -244,7 +256,7 @@ fn read_facts(
             _ => false,
         }),
     };
-    Some((facts, hash))
+    Some(facts)
 }
 
 /// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
@@ -649,6 +661,14 @@ fn is_test_file(rel: &str) -> bool {
 
 /// Resolve the imports, find the entry points and the programs each module runs in.
 fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
+    let by_rel: HashMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.rel.as_str(), i))
+        .collect();
+    let conftests: Vec<usize> = (0..files.len())
+        .filter(|&j| files[j].rel.ends_with("conftest.py"))
+        .collect();
     let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
         by_module.entry(f.module.as_str()).or_default().push(i);
@@ -675,7 +695,7 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
                 } else {
                     format!("{dir}/{}.py", name.replace('.', "/"))
                 };
-                if let Some(i) = files.iter().position(|f| f.rel == sibling) {
+                if let Some(&i) = by_rel.get(sibling.as_str()) {
                     return vec![i];
                 }
                 // A dotted name through namespace directories: its files, nearest root first.
@@ -737,12 +757,10 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
         }
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && !f.rel.ends_with("conftest.py") {
-            for (j, c) in files.iter().enumerate() {
-                if c.rel.ends_with("conftest.py") {
-                    let dir = c.rel.rsplit_once('/').map_or("", |(d, _)| d);
-                    if dir.is_empty() || under(&f.rel, dir) {
-                        targets.push(j);
-                    }
+            for &j in &conftests {
+                let dir = files[j].rel.rsplit_once('/').map_or("", |(d, _)| d);
+                if dir.is_empty() || under(&f.rel, dir) {
+                    targets.push(j);
                 }
             }
         }

@@ -290,3 +290,33 @@ fn fix_writes_the_same_files_with_the_cache_and_refreshes_what_it_wrote() {
         );
     }
 }
+
+#[test]
+fn shards_split_the_files_between_them_and_judge_each_as_the_whole_run_does() {
+    let dir = copy_fixture("superwhisper-v6");
+    let root = dir.path();
+    let files = |args: &[&str]| -> Vec<serde_json::Value> {
+        let (_, stdout) = output(root, args, false);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        doc["files"].as_array().unwrap().clone()
+    };
+    let whole = files(&["scan", "--format", "json"]);
+    let mut merged = Vec::new();
+    for shard in ["1/3", "2/3", "3/3"] {
+        let part = files(&["scan", "--format", "json", "--shard", shard]);
+        assert!(
+            !part.is_empty() && part.len() < whole.len(),
+            "{shard}: {}",
+            part.len()
+        );
+        merged.extend(part);
+    }
+    let path = |f: &serde_json::Value| f["path"].as_str().unwrap().to_string();
+    merged.sort_by_key(path);
+    let mut whole = whole;
+    whole.sort_by_key(path);
+    assert_eq!(merged, whole);
+    let bad = run(gh(root).args(["scan", "--shard", "4/3"]));
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("is not I/N"), "{}", bad.stderr);
+}

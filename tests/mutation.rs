@@ -45,6 +45,7 @@ fn engines(root: &Path) -> (Engine, Engine) {
         max_file_size: 4 << 20,
         jobs: Some(1),
         no_cache: true,
+        shard: None,
         lint: Default::default(),
     };
     let s = setup(&input).unwrap();

@@ -75,24 +75,23 @@ impl Cache {
     /// The record of the file's current bytes, if there is one; and the bytes, when they had
     /// to be read to know.
     fn probe(&self, entry: &Entry) -> (Option<Cow<'_, Record>>, Option<Vec<u8>>) {
-        let Some(old) = self.old.get(&entry.rel) else {
+        let Some(key) = self.key_of(entry) else {
             return (None, None);
         };
-        let Some(key) = self.key_of(entry) else {
+        // What this run already read of the file (the index read it before the CPU stage).
+        let seen = self
+            .new
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&entry.rel).cloned());
+        if let Some(seen) = seen.filter(|r| r.key == key.trusted_from(self.started_ns)) {
+            return (Some(Cow::Owned(seen)), None);
+        }
+        let Some(old) = self.old.get(&entry.rel) else {
             return (None, None);
         };
         if old.key == key {
             return (Some(Cow::Borrowed(old)), None);
-        }
-        if let Some(seen) = self
-            .new
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&entry.rel).cloned())
-        {
-            if seen.key == key.trusted_from(self.started_ns) && seen.hash == old.hash {
-                return (Some(Cow::Owned(seen)), None);
-            }
         }
         let read = crate::source::read_under(&self.root, &entry.rel_path, self.max_file_size);
         let Ok(bytes) = read else {
@@ -184,11 +183,16 @@ impl Cache {
         processed
     }
 
-    /// Write the records of the files of `tree` (every file under the root, whatever part of
-    /// it this run checked): this run's, then the old ones still valid for all it knows.
-    pub fn persist(self, tree: &[Entry]) {
+    /// Write the records of the files the run walked (`tree`: the root's, for the index;
+    /// `checked`: what it processed, which may lie outside the root's walk): this run's, then
+    /// the old ones still valid for all it knows.
+    pub fn persist(self, tree: &[Entry], checked: &[Entry]) {
         let new = self.new.into_inner().unwrap_or_default();
-        let present: HashSet<&str> = tree.iter().map(|e| e.rel.as_str()).collect();
+        let present: HashSet<&str> = tree.iter().chain(checked).map(|e| e.rel.as_str()).collect();
+        // Nothing learnt and nothing gone: the file on disk says it all already.
+        if new.is_empty() && self.old.keys().all(|rel| present.contains(rel.as_str())) {
+            return;
+        }
         let mut records: Vec<&Record> = new
             .values()
             .chain(self.old.values().filter(|r| !new.contains_key(&r.rel)))

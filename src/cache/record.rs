@@ -77,8 +77,11 @@ pub struct Verdict {
     /// Hash of the language's `verdict_inputs` (the file's role, imported constants, crate).
     pub inputs: u64,
     pub outcome: FileOutcome,
-    /// Per finding: its line's text and whether it is about the whole file (not in the JSON).
-    pub lines: Vec<(String, bool)>,
+    /// The texts of the lines findings are on, each once (10,000 findings on one long line
+    /// keep it once), and per finding: the index of its line's text and whether it is about
+    /// the whole file (neither is in the JSON).
+    pub line_texts: Vec<String>,
+    pub lines: Vec<(usize, bool)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,14 +91,23 @@ pub struct Verdict {
 impl Verdict {
     pub fn of(processed: &Processed, inputs: u64) -> Verdict {
         let outcome = &processed.outcome;
+        let mut line_texts: Vec<String> = Vec::new();
+        let lines = outcome
+            .findings
+            .iter()
+            .map(|f| {
+                // Findings come in line order: the same text is the previous one's.
+                if line_texts.last().map(String::as_str) != Some(&*f.line_text) {
+                    line_texts.push(f.line_text.to_string());
+                }
+                (line_texts.len() - 1, f.whole_file)
+            })
+            .collect();
         Verdict {
             inputs,
             outcome: outcome.clone(),
-            lines: outcome
-                .findings
-                .iter()
-                .map(|f| (f.line_text.to_string(), f.whole_file))
-                .collect(),
+            line_texts,
+            lines,
             diff: outcome.diff.clone(),
             gpu_env: processed.gpu_job.as_ref().map(|job| job.env.clone()),
         }
@@ -107,9 +119,13 @@ impl Verdict {
         outcome.path.clone_from(&entry.rel);
         outcome.display = FileOutcome::new(&entry.path, &entry.rel).display;
         outcome.diff.clone_from(&self.diff);
-        for (finding, (line, whole)) in outcome.findings.iter_mut().zip(&self.lines) {
-            finding.line_text = line.as_str().into();
-            finding.whole_file = *whole;
+        let texts: Vec<std::sync::Arc<str>> =
+            self.line_texts.iter().map(|t| t.as_str().into()).collect();
+        for (finding, &(line, whole)) in outcome.findings.iter_mut().zip(&self.lines) {
+            if let Some(text) = texts.get(line) {
+                finding.line_text = text.clone();
+            }
+            finding.whole_file = whole;
         }
         Processed {
             outcome,

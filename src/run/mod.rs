@@ -18,7 +18,7 @@ use crate::python::header::PythonHeader;
 use crate::python::Python;
 use crate::source::Prefilter;
 use crate::summary::Summary;
-use crate::walk::{find_root, walk_tree, EntryKind};
+use crate::walk::{find_root, walk_tree, Entry, EntryKind};
 use cpu::{install_signal_flag, run_cpu_stage};
 use progress::Progress;
 
@@ -148,6 +148,15 @@ pub fn execute(
         .entries
     });
     let all = root_entries.as_deref().unwrap_or(&entries);
+    // `--shard I/N`: this job's part of the files; the index still reads them all.
+    let sharded: Option<Vec<Entry>> = input.shard.map(|(i, n)| {
+        entries
+            .iter()
+            .filter(|e| in_shard(&e.rel, i, n))
+            .cloned()
+            .collect()
+    });
+    let checked: &[Entry] = sharded.as_deref().unwrap_or(&entries);
     // The indexes parse every file of the tree: on threads with the CPU stage's stack, so that a
     // deep (but allowed) file never overflows a default-sized one.
     let index_pool = rayon::ThreadPoolBuilder::new()
@@ -177,14 +186,14 @@ pub fn execute(
         Ok(pool) => pool.install(prepare),
         Err(_) => prepare(),
     }
-    let mut progress = Progress::new(&entries, &engine.phases);
+    let mut progress = Progress::new(checked, &engine.phases);
     let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(
             setup,
             engine,
             cache.as_ref(),
-            &entries,
+            checked,
             jobs(input),
             args,
             &mut progress,
@@ -194,7 +203,7 @@ pub fn execute(
             run_cpu_stage(
                 engine,
                 cache.as_ref(),
-                &entries,
+                checked,
                 jobs(input),
                 &progress,
                 &cancelled,
@@ -205,11 +214,17 @@ pub fn execute(
     };
     progress.finish();
     if let Some(cache) = cache {
-        cache.persist(all);
+        cache.persist(all, &entries);
     }
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
     let summary = Summary::of(&outcomes, gpu_summary, interrupted);
     Ok((outcomes, summary))
+}
+
+/// Shard `i` of `n` (1-based) holds the paths whose hash is `i - 1` modulo `n`: stable across
+/// runs, machines and the order of the walk.
+pub fn in_shard(rel: &str, i: u32, n: u32) -> bool {
+    crate::source::content_key(rel.as_bytes()) % u64::from(n) == u64::from(i - 1)
 }
 
 /// Everything besides the files that a verdict depends on, for the content cache: the tool's

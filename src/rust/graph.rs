@@ -168,16 +168,20 @@ impl RustIndex {
         let files: HashMap<String, RsFile> = rs
             .par_iter()
             .filter_map(|e| {
+                // `null`: the file does not parse, and is left out.
                 let cached = store
                     .load(e, FactKind::Rust)
-                    .and_then(|text| serde_json::from_str::<RsFile>(&text).ok());
-                let file = cached.or_else(|| {
-                    let (file, hash) = read(root, e, max_file_size)?;
-                    if let Ok(text) = serde_json::to_string(&file) {
-                        store.save(e, hash, FactKind::Rust, text);
+                    .and_then(|text| serde_json::from_str::<Option<RsFile>>(&text).ok());
+                let file = match cached {
+                    Some(file) => file,
+                    None => {
+                        let (file, hash) = read(root, e, max_file_size)?;
+                        if let Ok(text) = serde_json::to_string(&file) {
+                            store.save(e, hash, FactKind::Rust, text);
+                        }
+                        file
                     }
-                    Some(file)
-                })?;
+                }?;
                 Some((e.rel.clone(), file))
             })
             .collect();
@@ -203,10 +207,15 @@ struct RsFile {
     has_main: bool,
 }
 
-/// The facts of one file and the hash of the bytes read.
-fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(RsFile, u64)> {
+/// The facts of one file (`None` when it does not parse) and the hash of the bytes read;
+/// `None` when it cannot be read.
+fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(Option<RsFile>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::source::content_key(&bytes);
+    Some((parse(bytes), hash))
+}
+
+fn parse(bytes: Vec<u8>) -> Option<RsFile> {
     let text = String::from_utf8(bytes).ok()?;
     // Too deep for syn's recursion: left to the per-file pass, which reports it.
     crate::nesting::check(Language::Rust, &text).ok()?;
@@ -224,7 +233,7 @@ fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(RsFile, u64)> {
     v.file.async_main = main.as_ref().is_some_and(|m| m.is_async && !convertible(m));
     v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
     proc_macro2::extra::invalidate_current_thread_spans();
-    Some((v.file, hash))
+    Some(v.file)
 }
 
 #[derive(Default)]
