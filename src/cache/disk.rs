@@ -13,6 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::record::Record;
+use super::tree::Snapshot;
 use crate::confine::{cstring, open_raw, RootDir};
 
 /// Under the tree root.
@@ -23,6 +24,8 @@ const FORMAT: u32 = 1;
 struct Header {
     format: u32,
     settings: String,
+    #[serde(default)]
+    snapshot: Option<Snapshot>,
 }
 
 /// The file the records of one set of settings live in.
@@ -30,27 +33,37 @@ pub fn file_name(settings_hash: u64) -> String {
     format!("v{FORMAT}-{settings_hash:016x}.jsonl")
 }
 
-/// The records stored for `settings` (empty when there are none or the file is not ours).
-pub fn load(root: &Path, name: &str, settings: &str) -> HashMap<String, Record> {
+/// The records stored for `settings` (empty when there are none or the file is not ours), and
+/// the tree's snapshot.
+pub fn load(
+    root: &Path,
+    name: &str,
+    settings: &str,
+) -> (HashMap<String, Record>, Option<Snapshot>) {
     let mut text = String::new();
     let read = RootDir::open(root)
         .and_then(|r| r.open_regular(&Path::new(CACHE_DIR).join(name)))
         .and_then(|mut f| f.read_to_string(&mut text));
     if read.is_err() {
-        return HashMap::new();
+        return (HashMap::new(), None);
     }
     let mut lines = text.lines();
-    let ours = lines
+    let header = lines
         .next()
         .and_then(|l| serde_json::from_str::<Header>(l).ok())
-        .is_some_and(|h| h.format == FORMAT && h.settings == settings);
-    if !ours {
-        return HashMap::new();
-    }
-    lines
+        .filter(|h| h.format == FORMAT && h.settings == settings);
+    let Some(header) = header else {
+        return (HashMap::new(), None);
+    };
+    let records: HashMap<String, Record> = lines
         .filter_map(|l| serde_json::from_str::<Record>(l).ok())
         .map(|r| (r.rel.clone(), r))
-        .collect()
+        .collect();
+    // A record lost (a torn line) is a file the snapshot may not speak for.
+    let snapshot = header
+        .snapshot
+        .filter(|s| s.inputs.keys().all(|rel| records.contains_key(rel)));
+    (records, snapshot)
 }
 
 /// Replace the file `name` with `records`. Best effort: a cache that cannot be written (a
@@ -59,11 +72,13 @@ pub fn save<'a>(
     root: &Path,
     name: &str,
     settings: &str,
+    snapshot: Option<&Snapshot>,
     records: impl Iterator<Item = &'a Record>,
 ) -> std::io::Result<()> {
     let header = Header {
         format: FORMAT,
         settings: settings.to_string(),
+        snapshot: snapshot.cloned(),
     };
     let mut out = serde_json::to_vec(&header)?;
     out.push(b'\n');

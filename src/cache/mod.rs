@@ -8,6 +8,7 @@
 
 mod disk;
 mod record;
+mod tree;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -34,6 +35,14 @@ pub struct Cache {
     keys: Mutex<HashMap<String, Option<FileKey>>>,
     /// What this run learnt: records replacing the old ones.
     new: Mutex<HashMap<String, Record>>,
+    /// The indexes' view of the tree when the cache was written.
+    snapshot: Option<tree::Snapshot>,
+    /// The tree is as the snapshot says: the indexes are built only when a file must be
+    /// analysed again.
+    unchanged_tree: bool,
+    index_built: std::sync::Once,
+    /// Each file's `verdict_inputs` hash in this run.
+    inputs: Mutex<HashMap<String, u64>>,
 }
 
 impl Cache {
@@ -41,7 +50,7 @@ impl Cache {
     /// the files that a verdict depends on).
     pub fn open(root: &Path, settings: String, max_file_size: u64) -> Cache {
         let name = disk::file_name(content_key(settings.as_bytes()));
-        let old = disk::load(root, &name, &settings);
+        let (old, snapshot) = disk::load(root, &name, &settings);
         let started_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
@@ -54,7 +63,25 @@ impl Cache {
             old,
             keys: Mutex::default(),
             new: Mutex::default(),
+            snapshot,
+            unchanged_tree: false,
+            index_built: std::sync::Once::new(),
+            inputs: Mutex::default(),
         }
+    }
+
+    /// Whether the tree (`all`: every file of the root) is as the indexes last saw it; if so,
+    /// the caller may leave the indexes unbuilt and hand [`Cache::process`] a way to build
+    /// them when a file needs analysing.
+    pub fn tree_unchanged(&mut self, all: &[Entry]) -> bool {
+        let Some(expected) = self.snapshot.as_ref().map(|s| s.signature) else {
+            return false;
+        };
+        let now = tree::signature(&self.root, all, self.started_ns, |e| {
+            self.probe(e).0.map(|r| r.hash)
+        });
+        self.unchanged_tree = now == Some(expected);
+        self.unchanged_tree
     }
 
     /// The file's key now (no link followed: a link is no regular file).
@@ -133,7 +160,12 @@ impl Cache {
     /// The CPU stage for one file, through the cache: a verdict still valid is given back
     /// without reading the file; any other is computed and kept (unless the run wrote the
     /// file, or the outcome depends on more than the bytes: an error of `fix`).
-    pub fn process(&self, engine: &Engine, entry: &Entry) -> Processed {
+    pub fn process(
+        &self,
+        engine: &Engine,
+        entry: &Entry,
+        build_index: &(dyn Fn() + Sync),
+    ) -> Processed {
         let EntryKind::Source(language) = &entry.kind else {
             return engine.process(entry);
         };
@@ -146,14 +178,31 @@ impl Cache {
             rel: &entry.rel,
             in_phase: engine.phases.phase_of(&entry.rel).is_some(),
         };
-        let inputs = content_key(support.verdict_inputs(&info).as_bytes());
-        let (record, bytes) = self.probe(entry);
-        if let Some(verdict) = record
+        let from_snapshot = self
+            .snapshot
             .as_ref()
-            .and_then(|r| r.verdict.as_ref())
-            .filter(|v| v.inputs == inputs)
-        {
-            return verdict.restore(entry);
+            .filter(|_| self.unchanged_tree)
+            .and_then(|s| s.inputs.get(&entry.rel).copied());
+        let (record, bytes) = self.probe(entry);
+        let cached = |inputs: u64| {
+            record
+                .as_ref()
+                .and_then(|r| r.verdict.as_ref())
+                .filter(|v| v.inputs == inputs)
+                .map(|v| v.restore(entry))
+        };
+        if let Some(hit) = from_snapshot.and_then(cached) {
+            self.note_inputs(&entry.rel, from_snapshot);
+            return hit;
+        }
+        // Analysed again: the indexes must be there (built once, by whichever file asks first).
+        if self.unchanged_tree {
+            self.index_built.call_once(build_index);
+        }
+        let inputs = content_key(support.verdict_inputs(&info).as_bytes());
+        self.note_inputs(&entry.rel, Some(inputs));
+        if let Some(hit) = cached(inputs) {
+            return hit;
         }
         let Some(key) = self.key_of(entry) else {
             return engine.process(entry);
@@ -183,23 +232,69 @@ impl Cache {
         processed
     }
 
+    fn note_inputs(&self, rel: &str, inputs: Option<u64>) {
+        if let (Some(inputs), Ok(mut seen)) = (inputs, self.inputs.lock()) {
+            seen.insert(rel.to_string(), inputs);
+        }
+    }
+
+    /// The snapshot to keep: the tree's signature now, with every source file's inputs.
+    fn snapshot_now(
+        &self,
+        tree: &[Entry],
+        new: &HashMap<String, Record>,
+    ) -> Option<tree::Snapshot> {
+        let mut inputs = self.inputs.lock().ok()?.clone();
+        let signature = match (&self.snapshot, self.unchanged_tree) {
+            (Some(old), true) => {
+                for (rel, i) in &old.inputs {
+                    inputs.entry(rel.clone()).or_insert(*i);
+                }
+                old.signature
+            }
+            _ => tree::signature(&self.root, tree, self.started_ns, |e| {
+                tree::hash_of(new, &self.old, &e.rel, self.key_of(e), self.started_ns)
+            })?,
+        };
+        let sources = tree
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::Source(_)));
+        let complete = sources.clone().all(|e| inputs.contains_key(&e.rel));
+        complete.then(|| tree::Snapshot {
+            signature,
+            inputs: sources
+                .filter_map(|e| Some((e.rel.clone(), *inputs.get(&e.rel)?)))
+                .collect(),
+        })
+    }
+
     /// Write the records of the files the run walked (`tree`: the root's, for the index;
     /// `checked`: what it processed, which may lie outside the root's walk): this run's, then
     /// the old ones still valid for all it knows.
     pub fn persist(self, tree: &[Entry], checked: &[Entry]) {
-        let new = self.new.into_inner().unwrap_or_default();
+        let new = std::mem::take(&mut *self.new.lock().unwrap_or_else(|e| e.into_inner()));
         let present: HashSet<&str> = tree.iter().chain(checked).map(|e| e.rel.as_str()).collect();
         // Nothing learnt and nothing gone: the file on disk says it all already.
-        if new.is_empty() && self.old.keys().all(|rel| present.contains(rel.as_str())) {
+        if new.is_empty()
+            && self.unchanged_tree
+            && self.old.keys().all(|rel| present.contains(rel.as_str()))
+        {
             return;
         }
+        let snapshot = self.snapshot_now(tree, &new);
         let mut records: Vec<&Record> = new
             .values()
             .chain(self.old.values().filter(|r| !new.contains_key(&r.rel)))
             .filter(|r| present.contains(r.rel.as_str()))
             .collect();
         records.sort_by(|a, b| a.rel.cmp(&b.rel));
-        let _ = disk::save(&self.root, &self.name, &self.settings, records.into_iter());
+        let _ = disk::save(
+            &self.root,
+            &self.name,
+            &self.settings,
+            snapshot.as_ref(),
+            records.into_iter(),
+        );
     }
 }
 

@@ -16,9 +16,13 @@ use super::progress::Progress;
 /// Run the CPU stage over `entries` with `jobs` workers. `gpu` receives each GPU job with the
 /// index of its file; it may block (the slot's channel is bounded) without stopping the
 /// other workers. Files not started when `cancelled` is set are marked skipped.
+/// The content cache, and how to build the project indexes when the cache left them unbuilt
+/// and a file must be analysed.
+pub type Cached<'a> = Option<(&'a Cache, &'a (dyn Fn() + Sync))>;
+
 pub fn run_cpu_stage(
     engine: &Engine,
-    cache: Option<&Cache>,
+    cache: Cached,
     entries: &[Entry],
     jobs: usize,
     progress: &Progress,
@@ -39,7 +43,7 @@ pub fn run_cpu_stage(
                 }
                 progress.started(i, &entry.rel);
                 let processed = match cache {
-                    Some(cache) => cache.process(engine, entry),
+                    Some((cache, build_index)) => cache.process(engine, entry, build_index),
                     None => engine.process(entry),
                 };
                 progress.done(i);

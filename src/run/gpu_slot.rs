@@ -12,7 +12,6 @@ use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use super::cpu::run_cpu_stage;
 use super::progress::Progress;
 use super::Setup;
-use crate::cache::Cache;
 use crate::cli::{GpuArgs, GpuMode};
 use crate::gpu::{GpuChecker, GpuJob, GpuUnavailable};
 use crate::outcome::{CheckStatus, FileOutcome, GpuCheck};
@@ -63,7 +62,7 @@ impl GpuSlot {
 pub fn run(
     setup: &Setup,
     engine: &Engine,
-    cache: Option<&Cache>,
+    cache: super::cpu::Cached,
     entries: &[Entry],
     jobs: usize,
     args: &GpuArgs,
@@ -125,7 +124,7 @@ pub fn run(
 #[allow(clippy::too_many_arguments)]
 fn without_gpu(
     engine: &Engine,
-    cache: Option<&Cache>,
+    cache: super::cpu::Cached,
     entries: &[Entry],
     jobs: usize,
     progress: &Progress,

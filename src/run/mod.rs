@@ -163,13 +163,15 @@ pub fn execute(
         .num_threads(jobs(input))
         .stack_size(cpu::WORKER_STACK)
         .build();
-    let cache = (!input.no_cache).then(|| {
+    let mut cache = (!input.no_cache).then(|| {
         Cache::open(
             &setup.root,
             cache_settings(setup, engine, input),
             engine.max_file_size,
         )
     });
+    // The tree as the indexes last saw it: they are built only if a file must be analysed.
+    let index_deferred = cache.as_mut().is_some_and(|c| c.tree_unchanged(all));
     let store: &dyn FactStore = match &cache {
         Some(cache) => cache,
         None => &NoFacts,
@@ -182,17 +184,23 @@ pub fn execute(
             .rust
             .prepare(&setup.root, all, engine.max_file_size, store);
     };
-    match &index_pool {
+    let build_index = || match &index_pool {
         Ok(pool) => pool.install(prepare),
         Err(_) => prepare(),
+    };
+    if !index_deferred {
+        build_index();
     }
+    let cached: cpu::Cached = cache
+        .as_ref()
+        .map(|c| (c, &build_index as &(dyn Fn() + Sync)));
     let mut progress = Progress::new(checked, &engine.phases);
     let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(
             setup,
             engine,
-            cache.as_ref(),
+            cached,
             checked,
             jobs(input),
             args,
@@ -202,7 +210,7 @@ pub fn execute(
         None => (
             run_cpu_stage(
                 engine,
-                cache.as_ref(),
+                cached,
                 checked,
                 jobs(input),
                 &progress,
