@@ -59,6 +59,7 @@ impl GpuSlot {
 }
 
 /// Run the CPU stage with the GPU slot behind it, as `--gpu` asks.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     setup: &Setup,
     engine: &Engine,
