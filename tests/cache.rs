@@ -320,3 +320,38 @@ fn shards_split_the_files_between_them_and_judge_each_as_the_whole_run_does() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("is not I/N"), "{}", bad.stderr);
 }
+
+#[test]
+fn a_packaging_file_that_makes_a_module_a_program_is_seen_though_no_source_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("pkg")).unwrap();
+    std::fs::write(root.join("pkg/__init__.py"), "").unwrap();
+    let cli = "import torch\n\n\ndef main():\n    torch.zeros(1).cuda()\n";
+    std::fs::write(root.join("pkg/cli.py"), cli).unwrap();
+    age(root);
+    let args = ["scan", "--format", "json"];
+    let before = output(root, &args, true);
+    assert_eq!(output(root, &args, true), before);
+    // A console script now starts a process in pkg/cli.py; its mtime as old as the rest, so
+    // only the packaging file's metadata can tell.
+    let pyproject = root.join("pyproject.toml");
+    std::fs::write(
+        &pyproject,
+        "[project]\nname = \"pkg\"\n[project.scripts]\ntool = \"pkg.cli:main\"\n",
+    )
+    .unwrap();
+    std::fs::File::options()
+        .append(true)
+        .open(&pyproject)
+        .unwrap()
+        .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000))
+        .unwrap();
+    let after = output(root, &args, true);
+    assert_eq!(after, output(root, &args, false));
+    assert_ne!(
+        after, before,
+        "the script made no difference: the test proves nothing"
+    );
+}
