@@ -4,7 +4,6 @@
 //! not parse (torn, edited, from another version) is a miss for its file, never an error. Every
 //! write goes through [`RootDir`]: no link is followed out of the root.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -39,13 +38,13 @@ pub fn load(
     root: &Path,
     name: &str,
     settings: &str,
-) -> (HashMap<String, Record>, Option<Snapshot>) {
+) -> (rustc_hash::FxHashMap<String, Record>, Option<Snapshot>) {
     let mut text = String::new();
     let read = RootDir::open(root)
         .and_then(|r| r.open_regular(&Path::new(CACHE_DIR).join(name)))
         .and_then(|mut f| f.read_to_string(&mut text));
     if read.is_err() {
-        return (HashMap::new(), None);
+        return (Default::default(), None);
     }
     let mut lines = text.lines();
     let header = lines
@@ -53,9 +52,9 @@ pub fn load(
         .and_then(|l| serde_json::from_str::<Header>(l).ok())
         .filter(|h| h.format == FORMAT && h.settings == settings);
     let Some(header) = header else {
-        return (HashMap::new(), None);
+        return (Default::default(), None);
     };
-    let records: HashMap<String, Record> = lines
+    let records: rustc_hash::FxHashMap<String, Record> = lines
         .filter_map(|l| serde_json::from_str::<Record>(l).ok())
         .map(|r| (r.rel.clone(), r))
         .collect();

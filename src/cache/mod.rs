@@ -10,8 +10,8 @@ mod disk;
 mod record;
 mod tree;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -30,11 +30,11 @@ pub struct Cache {
     name: String,
     max_file_size: u64,
     started_ns: i64,
-    old: HashMap<String, Record>,
+    old: FxHashMap<String, Record>,
     /// Each file's key, asked of the file system once per run.
-    keys: Mutex<HashMap<String, Option<FileKey>>>,
+    keys: Mutex<FxHashMap<String, Option<FileKey>>>,
     /// What this run learnt: records replacing the old ones.
-    new: Mutex<HashMap<String, Record>>,
+    new: Mutex<FxHashMap<String, Record>>,
     /// The indexes' view of the tree when the cache was written.
     snapshot: Option<tree::Snapshot>,
     /// The tree is as the snapshot says: the indexes are built only when a file must be
@@ -42,7 +42,9 @@ pub struct Cache {
     unchanged_tree: bool,
     index_built: std::sync::Once,
     /// Each file's `verdict_inputs` hash in this run.
-    inputs: Mutex<HashMap<String, u64>>,
+    inputs: Mutex<FxHashMap<String, u64>>,
+    /// This run made facts or verdicts (not only found touched files unchanged).
+    learnt: std::sync::atomic::AtomicBool,
 }
 
 impl Cache {
@@ -67,6 +69,7 @@ impl Cache {
             unchanged_tree: false,
             index_built: std::sync::Once::new(),
             inputs: Mutex::default(),
+            learnt: Default::default(),
         }
     }
 
@@ -225,6 +228,8 @@ impl Cache {
             _ => !writes || self.stat(entry) == Some(key),
         };
         if keep {
+            self.learnt
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             self.update(&entry.rel, key, hash, |r| {
                 r.verdict = Some(Verdict::of(&processed, inputs));
             });
@@ -242,7 +247,7 @@ impl Cache {
     fn snapshot_now(
         &self,
         tree: &[Entry],
-        new: &HashMap<String, Record>,
+        new: &FxHashMap<String, Record>,
     ) -> Option<tree::Snapshot> {
         let mut inputs = self.inputs.lock().ok()?.clone();
         let signature = match (&self.snapshot, self.unchanged_tree) {
@@ -273,9 +278,13 @@ impl Cache {
     /// the old ones still valid for all it knows.
     pub fn persist(self, tree: &[Entry], checked: &[Entry]) {
         let new = std::mem::take(&mut *self.new.lock().unwrap_or_else(|e| e.into_inner()));
-        let present: HashSet<&str> = tree.iter().chain(checked).map(|e| e.rel.as_str()).collect();
-        // Nothing learnt and nothing gone: the file on disk says it all already.
-        if new.is_empty()
+        let present: FxHashSet<&str> = tree.iter().chain(checked).map(|e| e.rel.as_str()).collect();
+        // Nothing learnt and nothing gone: the file on disk says it all already. Files touched
+        // but unchanged are hashed again by the next run rather than the whole cache rewritten,
+        // while they are few.
+        let learnt = self.learnt.load(std::sync::atomic::Ordering::Relaxed);
+        if !learnt
+            && new.len() <= self.old.len() / 10
             && self.unchanged_tree
             && self.old.keys().all(|rel| present.contains(rel.as_str()))
         {
@@ -312,6 +321,8 @@ impl FactStore for Cache {
         let Some(key) = self.key_of(entry) else {
             return;
         };
+        self.learnt
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.update(&entry.rel, key, hash, |r| match kind {
             FactKind::Python => r.python = Some(facts),
             FactKind::Rust => r.rust = Some(facts),

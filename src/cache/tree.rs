@@ -4,9 +4,9 @@
 //! verdict read from it: the run skips building the indexes (unless a file must be analysed
 //! again) and takes each file's `verdict_inputs` from the snapshot.
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::record::{FileKey, Record};
@@ -19,7 +19,7 @@ const PACKAGING: &[&str] = &["Cargo.toml", "pyproject.toml", "setup.py", "setup.
 pub struct Snapshot {
     pub signature: u64,
     /// Each source file's `verdict_inputs` hash, under that signature.
-    pub inputs: HashMap<String, u64>,
+    pub inputs: FxHashMap<String, u64>,
 }
 
 /// The signature of the tree whose source files are `all`, each file's bytes given by
@@ -31,29 +31,38 @@ pub fn signature<'a>(
     record_of: impl Fn(&'a Entry) -> Option<u64>,
 ) -> Option<u64> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    let mut dirs = BTreeSet::new();
-    let mut sources = std::collections::HashSet::new();
+    // Directories by their `/`-separated name (cheap to hash), with their path on disk.
+    let mut dirs: FxHashMap<&str, &Path> = FxHashMap::default();
+    let mut sources: FxHashSet<&str> = FxHashSet::default();
     for entry in all
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Source(_)))
     {
-        sources.insert(entry.rel_path.as_path());
+        sources.insert(entry.rel.as_str());
         let hash = record_of(entry)?;
         hasher.update(entry.rel.as_bytes());
         hasher.update(&[0]);
         hasher.update(&hash.to_le_bytes());
-        let mut dir = entry.rel_path.parent();
-        while let Some(d) = dir {
-            if !dirs.insert(d.to_path_buf()) {
+        let (mut rel, mut path) = (entry.rel.as_str(), entry.rel_path.as_path());
+        while let Some(parent) = path.parent() {
+            rel = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            path = parent;
+            if dirs.insert(rel, path).is_some() {
                 break;
             }
-            dir = d.parent();
         }
     }
-    for dir in &dirs {
+    let mut dirs: Vec<(&str, &Path)> = dirs.into_iter().collect();
+    dirs.sort_unstable();
+    for (rel, dir) in dirs {
         for name in PACKAGING {
             // A `setup.py` the walk yields is signed by its bytes already.
-            if sources.contains(dir.join(name).as_path()) {
+            let named = if rel.is_empty() {
+                (*name).to_string()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if sources.contains(named.as_str()) {
                 continue;
             }
             let Ok(meta) = std::fs::symlink_metadata(root.join(dir).join(name)) else {
@@ -64,8 +73,7 @@ pub fn signature<'a>(
             if key.trusted_from(started_ns) != key {
                 return None;
             }
-            hasher.update(dir.as_os_str().as_encoded_bytes());
-            hasher.update(name.as_bytes());
+            hasher.update(named.as_bytes());
             hasher.update(&key.size.to_le_bytes());
             hasher.update(&key.mtime_ns.to_le_bytes());
             hasher.update(&key.ino.to_le_bytes());
@@ -76,8 +84,8 @@ pub fn signature<'a>(
 
 /// The hash of the record of `entry`'s current bytes among this run's (`new`) and the old ones.
 pub fn hash_of(
-    new: &HashMap<String, Record>,
-    old: &HashMap<String, Record>,
+    new: &FxHashMap<String, Record>,
+    old: &FxHashMap<String, Record>,
     rel: &str,
     key: Option<FileKey>,
     started_ns: i64,
