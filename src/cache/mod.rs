@@ -311,10 +311,11 @@ impl FactStore for Cache {
     fn load(&self, entry: &Entry, kind: FactKind) -> Option<String> {
         let (record, _) = self.probe(entry);
         let record = record?;
-        match kind {
-            FactKind::Python => record.python.clone(),
-            FactKind::Rust => record.rust.clone(),
-        }
+        let raw = match kind {
+            FactKind::Python => record.python.as_deref(),
+            FactKind::Rust => record.rust.as_deref(),
+        };
+        record::unwrap(raw?)
     }
 
     fn save(&self, entry: &Entry, hash: u64, kind: FactKind, facts: String) {
@@ -323,9 +324,10 @@ impl FactStore for Cache {
         };
         self.learnt
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        let facts = record::wrap(&facts);
         self.update(&entry.rel, key, hash, |r| match kind {
-            FactKind::Python => r.python = Some(facts),
-            FactKind::Rust => r.rust = Some(facts),
+            FactKind::Python => r.python = facts,
+            FactKind::Rust => r.rust = facts,
         });
     }
 }

@@ -2,6 +2,7 @@
 //! facts the project indexes read, and the file's verdict with what the verdict depended on.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::outcome::FileOutcome;
 use crate::process::{GpuJobSpec, Processed};
@@ -50,10 +51,12 @@ pub struct Record {
     pub key: FileKey,
     /// [`crate::source::content_key`] of the bytes everything below was read from.
     pub hash: u64,
+    /// The facts the indexes read, as JSON inside `[…]` (kept raw: a warm run that does not
+    /// build the indexes never decodes them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub python: Option<String>,
+    pub python: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rust: Option<String>,
+    pub rust: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
 }
@@ -135,4 +138,15 @@ impl Verdict {
             }),
         }
     }
+}
+
+/// Facts as stored: `[FACTS]`, so that facts that are `null` (a file that does not parse) are
+/// still facts.
+pub fn wrap(facts: &str) -> Option<Box<RawValue>> {
+    RawValue::from_string(format!("[{facts}]")).ok()
+}
+
+pub fn unwrap(raw: &RawValue) -> Option<String> {
+    let text = raw.get();
+    Some(text.strip_prefix('[')?.strip_suffix(']')?.to_string())
 }
