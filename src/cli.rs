@@ -61,12 +61,29 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
+    /// The content cache (`.gpu-homogenize/cache/`): `cache clean` removes it.
+    Cache(CacheArgs),
     /// Internal: the child that initialises CUDA with the environment of one file.
     #[command(name = "__probe", hide = true)]
     Probe(ProbeArgs),
     /// Internal: runs a `--gpu-cmd` and kills whatever it leaves behind.
     #[command(name = "__supervise", hide = true)]
     Supervise(SuperviseArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Remove the cache of the tree holding PATH (default: the current directory).
+    Clean {
+        #[arg(value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -123,6 +140,13 @@ pub struct InputArgs {
     /// Worker threads for the CPU stage (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub jobs: Option<u16>,
+    /// Read every file, and keep no cache (`.gpu-homogenize/cache/`) of this run.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Check only shard I of N (1-based) of the files, chosen by a stable hash of each path: the
+    /// jobs of a CI matrix split one tree (the project index still covers all of it).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
     #[command(flatten)]
     pub lint: LintArgs,
 }
@@ -177,6 +201,19 @@ impl LintArgs {
             per_file_ignores: per_file,
         }
     }
+}
+
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{text}` is not I/N with 1 <= I <= N (e.g. 2/4)");
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 fn parse_per_file(text: &str) -> Result<(String, Vec<String>), String> {
@@ -336,6 +373,9 @@ pub struct ReportArgs {
     pub out: Option<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Read every file, and keep no cache (`.gpu-homogenize/cache/`) of this run.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 
+use crate::lang::{FactKind, FactStore};
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -89,7 +90,7 @@ struct PyFile {
     tests: bool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RawImport {
     level: u32,
     module: Option<String>,
@@ -99,7 +100,7 @@ struct RawImport {
 }
 
 /// A module constant that holds a device.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceConst {
     /// 1-based line of the assignment.
     pub line: usize,
@@ -140,13 +141,41 @@ impl ProjectIndex {
         self.roles.get(rel)
     }
 
-    /// Index the Python files among `entries` (read under `root`).
-    pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> ProjectIndex {
+    /// Index the Python files among `entries` (read under `root`, or their facts from `store`
+    /// when their bytes have not changed).
+    pub fn build(
+        root: &Path,
+        entries: &[Entry],
+        max_file_size: u64,
+        store: &dyn FactStore,
+    ) -> ProjectIndex {
         let prefilter = crate::source::Prefilter::new();
+        let packages = PackageDirs::default();
         let mut files: Vec<PyFile> = entries
             .par_iter()
             .filter(|e| e.kind == EntryKind::Source(Language::Python))
-            .filter_map(|e| read_file(root, e, max_file_size, &prefilter))
+            .filter_map(|e| {
+                let place = module_name(root, &e.rel, &packages);
+                let own = place
+                    .2
+                    .then(|| place.0.split('.').next().unwrap_or("").to_string());
+                // `null`: the file does not parse, and is left out (judged alone).
+                let cached = store
+                    .load(e, FactKind::Python)
+                    .and_then(|text| serde_json::from_str::<Option<PyFacts>>(&text).ok())
+                    .filter(|facts| facts.as_ref().is_none_or(|f| f.own == own));
+                let facts = match cached {
+                    Some(facts) => facts,
+                    None => {
+                        let (facts, hash) = read_facts(root, e, max_file_size, &prefilter, own)?;
+                        if let Ok(text) = serde_json::to_string(&facts) {
+                            store.save(e, hash, FactKind::Python, text);
+                        }
+                        facts
+                    }
+                }?;
+                Some(PyFile::of(e.rel.clone(), place, facts))
+            })
             .collect();
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
         let projects = Projects::find(root, &files);
@@ -154,34 +183,74 @@ impl ProjectIndex {
     }
 }
 
-/// The parts of one file the index keeps; `None` when it cannot be read or parsed.
-fn read_file(
+/// What the index reads from one file's bytes (kept by the content cache). `own`: the
+/// top-level package the facts were read for (what `gpu` counts as the file's own imports).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct PyFacts {
+    own: Option<String>,
+    imports: Vec<RawImport>,
+    main_guard: bool,
+    gpu: bool,
+    constants: Vec<(String, DeviceConst)>,
+    dynamic_prefixes: Vec<String>,
+    tests: bool,
+}
+
+impl PyFile {
+    fn of(
+        rel: String,
+        (module, source_root, in_package): (String, String, bool),
+        f: PyFacts,
+    ) -> Self {
+        PyFile {
+            rel,
+            module,
+            source_root,
+            in_package,
+            imports: f.imports,
+            main_guard: f.main_guard,
+            gpu: f.gpu,
+            constants: f.constants,
+            dynamic_prefixes: f.dynamic_prefixes,
+            tests: f.tests,
+        }
+    }
+}
+
+/// The facts of one file (`None` when it cannot be decoded or parsed) and the hash of the
+/// bytes read; `None` when it cannot be read.
+fn read_facts(
     root: &Path,
     entry: &Entry,
     limit: u64,
     prefilter: &crate::source::Prefilter,
-) -> Option<PyFile> {
+    own: Option<String>,
+) -> Option<(Option<PyFacts>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let hash = crate::source::content_key(&bytes);
+    Some((parse_facts(bytes, prefilter, own), hash))
+}
+
+fn parse_facts(
+    bytes: Vec<u8>,
+    prefilter: &crate::source::Prefilter,
+    own: Option<String>,
+) -> Option<PyFacts> {
     let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
     let text = crate::source::decode(bytes).ok()?.text;
     // Too deep for the parser's recursion: left to the per-file pass, which reports it.
     crate::nesting::check(Language::Python, &text).ok()?;
     let parsed = ruff_python_parser::parse_module(&text).ok()?;
     let body = &parsed.syntax().body;
-    let (module, source_root, in_package) = module_name(root, &entry.rel);
     let mut imports = Imports::default();
     imports.visit_body(body);
     let mut dynamic = DynamicImports::default();
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let own = in_package.then(|| module.split('.').next().unwrap_or("").to_string());
     let gpu = maybe_gpu && crate::python::touches_gpu(&text, body, own.as_deref());
-    Some(PyFile {
-        rel: entry.rel.clone(),
-        module,
-        source_root,
-        in_package,
+    let facts = PyFacts {
+        own,
         imports: imports.0,
         dynamic_prefixes: dynamic.0,
         main_guard: body.iter().any(is_main_guard),
@@ -192,7 +261,8 @@ fn read_file(
             Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
             _ => false,
         }),
-    })
+    };
+    Some(facts)
 }
 
 /// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
@@ -361,7 +431,7 @@ fn is_type_checking(test: &Expr) -> bool {
 
 /// The dotted module name of `rel`, the directory its imports are resolved from, and whether
 /// it is in a package (its directory has an `__init__.py`).
-fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
+fn module_name(root: &Path, rel: &str, packages: &PackageDirs) -> (String, String, bool) {
     let path = Path::new(rel);
     let stem = path
         .file_stem()
@@ -373,7 +443,7 @@ fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
     }
     let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut in_package = false;
-    while !dir.as_os_str().is_empty() && root.join(&dir).join("__init__.py").is_file() {
+    while !dir.as_os_str().is_empty() && packages.is_package(root, &dir) {
         in_package = true;
         parts.push(
             dir.file_name()
@@ -384,6 +454,29 @@ fn module_name(root: &Path, rel: &str) -> (String, String, bool) {
     }
     parts.reverse();
     (parts.join("."), slash(&dir), in_package)
+}
+
+/// Which directories hold an `__init__.py`, each asked of the file system once per run.
+#[derive(Default)]
+struct PackageDirs(std::sync::Mutex<HashMap<std::path::PathBuf, bool>>);
+
+impl PackageDirs {
+    fn is_package(&self, root: &Path, dir: &Path) -> bool {
+        if let Some(&known) = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|m| m.get(dir).copied())
+            .as_ref()
+        {
+            return known;
+        }
+        let found = root.join(dir).join("__init__.py").is_file();
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(dir.to_path_buf(), found);
+        }
+        found
+    }
 }
 
 fn slash(p: &Path) -> String {
@@ -574,6 +667,14 @@ fn is_test_file(rel: &str) -> bool {
 
 /// Resolve the imports, find the entry points and the programs each module runs in.
 fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
+    let by_rel: HashMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.rel.as_str(), i))
+        .collect();
+    let conftests: Vec<usize> = (0..files.len())
+        .filter(|&j| files[j].rel.ends_with("conftest.py"))
+        .collect();
     let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
         by_module.entry(f.module.as_str()).or_default().push(i);
@@ -600,7 +701,7 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
                 } else {
                     format!("{dir}/{}.py", name.replace('.', "/"))
                 };
-                if let Some(i) = files.iter().position(|f| f.rel == sibling) {
+                if let Some(&i) = by_rel.get(sibling.as_str()) {
                     return vec![i];
                 }
                 // A dotted name through namespace directories: its files, nearest root first.
@@ -624,15 +725,13 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
     let imported = imported_constants(&files, &lookup);
     // The conftest.py pytest imports first for a file: the one nearest the root among those
     // in the directories above it (the file itself, for a conftest no other is above).
-    let conftests: Vec<(usize, &str)> = files
+    let conftest_dirs: Vec<(usize, &str)> = conftests
         .iter()
-        .enumerate()
-        .filter(|(_, c)| c.rel == "conftest.py" || c.rel.ends_with("/conftest.py"))
-        .map(|(j, c)| (j, c.rel.rsplit_once('/').map_or("", |(d, _)| d)))
+        .map(|&j| (j, files[j].rel.rsplit_once('/').map_or("", |(d, _)| d)))
         .collect();
     let top_conftest = |i: usize| -> Option<usize> {
         let rel = &files[i].rel;
-        conftests
+        conftest_dirs
             .iter()
             .filter(|(j, dir)| *j == i || dir.is_empty() || under(rel, dir))
             .min_by_key(|(_, dir)| (dir.len(), dir.to_string()))
@@ -687,12 +786,10 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
         }
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && !f.rel.ends_with("conftest.py") {
-            for (j, c) in files.iter().enumerate() {
-                if c.rel.ends_with("conftest.py") {
-                    let dir = c.rel.rsplit_once('/').map_or("", |(d, _)| d);
-                    if dir.is_empty() || under(&f.rel, dir) {
-                        targets.push(j);
-                    }
+            for &j in &conftests {
+                let dir = files[j].rel.rsplit_once('/').map_or("", |(d, _)| d);
+                if dir.is_empty() || under(&f.rel, dir) {
+                    targets.push(j);
                 }
             }
         }

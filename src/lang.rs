@@ -53,8 +53,26 @@ pub trait LanguageSupport: Sync {
     /// The env the file's header sets (what the GPU check runs it with).
     fn header_env(&self, source: &str) -> Vec<(String, String)>;
     /// Before the per-file pass: index what the language judges across files (the programs
-    /// of the tree). `entries` is every file of the tree root.
-    fn prepare(&self, _root: &Path, _entries: &[crate::walk::Entry], _max_file_size: u64) {}
+    /// of the tree). `entries` is every file of the tree root; `store` keeps the facts read
+    /// from each file between runs (the content cache).
+    fn prepare(
+        &self,
+        _root: &Path,
+        _entries: &[crate::walk::Entry],
+        _max_file_size: u64,
+        _store: &dyn FactStore,
+    ) {
+    }
+    /// Everything besides the file's own bytes and the run's settings that its verdict reads
+    /// (its role in the project index, the constants it imports, its crate): the content
+    /// cache reuses a verdict only while this is unchanged.
+    fn verdict_inputs(&self, _info: &FileInfo) -> String {
+        String::new()
+    }
+    /// The settings the language judges with (policy, rendered header), for the cache's key.
+    fn settings(&self) -> String {
+        String::new()
+    }
     /// The file starts a process that reaches GPU code elsewhere: it is analysed even when it
     /// holds no GPU word itself (the prefilter's shortcut does not apply).
     fn starts_gpu_program(&self, _rel: &str) -> bool {
@@ -107,4 +125,28 @@ impl<T: Send + 'static> Analysis for FileAnalysis<T> {
         }
         any && !self.edits.is_empty()
     }
+}
+
+/// Which index read the facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactKind {
+    Python,
+    Rust,
+}
+
+/// Facts an index read from a file, kept between runs: `load` gives them back only while the
+/// file's bytes are those they were read from (`hash`: [`crate::source::content_key`]).
+pub trait FactStore: Sync {
+    fn load(&self, entry: &crate::walk::Entry, kind: FactKind) -> Option<String>;
+    fn save(&self, entry: &crate::walk::Entry, hash: u64, kind: FactKind, facts: String);
+}
+
+/// No cache (`--no-cache`): every file is read.
+pub struct NoFacts;
+
+impl FactStore for NoFacts {
+    fn load(&self, _: &crate::walk::Entry, _: FactKind) -> Option<String> {
+        None
+    }
+    fn save(&self, _: &crate::walk::Entry, _: u64, _: FactKind, _: String) {}
 }

@@ -5,6 +5,7 @@
 
 pub mod add_noqa;
 pub mod baseline;
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod confine;

@@ -70,6 +70,12 @@ pub struct GpuJobSpec {
 
 impl Engine {
     pub fn process(&self, entry: &Entry) -> Processed {
+        self.process_read(entry, None)
+    }
+
+    /// [`Engine::process`], with the file's bytes when the caller read them already (the
+    /// content cache hashes them first).
+    pub fn process_read(&self, entry: &Entry, read: Option<Vec<u8>>) -> Processed {
         let phase = self.phases.phase_of(&entry.rel).map(str::to_string);
         let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
         outcome.phase = phase;
@@ -81,7 +87,10 @@ impl Engine {
             EntryKind::Error(message) => return errored(outcome, message.clone()),
         };
         outcome.language = Some(language);
-        let bytes = match source::read_under(&self.root, &entry.rel_path, self.max_file_size) {
+        let bytes = match read.map_or_else(
+            || source::read_under(&self.root, &entry.rel_path, self.max_file_size),
+            Ok,
+        ) {
             Ok(bytes) => bytes,
             Err(e) => return errored(outcome, e.to_string()),
         };

@@ -76,6 +76,12 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 
 /// Read the file at `rel` under `root`, every component opened without following a link
 /// (see [`crate::confine`]): the bytes a later write compares with are the file's own.
+/// A fast 64-bit hash of a file's bytes: what the content cache compares when a file's
+/// metadata changed (not the SHA-256 the report keeps).
+pub fn content_key(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
 pub fn read_under(root: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = crate::confine::RootDir::open(root)
         .and_then(|r| r.open_regular(rel))

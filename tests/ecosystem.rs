@@ -157,7 +157,12 @@ fn diff_prints_relative_headers_and_writes_nothing() {
         "--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -3,7 +3,7 @@\n os.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\n os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\n import torch\n-x = torch.device('cuda:1')\n+x = torch.device('cuda:0')\n y = torch.device('cuda:1')  # noqa: GH101\n z = torch.device('cuda:1')  # noqa\n-w = torch.device('cuda:1')  # noqa: E402\n+w = torch.device('cuda:0')  # noqa: E402\n"
     );
     assert_eq!(read(dir.path(), "pkg/a.py"), HEADED);
-    assert!(!dir.path().join(".gpu-homogenize").exists());
+    // Nothing but the content cache.
+    let kept: Vec<_> = std::fs::read_dir(dir.path().join(".gpu-homogenize"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(kept, ["cache"]);
 }
 
 #[test]

@@ -75,7 +75,7 @@ fn init_proposes_the_seed_phases_and_scan_accepts_them() {
     let printed = run(gh(tree.path()).args(["init", "--stdout"]));
     assert_eq!(printed.code, 0);
     assert!(printed.stdout.contains("[[phase]]"));
-    assert!(!Path::new(&tree.path().join(".gpu-homogenize")).exists());
+    assert!(!Path::new(&tree.path().join(".gpu-homogenize/journal.jsonl")).exists());
 }
 
 #[test]

@@ -114,6 +114,7 @@ def main():
         print(
             f"- gpu-homogenize {what} (target {op} {want:g}×): {'PASS' if ok else 'FAIL'}"
         )
+    cache_rows(results, outdir)
     floor = results.get("parse only")
     if floor:
         # What no analysis can avoid: reading and parsing what the prefilter lets through.
@@ -121,6 +122,50 @@ def main():
             f"- parsing alone takes {floor['mean'] / results['rg']['mean']:.2f}× the time of rg "
             f"and is {results['ast-grep']['mean'] / floor['mean']:.2f}× faster than ast-grep; "
             f"it is {floor['mean'] / gh['mean'] * 100:.0f}% of gpu-homogenize's time"
+        )
+
+
+# Issue 21's goals, as (row, reference row, at most this many times the reference's time).
+CACHE_TARGETS = [
+    ("scan, warm cache", "rg", 1.5),
+    ("scan, 1% touched", "rg", 2.0),
+    ("gpu-homogenize", "parse only", 2.0),
+    ("scan, ten copies", "gpu-homogenize", 10.5),
+]
+
+
+def cache_rows(results, outdir):
+    """The ratios of the content cache's rows, and the peak RSS of the untimed passes."""
+    for name, ref, want in CACHE_TARGETS:
+        if name in results and ref in results:
+            got = results[name]["mean"] / results[ref]["mean"]
+            print(
+                f"- {name} takes {got:.2f}× the time of {ref} (target <= {want:g}×): "
+                f"{'PASS' if got <= want else 'FAIL'}"
+            )
+    for name in ("scan, warm cache", "scan, 1% touched"):
+        if name in results and "ruff check" in results:
+            got = results["ruff check"]["mean"] / results[name]["mean"]
+            print(f"- {name} is {got:.2f}× faster than `ruff check` with its cache")
+    try:
+        lines = Path(outdir, "rss.jsonl").read_text().splitlines()
+    except OSError:
+        return
+    rss = {}
+    for line in lines:
+        try:
+            row = json.loads(line)
+            rss[row["name"]] = row["kib"] / 1024
+        except (ValueError, KeyError, TypeError):
+            continue
+    for name, mib in rss.items():
+        print(f"- peak RSS, {name}: {mib:.0f} MiB")
+    one, ten = rss.get("gpu-homogenize"), rss.get("scan, ten copies")
+    if one and ten:
+        got = ten / one
+        print(
+            f"- peak RSS of ten copies is {got:.2f}× one copy's (target <= 1.25×): "
+            f"{'PASS' if got <= 1.25 else 'FAIL'}"
         )
 
 

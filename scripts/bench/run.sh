@@ -14,6 +14,11 @@
 # FLOOR_BIN (default target/release/examples/parse_floor, built by `cargo build --release
 # --example parse_floor`): when present, timed too, as the floor under scan (walk, read,
 # prefilter and parse, nothing else).
+# The content cache (issue 21): `gpu-homogenize` is `scan --no-cache` (cold); "scan, warm cache" re-scans
+# an unchanged tree, "scan, 1% touched" after touch.sh touched 1% of the files; "scan, ten copies"
+# runs cold on ten copies of the corpus (BENCH_TEN=0 leaves them out); `ruff check` runs on the
+# same tree with its own cache (warm) and without (--no-cache). Peak RSS of the scans is taken in
+# untimed passes (GNU time).
 # Writes target/bench-results.{json,md}.
 set -euo pipefail
 
@@ -46,9 +51,22 @@ if ! command -v "$GH_BIN" >/dev/null; then
 fi
 
 "$setup"
+# The corpus is its own tree root (a config at its top), as a checked-out project is: its project
+# index covers it, and its cache lives in it.
+[[ -e $BENCH_DIR/tree/gpu-homogenize.toml ]] || : >"$BENCH_DIR/tree/gpu-homogenize.toml"
+BENCH_TEN=${BENCH_TEN:-1}
+ten=$BENCH_DIR/ten
+if [[ $BENCH_TEN == 1 && ! -e $ten/stamp ]]; then
+  rm -rf "$ten" && mkdir -p "$ten"
+  for i in 0 1 2 3 4 5 6 7 8 9; do cp -a "$corpus" "$ten/copy$i"; done
+  : >"$ten/gpu-homogenize.toml"
+  touch "$ten/stamp"
+fi
 
 IFS=, read -r -a literals <<<"$GH_LITERALS"
-gh=("$GH_BIN" scan --format json "$corpus")
+gh=("$GH_BIN" scan --format json --no-cache "$corpus")
+warm=("$GH_BIN" scan --format json "$corpus")
+gh_ten=("$GH_BIN" scan --format json --no-cache "$ten")
 rg=(rg -l -F)
 for lit in "${literals[@]}"; do rg+=(-e "$lit"); done
 rg+=("$corpus")
@@ -70,6 +88,25 @@ run_once() { # <out file> <cmd...>; exit 0 = nothing found, 1 = found something
   if ((rc > 1)); then echo "error: exit $rc from: $*" >&2; exit 1; fi
 }
 run_once "$tmp/gh.out" "${gh[@]}"
+"$GH_BIN" cache clean "$corpus" >/dev/null
+run_once "$tmp/warm.out" "${warm[@]}" # fills the cache
+run_once "$tmp/warm.out" "${warm[@]}"
+cmp -s "$tmp/gh.out" "$tmp/warm.out" || { echo "error: the cache changed the output" >&2; exit 1; }
+rss() { # <name> <cmd...>: peak RSS (KiB) of one untimed run, as a JSON line
+  local kib
+  /usr/bin/time -f '%M' -o "$tmp/rss.tmp" "${@:2}" >/dev/null 2>&1 || true
+  kib=$(tail -n1 "$tmp/rss.tmp")
+  printf '{"name": "%s", "kib": %s}\n' "$1" "$kib" >>"$tmp/rss.jsonl"
+}
+rss gpu-homogenize "${gh[@]}"
+rss "scan, warm cache" "${warm[@]}"
+ruff=(ruff check --exit-zero --quiet --cache-dir "$tmp/ruff-cache" "$corpus")
+ruff_cold=(ruff check --exit-zero --quiet --no-cache "$corpus")
+ten_rows=()
+if [[ $BENCH_TEN == 1 ]]; then
+  rss "scan, ten copies" "${gh_ten[@]}"
+  ten_rows=(-n "scan, ten copies" "$(printf '%q ' "${gh_ten[@]}")")
+fi
 run_once "$tmp/rg.out" "${rg[@]}"
 run_once "$tmp/sg.out" "${sg[@]}" --json=stream
 
@@ -77,12 +114,25 @@ run_once "$tmp/sg.out" "${sg[@]}" --json=stream
 # No shell (-N) keeps its startup out of the timings; --output=pipe because rg
 # takes shortcuts when stdout is /dev/null (hyperfine's default).
 q() { printf '%q ' "$@"; }
+# One --prepare per command: only the "1% touched" row touches files before each run.
+prepares=()
+for _ in 1 2; do prepares+=(--prepare true); done
+prepares+=(--prepare "$(q "$here/touch.sh" "$corpus")")
+for _ in 1 2 3 4; do prepares+=(--prepare true); done
+((${#floor[@]})) && prepares+=(--prepare true)
+((${#ten_rows[@]})) && prepares+=(--prepare true)
 hyperfine -N -i --warmup 2 --runs "$BENCH_RUNS" --output=pipe \
   --export-json target/bench-results.json \
+  "${prepares[@]}" \
   -n gpu-homogenize "$(q "${gh[@]}")" \
+  -n "scan, warm cache" "$(q "${warm[@]}")" \
+  -n "scan, 1% touched" "$(q "${warm[@]}")" \
   -n rg "$(q "${rg[@]}")" \
   -n ast-grep "$(q "${sg[@]}")" \
-  "${floor[@]}"
+  -n "ruff check" "$(q "${ruff[@]}")" \
+  -n "ruff check --no-cache" "$(q "${ruff_cold[@]}")" \
+  "${floor[@]}" \
+  "${ten_rows[@]}"
 
 python3 "$here/report.py" target/bench-results.json "$tmp" "$corpus" \
   | tee target/bench-results.md

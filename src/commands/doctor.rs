@@ -69,6 +69,8 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
         max_file_size: 0,
         jobs: None,
         stdin_filename: None,
+        no_cache: true,
+        shard: None,
         lint: Default::default(),
     };
     let policy = setup(&input)?.config.policy;

@@ -14,6 +14,7 @@ macro_rules! err {
     };
 }
 
+mod cache;
 mod check;
 mod doctor;
 
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Baseline(args) => scan::baseline(args),
         Command::Completions(args) => rule::completions(&args),
         Command::Report(args) => report::run(args),
+        Command::Cache(args) => cache::run(args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Init(args) => init::run(args),
         Command::Probe(args) => Ok(crate::gpu::probe::run(&args)),

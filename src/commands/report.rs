@@ -19,6 +19,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         max_file_size: 4 * 1024 * 1024,
         jobs: None,
         stdin_filename: None,
+        no_cache: args.no_cache,
+        shard: None,
         lint: Default::default(),
     };
     if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {

@@ -161,13 +161,35 @@ impl LanguageSupport for Python {
         })
     }
 
-    fn prepare(&self, root: &std::path::Path, entries: &[crate::walk::Entry], max: u64) {
+    fn prepare(
+        &self,
+        root: &std::path::Path,
+        entries: &[crate::walk::Entry],
+        max: u64,
+        store: &dyn lang::FactStore,
+    ) {
         let _ = self
             .styled
             .set(StyledHeaders::build(&self.header, root, entries));
         if self.policy.scope == Scope::Programs {
-            let _ = self.index.set(ProjectIndex::build(root, entries, max));
+            let _ = self
+                .index
+                .set(ProjectIndex::build(root, entries, max, store));
         }
+    }
+
+    fn verdict_inputs(&self, info: &FileInfo) -> String {
+        let ctx = self.context(info);
+        // The header as the project's style renders it for this directory: a changed ruff or
+        // isort setting changes the rewrite.
+        format!(
+            "{:?}|{:?}|{:?}|{}|{:?}",
+            ctx.role, ctx.imported, ctx.own_package, ctx.is_init, ctx.header
+        )
+    }
+
+    fn settings(&self) -> String {
+        format!("{:?}|{:?}", self.policy, self.header)
     }
 }
 

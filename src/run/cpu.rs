@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::cache::Cache;
 use crate::outcome::{FileOutcome, FileStatus};
 use crate::process::{Engine, GpuJobSpec};
 use crate::walk::Entry;
@@ -15,8 +16,13 @@ use super::progress::Progress;
 /// Run the CPU stage over `entries` with `jobs` workers. `gpu` receives each GPU job with the
 /// index of its file; it may block (the slot's channel is bounded) without stopping the
 /// other workers. Files not started when `cancelled` is set are marked skipped.
+/// The content cache, and how to build the project indexes when the cache left them unbuilt
+/// and a file must be analysed.
+pub type Cached<'a> = Option<(&'a Cache, &'a (dyn Fn() + Sync))>;
+
 pub fn run_cpu_stage(
     engine: &Engine,
+    cache: Cached,
     entries: &[Entry],
     jobs: usize,
     progress: &Progress,
@@ -36,7 +42,10 @@ pub fn run_cpu_stage(
                     return interrupted(engine, entry);
                 }
                 progress.started(i, &entry.rel);
-                let processed = engine.process(entry);
+                let processed = match cache {
+                    Some((cache, build_index)) => cache.process(engine, entry, build_index),
+                    None => engine.process(entry),
+                };
                 progress.done(i);
                 if let Some(job) = processed.gpu_job {
                     progress.gpu.inc_length(1);

@@ -59,9 +59,11 @@ impl GpuSlot {
 }
 
 /// Run the CPU stage with the GPU slot behind it, as `--gpu` asks.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     setup: &Setup,
     engine: &Engine,
+    cache: super::cpu::Cached,
     entries: &[Entry],
     jobs: usize,
     args: &GpuArgs,
@@ -81,7 +83,7 @@ pub fn run(
                 eprintln!("note: GPU checks skipped: {reason}");
             }
             return Ok(without_gpu(
-                engine, entries, jobs, progress, cancelled, &reason, policy,
+                engine, cache, entries, jobs, progress, cancelled, &reason, policy,
             ));
         }
     };
@@ -103,7 +105,7 @@ pub fn run(
         // Blocks while the slot is busy and one job waits: the bounded(1) back-pressure.
         let _ = slot.jobs.send(job);
     };
-    let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &send);
+    let mut outcomes = run_cpu_stage(engine, cache, entries, jobs, progress, cancelled, &send);
     progress.gpu_queue_known();
     let GpuSlot {
         jobs: sender,
@@ -121,8 +123,10 @@ pub fn run(
     Ok((outcomes, Some(summary)))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn without_gpu(
     engine: &Engine,
+    cache: super::cpu::Cached,
     entries: &[Entry],
     jobs: usize,
     progress: &Progress,
@@ -131,11 +135,19 @@ fn without_gpu(
     policy: &crate::policy::Policy,
 ) -> (Vec<FileOutcome>, Option<GpuSummary>) {
     let wanted = std::sync::Mutex::new(Vec::new());
-    let mut outcomes = run_cpu_stage(engine, entries, jobs, progress, cancelled, &|i, _| {
-        if let Ok(mut w) = wanted.lock() {
-            w.push(i);
-        }
-    });
+    let mut outcomes = run_cpu_stage(
+        engine,
+        cache,
+        entries,
+        jobs,
+        progress,
+        cancelled,
+        &|i, _| {
+            if let Ok(mut w) = wanted.lock() {
+                w.push(i);
+            }
+        },
+    );
     let wanted = wanted.into_inner().unwrap_or_default();
     for i in &wanted {
         outcomes[*i].gpu_check = Some(skipped(reason));

@@ -7,7 +7,9 @@ pub mod progress;
 
 use std::path::PathBuf;
 
+use crate::cache::Cache;
 use crate::cli::{GpuArgs, InputArgs};
+use crate::lang::{FactStore, NoFacts};
 use crate::lint::RuleFilter;
 use crate::outcome::FileOutcome;
 use crate::policy::{config_file_of, Config, Phases};
@@ -16,7 +18,7 @@ use crate::python::header::PythonHeader;
 use crate::python::Python;
 use crate::source::Prefilter;
 use crate::summary::Summary;
-use crate::walk::{find_root, walk_tree, EntryKind};
+use crate::walk::{find_root, walk_tree, Entry, EntryKind};
 use cpu::{install_signal_flag, run_cpu_stage};
 use progress::Progress;
 
@@ -132,10 +134,13 @@ pub fn execute_stdin(
         false,
     )
     .entries;
+    let store = crate::lang::NoFacts;
     engine
         .python
-        .prepare(&setup.root, &all, engine.max_file_size);
-    engine.rust.prepare(&setup.root, &all, engine.max_file_size);
+        .prepare(&setup.root, &all, engine.max_file_size, &store);
+    engine
+        .rust
+        .prepare(&setup.root, &all, engine.max_file_size, &store);
     let absolute = crate::walk::absolute(name);
     let rel_path = crate::walk::relative_path(&setup.root, &absolute);
     let entry = crate::walk::Entry {
@@ -202,29 +207,60 @@ pub fn execute(
         .entries
     });
     let all = root_entries.as_deref().unwrap_or(&entries);
+    // `--shard I/N`: this job's part of the files; the index still reads them all.
+    let sharded: Option<Vec<Entry>> = input.shard.map(|(i, n)| {
+        entries
+            .iter()
+            .filter(|e| in_shard(&e.rel, i, n))
+            .cloned()
+            .collect()
+    });
+    let checked: &[Entry] = sharded.as_deref().unwrap_or(&entries);
     // The indexes parse every file of the tree: on threads with the CPU stage's stack, so that a
     // deep (but allowed) file never overflows a default-sized one.
     let index_pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs(input))
         .stack_size(cpu::WORKER_STACK)
         .build();
+    let mut cache = (!input.no_cache).then(|| {
+        Cache::open(
+            &setup.root,
+            cache_settings(setup, engine, input),
+            engine.max_file_size,
+        )
+    });
+    // The tree as the indexes last saw it: they are built only if a file must be analysed.
+    let index_deferred = cache.as_mut().is_some_and(|c| c.tree_unchanged(all));
+    let store: &dyn FactStore = match &cache {
+        Some(cache) => cache,
+        None => &NoFacts,
+    };
     let prepare = || {
         engine
             .python
-            .prepare(&setup.root, all, engine.max_file_size);
-        engine.rust.prepare(&setup.root, all, engine.max_file_size);
+            .prepare(&setup.root, all, engine.max_file_size, store);
+        engine
+            .rust
+            .prepare(&setup.root, all, engine.max_file_size, store);
     };
-    match &index_pool {
+    let build_index = || match &index_pool {
         Ok(pool) => pool.install(prepare),
         Err(_) => prepare(),
+    };
+    if !index_deferred {
+        build_index();
     }
-    let mut progress = Progress::new(&entries, &engine.phases);
+    let cached: cpu::Cached = cache
+        .as_ref()
+        .map(|c| (c, &build_index as &(dyn Fn() + Sync)));
+    let mut progress = Progress::new(checked, &engine.phases);
     let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
     let (outcomes, gpu_summary) = match gpu {
         Some(args) => gpu_slot::run(
             setup,
             engine,
-            &entries,
+            cached,
+            checked,
             jobs(input),
             args,
             &mut progress,
@@ -233,7 +269,8 @@ pub fn execute(
         None => (
             run_cpu_stage(
                 engine,
-                &entries,
+                cached,
+                checked,
                 jobs(input),
                 &progress,
                 &cancelled,
@@ -243,9 +280,47 @@ pub fn execute(
         ),
     };
     progress.finish();
+    if let Some(cache) = cache {
+        cache.persist(all, &entries);
+    }
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
     let summary = Summary::of(&outcomes, gpu_summary, interrupted);
     Ok((outcomes, summary))
+}
+
+/// Shard `i` of `n` (1-based) holds the paths whose hash is `i - 1` modulo `n`: stable across
+/// runs, machines and the order of the walk.
+pub fn in_shard(rel: &str, i: u32, n: u32) -> bool {
+    crate::source::content_key(rel.as_bytes()) % u64::from(n) == u64::from(i - 1)
+}
+
+/// Everything besides the files that a verdict depends on, for the content cache: the tool's
+/// build, the command's mode and flags, the config, the headers as rendered, the baseline.
+fn cache_settings(setup: &Setup, engine: &Engine, input: &InputArgs) -> String {
+    use std::os::unix::fs::MetadataExt;
+    // The binary's inode and device too: a cache file committed to a repository (crafted to
+    // say "compliant") names a build no other machine has, so it is never read there.
+    let build = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.dev()))
+        .ok();
+    let baseline = input.lint.baseline.as_ref().map(|path| {
+        std::fs::read(path)
+            .map(|b| crate::source::content_key(&b))
+            .ok()
+    });
+    format!(
+        "{} {build:?}\n{:?} touchpoints={} diff={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        engine.mode,
+        engine.touchpoints,
+        engine.want_diff,
+        engine.unsafe_fixes,
+        engine.max_file_size,
+        serde_json::to_string(&setup.config).unwrap_or_default(),
+        engine.python.settings(),
+        engine.rust.settings(),
+    )
 }
 
 /// When a writing run ends (however it ends), its registry of temp files goes with it.

@@ -18,6 +18,7 @@ use syn::visit::{self, Visit};
 
 use super::index_fns::IndexFn;
 use super::manifest::{self, Manifest};
+use crate::lang::{FactKind, FactStore};
 use crate::outcome::Language;
 use crate::walk::{Entry, EntryKind};
 
@@ -222,7 +223,12 @@ impl RustIndex {
         self.callable.get(rel).map_or(&[], |v| v.as_slice())
     }
 
-    pub fn build(root: &Path, entries: &[Entry], max_file_size: u64) -> RustIndex {
+    pub fn build(
+        root: &Path,
+        entries: &[Entry],
+        max_file_size: u64,
+        store: &dyn FactStore,
+    ) -> RustIndex {
         let rs: Vec<&Entry> = entries
             .iter()
             .filter(|e| e.kind == EntryKind::Source(Language::Rust))
@@ -232,15 +238,31 @@ impl RustIndex {
         }
         let files: HashMap<String, RsFile> = rs
             .par_iter()
-            .filter_map(|e| read(root, e, max_file_size).map(|f| (e.rel.clone(), f)))
+            .filter_map(|e| {
+                // `null`: the file does not parse, and is left out.
+                let cached = store
+                    .load(e, FactKind::Rust)
+                    .and_then(|text| serde_json::from_str::<Option<RsFile>>(&text).ok());
+                let file = match cached {
+                    Some(file) => file,
+                    None => {
+                        let (file, hash) = read(root, e, max_file_size)?;
+                        if let Ok(text) = serde_json::to_string(&file) {
+                            store.save(e, hash, FactKind::Rust, text);
+                        }
+                        file
+                    }
+                }?;
+                Some((e.rel.clone(), file))
+            })
             .collect();
         let packages = Packages::find(root, &rs);
         link(root, &files, &packages)
     }
 }
 
-/// One file, as the index sees it.
-#[derive(Debug, Default)]
+/// One file, as the index sees it (kept by the content cache).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct RsFile {
     /// `mod x;` declarations: (name, `#[path]`, the inline modules around it).
     mods: Vec<(String, Option<String>, Vec<String>)>,
@@ -267,15 +289,22 @@ struct RsFile {
     has_main: bool,
 }
 
-fn read(root: &Path, entry: &Entry, limit: u64) -> Option<RsFile> {
+/// The facts of one file (`None` when it does not parse) and the hash of the bytes read;
+/// `None` when it cannot be read.
+fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(Option<RsFile>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let hash = crate::source::content_key(&bytes);
+    Some((parse(bytes, &entry.rel), hash))
+}
+
+fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     let text = String::from_utf8(bytes).ok()?;
     // Too deep for syn's recursion: left to the per-file pass, which reports it.
     crate::nesting::check(Language::Rust, &text).ok()?;
     let file = syn::parse_file(&text).ok()?;
     let mut v = Reader::default();
     v.visit_file(&file);
-    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, &entry.rel);
+    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.

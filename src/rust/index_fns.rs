@@ -11,7 +11,7 @@ use syn::{Expr, FnArg, Pat};
 use super::facts::INDEX_CALLS;
 
 /// One such function.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IndexFn {
     /// `load`, or `Model::load` for an associated function (methods taking `self` are not
     /// followed: their receiver's type is not known at the call).
@@ -24,7 +24,7 @@ pub struct IndexFn {
 
 /// A function that hands a parameter on to another function (`fn open(gpu) { load(p, gpu) }`):
 /// an index function when the callee is one (see [`close`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Forward {
     pub path: String,
     pub position: usize,

@@ -393,10 +393,29 @@ impl LanguageSupport for RustSupport {
             .collect()
     }
 
-    fn prepare(&self, root: &Path, entries: &[crate::walk::Entry], max_file_size: u64) {
+    fn prepare(
+        &self,
+        root: &Path,
+        entries: &[crate::walk::Entry],
+        max_file_size: u64,
+        store: &dyn crate::lang::FactStore,
+    ) {
         let _ = self
             .index
-            .set(graph::RustIndex::build(root, entries, max_file_size));
+            .set(graph::RustIndex::build(root, entries, max_file_size, store));
+    }
+
+    fn verdict_inputs(&self, info: &FileInfo) -> String {
+        format!(
+            "{:?}|{:?}|{:?}",
+            self.role(info.rel),
+            self.krate(info.path),
+            self.callable(info.rel)
+        )
+    }
+
+    fn settings(&self) -> String {
+        format!("{:?}|{:?}", self.policy, self.header)
     }
 
     fn starts_gpu_program(&self, rel: &str) -> bool {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod mutants;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

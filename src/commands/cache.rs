@@ -1,0 +1,27 @@
+//! `gpu-homogenize cache clean`: remove the content cache of a tree, as `ruff clean` does.
+
+use std::path::PathBuf;
+
+use crate::cli::{CacheAction, CacheArgs};
+use crate::walk::{escape, find_root};
+
+pub fn run(args: CacheArgs) -> anyhow::Result<i32> {
+    let CacheAction::Clean { paths } = args.action;
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths
+    };
+    let root = find_root(&paths)?;
+    let removed = crate::cache::clean(&root).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: cannot remove the cache: {e}",
+            escape(root.join(crate::cache::CACHE_DIR).as_os_str())
+        )
+    })?;
+    out!(
+        "removed {removed} file(s) of the cache at {}\n",
+        escape(root.join(crate::cache::CACHE_DIR).as_os_str())
+    );
+    Ok(super::EXIT_OK)
+}
