@@ -1060,7 +1060,7 @@ mod tests {
                     kind: EntryKind::Source(Language::Rust),
                 })
                 .collect();
-            let index = RustIndex::build(dir.path(), &entries, 1 << 20);
+            let index = RustIndex::build(dir.path(), &entries, 1 << 20, &crate::lang::NoFacts);
             let cuda = |rel: &str| match index.role(rel) {
                 Some(FileRole::Program { cuda, .. }) => cuda.clone(),
                 other => panic!("{krate}::{api} {rel}: {other:?}"),
