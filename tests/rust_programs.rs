@@ -384,3 +384,38 @@ fn a_block_written_by_the_previous_version_is_recognised() {
     let (status, text) = statuses(root);
     assert_eq!(status["src/main.rs"], "compliant", "{text}");
 }
+
+/// From the trial on unseen crates: a device chosen by the program's library is not undone by
+/// the program's own `Device::Cpu` copy-back; a program that only compiles kernels with NVRTC
+/// opens no device; a program that opens two cards by design is not masked to one.
+#[test]
+fn library_devices_nvrtc_and_multi_gpu_programs_are_judged_as_they_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "sd/Cargo.toml", "[package]\nname = \"sd\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "sd/src/lib.rs", "use candle_core::Device;\n\npub fn select_device() -> Device {\n    Device::cuda_if_available(0).unwrap()\n}\n");
+    write(root, "sd/examples/render.rs", "use candle_core::{Device, Tensor};\n\nfn main() {\n    let device = sd::select_device();\n    let image = Tensor::zeros(4, candle_core::DType::F32, &device).unwrap();\n    let _saved = image.to_device(&Device::Cpu).unwrap();\n}\n");
+    write(root, "kern/Cargo.toml", "[package]\nname = \"kern\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = { version = \"0.19\", features = [\"nvrtc\", \"driver\"] }\n");
+    write(root, "kern/src/bin/compile.rs", "use cudarc::nvrtc::compile_ptx;\n\nfn main() {\n    let ptx = compile_ptx(\"__global__ void k() {}\").unwrap();\n    println!(\"{ptx:?}\");\n}\n");
+    write(root, "kern/src/bin/copy.rs", "use cudarc::driver::CudaContext;\n\nfn main() {\n    let a = CudaContext::new(0).unwrap();\n    let b = CudaContext::new(1).unwrap();\n    println!(\"{} {}\", a.ordinal, b.ordinal);\n}\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("sd/examples/render.rs", "non_compliant"),
+        ("kern/src/bin/compile.rs", "no_gpu_code"),
+        ("kern/src/bin/copy.rs", "non_compliant"),
+    ] {
+        assert_eq!(status[file], want, "{file}\n{text}");
+    }
+    assert!(text.contains("kern/src/bin/copy.rs:3:1: GH502 fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements; not fixed automatically: this program selects several devices (GH513)"), "{text}");
+    let before = std::fs::read(root.join("kern/src/bin/copy.rs")).unwrap();
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    assert_eq!(
+        std::fs::read(root.join("kern/src/bin/copy.rs")).unwrap(),
+        before
+    );
+    let render = std::fs::read_to_string(root.join("sd/examples/render.rs")).unwrap();
+    assert!(
+        render.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\""),
+        "{render}"
+    );
+}

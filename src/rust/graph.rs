@@ -112,9 +112,25 @@ const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
 /// these crates reaches CUDA through it only when its code names one of its entry points or
 /// chooses a CUDA device itself (`new_cuda`, `Device::Cuda(…)`, `cuda_if_available`): a tool
 /// that uses rust-bert for its error type or ONNX Runtime on the CPU provider is not a GPU
-/// program. Crates with no line here (cudarc, llama.cpp, whisper.cpp, mistral.rs) reach CUDA
-/// by any use once their CUDA feature is on.
+/// program, nor is one that only compiles kernels with cudarc's `nvrtc`. Crates with no line
+/// here (cust, llama.cpp, whisper.cpp, mistral.rs) reach CUDA by any use once their CUDA
+/// feature is on.
 const ENTRY_POINTS: &[(&str, &str, &str)] = &[
+    (
+        "cudarc",
+        "driver",
+        "the driver API: contexts, streams, device memory",
+    ),
+    ("cudarc", "runtime", "the runtime API"),
+    ("cudarc", "cublas", "cuBLAS, on a context's stream"),
+    ("cudarc", "cublaslt", "cuBLASLt, on a context's stream"),
+    ("cudarc", "cudnn", "cuDNN, on a context's stream"),
+    ("cudarc", "curand", "cuRAND, on a context's stream"),
+    ("cudarc", "cusparse", "cuSPARSE, on a context's stream"),
+    ("cudarc", "cusolver", "cuSOLVER, on a context's stream"),
+    ("cudarc", "nccl", "NCCL: one communicator per card"),
+    ("cudarc", "cufile", "cuFile: GPUDirect storage"),
+    ("cudarc", "cupti", "CUPTI: profiling a context"),
     (
         "rust_bert",
         "pipelines",
@@ -419,6 +435,7 @@ impl<'a> Visit<'a> for Reader {
                 | "CudaContext"
                 | "get_device"
                 | "new_cuda_with_stream"
+                | "AutoDevice"
                 | "LibTorch" => self.file.cuda = true,
                 "Cpu" | "NdArray" | "Flex" | "NdArrayDevice" | "CpuDevice" => self.file.cpu = true,
                 _ => {}
@@ -784,7 +801,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                             .any(|f| f.cuda || apis.iter().any(|a| f.segments.contains(*a)))
                     };
                     if gate.as_ref().is_none_or(|apis| chooses(apis)) {
-                        return Some((why.clone(), *torch));
+                        return Some((why.clone(), *torch, false));
                     }
                 }
                 Dep::Tree(j) if !stack.contains(j) => {
@@ -799,8 +816,12 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                             r
                         }
                     };
-                    if let Some((why, torch)) = found {
-                        return Some((format!("`{local}` (a crate of this tree) → {why}"), torch));
+                    if let Some((why, torch, _)) = found {
+                        return Some((
+                            format!("`{local}` (a crate of this tree) → {why}"),
+                            torch,
+                            true,
+                        ));
                     }
                 }
                 _ => {}
@@ -841,7 +862,8 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 &mut lib_cuda.clone(),
                 &mut vec![i],
             );
-            if cuda.is_none() && named.contains(p.lib_name.as_str()) {
+            let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
+            if named.contains(p.lib_name.as_str()) {
                 // Only the library modules the program's paths reach, and what they reach.
                 let used = lib_modules[i].as_ref().and_then(|modules| {
                     let entry: Vec<Vec<String>> = tree
@@ -868,12 +890,16 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                     ),
                     None => lib_cuda[i].clone().flatten(),
                 };
-                cuda = lib_reach.map(|(why, torch)| {
-                    (
-                        format!("its package's library `{}` → {why}", p.lib_name),
-                        torch,
-                    )
-                });
+                library_chooses |= lib_reach.is_some();
+                if cuda.is_none() {
+                    cuda = lib_reach.map(|(why, torch, _)| {
+                        (
+                            format!("its package's library `{}` → {why}", p.lib_name),
+                            torch,
+                            true,
+                        )
+                    });
+                }
             }
             let own = tree.iter().filter_map(|f| files.get(f));
             let (mut any_cuda, mut any_cpu) = (false, false);
@@ -887,7 +913,9 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 Dep::CudaOff(name) if named.contains(local.as_str()) => Some(name.clone()),
                 _ => None,
             });
-            let cpu = if any_cpu && !any_cuda {
+            // A device a library of the tree chooses (`select_device()`, `DeviceSetup::new`) is
+            // not undone by the program's own `Device::Cpu` (a copy-back, a result tensor).
+            let cpu = if any_cpu && !any_cuda && !library_chooses {
                 Some("its code chooses only CPU devices".to_string())
             } else if cuda.is_none() {
                 off.map(|name| format!("`{name}` is built without its CUDA feature"))
@@ -895,8 +923,8 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 None
             };
             let masks = !test && files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
-            let torch = cuda.as_ref().is_some_and(|(_, t)| *t);
-            let cuda = cuda.map(|(why, _)| why);
+            let torch = cuda.as_ref().is_some_and(|(_, t, _)| *t);
+            let cuda = cuda.map(|(why, _, _)| why);
             if cuda.is_some() && cpu.is_none() {
                 // The libraries it runs: its package's (when it names it) and every crate of
                 // the tree its package depends on.
@@ -1008,9 +1036,9 @@ impl super::modules::PathsOf for Files<'_> {
     }
 }
 
-/// How a library or a program reaches CUDA (why), and whether through libtorch; `None`: it
-/// does not.
-type Reached = Option<(String, bool)>;
+/// How a library or a program reaches CUDA (why), whether through libtorch, and whether
+/// through a library of the tree (which then chooses the device); `None`: it does not.
+type Reached = Option<(String, bool, bool)>;
 
 /// Whether package `q` depends on package `target`, directly or through crates of the tree.
 fn depends_on(q: &Package, target: usize, packages: &[Package], seen: &mut Vec<usize>) -> bool {

@@ -274,6 +274,18 @@ impl RustSupport {
         let kind = detect::binary(&facts, &ctx);
         let mut findings = detect::findings(&facts, &ctx, &sites);
         let mut edits = Vec::new();
+        // A program that opens several cards by design (GH513) would lose all but one to the
+        // mask: nothing of it is fixed, the findings say why.
+        let multi_gpu = kind == detect::Binary::Settable
+            && findings
+                .iter()
+                .any(|f| f.rule.code == rules::MULTI_GPU.code);
+        if multi_gpu {
+            withhold(
+                &mut findings,
+                "this program selects several devices (GH513), and the mask would leave it one card",
+            );
+        }
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
             match self.prove(krate, at, source, planned, in_phase) {
