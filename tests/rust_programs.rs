@@ -171,13 +171,32 @@ fn respect_scheduler_sets_only_what_the_launcher_left_unset() {
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
     assert!(
-        main.contains("concurrently.\n        if std::env::var_os(\"CUDA_VISIBLE_DEVICES\").is_none() { std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\"); }\n        if std::env::var_os(\"CUDA_DEVICE_ORDER\").is_none() { std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\"); }\n    }\n"),
+        main.contains("concurrently.\n        if std::env::var_os(\"CUDA_VISIBLE_DEVICES\").is_none() {\n            std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        }\n        if std::env::var_os(\"CUDA_DEVICE_ORDER\").is_none() {\n            std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n        }\n    }\n"),
         "{main}"
     );
+    // rustfmt leaves it as it is.
+    let rustfmt = std::process::Command::new("rustfmt")
+        .args(["--check", "--edition", "2024"])
+        .arg(root.join("src/main.rs"))
+        .output();
+    if let Ok(out) = rustfmt {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    // The one-line form the previous version wrote is recognised: never written twice.
+    write(root, "src/bin/earlier.rs", "use cudarc::driver::CudaContext;\n\nfn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts: nothing reads or writes the environment concurrently.\n        if std::env::var_os(\"CUDA_VISIBLE_DEVICES\").is_none() { std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\"); }\n        if std::env::var_os(\"CUDA_DEVICE_ORDER\").is_none() { std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\"); }\n    }\n    let _c = CudaContext::new(0);\n}\n");
     let scan = run(gh(root).args(["scan", "."]));
     assert!(!scan.stdout.contains("src/main.rs:"), "{}", scan.stdout);
     assert!(
         scan.stdout.contains("src/bin/forced.rs:"),
+        "{}",
+        scan.stdout
+    );
+    assert!(
+        !scan.stdout.contains("src/bin/earlier.rs:3:1: GH502"),
         "{}",
         scan.stdout
     );

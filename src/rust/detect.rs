@@ -103,10 +103,15 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
     // allocator variable in every program): a block already there is never written twice.
     let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
         let safeties = [Safety::Lines, Safety::OneLine, Safety::Omitted];
+        let respects = match super::Respect::of(ctx.policy) {
+            super::Respect::No => vec![super::Respect::No],
+            _ => vec![super::Respect::Block, super::Respect::OneLine],
+        };
         safeties
             .into_iter()
             .flat_map(|safety| [(ctx.torch(), safety), (true, safety)])
-            .find_map(|(alloc, safety)| {
+            .flat_map(|(alloc, safety)| respects.iter().map(move |r| (alloc, safety, *r)))
+            .find_map(|(alloc, safety, respect)| {
                 let text = ctx.header.main_env_text(
                     ctx.krate.edition,
                     fix::line_indent(ctx.source, m.sig.start),
@@ -115,7 +120,7 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
                     super::EnvText {
                         alloc,
                         safety,
-                        respect: ctx.policy.respect_scheduler,
+                        respect,
                     },
                 );
                 ctx.source[m.body_start..]
@@ -367,7 +372,7 @@ fn async_fix(
         super::EnvText {
             alloc: ctx.torch(),
             safety: super::Safety::Lines,
-            respect: ctx.policy.respect_scheduler,
+            respect: super::Respect::of(ctx.policy),
         },
     );
     let mut edits = super::async_main::sync_main_edits(

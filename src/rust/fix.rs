@@ -81,7 +81,7 @@ pub fn plan(
             super::EnvText {
                 alloc: ctx.torch(),
                 safety: super::Safety::Lines,
-                respect: ctx.policy.respect_scheduler,
+                respect: super::Respect::of(ctx.policy),
             },
         );
         push(Edit::insert(main.body_start, text));

@@ -114,8 +114,12 @@ impl RustHeader {
                 .map(|(key, _)| key);
             match key {
                 // A Slurm or Kubernetes mask (set before the process starts) wins.
-                Some(key) if opts.respect => out.push_str(&format!(
+                // As rustfmt lays it out (the earlier one-line form is still recognised).
+                Some(key) if opts.respect == Respect::OneLine => out.push_str(&format!(
                     "{nl}{inner}if std::env::var_os(\"{key}\").is_none() {{ {line} }}"
+                )),
+                Some(key) if opts.respect == Respect::Block => out.push_str(&format!(
+                    "{nl}{inner}if std::env::var_os(\"{key}\").is_none() {{{nl}{inner}{unit}{line}{nl}{inner}}}"
                 )),
                 _ => out.push_str(&format!("{nl}{inner}{line}")),
             }
@@ -124,6 +128,25 @@ impl RustHeader {
             out.push_str(&format!("{nl}{outer}}}"));
         }
         out
+    }
+}
+
+/// `respect_scheduler`'s form: each write guarded by `if std::env::var_os(K).is_none()`, as
+/// rustfmt lays it out (`Block`) or on one line as the previous version wrote it; or unguarded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Respect {
+    No,
+    Block,
+    OneLine,
+}
+
+impl Respect {
+    pub fn of(policy: &Policy) -> Respect {
+        if policy.respect_scheduler {
+            Respect::Block
+        } else {
+            Respect::No
+        }
     }
 }
 
@@ -144,7 +167,7 @@ pub struct EnvText {
     /// The `// SAFETY:` comment of the edition-2024 `unsafe` block.
     pub safety: Safety,
     /// `respect_scheduler`: each variable is set only when the launcher left it unset.
-    pub respect: bool,
+    pub respect: Respect,
 }
 
 pub struct RustSupport {
