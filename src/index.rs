@@ -148,6 +148,7 @@ impl ProjectIndex {
         entries: &[Entry],
         max_file_size: u64,
         store: &dyn FactStore,
+        hosted: &[(String, String)],
     ) -> ProjectIndex {
         let prefilter = crate::source::Prefilter::new();
         let packages = PackageDirs::default();
@@ -179,7 +180,7 @@ impl ProjectIndex {
             .collect();
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
         let projects = Projects::find(root, &files);
-        link(files, &projects)
+        link(files, &projects, hosted)
     }
 }
 
@@ -666,7 +667,7 @@ fn is_test_file(rel: &str) -> bool {
 }
 
 /// Resolve the imports, find the entry points and the programs each module runs in.
-fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
+fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) -> ProjectIndex {
     let by_rel: HashMap<&str, usize> = files
         .iter()
         .enumerate()
@@ -818,10 +819,19 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
                 .collect::<Vec<_>>()
         })
         .collect();
+    let host_of = |rel: &str| {
+        hosted
+            .iter()
+            .find(|(f, _)| f == rel)
+            .map(|(_, h)| h.clone())
+    };
     let entry_of = |i: usize| -> Option<EntryWhy> {
         let f = &files[i];
         let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
-        if let Some(script) = scripts.get(&i) {
+        if host_of(&f.rel).is_some() {
+            // Run inside a Rust program's process (pyo3): never a process of its own.
+            None
+        } else if let Some(script) = scripts.get(&i) {
             Some(EntryWhy::Script(script.clone()))
         } else if name == "__main__.py" {
             Some(EntryWhy::DunderMain)
@@ -890,6 +900,12 @@ fn link(files: Vec<PyFile>, projects: &Projects) -> ProjectIndex {
                     }
                 }
             }
+            // Embedded in a Rust program: its env is that program's, which this index cannot
+            // see (no count: nothing here proves it masks).
+            None if host_of(&f.rel).is_some() => Role::Library {
+                programs: host_of(&f.rel).into_iter().collect(),
+                count: 0,
+            },
             None => {
                 let programs = &programs_of[i];
                 Role::Library {

@@ -63,6 +63,14 @@ pub trait LanguageSupport: Sync {
         _store: &dyn FactStore,
     ) {
     }
+    /// Source files of another language this one's programs embed and run in-process
+    /// (`include_str!("worker.py")` handed to pyo3): (embedded file, the file embedding it).
+    fn hosted_sources(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// What another language's programs embed (see [`LanguageSupport::hosted_sources`]),
+    /// told before `prepare`: such a file is not a program of its own.
+    fn note_hosted(&self, _hosted: Vec<(String, String)>) {}
     /// Everything besides the file's own bytes and the run's settings that its verdict reads
     /// (its role in the project index, the constants it imports, its crate): the content
     /// cache reuses a verdict only while this is unchanged.

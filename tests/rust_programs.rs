@@ -438,3 +438,31 @@ fn library_devices_nvrtc_and_multi_gpu_programs_are_judged_as_they_run() {
         "{render}"
     );
 }
+
+/// A Python file a Rust program embeds (`include_str!` handed to pyo3) runs in that program's
+/// process: it is not a program of its own (no Python header, no second mask), and a device
+/// index in it is for review, naming the Rust program.
+#[test]
+fn python_a_rust_program_embeds_is_judged_inside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"srv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\npyo3 = \"0.22\"\n");
+    write(root, "src/main.rs", "use candle_core::Device;\n\npub const WORKER_PY: &str = include_str!(\"../py/worker.py\");\n\nfn main() {\n    let _d = Device::new_cuda(0);\n    println!(\"{}\", WORKER_PY.len());\n}\n");
+    write(root, "py/worker.py", "import torch\n\nDEVICE = torch.device(\"cuda:1\")\n\n\ndef step(x):\n    return torch.tensor(x, device=DEVICE).sum().item()\n");
+    write(
+        root,
+        "py/plain.py",
+        "import torch\n\nDEVICE = torch.device(\"cuda:1\")\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["py/worker.py"], "needs_review", "{text}");
+    assert!(
+        text.contains("it runs inside the Rust program of `src/main.rs`, which embeds it"),
+        "{text}"
+    );
+    // Not embedded: a script of its own, as before.
+    assert_eq!(status["py/plain.py"], "non_compliant", "{text}");
+    let before = std::fs::read(root.join("py/worker.py")).unwrap();
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    assert_eq!(std::fs::read(root.join("py/worker.py")).unwrap(), before);
+}

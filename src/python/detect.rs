@@ -499,7 +499,12 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
     let (library_of, programs) = match role {
         Role::Program { .. } => return,
         Role::Library { programs, count } => (
-            if *count == 0 {
+            if *count == 0 && !programs.is_empty() {
+                format!(
+                    "it runs inside the Rust program of `{}`, which embeds it",
+                    programs[0]
+                )
+            } else if *count == 0 {
                 "no program of this tree runs it".to_string()
             } else {
                 format!("it runs in the programs of {}", importers(programs, *count))

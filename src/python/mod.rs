@@ -56,6 +56,8 @@ pub struct Python {
     pub header: PythonHeader,
     index: std::sync::OnceLock<ProjectIndex>,
     styled: std::sync::OnceLock<StyledHeaders>,
+    /// Python files a Rust program of the tree embeds (file → the Rust file).
+    hosted: std::sync::OnceLock<Vec<(String, String)>>,
 }
 
 /// The header in each style the tree's directories want (`prepare`): few styles, many
@@ -102,7 +104,12 @@ impl Python {
             header,
             index: std::sync::OnceLock::new(),
             styled: std::sync::OnceLock::new(),
+            hosted: std::sync::OnceLock::new(),
         }
+    }
+
+    fn hosted(&self) -> &[(String, String)] {
+        self.hosted.get().map_or(&[], Vec::as_slice)
     }
 
     /// The header styled for the directory of `rel`.
@@ -172,10 +179,18 @@ impl LanguageSupport for Python {
             .styled
             .set(StyledHeaders::build(&self.header, root, entries));
         if self.policy.scope == Scope::Programs {
-            let _ = self
-                .index
-                .set(ProjectIndex::build(root, entries, max, store));
+            let _ = self.index.set(ProjectIndex::build(
+                root,
+                entries,
+                max,
+                store,
+                self.hosted(),
+            ));
         }
+    }
+
+    fn note_hosted(&self, hosted: Vec<(String, String)>) {
+        let _ = self.hosted.set(hosted);
     }
 
     fn verdict_inputs(&self, info: &FileInfo) -> String {

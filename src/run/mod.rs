@@ -136,10 +136,11 @@ pub fn execute_stdin(
     .entries;
     let store = crate::lang::NoFacts;
     engine
-        .python
-        .prepare(&setup.root, &all, engine.max_file_size, &store);
-    engine
         .rust
+        .prepare(&setup.root, &all, engine.max_file_size, &store);
+    engine.python.note_hosted(engine.rust.hosted_sources());
+    engine
+        .python
         .prepare(&setup.root, &all, engine.max_file_size, &store);
     let absolute = crate::walk::absolute(name);
     let rel_path = crate::walk::relative_path(&setup.root, &absolute);
@@ -235,12 +236,14 @@ pub fn execute(
         Some(cache) => cache,
         None => &NoFacts,
     };
+    // Rust first: the Python files its programs embed are not programs of their own.
     let prepare = || {
         engine
-            .python
-            .prepare(&setup.root, all, engine.max_file_size, store);
-        engine
             .rust
+            .prepare(&setup.root, all, engine.max_file_size, store);
+        engine.python.note_hosted(engine.rust.hosted_sources());
+        engine
+            .python
             .prepare(&setup.root, all, engine.max_file_size, store);
     };
     let build_index = || match &index_pool {

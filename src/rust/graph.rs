@@ -215,6 +215,7 @@ pub struct RustIndex {
     /// The index functions each file can call: its package's and its dependencies' of the
     /// tree (a name defined twice with different index positions is left out).
     callable: HashMap<String, Arc<Vec<IndexFn>>>,
+    hosted: Vec<(String, String)>,
 }
 
 impl FileRole {
@@ -233,6 +234,11 @@ impl FileRole {
 impl RustIndex {
     pub fn role(&self, rel: &str) -> Option<&FileRole> {
         self.files.get(rel)
+    }
+
+    /// Python files the tree's Rust code embeds: (the `.py`, the `.rs` embedding it).
+    pub fn hosted(&self) -> &[(String, String)] {
+        &self.hosted
     }
 
     pub fn callable(&self, rel: &str) -> &[IndexFn] {
@@ -291,6 +297,8 @@ struct RsFile {
     paths: Vec<Vec<String>>,
     /// `pub use a::b::C;` (a glob: name `*`): where a library root's names come from.
     reexports: Vec<(String, Vec<String>)>,
+    /// Files `include_str!`/`include_bytes!` embed, as written (relative to this file).
+    embeds: Vec<String>,
     /// Functions that hand a parameter to a device constructor as its index, and those that
     /// hand one to another function.
     index_fns: Vec<IndexFn>,
@@ -456,6 +464,16 @@ impl<'a> Visit<'a> for Reader {
             .paths
             .extend(flat.into_iter().map(|(_, p)| p).filter(|p| p.len() > 1));
         visit::visit_item_use(self, u);
+    }
+
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        let name = m.path.segments.last().map(|s| s.ident.to_string());
+        if matches!(name.as_deref(), Some("include_str" | "include_bytes")) {
+            if let Ok(lit) = m.parse_body::<syn::LitStr>() {
+                self.file.embeds.push(lit.value());
+            }
+        }
+        visit::visit_macro(self, m);
     }
 
     fn visit_use_tree(&mut self, t: &'a syn::UseTree) {
@@ -973,9 +991,22 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         }
     }
     let callable = callable(files, packages, &lib_files, &package_files);
+    let mut hosted: Vec<(String, String)> = files
+        .iter()
+        .flat_map(|(rel, f)| {
+            let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            f.embeds
+                .iter()
+                .filter(|e| e.ends_with(".py"))
+                .map(move |e| (normalize(&join(dir, e)), rel.clone()))
+        })
+        .collect();
+    hosted.sort();
+    hosted.dedup_by(|a, b| a.0 == b.0);
     RustIndex {
         files: roles,
         callable,
+        hosted,
     }
 }
 

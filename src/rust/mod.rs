@@ -440,6 +440,10 @@ impl LanguageSupport for RustSupport {
             .set(graph::RustIndex::build(root, entries, max_file_size, store));
     }
 
+    fn hosted_sources(&self) -> Vec<(String, String)> {
+        self.index.get().map_or(Vec::new(), |i| i.hosted().to_vec())
+    }
+
     fn verdict_inputs(&self, info: &FileInfo) -> String {
         format!(
             "{:?}|{:?}|{:?}",
