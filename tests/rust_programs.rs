@@ -414,12 +414,15 @@ fn library_devices_nvrtc_and_multi_gpu_programs_are_judged_as_they_run() {
     write(root, "sd/Cargo.toml", "[package]\nname = \"sd\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
     write(root, "sd/src/lib.rs", "use candle_core::Device;\n\npub fn select_device() -> Device {\n    Device::cuda_if_available(0).unwrap()\n}\n");
     write(root, "sd/examples/render.rs", "use candle_core::{Device, Tensor};\n\nfn main() {\n    let device = sd::select_device();\n    let image = Tensor::zeros(4, candle_core::DType::F32, &device).unwrap();\n    let _saved = image.to_device(&Device::Cpu).unwrap();\n}\n");
+    // The same library, told to run on the CPU by a binding of the program's own.
+    write(root, "sd/examples/cpu.rs", "use candle_core::Device;\n\nfn main() {\n    let device = Device::Cpu;\n    let _d = sd::select_device;\n    println!(\"{device:?}\");\n}\n");
     write(root, "kern/Cargo.toml", "[package]\nname = \"kern\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = { version = \"0.19\", features = [\"nvrtc\", \"driver\"] }\n");
     write(root, "kern/src/bin/compile.rs", "use cudarc::nvrtc::compile_ptx;\n\nfn main() {\n    let ptx = compile_ptx(\"__global__ void k() {}\").unwrap();\n    println!(\"{ptx:?}\");\n}\n");
     write(root, "kern/src/bin/copy.rs", "use cudarc::driver::CudaContext;\n\nfn main() {\n    let a = CudaContext::new(0).unwrap();\n    let b = CudaContext::new(1).unwrap();\n    println!(\"{} {}\", a.ordinal, b.ordinal);\n}\n");
     let (status, text) = statuses(root);
     for (file, want) in [
         ("sd/examples/render.rs", "non_compliant"),
+        ("sd/examples/cpu.rs", "no_gpu_code"),
         ("kern/src/bin/compile.rs", "no_gpu_code"),
         ("kern/src/bin/copy.rs", "non_compliant"),
     ] {

@@ -307,6 +307,9 @@ struct RsFile {
     /// backend), or a CPU one.
     cuda: bool,
     cpu: bool,
+    /// A binding that is a CPU device itself (`let dev: Cpu = …`, `let d = Device::Cpu`,
+    /// `Cpu::default()`): the program chooses the CPU, whatever a library could choose.
+    cpu_binding: bool,
     async_main: bool,
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
@@ -341,6 +344,29 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
     proc_macro2::extra::invalidate_current_thread_spans();
     Some(v.file)
+}
+
+const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
+
+fn is_cpu_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| CPU_DEVICES.iter().any(|c| s.ident == c)))
+}
+
+/// `Device::Cpu`, `Cpu::default()`, `Cpu::seed_from_u64(0)`: the value is a CPU device (a
+/// method call on something else — `t.to_device(&Device::Cpu)` — is a copy, not a choice).
+fn is_cpu_device(expr: &syn::Expr) -> bool {
+    let cpu_path = |p: &syn::Path| {
+        p.segments
+            .iter()
+            .any(|s| CPU_DEVICES.iter().any(|c| s.ident == c))
+    };
+    match expr {
+        syn::Expr::Path(p) => cpu_path(&p.path),
+        syn::Expr::Call(c) => matches!(c.func.as_ref(), syn::Expr::Path(p) if cpu_path(&p.path)),
+        syn::Expr::Reference(r) => is_cpu_device(&r.expr),
+        syn::Expr::Paren(p) => is_cpu_device(&p.expr),
+        _ => false,
+    }
 }
 
 /// A `use` tree as (the name it binds, its full path) pairs; a glob binds `*`.
@@ -464,6 +490,19 @@ impl<'a> Visit<'a> for Reader {
             .paths
             .extend(flat.into_iter().map(|(_, p)| p).filter(|p| p.len() > 1));
         visit::visit_item_use(self, u);
+    }
+
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        let cpu_type = match &l.pat {
+            syn::Pat::Type(t) => is_cpu_type(&t.ty),
+            _ => false,
+        };
+        let cpu_value = l
+            .init
+            .as_ref()
+            .is_some_and(|init| is_cpu_device(&init.expr));
+        self.file.cpu_binding |= cpu_type || cpu_value;
+        visit::visit_local(self, l);
     }
 
     fn visit_macro(&mut self, m: &'a syn::Macro) {
@@ -920,10 +959,11 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 }
             }
             let own = tree.iter().filter_map(|f| files.get(f));
-            let (mut any_cuda, mut any_cpu) = (false, false);
+            let (mut any_cuda, mut any_cpu, mut cpu_binding) = (false, false, false);
             for f in own {
                 any_cuda |= f.cuda;
                 any_cpu |= f.cpu;
+                cpu_binding |= f.cpu_binding;
             }
             // Chooses only CPU devices: a CPU program whatever it links; or names only CUDA
             // crates that are built without CUDA.
@@ -932,8 +972,9 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 _ => None,
             });
             // A device a library of the tree chooses (`select_device()`, `DeviceSetup::new`) is
-            // not undone by the program's own `Device::Cpu` (a copy-back, a result tensor).
-            let cpu = if any_cpu && !any_cuda && !library_chooses {
+            // not undone by the program's own `Device::Cpu` in a copy-back or a result tensor;
+            // a CPU device the program binds itself (`let dev: Cpu = …`) is its choice.
+            let cpu = if any_cpu && !any_cuda && (!library_chooses || cpu_binding) {
                 Some("its code chooses only CPU devices".to_string())
             } else if cuda.is_none() {
                 off.map(|name| format!("`{name}` is built without its CUDA feature"))
