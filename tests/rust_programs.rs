@@ -469,3 +469,25 @@ fn python_a_rust_program_embeds_is_judged_inside_it() {
     run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
     assert_eq!(std::fs::read(root.join("py/worker.py")).unwrap(), before);
 }
+
+/// An options struct defined in one file whose field another file hands to a device index:
+/// the default is remapped where it is written (every program running the library masks).
+#[test]
+fn an_options_field_is_followed_from_its_default_to_the_index_it_feeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"tool\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "src/lib.rs", "use candle_core::Device;\n\n#[derive(clap::Parser, Debug)]\npub struct Args {\n    /// GPU device index.\n    #[arg(long, default_value_t = 1)]\n    pub device: usize,\n    #[arg(long, default_value_t = 1)]\n    pub batch: usize,\n}\n\npub fn get_device(ordinal: usize) -> candle_core::Result<Device> {\n    Device::new_cuda(ordinal)\n}\n");
+    write(root, "src/main.rs", "use clap::Parser;\n\nfn main() {\n    let args = tool::Args::parse();\n    let dev = tool::get_device(args.device).unwrap();\n    println!(\"{dev:?} {}\", args.batch);\n}\n");
+    let (_, text) = statuses(root);
+    assert!(text.contains("src/lib.rs:6:35: GH511 [*] `Device::new_cuda` (src/lib.rs:13) through `get_device` (src/main.rs:5), selects device 1 through the default of the `device` option (line 6)"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("#[arg(long, default_value_t = 0)]\n    pub device: usize,\n    #[arg(long, default_value_t = 1)]\n    pub batch: usize,"),
+        "{lib}"
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/lib.rs"], "compliant", "{text}");
+    assert_eq!(status["src/main.rs"], "compliant", "{text}");
+}

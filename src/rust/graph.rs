@@ -215,6 +215,9 @@ pub struct RustIndex {
     /// The index functions each file can call: its package's and its dependencies' of the
     /// tree (a name defined twice with different index positions is left out).
     callable: HashMap<String, Arc<Vec<IndexFn>>>,
+    /// The struct fields each file's package hands to a device index, with what they reach:
+    /// a command-line option of that name holds an index.
+    index_fields: HashMap<String, Arc<Vec<(String, String)>>>,
     hosted: Vec<(String, String)>,
 }
 
@@ -243,6 +246,10 @@ impl RustIndex {
 
     pub fn callable(&self, rel: &str) -> &[IndexFn] {
         self.callable.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
+        self.index_fields.get(rel).map_or(&[], |v| v.as_slice())
     }
 
     pub fn build(
@@ -303,6 +310,7 @@ struct RsFile {
     /// hand one to another function.
     index_fns: Vec<IndexFn>,
     forwards: Vec<super::index_fns::Forward>,
+    field_args: Vec<super::index_fns::FieldArg>,
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
@@ -332,6 +340,7 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     let mut v = Reader::default();
     v.visit_file(&file);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel);
+    v.file.field_args = super::index_fns::field_args(&file, rel);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
@@ -1031,7 +1040,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             });
         }
     }
-    let callable = callable(files, packages, &lib_files, &package_files);
+    let (callable, index_fields) = callable(files, packages, &lib_files, &package_files);
     let mut hosted: Vec<(String, String)> = files
         .iter()
         .flat_map(|(rel, f)| {
@@ -1047,19 +1056,26 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     RustIndex {
         files: roles,
         callable,
+        index_fields,
         hosted,
     }
 }
 
 /// For each file of a package: the index functions of its package and of the libraries of
-/// the tree crates it depends on.
+/// the tree crates it depends on, and the struct fields the package hands to an index.
+type Callable = (
+    HashMap<String, Arc<Vec<IndexFn>>>,
+    HashMap<String, Arc<Vec<(String, String)>>>,
+);
+
 fn callable(
     files: &HashMap<String, RsFile>,
     packages: &[Package],
     lib_files: &[Vec<String>],
     package_files: &[Vec<String>],
-) -> HashMap<String, Arc<Vec<IndexFn>>> {
+) -> Callable {
     let mut out = HashMap::new();
+    let mut fields_out = HashMap::new();
     for (i, p) in packages.iter().enumerate() {
         let mut tree: Vec<&String> = package_files[i].iter().collect();
         for (j, lib) in lib_files.iter().enumerate() {
@@ -1072,6 +1088,17 @@ fn callable(
         let forwards: Vec<super::index_fns::Forward> =
             read().flat_map(|f| f.forwards.iter().cloned()).collect();
         super::index_fns::close(&mut fns, &forwards);
+        // Fields handed to an index anywhere in the package or the crates it uses (the
+        // options struct of a CLI crate read by its engine crate, or the other way round).
+        let field_args: Vec<super::index_fns::FieldArg> =
+            read().flat_map(|f| f.field_args.iter().cloned()).collect();
+        let fields = super::index_fns::index_fields(&field_args, &fns);
+        if !fields.is_empty() {
+            let fields = Arc::new(fields);
+            for f in &package_files[i] {
+                fields_out.insert(f.clone(), fields.clone());
+            }
+        }
         if fns.is_empty() {
             continue;
         }
@@ -1091,7 +1118,7 @@ fn callable(
             out.insert(f.clone(), fns.clone());
         }
     }
-    out
+    (out, fields_out)
 }
 
 /// A library's files with their module paths.

@@ -33,6 +33,86 @@ pub struct Forward {
     pub at: String,
 }
 
+/// A struct field handed to a function (`get_device(args.device)`, `new_cuda(cfg.gpu)`): where
+/// a command-line option's default defined in another file goes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FieldArg {
+    pub callee: Vec<String>,
+    pub arg: usize,
+    pub field: String,
+    pub at: String,
+}
+
+/// Every field handed to a call in a file.
+pub fn field_args(file: &syn::File, rel: &str) -> Vec<FieldArg> {
+    struct V<'r>(&'r str, Vec<FieldArg>);
+    impl<'a> Visit<'a> for V<'_> {
+        fn visit_expr_call(&mut self, call: &'a syn::ExprCall) {
+            if let Expr::Path(func) = call.func.as_ref() {
+                let callee: Vec<String> = func
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                for (arg, e) in call.args.iter().enumerate() {
+                    if let Some(field) = field_name(e) {
+                        let line = func.path.segments[0].ident.span().start().line;
+                        self.1.push(FieldArg {
+                            callee: callee.clone(),
+                            arg,
+                            field,
+                            at: format!("{}:{line}", self.0),
+                        });
+                    }
+                }
+            }
+            visit::visit_expr_call(self, call);
+        }
+    }
+    let mut v = V(rel, Vec::new());
+    v.visit_file(file);
+    v.1
+}
+
+/// The fields whose value reaches a device index: handed to a constructor as its index or
+/// to an index function at its position. (field, what it reaches).
+pub fn index_fields(args: &[FieldArg], fns: &[IndexFn]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for a in args {
+        let joined = a.callee.join("::");
+        let constructor = INDEX_CALLS
+            .iter()
+            .find(|n| joined == **n || joined.ends_with(&format!("::{n}")))
+            .filter(|_| a.arg == 0)
+            .map(|n| format!("`{n}` ({})", a.at));
+        let through = fns
+            .iter()
+            .find(|d| d.position == a.arg && calls(d, &a.callee))
+            .map(|d| format!("{} through `{}` ({})", d.what, d.path, a.at));
+        if let Some(what) = constructor.or(through) {
+            if !out.iter().any(|(f, _)| *f == a.field) {
+                out.push((a.field.clone(), what));
+            }
+        }
+    }
+    out
+}
+
+/// `args.device`, `&cfg.gpu`, `args.device as usize`: the field's name.
+fn field_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(n) => Some(n.to_string()),
+            syn::Member::Unnamed(_) => None,
+        },
+        Expr::Cast(c) => field_name(&c.expr),
+        Expr::Paren(p) => field_name(&p.expr),
+        Expr::Reference(r) => field_name(&r.expr),
+        _ => None,
+    }
+}
+
 /// The index functions defined in a file (`rel`: its path, for messages), and the functions
 /// that hand a parameter to another.
 pub fn collect(file: &syn::File, rel: &str) -> (Vec<IndexFn>, Vec<Forward>) {

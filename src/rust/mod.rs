@@ -231,13 +231,17 @@ pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
 }
 
 fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
-    facts_with(source, &[])
+    facts_with(source, &[], &[])
 }
 
 /// The facts, with the tree's functions that take a device index (calls to them are indices).
-fn facts_with(source: &str, callable: &[index_fns::IndexFn]) -> Result<facts::Facts, SyntaxError> {
+fn facts_with(
+    source: &str,
+    callable: &[index_fns::IndexFn],
+    fields: &[(String, String)],
+) -> Result<facts::Facts, SyntaxError> {
     let file = parse(source)?;
-    let facts = facts::collect(&file, callable);
+    let facts = facts::collect(&file, callable, fields);
     proc_macro2::extra::invalidate_current_thread_spans();
     Ok(facts)
 }
@@ -271,6 +275,10 @@ impl RustSupport {
         self.index.get().map_or(&[], |i| i.callable(rel))
     }
 
+    fn index_fields(&self, rel: &str) -> &[(String, String)] {
+        self.index.get().map_or(&[], |i| i.index_fields(rel))
+    }
+
     /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
     /// after which the process env would still not be the policy's is withheld, and the
     /// findings say why (masking indices without the env would select the forbidden card).
@@ -284,7 +292,8 @@ impl RustSupport {
     ) -> Result<Analysis, SyntaxError> {
         let role = at.and_then(|rel| self.role(rel));
         let callable = at.map_or(&[][..], |rel| self.callable(rel));
-        let facts = facts_with(source, callable)?;
+        let fields = at.map_or(&[][..], |rel| self.index_fields(rel));
+        let facts = facts_with(source, callable, fields)?;
         let ctx = detect::Context {
             source,
             policy: &self.policy,
@@ -446,10 +455,11 @@ impl LanguageSupport for RustSupport {
 
     fn verdict_inputs(&self, info: &FileInfo) -> String {
         format!(
-            "{:?}|{:?}|{:?}",
+            "{:?}|{:?}|{:?}|{:?}",
             self.role(info.rel),
             self.krate(info.path),
-            self.callable(info.rel)
+            self.callable(info.rel),
+            self.index_fields(info.rel)
         )
     }
 

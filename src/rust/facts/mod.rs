@@ -235,8 +235,13 @@ fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
 }
 
 /// The facts of a file; `callable`: the functions of the tree that take a device index (see
-/// `index_fns`), whose calls are device indices too.
-pub fn collect(file: &syn::File, callable: &[super::index_fns::IndexFn]) -> Facts {
+/// `index_fns`), whose calls are device indices too; `fields`: the struct fields the crate hands
+/// to a device index elsewhere, whose command-line default in this file is one.
+pub fn collect(
+    file: &syn::File,
+    callable: &[super::index_fns::IndexFn],
+    fields: &[(String, String)],
+) -> Facts {
     let mut aliases = HashMap::new();
     for item in &file.items {
         if let syn::Item::Use(u) = item {
@@ -276,6 +281,26 @@ pub fn collect(file: &syn::File, callable: &[super::index_fns::IndexFn]) -> Fact
         _ => None,
     });
     v.visit_file(file);
+    // A default whose field reaches an index in another file of the crate: a sink where the
+    // default is written (unless this file hands the field to an index itself).
+    for d in v.facts.option_defaults.clone() {
+        let here = v
+            .facts
+            .sinks
+            .iter()
+            .any(|s| matches!(&s.arg, Arg::Field { name, .. } if *name == d.field));
+        if let Some((_, what)) = fields.iter().find(|(f, _)| *f == d.field).filter(|_| !here) {
+            v.facts.sinks.push(DeviceSink {
+                what: format!("{what},"),
+                arg: Arg::Field {
+                    name: d.field.clone(),
+                    at: d.digits.clone(),
+                },
+                scope: None,
+                expr: d.digits.start,
+            });
+        }
+    }
     let main = v.facts.main.clone();
     for effect in &mut v.facts.env {
         effect.place = place(main.as_ref(), effect);
@@ -1189,7 +1214,7 @@ mod tests {
     use super::*;
 
     fn facts(source: &str) -> Facts {
-        let facts = collect(&crate::rust::parse(source).unwrap(), &[]);
+        let facts = collect(&crate::rust::parse(source).unwrap(), &[], &[]);
         proc_macro2::extra::invalidate_current_thread_spans();
         facts
     }
