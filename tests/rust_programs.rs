@@ -423,6 +423,8 @@ fn library_devices_nvrtc_and_multi_gpu_programs_are_judged_as_they_run() {
     for (file, want) in [
         ("sd/examples/render.rs", "non_compliant"),
         ("sd/examples/cpu.rs", "no_gpu_code"),
+        // It chooses the CUDA device: GPU code (it was labelled "without GPU code").
+        ("sd/src/lib.rs", "compliant"),
         ("kern/src/bin/compile.rs", "no_gpu_code"),
         ("kern/src/bin/copy.rs", "non_compliant"),
     ] {

@@ -219,6 +219,8 @@ pub struct RustIndex {
     /// a command-line option of that name holds an index.
     index_fields: HashMap<String, Arc<Vec<(String, String)>>>,
     hosted: Vec<(String, String)>,
+    /// Files whose own code chooses a CUDA device (`cuda_if_available()`, a `Cuda` backend).
+    chooses_cuda: HashSet<String>,
 }
 
 impl FileRole {
@@ -246,6 +248,11 @@ impl RustIndex {
 
     pub fn callable(&self, rel: &str) -> &[IndexFn] {
         self.callable.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The file's own code chooses a CUDA device: GPU code, whatever its verdict.
+    pub fn chooses_cuda(&self, rel: &str) -> bool {
+        self.chooses_cuda.contains(rel)
     }
 
     pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
@@ -1053,11 +1060,17 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         .collect();
     hosted.sort();
     hosted.dedup_by(|a, b| a.0 == b.0);
+    let chooses_cuda = files
+        .iter()
+        .filter(|(_, f)| f.cuda)
+        .map(|(rel, _)| rel.clone())
+        .collect();
     RustIndex {
         files: roles,
         callable,
         index_fields,
         hosted,
+        chooses_cuda,
     }
 }
 

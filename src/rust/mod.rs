@@ -327,8 +327,15 @@ impl RustSupport {
         }
         // In scope: a GPU binary's entry point, a file that constructs a device (a module that
         // builds `Device::new_cuda(0)` is GPU code, compliant or not), or one with findings.
-        let in_scope =
-            kind != detect::Binary::No || !findings.is_empty() || !facts.sinks.is_empty();
+        let chooses_cuda = at.is_some_and(|rel| {
+            self.index
+                .get()
+                .is_some_and(|i| i.chooses_cuda(rel) && i.role(rel).is_some())
+        });
+        let in_scope = kind != detect::Binary::No
+            || !findings.is_empty()
+            || !facts.sinks.is_empty()
+            || chooses_cuda;
         Ok(Analysis {
             findings,
             gpu_code: in_scope || facts.uses_gpu_crate,
