@@ -750,3 +750,20 @@ fn a_later_import_os_that_goes_gets_no_noqa() {
     );
     assert_eq!(text.matches("import os").count(), 1, "{text}");
 }
+
+/// `import torch.distributed` in a library module (collectives, a rank check) is information;
+/// in a script run under a launcher (a `__main__` block) it is one process per GPU (GH204).
+#[test]
+fn torch_distributed_is_per_rank_in_a_script_and_information_in_a_library() {
+    let library = "import torch\nimport torch.distributed as dist\n\n\ndef reduce(x):\n    if dist.is_initialized():\n        dist.all_reduce(x)\n    return x\n";
+    let codes_of_library = codes(library);
+    assert!(!codes_of_library.contains(&"GH204"), "{codes_of_library:?}");
+    let info: Vec<&str> = analyze(&python(), library)
+        .findings()
+        .iter()
+        .map(|f| f.rule.code)
+        .collect();
+    assert!(info.contains(&"GH201"), "{info:?}");
+    let script = "import torch\nimport torch.distributed as dist\n\nif __name__ == \"__main__\":\n    dist.init_process_group(\"nccl\")\n    x = torch.zeros(1).cuda()\n";
+    assert!(codes(script).contains(&"GH204"), "{:?}", codes(script));
+}

@@ -110,8 +110,12 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
         .multi_gpu
         .iter()
         .map(|(at, what, kind)| {
+            // A script run under a launcher (a `__main__` block) that imports torch.distributed
+            // is one process per GPU; a library module's collectives are not a device choice.
+            let per_rank = matches!(kind, MultiKind::Rank)
+                || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some();
             let (violates, rank, message) = match kind {
-                MultiKind::Rank if !facts.spawns_per_visible_gpu => (true, true, format!(
+                _ if per_rank && !facts.spawns_per_visible_gpu => (true, true, format!(
                     "{what}: a launcher that starts more than {} process(es) gives a rank a card outside the policy (CUDA_VISIBLE_DEVICES='{mask}' leaves {}): launch one process per allowed card (`torchrun --nproc_per_node={allowed}`), then mark this line `# noqa: GH204` with that reason",
                     allowed, cards(allowed)
                 )),
@@ -119,11 +123,14 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
                     "{what}: it needs {} but the policy allows {} (CUDA_VISIBLE_DEVICES='{mask}'), so it fails with an invalid device ordinal; use device 0 only, or allow more cards in the policy",
                     cards(*n), cards(allowed)
                 )),
-                MultiKind::Rank => (false, false, format!(
+                _ if per_rank => (false, false, format!(
                     "{what}; it starts one process per visible GPU, so under the header it runs {} (world size {allowed})",
                     cards(allowed)
                 )),
-                MultiKind::Cards(_) | MultiKind::Adaptive => (false, false, format!(
+                MultiKind::Distributed => (false, false, format!(
+                    "uses torch.distributed in a library module; under the header a launcher runs one process per allowed card (`torchrun --nproc_per_node={allowed}`, CUDA_VISIBLE_DEVICES='{mask}')"
+                )),
+                MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank => (false, false, format!(
                     "{what}; under the header it sees the policy's {} (CUDA_VISIBLE_DEVICES='{mask}')",
                     cards(allowed)
                 )),

@@ -84,8 +84,12 @@ pub enum MultiKind {
     Adaptive,
     /// Needs this many cards: literal indices, a device list, a count in an `assert`.
     Cards(u64),
-    /// One process per GPU, each picking its card from its rank (`torch.distributed`).
+    /// One process per GPU, each picking its card from its rank (`.to(local_rank)`,
+    /// `set_device(rank)`).
     Rank,
+    /// `import torch.distributed`: one process per GPU in a script with a `__main__` block;
+    /// in a library module, collectives (`all_reduce`) or a rank check — information there.
+    Distributed,
 }
 
 #[derive(Debug, Clone)]
@@ -475,7 +479,7 @@ impl<'s> FactVisitor<'s> {
                 self.facts.multi_gpu.push((
                     range(stmt),
                     "uses torch.distributed: each process picks its GPU from its rank".into(),
-                    MultiKind::Rank,
+                    MultiKind::Distributed,
                 ));
             }
             if self.is_framework(&module) {
