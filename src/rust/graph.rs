@@ -1089,6 +1089,18 @@ fn callable(
 ) -> Callable {
     let mut out = HashMap::new();
     let mut fields_out = HashMap::new();
+    // The names a call path into the tree starts with: its crates and its modules.
+    let roots: Vec<String> = packages
+        .iter()
+        .map(|p| p.lib_name.clone())
+        .chain(
+            files
+                .values()
+                .flat_map(|f| f.mods.iter().map(|(m, _, _)| m.clone())),
+        )
+        .collect::<HashSet<String>>()
+        .into_iter()
+        .collect();
     for (i, p) in packages.iter().enumerate() {
         let mut tree: Vec<&String> = package_files[i].iter().collect();
         for (j, lib) in lib_files.iter().enumerate() {
@@ -1097,7 +1109,13 @@ fn callable(
             }
         }
         let read = || tree.iter().filter_map(|f| files.get(*f));
-        let mut fns: Vec<IndexFn> = read().flat_map(|f| f.index_fns.iter().cloned()).collect();
+        let mut fns: Vec<IndexFn> = read()
+            .flat_map(|f| f.index_fns.iter().cloned())
+            .map(|mut f| {
+                f.roots = roots.clone();
+                f
+            })
+            .collect();
         let forwards: Vec<super::index_fns::Forward> =
             read().flat_map(|f| f.forwards.iter().cloned()).collect();
         super::index_fns::close(&mut fns, &forwards);

@@ -20,6 +20,10 @@ pub struct IndexFn {
     pub position: usize,
     /// The constructor it reaches and where: ``Device::new_cuda` (src/model.rs:12)`.
     pub what: String,
+    /// What a longer call path may start with to name it (`engine::load`, `crate::gpu::load`):
+    /// the tree's crates and modules; a path through any other crate is another function.
+    #[serde(skip)]
+    pub roots: Vec<String>,
 }
 
 /// A function that hands a parameter on to another function (`fn open(gpu) { load(p, gpu) }`):
@@ -143,6 +147,7 @@ pub fn close(direct: &mut Vec<IndexFn>, forwards: &[Forward]) {
                     path: f.path.clone(),
                     position: f.position,
                     what: format!("{} through `{}` ({})", def.what, def.path, f.at),
+                    roots: def.roots.clone(),
                 });
             }
         }
@@ -156,11 +161,15 @@ pub fn close(direct: &mut Vec<IndexFn>, forwards: &[Forward]) {
 /// Whether a call written as `segments` (`load`, `model::load`, `Model::load`) calls `def`.
 pub fn calls(def: &IndexFn, segments: &[String]) -> bool {
     let wanted: Vec<&str> = def.path.split("::").collect();
+    let longer = segments.len() > wanted.len();
     segments.len() >= wanted.len()
         && segments[segments.len() - wanted.len()..]
             .iter()
             .zip(&wanted)
             .all(|(a, b)| a == b)
+        && (!longer
+            || ["crate", "self", "super"].contains(&segments[0].as_str())
+            || def.roots.contains(&segments[0]))
 }
 
 struct Finder<'r> {
@@ -209,6 +218,7 @@ impl Finder<'_> {
                 path: path.clone(),
                 position,
                 what: format!("`{what}` ({}:{line})", self.rel),
+                roots: Vec::new(),
             });
         }
     }
@@ -335,11 +345,21 @@ mod tests {
             path: "Model::open".into(),
             position: 0,
             what: String::new(),
+            roots: vec!["engine".into(), "model".into()],
         };
         let seg = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
         assert!(calls(&def, &seg("Model::open")));
         assert!(calls(&def, &seg("crate::model::Model::open")));
+        assert!(calls(&def, &seg("engine::Model::open")));
         assert!(!calls(&def, &seg("open")));
         assert!(!calls(&def, &seg("Other::open")));
+        // Another crate's function of the same name is another function.
+        let load = IndexFn {
+            path: "load".into(),
+            ..def
+        };
+        assert!(calls(&load, &seg("load")));
+        assert!(calls(&load, &seg("engine::load")));
+        assert!(!calls(&load, &seg("safetensors::load")));
     }
 }
