@@ -52,9 +52,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     ) {
         out!("{doc}");
     } else if args.diff {
-        for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
-            out!("{diff}");
-        }
+        print_diffs(&outcomes)?;
         if args.show_fixes {
             err!("{}", text::fixes(&outcomes, command));
         }
@@ -65,9 +63,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         }
     } else {
         if args.dry_run {
-            for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
-                out!("{diff}");
-            }
+            print_diffs(&outcomes)?;
         }
         // A dry run lists every finding, `[*]` on those it would fix; a real run, what is left.
         out!(
@@ -120,9 +116,7 @@ fn stdin(
     ) {
         out!("{doc}");
     } else if args.diff {
-        for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
-            out!("{diff}");
-        }
+        print_diffs(&outcomes)?;
     } else {
         let fixed = outcomes.iter().find_map(|o| o.rewritten.as_deref());
         let bytes = match fixed {
@@ -239,4 +233,12 @@ fn resolved(path: &Path) -> PathBuf {
             _ => return path.to_path_buf(),
         }
     }
+}
+
+/// The unified diff of every file that has one, in the outcomes' order.
+fn print_diffs(outcomes: &[crate::outcome::FileOutcome]) -> anyhow::Result<()> {
+    for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
+        out!("{diff}");
+    }
+    Ok(())
 }
