@@ -107,6 +107,13 @@ const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
     ),
 ];
 
+/// Crates that compute on the device their caller hands them (candle's tensors, layers and
+/// models): in a library's code that a program runs, they reach CUDA only where that code
+/// chooses a CUDA device itself. Which methods a value's type has is not known, so a call
+/// `.embed(…)` reaches every `embed` of the library, the local models' next to the cloud
+/// client's; their `Device` parameters are no choice.
+const HANDED_DEVICE: &[&str] = &["candle_core", "candle_nn", "candle_transformers"];
+
 /// The entry points through which a wrapper crate picks a CUDA device by itself, one line per
 /// API (crate, a path segment or method naming it, what it does). A program that links one of
 /// these crates reaches CUDA through it only when its code names one of its entry points or
@@ -329,6 +336,9 @@ struct RsFile {
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
     has_main: bool,
+    /// Its functions, methods, constants and types, with what each one's code names: which
+    /// of a library's code a program runs.
+    items: super::items::Items,
 }
 
 /// The facts of one file (`None` when it does not parse) and the hash of the bytes read;
@@ -348,6 +358,7 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.visit_file(&file);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel);
     v.file.field_args = super::index_fns::field_args(&file, rel);
+    v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
@@ -363,6 +374,64 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
 }
 
 const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
+
+/// A path segment that chooses a CUDA device (`Device::new_cuda`, `Device::Cuda`, a `Cuda`
+/// backend, libtorch).
+fn chooses_cuda(segment: &str) -> bool {
+    matches!(
+        segment,
+        "new_cuda"
+            | "cuda_if_available"
+            | "Cuda"
+            | "CudaDevice"
+            | "CudaContext"
+            | "get_device"
+            | "new_cuda_with_stream"
+            | "AutoDevice"
+            | "LibTorch"
+    )
+}
+
+/// What `reach` reads of some code: a file, or the items of a library a program runs.
+trait Unit {
+    /// The first segments of its paths: the crates it names.
+    fn names(&self) -> &HashSet<String>;
+    /// Every segment of its paths and every method it calls (entry points).
+    fn segments(&self) -> &HashSet<String>;
+    /// It chooses a CUDA device.
+    fn cuda(&self) -> bool;
+    /// A library's code a program runs (not a whole file).
+    fn library(&self) -> bool {
+        false
+    }
+}
+
+impl Unit for RsFile {
+    fn names(&self) -> &HashSet<String> {
+        &self.names
+    }
+    fn segments(&self) -> &HashSet<String> {
+        &self.segments
+    }
+    fn cuda(&self) -> bool {
+        self.cuda
+    }
+}
+
+impl Unit for super::items::Reached {
+    fn names(&self) -> &HashSet<String> {
+        &self.names
+    }
+    fn segments(&self) -> &HashSet<String> {
+        &self.segments
+    }
+    fn cuda(&self) -> bool {
+        self.segments.iter().any(|s| chooses_cuda(s)) || self.methods.contains("cuda")
+    }
+    fn library(&self) -> bool {
+        true
+    }
+}
 
 fn is_cpu_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| CPU_DEVICES.iter().any(|c| s.ident == c)))
@@ -382,33 +451,6 @@ fn is_cpu_device(expr: &syn::Expr) -> bool {
         syn::Expr::Reference(r) => is_cpu_device(&r.expr),
         syn::Expr::Paren(p) => is_cpu_device(&p.expr),
         _ => false,
-    }
-}
-
-/// A `use` tree as (the name it binds, its full path) pairs; a glob binds `*`.
-fn flatten_use(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
-    let with = |prefix: &Vec<String>, last: String| {
-        let mut p = prefix.clone();
-        p.push(last);
-        p
-    };
-    match t {
-        syn::UseTree::Path(p) => {
-            prefix.push(p.ident.to_string());
-            flatten_use(&p.tree, prefix, out);
-            prefix.pop();
-        }
-        syn::UseTree::Name(n) if n.ident == "self" => {
-            if let Some(last) = prefix.last() {
-                out.push((last.clone(), prefix.clone()));
-            }
-        }
-        syn::UseTree::Name(n) => out.push((n.ident.to_string(), with(prefix, n.ident.to_string()))),
-        syn::UseTree::Rename(r) => {
-            out.push((r.rename.to_string(), with(prefix, r.ident.to_string())))
-        }
-        syn::UseTree::Glob(_) => out.push(("*".into(), with(prefix, "*".into()))),
-        syn::UseTree::Group(g) => g.items.iter().for_each(|i| flatten_use(i, prefix, out)),
     }
 }
 
@@ -477,18 +519,10 @@ impl<'a> Visit<'a> for Reader {
         for s in &p.segments {
             let id = s.ident.to_string();
             self.file.segments.insert(id.clone());
-            match id.as_str() {
-                "new_cuda"
-                | "cuda_if_available"
-                | "Cuda"
-                | "CudaDevice"
-                | "CudaContext"
-                | "get_device"
-                | "new_cuda_with_stream"
-                | "AutoDevice"
-                | "LibTorch" => self.file.cuda = true,
-                "Cpu" | "NdArray" | "Flex" | "NdArrayDevice" | "CpuDevice" => self.file.cpu = true,
-                _ => {}
+            if chooses_cuda(&id) {
+                self.file.cuda = true;
+            } else if CPU_DEVICES.contains(&id.as_str()) {
+                self.file.cpu = true;
             }
         }
         visit::visit_path(self, p);
@@ -496,7 +530,7 @@ impl<'a> Visit<'a> for Reader {
 
     fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
         let mut flat = Vec::new();
-        flatten_use(&u.tree, &mut Vec::new(), &mut flat);
+        super::items::flatten(&u.tree, &mut Vec::new(), &mut flat);
         if matches!(u.vis, syn::Visibility::Public(_)) {
             for (name, path) in &flat {
                 self.file.reexports.push((name.clone(), path.clone()));
@@ -584,8 +618,9 @@ struct Package {
 enum Dep {
     /// Reaches CUDA (why), whether through libtorch, and, for a crate that reaches CUDA only
     /// where the code asks for it, the entry points that ask (besides choosing a CUDA device
-    /// by name, which always does).
-    Cuda(String, bool, Option<Vec<&'static str>>),
+    /// by name, which always does), and whether it computes on the device its caller hands
+    /// it ([`HANDED_DEVICE`]).
+    Cuda(String, bool, Option<Vec<&'static str>>, bool),
     /// A known CUDA crate built without its CUDA feature.
     CudaOff(String),
     Tree(usize),
@@ -682,9 +717,12 @@ impl Packages {
                 let reached = match tree {
                     Some(j) => Dep::Tree(j),
                     None => match cuda_dep(&dep.package, &on) {
-                        Some((why, torch, selected)) => {
-                            Dep::Cuda(why, torch, gate(&dep.package, selected))
-                        }
+                        Some((why, torch, selected)) => Dep::Cuda(
+                            why,
+                            torch,
+                            gate(&dep.package, selected),
+                            HANDED_DEVICE.contains(&dep.package.as_str()),
+                        ),
                         None if CUDA_CRATES.iter().any(|(n, _, _)| *n == dep.package) => {
                             Dep::CudaOff(dep.package.clone())
                         }
@@ -702,7 +740,11 @@ impl Packages {
                 known.then(|| cuda_dep(&name, &own_features)).flatten()
             {
                 let lib_name = packages[i].lib_name.clone();
-                deps.push((lib_name, Dep::Cuda(why, torch, gate(&name, selected))));
+                let follows = HANDED_DEVICE.contains(&name.as_str());
+                deps.push((
+                    lib_name,
+                    Dep::Cuda(why, torch, gate(&name, selected), follows),
+                ));
             }
             packages[i].deps = deps;
         }
@@ -838,6 +880,22 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         .iter()
         .map(|p| p.lib_root.as_ref().map(|r| module_paths(r, files)))
         .collect();
+    let items_of = |f: &str| files.get(f).map(|r| &r.items);
+    let libraries: Vec<Option<super::items::Library>> = packages
+        .iter()
+        .zip(&lib_modules)
+        .map(|(p, modules)| {
+            modules.as_ref().map(|modules| super::items::Library {
+                name: &p.lib_name,
+                modules,
+                items: &items_of,
+            })
+        })
+        .collect();
+    let lib_index: Vec<Option<super::items::LibraryIndex>> = libraries
+        .iter()
+        .map(|l| l.as_ref().map(super::items::LibraryIndex::new))
+        .collect();
     let names_of = |tree: &[String]| -> HashSet<&str> {
         tree.iter()
             .filter_map(|f| files.get(f))
@@ -849,17 +907,16 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     let mut lib_cuda: Vec<Option<Reached>> = vec![None; packages.len()];
     fn reach(
         i: usize,
-        tree: &[String],
+        units: &[&dyn Unit],
         packages: &[Package],
         lib_files: &[Vec<String>],
         files: &HashMap<String, RsFile>,
         memo: &mut Vec<Option<Reached>>,
         stack: &mut Vec<usize>,
     ) -> Reached {
-        let named: HashSet<&str> = tree
+        let named: HashSet<&str> = units
             .iter()
-            .filter_map(|f| files.get(f))
-            .flat_map(|f| f.names.iter().map(String::as_str))
+            .flat_map(|u| u.names().iter().map(String::as_str))
             .collect();
         for (local, dep) in &packages[i].deps {
             if !named.contains(local.as_str()) {
@@ -867,13 +924,21 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             }
             match dep {
                 // tch and the like: only where the code chooses a CUDA device.
-                Dep::Cuda(why, torch, gate) => {
+                Dep::Cuda(why, torch, gate, follows) => {
                     let chooses = |apis: &[&str]| {
-                        tree.iter()
-                            .filter_map(|f| files.get(f))
-                            .any(|f| f.cuda || apis.iter().any(|a| f.segments.contains(*a)))
+                        units
+                            .iter()
+                            .any(|u| u.cuda() || apis.iter().any(|a| u.segments().contains(*a)))
                     };
-                    if gate.as_ref().is_none_or(|apis| chooses(apis)) {
+                    // Library code a program runs that only computes on the device it is
+                    // handed (candle's layers and models) has not chosen one.
+                    let handed = *follows && units.iter().all(|u| u.library());
+                    let counts = match gate {
+                        _ if handed => units.iter().any(|u| u.cuda()),
+                        Some(apis) => chooses(apis),
+                        None => true,
+                    };
+                    if counts {
                         return Some((why.clone(), *torch, false));
                     }
                 }
@@ -882,8 +947,8 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                         Some(known) => known.clone(),
                         None => {
                             stack.push(*j);
-                            let r =
-                                reach(*j, &lib_files[*j], packages, lib_files, files, memo, stack);
+                            let units = units_of(&lib_files[*j], files);
+                            let r = reach(*j, &units, packages, lib_files, files, memo, stack);
                             stack.pop();
                             memo[*j] = Some(r.clone());
                             r
@@ -906,7 +971,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         if lib_cuda[i].is_none() {
             let r = reach(
                 i,
-                &lib_files[i],
+                &units_of(&lib_files[i], files),
                 packages,
                 &lib_files,
                 files,
@@ -928,7 +993,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             let named = names_of(&tree);
             let mut cuda = reach(
                 i,
-                &tree,
+                &units_of(&tree, files),
                 packages,
                 &lib_files,
                 files,
@@ -937,30 +1002,31 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             );
             let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
             if named.contains(p.lib_name.as_str()) {
-                // Only the library modules the program's paths reach, and what they reach.
-                let used = lib_modules[i].as_ref().and_then(|modules| {
-                    let entry: Vec<Vec<String>> = tree
-                        .iter()
-                        .filter_map(|f| files.get(f))
-                        .flat_map(|f| &f.paths)
-                        .filter(|path| path[0] == p.lib_name)
-                        .map(|path| path[1..].to_vec())
-                        .collect();
-                    if entry.is_empty() {
-                        return None;
+                // Only the library code the program's paths and method calls reach.
+                let lib_reach = match &lib_index[i] {
+                    Some(index) => {
+                        let (mut entry, mut methods) = (Vec::new(), Vec::new());
+                        for f in tree.iter().filter_map(|f| files.get(f)) {
+                            let (paths, called) = super::items::entries(&f.items);
+                            entry.extend(
+                                paths
+                                    .into_iter()
+                                    .filter(|(path, _)| path[0] == p.lib_name)
+                                    .map(|(path, guess)| (path[1..].to_vec(), guess)),
+                            );
+                            methods.extend(called);
+                        }
+                        let used = index.reach(&entry, &methods);
+                        reach(
+                            i,
+                            &[&used],
+                            packages,
+                            &lib_files,
+                            files,
+                            &mut lib_cuda.clone(),
+                            &mut vec![i],
+                        )
                     }
-                    super::modules::reached(modules, &entry, &Files(files))
-                });
-                let lib_reach = match used {
-                    Some(used) => reach(
-                        i,
-                        &used,
-                        packages,
-                        &lib_files,
-                        files,
-                        &mut lib_cuda.clone(),
-                        &mut vec![i],
-                    ),
                     None => lib_cuda[i].clone().flatten(),
                 };
                 library_chooses |= lib_reach.is_some();
@@ -1155,15 +1221,12 @@ fn callable(
 /// A library's files with their module paths.
 type ModuleList = Vec<(String, Vec<String>)>;
 
-struct Files<'a>(&'a HashMap<String, RsFile>);
-
-impl super::modules::PathsOf for Files<'_> {
-    fn paths(&self, file: &str) -> &[Vec<String>] {
-        self.0.get(file).map_or(&[], |f| &f.paths)
-    }
-    fn reexports(&self, file: &str) -> &[(String, Vec<String>)] {
-        self.0.get(file).map_or(&[], |f| &f.reexports)
-    }
+/// The files of `tree` the index read, as units of code.
+fn units_of<'f>(tree: &[String], files: &'f HashMap<String, RsFile>) -> Vec<&'f dyn Unit> {
+    tree.iter()
+        .filter_map(|f| files.get(f))
+        .map(|f| f as &dyn Unit)
+        .collect()
 }
 
 /// How a library or a program reaches CUDA (why), whether through libtorch, and whether

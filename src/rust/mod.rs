@@ -9,9 +9,9 @@ mod fix;
 pub mod graph;
 mod imports;
 pub mod index_fns;
+mod items;
 pub mod krate;
 pub mod manifest;
-mod modules;
 pub mod rules;
 
 use std::path::Path;

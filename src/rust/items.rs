@@ -1,0 +1,741 @@
+//! Which code of a library a program runs, item by item: the functions, methods, constants and
+//! types its paths into the library name (`lib::embed::Embedder::from_pretrained_cloud`), then
+//! every item their bodies name in turn (resolved through each file's `use` lines, `crate::`,
+//! `super::`, `self::`, the items of the same module and glob imports), and every method of
+//! the library whose name they call (`.embed(…)`: the receiver's type is not known, so every
+//! method of that name). A program that builds a library's cloud client does not run the
+//! local model's constructor next to it in the same module, which picks the CUDA device.
+//!
+//! A name that resolves to no item of its module (an item a macro writes) reaches the whole
+//! file it was looked up in: the reach errs towards running more code, never less.
+
+use std::collections::{HashMap, HashSet};
+
+use syn::visit::{self, Visit};
+
+/// The item-level facts of one file (kept by the content cache with the rest of the index).
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Items {
+    /// Every `use` of the file (in a body too): the name it binds (`*` for a glob) and the
+    /// path as written, with the inline modules around it.
+    pub uses: Vec<(Vec<String>, String, Vec<String>)>,
+    pub items: Vec<Item>,
+}
+
+/// A function, a method (keyed by its type's or trait's name), a constant, a static or a type,
+/// under the inline modules of its file: the paths its code names and the methods it calls.
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Item {
+    pub key: Vec<String>,
+    /// How many of the key's first segments are inline modules.
+    pub inline: usize,
+    /// A function, constant or static: a name of the value namespace, never the first
+    /// segment of a longer path (`bench::device()` names the crate `bench`, not `fn bench`).
+    pub value: bool,
+    pub paths: Vec<Vec<String>>,
+    pub methods: Vec<String>,
+}
+
+/// Read a file's items.
+pub fn collect(file: &syn::File) -> Items {
+    let mut bound = Bound::default();
+    bound.visit_file(file);
+    let mut out = Items::default();
+    collect_items(&file.items, &mut Vec::new(), &bound.names, &mut out);
+    for item in &mut out.items {
+        item.paths.sort();
+        item.paths.dedup();
+        item.methods.sort();
+        item.methods.dedup();
+    }
+    out
+}
+
+/// Names a single-segment path can mean an item by: those bound by a `use` or an item of the
+/// file (the rest are local variables).
+#[derive(Default)]
+struct Bound {
+    names: HashSet<String>,
+}
+
+impl<'a> Visit<'a> for Bound {
+    fn visit_item(&mut self, i: &'a syn::Item) {
+        let ident = match i {
+            syn::Item::Fn(f) => Some(&f.sig.ident),
+            syn::Item::Const(c) => Some(&c.ident),
+            syn::Item::Static(s) => Some(&s.ident),
+            syn::Item::Struct(s) => Some(&s.ident),
+            syn::Item::Enum(e) => Some(&e.ident),
+            syn::Item::Union(u) => Some(&u.ident),
+            syn::Item::Type(t) => Some(&t.ident),
+            syn::Item::Trait(t) => Some(&t.ident),
+            syn::Item::Mod(m) => Some(&m.ident),
+            _ => None,
+        };
+        if let Some(ident) = ident {
+            self.names.insert(ident.to_string());
+        }
+        visit::visit_item(self, i);
+    }
+
+    fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
+        let mut flat = Vec::new();
+        flatten(&u.tree, &mut Vec::new(), &mut flat);
+        self.names.extend(flat.into_iter().map(|(name, _)| name));
+    }
+}
+
+fn collect_items(
+    items: &[syn::Item],
+    inline: &mut Vec<String>,
+    bound: &HashSet<String>,
+    out: &mut Items,
+) {
+    for item in items {
+        let mut body = Body::new(bound, None);
+        let (key, value) = match item {
+            syn::Item::Mod(m) => match &m.content {
+                Some((_, content)) => {
+                    inline.push(m.ident.to_string());
+                    collect_items(content, inline, bound, out);
+                    inline.pop();
+                    continue;
+                }
+                // A child module in its own file: a name of this module.
+                None => (vec![m.ident.to_string()], false),
+            },
+            syn::Item::Use(u) => {
+                let mut flat = Vec::new();
+                flatten(&u.tree, &mut Vec::new(), &mut flat);
+                out.uses
+                    .extend(flat.into_iter().map(|(n, p)| (inline.clone(), n, p)));
+                continue;
+            }
+            syn::Item::ExternCrate(c) => {
+                let name = c.rename.as_ref().map_or(&c.ident, |(_, r)| r).to_string();
+                out.uses
+                    .push((inline.clone(), name, vec![c.ident.to_string()]));
+                continue;
+            }
+            syn::Item::Impl(i) => {
+                let ty = type_name(&i.self_ty).unwrap_or_else(|| "_".into());
+                let mut body = Body::new(bound, Some(ty.clone()));
+                body.visit_type(&i.self_ty);
+                if let Some((_, trait_path, _)) = &i.trait_ {
+                    body.visit_path(trait_path);
+                }
+                // The impl's own types and bounds go with each of its items.
+                let shared = body.paths;
+                for ii in &i.items {
+                    let mut b = Body::new(bound, Some(ty.clone()));
+                    let name = match ii {
+                        syn::ImplItem::Fn(f) => {
+                            b.visit_impl_item_fn(f);
+                            f.sig.ident.to_string()
+                        }
+                        syn::ImplItem::Const(c) => {
+                            b.visit_impl_item_const(c);
+                            c.ident.to_string()
+                        }
+                        _ => continue,
+                    };
+                    b.paths.extend(shared.iter().cloned());
+                    b.push(inline, vec![ty.clone(), name], true, out);
+                }
+                continue;
+            }
+            syn::Item::Trait(t) => {
+                let name = t.ident.to_string();
+                // The trait itself: its bounds and its items' signatures.
+                let mut b = Body::new(bound, Some(name.clone()));
+                b.visit_generics(&t.generics);
+                for sup in &t.supertraits {
+                    b.visit_type_param_bound(sup);
+                }
+                b.push(inline, vec![name.clone()], false, out);
+                for ti in &t.items {
+                    if let syn::TraitItem::Fn(f) = ti {
+                        let mut b = Body::new(bound, Some(name.clone()));
+                        b.visit_trait_item_fn(f);
+                        b.push(
+                            inline,
+                            vec![name.clone(), f.sig.ident.to_string()],
+                            true,
+                            out,
+                        );
+                    }
+                }
+                continue;
+            }
+            syn::Item::Fn(f) => {
+                body.visit_item_fn(f);
+                (vec![f.sig.ident.to_string()], true)
+            }
+            syn::Item::Const(c) => {
+                body.visit_item_const(c);
+                (vec![c.ident.to_string()], true)
+            }
+            syn::Item::Static(s) => {
+                body.visit_item_static(s);
+                (vec![s.ident.to_string()], true)
+            }
+            syn::Item::Struct(s) => {
+                body.visit_item_struct(s);
+                (vec![s.ident.to_string()], false)
+            }
+            syn::Item::Enum(e) => {
+                body.visit_item_enum(e);
+                (vec![e.ident.to_string()], false)
+            }
+            syn::Item::Union(u) => {
+                body.visit_item_union(u);
+                (vec![u.ident.to_string()], false)
+            }
+            syn::Item::Type(t) => {
+                body.visit_item_type(t);
+                (vec![t.ident.to_string()], false)
+            }
+            _ => continue,
+        };
+        body.push(inline, key, value, out);
+    }
+}
+
+/// The last segment of a type's path (`Embedder` for `crate::embed::Embedder<T>`).
+fn type_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        syn::Type::Reference(r) => type_name(&r.elem),
+        syn::Type::Paren(p) => type_name(&p.elem),
+        syn::Type::Group(g) => type_name(&g.elem),
+        _ => None,
+    }
+}
+
+/// A `use` tree as (the name it binds, its full path) pairs; a glob binds `*` (its path ends in
+/// `*`), `self` binds the module's own name.
+pub fn flatten(t: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+    let with = |prefix: &Vec<String>, last: String| {
+        let mut p = prefix.clone();
+        p.push(last);
+        p
+    };
+    match t {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) if n.ident == "self" => {
+            if let Some(last) = prefix.last() {
+                out.push((last.clone(), prefix.clone()));
+            }
+        }
+        syn::UseTree::Name(n) => out.push((n.ident.to_string(), with(prefix, n.ident.to_string()))),
+        syn::UseTree::Rename(r) => {
+            out.push((r.rename.to_string(), with(prefix, r.ident.to_string())))
+        }
+        syn::UseTree::Glob(_) => out.push(("*".into(), with(prefix, "*".into()))),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|i| flatten(i, prefix, out)),
+    }
+}
+
+/// The paths and method calls of one item's code (macro arguments that parse as expressions
+/// included: `vec![Device::new_cuda(0)?]`).
+struct Body<'b> {
+    bound: &'b HashSet<String>,
+    self_ty: Option<String>,
+    paths: Vec<Vec<String>>,
+    methods: Vec<String>,
+    uses: Vec<(String, Vec<String>)>,
+}
+
+impl<'b> Body<'b> {
+    fn new(bound: &'b HashSet<String>, self_ty: Option<String>) -> Self {
+        Body {
+            bound,
+            self_ty,
+            paths: Vec::new(),
+            methods: Vec::new(),
+            uses: Vec::new(),
+        }
+    }
+
+    fn push(self, inline: &[String], key: Vec<String>, value: bool, out: &mut Items) {
+        out.uses
+            .extend(self.uses.into_iter().map(|(n, p)| (inline.to_vec(), n, p)));
+        out.items.push(Item {
+            key: [inline, &key].concat(),
+            inline: inline.len(),
+            value,
+            paths: self.paths,
+            methods: self.methods,
+        });
+    }
+}
+
+impl<'a> Visit<'a> for Body<'_> {
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        let mut path: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if path.first().map(String::as_str) == Some("Self") {
+            match &self.self_ty {
+                Some(ty) => path[0] = ty.clone(),
+                None => {
+                    path.remove(0);
+                }
+            }
+        }
+        let keep = match path.as_slice() {
+            [] => false,
+            [one] => self.bound.contains(one) || one.starts_with(|c: char| c.is_ascii_uppercase()),
+            _ => true,
+        };
+        if keep {
+            self.paths.push(path);
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        // `load(…)`: a call by a single name, whatever bound it.
+        if let syn::Expr::Path(p) = c.func.as_ref() {
+            if let Some(id) = p.path.get_ident() {
+                self.paths.push(vec![id.to_string()]);
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        self.methods.push(m.method.to_string());
+        visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
+        flatten(&u.tree, &mut Vec::new(), &mut self.uses);
+    }
+
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        use syn::punctuated::Punctuated;
+        if let Ok(args) =
+            m.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+        {
+            for arg in &args {
+                self.visit_expr(arg);
+            }
+        }
+        visit::visit_macro(self, m);
+    }
+}
+
+/// What the reached code names: the first segments of the paths it names outside its crate
+/// (the crates it uses), every segment and method name (entry points), and the paths into
+/// other crates (`other::load`), by crate.
+#[derive(Debug, Default)]
+pub struct Reached {
+    pub names: HashSet<String>,
+    pub segments: HashSet<String>,
+    pub external: Vec<Vec<String>>,
+    pub methods: HashSet<String>,
+}
+
+impl Reached {
+    fn note_segments(&mut self, path: &[String]) {
+        self.segments.extend(path.iter().cloned());
+    }
+}
+
+/// A library: its crate name, its files with their module paths, each file's items.
+pub struct Library<'a> {
+    pub name: &'a str,
+    pub modules: &'a [(String, Vec<String>)],
+    pub items: &'a dyn Fn(&str) -> Option<&'a Items>,
+}
+
+/// What one module of a file (the file's own, or an inline one) can name: its items (all of
+/// them, and those of the type namespace), its `use` bindings and its glob imports.
+#[derive(Default)]
+struct Scope<'a> {
+    all: HashSet<&'a str>,
+    types: HashSet<&'a str>,
+    bound: HashMap<&'a str, Vec<&'a [String]>>,
+    globs: Vec<&'a [String]>,
+}
+
+impl<'a> Scope<'a> {
+    fn of(items: &'a Items, inline: &[String]) -> Self {
+        let mut scope = Scope::default();
+        for i in &items.items {
+            if i.key.len() > inline.len() && i.key.starts_with(inline) {
+                let name = i.key[inline.len()].as_str();
+                scope.all.insert(name);
+                if i.key.len() > inline.len() + 1 || !i.value {
+                    scope.types.insert(name);
+                }
+            }
+        }
+        for (at, name, target) in &items.uses {
+            if inline.starts_with(at) {
+                if name == "*" {
+                    scope.globs.push(&target[..target.len() - 1]);
+                } else {
+                    scope.bound.entry(name).or_default().push(target);
+                }
+            }
+        }
+        scope
+    }
+
+    /// The module's own names a path can start with: a single name any item, a longer path a
+    /// module or a type (`bench::device()` names the crate `bench`, not `fn bench`).
+    fn defines(&self, path: &[String]) -> bool {
+        let names = if path.len() == 1 {
+            &self.all
+        } else {
+            &self.types
+        };
+        names.contains(path[0].as_str())
+    }
+}
+
+/// A library's items by where a name can find them.
+pub struct LibraryIndex<'a> {
+    lib: &'a Library<'a>,
+    files: Vec<Option<&'a Items>>,
+    /// Module path → its file.
+    module_file: HashMap<&'a [String], usize>,
+    /// (file, first segment of the key) → the items.
+    by_head: HashMap<(usize, &'a str), Vec<usize>>,
+    /// Method (or associated) name → the items of that name, whatever their type.
+    by_method: HashMap<&'a str, Vec<(usize, usize)>>,
+    /// (file, inline modules) → what code there can name.
+    scopes: HashMap<(usize, &'a [String]), Scope<'a>>,
+}
+
+/// Longer paths are never looked up (no crate nests modules this deep).
+const MAX_SEGMENTS: usize = 24;
+
+/// Methods Rust calls under another name: `x.into()` runs a `from`, `s.parse()` a `from_str`.
+const IMPLIED: &[(&str, &str)] = &[
+    ("into", "from"),
+    ("try_into", "try_from"),
+    ("parse", "from_str"),
+    ("collect", "from_iter"),
+    ("to_string", "fmt"),
+];
+
+impl<'a> LibraryIndex<'a> {
+    pub fn new(lib: &'a Library<'a>) -> Self {
+        let files: Vec<Option<&Items>> = lib.modules.iter().map(|(f, _)| (lib.items)(f)).collect();
+        let mut index = LibraryIndex {
+            lib,
+            files: files.clone(),
+            module_file: HashMap::new(),
+            by_head: HashMap::new(),
+            by_method: HashMap::new(),
+            scopes: HashMap::new(),
+        };
+        for (fi, (_, module)) in lib.modules.iter().enumerate() {
+            index.module_file.entry(module.as_slice()).or_insert(fi);
+        }
+        for (fi, items) in files.iter().enumerate() {
+            let Some(items) = items else { continue };
+            index.scopes.insert((fi, &[]), Scope::of(items, &[]));
+            for (ii, item) in items.items.iter().enumerate() {
+                index
+                    .by_head
+                    .entry((fi, item.key[0].as_str()))
+                    .or_default()
+                    .push(ii);
+                let inline = &item.key[..item.inline];
+                if !index.scopes.contains_key(&(fi, inline)) {
+                    index.scopes.insert((fi, inline), Scope::of(items, inline));
+                }
+                if item.key.len() > item.inline + 1 {
+                    let name = item.key.last().map_or("", String::as_str);
+                    index.by_method.entry(name).or_default().push((fi, ii));
+                }
+            }
+        }
+        index
+    }
+
+    /// The code reached from `entry` (paths relative to the library root, its name taken off;
+    /// `true`: a guess) and the methods called on the library's values.
+    pub fn reach(&self, entry: &[(Vec<String>, bool)], methods: &[String]) -> Reached {
+        let mut walk = Walk {
+            index: self,
+            queue: entry.to_vec(),
+            seen_paths: HashSet::new(),
+            seen_items: HashSet::new(),
+            seen_methods: HashSet::new(),
+            whole: HashSet::new(),
+            out: Reached::default(),
+        };
+        for m in methods {
+            walk.method(m);
+        }
+        walk.run();
+        walk.out
+    }
+
+    /// The file of the longest module `path` starts with (the root when none), and its length.
+    fn module_of(&self, path: &[String]) -> Option<(usize, usize)> {
+        (0..=path.len())
+            .rev()
+            .find_map(|k| self.module_file.get(&path[..k]).map(|&fi| (fi, k)))
+    }
+}
+
+struct Walk<'i, 'a> {
+    index: &'i LibraryIndex<'a>,
+    /// Paths to look up, and whether a miss is expected (a guess through a glob import).
+    queue: Vec<(Vec<String>, bool)>,
+    seen_paths: HashSet<(Vec<String>, bool)>,
+    seen_items: HashSet<(usize, usize)>,
+    seen_methods: HashSet<String>,
+    whole: HashSet<usize>,
+    out: Reached,
+}
+
+impl Walk<'_, '_> {
+    fn run(&mut self) {
+        while let Some((path, guess)) = self.queue.pop() {
+            // Glob imports of modules that import each other can only lengthen a path.
+            if path.len() > MAX_SEGMENTS {
+                continue;
+            }
+            if self.seen_paths.len() > 50_000 || !self.seen_paths.insert((path.clone(), guess)) {
+                continue;
+            }
+            self.lookup(&path, guess);
+        }
+    }
+
+    fn lookup(&mut self, path: &[String], guess: bool) {
+        let index = self.index;
+        let Some((fi, depth)) = index.module_of(path) else {
+            return;
+        };
+        let module = &index.lib.modules[fi].1;
+        let rest = &path[depth..];
+        let Some(items) = index.files[fi] else {
+            return;
+        };
+        if rest.is_empty() {
+            return;
+        }
+        let heads = index.by_head.get(&(fi, rest[0].as_str()));
+        let mut found = false;
+        for &ii in heads.into_iter().flatten() {
+            if rest.starts_with(&items.items[ii].key) {
+                found = true;
+                self.item(fi, ii);
+            }
+        }
+        // `Type::method` where the impl is in another file of the library.
+        if rest.len() >= 2 {
+            for &(fj, jj) in index.by_method.get(rest[1].as_str()).into_iter().flatten() {
+                let key = &index.files[fj].unwrap().items[jj].key;
+                if key[key.len() - 2] == rest[0] {
+                    found = true;
+                    self.item(fj, jj);
+                }
+            }
+        }
+        if found {
+            return;
+        }
+        // The inline modules of the file the path goes through, and what is left of it.
+        let mut inline = 0;
+        while inline + 1 < rest.len() && index.scopes.contains_key(&(fi, &rest[..=inline])) {
+            inline += 1;
+        }
+        let (at, name) = (&rest[..inline], &rest[inline..]);
+        let Some(scope) = index.scopes.get(&(fi, at)) else {
+            return;
+        };
+        let here: Vec<String> = [&module[..], at].concat();
+        // A name the module imports or re-exports (`pub use error::Error;`), or a guess through
+        // its glob imports.
+        if let Some(targets) = scope.bound.get(name[0].as_str()) {
+            for target in targets {
+                let full = [target, &name[1..]].concat();
+                self.resolved(fi, at, &here, &full, guess);
+            }
+            return;
+        }
+        for glob in &scope.globs {
+            let full = [glob, name].concat();
+            self.resolved(fi, at, &here, &full, true);
+        }
+        if guess {
+            return;
+        }
+        if name.len() >= 2 {
+            // `Trait::method(x)`, `Default::default()`: every method of that name.
+            self.method(&name[name.len() - 1]);
+        } else {
+            // An item the index does not see (a macro writes it): all of the file.
+            self.whole_file(fi);
+        }
+    }
+
+    fn whole_file(&mut self, fi: usize) {
+        if !self.whole.insert(fi) {
+            return;
+        }
+        if let Some(items) = self.index.files[fi] {
+            for ii in 0..items.items.len() {
+                self.item(fi, ii);
+            }
+        }
+    }
+
+    fn method(&mut self, name: &str) {
+        let mut names = vec![name];
+        names.extend(IMPLIED.iter().filter(|(m, _)| *m == name).map(|(_, f)| *f));
+        for name in names {
+            if !self.seen_methods.insert(name.to_string()) {
+                continue;
+            }
+            self.out.methods.insert(name.to_string());
+            for &(fi, ii) in self.index.by_method.get(name).into_iter().flatten() {
+                self.item(fi, ii);
+            }
+        }
+    }
+
+    fn item(&mut self, fi: usize, ii: usize) {
+        if !self.seen_items.insert((fi, ii)) {
+            return;
+        }
+        let index = self.index;
+        let item = &index.files[fi].unwrap().items[ii];
+        let inline = &item.key[..item.inline];
+        let Some(scope) = index.scopes.get(&(fi, inline)) else {
+            return;
+        };
+        let here: Vec<String> = [&index.lib.modules[fi].1[..], inline].concat();
+        for p in &item.paths {
+            self.out.note_segments(p);
+            for (resolved, guess) in resolve(index.lib.name, scope, &here, p) {
+                self.take(resolved, guess);
+            }
+        }
+        for m in &item.methods {
+            self.out.segments.insert(m.clone());
+            self.method(m);
+        }
+    }
+
+    /// A path a module's `use` (or glob) gave, looked up again.
+    fn resolved(
+        &mut self,
+        fi: usize,
+        at: &[String],
+        here: &[String],
+        full: &[String],
+        guess: bool,
+    ) {
+        let scope = self.index.scopes.get(&(fi, at));
+        let path = classify(self.index.lib.name, here, full, scope);
+        self.take(path, guess);
+    }
+
+    fn take(&mut self, path: Path, guess: bool) {
+        match path {
+            Path::Internal(p) => self.queue.push((p, guess)),
+            Path::External(p) => {
+                self.out.names.insert(p[0].clone());
+                self.out.note_segments(&p);
+                self.out.external.push(p);
+            }
+        }
+    }
+}
+
+enum Path {
+    /// Relative to the library's root.
+    Internal(Vec<String>),
+    /// In another crate: its first segment is the crate's name as the code writes it.
+    External(Vec<String>),
+}
+
+/// What a path written in module `here` means: through the module's `use` lines, its own
+/// items, or its glob imports (a guess, flagged `true`).
+fn resolve(krate: &str, scope: &Scope, here: &[String], path: &[String]) -> Vec<(Path, bool)> {
+    let first = path[0].as_str();
+    if matches!(first, "crate" | "self" | "super") || first == krate {
+        return vec![(classify(krate, here, path, None), false)];
+    }
+    if let Some(targets) = scope.bound.get(first) {
+        return targets
+            .iter()
+            .map(|target| {
+                let full = [target, &path[1..]].concat();
+                (classify(krate, here, &full, Some(scope)), false)
+            })
+            .collect();
+    }
+    if scope.defines(path) {
+        return vec![(Path::Internal([here, path].concat()), false)];
+    }
+    let mut out: Vec<(Path, bool)> = scope
+        .globs
+        .iter()
+        .map(|glob| {
+            let full = [glob, path].concat();
+            (classify(krate, here, &full, Some(scope)), true)
+        })
+        .collect();
+    // Nothing of this crate that the index sees (`std`, a dependency, a macro's item).
+    out.push((Path::Internal([here, path].concat()), true));
+    if path.len() > 1 {
+        out.push((Path::External(path.to_vec()), false));
+    }
+    out
+}
+
+/// A full path (a `use` target, a glob's name, a path written with `crate::`): this crate's,
+/// relative to its root, or another crate's. A path of edition 2018 starting with a module or
+/// item of this one (`use models::x`) is relative to it.
+fn classify(krate: &str, here: &[String], path: &[String], scope: Option<&Scope>) -> Path {
+    match path.first().map(String::as_str) {
+        Some("crate") => Path::Internal(path[1..].to_vec()),
+        Some(s) if s == krate => Path::Internal(path[1..].to_vec()),
+        Some("self") => Path::Internal([here, &path[1..]].concat()),
+        Some("super") => {
+            let ups = path.iter().take_while(|s| *s == "super").count();
+            let base = &here[..here.len().saturating_sub(ups)];
+            Path::Internal([base, &path[ups..]].concat())
+        }
+        _ if scope.is_some_and(|s| s.types.contains(path[0].as_str())) => {
+            Path::Internal([here, path].concat())
+        }
+        _ => Path::External(path.to_vec()),
+    }
+}
+
+/// The paths a program file's code names in other crates (through its `use` lines and globs:
+/// a guess is flagged `true`), and the methods it calls: where it enters its libraries.
+pub fn entries(items: &Items) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+    let mut paths = Vec::new();
+    let mut methods = Vec::new();
+    let mut scopes: HashMap<&[String], Scope> = HashMap::new();
+    for item in &items.items {
+        let inline = &item.key[..item.inline];
+        let scope = scopes
+            .entry(inline)
+            .or_insert_with(|| Scope::of(items, inline));
+        for p in &item.paths {
+            for (resolved, guess) in resolve("", scope, inline, p) {
+                if let Path::External(p) = resolved {
+                    paths.push((p, guess));
+                }
+            }
+        }
+        methods.extend(item.methods.iter().cloned());
+    }
+    (paths, methods)
+}
