@@ -351,6 +351,49 @@ fn a_program_runs_only_the_library_modules_its_paths_reach() {
     );
 }
 
+/// One module of a library holds a cloud client and a local model whose constructor picks the
+/// CUDA device: the program that builds only the client, and calls methods both share, runs
+/// no device code; the one that loads the model does. A benchmark that imports a type it never
+/// uses runs nothing of the library; a custom op written for CUDA tensors chooses no device.
+#[test]
+fn a_program_runs_only_the_library_items_it_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "emb/Cargo.toml", "[package]\nname = \"emb\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n[[bench]]\nname = \"placeholder\"\nharness = false\n");
+    write(
+        root,
+        "emb/src/lib.rs",
+        "pub mod embed;\nmod device;\nmod ops;\npub use embed::Embedder;\n",
+    );
+    write(
+        root,
+        "emb/src/device.rs",
+        "use candle_core::Device;\n\npub fn select() -> Device {\n    Device::cuda_if_available(0).unwrap_or(Device::Cpu)\n}\n",
+    );
+    write(root, "emb/src/ops.rs", "use candle_core::{CudaDevice, Storage};\n\npub fn on_cuda(s: &Storage, _d: &CudaDevice) -> Option<Storage> {\n    match s {\n        Storage::Cuda(c) => Some(Storage::Cuda(c.clone())),\n        _ => None,\n    }\n}\n");
+    write(root, "emb/src/embed.rs", "use crate::device::select;\nuse candle_core::{Device, Tensor};\n\npub enum Embedder {\n    Cloud(Cloud),\n    Local(Local),\n}\n\npub struct Cloud;\npub struct Local(Device);\n\nimpl Embedder {\n    pub fn cloud() -> Self {\n        Embedder::Cloud(Cloud)\n    }\n    pub fn local() -> Self {\n        Embedder::Local(Local::load())\n    }\n    pub fn embed(&self, text: &str) -> Vec<f32> {\n        match self {\n            Embedder::Cloud(c) => c.embed(text),\n            Embedder::Local(l) => l.embed(text),\n        }\n    }\n}\n\nimpl Cloud {\n    fn embed(&self, _text: &str) -> Vec<f32> {\n        vec![0.0]\n    }\n}\n\nimpl Local {\n    fn load() -> Self {\n        Local(select())\n    }\n    fn embed(&self, _text: &str) -> Vec<f32> {\n        let _t = Tensor::zeros(1, candle_core::DType::F32, &self.0);\n        crate::ops::on_cuda;\n        vec![0.0]\n    }\n}\n");
+    write(
+        root,
+        "emb/examples/cloud.rs",
+        "use emb::Embedder;\n\nfn main() {\n    let e = Embedder::cloud();\n    let _v = e.embed(\"hi\");\n}\n",
+    );
+    write(
+        root,
+        "emb/examples/local.rs",
+        "use emb::embed::Embedder;\n\nfn main() {\n    let e = Embedder::local();\n    let _v = e.embed(\"hi\");\n}\n",
+    );
+    write(root, "emb/benches/placeholder.rs", "use criterion::{criterion_group, criterion_main, Criterion};\nuse emb::Embedder;\n\nfn bench(c: &mut Criterion) {\n    c.bench_function(\"p\", |b| b.iter(|| 1));\n}\n\ncriterion_group!(benches, bench);\ncriterion_main!(benches);\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("emb/examples/cloud.rs", "no_gpu_code"),
+        ("emb/examples/local.rs", "non_compliant"),
+        ("emb/benches/placeholder.rs", "no_gpu_code"),
+    ] {
+        assert_eq!(status[file], want, "{file}\n{text}");
+    }
+    assert!(text.contains("emb/examples/local.rs:1:1: GH501"), "{text}");
+}
+
 /// A device index handed across crates: the server's `--gpu` default and a literal reach
 /// `Device::new_cuda(ordinal)` in the engine crate through `load` and `Engine::open`; they are
 /// remapped where they are written, in the program that masks.

@@ -375,23 +375,6 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
 
 const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
 
-/// A path segment that chooses a CUDA device (`Device::new_cuda`, `Device::Cuda`, a `Cuda`
-/// backend, libtorch).
-fn chooses_cuda(segment: &str) -> bool {
-    matches!(
-        segment,
-        "new_cuda"
-            | "cuda_if_available"
-            | "Cuda"
-            | "CudaDevice"
-            | "CudaContext"
-            | "get_device"
-            | "new_cuda_with_stream"
-            | "AutoDevice"
-            | "LibTorch"
-    )
-}
-
 /// What `reach` reads of some code: a file, or the items of a library a program runs.
 trait Unit {
     /// The first segments of its paths: the crates it names.
@@ -426,7 +409,7 @@ impl Unit for super::items::Reached {
         &self.segments
     }
     fn cuda(&self) -> bool {
-        self.segments.iter().any(|s| chooses_cuda(s)) || self.methods.contains("cuda")
+        self.cuda
     }
     fn library(&self) -> bool {
         true
@@ -519,7 +502,7 @@ impl<'a> Visit<'a> for Reader {
         for s in &p.segments {
             let id = s.ident.to_string();
             self.file.segments.insert(id.clone());
-            if chooses_cuda(&id) {
+            if super::items::chooses_cuda(&id) {
                 self.file.cuda = true;
             } else if CPU_DEVICES.contains(&id.as_str()) {
                 self.file.cpu = true;

@@ -34,6 +34,38 @@ pub struct Item {
     pub value: bool,
     pub paths: Vec<Vec<String>>,
     pub methods: Vec<String>,
+    /// Its code chooses a CUDA device: a constructor called or a variant built
+    /// (`Device::new_cuda(1)`, `Device::Cuda(0)`, `t.cuda()`), not a type named in a signature
+    /// (`&CudaDevice`).
+    pub cuda: bool,
+}
+
+/// A path segment that chooses a CUDA device (`Device::new_cuda`, `Device::Cuda`, a `Cuda`
+/// backend, libtorch).
+pub fn chooses_cuda(segment: &str) -> bool {
+    matches!(
+        segment,
+        "new_cuda"
+            | "cuda_if_available"
+            | "Cuda"
+            | "CudaDevice"
+            | "CudaContext"
+            | "get_device"
+            | "new_cuda_with_stream"
+            | "AutoDevice"
+            | "LibTorch"
+    )
+}
+
+/// A path in code (a call, a value, a struct built) that chooses a CUDA device:
+/// `Device::new_cuda(1)`, `Device::Cuda(0)`, `CudaContext::new(0)`; not `Storage::Cuda(s)`,
+/// a value on a device chosen elsewhere.
+fn chooses_cuda_in_code(path: &syn::Path) -> bool {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    segments.iter().enumerate().any(|(i, s)| match s.as_str() {
+        "Cuda" => i == 0 || segments[i - 1] == "Device",
+        s => s != "Cuda" && chooses_cuda(s),
+    })
 }
 
 /// Read a file's items.
@@ -248,6 +280,7 @@ struct Body<'b> {
     paths: Vec<Vec<String>>,
     methods: Vec<String>,
     uses: Vec<(String, Vec<String>)>,
+    cuda: bool,
 }
 
 impl<'b> Body<'b> {
@@ -258,6 +291,7 @@ impl<'b> Body<'b> {
             paths: Vec::new(),
             methods: Vec::new(),
             uses: Vec::new(),
+            cuda: false,
         }
     }
 
@@ -270,6 +304,7 @@ impl<'b> Body<'b> {
             value,
             paths: self.paths,
             methods: self.methods,
+            cuda: self.cuda,
         });
     }
 }
@@ -306,7 +341,25 @@ impl<'a> Visit<'a> for Body<'_> {
         visit::visit_expr_call(self, c);
     }
 
+    fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+        self.cuda |= chooses_cuda_in_code(&p.path);
+        visit::visit_expr_path(self, p);
+    }
+
+    fn visit_expr_struct(&mut self, e: &'a syn::ExprStruct) {
+        self.cuda |= chooses_cuda_in_code(&e.path);
+        visit::visit_expr_struct(self, e);
+    }
+
+    fn visit_type_path(&mut self, t: &'a syn::TypePath) {
+        // A backend chosen by its type (burn's `Cuda`, `LibTorch`; dfdx's `AutoDevice`).
+        let last = t.path.segments.last().map(|s| s.ident.to_string());
+        self.cuda |= matches!(last.as_deref(), Some("Cuda" | "LibTorch" | "AutoDevice"));
+        visit::visit_type_path(self, t);
+    }
+
     fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        self.cuda |= m.method == "cuda";
         self.methods.push(m.method.to_string());
         visit::visit_expr_method_call(self, m);
     }
@@ -337,12 +390,8 @@ pub struct Reached {
     pub segments: HashSet<String>,
     pub external: Vec<Vec<String>>,
     pub methods: HashSet<String>,
-}
-
-impl Reached {
-    fn note_segments(&mut self, path: &[String]) {
-        self.segments.extend(path.iter().cloned());
-    }
+    /// Some of it chooses a CUDA device.
+    pub cuda: bool,
 }
 
 /// A library: its crate name, its files with their module paths, each file's items.
@@ -408,6 +457,8 @@ pub struct LibraryIndex<'a> {
     by_head: HashMap<(usize, &'a str), Vec<usize>>,
     /// Method (or associated) name → the items of that name, whatever their type.
     by_method: HashMap<&'a str, Vec<(usize, usize)>>,
+    /// Type (or trait) name → its methods.
+    by_type: HashMap<&'a str, Vec<(usize, usize)>>,
     /// (file, inline modules) → what code there can name.
     scopes: HashMap<(usize, &'a [String]), Scope<'a>>,
 }
@@ -433,6 +484,7 @@ impl<'a> LibraryIndex<'a> {
             module_file: HashMap::new(),
             by_head: HashMap::new(),
             by_method: HashMap::new(),
+            by_type: HashMap::new(),
             scopes: HashMap::new(),
         };
         for (fi, (_, module)) in lib.modules.iter().enumerate() {
@@ -448,12 +500,22 @@ impl<'a> LibraryIndex<'a> {
                     .or_default()
                     .push(ii);
                 let inline = &item.key[..item.inline];
-                if !index.scopes.contains_key(&(fi, inline)) {
-                    index.scopes.insert((fi, inline), Scope::of(items, inline));
-                }
+                index
+                    .scopes
+                    .entry((fi, inline))
+                    .or_insert_with(|| Scope::of(items, inline));
                 if item.key.len() > item.inline + 1 {
-                    let name = item.key.last().map_or("", String::as_str);
-                    index.by_method.entry(name).or_default().push((fi, ii));
+                    let n = item.key.len();
+                    index
+                        .by_method
+                        .entry(item.key[n - 1].as_str())
+                        .or_default()
+                        .push((fi, ii));
+                    index
+                        .by_type
+                        .entry(item.key[n - 2].as_str())
+                        .or_default()
+                        .push((fi, ii));
                 }
             }
         }
@@ -466,12 +528,16 @@ impl<'a> LibraryIndex<'a> {
         let mut walk = Walk {
             index: self,
             queue: entry.to_vec(),
+            items: Vec::new(),
             seen_paths: HashSet::new(),
             seen_items: HashSet::new(),
             seen_methods: HashSet::new(),
             whole: HashSet::new(),
             out: Reached::default(),
         };
+        for (path, _) in entry {
+            walk.name(path);
+        }
         for m in methods {
             walk.method(m);
         }
@@ -491,6 +557,8 @@ struct Walk<'i, 'a> {
     index: &'i LibraryIndex<'a>,
     /// Paths to look up, and whether a miss is expected (a guess through a glob import).
     queue: Vec<(Vec<String>, bool)>,
+    /// Items reached, their code not read yet.
+    items: Vec<(usize, usize)>,
     seen_paths: HashSet<(Vec<String>, bool)>,
     seen_items: HashSet<(usize, usize)>,
     seen_methods: HashSet<String>,
@@ -500,7 +568,14 @@ struct Walk<'i, 'a> {
 
 impl Walk<'_, '_> {
     fn run(&mut self) {
-        while let Some((path, guess)) = self.queue.pop() {
+        loop {
+            if let Some((fi, ii)) = self.items.pop() {
+                self.read(fi, ii);
+                continue;
+            }
+            let Some((path, guess)) = self.queue.pop() else {
+                break;
+            };
             // Glob imports of modules that import each other can only lengthen a path.
             if path.len() > MAX_SEGMENTS {
                 continue;
@@ -592,6 +667,9 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// A method called on a value: the methods of that name of every type (or trait) the
+    /// code reached so far names — a value of a type no reached code names (constructs,
+    /// returns, takes) cannot be there.
     fn method(&mut self, name: &str) {
         let mut names = vec![name];
         names.extend(IMPLIED.iter().filter(|(m, _)| *m == name).map(|(_, f)| *f));
@@ -601,30 +679,55 @@ impl Walk<'_, '_> {
             }
             self.out.methods.insert(name.to_string());
             for &(fi, ii) in self.index.by_method.get(name).into_iter().flatten() {
-                self.item(fi, ii);
+                let key = &self.index.files[fi].unwrap().items[ii].key;
+                if self.out.segments.contains(&key[key.len() - 2]) {
+                    self.item(fi, ii);
+                }
+            }
+        }
+    }
+
+    /// The segments of a path the reached code names: a type named now brings in its methods
+    /// already called.
+    fn name(&mut self, path: &[String]) {
+        for s in path {
+            if self.out.segments.contains(s) {
+                continue;
+            }
+            self.out.segments.insert(s.clone());
+            for &(fi, ii) in self.index.by_type.get(s.as_str()).into_iter().flatten() {
+                let key = &self.index.files[fi].unwrap().items[ii].key;
+                if self.seen_methods.contains(&key[key.len() - 1]) {
+                    self.item(fi, ii);
+                }
             }
         }
     }
 
     fn item(&mut self, fi: usize, ii: usize) {
-        if !self.seen_items.insert((fi, ii)) {
-            return;
+        if self.seen_items.insert((fi, ii)) {
+            self.items.push((fi, ii));
         }
+    }
+
+    /// What a reached item's code names and calls.
+    fn read(&mut self, fi: usize, ii: usize) {
         let index = self.index;
         let item = &index.files[fi].unwrap().items[ii];
         let inline = &item.key[..item.inline];
         let Some(scope) = index.scopes.get(&(fi, inline)) else {
             return;
         };
+        self.out.cuda |= item.cuda;
         let here: Vec<String> = [&index.lib.modules[fi].1[..], inline].concat();
         for p in &item.paths {
-            self.out.note_segments(p);
+            self.name(p);
             for (resolved, guess) in resolve(index.lib.name, scope, &here, p) {
                 self.take(resolved, guess);
             }
         }
         for m in &item.methods {
-            self.out.segments.insert(m.clone());
+            self.name(std::slice::from_ref(m));
             self.method(m);
         }
     }
@@ -648,7 +751,7 @@ impl Walk<'_, '_> {
             Path::Internal(p) => self.queue.push((p, guess)),
             Path::External(p) => {
                 self.out.names.insert(p[0].clone());
-                self.out.note_segments(&p);
+                self.name(&p);
                 self.out.external.push(p);
             }
         }
@@ -738,4 +841,84 @@ pub fn entries(items: &Items) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         methods.extend(item.methods.iter().cloned());
     }
     (paths, methods)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(text: &str) -> Items {
+        collect(&syn::parse_file(text).unwrap())
+    }
+
+    fn p(s: &str) -> (Vec<String>, bool) {
+        (s.split("::").map(str::to_string).collect(), false)
+    }
+
+    /// Reach `entry` in a library of (file, module path, text).
+    fn reach(files: &[(&str, &str, &str)], entry: &[&str], methods: &[&str]) -> Reached {
+        let parsed: HashMap<String, Items> = files
+            .iter()
+            .map(|(f, _, text)| (f.to_string(), items(text)))
+            .collect();
+        let modules: Vec<(String, Vec<String>)> = files
+            .iter()
+            .map(|(f, m, _)| {
+                let path = m.split("::").filter(|s| !s.is_empty());
+                (f.to_string(), path.map(str::to_string).collect())
+            })
+            .collect();
+        let get = |f: &str| parsed.get(f);
+        let lib = Library {
+            name: "lib",
+            modules: &modules,
+            items: &get,
+        };
+        let entry: Vec<_> = entry.iter().map(|e| p(e)).collect();
+        let methods: Vec<String> = methods.iter().map(|m| m.to_string()).collect();
+        LibraryIndex::new(&lib).reach(&entry, &methods)
+    }
+
+    #[test]
+    fn a_device_is_chosen_by_a_call_or_a_variant_never_by_a_type_in_a_signature() {
+        let found = items("fn a(d: &CudaDevice, s: Storage) -> Storage { match s { Storage::Cuda(c) => Storage::Cuda(c), o => o } }\nfn b() { let _ = Device::Cuda(0); }\nfn c() { let _ = CudaContext::new(1); }\nfn d() { let _m = Model::<Cuda>::new(); }\nfn e(t: Tensor) { t.cuda(); }\n");
+        let cuda: Vec<bool> = found.items.iter().map(|i| i.cuda).collect();
+        assert_eq!(cuda, [false, true, true, true, true]);
+    }
+
+    #[test]
+    fn methods_of_a_type_no_reached_code_names_are_not_run() {
+        let lib = [
+            ("lib.rs", "", "pub mod embed;\nmod device;\npub use embed::Embedder;\n"),
+            ("device.rs", "device", "pub fn select() -> Device { Device::new_cuda(0).unwrap() }\n"),
+            ("embed.rs", "embed", "use crate::device::select;\npub struct Embedder;\npub struct Cloud;\npub struct Local;\nimpl Embedder {\n    pub fn cloud() -> Cloud { Cloud }\n    pub fn local() -> Local { Local::load() }\n}\nimpl Cloud { pub fn embed(&self) {} }\nimpl Local {\n    fn load() -> Self { let _d = select(); Local }\n    pub fn embed(&self) {}\n}\n"),
+        ];
+        let cloud = reach(&lib, &["Embedder::cloud"], &["embed"]);
+        assert!(!cloud.cuda, "{:?}", cloud.segments);
+        let local = reach(&lib, &["Embedder::local"], &["embed"]);
+        assert!(local.cuda);
+        // A name the root re-exports, a whole module's function by its crate path.
+        assert!(reach(&lib, &["device::select"], &[]).cuda);
+    }
+
+    #[test]
+    fn glob_imports_of_modules_that_import_each_other_end() {
+        let lib = [
+            ("lib.rs", "", "pub mod result;\npub use result::*;\n"),
+            ("result.rs", "result", "use super::*;\nmod io {\n    use super::*;\n    pub fn go() -> Missing { Missing }\n}\npub use self::io::*;\n"),
+        ];
+        let r = reach(&lib, &["go", "Missing", "result::io::go"], &[]);
+        assert!(!r.cuda);
+    }
+
+    #[test]
+    fn a_longer_path_starts_with_a_module_or_a_type_never_a_function() {
+        // `bench::device()` in a program whose own `fn bench` exists names the crate `bench`.
+        let program = items("use criterion::Criterion;\nfn bench(c: &mut Criterion) {\n    let _d = bench::device();\n}\n");
+        let (paths, _) = entries(&program);
+        assert!(
+            paths.iter().any(|(p, _)| p == &["bench", "device"]),
+            "{paths:?}"
+        );
+    }
 }
