@@ -108,6 +108,8 @@ pub enum ReportFormat {
     Md,
     Json,
     Html,
+    /// With `--merge` only: the shards' SARIF as one document.
+    Sarif,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -366,8 +368,18 @@ pub struct CheckArgs {
 pub struct ReportArgs {
     /// Tree root (default: the current directory).
     pub root: Option<PathBuf>,
-    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
+    /// md, json or html (default: md); with --merge, the shards' own format (json or sarif).
+    #[arg(long, visible_alias = "output-format", value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Merge the JSON or SARIF outputs of `scan`/`check --shard I/N` (every shard, once) into the
+    /// document one unsharded run prints; exit as that run would.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 1..,
+        conflicts_with_all = ["root", "config", "no_cache"]
+    )]
+    pub merge: Vec<PathBuf>,
     /// Write the report here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

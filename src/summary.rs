@@ -47,6 +47,9 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuSummary>,
     pub interrupted: bool,
+    /// `--shard I/N`: the part of the tree this run covered (JSON and SARIF say it apart).
+    #[serde(skip)]
+    pub shard: Option<crate::run::shard::Shard>,
 }
 
 impl Summary {

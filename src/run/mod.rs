@@ -4,6 +4,7 @@
 pub mod cpu;
 pub mod gpu_slot;
 pub mod progress;
+pub mod shard;
 
 use std::path::PathBuf;
 
@@ -287,7 +288,8 @@ pub fn execute(
         cache.persist(all, &entries);
     }
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
-    let summary = Summary::of(&outcomes, gpu_summary, interrupted);
+    let mut summary = Summary::of(&outcomes, gpu_summary, interrupted);
+    summary.shard = shard::Shard::of(setup, engine, input);
     Ok((outcomes, summary))
 }
 
