@@ -223,6 +223,59 @@ fn visible_devices_without_pci_order_selects_the_forbidden_card() {
     );
 }
 
+/// `check -`: the piped source gets its GPU check too, with the env its own header sets (the
+/// file it is named as is not on disk).
+#[test]
+fn a_source_from_stdin_is_checked_on_the_gpu() {
+    let driver = FakeDriver::new();
+    let dir = tempfile::tempdir().unwrap();
+    let check = |source: &str| {
+        let out = run(driver
+            .command(dir.path())
+            .args([
+                "check",
+                "-",
+                "--stdin-filename",
+                "trap.py",
+                "--gpu",
+                "require",
+            ])
+            .args(["--no-journal", "--format", "json"])
+            .write_stdin(source));
+        (out.code, json(&out.stdout))
+    };
+    let (code, doc) = check("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\n");
+    assert_eq!(code, 1);
+    let gpu = &doc["files"][0]["gpu_check"];
+    assert_eq!(
+        (&gpu["status"], &gpu["device_name"]),
+        (&"failed".into(), &"NVIDIA GeForce RTX 5060 Ti".into())
+    );
+    let fixed = run(driver
+        .command(dir.path())
+        .args(["fix", "-", "--stdin-filename", "trap.py"])
+        .write_stdin("import torch\nx = torch.zeros(1).cuda()\n"));
+    let (code, doc) = check(&fixed.stdout);
+    assert_eq!(code, 0, "{doc}");
+    let gpu = &doc["files"][0]["gpu_check"];
+    assert_eq!(
+        (&gpu["status"], &gpu["device_name"]),
+        (&"passed".into(), &"NVIDIA GeForce RTX 3090".into())
+    );
+    assert_eq!(
+        (
+            &doc["summary"]["gpu"]["checks"],
+            &doc["summary"]["gpu"]["passed"]
+        ),
+        (&1.into(), &1.into())
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
+
 #[test]
 fn a_hanging_probe_is_killed_at_its_timeout_and_the_run_goes_on() {
     let driver = FakeDriver::new();

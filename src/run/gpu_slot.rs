@@ -123,6 +123,55 @@ pub fn run(
     Ok((outcomes, Some(summary)))
 }
 
+/// The GPU check of one source already through the CPU stage (`check -`): the same checker,
+/// modes and ledger as a run over files.
+pub fn check_one(
+    setup: &Setup,
+    processed: crate::process::Processed,
+    args: &GpuArgs,
+) -> anyhow::Result<(FileOutcome, Option<GpuSummary>)> {
+    let policy = &setup.config.policy;
+    let mut outcome = processed.outcome;
+    let checker = match args.gpu {
+        GpuMode::Off => Err(GpuUnavailable("--gpu off".into())),
+        _ => crate::gpu::open_checker(policy, args),
+    };
+    let mut checker = match (checker, args.gpu) {
+        (Ok(checker), _) => checker,
+        (Err(GpuUnavailable(reason)), GpuMode::Require) => anyhow::bail!("--gpu require: {reason}"),
+        (Err(GpuUnavailable(reason)), mode) => {
+            if mode == GpuMode::Auto {
+                eprintln!("note: GPU checks skipped: {reason}");
+            }
+            let wanted = usize::from(processed.gpu_job.is_some());
+            if wanted > 0 {
+                outcome.gpu_check = Some(skipped(&reason));
+            }
+            let summary = GpuSummary {
+                state: "skipped".into(),
+                reason: Some(reason),
+                skipped: wanted,
+                leak_alert_mib: policy.leak_alert_mib,
+                leak_fail_mib: policy.leak_fail_mib,
+                ..GpuSummary::default()
+            };
+            return Ok((outcome, Some(summary)));
+        }
+    };
+    if let Some(spec) = processed.gpu_job {
+        let job = GpuJob {
+            index: 0,
+            path: spec.path,
+            env: spec.env,
+        };
+        let cancelled = AtomicBool::new(false);
+        outcome.gpu_check = Some(checker.check(&job, Instant::now(), &cancelled));
+    }
+    let outcomes = std::slice::from_ref(&outcome);
+    let summary = summarize(outcomes, checker.device(), policy);
+    Ok((outcome, Some(summary)))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn without_gpu(
     engine: &Engine,
