@@ -36,6 +36,7 @@ pub mod report;
 pub mod rules;
 pub mod run;
 pub mod rust;
+pub mod shard;
 pub mod source;
 pub mod summary;
 pub mod suppress;

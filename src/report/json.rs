@@ -12,7 +12,7 @@ struct Document<'a> {
     command: &'a str,
     /// `--shard I/N` only: which part of the tree this document covers (`report --merge`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    shard: Option<&'a crate::run::shard::Shard>,
+    shard: Option<&'a crate::shard::Shard>,
     root: String,
     /// The repository the paths are relative to (the nearest `.git` above the root).
     repository: String,

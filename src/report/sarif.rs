@@ -87,7 +87,7 @@ pub fn render(
     root: &Path,
     files: &[FileOutcome],
     rules: &[&Rule],
-    shard: Option<&crate::run::shard::Shard>,
+    shard: Option<&crate::shard::Shard>,
 ) -> String {
     let src = source_root(root);
     let prefix = crate::outcome::repository_prefix(root);

@@ -119,7 +119,7 @@ pub fn run(
             outcome.gpu_check = Some(check);
         }
     }
-    let summary = summarize(&outcomes, device, policy);
+    let summary = GpuSummary::ran(&outcomes, device, policy);
     Ok((outcomes, Some(summary)))
 }
 
@@ -168,7 +168,7 @@ pub fn check_one(
         outcome.gpu_check = Some(checker.check(&job, Instant::now(), &cancelled));
     }
     let outcomes = std::slice::from_ref(&outcome);
-    let summary = summarize(outcomes, checker.device(), policy);
+    let summary = GpuSummary::ran(outcomes, checker.device(), policy);
     Ok((outcome, Some(summary)))
 }
 
@@ -218,33 +218,4 @@ fn skipped(reason: &str) -> GpuCheck {
         message: Some(reason.to_string()),
         ..GpuCheck::default()
     }
-}
-
-/// Counts and the leak ledger over the checks of a run (seed 001: alert above
-/// `leak_alert_mib` for one check, fail when the cumulative drift passes `leak_fail_mib`).
-fn summarize(
-    outcomes: &[FileOutcome],
-    device: Option<String>,
-    policy: &crate::policy::Policy,
-) -> GpuSummary {
-    let mut s = GpuSummary {
-        state: "ran".into(),
-        device,
-        leak_alert_mib: policy.leak_alert_mib,
-        leak_fail_mib: policy.leak_fail_mib,
-        ..GpuSummary::default()
-    };
-    for check in outcomes.iter().filter_map(|o| o.gpu_check.as_ref()) {
-        s.checks += 1;
-        match check.status {
-            Some(CheckStatus::Passed) => s.passed += 1,
-            Some(CheckStatus::Failed) => s.failed += 1,
-            Some(CheckStatus::Leak) => s.leaks += 1,
-            Some(CheckStatus::Error) => s.errors += 1,
-            Some(CheckStatus::Skipped) | None => s.skipped += 1,
-        }
-        s.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
-    }
-    s.drift_failed = s.drift_mib > policy.leak_fail_mib;
-    s
 }

@@ -315,7 +315,7 @@ pub fn execute(
     }
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
     let mut summary = Summary::of(&outcomes, gpu_summary, interrupted);
-    summary.shard = shard::Shard::of(setup, engine, input);
+    summary.shard = shard::of(setup, engine, input, &summary);
     Ok((outcomes, summary))
 }
 

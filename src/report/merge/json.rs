@@ -6,6 +6,7 @@ use serde_json::value::RawValue;
 
 use super::{path_order, twice, Input, Verdict};
 use crate::outcome::FileOutcome;
+use crate::policy::Policy;
 use crate::summary::{GpuSummary, Summary};
 
 #[derive(Deserialize)]
@@ -69,11 +70,18 @@ pub(super) fn merge(inputs: &[&Input]) -> anyhow::Result<(String, Verdict)> {
         let (a, b) = (&inputs[pair[0].1].name, &inputs[pair[1].1].name);
         return Err(twice(&pair[0].0, a, b));
     }
-    let gpu = merge_gpu(docs.iter().filter_map(|d| d.summary.gpu.clone()));
-    let interrupted = docs.iter().any(|d| d.summary.interrupted);
-    let outcomes: Vec<FileOutcome> = files.iter().map(|f| f.3.clone()).collect();
-    let summary = Summary::of(&outcomes, gpu, interrupted);
     let first = &docs[0];
+    let policy: Policy = serde_json::from_str(first.policy.get()).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: its policy is not one gpu-homogenize writes: {e}",
+            inputs[0].name
+        )
+    })?;
+    let outcomes: Vec<FileOutcome> = files.iter().map(|f| f.3.clone()).collect();
+    let parts = docs.iter().filter_map(|d| d.summary.gpu.clone()).collect();
+    let gpu = merge_gpu(parts, &outcomes, &policy);
+    let interrupted = docs.iter().any(|d| d.summary.interrupted);
+    let summary = Summary::of(&outcomes, gpu, interrupted);
     let out = Out {
         version: &first.version,
         command: &first.command,
@@ -92,23 +100,18 @@ pub(super) fn merge(inputs: &[&Input]) -> anyhow::Result<(String, Verdict)> {
     Ok((text, verdict))
 }
 
-/// The GPU stage over every shard: counts and drift summed, failed when the summed drift passes
-/// the limit (as one run's ledger would).
-fn merge_gpu(parts: impl Iterator<Item = GpuSummary>) -> Option<GpuSummary> {
-    parts.reduce(|mut all, part| {
-        if all.state != "ran" && part.state == "ran" {
-            all.state = part.state;
-            all.reason = part.reason;
-        }
-        all.checks += part.checks;
-        all.passed += part.passed;
-        all.failed += part.failed;
-        all.leaks += part.leaks;
-        all.errors += part.errors;
+/// The GPU stage over every file, as one run's ledger counts it (the drift summed in the walk's
+/// order, so the float is the unsharded run's); shards that all skipped it: their skips summed.
+fn merge_gpu(
+    parts: Vec<GpuSummary>,
+    outcomes: &[FileOutcome],
+    policy: &Policy,
+) -> Option<GpuSummary> {
+    if let Some(ran) = parts.iter().find(|p| p.state == "ran") {
+        return Some(GpuSummary::ran(outcomes, ran.device.clone(), policy));
+    }
+    parts.into_iter().reduce(|mut all, part| {
         all.skipped += part.skipped;
-        all.drift_mib += part.drift_mib;
-        all.drift_failed |= part.drift_failed || all.drift_mib > all.leak_fail_mib;
-        all.device = all.device.or(part.device);
         all
     })
 }

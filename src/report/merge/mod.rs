@@ -9,7 +9,7 @@ mod sarif;
 
 use serde_json::Value;
 
-use crate::run::shard::Shard;
+use crate::shard::Shard;
 use crate::summary::Summary;
 
 /// One shard's document, as read: the name it is known by (its path) and its text.
@@ -81,7 +81,10 @@ pub fn merge(inputs: &[Input]) -> anyhow::Result<Merged> {
     let ordered: Vec<&Input> = order.iter().map(|&i| &inputs[i]).collect();
     match headers[0].format {
         Format::Json => json::merge(&ordered),
-        Format::Sarif => sarif::merge(&ordered, order.iter().map(|&i| &docs[i]).collect()),
+        Format::Sarif => {
+            let shards: Vec<&Shard> = order.iter().map(|&i| &headers[i].shard).collect();
+            sarif::merge(&ordered, order.iter().map(|&i| &docs[i]).collect(), &shards)
+        }
     }
     .map(|(text, verdict)| Merged {
         format: headers[0].format,

@@ -4,12 +4,17 @@
 use serde_json::Value;
 
 use super::{path_order, twice, Input, Verdict};
+use crate::shard::Shard;
 
 /// The ids of the SARIF-only results: a GPU verdict, a file not processed.
 const GPU_CHECK: &str = "GH900";
 const FILE_ERROR: &str = "GH901";
 
-pub(super) fn merge(inputs: &[&Input], docs: Vec<&Value>) -> anyhow::Result<(String, Verdict)> {
+pub(super) fn merge(
+    inputs: &[&Input],
+    docs: Vec<&Value>,
+    shards: &[&Shard],
+) -> anyhow::Result<(String, Verdict)> {
     let mut results = Vec::new();
     let mut notifications = Vec::new();
     for (at, doc) in docs.iter().enumerate() {
@@ -22,9 +27,16 @@ pub(super) fn merge(inputs: &[&Input], docs: Vec<&Value>) -> anyhow::Result<(Str
     }
     let results = in_walk_order(results, inputs)?;
     let notifications = in_walk_order(notifications, inputs)?;
+    // The ledger of one run: the leaks of every shard's checks against the limit.
+    let drift: Vec<_> = shards.iter().filter_map(|s| s.drift).collect();
+    let drift_failed = drift
+        .first()
+        .is_some_and(|d| drift.iter().map(|d| d.mib).sum::<f64>() > d.fail_above_mib);
     let verdict = Verdict::Results {
-        errors: !notifications.is_empty() || results.iter().any(|r| r["ruleId"] == FILE_ERROR),
-        findings: results.iter().any(fails),
+        errors: !notifications.is_empty()
+            || results.iter().any(|r| r["ruleId"] == FILE_ERROR)
+            || shards.iter().any(|s| s.interrupted),
+        findings: results.iter().any(fails) || drift_failed,
     };
     let mut merged = docs[0].clone();
     let run = &mut merged["runs"][0];
