@@ -48,7 +48,8 @@ pub enum Command {
     Fix(FixArgs),
     /// Validate files as they are (CPU invariants and GPU check); never rewrite.
     Check(CheckArgs),
-    /// Per-phase progress report for the coordinator, from a fresh scan and the journal.
+    /// Per-phase progress report for the coordinator, from a fresh scan and the journal; with
+    /// `--merge`, the JSON or SARIF of `--shard` jobs as one document.
     Report(ReportArgs),
     /// Show the GPUs the driver sees, their CUDA ordering, and what the policy selects.
     Doctor(DoctorArgs),

@@ -259,12 +259,28 @@ fn what_cannot_be_merged_is_refused_naming_the_file() {
         &["scan", "--output-format", "json", "--shard", "2/3", "svc"],
         &other_tree,
     );
+    // Another tree of the same repository: SARIF names only the repository.
+    let svc2 = repo.path().join("svc2");
+    std::fs::create_dir(&svc2).unwrap();
+    std::fs::write(svc2.join("gpu-homogenize.toml"), "[policy]\n").unwrap();
+    std::fs::write(svc2.join("m.py"), "import torch\n").unwrap();
+    let sibling = dir.join("svc2-2.sarif");
+    save(
+        repo.path(),
+        &["scan", "--output-format", "sarif", "--shard", "2/3", "svc2"],
+        &sibling,
+    );
     let cases: Vec<(&str, Vec<&PathBuf>, &[&str])> = vec![
         ("torn", vec![&json[0], &torn, &json[2]], &[]),
         ("mixed formats", vec![&json[0], &sarif[1], &json[2]], &[]),
         ("another version", vec![&json[0], &old, &json[2]], &[]),
         ("another command", vec![&json[0], &check[1], &json[2]], &[]),
         ("another tree", vec![&json[0], &other_tree, &json[2]], &[]),
+        (
+            "another tree of the repository",
+            vec![&sarif[0], &sibling, &sarif[2]],
+            &[],
+        ),
         ("another policy", vec![&json[0], &policy, &json[2]], &[]),
         (
             "another rule selection",

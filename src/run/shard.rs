@@ -20,8 +20,10 @@ pub fn of(
     });
     // Not the binary's identity (the cache's key has it): each CI runner has its own build.
     let text = format!(
-        "{}\n{:?} touchpoints={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
+        "{} {}\n{:?} touchpoints={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
         env!("CARGO_PKG_VERSION"),
+        // SARIF names only the repository: two trees of one repository differ here.
+        setup.root.display(),
         engine.mode,
         engine.touchpoints,
         engine.unsafe_fixes,

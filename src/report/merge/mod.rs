@@ -221,7 +221,7 @@ fn agree(a: &Header, b: &Header) -> anyhow::Result<()> {
     }
     if a.shard.settings != b.shard.settings {
         anyhow::bail!(
-            "{bn}: judged with other settings than {an} (config, rule selection, --unsafe-fixes, --baseline or --max-file-size differ): run every shard with the same config and flags"
+            "{bn}: judged with other settings than {an} (tree root, config, rule selection, --unsafe-fixes, --baseline or --max-file-size differ): run every shard on the same tree with the same config and flags"
         );
     }
     Ok(())
