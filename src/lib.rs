@@ -6,7 +6,7 @@
 // Said once, before the hundreds of errors a Windows build would otherwise print.
 #[cfg(not(unix))]
 compile_error!(
-    "gpu-homogenize builds on Unix only (Linux; macOS untested): its file safety (confine.rs, write/, journal/, cache/, leftovers.rs, source.rs: O_NOFOLLOW opens and *at() calls on directory handles, rename swaps, inode identity, flock) and its GPU supervisor (gpu/check.rs, gpu/supervise.rs: process groups, kill, waitpid, dlopen) use std::os::unix and libc with no Windows counterpart yet"
+    "gpu-homogenize needs a Unix (it is built and tested on Linux): its file safety (confine.rs, write/, journal/, cache/, leftovers.rs, source.rs: O_NOFOLLOW opens and *at() calls on directory handles, rename swaps, inode identity, flock) and its GPU supervisor (gpu/check.rs, gpu/supervise.rs: process groups, kill, waitpid, dlopen) use std::os::unix and libc with no Windows counterpart yet"
 );
 
 pub mod add_noqa;
