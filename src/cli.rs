@@ -48,7 +48,8 @@ pub enum Command {
     Fix(FixArgs),
     /// Validate files as they are (CPU invariants and GPU check); never rewrite.
     Check(CheckArgs),
-    /// Per-phase progress report for the coordinator, from a fresh scan and the journal.
+    /// Per-phase progress report for the coordinator, from a fresh scan and the journal; with
+    /// `--merge`, the JSON or SARIF of `--shard` jobs as one document.
     Report(ReportArgs),
     /// Show the GPUs the driver sees, their CUDA ordering, and what the policy selects.
     Doctor(DoctorArgs),
@@ -108,6 +109,8 @@ pub enum ReportFormat {
     Md,
     Json,
     Html,
+    /// With `--merge` only: the shards' SARIF as one document.
+    Sarif,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -366,8 +369,18 @@ pub struct CheckArgs {
 pub struct ReportArgs {
     /// Tree root (default: the current directory).
     pub root: Option<PathBuf>,
-    #[arg(long, visible_alias = "output-format", value_enum, default_value_t = ReportFormat::Md)]
-    pub format: ReportFormat,
+    /// md, json or html (default: md); with --merge, the shards' own format (json or sarif).
+    #[arg(long, visible_alias = "output-format", value_enum)]
+    pub format: Option<ReportFormat>,
+    /// Merge the JSON or SARIF outputs of `scan`/`check --shard I/N` (every shard, once) into the
+    /// document one unsharded run prints; exit as that run would.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 1..,
+        conflicts_with_all = ["root", "config", "no_cache"]
+    )]
+    pub merge: Vec<PathBuf>,
     /// Write the report here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -29,6 +29,37 @@ pub struct GpuSummary {
     pub device: Option<String>,
 }
 
+impl GpuSummary {
+    /// Counts and the leak ledger over the checks of a run (seed 001: alert above
+    /// `leak_alert_mib` for one check, fail when the cumulative drift passes `leak_fail_mib`).
+    pub fn ran(
+        outcomes: &[FileOutcome],
+        device: Option<String>,
+        policy: &crate::policy::Policy,
+    ) -> GpuSummary {
+        let mut s = GpuSummary {
+            state: "ran".into(),
+            device,
+            leak_alert_mib: policy.leak_alert_mib,
+            leak_fail_mib: policy.leak_fail_mib,
+            ..GpuSummary::default()
+        };
+        for check in outcomes.iter().filter_map(|o| o.gpu_check.as_ref()) {
+            s.checks += 1;
+            match check.status {
+                Some(CheckStatus::Passed) => s.passed += 1,
+                Some(CheckStatus::Failed) => s.failed += 1,
+                Some(CheckStatus::Leak) => s.leaks += 1,
+                Some(CheckStatus::Error) => s.errors += 1,
+                Some(CheckStatus::Skipped) | None => s.skipped += 1,
+            }
+            s.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
+        }
+        s.drift_failed = s.drift_mib > policy.leak_fail_mib;
+        s
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub files: usize,
@@ -47,6 +78,9 @@ pub struct Summary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuSummary>,
     pub interrupted: bool,
+    /// `--shard I/N`: the part of the tree this run covered (JSON and SARIF say it apart).
+    #[serde(skip)]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Summary {

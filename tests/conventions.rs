@@ -414,6 +414,65 @@ fn a_source_read_from_stdin_is_judged_as_the_file_it_names() {
     );
 }
 
+/// `check -` as `scan -`: the piped source is what is checked (not the file of that name on disk,
+/// which may not exist), judged as the file it names; its fixed form passes; nothing is journalled
+/// (an editor's buffer is not the file's history); `--gpu-cmd` cannot run a source that is not on
+/// disk.
+#[test]
+fn check_reads_a_source_from_stdin() {
+    let repo = monorepo();
+    let check = |source: &str, extra: &[&str]| {
+        run(gh(repo.path())
+            .args([
+                "check",
+                "-",
+                "--stdin-filename",
+                "svc/app/m.py",
+                "--gpu",
+                "off",
+            ])
+            .args(extra)
+            .write_stdin(source))
+    };
+    let bare = check(BARE, &[]);
+    assert_eq!(bare.code, 1, "{}", bare.stderr);
+    insta::assert_snapshot!(
+        "stdin_check",
+        format!("{}--- stderr\n{}", bare.stdout, bare.stderr)
+    );
+    let fixed = run(gh(repo.path())
+        .args(["fix", "-", "--stdin-filename", "svc/app/m.py"])
+        .write_stdin(BARE));
+    // svc/app/m.py on disk is still the bare file; the piped, fixed source passes.
+    let passed = check(&fixed.stdout, &["-q"]);
+    assert_eq!(
+        (passed.code, passed.stdout.as_str()),
+        (0, ""),
+        "{}",
+        passed.stderr
+    );
+    let new = check(&fixed.stdout, &["--output-format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&new.stdout).unwrap();
+    assert_eq!(
+        (
+            &doc["files"][0]["path"],
+            &doc["files"][0]["status"],
+            new.code
+        ),
+        (&"svc/app/m.py".into(), &"compliant".into(), 0)
+    );
+    assert!(!repo
+        .path()
+        .join("svc/.gpu-homogenize/journal.jsonl")
+        .exists());
+    let cmd = check(BARE, &["--gpu-cmd", "python3 {file}"]);
+    assert_eq!(cmd.code, 2);
+    assert_eq!(
+        cmd.stderr,
+        "error: --gpu-cmd runs the file itself; it cannot run a source read from stdin\n"
+    );
+}
+
 /// `--show-fixes`, as ruff enumerates them: per file, per rule, what was or would be fixed.
 #[test]
 fn show_fixes_lists_the_fixes_per_file() {

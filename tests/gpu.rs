@@ -223,6 +223,139 @@ fn visible_devices_without_pci_order_selects_the_forbidden_card() {
     );
 }
 
+/// `check -`: the piped source gets its GPU check too, with the env its own header sets (the
+/// file it is named as is not on disk).
+#[test]
+fn a_source_from_stdin_is_checked_on_the_gpu() {
+    let driver = FakeDriver::new();
+    let dir = tempfile::tempdir().unwrap();
+    let check = |source: &str| {
+        let out = run(driver
+            .command(dir.path())
+            .args([
+                "check",
+                "-",
+                "--stdin-filename",
+                "trap.py",
+                "--gpu",
+                "require",
+            ])
+            .args(["--no-journal", "--format", "json"])
+            .write_stdin(source));
+        (out.code, json(&out.stdout))
+    };
+    let (code, doc) = check("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\n");
+    assert_eq!(code, 1);
+    let gpu = &doc["files"][0]["gpu_check"];
+    assert_eq!(
+        (&gpu["status"], &gpu["device_name"]),
+        (&"failed".into(), &"NVIDIA GeForce RTX 5060 Ti".into())
+    );
+    let fixed = run(driver
+        .command(dir.path())
+        .args(["fix", "-", "--stdin-filename", "trap.py"])
+        .write_stdin("import torch\nx = torch.zeros(1).cuda()\n"));
+    let (code, doc) = check(&fixed.stdout);
+    assert_eq!(code, 0, "{doc}");
+    let gpu = &doc["files"][0]["gpu_check"];
+    assert_eq!(
+        (&gpu["status"], &gpu["device_name"]),
+        (&"passed".into(), &"NVIDIA GeForce RTX 3090".into())
+    );
+    assert_eq!(
+        (
+            &doc["summary"]["gpu"]["checks"],
+            &doc["summary"]["gpu"]["passed"]
+        ),
+        (&1.into(), &1.into())
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
+
+/// `check --shard I/N` on three runners, merged: the GPU verdicts and the leak ledger of one run
+/// (each check leaks under the alert, their sum passes the limit: exit 1, though no SARIF result
+/// fails), the SARIF byte for byte the unsharded run's.
+#[test]
+fn merged_check_shards_keep_the_ledger_of_one_run() {
+    let driver = FakeDriver::new();
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a", "b", "c", "d", "e"] {
+        std::fs::write(
+            dir.path().join(format!("{name}.py")),
+            "import torch\nx = torch.zeros(1).cuda()\n",
+        )
+        .unwrap();
+    }
+    let fixed = run(driver
+        .command(dir.path())
+        .args(["fix", "--gpu", "off", "--no-journal"]));
+    assert_eq!(fixed.code, 0, "{}", fixed.stdout);
+    let check = |format: &str, shard: Option<&str>| {
+        let mut cmd = driver.command(dir.path());
+        cmd.env("FAKEGPU_LEAK_MIB", "30").args([
+            "check",
+            "--gpu",
+            "require",
+            "--no-journal",
+            "--format",
+            format,
+        ]);
+        if let Some(shard) = shard {
+            cmd.args(["--shard", shard]);
+        }
+        run(&mut cmd)
+    };
+    let out = tempfile::tempdir().unwrap();
+    for format in ["json", "sarif"] {
+        let whole = check(format, None);
+        assert_eq!(whole.code, 1, "{format}: the drift fails the run");
+        let shards: Vec<PathBuf> = ["1/3", "2/3", "3/3"]
+            .iter()
+            .enumerate()
+            .map(|(i, shard)| {
+                let path = out.path().join(format!("{i}.{format}"));
+                std::fs::write(&path, check(format, Some(shard)).stdout).unwrap();
+                path
+            })
+            .collect();
+        let merged = run(driver
+            .command(out.path())
+            .args(["report", "--merge"])
+            .args(&shards));
+        assert_eq!(merged.code, 1, "{format}: {}", merged.stderr);
+        if format == "sarif" {
+            assert_eq!(merged.stdout, whole.stdout);
+            continue;
+        }
+        let (whole, merged) = (json(&whole.stdout), json(&merged.stdout));
+        let gpu = |doc: &Value| {
+            let mut gpu = doc["summary"]["gpu"].clone();
+            let drift = gpu["drift_mib"].as_f64().unwrap();
+            gpu["drift_mib"] = ((drift / 10.0).round() * 10.0).into();
+            gpu
+        };
+        assert_eq!(gpu(&merged), gpu(&whole));
+        assert_eq!(gpu(&merged)["drift_mib"], 150.0);
+        assert_eq!(merged["summary"]["gpu"]["drift_failed"], true);
+        let verdicts = |doc: &Value| -> Vec<(Value, Value, Value)> {
+            let files = doc["files"].as_array().unwrap();
+            let verdict = |f: &Value| {
+                (
+                    f["path"].clone(),
+                    f["status"].clone(),
+                    f["gpu_check"]["status"].clone(),
+                )
+            };
+            files.iter().map(verdict).collect()
+        };
+        assert_eq!(verdicts(&merged), verdicts(&whole));
+    }
+}
+
 #[test]
 fn a_hanging_probe_is_killed_at_its_timeout_and_the_run_goes_on() {
     let driver = FakeDriver::new();

@@ -7,14 +7,30 @@ use crate::outcome::FileStatus;
 use crate::process::Mode;
 use crate::report::progress::phase_lines;
 use crate::report::text;
-use crate::run::{engine, execute, setup};
+use crate::run::{check_stdin, engine, execute, setup, stdin_path};
 
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     super::present::refuse_unhonoured(args.format, &[(args.statistics, "--statistics")])?;
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Check)?;
-    let (outcomes, summary) = execute(&setup, &engine, &args.input, Some(&args.gpu))?;
-    if !args.no_journal {
+    let stdin = stdin_path(&args.input)?;
+    let (outcomes, summary) = match stdin.clone() {
+        // `--gpu-cmd` runs the file on disk, which is not the source piped in.
+        Some(_) if args.gpu.gpu_cmd.is_some() => {
+            anyhow::bail!("--gpu-cmd runs the file itself; it cannot run a source read from stdin")
+        }
+        Some(name) => check_stdin(
+            &setup,
+            &engine,
+            &args.input,
+            &name,
+            super::read_stdin()?,
+            &args.gpu,
+        )?,
+        None => execute(&setup, &engine, &args.input, Some(&args.gpu))?,
+    };
+    // A source piped in (an editor's buffer) is not the file on disk: not the journal's history.
+    if !args.no_journal && stdin.is_none() {
         crate::journal::record(&setup.root, "check", &outcomes, &summary);
     }
     let policy = &setup.config.policy;

@@ -37,7 +37,12 @@ pub fn machine(
 ) -> Option<String> {
     match format {
         OutputFormat::Json => Some(json::render(command, root, policy, outcomes, summary)),
-        OutputFormat::Sarif => Some(sarif::render(root, outcomes, &crate::rules::all())),
+        OutputFormat::Sarif => Some(sarif::render(
+            root,
+            outcomes,
+            &crate::rules::all(),
+            summary.shard.as_ref(),
+        )),
         OutputFormat::Github => Some(github::render(
             &crate::outcome::repository_prefix(root),
             outcomes,

@@ -1,17 +1,28 @@
-//! `gpu-homogenize report`: scan the whole tree, read its journal, hand both to `report/`.
+//! `gpu-homogenize report`: scan the whole tree, read its journal, hand both to `report/`; or,
+//! with `--merge`, put the shards of a CI matrix back together.
 
 use anyhow::Context;
 
-use super::EXIT_OK;
+use super::{exit_status, gpu_failed, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
 use crate::cli::{InputArgs, ReportArgs, ReportFormat};
 use crate::journal::{now_rfc3339, Journal};
+use crate::outcome::FileStatus;
 use crate::process::Mode;
 use crate::report::coordinator::{self, build, Tree};
+use crate::report::merge::{Format, Input, Verdict};
 use crate::report::{html, markdown};
 use crate::run::{engine, execute, setup};
 
 /// `gpu-homogenize report`: scan the whole tree, read its journal, render.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    if !args.merge.is_empty() {
+        return merge(&args);
+    }
+    if args.format == Some(ReportFormat::Sarif) {
+        anyhow::bail!(
+            "`--format sarif` is for `report --merge` (SARIF shards); the coordinator report is md, json or html"
+        );
+    }
     let input = InputArgs {
         paths: vec![args.root.clone().unwrap_or_else(|| ".".into())],
         config: args.config.clone(),
@@ -45,12 +56,63 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     };
     let mut report = build(&tree, &outcomes, &journal, now_rfc3339());
     report.place_in_repository(&crate::outcome::repository_prefix(&setup.root));
-    let text = match args.format {
-        ReportFormat::Md => markdown::render(&report),
+    let text = match args.format.unwrap_or(ReportFormat::Md) {
+        ReportFormat::Md | ReportFormat::Sarif => markdown::render(&report),
         ReportFormat::Json => coordinator::json(&report),
         ReportFormat::Html => html::render(&report),
     };
-    match &args.out {
+    write_out(args.out.as_deref(), &text)?;
+    Ok(EXIT_OK)
+}
+
+/// `report --merge FILE…`: the shards' documents as the one an unsharded run prints, and the
+/// exit status that run would have had.
+fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
+    let inputs = args
+        .merge
+        .iter()
+        .map(|path| {
+            let name = crate::outcome::escape(path.as_os_str());
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("{name}: cannot read it: {e}"))?;
+            Ok(Input { name, text })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let merged = crate::report::merge::merge(&inputs)?;
+    let wanted = match args.format {
+        None => merged.format,
+        Some(ReportFormat::Json) => Format::Json,
+        Some(ReportFormat::Sarif) => Format::Sarif,
+        Some(other) => anyhow::bail!(
+            "`--merge` writes the shards' own format (json or sarif), not {}",
+            if other == ReportFormat::Md {
+                "md"
+            } else {
+                "html"
+            }
+        ),
+    };
+    if wanted != merged.format {
+        anyhow::bail!(
+            "the shards are {}, and a merge keeps their format: run the shards with `--output-format {}`",
+            merged.format.name(),
+            wanted.name().to_ascii_lowercase()
+        );
+    }
+    write_out(args.out.as_deref(), &merged.text)?;
+    Ok(match merged.verdict {
+        Verdict::Run { command, summary } => exit_status(&summary, |s| match command.as_str() {
+            "check" => s.count(FileStatus::NonCompliant) > 0 || gpu_failed(s),
+            _ => s.violations > 0,
+        }),
+        Verdict::Results { errors: true, .. } => EXIT_ERROR,
+        Verdict::Results { findings, .. } => i32::from(findings) * EXIT_FINDINGS,
+    })
+}
+
+/// The report on stdout, or in `out`.
+fn write_out(out: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+    match out {
         // Never through a symbolic link planted where the report goes (it would overwrite
         // whatever the link points to).
         Some(path) => {
@@ -72,7 +134,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
             file.write_all(text.as_bytes())
                 .with_context(|| format!("{shown}: cannot write the report"))?;
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
-    Ok(EXIT_OK)
+    Ok(())
 }

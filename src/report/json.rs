@@ -10,6 +10,9 @@ use crate::summary::Summary;
 struct Document<'a> {
     version: &'static str,
     command: &'a str,
+    /// `--shard I/N` only: which part of the tree this document covers (`report --merge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<&'a crate::shard::Shard>,
     root: String,
     /// The repository the paths are relative to (the nearest `.git` above the root).
     repository: String,
@@ -44,6 +47,7 @@ pub fn render(
     let doc = Document {
         version: env!("CARGO_PKG_VERSION"),
         command,
+        shard: summary.shard.as_ref(),
         root: root.display().to_string(),
         repository: crate::outcome::source_root(root).display().to_string(),
         policy,

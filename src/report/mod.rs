@@ -7,6 +7,7 @@ pub mod history;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod merge;
 pub mod progress;
 pub mod sarif;
 pub mod text;

@@ -83,7 +83,12 @@ fn location(uri: &str, line: usize, column: usize) -> Value {
     }}])
 }
 
-pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
+pub fn render(
+    root: &Path,
+    files: &[FileOutcome],
+    rules: &[&Rule],
+    shard: Option<&crate::shard::Shard>,
+) -> String {
     let src = source_root(root);
     let prefix = crate::outcome::repository_prefix(root);
     let mut descriptors: Vec<Value> = rules.iter().map(|r| rule_descriptor(r)).collect();
@@ -146,7 +151,7 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
         "file://{}/",
         relative_uri(src.to_string_lossy().trim_end_matches('/'))
     );
-    let doc = json!({
+    let mut doc = json!({
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "runs": [{
@@ -165,6 +170,10 @@ pub fn render(root: &Path, files: &[FileOutcome], rules: &[&Rule]) -> String {
             "results": results
         }]
     });
+    // `--shard I/N` only, in the run's property bag: which part of the tree (`report --merge`).
+    if let (Some(shard), Some(run)) = (shard, doc["runs"][0].as_object_mut()) {
+        run.insert("properties".into(), json!({ "shard": shard }));
+    }
     let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
     out.push('\n');
     out

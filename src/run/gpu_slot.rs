@@ -119,8 +119,57 @@ pub fn run(
             outcome.gpu_check = Some(check);
         }
     }
-    let summary = summarize(&outcomes, device, policy);
+    let summary = GpuSummary::ran(&outcomes, device, policy);
     Ok((outcomes, Some(summary)))
+}
+
+/// The GPU check of one source already through the CPU stage (`check -`): the same checker,
+/// modes and ledger as a run over files.
+pub fn check_one(
+    setup: &Setup,
+    processed: crate::process::Processed,
+    args: &GpuArgs,
+) -> anyhow::Result<(FileOutcome, Option<GpuSummary>)> {
+    let policy = &setup.config.policy;
+    let mut outcome = processed.outcome;
+    let checker = match args.gpu {
+        GpuMode::Off => Err(GpuUnavailable("--gpu off".into())),
+        _ => crate::gpu::open_checker(policy, args),
+    };
+    let mut checker = match (checker, args.gpu) {
+        (Ok(checker), _) => checker,
+        (Err(GpuUnavailable(reason)), GpuMode::Require) => anyhow::bail!("--gpu require: {reason}"),
+        (Err(GpuUnavailable(reason)), mode) => {
+            if mode == GpuMode::Auto {
+                eprintln!("note: GPU checks skipped: {reason}");
+            }
+            let wanted = usize::from(processed.gpu_job.is_some());
+            if wanted > 0 {
+                outcome.gpu_check = Some(skipped(&reason));
+            }
+            let summary = GpuSummary {
+                state: "skipped".into(),
+                reason: Some(reason),
+                skipped: wanted,
+                leak_alert_mib: policy.leak_alert_mib,
+                leak_fail_mib: policy.leak_fail_mib,
+                ..GpuSummary::default()
+            };
+            return Ok((outcome, Some(summary)));
+        }
+    };
+    if let Some(spec) = processed.gpu_job {
+        let job = GpuJob {
+            index: 0,
+            path: spec.path,
+            env: spec.env,
+        };
+        let cancelled = AtomicBool::new(false);
+        outcome.gpu_check = Some(checker.check(&job, Instant::now(), &cancelled));
+    }
+    let outcomes = std::slice::from_ref(&outcome);
+    let summary = GpuSummary::ran(outcomes, checker.device(), policy);
+    Ok((outcome, Some(summary)))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -169,33 +218,4 @@ fn skipped(reason: &str) -> GpuCheck {
         message: Some(reason.to_string()),
         ..GpuCheck::default()
     }
-}
-
-/// Counts and the leak ledger over the checks of a run (seed 001: alert above
-/// `leak_alert_mib` for one check, fail when the cumulative drift passes `leak_fail_mib`).
-fn summarize(
-    outcomes: &[FileOutcome],
-    device: Option<String>,
-    policy: &crate::policy::Policy,
-) -> GpuSummary {
-    let mut s = GpuSummary {
-        state: "ran".into(),
-        device,
-        leak_alert_mib: policy.leak_alert_mib,
-        leak_fail_mib: policy.leak_fail_mib,
-        ..GpuSummary::default()
-    };
-    for check in outcomes.iter().filter_map(|o| o.gpu_check.as_ref()) {
-        s.checks += 1;
-        match check.status {
-            Some(CheckStatus::Passed) => s.passed += 1,
-            Some(CheckStatus::Failed) => s.failed += 1,
-            Some(CheckStatus::Leak) => s.leaks += 1,
-            Some(CheckStatus::Error) => s.errors += 1,
-            Some(CheckStatus::Skipped) | None => s.skipped += 1,
-        }
-        s.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
-    }
-    s.drift_failed = s.drift_mib > policy.leak_fail_mib;
-    s
 }

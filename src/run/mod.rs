@@ -4,6 +4,7 @@
 pub mod cpu;
 pub mod gpu_slot;
 pub mod progress;
+pub mod shard;
 
 use std::path::PathBuf;
 
@@ -125,6 +126,35 @@ pub fn execute_stdin(
     name: &std::path::Path,
     bytes: Vec<u8>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
+    let outcomes = vec![process_stdin(setup, engine, input, name, bytes).outcome];
+    let summary = Summary::of(&outcomes, None, false);
+    Ok((outcomes, summary))
+}
+
+/// `check -`: the source read from stdin through the CPU stage, then its GPU check (the probe
+/// with the env its header sets) as `--gpu` asks.
+pub fn check_stdin(
+    setup: &Setup,
+    engine: &Engine,
+    input: &InputArgs,
+    name: &std::path::Path,
+    bytes: Vec<u8>,
+    gpu: &GpuArgs,
+) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
+    let processed = process_stdin(setup, engine, input, name, bytes);
+    let (outcome, gpu_summary) = gpu_slot::check_one(setup, processed, gpu)?;
+    let outcomes = vec![outcome];
+    let summary = Summary::of(&outcomes, gpu_summary, false);
+    Ok((outcomes, summary))
+}
+
+fn process_stdin(
+    setup: &Setup,
+    engine: &Engine,
+    input: &InputArgs,
+    name: &std::path::Path,
+    bytes: Vec<u8>,
+) -> crate::process::Processed {
     let all = walk_tree(
         std::slice::from_ref(&setup.root),
         &setup.root,
@@ -150,10 +180,7 @@ pub fn execute_stdin(
         rel_path,
         kind: crate::walk::language_of(name).map_or(EntryKind::Unsupported, EntryKind::Source),
     };
-    let outcome = engine.process_source(&entry, bytes).outcome;
-    let outcomes = vec![outcome];
-    let summary = Summary::of(&outcomes, None, false);
-    Ok((outcomes, summary))
+    engine.process_source(&entry, bytes)
 }
 
 fn jobs(input: &InputArgs) -> usize {
@@ -287,7 +314,8 @@ pub fn execute(
         cache.persist(all, &entries);
     }
     let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
-    let summary = Summary::of(&outcomes, gpu_summary, interrupted);
+    let mut summary = Summary::of(&outcomes, gpu_summary, interrupted);
+    summary.shard = shard::of(setup, engine, input, &summary);
     Ok((outcomes, summary))
 }
 
