@@ -493,6 +493,13 @@ impl<'a> LibraryIndex<'a> {
         for (fi, items) in files.iter().enumerate() {
             let Some(items) = items else { continue };
             index.scopes.insert((fi, &[]), Scope::of(items, &[]));
+            // An inline module that only re-exports (`pub mod prelude { pub use … }`).
+            for (at, _, _) in &items.uses {
+                index
+                    .scopes
+                    .entry((fi, at.as_slice()))
+                    .or_insert_with(|| Scope::of(items, at));
+            }
             for (ii, item) in items.items.iter().enumerate() {
                 index
                     .by_head
@@ -899,6 +906,16 @@ mod tests {
         assert!(local.cuda);
         // A name the root re-exports, a whole module's function by its crate path.
         assert!(reach(&lib, &["device::select"], &[]).cuda);
+    }
+
+    #[test]
+    fn an_inline_module_that_only_re_exports_is_followed() {
+        let lib = [
+            ("lib.rs", "", "pub mod tensor;\npub mod prelude {\n    pub use crate::tensor::*;\n}\n"),
+            ("tensor.rs", "tensor", "pub type AutoDevice = Cuda;\npub struct Cuda;\nimpl Default for Cuda {\n    fn default() -> Self { let _c = CudaContext::new(0); Cuda }\n}\n"),
+        ];
+        let r = reach(&lib, &["prelude::AutoDevice::default"], &[]);
+        assert!(r.cuda, "{:?}", r.segments);
     }
 
     #[test]
