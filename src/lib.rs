@@ -3,10 +3,10 @@
 //! The pipeline (see DESIGN.md): walk → prefilter → parse → detect → plan edits → apply →
 //! CPU check → write → GPU slot → outcome → report. `main.rs` only parses the command line.
 
-// Said once, before the hundreds of errors a Windows build would otherwise print.
-#[cfg(not(unix))]
+// Said once, before the hundreds of errors a macOS or Windows build would otherwise print.
+#[cfg(not(target_os = "linux"))]
 compile_error!(
-    "gpu-homogenize needs a Unix (it is built and tested on Linux): its file safety (confine.rs, write/, journal/, cache/, leftovers.rs, source.rs: O_NOFOLLOW opens and *at() calls on directory handles, rename swaps, inode identity, flock) and its GPU supervisor (gpu/check.rs, gpu/supervise.rs: process groups, kill, waitpid, dlopen) use std::os::unix and libc with no Windows counterpart yet"
+    "gpu-homogenize is built and tested on Linux only: its file safety (confine.rs: openat2; write.rs: renameat2 RENAME_EXCHANGE and /proc/<pid>/fd; write/lease.rs: F_SETLEASE; cache/disk.rs, leftovers.rs: /proc/self/fd listings; journal/, source.rs: O_NOFOLLOW opens and flock) and its GPU supervisor (gpu/check.rs, gpu/supervise.rs: prctl PDEATHSIG and CHILD_SUBREAPER, /proc/<pid>/stat) use Linux system calls with no macOS or Windows port yet"
 );
 
 pub mod add_noqa;
