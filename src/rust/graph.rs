@@ -387,6 +387,25 @@ trait Unit {
     fn library(&self) -> bool {
         false
     }
+    /// The paths it names in other crates (a guess: `true`) and the methods it calls.
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>);
+}
+
+/// Where `units` enter the crate they call `krate`: its paths (the name taken off) and the
+/// methods they call.
+fn entries_into(units: &[&dyn Unit], krate: &str) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+    let (mut entry, mut methods) = (Vec::new(), Vec::new());
+    for u in units {
+        let (paths, called) = u.entries();
+        entry.extend(
+            paths
+                .into_iter()
+                .filter(|(p, _)| p[0] == krate)
+                .map(|(p, guess)| (p[1..].to_vec(), guess)),
+        );
+        methods.extend(called);
+    }
+    (entry, methods)
 }
 
 impl Unit for RsFile {
@@ -398,6 +417,9 @@ impl Unit for RsFile {
     }
     fn cuda(&self) -> bool {
         self.cuda
+    }
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+        super::items::entries(&self.items)
     }
 }
 
@@ -413,6 +435,10 @@ impl Unit for super::items::Reached {
     }
     fn library(&self) -> bool {
         true
+    }
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+        let paths = self.external.iter().map(|p| (p.clone(), false)).collect();
+        (paths, self.methods.iter().cloned().collect())
     }
 }
 
@@ -888,12 +914,14 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     // How each package's library reaches CUDA, through what its files name (memoised; a
     // cycle of path dependencies reaches nothing more).
     let mut lib_cuda: Vec<Option<Reached>> = vec![None; packages.len()];
+    #[allow(clippy::too_many_arguments)]
     fn reach(
         i: usize,
         units: &[&dyn Unit],
         packages: &[Package],
         lib_files: &[Vec<String>],
         files: &HashMap<String, RsFile>,
+        lib_index: &[Option<super::items::LibraryIndex>],
         memo: &mut Vec<Option<Reached>>,
         stack: &mut Vec<usize>,
     ) -> Reached {
@@ -926,12 +954,32 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                     }
                 }
                 Dep::Tree(j) if !stack.contains(j) => {
-                    let found = match &memo[*j] {
-                        Some(known) => known.clone(),
-                        None => {
+                    let found = match (&lib_index[*j], &memo[*j]) {
+                        // Only the crate's code these units' paths and calls reach.
+                        (Some(index), _) => {
+                            let (entry, methods) = entries_into(units, local);
+                            let used = index.reach(&entry, &methods);
+                            stack.push(*j);
+                            let r = reach(
+                                *j,
+                                &[&used],
+                                packages,
+                                lib_files,
+                                files,
+                                lib_index,
+                                memo,
+                                stack,
+                            );
+                            stack.pop();
+                            r
+                        }
+                        (None, Some(known)) => known.clone(),
+                        (None, None) => {
                             stack.push(*j);
                             let units = units_of(&lib_files[*j], files);
-                            let r = reach(*j, &units, packages, lib_files, files, memo, stack);
+                            let r = reach(
+                                *j, &units, packages, lib_files, files, lib_index, memo, stack,
+                            );
                             stack.pop();
                             memo[*j] = Some(r.clone());
                             r
@@ -958,6 +1006,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 packages,
                 &lib_files,
                 files,
+                &lib_index,
                 &mut lib_cuda,
                 &mut vec![i],
             );
@@ -980,6 +1029,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 packages,
                 &lib_files,
                 files,
+                &lib_index,
                 &mut lib_cuda.clone(),
                 &mut vec![i],
             );
@@ -988,17 +1038,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 // Only the library code the program's paths and method calls reach.
                 let lib_reach = match &lib_index[i] {
                     Some(index) => {
-                        let (mut entry, mut methods) = (Vec::new(), Vec::new());
-                        for f in tree.iter().filter_map(|f| files.get(f)) {
-                            let (paths, called) = super::items::entries(&f.items);
-                            entry.extend(
-                                paths
-                                    .into_iter()
-                                    .filter(|(path, _)| path[0] == p.lib_name)
-                                    .map(|(path, guess)| (path[1..].to_vec(), guess)),
-                            );
-                            methods.extend(called);
-                        }
+                        let (entry, methods) = entries_into(&units_of(&tree, files), &p.lib_name);
                         let used = index.reach(&entry, &methods);
                         reach(
                             i,
@@ -1006,6 +1046,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                             packages,
                             &lib_files,
                             files,
+                            &lib_index,
                             &mut lib_cuda.clone(),
                             &mut vec![i],
                         )
