@@ -18,17 +18,18 @@ pub enum Proof {
     Reanalysed,
 }
 
-/// A planned fix is offered only when its result parses and its env is the policy's.
+/// A planned fix is offered only when its edits apply and its result's env is the policy's (a
+/// re-analysed result must also parse).
 pub(super) fn prove(
     source: &str,
     edits: Vec<Edit>,
     facts: &Facts,
     ctx: &FileContext,
 ) -> Result<Vec<Edit>, String> {
+    let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
     if ctx.proof == Proof::Composed && by_composition(source, &edits, facts, ctx) {
         return Ok(edits);
     }
-    let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
     let after = analyze_with(&new, ctx, Depth::EnvProof)
         .map_err(|e| format!("the rewrite would not parse ({e})"))?;
     let left = after
@@ -50,6 +51,7 @@ pub(super) fn prove(
 /// Then the rewrite's effects are the header's alone, run before any GPU import, so its env at
 /// the first GPU import and at the end is the header's, which meets the policy on its own
 /// (`header_meets_policy`). Only `true` is a proof; `false` leaves it to the re-analysis.
+/// The rewrite is not parsed here: `fix` parses it before writing (`verify`).
 fn by_composition(source: &str, edits: &[Edit], facts: &Facts, ctx: &FileContext) -> bool {
     if !facts.effects.is_empty() || edits.iter().any(|e| !e.range.is_empty()) {
         return false;
