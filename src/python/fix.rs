@@ -185,7 +185,7 @@ fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
 /// Where the header goes when the file has no configuration block to replace: after the
 /// shebang, the encoding cookie, a leading licence block and whole-file pragmas, the module
 /// docstring, `from __future__` imports and the leading standard-library imports.
-fn prologue_end(source: &str, facts: &Facts) -> usize {
+pub(super) fn prologue_end(source: &str, facts: &Facts) -> usize {
     let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
     let first_stmt = facts
         .top

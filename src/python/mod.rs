@@ -9,13 +9,13 @@ mod encoding;
 mod facts;
 mod fix;
 pub mod header;
+mod proof;
 mod repair;
 pub mod rules;
 mod semantic;
 pub mod style;
 mod verify;
 
-use crate::edit::{apply, Edit};
 use crate::finding::{line_column, Finding, Severity};
 use crate::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
@@ -30,6 +30,8 @@ pub fn device_string_index(value: &str) -> Option<u64> {
 
 pub use facts::int_literal;
 use header::PythonHeader;
+use proof::prove;
+pub use proof::Proof;
 pub use semantic::GPU_FRAMEWORKS;
 
 /// What the caller knows about the file besides its text.
@@ -46,6 +48,8 @@ pub struct FileContext<'a> {
     pub role: Option<&'a Role>,
     /// Device constants the file imports from other modules of the tree (the index's).
     pub imported: &'a [crate::index::ImportedConst],
+    /// How a planned fix is proven (`Proof::Composed` but in the tests that compare the two).
+    pub proof: Proof,
 }
 
 /// Python for the pipeline: the policy and the rendered header, shared by every file, and the
@@ -129,6 +133,7 @@ impl Python {
             own_package: own_package(info.path),
             role: self.index.get().and_then(|i| i.role(info.rel)),
             imported: self.index.get().map_or(&[], |i| i.imported(info.rel)),
+            proof: Proof::Composed,
         }
     }
 }
@@ -140,6 +145,18 @@ impl LanguageSupport for Python {
         source: &str,
     ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
         Ok(Box::new(analyze(source, &self.context(info))?))
+    }
+
+    fn analyze_reanalysed(
+        &self,
+        info: &FileInfo,
+        source: &str,
+    ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
+        let ctx = FileContext {
+            proof: Proof::Reanalysed,
+            ..self.context(info)
+        };
+        Ok(Box::new(analyze(source, &ctx)?))
     }
 
     fn verify(
@@ -328,7 +345,8 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         };
         // The smallest fix first (the first block kept as written), else the full one.
         let minimal = if env_fix {
-            fix::plan_minimal(&input).and_then(|p| p.and_then(|e| prove(source, e, ctx)).ok())
+            fix::plan_minimal(&input)
+                .and_then(|p| p.and_then(|e| prove(source, e, &facts, ctx)).ok())
         } else {
             None
         };
@@ -347,7 +365,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         let planned = match (left, minimal) {
             (Some(why), _) => Err(why),
             (None, Some(edits)) => Ok(edits),
-            (None, None) => fix::plan(&input).and_then(|e| prove(source, e, ctx)),
+            (None, None) => fix::plan(&input).and_then(|e| prove(source, e, &facts, ctx)),
         };
         match planned {
             Ok(planned) => {
@@ -406,24 +424,6 @@ pub fn touches_gpu(
     own_package: Option<&str>,
 ) -> bool {
     touches(&facts::collect(source, body, own_package, false, &[]))
-}
-
-/// A planned fix is offered only when its result parses and its env is the policy's.
-fn prove(source: &str, edits: Vec<Edit>, ctx: &FileContext) -> Result<Vec<Edit>, String> {
-    let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
-    let after = analyze_with(&new, ctx, Depth::EnvProof)
-        .map_err(|e| format!("the rewrite would not parse ({e})"))?;
-    let left = after
-        .findings
-        .iter()
-        .find(|f| f.is_violation() && ENV_RULES.contains(&f.rule.code));
-    match left {
-        None => Ok(edits),
-        Some(f) => Err(format!(
-            "after the rewrite the env would still not be the policy's ({})",
-            f.message
-        )),
-    }
 }
 
 /// The fix cannot be made: every violation stays, marked not fixable, with the reason.
