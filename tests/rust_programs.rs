@@ -394,6 +394,36 @@ fn a_program_runs_only_the_library_items_it_reaches() {
     assert!(text.contains("emb/examples/local.rs:1:1: GH501"), "{text}");
 }
 
+/// The same through a crate of the tree: the CLI crate's `remote` program calls only the
+/// engine crate's HTTP client, its `local` program the engine's model loader.
+#[test]
+fn a_program_runs_only_the_items_it_reaches_in_another_crate_of_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"engine\", \"cli\"]\n",
+    );
+    write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.19\"\n");
+    write(root, "engine/src/lib.rs", "pub mod backends;\n");
+    write(root, "engine/src/backends.rs", "pub struct Remote;\npub struct Local(std::sync::Arc<cudarc::driver::CudaContext>);\n\nimpl Remote {\n    pub fn connect() -> Self {\n        Remote\n    }\n    pub fn run(&self) {}\n}\n\nimpl Local {\n    pub fn load() -> Self {\n        Local(cudarc::driver::CudaContext::new(0).unwrap())\n    }\n    pub fn run(&self) {}\n}\n");
+    write(root, "cli/Cargo.toml", "[package]\nname = \"cli\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\n[[bin]]\nname = \"remote\"\npath = \"src/remote.rs\"\n[[bin]]\nname = \"local\"\npath = \"src/local.rs\"\n");
+    write(
+        root,
+        "cli/src/remote.rs",
+        "use engine::backends::Remote;\n\nfn main() {\n    Remote::connect().run();\n}\n",
+    );
+    write(
+        root,
+        "cli/src/local.rs",
+        "use engine::backends::Local;\n\nfn main() {\n    Local::load().run();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["cli/src/remote.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["cli/src/local.rs"], "non_compliant", "{text}");
+}
+
 /// A device index handed across crates: the server's `--gpu` default and a literal reach
 /// `Device::new_cuda(ordinal)` in the engine crate through `load` and `Engine::open`; they are
 /// remapped where they are written, in the program that masks.
