@@ -335,17 +335,26 @@ fn cache_settings(setup: &Setup, engine: &Engine, input: &InputArgs) -> String {
         .and_then(std::fs::metadata)
         .map(|m| (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.dev()))
         .ok();
+    format!(
+        "{} {build:?} diff={}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        engine.want_diff,
+        verdict_settings(setup, engine, input)
+    )
+}
+
+/// The command's mode and flags, the config, the headers as rendered and the baseline's hash:
+/// what a file's verdict depends on besides its bytes and the tool.
+fn verdict_settings(setup: &Setup, engine: &Engine, input: &InputArgs) -> String {
     let baseline = input.lint.baseline.as_ref().map(|path| {
         std::fs::read(path)
             .map(|b| crate::source::content_key(&b))
             .ok()
     });
     format!(
-        "{} {build:?}\n{:?} touchpoints={} diff={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
-        env!("CARGO_PKG_VERSION"),
+        "{:?} touchpoints={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
         engine.mode,
         engine.touchpoints,
-        engine.want_diff,
         engine.unsafe_fixes,
         engine.max_file_size,
         serde_json::to_string(&setup.config).unwrap_or_default(),

@@ -13,24 +13,13 @@ pub fn of(
     summary: &crate::summary::Summary,
 ) -> Option<Shard> {
     let (index, count) = input.shard?;
-    let baseline = input.lint.baseline.as_ref().map(|path| {
-        std::fs::read(path)
-            .map(|b| crate::source::content_key(&b))
-            .ok()
-    });
     // Not the binary's identity (the cache's key has it): each CI runner has its own build.
+    // SARIF names only the repository: two trees of one repository differ by their root here.
     let text = format!(
-        "{} {}\n{:?} touchpoints={} unsafe={} max={} baseline={baseline:?}\n{}\n{}\n{}",
+        "{} {}\n{}",
         env!("CARGO_PKG_VERSION"),
-        // SARIF names only the repository: two trees of one repository differ here.
         setup.root.display(),
-        engine.mode,
-        engine.touchpoints,
-        engine.unsafe_fixes,
-        engine.max_file_size,
-        serde_json::to_string(&setup.config).unwrap_or_default(),
-        engine.python.settings(),
-        engine.rust.settings(),
+        super::verdict_settings(setup, engine, input)
     );
     Some(Shard {
         index,
