@@ -311,7 +311,8 @@ struct RsFile {
     mods: Vec<(String, Option<String>, Vec<String>)>,
     /// First segments of every path and `use` (the crates it names).
     names: HashSet<String>,
-    /// Every segment of every path and `use`, and every method called (entry points).
+    /// Every segment of every path and `use`, and every method called, that is an entry point
+    /// of [`ENTRY_POINTS`] (the rest is dropped once the file is read).
     segments: HashSet<String>,
     /// Paths of two segments or more (`use` trees flattened; a glob ends in `*`): which
     /// modules of a library a program uses.
@@ -387,6 +388,9 @@ impl RsFile {
             .collect();
         kept.reverse();
         self.paths = kept;
+        // `link` asks the segments only whether a CUDA crate's entry point is named.
+        self.segments
+            .retain(|s| ENTRY_POINTS.iter().any(|(_, api, _)| api == s));
         self.mods.shrink_to_fit();
         self.names.shrink_to_fit();
         self.segments.shrink_to_fit();
