@@ -44,12 +44,9 @@ pub fn machine(
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             return Ok(true);
         }
-        OutputFormat::Sarif => sarif::render(
-            root,
-            outcomes,
-            &crate::rules::all(),
-            summary.shard.as_ref(),
-        ),
+        OutputFormat::Sarif => {
+            sarif::render(root, outcomes, &crate::rules::all(), summary.shard.as_ref())
+        }
         OutputFormat::Github => github::render(&crate::outcome::repository_prefix(root), outcomes),
         OutputFormat::Text => return Ok(false),
     };
