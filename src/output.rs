@@ -32,3 +32,18 @@ pub fn write_bytes(bytes: &[u8]) -> anyhow::Result<()> {
 pub fn eprint(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
+
+/// Stdout as a writer, with `write_bytes`'s handling of a closed pipe (wrap it in a
+/// `BufWriter`: each write is flushed).
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        write_bytes(buf).map_err(std::io::Error::other)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -34,16 +34,14 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         crate::journal::record(&setup.root, "check", &outcomes, &summary);
     }
     let policy = &setup.config.policy;
-    if let Some(doc) = machine(
+    if !machine(
         args.format,
         "check",
         &setup.root,
         policy,
         &outcomes,
         &summary,
-    ) {
-        out!("{doc}");
-    } else {
+    )? {
         out!(
             "{}",
             findings_text(&outcomes, args.statistics, false, global)

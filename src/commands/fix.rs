@@ -42,15 +42,15 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         crate::journal::record(&setup.root, command, &outcomes, &summary);
     }
     let policy = &setup.config.policy;
-    if let Some(doc) = machine(
+    if machine(
         args.format,
         command,
         &setup.root,
         policy,
         &outcomes,
         &summary,
-    ) {
-        out!("{doc}");
+    )? {
+        // Printed: the machine formats carry everything.
     } else if args.diff {
         print_diffs(&outcomes)?;
         if args.show_fixes {
@@ -106,15 +106,15 @@ fn stdin(
     let (outcomes, summary) = execute_stdin(setup, &engine, &args.input, name, source.clone())?;
     let policy = &setup.config.policy;
     let command = "fix --dry-run";
-    if let Some(doc) = machine(
+    if machine(
         args.format,
         command,
         &setup.root,
         policy,
         &outcomes,
         &summary,
-    ) {
-        out!("{doc}");
+    )? {
+        // Printed: the machine formats carry everything.
     } else if args.diff {
         print_diffs(&outcomes)?;
     } else {

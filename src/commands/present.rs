@@ -1,7 +1,7 @@
 //! What scan, fix and check print, by format: the text a person reads (with colour, quiet,
 //! statistics), JSON, SARIF, GitHub annotations.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use clap::ValueEnum;
 use std::path::Path;
@@ -26,7 +26,8 @@ pub fn paint(global: &GlobalArgs) -> Paint {
     Paint { color }
 }
 
-/// The machine formats; `None` for text, which each command prints its own way.
+/// Print the document of a machine format; `false` for text, which each command prints its own
+/// way. JSON is written to stdout as it is serialized.
 pub fn machine(
     format: OutputFormat,
     command: &str,
@@ -34,21 +35,23 @@ pub fn machine(
     policy: &Policy,
     outcomes: &[FileOutcome],
     summary: &Summary,
-) -> Option<String> {
-    match format {
-        OutputFormat::Json => Some(json::render(command, root, policy, outcomes, summary)),
-        OutputFormat::Sarif => Some(sarif::render(
-            root,
-            outcomes,
-            &crate::rules::all(),
-            summary.shard.as_ref(),
-        )),
-        OutputFormat::Github => Some(github::render(
-            &crate::outcome::repository_prefix(root),
-            outcomes,
-        )),
-        OutputFormat::Text => None,
-    }
+) -> anyhow::Result<bool> {
+    let doc = match format {
+        OutputFormat::Json => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::output::Stdout);
+            json::write(&mut out, command, root, policy, outcomes, summary)
+                .and_then(|()| out.flush())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            return Ok(true);
+        }
+        OutputFormat::Sarif => {
+            sarif::render(root, outcomes, &crate::rules::all(), summary.shard.as_ref())
+        }
+        OutputFormat::Github => github::render(&crate::outcome::repository_prefix(root), outcomes),
+        OutputFormat::Text => return Ok(false),
+    };
+    crate::output::print(&doc)?;
+    Ok(true)
 }
 
 /// The findings as a person reads them: one line each (`after_fix`: as `fix` left them), or

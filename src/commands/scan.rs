@@ -29,16 +29,14 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         return add_noqa(&setup, &args.input, &outcomes);
     }
     let policy = &setup.config.policy;
-    if let Some(doc) = machine(
+    if !machine(
         args.format,
         "scan",
         &setup.root,
         policy,
         &outcomes,
         &summary,
-    ) {
-        out!("{doc}");
-    } else {
+    )? {
         out!(
             "{}",
             findings_text(&outcomes, args.statistics, false, global)

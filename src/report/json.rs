@@ -28,6 +28,23 @@ pub fn render(
     files: &[FileOutcome],
     summary: &Summary,
 ) -> String {
+    let mut out = Vec::new();
+    match write(&mut out, command, root, policy, files, summary) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(e) => format!("{{\"error\": \"{e}\"}}\n"),
+    }
+}
+
+/// The document written to `out` as it is serialized (one run's outcomes make a document of
+/// many megabytes: never held whole in memory).
+pub fn write(
+    out: &mut impl std::io::Write,
+    command: &str,
+    root: &std::path::Path,
+    policy: &Policy,
+    files: &[FileOutcome],
+    summary: &Summary,
+) -> std::io::Result<()> {
     // Paths relative to the repository, as every other format has them (a config in `svc/`:
     // `svc/app/m.py`).
     let prefix = crate::outcome::repository_prefix(root);
@@ -54,8 +71,6 @@ pub fn render(
         files,
         summary,
     };
-    let mut out =
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    out.push('\n');
-    out
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    out.write_all(b"\n")
 }

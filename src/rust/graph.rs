@@ -311,7 +311,8 @@ struct RsFile {
     mods: Vec<(String, Option<String>, Vec<String>)>,
     /// First segments of every path and `use` (the crates it names).
     names: HashSet<String>,
-    /// Every segment of every path and `use`, and every method called (entry points).
+    /// Every segment of every path and `use`, and every method called, that is an entry point
+    /// of [`ENTRY_POINTS`] (the rest is dropped once the file is read).
     segments: HashSet<String>,
     /// Paths of two segments or more (`use` trees flattened; a glob ends in `*`): which
     /// modules of a library a program uses.
@@ -370,7 +371,36 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.file.async_main = main.as_ref().is_some_and(|m| m.is_async && !convertible(m));
     v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
     proc_macro2::extra::invalidate_current_thread_spans();
+    v.file.slim();
     Some(v.file)
+}
+
+impl RsFile {
+    /// The index holds every file of the tree at once (its peak memory on a large tree): each
+    /// path once, and no spare capacity. A repeated path keeps its last place: `modules::reached`
+    /// pops paths from a stack and skips one it has seen, so it visits in the same order.
+    fn slim(&mut self) {
+        let mut seen: HashSet<Vec<String>> = HashSet::with_capacity(self.paths.len());
+        let mut kept: Vec<Vec<String>> = std::mem::take(&mut self.paths)
+            .into_iter()
+            .rev()
+            .filter(|p| seen.insert(p.clone()))
+            .collect();
+        kept.reverse();
+        self.paths = kept;
+        // `link` asks the segments only whether a CUDA crate's entry point is named.
+        self.segments
+            .retain(|s| ENTRY_POINTS.iter().any(|(_, api, _)| api == s));
+        self.mods.shrink_to_fit();
+        self.names.shrink_to_fit();
+        self.segments.shrink_to_fit();
+        self.paths.shrink_to_fit();
+        self.reexports.shrink_to_fit();
+        self.embeds.shrink_to_fit();
+        self.index_fns.shrink_to_fit();
+        self.forwards.shrink_to_fit();
+        self.field_args.shrink_to_fit();
+    }
 }
 
 const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
