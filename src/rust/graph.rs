@@ -314,11 +314,6 @@ struct RsFile {
     /// Every segment of every path and `use`, and every method called, that is an entry point
     /// of [`ENTRY_POINTS`] (the rest is dropped once the file is read).
     segments: HashSet<String>,
-    /// Paths of two segments or more (`use` trees flattened; a glob ends in `*`): which
-    /// modules of a library a program uses.
-    paths: Vec<Vec<String>>,
-    /// `pub use a::b::C;` (a glob: name `*`): where a library root's names come from.
-    reexports: Vec<(String, Vec<String>)>,
     /// Files `include_str!`/`include_bytes!` embed, as written (relative to this file).
     embeds: Vec<String>,
     /// Functions that hand a parameter to a device constructor as its index, and those that
@@ -376,26 +371,16 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
 }
 
 impl RsFile {
-    /// The index holds every file of the tree at once (its peak memory on a large tree): each
-    /// path once, and no spare capacity. A repeated path keeps its last place: `modules::reached`
-    /// pops paths from a stack and skips one it has seen, so it visits in the same order.
+    /// The index holds every file of the tree at once (its peak memory on a large tree): only
+    /// what `link` reads, and no spare capacity.
     fn slim(&mut self) {
-        let mut seen: HashSet<Vec<String>> = HashSet::with_capacity(self.paths.len());
-        let mut kept: Vec<Vec<String>> = std::mem::take(&mut self.paths)
-            .into_iter()
-            .rev()
-            .filter(|p| seen.insert(p.clone()))
-            .collect();
-        kept.reverse();
-        self.paths = kept;
         // `link` asks the segments only whether a CUDA crate's entry point is named.
         self.segments
             .retain(|s| ENTRY_POINTS.iter().any(|(_, api, _)| api == s));
         self.mods.shrink_to_fit();
         self.names.shrink_to_fit();
         self.segments.shrink_to_fit();
-        self.paths.shrink_to_fit();
-        self.reexports.shrink_to_fit();
+        self.items.slim();
         self.embeds.shrink_to_fit();
         self.index_fns.shrink_to_fit();
         self.forwards.shrink_to_fit();
@@ -551,10 +536,6 @@ impl<'a> Visit<'a> for Reader {
         if let Some(first) = p.segments.first() {
             self.file.names.insert(first.ident.to_string());
         }
-        if p.segments.len() > 1 {
-            let path = p.segments.iter().map(|s| s.ident.to_string()).collect();
-            self.file.paths.push(path);
-        }
         for s in &p.segments {
             let id = s.ident.to_string();
             self.file.segments.insert(id.clone());
@@ -565,20 +546,6 @@ impl<'a> Visit<'a> for Reader {
             }
         }
         visit::visit_path(self, p);
-    }
-
-    fn visit_item_use(&mut self, u: &'a syn::ItemUse) {
-        let mut flat = Vec::new();
-        super::items::flatten(&u.tree, &mut Vec::new(), &mut flat);
-        if matches!(u.vis, syn::Visibility::Public(_)) {
-            for (name, path) in &flat {
-                self.file.reexports.push((name.clone(), path.clone()));
-            }
-        }
-        self.file
-            .paths
-            .extend(flat.into_iter().map(|(_, p)| p).filter(|p| p.len() > 1));
-        visit::visit_item_use(self, u);
     }
 
     fn visit_local(&mut self, l: &'a syn::Local) {

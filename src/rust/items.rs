@@ -32,6 +32,9 @@ pub struct Item {
     /// A function, constant or static: a name of the value namespace, never the first
     /// segment of a longer path (`bench::device()` names the crate `bench`, not `fn bench`).
     pub value: bool,
+    /// A `macro_rules!` definition (its paths read from its tokens): found by its name wherever
+    /// `#[macro_export]` puts it.
+    pub mac: bool,
     pub paths: Vec<Vec<String>>,
     pub methods: Vec<String>,
     /// Its code chooses a CUDA device: a constructor called or a variant built
@@ -62,10 +65,54 @@ pub fn chooses_cuda(segment: &str) -> bool {
 /// a value on a device chosen elsewhere.
 fn chooses_cuda_in_code(path: &syn::Path) -> bool {
     let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    chooses_cuda_in(&segments)
+}
+
+fn chooses_cuda_in(segments: &[String]) -> bool {
     segments.iter().enumerate().any(|(i, s)| match s.as_str() {
         "Cuda" => i == 0 || segments[i - 1] == "Device",
-        s => s != "Cuda" && chooses_cuda(s),
+        s => chooses_cuda(s),
     })
+}
+
+/// The paths of a macro's tokens (`a::b::c`, and each lone name that may be an item's), read
+/// without parsing: a macro's body is not Rust until it is expanded.
+fn scan_tokens(
+    tokens: proc_macro2::TokenStream,
+    current: &mut Vec<String>,
+    out: &mut Vec<Vec<String>>,
+) {
+    use proc_macro2::TokenTree;
+    let mut colons = 0;
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(id) => {
+                if colons < 2 && !current.is_empty() {
+                    out.push(std::mem::take(current));
+                }
+                current.push(id.to_string());
+                colons = 0;
+            }
+            TokenTree::Punct(p) if p.as_char() == ':' => colons += 1,
+            TokenTree::Group(g) => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(current));
+                }
+                scan_tokens(g.stream(), &mut Vec::new(), out);
+                colons = 0;
+            }
+            _ => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(current));
+                }
+                colons = 0;
+            }
+        }
+    }
+    if !current.is_empty() {
+        out.push(std::mem::take(current));
+    }
+    out.retain(|p| p.len() > 1 || p[0].starts_with(|c: char| c.is_ascii_uppercase()));
 }
 
 /// Read a file's items.
@@ -74,14 +121,66 @@ pub fn collect(file: &syn::File) -> Items {
     bound.visit_file(file);
     let mut out = Items::default();
     collect_items(&file.items, &mut Vec::new(), &bound.names, &mut out);
-    for item in &mut out.items {
-        item.paths.sort();
-        item.paths.dedup();
-        item.methods.sort();
-        item.methods.dedup();
-    }
     out
 }
+
+impl Items {
+    /// The index holds every file's items at once: each path and method once, and no spare
+    /// capacity.
+    pub fn slim(&mut self) {
+        for item in &mut self.items {
+            item.paths.sort();
+            item.paths.dedup();
+            item.methods.sort();
+            item.methods.dedup();
+            item.paths.iter_mut().for_each(Vec::shrink_to_fit);
+            item.paths.shrink_to_fit();
+            item.methods.shrink_to_fit();
+            item.key.shrink_to_fit();
+        }
+        self.items.shrink_to_fit();
+        self.uses.shrink_to_fit();
+    }
+}
+
+/// Names of the standard library's prelude: never an item of the tree unless the file binds
+/// the name itself (then it is kept).
+const PRELUDE: &[&str] = &[
+    "Option",
+    "Some",
+    "None",
+    "Result",
+    "Ok",
+    "Err",
+    "Vec",
+    "String",
+    "Box",
+    "Clone",
+    "Copy",
+    "Send",
+    "Sync",
+    "Sized",
+    "Default",
+    "Drop",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Iterator",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "AsRef",
+    "AsMut",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "ToString",
+    "ToOwned",
+    "IntoIterator",
+    "Extend",
+];
 
 /// Names a single-segment path can mean an item by: those bound by a `use` or an item of the
 /// file (the rest are local variables).
@@ -102,6 +201,7 @@ impl<'a> Visit<'a> for Bound {
             syn::Item::Type(t) => Some(&t.ident),
             syn::Item::Trait(t) => Some(&t.ident),
             syn::Item::Mod(m) => Some(&m.ident),
+            syn::Item::Macro(m) => m.ident.as_ref(),
             _ => None,
         };
         if let Some(ident) = ident {
@@ -199,6 +299,30 @@ fn collect_items(
                 }
                 continue;
             }
+            syn::Item::Macro(m) => match &m.ident {
+                // `macro_rules! test_device { … Device::new_cuda(0) … }`: its tokens.
+                Some(name) => {
+                    let mut paths = Vec::new();
+                    scan_tokens(m.mac.tokens.clone(), &mut Vec::new(), &mut paths);
+                    let cuda = paths.iter().any(|p| chooses_cuda_in(p));
+                    out.items.push(Item {
+                        key: [&inline[..], &[name.to_string()]].concat(),
+                        inline: inline.len(),
+                        value: true,
+                        mac: true,
+                        paths,
+                        methods: Vec::new(),
+                        cuda,
+                    });
+                    continue;
+                }
+                // An invocation among the items (`test_device!(…)`, `lazy_static! { … }`).
+                None => {
+                    body.visit_item_macro(m);
+                    let name = m.mac.path.segments.last().map(|s| s.ident.to_string());
+                    (vec![format!("{}!", name.unwrap_or_default())], true)
+                }
+            },
             syn::Item::Fn(f) => {
                 body.visit_item_fn(f);
                 (vec![f.sig.ident.to_string()], true)
@@ -302,6 +426,7 @@ impl<'b> Body<'b> {
             key: [inline, &key].concat(),
             inline: inline.len(),
             value,
+            mac: false,
             paths: self.paths,
             methods: self.methods,
             cuda: self.cuda,
@@ -322,8 +447,13 @@ impl<'a> Visit<'a> for Body<'_> {
         }
         let keep = match path.as_slice() {
             [] => false,
-            [one] => self.bound.contains(one) || one.starts_with(|c: char| c.is_ascii_uppercase()),
-            _ => true,
+            [one] => {
+                self.bound.contains(one)
+                    || (one.starts_with(|c: char| c.is_ascii_uppercase())
+                        && !PRELUDE.contains(&one.as_str()))
+            }
+            // The standard library's paths (`::core::ffi::c_int`) reach no crate of the tree.
+            [first, ..] => !matches!(first.as_str(), "std" | "core" | "alloc"),
         };
         if keep {
             self.paths.push(path);
@@ -459,6 +589,8 @@ pub struct LibraryIndex<'a> {
     by_method: HashMap<&'a str, Vec<(usize, usize)>>,
     /// Type (or trait) name → its methods.
     by_type: HashMap<&'a str, Vec<(usize, usize)>>,
+    /// `macro_rules!` name → its definitions (`#[macro_export]` puts one at the crate's root).
+    by_macro: HashMap<&'a str, Vec<(usize, usize)>>,
     /// (file, inline modules) → what code there can name.
     scopes: HashMap<(usize, &'a [String]), Scope<'a>>,
 }
@@ -485,6 +617,7 @@ impl<'a> LibraryIndex<'a> {
             by_head: HashMap::new(),
             by_method: HashMap::new(),
             by_type: HashMap::new(),
+            by_macro: HashMap::new(),
             scopes: HashMap::new(),
         };
         for (fi, (_, module)) in lib.modules.iter().enumerate() {
@@ -506,6 +639,10 @@ impl<'a> LibraryIndex<'a> {
                     .entry((fi, item.key[0].as_str()))
                     .or_default()
                     .push(ii);
+                if item.mac {
+                    let name = item.key.last().map_or("", String::as_str);
+                    index.by_macro.entry(name).or_default().push((fi, ii));
+                }
                 let inline = &item.key[..item.inline];
                 index
                     .scopes
@@ -623,6 +760,13 @@ impl Walk<'_, '_> {
                     found = true;
                     self.item(fj, jj);
                 }
+            }
+        }
+        // A macro, by its name: `#[macro_export]` puts it at the crate's root.
+        if !found && rest.len() == 1 {
+            for &(fj, jj) in index.by_macro.get(rest[0].as_str()).into_iter().flatten() {
+                found = true;
+                self.item(fj, jj);
             }
         }
         if found {
@@ -783,7 +927,19 @@ fn resolve(krate: &str, scope: &Scope, here: &[String], path: &[String]) -> Vec<
         return targets
             .iter()
             .map(|target| {
-                let full = [target, &path[1..]].concat();
+                let mut full = [target, &path[1..]].concat();
+                // `use candle_core as candle; use candle::Device;`: a use of a use.
+                for _ in 0..4 {
+                    let Some(again) = scope.bound.get(full[0].as_str()) else {
+                        break;
+                    };
+                    match again.first() {
+                        Some(t) if t[..] != full[..1] && full[0] != first => {
+                            full = [t, &full[1..]].concat();
+                        }
+                        _ => break,
+                    }
+                }
                 (classify(krate, here, &full, Some(scope)), false)
             })
             .collect();
@@ -916,6 +1072,22 @@ mod tests {
         ];
         let r = reach(&lib, &["prelude::AutoDevice::default"], &[]);
         assert!(r.cuda, "{:?}", r.segments);
+    }
+
+    #[test]
+    fn an_exported_macro_is_found_by_its_name_and_read_from_its_tokens() {
+        let lib = [
+            ("lib.rs", "", "pub mod test_utils;\n"),
+            ("test_utils.rs", "test_utils", "#[macro_export]\nmacro_rules! test_device {\n    ($f: ident, $cpu: ident, $gpu: ident) => {\n        fn $cpu() { $f(&Device::Cpu) }\n        fn $gpu() { $f(&Device::new_cuda(0).unwrap()) }\n    };\n}\n"),
+        ];
+        assert!(reach(&lib, &["test_device"], &[]).cuda);
+        // A program's invocation among its items is where it enters the library.
+        let program = items("use lib_core as lib;\nuse lib::test_device;\nfn layout(_d: &Device) {}\ntest_device!(layout, layout_cpu, layout_gpu);\n");
+        let (paths, _) = entries(&program);
+        assert!(
+            paths.iter().any(|(p, _)| p == &["lib_core", "test_device"]),
+            "{paths:?}"
+        );
     }
 
     #[test]
