@@ -140,7 +140,7 @@ fn a_file_is_judged_by_its_metadata_while_size_mtime_and_inode_hold() {
     assert!(
         cleaned
             .stdout
-            .starts_with("removed 2 file(s) of the cache at "),
+            .starts_with("removed 3 file(s) of the cache at "),
         "{}",
         cleaned.stdout
     );

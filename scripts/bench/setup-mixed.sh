@@ -10,12 +10,12 @@ BENCH_DIR=$BENCH_DIR/py \
   BENCH_PACKAGES="accelerate==1.15.0 peft==0.21.2 pytorch-lightning==2.6.6 diffusers==0.42.1" \
   scripts/bench/setup.sh >/dev/null
 vendor=target/ecosystem/vendor
-if [[ ! -d $vendor ]]; then
-  echo "error: $vendor missing: run scripts/ecosystem-rust.sh once (it vendors the crates)" >&2
-  exit 1
-fi
 tree=$BENCH_DIR/tree
 if [[ ! -e $BENCH_DIR/stamp ]]; then
+  if [[ ! -d $vendor ]]; then
+    echo "error: $vendor missing: run scripts/ecosystem-rust.sh once (it vendors the crates)" >&2
+    exit 1
+  fi
   rm -rf "$tree" && mkdir -p "$tree/python" "$tree/rust"
   cp -r "$BENCH_DIR"/py/tree/* "$tree/python/"
   for src in "$vendor"/{candle-*,burn,burn-*,cudarc,tch}; do

@@ -1,5 +1,6 @@
 //! The cache on disk: one file per set of settings under `.gpu-homogenize/cache/`, a header
-//! line then one record per line. Written whole to a temp file and renamed over (concurrent
+//! line then one record per line, and beside it the records' facts (`….facts.jsonl`, one file
+//! per line, each valid only for the bytes of its hash: read only when an index is built). Written whole to a temp file and renamed over (concurrent
 //! runs: the last rename wins, a reader sees one complete file or the other); a line that does
 //! not parse (torn, edited, from another version) is a miss for its file, never an error. Every
 //! write goes through [`RootDir`]: no link is followed out of the root.
@@ -11,7 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::record::Record;
+use super::record::{Facts, FactsRef, Record};
 use super::tree::Snapshot;
 use crate::confine::{cstring, open_raw, RootDir};
 
@@ -30,6 +31,26 @@ struct Header {
 /// The file the records of one set of settings live in.
 pub fn file_name(settings_hash: u64) -> String {
     format!("v{FORMAT}-{settings_hash:016x}.jsonl")
+}
+
+/// The facts file beside the records' file `name`.
+fn facts_name(name: &str) -> String {
+    format!("{}.facts.jsonl", name.trim_end_matches(".jsonl"))
+}
+
+/// The facts stored beside `name`, by file; a line that does not parse is a miss.
+pub fn load_facts(root: &Path, name: &str) -> rustc_hash::FxHashMap<String, Facts> {
+    let mut text = String::new();
+    let read = RootDir::open(root)
+        .and_then(|r| r.open_regular(&Path::new(CACHE_DIR).join(facts_name(name))))
+        .and_then(|mut f| f.read_to_string(&mut text));
+    if read.is_err() {
+        return Default::default();
+    }
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Facts>(l).ok())
+        .map(|f| (f.rel.clone(), f))
+        .collect()
 }
 
 /// The records stored for `settings` (empty when there are none or the file is not ours), and
@@ -81,27 +102,47 @@ pub fn save<'a>(
     };
     let mut out = serde_json::to_vec(&header)?;
     out.push(b'\n');
+    let mut facts = Vec::new();
     for record in records {
         serde_json::to_writer(&mut out, record)?;
         out.push(b'\n');
+        if record.python.is_some() || record.rust.is_some() {
+            let line = FactsRef {
+                rel: &record.rel,
+                hash: record.hash,
+                python: record.python.as_deref(),
+                rust: record.rust.as_deref(),
+            };
+            serde_json::to_writer(&mut facts, &line)?;
+            facts.push(b'\n');
+        }
     }
     let dir = RootDir::open(root)?.dir(Path::new(CACHE_DIR), true)?;
     ignore_all(&dir);
+    // The facts first: records already on disk find theirs by hash, whichever file is newer.
+    let written = write_whole(&dir, &facts_name(name), &facts)
+        .and_then(|()| write_whole(&dir, name, &out));
+    prune(&dir);
+    written
+}
+
+/// `bytes` as the file `name` of `dir`: a temp file renamed over it.
+fn write_whole(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let temp = format!(".{name}.{}.tmp", std::process::id());
     let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     let mut file = std::fs::File::from(open_raw(dir.as_raw_fd(), OsStr::new(&temp), flags, 0o644)?);
-    let written = file.write_all(&out);
+    let written = file.write_all(bytes);
     drop(file);
-    let renamed = written.and_then(|()| rename_in(&dir, &temp, name));
+    let renamed = written.and_then(|()| rename_in(dir, &temp, name));
     if renamed.is_err() {
-        unlink_in(&dir, OsStr::new(&temp));
+        unlink_in(dir, OsStr::new(&temp));
     }
-    prune(&dir);
     renamed
 }
 
-/// The cache files of other settings (another build, other flags) kept: the most recent few.
-const KEPT: usize = 8;
+/// The cache files of other settings (another build, other flags) kept: the most recent few
+/// (two files each: the records and their facts).
+const KEPT: usize = 16;
 
 fn prune(dir: &OwnedFd) {
     let Ok(listing) = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else {

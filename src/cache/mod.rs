@@ -45,6 +45,8 @@ pub struct Cache {
     inputs: Mutex<FxHashMap<String, u64>>,
     /// This run made facts or verdicts (not only found touched files unchanged).
     learnt: std::sync::atomic::AtomicBool,
+    /// The facts file, read the first time facts are asked for (an index is built) or kept.
+    old_facts: std::sync::OnceLock<FxHashMap<String, record::Facts>>,
 }
 
 impl Cache {
@@ -70,7 +72,16 @@ impl Cache {
             index_built: std::sync::Once::new(),
             inputs: Mutex::default(),
             learnt: Default::default(),
+            old_facts: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The stored facts of `rel`, when they were made from the bytes of `hash`.
+    fn old_facts(&self, rel: &str, hash: u64) -> Option<&record::Facts> {
+        self.old_facts
+            .get_or_init(|| disk::load_facts(&self.root, &self.name))
+            .get(rel)
+            .filter(|f| f.hash == hash)
     }
 
     /// Whether the tree (`all`: every file of the root) is as the indexes last saw it; if so,
@@ -291,18 +302,28 @@ impl Cache {
             return;
         }
         let snapshot = self.snapshot_now(tree, &new);
-        let mut records: Vec<&Record> = new
+        let mut records: Vec<Record> = new
             .values()
             .chain(self.old.values().filter(|r| !new.contains_key(&r.rel)))
             .filter(|r| present.contains(r.rel.as_str()))
+            .cloned()
             .collect();
+        // Facts this run did not make are the stored ones, for the same bytes.
+        for r in &mut records {
+            if r.python.is_none() || r.rust.is_none() {
+                if let Some(old) = self.old_facts(&r.rel, r.hash) {
+                    r.python = r.python.take().or_else(|| old.python.clone());
+                    r.rust = r.rust.take().or_else(|| old.rust.clone());
+                }
+            }
+        }
         records.sort_by(|a, b| a.rel.cmp(&b.rel));
         let _ = disk::save(
             &self.root,
             &self.name,
             &self.settings,
             snapshot.as_ref(),
-            records.into_iter(),
+            records.iter(),
         );
     }
 }
@@ -311,11 +332,17 @@ impl FactStore for Cache {
     fn load(&self, entry: &Entry, kind: FactKind) -> Option<String> {
         let (record, _) = self.probe(entry);
         let record = record?;
-        let raw = match kind {
-            FactKind::Python => record.python.as_deref(),
-            FactKind::Rust => record.rust.as_deref(),
+        let pick = |python: &Option<Box<serde_json::value::RawValue>>,
+                    rust: &Option<Box<serde_json::value::RawValue>>| {
+            match kind {
+                FactKind::Python => python.as_deref().and_then(record::unwrap),
+                FactKind::Rust => rust.as_deref().and_then(record::unwrap),
+            }
         };
-        record::unwrap(raw?)
+        pick(&record.python, &record.rust).or_else(|| {
+            let old = self.old_facts(&record.rel, record.hash)?;
+            pick(&old.python, &old.rust)
+        })
     }
 
     fn save(&self, entry: &Entry, hash: u64, kind: FactKind, facts: String) {

@@ -51,14 +51,36 @@ pub struct Record {
     pub key: FileKey,
     /// [`crate::source::content_key`] of the bytes everything below was read from.
     pub hash: u64,
-    /// The facts the indexes read, as JSON inside `[…]` (kept raw: a warm run that does not
-    /// build the indexes never decodes them).
+    /// The facts the indexes read, as JSON inside `[…]`, kept raw. On disk they live in a file
+    /// of their own ([`Facts`]): a warm run that does not build the indexes never reads them.
+    #[serde(default, skip_serializing)]
+    pub python: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing)]
+    pub rust: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// A file's facts as the facts file keeps them: valid only for the bytes of that hash.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Facts {
+    pub rel: String,
+    pub hash: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<Box<RawValue>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rust: Option<Box<RawValue>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verdict: Option<Verdict>,
+}
+
+/// The same, borrowed from a record, to be written.
+#[derive(Serialize)]
+pub struct FactsRef<'a> {
+    pub rel: &'a str,
+    pub hash: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<&'a RawValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rust: Option<&'a RawValue>,
 }
 
 impl Record {
