@@ -120,8 +120,8 @@ pub fn save<'a>(
     let dir = RootDir::open(root)?.dir(Path::new(CACHE_DIR), true)?;
     ignore_all(&dir);
     // The facts first: records already on disk find theirs by hash, whichever file is newer.
-    let written = write_whole(&dir, &facts_name(name), &facts)
-        .and_then(|()| write_whole(&dir, name, &out));
+    let written =
+        write_whole(&dir, &facts_name(name), &facts).and_then(|()| write_whole(&dir, name, &out));
     prune(&dir);
     written
 }
