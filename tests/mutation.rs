@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use common::mutants::{mutate, sources, Rng};
-use gpu_homogenize::cli::InputArgs;
 use gpu_homogenize::lang::{FileInfo, LanguageSupport};
 use gpu_homogenize::outcome::{FileStatus, Language};
 use gpu_homogenize::process::{Engine, Mode};
@@ -39,16 +38,7 @@ fn parses(engine: &Engine, language: Language, path: &Path, bytes: &[u8]) -> boo
 }
 
 fn engines(root: &Path) -> (Engine, Engine) {
-    let input = InputArgs {
-        paths: vec![root.to_path_buf()],
-        config: None,
-        max_file_size: 4 << 20,
-        jobs: Some(1),
-        stdin_filename: None,
-        no_cache: true,
-        shard: None,
-        lint: Default::default(),
-    };
+    let input = common::mutants::input(root);
     let s = setup(&input).unwrap();
     let scan = engine(&s, &input, Mode::Scan).unwrap();
     let mut fix = engine(&s, &input, Mode::Fix { dry_run: false }).unwrap();

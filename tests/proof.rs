@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use common::mutants::{mutate, sources, Rng};
-use gpu_homogenize::cli::InputArgs;
 use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport, NoFacts};
 use gpu_homogenize::process::{Engine, Mode};
 use gpu_homogenize::run::cpu::WORKER_STACK;
@@ -17,21 +16,8 @@ use gpu_homogenize::walk::walk;
 
 const MUTANTS: usize = 1200;
 
-fn input(root: &Path) -> InputArgs {
-    InputArgs {
-        paths: vec![root.to_path_buf()],
-        config: None,
-        max_file_size: 4 << 20,
-        jobs: Some(1),
-        stdin_filename: None,
-        no_cache: true,
-        shard: None,
-        lint: Default::default(),
-    }
-}
-
 fn scan_engine(root: &Path) -> Engine {
-    let input = input(root);
+    let input = common::mutants::input(root);
     engine(&setup(&input).unwrap(), &input, Mode::Scan).unwrap()
 }
 

@@ -2,7 +2,22 @@
 
 use std::path::{Path, PathBuf};
 
+use gpu_homogenize::cli::InputArgs;
 use gpu_homogenize::walk::language_of;
+
+/// The whole of `root`, one job, no cache: how the in-process tests set up a run.
+pub fn input(root: &Path) -> InputArgs {
+    InputArgs {
+        paths: vec![root.to_path_buf()],
+        config: None,
+        max_file_size: 4 << 20,
+        jobs: Some(1),
+        stdin_filename: None,
+        no_cache: true,
+        shard: None,
+        lint: Default::default(),
+    }
+}
 
 /// xorshift64*: the same mutants on every machine.
 pub struct Rng(pub u64);
