@@ -109,9 +109,9 @@ const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
 
 /// Crates that compute on the device their caller hands them (candle's tensors, layers and
 /// models): in a library's code that a program runs, they reach CUDA only where that code
-/// chooses a CUDA device itself. Which methods a value's type has is not known, so a call
-/// `.embed(…)` reaches every `embed` of the library, the local models' next to the cloud
-/// client's; their `Device` parameters are no choice.
+/// chooses a CUDA device itself. A call `.forward(…)` reaches the `forward` of every type the
+/// reached code names, models the program never loads among them; their `Device` parameters
+/// are no choice.
 const HANDED_DEVICE: &[&str] = &["candle_core", "candle_nn", "candle_transformers"];
 
 /// The entry points through which a wrapper crate picks a CUDA device by itself, one line per

@@ -1,10 +1,12 @@
 //! Which code of a library a program runs, item by item: the functions, methods, constants and
 //! types its paths into the library name (`lib::embed::Embedder::from_pretrained_cloud`), then
 //! every item their bodies name in turn (resolved through each file's `use` lines, `crate::`,
-//! `super::`, `self::`, the items of the same module and glob imports), and every method of
-//! the library whose name they call (`.embed(…)`: the receiver's type is not known, so every
-//! method of that name). A program that builds a library's cloud client does not run the
-//! local model's constructor next to it in the same module, which picks the CUDA device.
+//! `super::`, `self::`, the items of the same module and glob imports), and the methods they
+//! call (`.embed(…)`: the receiver's type is not known, so that method of every type the
+//! reached code names — a value of a type no reached code constructs, returns or takes cannot
+//! be there). A program that builds a library's cloud client does not run the local model's
+//! constructor next to it in the same module, which picks the CUDA device. `macro_rules!`
+//! bodies are read from their tokens.
 //!
 //! A name that resolves to no item of its module (an item a macro writes) reaches the whole
 //! file it was looked up in: the reach errs towards running more code, never less.
