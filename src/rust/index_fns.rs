@@ -199,6 +199,7 @@ impl Finder<'_> {
             params: &params,
             found: Vec::new(),
             forwards: Vec::new(),
+            locals: Default::default(),
         };
         sinks.visit_block(block);
         for (position, callee, arg, line) in std::mem::take(&mut sinks.forwards) {
@@ -259,9 +260,36 @@ struct Sinks<'p> {
     found: Vec<(usize, String, usize)>,
     /// (parameter, the function called, the argument it is, line).
     forwards: Vec<(usize, Vec<String>, usize, usize)>,
+    /// Names the body binds (`let f = …`): a call through one is a closure's or a function
+    /// pointer's, never a function of the tree.
+    locals: std::collections::HashSet<String>,
+}
+
+/// A callee that is never a function of the tree: the standard library's, or a prelude
+/// constructor (`Some(gpu)`, `Box::new(gpu)`).
+fn never_ours(path: &[String]) -> bool {
+    match path {
+        [one] => matches!(one.as_str(), "Some" | "Ok" | "Err"),
+        [first, ..] => matches!(
+            first.as_str(),
+            "std" | "core" | "alloc" | "Box" | "Vec" | "String" | "Option" | "Result" | "Arc"
+        ),
+        [] => true,
+    }
 }
 
 impl<'a> Visit<'a> for Sinks<'_> {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        let mut pat = &l.pat;
+        if let Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let Pat::Ident(id) = pat {
+            self.locals.insert(id.ident.to_string());
+        }
+        visit::visit_local(self, l);
+    }
+
     fn visit_expr_call(&mut self, call: &'a syn::ExprCall) {
         if let (Expr::Path(func), Some(first)) = (call.func.as_ref(), call.args.first()) {
             let path: Vec<String> = func
@@ -287,6 +315,8 @@ impl<'a> Visit<'a> for Sinks<'_> {
                         self.found.push((position, name.to_string(), line));
                     }
                 }
+                None if never_ours(&path) => {}
+                None if path.len() == 1 && self.locals.contains(&path[0]) => {}
                 None => {
                     for (arg, e) in call.args.iter().enumerate() {
                         if let Some(position) = param(e) {
