@@ -37,7 +37,9 @@ pub struct Item {
     /// A `macro_rules!` definition (its paths read from its tokens): found by its name wherever
     /// `#[macro_export]` puts it.
     pub mac: bool,
-    pub paths: Vec<Vec<String>>,
+    /// The paths its code names, each joined by `::` (one allocation a path: the index holds
+    /// every file's at once).
+    pub paths: Vec<Box<str>>,
     pub methods: Vec<String>,
     /// Its code chooses a CUDA device: a constructor called or a variant built
     /// (`Device::new_cuda(1)`, `Device::Cuda(0)`, `t.cuda()`), not a type named in a signature
@@ -135,13 +137,26 @@ impl Items {
             item.paths.dedup();
             item.methods.sort();
             item.methods.dedup();
-            item.paths.iter_mut().for_each(Vec::shrink_to_fit);
             item.paths.shrink_to_fit();
             item.methods.shrink_to_fit();
             item.key.shrink_to_fit();
         }
         self.items.shrink_to_fit();
         self.uses.shrink_to_fit();
+    }
+}
+
+/// Paths as the index keeps them.
+fn joined(paths: Vec<Vec<String>>) -> Vec<Box<str>> {
+    paths.into_iter().map(|p| p.join("::").into()).collect()
+}
+
+impl Item {
+    /// The paths its code names, segment by segment.
+    fn paths(&self) -> impl Iterator<Item = Vec<String>> + '_ {
+        self.paths
+            .iter()
+            .map(|p| p.split("::").map(str::to_string).collect())
     }
 }
 
@@ -312,7 +327,7 @@ fn collect_items(
                         inline: inline.len(),
                         value: true,
                         mac: true,
-                        paths,
+                        paths: joined(paths),
                         methods: Vec::new(),
                         cuda,
                     });
@@ -429,7 +444,7 @@ impl<'b> Body<'b> {
             inline: inline.len(),
             value,
             mac: false,
-            paths: self.paths,
+            paths: joined(self.paths),
             methods: self.methods,
             cuda: self.cuda,
         });
@@ -873,9 +888,9 @@ impl Walk<'_, '_> {
         };
         self.out.cuda |= item.cuda;
         let here: Vec<String> = [&index.lib.modules[fi].1[..], inline].concat();
-        for p in &item.paths {
-            self.name(p);
-            for (resolved, guess) in resolve(index.lib.name, scope, &here, p) {
+        for p in item.paths() {
+            self.name(&p);
+            for (resolved, guess) in resolve(index.lib.name, scope, &here, &p) {
                 self.take(resolved, guess);
             }
         }
@@ -996,8 +1011,8 @@ pub fn entries(items: &Items) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         let scope = scopes
             .entry(inline)
             .or_insert_with(|| Scope::of(items, inline));
-        for p in &item.paths {
-            for (resolved, guess) in resolve("", scope, inline, p) {
+        for p in item.paths() {
+            for (resolved, guess) in resolve("", scope, inline, &p) {
                 if let Path::External(p) = resolved {
                     paths.push((p, guess));
                 }
