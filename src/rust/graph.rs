@@ -951,11 +951,17 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                     }
                 }
                 Dep::Tree(j) if !stack.contains(j) => {
-                    let found = match (&lib_index[*j], &memo[*j]) {
-                        // Only the crate's code these units' paths and calls reach.
-                        (Some(index), _) => {
+                    // Only the crate's code these units' paths and calls reach; all of it when
+                    // that is too large to follow item by item.
+                    let used = lib_index[*j]
+                        .as_ref()
+                        .map(|index| {
                             let (entry, methods) = entries_into(units, local);
-                            let used = index.reach(&entry, &methods);
+                            index.reach(&entry, &methods)
+                        })
+                        .filter(|used| !used.incomplete);
+                    let found = match (used, &memo[*j]) {
+                        (Some(used), _) => {
                             stack.push(*j);
                             let r = reach(
                                 *j,
@@ -1037,16 +1043,21 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                     Some(index) => {
                         let (entry, methods) = entries_into(&units_of(&tree, files), &p.lib_name);
                         let used = index.reach(&entry, &methods);
-                        reach(
-                            i,
-                            &[&used],
-                            packages,
-                            &lib_files,
-                            files,
-                            &lib_index,
-                            &mut lib_cuda.clone(),
-                            &mut vec![i],
-                        )
+                        if used.incomplete {
+                            // Too large to follow: all of the library counts.
+                            lib_cuda[i].clone().flatten()
+                        } else {
+                            reach(
+                                i,
+                                &[&used],
+                                packages,
+                                &lib_files,
+                                files,
+                                &lib_index,
+                                &mut lib_cuda.clone(),
+                                &mut vec![i],
+                            )
+                        }
                     }
                     None => lib_cuda[i].clone().flatten(),
                 };

@@ -539,6 +539,8 @@ pub struct Reached {
     pub methods: HashSet<String>,
     /// Some of it chooses a CUDA device.
     pub cuda: bool,
+    /// The reach stopped before its end (a library too large to follow item by item).
+    pub incomplete: bool,
 }
 
 /// A library: its crate name, its files with their module paths, each file's items.
@@ -614,6 +616,9 @@ pub struct LibraryIndex<'a> {
 
 /// Longer paths are never looked up (no crate nests modules this deep).
 const MAX_SEGMENTS: usize = 24;
+
+/// Paths looked up in one reach before it gives up (and its caller reads the whole library).
+const MAX_PATHS: usize = 200_000;
 
 /// Methods Rust calls under another name: `x.into()` runs a `from`, `s.parse()` a `from_str`.
 const IMPLIED: &[(&str, &str)] = &[
@@ -741,7 +746,12 @@ impl Walk<'_, '_> {
             if path.len() > MAX_SEGMENTS {
                 continue;
             }
-            if self.seen_paths.len() > 50_000 || !self.seen_paths.insert((path.clone(), guess)) {
+            if self.seen_paths.len() > MAX_PATHS {
+                // Too much to follow: the caller takes the whole library instead.
+                self.out.incomplete = true;
+                break;
+            }
+            if !self.seen_paths.insert((path.clone(), guess)) {
                 continue;
             }
             self.lookup(&path, guess);
