@@ -160,11 +160,18 @@ fn no_cache_keeps_nothing_and_a_torn_cache_is_a_miss() {
     let file = std::fs::read_dir(root.join(CACHE))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".jsonl") && !name.ends_with(".facts.jsonl")
+        })
         .expect("a cache file");
     let text = std::fs::read_to_string(&file).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.len() > 10, "{} lines", lines.len());
+    // The facts beside the records, torn too: a miss, never an error.
+    let facts = file.with_extension("facts.jsonl");
+    let facts_text = std::fs::read_to_string(&facts).unwrap();
+    std::fs::write(&facts, &facts_text[..facts_text.len() / 2]).unwrap();
     // A torn line, a line of garbage, and a file cut short.
     let mut torn: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     torn[3] = torn[3][..torn[3].len() / 2].to_string();
