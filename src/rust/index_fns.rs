@@ -266,16 +266,11 @@ struct Sinks<'p> {
 }
 
 /// A callee that is never a function of the tree: the standard library's, or a prelude
-/// constructor (`Some(gpu)`, `Box::new(gpu)`).
+/// name's (`Some(gpu)`, `Box::new(gpu)`).
 fn never_ours(path: &[String]) -> bool {
-    match path {
-        [one] => matches!(one.as_str(), "Some" | "Ok" | "Err"),
-        [first, ..] => matches!(
-            first.as_str(),
-            "std" | "core" | "alloc" | "Box" | "Vec" | "String" | "Option" | "Result" | "Arc"
-        ),
-        [] => true,
-    }
+    use super::items::{is_std, PRELUDE};
+    path.first()
+        .is_none_or(|first| is_std(first) || PRELUDE.contains(&first.as_str()))
 }
 
 impl<'a> Visit<'a> for Sinks<'_> {

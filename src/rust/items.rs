@@ -116,7 +116,6 @@ fn scan_tokens(
     if !current.is_empty() {
         out.push(std::mem::take(current));
     }
-    out.retain(|p| p.len() > 1 || p[0].starts_with(|c: char| c.is_ascii_uppercase()));
 }
 
 /// Read a file's items.
@@ -160,9 +159,14 @@ impl Item {
     }
 }
 
+/// The first segment of a path into the standard library (`::core::ffi::c_int`).
+pub(super) fn is_std(first: &str) -> bool {
+    matches!(first, "std" | "core" | "alloc")
+}
+
 /// Names of the standard library's prelude: never an item of the tree unless the file binds
 /// the name itself (then it is kept).
-const PRELUDE: &[&str] = &[
+pub(super) const PRELUDE: &[&str] = &[
     "Option",
     "Some",
     "None",
@@ -321,6 +325,10 @@ fn collect_items(
                 Some(name) => {
                     let mut paths = Vec::new();
                     scan_tokens(m.mac.tokens.clone(), &mut Vec::new(), &mut paths);
+                    // Lone lower-case names are the macro's variables and keywords.
+                    paths.retain(|p| {
+                        p.len() > 1 || p[0].starts_with(|c: char| c.is_ascii_uppercase())
+                    });
                     let cuda = paths.iter().any(|p| chooses_cuda_in(p));
                     out.items.push(Item {
                         key: [&inline[..], &[name.to_string()]].concat(),
@@ -470,7 +478,7 @@ impl<'a> Visit<'a> for Body<'_> {
                         && !PRELUDE.contains(&one.as_str()))
             }
             // The standard library's paths (`::core::ffi::c_int`) reach no crate of the tree.
-            [first, ..] => !matches!(first.as_str(), "std" | "core" | "alloc"),
+            [first, ..] => !is_std(first),
         };
         if keep {
             self.paths.push(path);
