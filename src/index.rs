@@ -562,6 +562,11 @@ impl Projects {
     }
 }
 
+/// The directory of a path relative to the root (`""` at the root).
+fn dir_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
 fn under(rel: &str, dir: &str) -> bool {
     rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }
@@ -673,8 +678,17 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         .enumerate()
         .map(|(i, f)| (f.rel.as_str(), i))
         .collect();
-    let conftests: Vec<usize> = (0..files.len())
-        .filter(|&j| files[j].rel.ends_with("conftest.py"))
+    // The installable project each file belongs to (the deepest that holds it).
+    let project_dirs: HashSet<&str> = projects.dirs.iter().map(String::as_str).collect();
+    let project_of: Vec<Option<&str>> = files
+        .iter()
+        .map(|f| {
+            Path::new(&f.rel)
+                .ancestors()
+                .skip(1)
+                .map(|d| d.to_str().unwrap_or(""))
+                .find_map(|d| project_dirs.get(d).copied())
+        })
         .collect();
     let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, f) in files.iter().enumerate() {
@@ -691,12 +705,39 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             by_suffix.entry(parts[k..].join(".")).or_default().push(i);
         }
     }
-    let lookup = |name: &str, from: &PyFile| -> Vec<usize> {
+    // Of the files a name could be, those the importer's process finds first: its own
+    // `sys.path` entry's, else its own project's (a project's tests import its `src/`
+    // package), else all of them (a monorepo's service importing a library of another).
+    let nearest = |found: Vec<usize>, from: usize| -> Vec<usize> {
+        let same_root: Vec<usize> = found
+            .iter()
+            .copied()
+            .filter(|&i| files[i].source_root == files[from].source_root)
+            .collect();
+        if !same_root.is_empty() {
+            return same_root;
+        }
+        let same_project: Vec<usize> = match project_of[from] {
+            Some(project) => found
+                .iter()
+                .copied()
+                .filter(|&i| project_of[i] == Some(project))
+                .collect(),
+            None => Vec::new(),
+        };
+        if same_project.is_empty() {
+            found
+        } else {
+            same_project
+        }
+    };
+    let lookup = |name: &str, from: usize| -> Vec<usize> {
+        let f = &files[from];
         let found = match by_module.get(name) {
             Some(found) => found,
             None => {
                 // A sibling of the importing script (`import app` next to `api.py`).
-                let dir = from.rel.rsplit_once('/').map_or("", |(d, _)| d);
+                let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d);
                 let sibling = if dir.is_empty() {
                     format!("{}.py", name.replace('.', "/"))
                 } else {
@@ -712,32 +753,38 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 }
             }
         };
-        let same_root: Vec<usize> = found
-            .iter()
-            .copied()
-            .filter(|&i| files[i].source_root == from.source_root)
-            .collect();
-        if same_root.is_empty() {
-            found.clone()
-        } else {
-            same_root
-        }
+        nearest(found.clone(), from)
     };
     let imported = imported_constants(&files, &lookup);
-    // The conftest.py pytest imports first for a file: the one nearest the root among those
-    // in the directories above it (the file itself, for a conftest no other is above).
-    let conftest_dirs: Vec<(usize, &str)> = conftests
-        .iter()
-        .map(|&j| (j, files[j].rel.rsplit_once('/').map_or("", |(d, _)| d)))
+    // The conftest.py files by directory, and for each file the one pytest imports first: the
+    // one nearest the root among those in the directories above it.
+    let conftest_in: HashMap<&str, usize> = (0..files.len())
+        .filter(|&j| files[j].rel.rsplit('/').next() == Some("conftest.py"))
+        .map(|j| (dir_of(&files[j].rel), j))
         .collect();
-    let top_conftest = |i: usize| -> Option<usize> {
-        let rel = &files[i].rel;
-        conftest_dirs
-            .iter()
-            .filter(|(j, dir)| *j == i || dir.is_empty() || under(rel, dir))
-            .min_by_key(|(_, dir)| (dir.len(), dir.to_string()))
-            .map(|(j, _)| *j)
+    // The conftest.py files of the directories above `rel`, nearest the root first.
+    let conftests_above = |rel: &str| -> Vec<usize> {
+        let dir = dir_of(rel);
+        let mut above: Vec<usize> = conftest_in.get("").copied().into_iter().collect();
+        above.extend(
+            dir.match_indices('/')
+                .map(|(k, _)| &dir[..k])
+                .chain((!dir.is_empty()).then_some(dir))
+                .filter_map(|d| conftest_in.get(d).copied()),
+        );
+        above
     };
+    let top_conftest: Vec<Option<usize>> = files
+        .iter()
+        .map(|f| conftests_above(&f.rel).first().copied())
+        .collect();
+    // A test session runs every test file below its top-most conftest.py in one process.
+    let mut session: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (j, t) in files.iter().enumerate() {
+        if let Some(top) = top_conftest[j].filter(|_| t.tests && is_test_file(&t.rel)) {
+            session[top].push(j);
+        }
+    }
     // Edges: the modules an import names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
@@ -760,39 +807,25 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 }
             }
             for name in names {
-                targets.extend(lookup(&name, f));
+                targets.extend(lookup(&name, i));
             }
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for dynamic in &f.dynamic_prefixes {
             match dynamic.strip_prefix('=') {
-                Some(module) => targets.extend(lookup(module, f)),
-                None => targets.extend(
-                    files
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, g)| g.module.starts_with(dynamic.as_str()))
-                        .map(|(j, _)| j),
-                ),
-            }
-        }
-        // A test session runs every test file below its top-most conftest.py in one process.
-        if Some(i) == top_conftest(i) {
-            let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d);
-            for (j, t) in files.iter().enumerate() {
-                if t.tests && is_test_file(&t.rel) && (dir.is_empty() || under(&t.rel, dir)) {
-                    targets.push(j);
+                Some(module) => targets.extend(lookup(module, i)),
+                None => {
+                    let under_prefix = (0..files.len())
+                        .filter(|&j| files[j].module.starts_with(dynamic.as_str()))
+                        .collect();
+                    targets.extend(nearest(under_prefix, i));
                 }
             }
         }
+        targets.extend(session[i].iter().copied());
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && !f.rel.ends_with("conftest.py") {
-            for &j in &conftests {
-                let dir = files[j].rel.rsplit_once('/').map_or("", |(d, _)| d);
-                if dir.is_empty() || under(&f.rel, dir) {
-                    targets.push(j);
-                }
-            }
+            targets.extend(conftests_above(&f.rel));
         }
         targets.retain(|&j| j != i);
         targets.sort_unstable();
@@ -837,10 +870,10 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             Some(EntryWhy::DunderMain)
         } else if name == "conftest.py" {
             let tests_below = edges[i].iter().any(|&j| files[j].tests);
-            (top_conftest(i) == Some(i) && tests_below).then_some(EntryWhy::TestSession)
+            (top_conftest[i] == Some(i) && tests_below).then_some(EntryWhy::TestSession)
         } else if is_test_file(&f.rel) && f.tests {
             // Below a conftest.py the session starts there, not in the test file.
-            top_conftest(i).is_none().then_some(EntryWhy::Test)
+            top_conftest[i].is_none().then_some(EntryWhy::Test)
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
         } else if !f.in_package && importers[i].is_empty() {
@@ -850,23 +883,30 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         }
     };
     let entries: Vec<Option<EntryWhy>> = (0..files.len()).map(entry_of).collect();
-    // Each entry point's process: the modules it reaches through imports.
-    let mut programs_of: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    // Each entry point's process: the modules it reaches through imports. A library keeps how
+    // many programs run it and the first three (in path order), which is all its role says.
+    let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
     let mut reaches_gpu = vec![false; files.len()];
+    // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
+    let mut seen = vec![0usize; files.len()];
+    let mut queue = VecDeque::new();
     for (e, why) in entries.iter().enumerate() {
         if why.is_none() {
             continue;
         }
-        let mut seen = vec![false; files.len()];
-        let mut queue = VecDeque::from([e]);
-        seen[e] = true;
+        queue.push_back(e);
+        seen[e] = e + 1;
         while let Some(i) = queue.pop_front() {
             reaches_gpu[e] |= files[i].gpu;
             if i != e {
-                programs_of[i].push(e);
+                let (count, first) = &mut programs_of[i];
+                *count += 1;
+                if first.len() < 3 {
+                    first.push(e);
+                }
             }
             for &j in &edges[i] {
-                if !std::mem::replace(&mut seen[j], true) {
+                if std::mem::replace(&mut seen[j], e + 1) != e + 1 {
                     queue.push_back(j);
                 }
             }
@@ -907,10 +947,10 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 count: 0,
             },
             None => {
-                let programs = &programs_of[i];
+                let (count, first) = &programs_of[i];
                 Role::Library {
-                    programs: names(programs),
-                    count: programs.len(),
+                    programs: names(first),
+                    count: *count,
                 }
             }
         };
@@ -919,7 +959,8 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
     ProjectIndex { roles, imported }
 }
 
-type Lookup<'a> = dyn Fn(&str, &PyFile) -> Vec<usize> + 'a;
+/// The files a module name imported by file `from` resolves to.
+type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
 
 /// The device constants each file imports from modules of the tree (through up to three
 /// re-exports: `from .config import DEVICE` in a package `__init__.py`).
@@ -936,7 +977,7 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
         }
     };
     let mut imported = HashMap::new();
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
         let mut found = Vec::new();
         for imp in &f.imports {
             let Some(base) = import_base(f, imp) else {
@@ -944,7 +985,7 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
             };
             if imp.names.is_empty() {
                 if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
-                    for j in lookup(&base, f) {
+                    for j in lookup(&base, i) {
                         module_consts(local, j, &mut found);
                     }
                 }
@@ -956,10 +997,10 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
                 } else {
                     format!("{base}.{name}")
                 };
-                for j in lookup(&submodule, f) {
+                for j in lookup(&submodule, i) {
                     module_consts(local, j, &mut found);
                 }
-                for j in lookup(&base, f) {
+                for j in lookup(&base, i) {
                     if let Some((from, value)) = constant_of(files, j, name, lookup, 3) {
                         found.push(ImportedConst {
                             local: local.clone(),
@@ -1001,7 +1042,7 @@ fn constant_of(
         let (Some(original), Some(base)) = (imp.names.get(k), import_base(f, imp)) else {
             continue;
         };
-        for next in lookup(&base, f) {
+        for next in lookup(&base, j) {
             if next != j {
                 if let Some(found) = constant_of(files, next, original, lookup, depth - 1) {
                     return Some(found);
