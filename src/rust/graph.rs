@@ -279,29 +279,101 @@ impl RustIndex {
         if rs.is_empty() {
             return RustIndex::default();
         }
-        let files: HashMap<String, RsFile> = rs
-            .par_iter()
-            .filter_map(|e| {
-                // `null`: the file does not parse, and is left out.
-                let cached = store
-                    .load(e, FactKind::Rust)
-                    .and_then(|text| serde_json::from_str::<Option<RsFile>>(&text).ok());
-                let file = match cached {
-                    Some(file) => file,
-                    None => {
-                        let (file, hash) = read(root, e, max_file_size)?;
-                        if let Ok(text) = serde_json::to_string(&file) {
-                            store.save(e, hash, FactKind::Rust, text);
-                        }
-                        file
-                    }
-                }?;
-                Some((e.rel.clone(), file))
-            })
-            .collect();
         let packages = Packages::find(root, &rs);
-        link(root, &files, &packages)
+        let present: HashMap<&str, &Entry> = rs.iter().map(|e| (e.rel.as_str(), *e)).collect();
+        let load = |e: &Entry| -> Option<RsFile> {
+            // `null`: the file does not parse, and is left out.
+            let cached = store
+                .load(e, FactKind::Rust)
+                .and_then(|text| serde_json::from_str::<Option<RsFile>>(&text).ok());
+            match cached {
+                Some(file) => file,
+                None => {
+                    let (file, hash) = read(root, e, max_file_size)?;
+                    if let Ok(text) = serde_json::to_string(&file) {
+                        store.save(e, hash, FactKind::Rust, text);
+                    }
+                    file
+                }
+            }
+        };
+        // One group of packages (those path dependencies join) at a time: its files' facts are
+        // held only while its programs are linked, so the index's memory is the largest
+        // group's, not the tree's.
+        let mut index = RustIndex::default();
+        for (members, group) in packages.groups(&rs) {
+            let mut files: HashMap<String, RsFile> = group
+                .par_iter()
+                .filter_map(|e| Some((e.rel.clone(), load(e)?)))
+                .collect();
+            // A module a `#[path]` or a target's `path` puts outside the group's directories.
+            let mut tried: HashSet<String> = HashSet::new();
+            loop {
+                let mut missing: Vec<&Entry> = files
+                    .iter()
+                    .flat_map(|(rel, f)| module_candidates(rel, f))
+                    .chain(members.iter().flat_map(|&i| packages.0[i].roots()))
+                    .filter(|c| !files.contains_key(c) && tried.insert(c.clone()))
+                    .filter_map(|c| present.get(c.as_str()).copied())
+                    .collect();
+                if missing.is_empty() {
+                    break;
+                }
+                missing.sort_by(|a, b| a.rel.cmp(&b.rel));
+                missing.dedup_by(|a, b| a.rel == b.rel);
+                files.extend(
+                    missing
+                        .par_iter()
+                        .filter_map(|e| Some((e.rel.clone(), load(e)?)))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            index.merge(link(root, &files, &packages, &members));
+        }
+        index.hosted.sort();
+        index.hosted.dedup_by(|a, b| a.0 == b.0);
+        index
     }
+
+    /// Adds the roles of another group of packages (a file two groups read keeps the first's).
+    fn merge(&mut self, other: RustIndex) {
+        for (rel, role) in other.files {
+            self.files.entry(rel).or_insert(role);
+        }
+        for (rel, fns) in other.callable {
+            self.callable.entry(rel).or_insert(fns);
+        }
+        for (rel, fields) in other.index_fields {
+            self.index_fields.entry(rel).or_insert(fields);
+        }
+        self.hosted.extend(other.hosted);
+        self.chooses_cuda.extend(other.chooses_cuda);
+    }
+}
+
+/// Every file a `mod` declaration of `f` (at `rel`) could load, whether or not `f` is its
+/// target's root.
+fn module_candidates(rel: &str, f: &RsFile) -> Vec<String> {
+    let path = Path::new(rel);
+    let dir = path.parent().map(slash).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (name, attr, inline) in &f.mods {
+        match attr {
+            Some(p) => out.push(normalize(&join(&dir, p))),
+            None => {
+                for base in [dir.clone(), join(&dir, &stem)] {
+                    let base = inline.iter().fold(base, |b, m| join(&b, m));
+                    out.push(join(&base, &format!("{name}.rs")));
+                    out.push(join(&base, &format!("{name}/mod.rs")));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One file, as the index sees it (kept by the content cache).
@@ -758,6 +830,71 @@ impl Packages {
     }
 }
 
+impl Packages {
+    /// The packages path dependencies join (either way), each group with the files under its
+    /// packages' directories (a file belongs to the deepest package above it); last, the files
+    /// under no package, with no package.
+    fn groups<'e>(&self, rs: &[&'e Entry]) -> Vec<(Vec<usize>, Vec<&'e Entry>)> {
+        fn find(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        let mut parent: Vec<usize> = (0..self.0.len()).collect();
+        for (i, p) in self.0.iter().enumerate() {
+            for (_, dep) in &p.deps {
+                if let Dep::Tree(j) = dep {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, *j));
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+        let by_dir: HashMap<&str, usize> = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.dir.as_str(), i))
+            .collect();
+        let mut groups: Vec<(Vec<usize>, Vec<&Entry>)> =
+            vec![(Vec::new(), Vec::new()); self.0.len()];
+        for i in 0..self.0.len() {
+            let r = find(&mut parent, i);
+            groups[r].0.push(i);
+        }
+        let mut loose = Vec::new();
+        for e in rs {
+            let owner = Path::new(&e.rel)
+                .ancestors()
+                .skip(1)
+                .find_map(|d| by_dir.get(slash(d).as_str()).copied());
+            match owner {
+                Some(i) => {
+                    let r = find(&mut parent, i);
+                    groups[r].1.push(*e);
+                }
+                None => loose.push(*e),
+            }
+        }
+        groups.retain(|(members, _)| !members.is_empty());
+        if !loose.is_empty() {
+            groups.push((Vec::new(), loose));
+        }
+        groups
+    }
+}
+
+impl Package {
+    /// The root files of its targets.
+    fn roots(&self) -> impl Iterator<Item = String> + '_ {
+        self.lib_root
+            .iter()
+            .cloned()
+            .chain(self.binaries.iter().map(|(b, _)| b.clone()))
+    }
+}
+
 /// The entry points a program must name to reach CUDA through `package`: `None` when any
 /// use does; `selected`: libtorch, which only reaches CUDA where the code chooses it.
 fn gate(package: &str, selected: bool) -> Option<Vec<&'static str>> {
@@ -870,21 +1007,34 @@ fn module_paths(root: &str, files: &HashMap<String, RsFile>) -> Vec<(String, Vec
     out
 }
 
-fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> RustIndex {
+/// The roles of the files of the packages `members` (a group path dependencies join, whose
+/// files `files` holds), and of the files `files` holds.
+fn link(
+    _root: &Path,
+    files: &HashMap<String, RsFile>,
+    packages: &Packages,
+    members: &[usize],
+) -> RustIndex {
     let packages = &packages.0;
+    let in_group: Vec<bool> = (0..packages.len()).map(|i| members.contains(&i)).collect();
     // The files of each package's library.
     let lib_files: Vec<Vec<String>> = packages
         .iter()
-        .map(|p| {
-            p.lib_root
-                .as_ref()
-                .map(|r| module_tree(r, files))
-                .unwrap_or_default()
+        .zip(&in_group)
+        .map(|(p, &ours)| match &p.lib_root {
+            Some(r) if ours => module_tree(r, files),
+            _ => Vec::new(),
         })
         .collect();
     let lib_modules: Vec<Option<ModuleList>> = packages
         .iter()
-        .map(|p| p.lib_root.as_ref().map(|r| module_paths(r, files)))
+        .zip(&in_group)
+        .map(|(p, &ours)| {
+            p.lib_root
+                .as_ref()
+                .filter(|_| ours)
+                .map(|r| module_paths(r, files))
+        })
         .collect();
     let items_of = |f: &str| files.get(f).map(|r| &r.items);
     let libraries: Vec<Option<super::items::Library>> = packages
@@ -1001,7 +1151,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
         }
         None
     }
-    for i in 0..packages.len() {
+    for &i in members {
         if lib_cuda[i].is_none() {
             let r = reach(
                 i,
@@ -1021,7 +1171,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
     let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
     let mut package_files: Vec<Vec<String>> = lib_files.clone();
-    for (i, p) in packages.iter().enumerate() {
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
         for (bin, test) in &p.binaries {
             let tree = module_tree(bin, files);
             package_files[i].extend(tree.iter().cloned());
@@ -1104,9 +1254,9 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
                 if named.contains(p.lib_name.as_str()) {
                     programs_of_package[i].push((bin.clone(), masks));
                 }
-                for (k, runs) in programs_of_package.iter_mut().enumerate() {
+                for &k in members {
                     if k != i && depends_on(p, k, packages, &mut Vec::new()) {
-                        runs.push((bin.clone(), masks));
+                        programs_of_package[k].push((bin.clone(), masks));
                     }
                 }
                 program_files.push((bin.clone(), tree.clone(), masks));
@@ -1145,7 +1295,7 @@ fn link(_root: &Path, files: &HashMap<String, RsFile>, packages: &Packages) -> R
             });
         }
     }
-    let (callable, index_fields) = callable(files, packages, &lib_files, &package_files);
+    let (callable, index_fields) = callable(files, packages, &lib_files, &package_files, &in_group);
     let mut hosted: Vec<(String, String)> = files
         .iter()
         .flat_map(|(rel, f)| {
@@ -1184,6 +1334,7 @@ fn callable(
     packages: &[Package],
     lib_files: &[Vec<String>],
     package_files: &[Vec<String>],
+    in_group: &[bool],
 ) -> Callable {
     let mut out = HashMap::new();
     let mut fields_out = HashMap::new();
@@ -1199,9 +1350,10 @@ fn callable(
         .collect::<HashSet<String>>()
         .into_iter()
         .collect();
-    for (i, p) in packages.iter().enumerate() {
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
         let mut tree: Vec<&String> = package_files[i].iter().collect();
-        for (j, lib) in lib_files.iter().enumerate() {
+        // Path dependencies never leave the group.
+        for (j, lib) in lib_files.iter().enumerate().filter(|(j, _)| in_group[*j]) {
             if j != i && depends_on(p, j, packages, &mut Vec::new()) {
                 tree.extend(lib);
             }
