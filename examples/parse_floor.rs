@@ -3,7 +3,10 @@
 //! else: no facts, rules, proof or output. `scripts/bench/run.sh` times it beside `scan` so that
 //! the README can say how much of `scan` is parsing that no analysis can avoid.
 //!
-//! Usage: cargo run --release --example parse_floor -- DIR
+//! With `--all`, every Python and Rust file is parsed, whatever the prefilter says: the floor
+//! under the project indexes, which read every file of the tree to find its programs.
+//!
+//! Usage: cargo run --release --example parse_floor -- [--all] DIR
 //! Prints what it parsed (files, bytes, syntax errors) on stderr.
 
 use std::path::PathBuf;
@@ -18,10 +21,16 @@ use rayon::prelude::*;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let Some(dir) = std::env::args_os().nth(1).map(PathBuf::from) else {
-        eprintln!("usage: parse_floor DIR");
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let all = args.first().is_some_and(|a| a == "--all");
+    if all {
+        args.remove(0);
+    }
+    let [dir] = args.as_slice() else {
+        eprintln!("usage: parse_floor [--all] DIR");
         std::process::exit(2);
     };
+    let dir = PathBuf::from(dir);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let root = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
     let entries = walk(std::slice::from_ref(&dir), &root, threads);
@@ -38,7 +47,7 @@ fn main() {
         let Ok(data) = std::fs::read(&entry.path) else {
             return;
         };
-        if !prefilter.may_have_gpu_code(language, &data) {
+        if !all && !prefilter.may_have_gpu_code(language, &data) {
             return;
         }
         let Ok(text) = std::str::from_utf8(&data) else {

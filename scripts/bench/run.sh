@@ -13,7 +13,8 @@
 # BENCH_SUBTREE (a directory of the corpus to time alone: `rust` or `python` of the mixed one),
 # FLOOR_BIN (default target/release/examples/parse_floor, built by `cargo build --release
 # --example parse_floor`): when present, timed too, as the floor under scan (walk, read,
-# prefilter and parse, nothing else).
+# prefilter and parse, nothing else), and with --all as "parse every file" (no prefilter: what
+# the project indexes read).
 # The content cache (issue 21): `gpu-homogenize` is `scan --no-cache` (cold); "scan, warm cache" re-scans
 # an unchanged tree, "scan, 1% touched" after touch.sh touched 1% of the files; "scan, ten copies"
 # runs cold on ten copies of the corpus (BENCH_TEN=0 leaves them out); `ruff check` runs on the
@@ -74,7 +75,8 @@ sg=(ast-grep scan -c "$sgconfig" "$corpus")
 FLOOR_BIN=${FLOOR_BIN:-target/release/examples/parse_floor}
 floor=()
 if [[ -x $FLOOR_BIN ]]; then
-  floor=(-n "parse only" "$(printf '%q ' "$FLOOR_BIN" "$corpus")")
+  floor=(-n "parse only" "$(printf '%q ' "$FLOOR_BIN" "$corpus")"
+    -n "parse every file" "$(printf '%q ' "$FLOOR_BIN" --all "$corpus")")
 fi
 
 # One untimed pass per tool: counts what each reports, and catches crashes
@@ -119,7 +121,7 @@ prepares=()
 for _ in 1 2; do prepares+=(--prepare true); done
 prepares+=(--prepare "$(q "$here/touch.sh" "$corpus")")
 for _ in 1 2 3 4; do prepares+=(--prepare true); done
-((${#floor[@]})) && prepares+=(--prepare true)
+((${#floor[@]})) && prepares+=(--prepare true --prepare true)
 ((${#ten_rows[@]})) && prepares+=(--prepare true)
 hyperfine -N -i --warmup 2 --runs "$BENCH_RUNS" --output=pipe \
   --export-json target/bench-results.json \
