@@ -299,36 +299,61 @@ impl RustIndex {
         };
         // One group of packages (those path dependencies join) at a time: its files' facts are
         // held only while its programs are linked, so the index's memory is the largest
-        // group's, not the tree's.
+        // group's, not the tree's. Small groups are read together (one parallel pass over
+        // at least BATCH files), so that no core waits for the last large file of each.
+        const BATCH: usize = 256;
+        let groups = packages.groups(&rs);
         let mut index = RustIndex::default();
-        for (members, group) in packages.groups(&rs) {
-            let mut files: HashMap<String, RsFile> = group
-                .par_iter()
-                .filter_map(|e| Some((e.rel.clone(), load(e)?)))
-                .collect();
-            // A module a `#[path]` or a target's `path` puts outside the group's directories.
-            let mut tried: HashSet<String> = HashSet::new();
-            loop {
-                let mut missing: Vec<&Entry> = files
-                    .iter()
-                    .flat_map(|(rel, f)| module_candidates(rel, f))
-                    .chain(members.iter().flat_map(|&i| packages.0[i].roots()))
-                    .filter(|c| !files.contains_key(c) && tried.insert(c.clone()))
-                    .filter_map(|c| present.get(c.as_str()).copied())
-                    .collect();
-                if missing.is_empty() {
-                    break;
-                }
-                missing.sort_by(|a, b| a.rel.cmp(&b.rel));
-                missing.dedup_by(|a, b| a.rel == b.rel);
-                files.extend(
-                    missing
-                        .par_iter()
-                        .filter_map(|e| Some((e.rel.clone(), load(e)?)))
-                        .collect::<Vec<_>>(),
-                );
+        let mut start = 0;
+        while start < groups.len() {
+            let mut end = start;
+            let mut count = 0;
+            while end < groups.len() && (end == start || count < BATCH) {
+                count += groups[end].1.len();
+                end += 1;
             }
-            index.merge(link(root, &files, &packages, &members));
+            let batch = &groups[start..end];
+            let jobs: Vec<(usize, &Entry)> = batch
+                .iter()
+                .enumerate()
+                .flat_map(|(g, (_, group))| group.iter().map(move |e| (g, *e)))
+                .collect();
+            let mut read: Vec<HashMap<String, RsFile>> =
+                batch.iter().map(|_| HashMap::new()).collect();
+            for (g, rel, file) in jobs
+                .par_iter()
+                .filter_map(|(g, e)| Some((*g, e.rel.clone(), load(e)?)))
+                .collect::<Vec<_>>()
+            {
+                read[g].insert(rel, file);
+            }
+            for ((members, _), mut files) in batch.iter().zip(read) {
+                // A module a `#[path]` or a target's `path` puts outside the group's
+                // directories.
+                let mut tried: HashSet<String> = HashSet::new();
+                loop {
+                    let mut missing: Vec<&Entry> = files
+                        .iter()
+                        .flat_map(|(rel, f)| module_candidates(rel, f))
+                        .chain(members.iter().flat_map(|&i| packages.0[i].roots()))
+                        .filter(|c| !files.contains_key(c) && tried.insert(c.clone()))
+                        .filter_map(|c| present.get(c.as_str()).copied())
+                        .collect();
+                    if missing.is_empty() {
+                        break;
+                    }
+                    missing.sort_by(|a, b| a.rel.cmp(&b.rel));
+                    missing.dedup_by(|a, b| a.rel == b.rel);
+                    files.extend(
+                        missing
+                            .par_iter()
+                            .filter_map(|e| Some((e.rel.clone(), load(e)?)))
+                            .collect::<Vec<_>>(),
+                    );
+                }
+                index.merge(link(root, &files, &packages, members));
+            }
+            start = end;
         }
         index.hosted.sort();
         index.hosted.dedup_by(|a, b| a.0 == b.0);
