@@ -169,7 +169,8 @@ impl ProjectIndex {
                     Some(facts) => facts,
                     None => {
                         let (facts, hash) = read_facts(root, e, max_file_size, &prefilter, own)?;
-                        if let Ok(text) = serde_json::to_string(&facts) {
+                        if let Some(Ok(text)) = store.keeps().then(|| serde_json::to_string(&facts))
+                        {
                             store.save(e, hash, FactKind::Python, text);
                         }
                         facts

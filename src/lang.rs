@@ -156,6 +156,10 @@ pub enum FactKind {
 pub trait FactStore: Sync {
     fn load(&self, entry: &crate::walk::Entry, kind: FactKind) -> Option<String>;
     fn save(&self, entry: &crate::walk::Entry, hash: u64, kind: FactKind, facts: String);
+    /// It keeps what is saved: the facts are worth serialising.
+    fn keeps(&self) -> bool {
+        true
+    }
 }
 
 /// No cache (`--no-cache`): every file is read.
@@ -166,4 +170,7 @@ impl FactStore for NoFacts {
         None
     }
     fn save(&self, _: &crate::walk::Entry, _: u64, _: FactKind, _: String) {}
+    fn keeps(&self) -> bool {
+        false
+    }
 }

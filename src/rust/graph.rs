@@ -290,7 +290,7 @@ impl RustIndex {
                 Some(file) => file,
                 None => {
                     let (file, hash) = read(root, e, max_file_size)?;
-                    if let Ok(text) = serde_json::to_string(&file) {
+                    if let Some(Ok(text)) = store.keeps().then(|| serde_json::to_string(&file)) {
                         store.save(e, hash, FactKind::Rust, text);
                     }
                     file
@@ -302,8 +302,11 @@ impl RustIndex {
         // group's, not the tree's. Small groups are read together (one parallel pass over
         // at least BATCH files), so that no core waits for the last large file of each.
         const BATCH: usize = 256;
+        type Group<'e> = (Vec<usize>, Vec<&'e Entry>);
+        // The facts of each group of a batch.
+        type Read = Vec<HashMap<String, RsFile>>;
         let groups = packages.groups(&rs);
-        let mut index = RustIndex::default();
+        let mut batches: Vec<&[Group]> = Vec::new();
         let mut start = 0;
         while start < groups.len() {
             let mut end = start;
@@ -312,14 +315,16 @@ impl RustIndex {
                 count += groups[end].1.len();
                 end += 1;
             }
-            let batch = &groups[start..end];
+            batches.push(&groups[start..end]);
+            start = end;
+        }
+        let read_batch = |batch: &[Group]| -> Read {
             let jobs: Vec<(usize, &Entry)> = batch
                 .iter()
                 .enumerate()
                 .flat_map(|(g, (_, group))| group.iter().map(move |e| (g, *e)))
                 .collect();
-            let mut read: Vec<HashMap<String, RsFile>> =
-                batch.iter().map(|_| HashMap::new()).collect();
+            let mut read: Read = batch.iter().map(|_| HashMap::new()).collect();
             for (g, rel, file) in jobs
                 .par_iter()
                 .filter_map(|(g, e)| Some((*g, e.rel.clone(), load(e)?)))
@@ -327,6 +332,10 @@ impl RustIndex {
             {
                 read[g].insert(rel, file);
             }
+            read
+        };
+        let link_batch = |batch: &[Group], read: Read| -> RustIndex {
+            let mut index = RustIndex::default();
             for ((members, _), mut files) in batch.iter().zip(read) {
                 // A module a `#[path]` or a target's `path` puts outside the group's
                 // directories.
@@ -353,7 +362,24 @@ impl RustIndex {
                 }
                 index.merge(link(root, &files, &packages, members));
             }
-            start = end;
+            index
+        };
+        // A batch is linked while the next one is read (two batches' facts at most).
+        let mut index = RustIndex::default();
+        let mut previous: Option<(&[Group], Read)> = None;
+        for batch in batches {
+            let pending = previous.take();
+            let (linked, read) = rayon::join(
+                || pending.map(|(b, read)| link_batch(b, read)),
+                || read_batch(batch),
+            );
+            if let Some(linked) = linked {
+                index.merge(linked);
+            }
+            previous = Some((batch, read));
+        }
+        if let Some((batch, read)) = previous {
+            index.merge(link_batch(batch, read));
         }
         index.hosted.sort();
         index.hosted.dedup_by(|a, b| a.0 == b.0);
