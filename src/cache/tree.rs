@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
@@ -41,18 +42,19 @@ pub fn signature<'a>(
     root: &Path,
     all: &'a [Entry],
     started_ns: i64,
-    record_of: impl Fn(&'a Entry) -> Option<u64>,
+    record_of: impl Fn(&'a Entry) -> Option<u64> + Sync,
 ) -> Option<u64> {
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    // Directories by their `/`-separated name (cheap to hash), with their path on disk.
-    let mut dirs: FxHashMap<&str, &Path> = FxHashMap::default();
-    let mut sources: FxHashSet<&str> = FxHashSet::default();
-    for entry in all
+    let sources: Vec<&Entry> = all
         .iter()
         .filter(|e| matches!(e.kind, EntryKind::Source(_)))
-    {
-        sources.insert(entry.rel.as_str());
-        let hash = record_of(entry)?;
+        .collect();
+    // Each file's record (a stat, and a read where the metadata changed) on every core.
+    let hashes: Vec<Option<u64>> = sources.par_iter().map(|e| record_of(e)).collect();
+    // Directories by their `/`-separated name (cheap to hash), with their path on disk.
+    let mut dirs: FxHashMap<&str, &Path> = FxHashMap::default();
+    for (entry, hash) in sources.iter().zip(hashes) {
+        let hash = hash?;
         hasher.update(entry.rel.as_bytes());
         hasher.update(&[0]);
         hasher.update(&hash.to_le_bytes());
@@ -65,32 +67,39 @@ pub fn signature<'a>(
             }
         }
     }
+    let sources: FxHashSet<&str> = sources.iter().map(|e| e.rel.as_str()).collect();
     let mut dirs: Vec<(&str, &Path)> = dirs.into_iter().collect();
     dirs.sort_unstable();
-    for (rel, dir) in dirs {
-        for name in PACKAGING {
-            // A `setup.py` the walk yields is signed by its bytes already.
-            let named = if rel.is_empty() {
-                (*name).to_string()
-            } else {
-                format!("{rel}/{name}")
-            };
-            if sources.contains(named.as_str()) {
-                continue;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(root.join(dir).join(name)) else {
-                continue;
-            };
-            let key = FileKey::of(&meta);
-            // Modified around the start of the run: its metadata says too little.
-            if key.trusted_from(started_ns) != key {
-                return None;
-            }
-            hasher.update(named.as_bytes());
-            hasher.update(&key.size.to_le_bytes());
-            hasher.update(&key.mtime_ns.to_le_bytes());
-            hasher.update(&key.ino.to_le_bytes());
+    // The packaging files of each directory (most are absent), stat'ed on every core, hashed
+    // in the directories' order.
+    let packaging: Vec<(String, FileKey)> = dirs
+        .par_iter()
+        .flat_map_iter(|&(rel, dir)| {
+            let sources = &sources;
+            PACKAGING.iter().filter_map(move |name| {
+                let named = if rel.is_empty() {
+                    (*name).to_string()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                // A `setup.py` the walk yields is signed by its bytes already.
+                if sources.contains(named.as_str()) {
+                    return None;
+                }
+                let meta = std::fs::symlink_metadata(root.join(dir).join(name)).ok()?;
+                Some((named, FileKey::of(&meta)))
+            })
+        })
+        .collect();
+    for (named, key) in packaging {
+        // Modified around the start of the run: its metadata says too little.
+        if key.trusted_from(started_ns) != key {
+            return None;
         }
+        hasher.update(named.as_bytes());
+        hasher.update(&key.size.to_le_bytes());
+        hasher.update(&key.mtime_ns.to_le_bytes());
+        hasher.update(&key.ino.to_le_bytes());
     }
     Some(hasher.digest())
 }
