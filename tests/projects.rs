@@ -8,29 +8,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{gh, run};
+use common::{gh, run, statuses, write};
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn statuses(root: &Path) -> BTreeMap<String, String> {
+fn status_of(root: &Path) -> BTreeMap<String, String> {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
-    let doc: serde_json::Value = serde_json::from_str(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
-    doc["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    statuses(&out.stdout)
 }
 
 /// Two projects ship a package of the same name; each one's tests import its own (`src/`
@@ -59,7 +41,7 @@ fn a_project_imports_its_own_package_not_another_projects_of_the_same_name() {
         "gpu/src/pkg/model.py",
         "import torch\n\n\ndef load():\n    return torch.zeros(1).to(\"cuda\")\n",
     );
-    let status = statuses(root);
+    let status = status_of(root);
     assert_eq!(
         status["gpu/tests/test_model.py"], "non_compliant",
         "{status:?}"
@@ -97,7 +79,7 @@ fn targets_and_modules_outside_their_package_directory_are_part_of_the_program()
         "shared/gpu.rs",
         "use cust::device::Device;\n\npub fn start() {\n    let _d = Device::get_device(0);\n}\n",
     );
-    let status = statuses(root);
+    let status = status_of(root);
     assert_eq!(status["tools/runner.rs"], "non_compliant", "{status:?}");
     let out = run(gh(root).args(["scan", "."]));
     assert!(

@@ -7,24 +7,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{copy_dir, copy_fixture, files_under, fixture, gh, run};
+use common::{copy_dir, copy_fixture, files_under, fixture, gh, run, statuses};
 
 const FIXTURE: &str = "rust-mission";
-
-fn statuses(stdout: &str) -> BTreeMap<String, String> {
-    let doc: serde_json::Value = serde_json::from_str(stdout).unwrap();
-    doc["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn scan_reports_every_rule_and_leaves_modules_without_card_selection_alone() {

@@ -7,31 +7,12 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{gh, run};
-
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use common::{gh, run, write};
 
 fn statuses(root: &Path) -> (BTreeMap<String, String>, String) {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
-    let doc: serde_json::Value = serde_json::from_str(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
-    let map = doc["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["status"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
     let text = run(gh(root).args(["scan", "."])).stdout;
-    (map, text)
+    (common::statuses(&out.stdout), text)
 }
 
 #[test]

@@ -64,6 +64,30 @@ fn collect(root: &Path, dir: &Path, ext: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Write `text` at `rel` under `root`, making the directories above it.
+pub fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Each file's status in the JSON document a command printed.
+pub fn statuses(json: &str) -> std::collections::BTreeMap<String, String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// The binary, run in `cwd`, with no GPU driver visible and no journal.
 pub fn gh(cwd: &Path) -> Command {
     let mut cmd = Command::cargo_bin("gpu-homogenize").unwrap();
