@@ -738,7 +738,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             Some(found) => found,
             None => {
                 // A sibling of the importing script (`import app` next to `api.py`).
-                let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d);
+                let dir = dir_of(&f.rel);
                 let sibling = if dir.is_empty() {
                     format!("{}.py", name.replace('.', "/"))
                 } else {
@@ -825,7 +825,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         }
         targets.extend(session[i].iter().copied());
         // pytest imports the conftest.py of every directory above a test first.
-        if is_test_file(&f.rel) && !f.rel.ends_with("conftest.py") {
+        if is_test_file(&f.rel) && f.rel.rsplit('/').next() != Some("conftest.py") {
             targets.extend(conftests_above(&f.rel));
         }
         targets.retain(|&j| j != i);
