@@ -884,7 +884,7 @@ impl Packages {
 impl Packages {
     /// The packages path dependencies join (either way), each group with the files under its
     /// packages' directories (a file belongs to the deepest package above it); last, the files
-    /// under no package, with no package.
+    /// under no package, with no package, 256 at a time.
     fn groups<'e>(&self, rs: &[&'e Entry]) -> Vec<(Vec<usize>, Vec<&'e Entry>)> {
         fn find(parent: &mut [usize], mut i: usize) -> usize {
             while parent[i] != i {
@@ -929,9 +929,10 @@ impl Packages {
             }
         }
         groups.retain(|(members, _)| !members.is_empty());
-        if !loose.is_empty() {
-            groups.push((Vec::new(), loose));
-        }
+        // Files under no package are no target's (only a `#[path]` brings one into a group,
+        // which reads it itself): each is read for itself, in chunks that do not grow with
+        // the tree.
+        groups.extend(loose.chunks(256).map(|chunk| (Vec::new(), chunk.to_vec())));
         groups
     }
 }
