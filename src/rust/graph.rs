@@ -494,8 +494,8 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
 }
 
 impl RsFile {
-    /// The index holds every file of the tree at once (its peak memory on a large tree): only
-    /// what `link` reads, and no spare capacity.
+    /// The index holds every file of a group of packages at once (its peak memory): only what
+    /// `link` reads, and no spare capacity.
     fn slim(&mut self) {
         // `link` asks the segments only whether a CUDA crate's entry point is named.
         self.segments
@@ -1218,6 +1218,20 @@ fn link(
             lib_cuda[i] = Some(r);
         }
     }
+    // What a program's code reaches from package `i` (the libraries' reach known so far, not
+    // changed by it).
+    let program_reach = |i: usize, units: &[&dyn Unit]| {
+        reach(
+            i,
+            units,
+            packages,
+            &lib_files,
+            files,
+            &lib_index,
+            &mut lib_cuda.clone(),
+            &mut vec![i],
+        )
+    };
     let mut roles: HashMap<String, FileRole> = HashMap::new();
     // Each binary: its own module tree, plus its package's library when it names it.
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
@@ -1228,16 +1242,7 @@ fn link(
             let tree = module_tree(bin, files);
             package_files[i].extend(tree.iter().cloned());
             let named = names_of(&tree);
-            let mut cuda = reach(
-                i,
-                &units_of(&tree, files),
-                packages,
-                &lib_files,
-                files,
-                &lib_index,
-                &mut lib_cuda.clone(),
-                &mut vec![i],
-            );
+            let mut cuda = program_reach(i, &units_of(&tree, files));
             let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
             if named.contains(p.lib_name.as_str()) {
                 // Only the library code the program's paths and method calls reach.
@@ -1249,16 +1254,7 @@ fn link(
                             // Too large to follow: all of the library counts.
                             lib_cuda[i].clone().flatten()
                         } else {
-                            reach(
-                                i,
-                                &[&used],
-                                packages,
-                                &lib_files,
-                                files,
-                                &lib_index,
-                                &mut lib_cuda.clone(),
-                                &mut vec![i],
-                            )
+                            program_reach(i, &[&used])
                         }
                     }
                     None => lib_cuda[i].clone().flatten(),
