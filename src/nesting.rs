@@ -44,6 +44,10 @@ struct Depth<'a> {
     chains: Vec<usize>,
     /// Every operator of the expression, one per open bracket.
     links: Vec<usize>,
+    /// The sums of `chains` and `links`, kept as they change: the guard runs at every
+    /// operator and bracket.
+    chain_sum: usize,
+    link_sum: usize,
     /// Python indentation widths of the enclosing blocks.
     indents: Vec<usize>,
     /// The last token was an operand (a name, literal or closing bracket).
@@ -58,6 +62,8 @@ impl<'a> Depth<'a> {
             i: 0,
             chains: vec![0],
             links: vec![0],
+            chain_sum: 0,
+            link_sum: 0,
             indents: vec![0],
             after_operand: false,
         }
@@ -65,15 +71,23 @@ impl<'a> Depth<'a> {
 
     /// The depth reported: nesting, or the length of the longest expression.
     fn reported(&self) -> usize {
-        self.total().max(self.links.iter().sum())
+        self.total().max(self.link_sum)
     }
 
     fn total(&self) -> usize {
-        self.chains.len() - 1 + self.chains.iter().sum::<usize>() + self.indents.len() - 1
+        self.chains.len() - 1 + self.chain_sum + self.indents.len() - 1
+    }
+
+    /// The current bracket's chain and operators start again (a comma, a new line).
+    fn reset_last(&mut self) {
+        let chain = self.chains.last_mut().expect("never empty");
+        self.chain_sum -= std::mem::take(chain);
+        let link = self.links.last_mut().expect("never empty");
+        self.link_sum -= std::mem::take(link);
     }
 
     fn guard(&self, at: usize) -> Result<(), usize> {
-        if self.total() > MAX_DEPTH || self.links.iter().sum::<usize>() > MAX_CHAIN {
+        if self.total() > MAX_DEPTH || self.link_sum > MAX_CHAIN {
             return Err(at);
         }
         Ok(())
@@ -94,13 +108,20 @@ impl<'a> Depth<'a> {
                 b'\n' => {
                     self.i += 1;
                     if self.python && self.chains.len() == 1 {
-                        self.chains[0] = 0;
-                        self.links[0] = 0;
+                        self.reset_last();
                         self.after_operand = false;
                         self.indent()?;
                     }
                 }
-                b' ' | b'\t' | b'\r' | b'\x0c' => self.i += 1,
+                b' ' | b'\t' | b'\r' | b'\x0c' => {
+                    // A run of blanks at once (indentation is most of a file's bytes).
+                    let rest = &self.bytes[self.i + 1..];
+                    let blanks = rest
+                        .iter()
+                        .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\x0c'))
+                        .unwrap_or(rest.len());
+                    self.i += 1 + blanks;
+                }
                 b'\\' if self.python => self.i += 2,
                 b'#' if self.python => self.skip_line(),
                 b'/' if !self.python && self.peek(1) == b'/' => self.skip_line(),
@@ -121,15 +142,14 @@ impl<'a> Depth<'a> {
                 b')' | b']' | b'}' => {
                     self.i += 1;
                     if self.chains.len() > 1 {
-                        self.chains.pop();
-                        self.links.pop();
+                        self.chain_sum -= self.chains.pop().expect("more than one");
+                        self.link_sum -= self.links.pop().expect("more than one");
                     }
                     self.after_operand = true;
                 }
                 b',' | b';' => {
                     self.i += 1;
-                    *self.chains.last_mut().expect("never empty") = 0;
-                    *self.links.last_mut().expect("never empty") = 0;
+                    self.reset_last();
                     self.after_operand = false;
                 }
                 _ if b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80 => self.word(start)?,
@@ -141,23 +161,23 @@ impl<'a> Depth<'a> {
 
     fn link(&mut self, at: usize) -> Result<(), usize> {
         *self.links.last_mut().expect("never empty") += 1;
+        self.link_sum += 1;
         self.guard(at)
     }
 
     fn chain(&mut self, at: usize) -> Result<(), usize> {
         *self.chains.last_mut().expect("never empty") += 1;
+        self.chain_sum += 1;
         self.guard(at)
     }
 
     fn word(&mut self, start: usize) -> Result<(), usize> {
-        while self.i < self.bytes.len() {
-            let b = self.peek(0);
-            if !(b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80) {
-                break;
-            }
-            self.i += 1;
-        }
         let bytes = self.bytes;
+        let rest = &bytes[self.i..];
+        self.i += rest
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80))
+            .unwrap_or(rest.len());
         let word = &bytes[start..self.i];
         // A string prefix (`r"`, `b'`, `br#"`): the string is one operand.
         if matches!(self.peek(0), b'"' | b'\'' | b'#')
@@ -179,7 +199,7 @@ impl<'a> Depth<'a> {
             match word {
                 b"return" | b"break" | b"move" | b"box" => (true, false),
                 b"self" | b"Self" | b"true" | b"false" | b"crate" | b"super" => (false, true),
-                _ if RUST_KEYWORDS.contains(&word) => (false, false),
+                _ if is_rust_keyword(word) => (false, false),
                 _ => (false, true),
             }
         };
@@ -315,9 +335,8 @@ impl<'a> Depth<'a> {
     }
 
     fn skip_line(&mut self) {
-        while self.i < self.bytes.len() && self.peek(0) != b'\n' {
-            self.i += 1;
-        }
+        let rest = &self.bytes[self.i..];
+        self.i += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
     }
 
     fn skip_block_comment(&mut self) {
@@ -365,38 +384,42 @@ impl<'a> Depth<'a> {
     }
 }
 
-const RUST_KEYWORDS: &[&[u8]] = &[
-    b"as",
-    b"async",
-    b"await",
-    b"const",
-    b"continue",
-    b"dyn",
-    b"else",
-    b"enum",
-    b"extern",
-    b"fn",
-    b"for",
-    b"if",
-    b"impl",
-    b"in",
-    b"let",
-    b"loop",
-    b"match",
-    b"mod",
-    b"mut",
-    b"pub",
-    b"ref",
-    b"static",
-    b"struct",
-    b"trait",
-    b"type",
-    b"unsafe",
-    b"use",
-    b"where",
-    b"while",
-    b"yield",
-];
+/// Rust's keywords besides those `word` sorts itself (a `match`: it runs on every word).
+fn is_rust_keyword(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"as"
+            | b"async"
+            | b"await"
+            | b"const"
+            | b"continue"
+            | b"dyn"
+            | b"else"
+            | b"enum"
+            | b"extern"
+            | b"fn"
+            | b"for"
+            | b"if"
+            | b"impl"
+            | b"in"
+            | b"let"
+            | b"loop"
+            | b"match"
+            | b"mod"
+            | b"mut"
+            | b"pub"
+            | b"ref"
+            | b"static"
+            | b"struct"
+            | b"trait"
+            | b"type"
+            | b"unsafe"
+            | b"use"
+            | b"where"
+            | b"while"
+            | b"yield"
+    )
+}
 
 #[cfg(test)]
 mod tests {
