@@ -325,8 +325,9 @@ impl RustIndex {
                 .flat_map(|(g, (_, group))| group.iter().map(move |e| (g, *e)))
                 .collect();
             let mut read: Read = batch.iter().map(|_| HashMap::new()).collect();
-            for (g, rel, file) in jobs
+            for (g, rel, file) in largest_first(root, jobs)
                 .par_iter()
+                .with_max_len(1)
                 .filter_map(|(g, e)| Some((*g, e.rel.clone(), load(e)?)))
                 .collect::<Vec<_>>()
             {
@@ -400,6 +401,22 @@ impl RustIndex {
         self.hosted.extend(other.hosted);
         self.chooses_cuda.extend(other.chooses_cuda);
     }
+}
+
+/// Jobs on files, the largest first: a parallel pass ends when its last file is parsed, and
+/// one generated file (bindgen's, tch's wrappers) can take as long as a hundred others; begun
+/// last, it would leave the other cores idle until it ends. The order only schedules: every
+/// result is keyed by its file.
+fn largest_first<'e, T: Send>(root: &Path, jobs: Vec<(T, &'e Entry)>) -> Vec<(T, &'e Entry)> {
+    let mut sized: Vec<(u64, (T, &Entry))> = jobs
+        .into_par_iter()
+        .map(|job| {
+            let size = std::fs::symlink_metadata(root.join(&job.1.rel_path)).map_or(0, |m| m.len());
+            (size, job)
+        })
+        .collect();
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
+    sized.into_iter().map(|(_, job)| job).collect()
 }
 
 /// Every file a `mod` declaration of `f` (at `rel`) could load, whether or not `f` is its
