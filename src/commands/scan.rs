@@ -2,10 +2,12 @@
 
 use super::exit_status;
 use super::present::{findings_text, machine};
-use crate::cli::{GlobalArgs, ScanArgs};
+use crate::cli::{GlobalArgs, OutputFormat, ScanArgs};
+use crate::outcome::{FileOutcome, FileStatus};
 use crate::process::Mode;
+use crate::report::json;
 use crate::report::text;
-use crate::run::{engine, execute, execute_stdin, setup, stdin_path};
+use crate::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
 
 pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     super::present::refuse_unhonoured(
@@ -18,7 +20,18 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let setup = setup(&args.input)?;
     let mut engine = engine(&setup, &args.input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
-    let (outcomes, summary) = match stdin_path(&args.input)? {
+    let stdin = stdin_path(&args.input)?;
+    // Printed as files finish, where the output is one piece per file: findings as text, or the
+    // JSON document of an unsharded run.
+    let streams = match args.format {
+        OutputFormat::Text => !args.statistics && !args.show_fixes,
+        OutputFormat::Json => args.input.shard.is_none(),
+        _ => false,
+    };
+    if streams && stdin.is_none() && !args.add_noqa {
+        return streamed(&args, global, &setup, &engine);
+    }
+    let (outcomes, summary) = match stdin {
         Some(_) if args.add_noqa => {
             anyhow::bail!("--add-noqa writes files; it cannot annotate a source read from stdin")
         }
@@ -50,6 +63,45 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             out!("{}", text::held_fixes(&outcomes));
         }
     }
+    Ok(exit_status(&summary, |s| s.violations > 0))
+}
+
+/// `scan` printing each file's findings (or its JSON object) as the run hands it on; what is
+/// said after the findings (errors, the summary, unsafe fixes held back) is kept apart, for the
+/// few files it names.
+fn streamed(
+    args: &ScanArgs,
+    global: &GlobalArgs,
+    setup: &crate::run::Setup,
+    engine: &crate::process::Engine,
+) -> anyhow::Result<i32> {
+    let policy = &setup.config.policy;
+    let mut kept: Vec<FileOutcome> = Vec::new();
+    let summary = if args.format == OutputFormat::Json {
+        let mut doc = json::Streamed::new("scan", &setup.root, policy);
+        crate::output::print(&doc.begin())?;
+        let summary = execute_streaming(setup, engine, &args.input, &mut |outcome| {
+            doc.file(&outcome)
+        })?;
+        crate::output::print(&doc.end(&summary))?;
+        summary
+    } else {
+        let paint = super::present::paint(global);
+        let summary = execute_streaming(setup, engine, &args.input, &mut |outcome| {
+            let one = std::slice::from_ref(&outcome);
+            let text = text::findings(one, false, paint);
+            if outcome.status == FileStatus::Error || outcome.unsafe_fixes_held > 0 {
+                kept.push(outcome);
+            }
+            text
+        })?;
+        err!("{}", text::errors(&kept));
+        if !global.quiet {
+            out!("{}", text::summary("scan", &summary));
+            out!("{}", text::held_fixes(&kept));
+        }
+        summary
+    };
     Ok(exit_status(&summary, |s| s.violations > 0))
 }
 

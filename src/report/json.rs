@@ -74,3 +74,72 @@ pub fn write(
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
+
+/// The same document, written as the run hands on its files (`scan` without `--shard`): the
+/// text before the files, each file, then the rest with the summary. Byte for byte what
+/// [`write`] writes for the same outcomes.
+pub struct Streamed<'a> {
+    command: &'a str,
+    root: &'a std::path::Path,
+    policy: &'a Policy,
+    prefix: String,
+    files: usize,
+}
+
+/// Where the top-level `files` array sits in a document written with no files (keys of nested
+/// objects are indented further, and no string holds a raw newline).
+const NO_FILES: &str = "\n  \"files\": []";
+
+impl<'a> Streamed<'a> {
+    pub fn new(command: &'a str, root: &'a std::path::Path, policy: &'a Policy) -> Streamed<'a> {
+        Streamed {
+            command,
+            root,
+            policy,
+            prefix: crate::outcome::repository_prefix(root),
+            files: 0,
+        }
+    }
+
+    /// The document with no files, split where they go.
+    fn around(&self, summary: &Summary) -> (String, String) {
+        let text = render(self.command, self.root, self.policy, &[], summary);
+        match text.find(NO_FILES) {
+            Some(at) => {
+                let (head, tail) = text.split_at(at + NO_FILES.len() - 1);
+                (head.to_string(), tail[1..].to_string())
+            }
+            None => (text, String::new()),
+        }
+    }
+
+    /// The text before the first file.
+    pub fn begin(&self) -> String {
+        self.around(&Summary::default()).0
+    }
+
+    /// One file's object, with what comes before it.
+    pub fn file(&mut self, outcome: &FileOutcome) -> String {
+        let placed;
+        let outcome = if self.prefix.is_empty() {
+            outcome
+        } else {
+            placed = FileOutcome {
+                path: format!("{}{}", self.prefix, outcome.path),
+                ..outcome.clone()
+            };
+            &placed
+        };
+        let text = serde_json::to_string_pretty(outcome)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        let before = if self.files == 0 { "\n    " } else { ",\n    " };
+        self.files += 1;
+        format!("{before}{}", text.replace('\n', "\n    "))
+    }
+
+    /// The text after the last file: the end of the array, the summary.
+    pub fn end(&self, summary: &Summary) -> String {
+        let close = if self.files == 0 { "]" } else { "\n  ]" };
+        format!("{close}{}", self.around(summary).1)
+    }
+}

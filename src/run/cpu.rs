@@ -1,8 +1,9 @@
 //! The run: every file through the CPU stage in a rayon pool; each file that earns a GPU
 //! check is handed to the single GPU slot while the other workers go on.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use rayon::prelude::*;
 
@@ -29,35 +30,164 @@ pub fn run_cpu_stage(
     cancelled: &Arc<AtomicBool>,
     gpu: &(dyn Fn(usize, GpuJobSpec) + Sync),
 ) -> Vec<FileOutcome> {
+    let mut outcomes = Vec::with_capacity(entries.len());
+    run_cpu_stage_with(
+        engine,
+        cache,
+        entries,
+        jobs,
+        progress,
+        cancelled,
+        gpu,
+        &mut |_, outcome| outcomes.push(outcome),
+    );
+    outcomes
+}
+
+/// How far a worker may run ahead of the first file not yet finished: the outcomes waiting to
+/// be handed on in order are at most this many.
+pub const WINDOW: usize = 1024;
+
+/// Files a worker takes at once.
+const CHUNK: usize = 16;
+
+/// `run_cpu_stage`, each outcome handed to `emit` as soon as it and every file before it are
+/// done, in the order of `entries`.
+/// Workers take the files in order, [`CHUNK`] at a time; one that would run more than
+/// [`WINDOW`] files ahead of the first unfinished one waits, so that a slow file never makes
+/// the others pile up.
+#[allow(clippy::too_many_arguments)]
+pub fn run_cpu_stage_with(
+    engine: &Engine,
+    cache: Cached,
+    entries: &[Entry],
+    jobs: usize,
+    progress: &Progress,
+    cancelled: &Arc<AtomicBool>,
+    gpu: &(dyn Fn(usize, GpuJobSpec) + Sync),
+    emit: &mut (dyn FnMut(usize, FileOutcome) + Send),
+) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
         .stack_size(WORKER_STACK)
         .build();
+    // Files are taken a few at a time: a file whose verdict the cache holds takes microseconds,
+    // and two locks per file would cost as much.
+    let mut emit_chunk = |c: usize, outcomes: Vec<FileOutcome>| {
+        for (k, outcome) in outcomes.into_iter().enumerate() {
+            emit(c * CHUNK + k, outcome);
+        }
+    };
+    let order = InOrder::new(&mut emit_chunk, WINDOW / CHUNK);
+    let one = |i: usize, entry: &Entry| {
+        if cancelled.load(Ordering::SeqCst) {
+            return interrupted(engine, entry);
+        }
+        progress.started(i, &entry.rel);
+        let processed = match cache {
+            Some((cache, build_index)) => cache.process(engine, entry, build_index),
+            None => engine.process(entry),
+        };
+        progress.done(i);
+        if let Some(job) = processed.gpu_job {
+            progress.gpu.inc_length(1);
+            gpu(i, job);
+        }
+        processed.outcome
+    };
     let work = || {
         entries
-            .par_iter()
+            .chunks(CHUNK)
             .enumerate()
-            .map(|(i, entry)| {
-                if cancelled.load(Ordering::SeqCst) {
-                    return interrupted(engine, entry);
-                }
-                progress.started(i, &entry.rel);
-                let processed = match cache {
-                    Some((cache, build_index)) => cache.process(engine, entry, build_index),
-                    None => engine.process(entry),
-                };
-                progress.done(i);
-                if let Some(job) = processed.gpu_job {
-                    progress.gpu.inc_length(1);
-                    gpu(i, job);
-                }
-                processed.outcome
+            .par_bridge()
+            .for_each(|(c, chunk)| {
+                // A panic while these files are processed must not leave the others waiting.
+                let _unwinding = Unwinding(&order);
+                order.wait_turn(c);
+                let outcomes = chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(k, entry)| one(c * CHUNK + k, entry))
+                    .collect();
+                order.done(c, outcomes);
             })
-            .collect::<Vec<_>>()
     };
     match pool {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
+    }
+}
+
+/// Poisons the order when dropped by a panic.
+struct Unwinding<'a, 'e, T>(&'a InOrder<'e, T>);
+
+impl<T> Drop for Unwinding<'_, '_, T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poison();
+        }
+    }
+}
+
+/// Hands on results numbered 0, 1, 2, … in that order, whatever order they finish in.
+pub struct InOrder<'e, T> {
+    state: Mutex<Pending<'e, T>>,
+    turn: Condvar,
+    window: usize,
+}
+
+struct Pending<'e, T> {
+    next: usize,
+    /// A worker panicked: its result never comes, and no one waits any more.
+    poisoned: bool,
+    waiting: BTreeMap<usize, T>,
+    emit: &'e mut (dyn FnMut(usize, T) + Send),
+}
+
+impl<'e, T> InOrder<'e, T> {
+    pub fn new(emit: &'e mut (dyn FnMut(usize, T) + Send), window: usize) -> InOrder<'e, T> {
+        InOrder {
+            state: Mutex::new(Pending {
+                next: 0,
+                poisoned: false,
+                waiting: BTreeMap::new(),
+                emit,
+            }),
+            turn: Condvar::new(),
+            window: window.max(1),
+        }
+    }
+
+    /// Blocks while `i` is `window` or more past the first result not handed on. The worker
+    /// with that result is never the one waiting, so the run always moves on.
+    pub fn wait_turn(&self, i: usize) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while !state.poisoned && i >= state.next + self.window {
+            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// A result will never come (its worker panicked): every waiting worker goes on, so that
+    /// the pool drains and the panic reaches the caller.
+    pub fn poison(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.poisoned = true;
+        self.turn.notify_all();
+    }
+
+    /// Result `i` is done: it, and every one after it that is done, are handed on.
+    pub fn done(&self, i: usize, value: T) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
+        state.waiting.insert(i, value);
+        let before = state.next;
+        while let Some(value) = state.waiting.remove(&state.next) {
+            (state.emit)(state.next, value);
+            state.next += 1;
+        }
+        if state.next != before {
+            self.turn.notify_all();
+        }
     }
 }
 
@@ -90,4 +220,77 @@ pub fn install_signal_flag() -> Arc<AtomicBool> {
         flag
     });
     Arc::clone(flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InOrder;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn results_are_handed_on_in_order_whatever_order_they_finish_in() {
+        let mut seen = Vec::new();
+        {
+            let mut emit = |i: usize, v: char| seen.push((i, v));
+            let order = InOrder::new(&mut emit, 4);
+            order.done(2, 'c');
+            order.done(0, 'a');
+            order.done(3, 'd');
+            order.done(1, 'b');
+        }
+        assert_eq!(seen, vec![(0, 'a'), (1, 'b'), (2, 'c'), (3, 'd')]);
+    }
+
+    #[test]
+    fn a_worker_too_far_ahead_waits_until_the_first_unfinished_result_is_done() {
+        let mut seen = Vec::new();
+        let passed = AtomicBool::new(false);
+        let mut emit = |i: usize, _: ()| seen.push(i);
+        let order = InOrder::new(&mut emit, 2);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                order.wait_turn(3);
+                passed.store(true, Ordering::SeqCst);
+            });
+            order.wait_turn(1);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(
+                !passed.load(Ordering::SeqCst),
+                "3 is two past 0, unfinished"
+            );
+            order.done(1, ());
+            assert!(
+                !passed.load(Ordering::SeqCst),
+                "1 done, 0 is not: nothing handed on"
+            );
+            order.done(0, ());
+        });
+        drop(order);
+        assert!(passed.load(Ordering::SeqCst));
+        assert_eq!(seen, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_panicked_worker_releases_the_waiting_ones() {
+        let mut emit = |_: usize, _: ()| {};
+        let order = InOrder::new(&mut emit, 1);
+        let passed = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                order.wait_turn(5);
+                passed.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(!passed.load(Ordering::SeqCst));
+            let crashed = std::thread::scope(|t| {
+                t.spawn(|| {
+                    let _unwinding = super::Unwinding(&order);
+                    panic!("a bug while processing file 0");
+                })
+                .join()
+            });
+            assert!(crashed.is_err());
+        });
+        assert!(passed.load(Ordering::SeqCst));
+    }
 }

@@ -6,6 +6,7 @@ pub mod gpu_slot;
 pub mod progress;
 pub mod shard;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use crate::cache::Cache;
@@ -20,7 +21,7 @@ use crate::python::Python;
 use crate::source::Prefilter;
 use crate::summary::Summary;
 use crate::walk::{find_root, walk_tree, Entry, EntryKind};
-use cpu::{install_signal_flag, run_cpu_stage};
+use cpu::{install_signal_flag, run_cpu_stage_with};
 use progress::Progress;
 
 /// What every command that walks a tree sets up.
@@ -197,6 +198,33 @@ pub fn execute(
     input: &InputArgs,
     gpu: Option<&GpuArgs>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
+    let mut outcomes = Vec::new();
+    let summary = run(setup, engine, input, gpu, &mut |outcome| {
+        outcomes.push(outcome);
+        String::new()
+    })?;
+    Ok((outcomes, summary))
+}
+
+/// `execute` without the GPU slot, each outcome handed to `sink` as soon as it and the files
+/// before it are done, in the walk's order; what `sink` returns is printed on stdout then. The
+/// run keeps the counts, not the outcomes.
+pub fn execute_streaming(
+    setup: &Setup,
+    engine: &Engine,
+    input: &InputArgs,
+    sink: &mut (dyn FnMut(FileOutcome) -> String + Send),
+) -> anyhow::Result<Summary> {
+    run(setup, engine, input, None, sink)
+}
+
+fn run(
+    setup: &Setup,
+    engine: &Engine,
+    input: &InputArgs,
+    gpu: Option<&GpuArgs>,
+    sink: &mut (dyn FnMut(FileOutcome) -> String + Send),
+) -> anyhow::Result<Summary> {
     let cancelled = install_signal_flag();
     let exclude: Vec<PathBuf> = engine.write.backup_dir.iter().cloned().collect();
     let globs = engine.lint.exclude_globs();
@@ -285,8 +313,9 @@ pub fn execute(
         .map(|c| (c, &build_index as &(dyn Fn() + Sync)));
     let mut progress = Progress::new(checked, &engine.phases);
     let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
-    let (outcomes, gpu_summary) = match gpu {
-        Some(args) => gpu_slot::run(
+    // The GPU slot's checks end after the CPU stage: its outcomes are handed on once they do.
+    let checked_on_gpu = match gpu {
+        Some(args) => Some(gpu_slot::run(
             setup,
             engine,
             cached,
@@ -295,29 +324,74 @@ pub fn execute(
             args,
             &mut progress,
             &cancelled,
-        )?,
-        None => (
-            run_cpu_stage(
+        )?),
+        None => None,
+    };
+    let mut summary = Summary::default();
+    let mut failed: Option<anyhow::Error> = None;
+    // To a terminal, each file's text at once (between the progress bars' redraws); to a pipe
+    // or a file, in blocks, as ripgrep writes.
+    let to_terminal = std::io::stdout().is_terminal();
+    let mut block = String::new();
+    let progress = &progress;
+    let mut emit = |_: usize, outcome: FileOutcome| {
+        summary.add(&outcome);
+        let text = sink(outcome);
+        if text.is_empty() || failed.is_some() {
+            return;
+        }
+        let printed = if to_terminal {
+            progress.suspend(|| crate::output::print(&text))
+        } else {
+            block.push_str(&text);
+            if block.len() < BLOCK {
+                return;
+            }
+            let printed = crate::output::print(&block);
+            block.clear();
+            printed
+        };
+        failed = printed.err();
+    };
+    let gpu_summary = match checked_on_gpu {
+        Some((outcomes, gpu_summary)) => {
+            for (i, outcome) in outcomes.into_iter().enumerate() {
+                emit(i, outcome);
+            }
+            gpu_summary
+        }
+        None => {
+            run_cpu_stage_with(
                 engine,
                 cached,
                 checked,
                 jobs(input),
-                &progress,
+                progress,
                 &cancelled,
                 &|_, _| {},
-            ),
-            None,
-        ),
+                &mut emit,
+            );
+            None
+        }
     };
+    if failed.is_none() {
+        failed = crate::output::print(&block).err();
+    }
     progress.finish();
     if let Some(cache) = cache {
         cache.persist(all, &entries);
     }
-    let interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
-    let mut summary = Summary::of(&outcomes, gpu_summary, interrupted);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    summary.gpu = gpu_summary;
+    summary.interrupted = cancelled.load(std::sync::atomic::Ordering::SeqCst);
     summary.shard = shard::of(setup, engine, input, &summary);
-    Ok((outcomes, summary))
+    Ok(summary)
 }
+
+/// What a streaming run writes at once to a pipe or a file.
+const BLOCK: usize = 1 << 16;
 
 /// Shard `i` of `n` (1-based) holds the paths whose hash is `i - 1` modulo `n`: stable across
 /// runs, machines and the order of the walk.

@@ -73,6 +73,11 @@ impl Progress {
         }
     }
 
+    /// `f` with the bars taken off the terminal, so that what it prints is not drawn over.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.multi.suspend(f)
+    }
+
     /// The GPU bar, added once the slot is open (never when the GPU stage is off or absent).
     pub fn add_gpu(&mut self) {
         let queueing = ProgressStyle::with_template(GPU_QUEUEING)

@@ -1,0 +1,80 @@
+//! `scan` prints each file's findings, or its object of the JSON document, as the run hands it
+//! on: what it prints is what a run that collects every outcome first prints. `--shard 1/1`
+//! collects (its document names the shard) and covers every file, so the two documents differ
+//! only by the shard's lines.
+
+mod common;
+
+use std::path::Path;
+
+use common::{copy_fixture, gh, run, write};
+
+/// The JSON `scan` streams, and the one it collects with `--shard 1/1` without its `shard`
+/// object, in `dir` (the root it is run from).
+fn both(dir: &Path) -> (String, String) {
+    let streamed = run(gh(dir).args(["scan", "--format", "json", "--no-cache"]));
+    let collected = run(gh(dir).args(["scan", "--format", "json", "--no-cache", "--shard", "1/1"]));
+    assert_eq!(streamed.code, collected.code, "{}", streamed.stderr);
+    assert_eq!(streamed.stderr, collected.stderr);
+    let mut lines = collected.stdout.lines();
+    let mut without_shard = String::new();
+    while let Some(line) = lines.next() {
+        if line == "  \"shard\": {" {
+            for inner in lines.by_ref() {
+                if inner == "  }," {
+                    break;
+                }
+            }
+            continue;
+        }
+        without_shard.push_str(line);
+        without_shard.push('\n');
+    }
+    assert!(
+        collected.stdout.contains("\n  \"shard\": {"),
+        "the collected document names its shard: {}",
+        collected.stdout
+    );
+    (streamed.stdout, without_shard)
+}
+
+#[test]
+fn the_streamed_json_is_the_collected_document_byte_for_byte() {
+    // The mission: 40 files with findings, fixes and statuses of every kind.
+    let mission = copy_fixture("superwhisper-v6");
+    let (streamed, collected) = both(mission.path());
+    assert_eq!(streamed, collected);
+    assert!(common::statuses(&streamed).len() >= 40);
+
+    // A tree with no source file: an empty `files` array.
+    let empty = tempfile::tempdir().unwrap();
+    write(empty.path(), "notes.txt", "nothing to see\n");
+    let (streamed, collected) = both(empty.path());
+    assert_eq!(streamed, collected);
+    assert!(
+        streamed.contains("\n  \"files\": [],\n  \"summary\": {"),
+        "{streamed}"
+    );
+
+    // A config below the repository's top: every path carries the prefix, errors included.
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    write(
+        repo.path(),
+        "svc/gpu-homogenize.toml",
+        "[policy]\nscope = \"every-gpu-file\"\n",
+    );
+    write(
+        repo.path(),
+        "svc/app/m.py",
+        "import torch\nx = torch.zeros(1).cuda(1)\n",
+    );
+    write(repo.path(), "svc/app/broken.py", "import torch\ndef f(:\n");
+    let (streamed, collected) = both(&repo.path().join("svc"));
+    assert_eq!(streamed, collected);
+    let statuses = common::statuses(&streamed);
+    assert_eq!(
+        statuses.keys().collect::<Vec<_>>(),
+        ["svc/app/broken.py", "svc/app/m.py"]
+    );
+}
