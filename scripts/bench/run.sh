@@ -19,7 +19,7 @@
 # an unchanged tree, "scan, 1% touched" after touch.sh touched 1% of the files; "scan, ten copies"
 # runs cold on ten copies of the corpus (BENCH_TEN=0 leaves them out); `ruff check` runs on the
 # same tree with its own cache (warm) and without (--no-cache). Peak RSS of the scans is taken in
-# untimed passes (GNU time).
+# untimed passes (GNU time): the median of BENCH_RSS_RUNS of them (default 3).
 # Writes target/bench-results.{json,md}.
 set -euo pipefail
 
@@ -94,11 +94,17 @@ run_once "$tmp/gh.out" "${gh[@]}"
 run_once "$tmp/warm.out" "${warm[@]}" # fills the cache
 run_once "$tmp/warm.out" "${warm[@]}"
 cmp -s "$tmp/gh.out" "$tmp/warm.out" || { echo "error: the cache changed the output" >&2; exit 1; }
-rss() { # <name> <cmd...>: peak RSS (KiB) of one untimed run, as a JSON line
-  local kib
-  /usr/bin/time -f '%M' -o "$tmp/rss.tmp" "${@:2}" >/dev/null 2>&1 || true
-  kib=$(tail -n1 "$tmp/rss.tmp")
-  printf '{"name": "%s", "kib": %s}\n' "$1" "$kib" >>"$tmp/rss.jsonl"
+# Peak RSS moves by ±20 MiB between runs of one build (allocator and thread timing): the median
+# of BENCH_RSS_RUNS untimed runs (default 3).
+BENCH_RSS_RUNS=${BENCH_RSS_RUNS:-3}
+rss() { # <name> <cmd...>: median peak RSS (KiB) of the untimed runs, as a JSON line
+  local kib runs=()
+  for _ in $(seq "$BENCH_RSS_RUNS"); do
+    /usr/bin/time -f '%M' -o "$tmp/rss.tmp" "${@:2}" >/dev/null 2>&1 || true
+    runs+=("$(tail -n1 "$tmp/rss.tmp")")
+  done
+  kib=$(printf '%s\n' "${runs[@]}" | sort -n | awk '{ k[NR] = $1 } END { print k[int((NR + 1) / 2)] }')
+  printf '{"name": "%s", "kib": %s, "runs": [%s]}\n' "$1" "$kib" "$(IFS=,; echo "${runs[*]}")" >>"$tmp/rss.jsonl"
 }
 rss gpu-homogenize "${gh[@]}"
 rss "scan, warm cache" "${warm[@]}"

@@ -14,13 +14,14 @@ use crate::walk::Entry;
 
 use super::progress::Progress;
 
-/// Run the CPU stage over `entries` with `jobs` workers. `gpu` receives each GPU job with the
-/// index of its file; it may block (the slot's channel is bounded) without stopping the
-/// other workers. Files not started when `cancelled` is set are marked skipped.
 /// The content cache, and how to build the project indexes when the cache left them unbuilt
 /// and a file must be analysed.
 pub type Cached<'a> = Option<(&'a Cache, &'a (dyn Fn() + Sync))>;
 
+/// Run the CPU stage over `entries` with `jobs` workers; the outcomes in the order of
+/// `entries`. `gpu` receives each GPU job with the index of its file; it may block (the slot's
+/// channel is bounded) without stopping the other workers. Files not started when `cancelled`
+/// is set are marked skipped.
 pub fn run_cpu_stage(
     engine: &Engine,
     cache: Cached,
@@ -52,10 +53,9 @@ pub const WINDOW: usize = 1024;
 const CHUNK: usize = 16;
 
 /// `run_cpu_stage`, each outcome handed to `emit` as soon as it and every file before it are
-/// done, in the order of `entries`.
-/// Workers take the files in order, [`CHUNK`] at a time; one that would run more than
-/// [`WINDOW`] files ahead of the first unfinished one waits, so that a slow file never makes
-/// the others pile up.
+/// done, in the order of `entries`. Workers take the files in order, [`CHUNK`] at a time; one
+/// that would run more than [`WINDOW`] files ahead of the first unfinished one waits, so that a
+/// slow file never makes the others pile up.
 #[allow(clippy::too_many_arguments)]
 pub fn run_cpu_stage_with(
     engine: &Engine,
