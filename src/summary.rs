@@ -96,31 +96,30 @@ impl Summary {
 
     /// Counts one more outcome (a run that hands its outcomes on keeps only the counts).
     pub fn add(&mut self, o: &FileOutcome) {
-        let s = self;
-        s.files += 1;
-        *s.by_status.entry(o.status.as_str()).or_default() += 1;
+        self.files += 1;
+        *self.by_status.entry(o.status.as_str()).or_default() += 1;
         if let Some(lang) = o.language {
             let name = match lang {
                 Language::Python => "python",
                 Language::Rust => "rust",
             };
-            *s.by_language.entry(name).or_default() += 1;
+            *self.by_language.entry(name).or_default() += 1;
         }
         for f in &o.findings {
             match f.severity.as_str() {
                 "violation" => {
-                    s.violations += 1;
-                    s.fixable += usize::from(f.fixable);
-                    s.fixed += usize::from(f.fixed);
+                    self.violations += 1;
+                    self.fixable += usize::from(f.fixable);
+                    self.fixed += usize::from(f.fixed);
                 }
-                "review" => s.review += 1,
+                "review" => self.review += 1,
                 _ => {}
             }
         }
-        s.errors += usize::from(o.status == FileStatus::Error);
-        s.accepted += o.accepted;
-        s.unsafe_fixes_held += o.unsafe_fixes_held;
-        s.cpu_failed += usize::from(
+        self.errors += usize::from(o.status == FileStatus::Error);
+        self.accepted += o.accepted;
+        self.unsafe_fixes_held += o.unsafe_fixes_held;
+        self.cpu_failed += usize::from(
             o.cpu_check
                 .as_ref()
                 .is_some_and(|c| c.status == CheckStatus::Failed),

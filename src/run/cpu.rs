@@ -47,7 +47,7 @@ pub fn run_cpu_stage(
 
 /// How far a worker may run ahead of the first file not yet finished: the outcomes waiting to
 /// be handed on in order are at most this many.
-pub const WINDOW: usize = 1024;
+const WINDOW: usize = 1024;
 
 /// Files a worker takes at once.
 const CHUNK: usize = 16;
@@ -130,7 +130,7 @@ impl<T> Drop for Unwinding<'_, '_, T> {
 }
 
 /// Hands on results numbered 0, 1, 2, … in that order, whatever order they finish in.
-pub struct InOrder<'e, T> {
+struct InOrder<'e, T> {
     state: Mutex<Pending<'e, T>>,
     turn: Condvar,
     window: usize,
@@ -145,7 +145,7 @@ struct Pending<'e, T> {
 }
 
 impl<'e, T> InOrder<'e, T> {
-    pub fn new(emit: &'e mut (dyn FnMut(usize, T) + Send), window: usize) -> InOrder<'e, T> {
+    fn new(emit: &'e mut (dyn FnMut(usize, T) + Send), window: usize) -> InOrder<'e, T> {
         InOrder {
             state: Mutex::new(Pending {
                 next: 0,
@@ -160,7 +160,7 @@ impl<'e, T> InOrder<'e, T> {
 
     /// Blocks while `i` is `window` or more past the first result not handed on. The worker
     /// with that result is never the one waiting, so the run always moves on.
-    pub fn wait_turn(&self, i: usize) {
+    fn wait_turn(&self, i: usize) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         while !state.poisoned && i >= state.next + self.window {
             state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
@@ -169,14 +169,14 @@ impl<'e, T> InOrder<'e, T> {
 
     /// A result will never come (its worker panicked): every waiting worker goes on, so that
     /// the pool drains and the panic reaches the caller.
-    pub fn poison(&self) {
+    fn poison(&self) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.poisoned = true;
         self.turn.notify_all();
     }
 
     /// Result `i` is done: it, and every one after it that is done, are handed on.
-    pub fn done(&self, i: usize, value: T) {
+    fn done(&self, i: usize, value: T) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *state;
         state.waiting.insert(i, value);
