@@ -37,26 +37,44 @@ impl GpuSummary {
         device: Option<String>,
         policy: &crate::policy::Policy,
     ) -> GpuSummary {
-        let mut s = GpuSummary {
+        let mut s = GpuSummary::running(policy);
+        for o in outcomes {
+            s.add(o);
+        }
+        s.ended(device, policy);
+        s
+    }
+
+    /// The ledger of a run whose checks are counted as they end ([`GpuSummary::add`]).
+    pub fn running(policy: &crate::policy::Policy) -> GpuSummary {
+        GpuSummary {
             state: "ran".into(),
-            device,
             leak_alert_mib: policy.leak_alert_mib,
             leak_fail_mib: policy.leak_fail_mib,
             ..GpuSummary::default()
-        };
-        for check in outcomes.iter().filter_map(|o| o.gpu_check.as_ref()) {
-            s.checks += 1;
-            match check.status {
-                Some(CheckStatus::Passed) => s.passed += 1,
-                Some(CheckStatus::Failed) => s.failed += 1,
-                Some(CheckStatus::Leak) => s.leaks += 1,
-                Some(CheckStatus::Error) => s.errors += 1,
-                Some(CheckStatus::Skipped) | None => s.skipped += 1,
-            }
-            s.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
         }
-        s.drift_failed = s.drift_mib > policy.leak_fail_mib;
-        s
+    }
+
+    /// Counts the file's check, if it had one.
+    pub fn add(&mut self, outcome: &FileOutcome) {
+        let Some(check) = &outcome.gpu_check else {
+            return;
+        };
+        self.checks += 1;
+        match check.status {
+            Some(CheckStatus::Passed) => self.passed += 1,
+            Some(CheckStatus::Failed) => self.failed += 1,
+            Some(CheckStatus::Leak) => self.leaks += 1,
+            Some(CheckStatus::Error) => self.errors += 1,
+            Some(CheckStatus::Skipped) | None => self.skipped += 1,
+        }
+        self.drift_mib += check.leak_mib.unwrap_or(0.0).max(0.0);
+    }
+
+    /// Every check is counted: the device they ran on, and whether the drift failed the run.
+    pub fn ended(&mut self, device: Option<String>, policy: &crate::policy::Policy) {
+        self.device = device;
+        self.drift_failed = self.drift_mib > policy.leak_fail_mib;
     }
 }
 

@@ -739,6 +739,78 @@ fn killing_the_tool_kills_what_gpu_cmd_started() {
     panic!("`sleep` {pid} outlived the killed tool");
 }
 
+/// The journal's lines, parsed.
+fn journal_lines(root: &Path) -> Vec<Value> {
+    std::fs::read_to_string(root.join(".gpu-homogenize/journal.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn a_checked_file_is_journalled_while_the_run_goes_on_and_stays_when_it_is_killed() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let tools = tree.path().join("tools");
+    std::fs::copy(
+        tools.join("compliant_example.py"),
+        tools.join("zz_hangs.py"),
+    )
+    .unwrap();
+    let pid_file = tree.path().join("hang.pid");
+    // The second file's check never ends: the run is killed while it runs.
+    let cmd = format!(
+        "case {{file}} in *zz_hangs*) echo $$ > {}; sleep 300;; esac",
+        pid_file.display()
+    );
+    let mut tool = driver
+        .std_command(tree.path())
+        .args([
+            "check",
+            "--gpu",
+            "require",
+            "--gpu-cmd",
+            &cmd,
+            "tools/compliant_example.py",
+            "tools/zz_hangs.py",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_pid(&pid_file);
+    let first = |lines: &[Value]| {
+        lines
+            .iter()
+            .any(|l| l["type"] == "file" && l["path"] == "tools/compliant_example.py")
+    };
+    let mut lines = Vec::new();
+    for _ in 0..400 {
+        lines = journal_lines(tree.path());
+        if first(&lines) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    let still_running = tool.try_wait().unwrap().is_none();
+    tool.kill().unwrap(); // SIGKILL: no handler of the tool runs.
+    tool.wait().unwrap();
+    assert!(still_running, "the run ended before its second check did");
+    assert!(
+        first(&lines),
+        "the first file, checked, is not journalled while the run goes on: {lines:?}"
+    );
+    let lines = journal_lines(tree.path());
+    let paths: Vec<&str> = lines.iter().filter_map(|l| l["path"].as_str()).collect();
+    assert_eq!(paths, ["tools/compliant_example.py"], "{lines:?}");
+    assert_eq!(lines[0]["gpu_check"]["status"], "passed", "{}", lines[0]);
+    assert!(
+        lines.iter().all(|l| l["type"] == "file"),
+        "no totals from a killed run: {lines:?}"
+    );
+}
+
 #[test]
 fn an_unloadable_cuda_driver_is_named_with_its_directory_and_reason() {
     let driver = FakeDriver::new();

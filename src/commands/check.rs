@@ -14,7 +14,7 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Check)?;
     let stdin = stdin_path(&args.input)?;
-    let (outcomes, summary) = match stdin.clone() {
+    let (outcomes, summary) = match stdin {
         // `--gpu-cmd` runs the file on disk, which is not the source piped in.
         Some(_) if args.gpu.gpu_cmd.is_some() => {
             anyhow::bail!("--gpu-cmd runs the file itself; it cannot run a source read from stdin")
@@ -27,12 +27,16 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             super::read_stdin()?,
             &args.gpu,
         )?,
-        None => execute(&setup, &engine, &args.input, Some(&args.gpu))?,
+        // A source piped in (an editor's buffer) is not the file on disk: not the journal's
+        // history.
+        None => execute(
+            &setup,
+            &engine,
+            &args.input,
+            Some(&args.gpu),
+            (!args.no_journal).then_some("check"),
+        )?,
     };
-    // A source piped in (an editor's buffer) is not the file on disk: not the journal's history.
-    if !args.no_journal && stdin.is_none() {
-        crate::journal::record(&setup.root, "check", &outcomes, &summary);
-    }
     let policy = &setup.config.policy;
     if !machine(
         args.format,

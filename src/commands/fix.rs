@@ -10,7 +10,7 @@ use crate::outcome::FileStatus;
 use crate::process::Mode;
 use crate::report::progress::phase_lines;
 use crate::report::text;
-use crate::run::{engine, execute, execute_stdin, setup, stdin_path};
+use crate::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
 
 pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     super::present::refuse_unhonoured(
@@ -35,12 +35,22 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     };
     engine.write.break_hardlinks = args.break_hardlinks;
     let gpu = (!dry_run).then_some(&args.gpu);
-    let (outcomes, summary) = execute(&setup, &engine, &args.input, gpu)?;
     let command = if dry_run { "fix --dry-run" } else { "fix" };
     // A dry run writes nothing, the journal included.
-    if !args.no_journal && !dry_run {
-        crate::journal::record(&setup.root, command, &outcomes, &summary);
-    }
+    let journal = (!args.no_journal && !dry_run).then_some(command);
+    // The diffs come first in text: each printed as its file finishes, and let go.
+    let streams_diffs = dry_run && args.format == crate::cli::OutputFormat::Text;
+    let (outcomes, summary) = if streams_diffs {
+        let mut outcomes = Vec::new();
+        let summary = execute_streaming(&setup, &engine, &args.input, &mut |mut outcome| {
+            let diff = outcome.diff.take().unwrap_or_default();
+            outcomes.push(outcome);
+            diff
+        })?;
+        (outcomes, summary)
+    } else {
+        execute(&setup, &engine, &args.input, gpu, journal)?
+    };
     let policy = &setup.config.policy;
     if machine(
         args.format,
@@ -52,7 +62,6 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     )? {
         // Printed: the machine formats carry everything.
     } else if args.diff {
-        print_diffs(&outcomes)?;
         if args.show_fixes {
             err!("{}", text::fixes(&outcomes, command));
         }
@@ -62,9 +71,6 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             err!("{}", text::held_fixes(&outcomes));
         }
     } else {
-        if args.dry_run {
-            print_diffs(&outcomes)?;
-        }
         // A dry run lists every finding, `[*]` on those it would fix; a real run, what is left.
         out!(
             "{}",

@@ -19,7 +19,7 @@ use crate::run::{engine, execute, setup};
 pub fn run(args: InitArgs) -> anyhow::Result<i32> {
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Scan)?;
-    let (outcomes, _) = execute(&setup, &engine, &args.input, None)?;
+    let (outcomes, _) = execute(&setup, &engine, &args.input, None, None)?;
     let (policy, machine) = from_machine(&setup.config.policy);
     let mut text = propose(&setup.root, &policy, &outcomes)?;
     text = with_machine_note(&text, &machine);

@@ -45,7 +45,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     // A subdirectory names the tree; the report is always about all of it.
     setup.paths = vec![setup.root.clone()];
     let engine = engine(&setup, &input, Mode::Scan)?;
-    let (outcomes, _) = execute(&setup, &engine, &input, None)?;
+    let (outcomes, _) = execute(&setup, &engine, &input, None, None)?;
     let journal = Journal::read(&setup.root);
     for warning in &journal.warnings {
         eprintln!("warning: {warning}");

@@ -36,7 +36,7 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             anyhow::bail!("--add-noqa writes files; it cannot annotate a source read from stdin")
         }
         Some(name) => execute_stdin(&setup, &engine, &args.input, &name, super::read_stdin()?)?,
-        None => execute(&setup, &engine, &args.input, None)?,
+        None => execute(&setup, &engine, &args.input, None, None)?,
     };
     if args.add_noqa {
         return add_noqa(&setup, &args.input, &outcomes);
@@ -167,7 +167,7 @@ fn add_noqa(
 pub fn baseline(args: crate::cli::BaselineArgs) -> anyhow::Result<i32> {
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Scan)?;
-    let (outcomes, summary) = execute(&setup, &engine, &args.input, None)?;
+    let (outcomes, summary) = execute(&setup, &engine, &args.input, None, None)?;
     let text = crate::baseline::render(&outcomes);
     std::fs::write(&args.out, &text)
         .map_err(|e| anyhow::anyhow!("{}: cannot write the baseline: {e}", args.out.display()))?;

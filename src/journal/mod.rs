@@ -1,6 +1,7 @@
 //! The run journal: every `fix` and `check` appends what it did to
-//! `.gpu-homogenize/journal.jsonl` at the tree root, one line per file and one line with the
-//! totals, so `report` can say what was validated, on which GPU, and when.
+//! `.gpu-homogenize/journal.jsonl` at the tree root, one line per file as it is done and one
+//! line with the totals at the end, so `report` can say what was validated, on which GPU, and
+//! when.
 
 mod read;
 mod time;
@@ -94,38 +95,144 @@ pub struct RunLine {
     pub interrupted: bool,
 }
 
-/// Append this run to the journal at the tree root. A failure is a warning, never fatal:
-/// the files are already written and the run's own output says what happened.
-pub fn record(root: &Path, command: &str, outcomes: &[FileOutcome], summary: &Summary) {
-    let stamp = Stamp {
-        schema: SCHEMA,
-        run_id: run_id(),
-        at: now_rfc3339(),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        command: command.trim_end_matches(" --dry-run").to_string(),
-        dry_run: command.ends_with("--dry-run"),
-    };
-    let target = path(root);
-    let prefix = crate::outcome::repository_prefix(root);
-    if let Err(e) = append_under(root, &lines(&stamp, &prefix, outcomes, summary)) {
-        eprintln!(
-            "warning: {}: could not journal this run: {e}",
-            target.display()
-        );
+/// A run's lines, appended to the journal at the tree root as the run goes: each file's once
+/// the file is done (its checks included), within [`Writer::EVERY`] (a thread appends what is
+/// pending that often, whatever the run is doing), and the totals last ([`Writer::finish`]).
+/// A run cut short (an error, a panic, a kill) still leaves the lines of the files it did, but
+/// the last second's. A failure to append is a warning, said once, never fatal: the files are
+/// already written and the run's own output says what happened.
+pub struct Writer {
+    stamp: Stamp,
+    /// The tree root's place in its repository (`svc/`, or empty).
+    prefix: String,
+    pending: std::sync::Arc<std::sync::Mutex<Pending>>,
+    /// Dropped to stop the thread that appends every [`Writer::EVERY`].
+    stop: Option<crossbeam_channel::Sender<()>>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+    /// Files journalled, and those of them compliant after the run: the totals' line.
+    files: usize,
+    compliant: usize,
+}
+
+/// Lines not appended yet.
+struct Pending {
+    root: PathBuf,
+    text: String,
+    failed: bool,
+}
+
+impl Pending {
+    fn flush(&mut self) {
+        if self.text.is_empty() || self.failed {
+            return;
+        }
+        if let Err(e) = append_under(&self.root, &self.text) {
+            self.failed = true;
+            eprintln!(
+                "warning: {}: could not journal this run: {e}",
+                path(&self.root).display()
+            );
+        }
+        self.text.clear();
     }
 }
 
-/// The run's lines, file lines first and the totals last, each ending in a newline. `prefix`:
-/// the tree root's place in its repository (`svc/`, or empty).
-pub fn lines(stamp: &Stamp, prefix: &str, outcomes: &[FileOutcome], summary: &Summary) -> String {
-    let mut out = String::new();
-    let in_scope: Vec<&FileOutcome> = outcomes.iter().filter(|o| journalled(o)).collect();
-    for outcome in &in_scope {
-        push_line(&mut out, "file", &file_line(stamp, prefix, outcome));
-    }
-    push_line(&mut out, "run", &run_line(stamp, &in_scope, summary));
-    out
+fn lock(pending: &std::sync::Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
+    pending.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+impl Writer {
+    /// How long a done file's line may wait to be appended.
+    pub const EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+    pub fn new(root: &Path, command: &str) -> Writer {
+        Writer::every(root, command, Writer::EVERY)
+    }
+
+    fn every(root: &Path, command: &str, every: std::time::Duration) -> Writer {
+        let pending = std::sync::Arc::new(std::sync::Mutex::new(Pending {
+            root: root.to_path_buf(),
+            text: String::new(),
+            failed: false,
+        }));
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let shared = std::sync::Arc::clone(&pending);
+        let ticker = std::thread::Builder::new()
+            .name("journal".into())
+            .spawn(move || {
+                while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(every)
+                {
+                    lock(&shared).flush();
+                }
+            })
+            .ok();
+        Writer {
+            stamp: Stamp {
+                schema: SCHEMA,
+                run_id: run_id(),
+                at: now_rfc3339(),
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                command: command.trim_end_matches(" --dry-run").to_string(),
+                dry_run: command.ends_with("--dry-run"),
+            },
+            prefix: crate::outcome::repository_prefix(root),
+            pending,
+            stop: Some(stop),
+            ticker,
+            files: 0,
+            compliant: 0,
+        }
+    }
+
+    /// A file is done: its line, unless it tells the report nothing.
+    pub fn file(&mut self, outcome: &FileOutcome) {
+        if !journalled(outcome) {
+            return;
+        }
+        self.files += 1;
+        self.compliant += usize::from(matches!(
+            outcome.status,
+            FileStatus::Compliant | FileStatus::Fixed
+        ));
+        let mut pending = lock(&self.pending);
+        push_line(
+            &mut pending.text,
+            "file",
+            &file_line(&self.stamp, &self.prefix, outcome),
+        );
+        if pending.text.len() >= BLOCK {
+            pending.flush();
+        }
+    }
+
+    /// The run is over: what is pending, and the totals.
+    pub fn finish(mut self, summary: &Summary) {
+        self.stop_ticker();
+        let totals = run_line(&self.stamp, self.files, self.compliant, summary);
+        let mut pending = lock(&self.pending);
+        push_line(&mut pending.text, "run", &totals);
+        pending.flush();
+    }
+
+    fn stop_ticker(&mut self) {
+        self.stop.take();
+        if let Some(ticker) = self.ticker.take() {
+            let _ = ticker.join();
+        }
+    }
+}
+
+impl Drop for Writer {
+    /// A run that ends without its totals keeps the lines of the files it did.
+    fn drop(&mut self) {
+        self.stop_ticker();
+        lock(&self.pending).flush();
+    }
+}
+
+/// The most a block holds before it is appended, whatever the time.
+const BLOCK: usize = 1 << 16;
 
 /// Files without GPU code outside every phase tell the report nothing; leave them out.
 fn journalled(outcome: &FileOutcome) -> bool {
@@ -172,14 +279,10 @@ fn file_line(stamp: &Stamp, prefix: &str, o: &FileOutcome) -> FileLine {
     }
 }
 
-fn run_line(stamp: &Stamp, in_scope: &[&FileOutcome], summary: &Summary) -> RunLine {
-    let compliant = in_scope
-        .iter()
-        .filter(|o| matches!(o.status, FileStatus::Compliant | FileStatus::Fixed))
-        .count();
+fn run_line(stamp: &Stamp, files: usize, compliant: usize, summary: &Summary) -> RunLine {
     RunLine {
         stamp: stamp.clone(),
-        files: in_scope.len(),
+        files,
         compliant,
         by_status: summary
             .by_status
@@ -342,26 +445,18 @@ mod tests {
         }
     }
 
-    fn stamp() -> Stamp {
-        Stamp {
-            schema: SCHEMA,
-            run_id: "r1".into(),
-            at: "2025-01-12T09:30:00.000Z".into(),
-            tool_version: env!("CARGO_PKG_VERSION").into(),
-            command: "fix".into(),
-            dry_run: false,
-        }
-    }
-
     #[test]
     fn a_run_reads_back_as_written() {
+        let root = tempfile::tempdir().unwrap();
         let mut fixed = outcome("a.py", FileStatus::Fixed);
         fixed.findings = vec![finding("GH001", true), finding("GH201", false)];
         let mut plain = outcome("tools/x.py", FileStatus::NoGpuCode);
         plain.phase = None;
         let outcomes = [fixed, outcome("b.py", FileStatus::Compliant), plain];
-        let summary = Summary::of(&outcomes, None, false);
-        let j = Journal::parse(&lines(&stamp(), "", &outcomes, &summary), "J");
+        let mut writer = Writer::new(root.path(), "fix");
+        outcomes.iter().for_each(|o| writer.file(o));
+        writer.finish(&Summary::of(&outcomes, None, false));
+        let j = Journal::read(root.path());
         assert!(j.warnings.is_empty(), "{:?}", j.warnings);
         let paths: Vec<&str> = j.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(
@@ -372,6 +467,34 @@ mod tests {
         assert_eq!(j.files[0].rules, ["GH201"], "fixed violations are gone");
         assert_eq!(j.files[0].cpu_check, Some(CheckStatus::Passed));
         assert_eq!((j.runs[0].files, j.runs[0].compliant), (2, 2));
+        assert_eq!(j.runs[0].stamp.run_id, j.files[0].stamp.run_id);
+    }
+
+    #[test]
+    fn a_done_file_is_journalled_while_the_run_goes_on_and_kept_when_it_is_cut_short() {
+        let root = tempfile::tempdir().unwrap();
+        let mut writer = Writer::every(root.path(), "fix", std::time::Duration::from_millis(20));
+        writer.file(&outcome("a.py", FileStatus::Fixed));
+        // Nothing else happens in the run: the line is appended all the same.
+        let mut on_disk = 0;
+        for _ in 0..500 {
+            on_disk = Journal::read(root.path()).files.len();
+            if on_disk == 1 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(
+            on_disk, 1,
+            "the done file's line is on disk before the run ends"
+        );
+        writer.file(&outcome("b.py", FileStatus::Compliant));
+        drop(writer);
+        let j = Journal::read(root.path());
+        assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+        let paths: Vec<&str> = j.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.py", "b.py"], "cut short: no totals, every line");
+        assert!(j.runs.is_empty());
     }
 
     #[test]

@@ -2,14 +2,15 @@
 //! `crossbeam_channel::bounded(1)` by the CPU workers; it runs one check at a time, so the
 //! checks never overlap while CPU work for other files goes on.
 
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
-use super::cpu::run_cpu_stage;
+use super::cpu::run_cpu_stage_with;
 use super::progress::Progress;
 use super::Setup;
 use crate::cli::{GpuArgs, GpuMode};
@@ -58,7 +59,9 @@ impl GpuSlot {
     }
 }
 
-/// Run the CPU stage with the GPU slot behind it, as `--gpu` asks.
+/// Run the CPU stage with the GPU slot behind it, as `--gpu` asks: each outcome is handed to
+/// `emit` in the order of `entries` once it and every file before it are done, its GPU check
+/// included.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     setup: &Setup,
@@ -69,7 +72,8 @@ pub fn run(
     args: &GpuArgs,
     progress: &mut Progress,
     cancelled: &Arc<AtomicBool>,
-) -> anyhow::Result<(Vec<FileOutcome>, Option<GpuSummary>)> {
+    emit: &mut (dyn FnMut(usize, FileOutcome) + Send),
+) -> anyhow::Result<GpuSummary> {
     let policy = &setup.config.policy;
     let checker = match args.gpu {
         GpuMode::Off => Err(GpuUnavailable("--gpu off".into())),
@@ -83,7 +87,7 @@ pub fn run(
                 eprintln!("note: GPU checks skipped: {reason}");
             }
             return Ok(without_gpu(
-                engine, cache, entries, jobs, progress, cancelled, &reason, policy,
+                engine, cache, entries, jobs, progress, cancelled, &reason, policy, emit,
             ));
         }
     };
@@ -96,7 +100,10 @@ pub fn run(
         Arc::clone(cancelled),
         progress.gpu.clone(),
     );
+    // The files whose job was sent: their outcome waits for the check.
+    let sent = Mutex::new(HashSet::new());
     let send = |index: usize, spec: GpuJobSpec| {
+        sent.lock().unwrap_or_else(|e| e.into_inner()).insert(index);
         let job = GpuJob {
             index,
             path: spec.path,
@@ -105,7 +112,23 @@ pub fn run(
         // Blocks while the slot is busy and one job waits: the bounded(1) back-pressure.
         let _ = slot.jobs.send(job);
     };
-    let mut outcomes = run_cpu_stage(engine, cache, entries, jobs, progress, cancelled, &send);
+    let mut order = Checked::new(GpuSummary::running(policy), emit);
+    run_cpu_stage_with(
+        engine,
+        cache,
+        entries,
+        jobs,
+        progress,
+        cancelled,
+        &send,
+        &mut |i, outcome| {
+            let awaiting = sent.lock().unwrap_or_else(|e| e.into_inner()).remove(&i);
+            order.outcome(i, outcome, awaiting);
+            for (index, check) in slot.results.try_iter() {
+                order.check(index, check);
+            }
+        },
+    );
     progress.gpu_queue_known();
     let GpuSlot {
         jobs: sender,
@@ -113,14 +136,84 @@ pub fn run(
         thread,
     } = slot;
     drop(sender);
+    // Until the slot has run its last job and ended.
+    for (index, check) in results.iter() {
+        order.check(index, check);
+    }
     let device = thread.join().unwrap_or(None);
-    for (index, check) in results.try_iter() {
-        if let Some(outcome) = outcomes.get_mut(index) {
-            outcome.gpu_check = Some(check);
+    let mut summary = order.finish();
+    summary.ended(device, policy);
+    Ok(summary)
+}
+
+/// The outcomes of the CPU stage (which come in order), handed on in that order once their GPU
+/// checks end; counted as they are.
+struct Checked<'e> {
+    /// Not handed on yet, in order: (index, outcome, its check still runs).
+    held: VecDeque<(usize, FileOutcome, bool)>,
+    /// Checks that ended before the CPU stage handed their file on.
+    early: HashMap<usize, GpuCheck>,
+    summary: GpuSummary,
+    emit: &'e mut (dyn FnMut(usize, FileOutcome) + Send),
+}
+
+impl<'e> Checked<'e> {
+    fn new(summary: GpuSummary, emit: &'e mut (dyn FnMut(usize, FileOutcome) + Send)) -> Self {
+        Checked {
+            held: VecDeque::new(),
+            early: HashMap::new(),
+            summary,
+            emit,
         }
     }
-    let summary = GpuSummary::ran(&outcomes, device, policy);
-    Ok((outcomes, Some(summary)))
+
+    /// The CPU stage's outcome of file `i`; `awaiting`: its GPU job was sent.
+    fn outcome(&mut self, i: usize, mut outcome: FileOutcome, awaiting: bool) {
+        let awaiting = awaiting
+            && match self.early.remove(&i) {
+                Some(check) => {
+                    outcome.gpu_check = Some(check);
+                    false
+                }
+                None => true,
+            };
+        self.held.push_back((i, outcome, awaiting));
+        self.release();
+    }
+
+    /// The GPU check of file `i` ended.
+    fn check(&mut self, i: usize, check: GpuCheck) {
+        match self.held.binary_search_by_key(&i, |h| h.0) {
+            Ok(k) if self.held[k].2 => {
+                self.held[k].1.gpu_check = Some(check);
+                self.held[k].2 = false;
+                self.release();
+            }
+            Ok(_) => {}
+            Err(_) => {
+                self.early.insert(i, check);
+            }
+        }
+    }
+
+    /// Hands on every outcome before the first whose check still runs.
+    fn release(&mut self) {
+        while self.held.front().is_some_and(|h| !h.2) {
+            if let Some((i, outcome, _)) = self.held.pop_front() {
+                self.summary.add(&outcome);
+                (self.emit)(i, outcome);
+            }
+        }
+    }
+
+    /// The slot has ended: what is left is handed on (a check that never came is none).
+    fn finish(mut self) -> GpuSummary {
+        for held in &mut self.held {
+            held.2 = false;
+        }
+        self.release();
+        self.summary
+    }
 }
 
 /// The GPU check of one source already through the CPU stage (`check -`): the same checker,
@@ -182,9 +275,12 @@ fn without_gpu(
     cancelled: &Arc<AtomicBool>,
     reason: &str,
     policy: &crate::policy::Policy,
-) -> (Vec<FileOutcome>, Option<GpuSummary>) {
-    let wanted = std::sync::Mutex::new(Vec::new());
-    let mut outcomes = run_cpu_stage(
+    emit: &mut (dyn FnMut(usize, FileOutcome) + Send),
+) -> GpuSummary {
+    // The files that earned a check: each says it was skipped, and why.
+    let wanted = Mutex::new(HashSet::new());
+    let mut skipped_checks = 0;
+    run_cpu_stage_with(
         engine,
         cache,
         entries,
@@ -192,24 +288,24 @@ fn without_gpu(
         progress,
         cancelled,
         &|i, _| {
-            if let Ok(mut w) = wanted.lock() {
-                w.push(i);
+            wanted.lock().unwrap_or_else(|e| e.into_inner()).insert(i);
+        },
+        &mut |i, mut outcome| {
+            if wanted.lock().unwrap_or_else(|e| e.into_inner()).remove(&i) {
+                outcome.gpu_check = Some(skipped(reason));
+                skipped_checks += 1;
             }
+            emit(i, outcome);
         },
     );
-    let wanted = wanted.into_inner().unwrap_or_default();
-    for i in &wanted {
-        outcomes[*i].gpu_check = Some(skipped(reason));
-    }
-    let summary = GpuSummary {
+    GpuSummary {
         state: "skipped".into(),
         reason: Some(reason.to_string()),
-        skipped: wanted.len(),
+        skipped: skipped_checks,
         leak_alert_mib: policy.leak_alert_mib,
         leak_fail_mib: policy.leak_fail_mib,
         ..GpuSummary::default()
-    };
-    (outcomes, Some(summary))
+    }
 }
 
 fn skipped(reason: &str) -> GpuCheck {

@@ -191,22 +191,32 @@ fn jobs(input: &InputArgs) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Walk, run the CPU stage (and the GPU slot when `gpu` is given), and count.
+/// Walk, run the CPU stage (and the GPU slot when `gpu` is given), and count. With `journal`
+/// (the command, as the journal names it), each file is journalled once it is done, its GPU
+/// check included, and the run's totals at the end.
 pub fn execute(
     setup: &Setup,
     engine: &Engine,
     input: &InputArgs,
     gpu: Option<&GpuArgs>,
+    journal: Option<&str>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
+    let mut journal = journal.map(|command| crate::journal::Writer::new(&setup.root, command));
     let mut outcomes = Vec::new();
     let summary = run(setup, engine, input, gpu, &mut |outcome| {
+        if let Some(journal) = &mut journal {
+            journal.file(&outcome);
+        }
         outcomes.push(outcome);
         String::new()
     })?;
+    if let Some(journal) = journal {
+        journal.finish(&summary);
+    }
     Ok((outcomes, summary))
 }
 
-/// `execute` without the GPU slot, each outcome handed to `sink` as soon as it and the files
+/// `execute` without the GPU slot or the journal, each outcome handed to `sink` as soon as it and the files
 /// before it are done, in the walk's order; what `sink` returns is printed on stdout then. The
 /// run keeps the counts, not the outcomes.
 pub fn execute_streaming(
@@ -313,35 +323,21 @@ fn run(
         .map(|c| (c, &build_index as &(dyn Fn() + Sync)));
     let mut progress = Progress::new(checked, &engine.phases);
     let _forget_temps = ForgetTemps(removing.then(|| setup.root.clone()));
-    // The GPU slot's checks end after the CPU stage: its outcomes are handed on once they do.
-    let checked_on_gpu = match gpu {
-        Some(args) => Some(gpu_slot::run(
-            setup,
-            engine,
-            cached,
-            checked,
-            jobs(input),
-            args,
-            &mut progress,
-            &cancelled,
-        )?),
-        None => None,
-    };
     let mut summary = Summary::default();
     let mut failed: Option<anyhow::Error> = None;
     // To a terminal, each file's text at once (between the progress bars' redraws); to a pipe
     // or a file, in blocks, as ripgrep writes.
     let to_terminal = std::io::stdout().is_terminal();
     let mut block = String::new();
-    let progress = &progress;
-    let mut emit = |_: usize, outcome: FileOutcome| {
+    let bars = progress.bars();
+    let mut emit = |outcome: FileOutcome| {
         summary.add(&outcome);
         let text = sink(outcome);
         if text.is_empty() || failed.is_some() {
             return;
         }
         let printed = if to_terminal {
-            progress.suspend(|| crate::output::print(&text))
+            bars.suspend(|| crate::output::print(&text))
         } else {
             block.push_str(&text);
             if block.len() < BLOCK {
@@ -353,23 +349,28 @@ fn run(
         };
         failed = printed.err();
     };
-    let gpu_summary = match checked_on_gpu {
-        Some((outcomes, gpu_summary)) => {
-            for (i, outcome) in outcomes.into_iter().enumerate() {
-                emit(i, outcome);
-            }
-            gpu_summary
-        }
+    let gpu_summary = match gpu {
+        Some(args) => Some(gpu_slot::run(
+            setup,
+            engine,
+            cached,
+            checked,
+            jobs(input),
+            args,
+            &mut progress,
+            &cancelled,
+            &mut |_, outcome| emit(outcome),
+        )?),
         None => {
             run_cpu_stage_with(
                 engine,
                 cached,
                 checked,
                 jobs(input),
-                progress,
+                &progress,
                 &cancelled,
                 &|_, _| {},
-                &mut emit,
+                &mut |_, outcome| emit(outcome),
             );
             None
         }

@@ -73,9 +73,10 @@ impl Progress {
         }
     }
 
-    /// `f` with the bars taken off the terminal, so that what it prints is not drawn over.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.multi.suspend(f)
+    /// The bars, for printing between their redraws (`suspend`), so that what is printed is
+    /// not drawn over; it lives while the GPU bar is added.
+    pub fn bars(&self) -> MultiProgress {
+        self.multi.clone()
     }
 
     /// The GPU bar, added once the slot is open (never when the GPU stage is off or absent).
