@@ -1,7 +1,7 @@
-//! `scan` prints each file's findings, or its object of the JSON document, as the run hands it
-//! on: what it prints is what a run that collects every outcome first prints. `--shard 1/1`
-//! collects (its document names the shard) and covers every file, so the two documents differ
-//! only by the shard's lines.
+//! `scan`, `check` and `fix` print each file's findings, or its object of the JSON document, as
+//! the run hands it on: what they print is what a run that collects every outcome first prints.
+//! `--shard 1/1` collects (its document names the shard) and covers every file, so the two
+//! documents differ only by the shard's lines.
 
 mod common;
 
@@ -12,8 +12,16 @@ use common::{copy_fixture, gh, run, write};
 /// The JSON `scan` streams, and the one it collects with `--shard 1/1` without its `shard`
 /// object, in `dir` (the root it is run from).
 fn both(dir: &Path) -> (String, String) {
-    let streamed = run(gh(dir).args(["scan", "--format", "json", "--no-cache"]));
-    let collected = run(gh(dir).args(["scan", "--format", "json", "--no-cache", "--shard", "1/1"]));
+    both_of(&["scan"], dir, dir)
+}
+
+/// The JSON the command `args` streams in `streamed`, and the one it collects with
+/// `--shard 1/1` in `collected` without its `shard` object (two copies of one tree, for a
+/// command that writes).
+fn both_of(args: &[&str], streamed: &Path, collected: &Path) -> (String, String) {
+    let json = ["--format", "json", "--no-cache"];
+    let streamed = run(gh(streamed).args(args).args(json));
+    let collected = run(gh(collected).args(args).args(json).args(["--shard", "1/1"]));
     assert_eq!(streamed.code, collected.code, "{}", streamed.stderr);
     assert_eq!(streamed.stderr, collected.stderr);
     let mut lines = collected.stdout.lines();
@@ -77,4 +85,27 @@ fn the_streamed_json_is_the_collected_document_byte_for_byte() {
         statuses.keys().collect::<Vec<_>>(),
         ["svc/app/broken.py", "svc/app/m.py"]
     );
+}
+
+#[test]
+fn check_and_fix_stream_the_json_they_collect() {
+    let mission = copy_fixture("superwhisper-v6");
+    let check = ["check", "--gpu", "off", "--no-journal"];
+    let (streamed, collected) = both_of(&check, mission.path(), mission.path());
+    assert_eq!(streamed, collected);
+    assert!(streamed.contains("\"command\": \"check\""), "{streamed}");
+
+    let dry_run = ["fix", "--dry-run"];
+    let (streamed, collected) = both_of(&dry_run, mission.path(), mission.path());
+    assert_eq!(streamed, collected);
+    assert!(streamed.contains("\"would_fix\""), "{streamed}");
+
+    // A fix writes: each run on a copy of its own.
+    let other = copy_fixture("superwhisper-v6");
+    let fix = ["fix", "--gpu", "off", "--no-journal"];
+    let (streamed, collected) = both_of(&fix, mission.path(), other.path());
+    let root = |dir: &Path| format!("{:?}", dir.display().to_string());
+    let collected = collected.replace(&root(other.path()), &root(mission.path()));
+    assert_eq!(streamed, collected);
+    assert!(streamed.contains("\"fixed\""), "{streamed}");
 }

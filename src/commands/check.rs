@@ -1,19 +1,34 @@
 //! `gpu-homogenize check`: validate on the CPU and the GPU, never rewrite; journal it.
 
-use super::present::{findings_text, machine};
+use super::present::{findings_text, machine, streamed, streams, Ending};
 use super::{exit_status, gpu_failed};
 use crate::cli::{CheckArgs, GlobalArgs};
 use crate::outcome::FileStatus;
 use crate::process::Mode;
 use crate::report::progress::phase_lines;
 use crate::report::text;
-use crate::run::{check_stdin, engine, execute, setup, stdin_path};
+use crate::run::{check_stdin, engine, execute, execute_streaming, setup, stdin_path};
 
 pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     super::present::refuse_unhonoured(args.format, &[(args.statistics, "--statistics")])?;
     let setup = setup(&args.input)?;
     let engine = engine(&setup, &args.input, Mode::Check)?;
     let stdin = stdin_path(&args.input)?;
+    let policy = &setup.config.policy;
+    let left = |s: &crate::summary::Summary| s.count(FileStatus::NonCompliant) > 0 || gpu_failed(s);
+    let sharded = args.input.shard.is_some();
+    if stdin.is_none() && streams(args.format, args.statistics, false, sharded) {
+        let ending = Ending {
+            command: "check",
+            after_fix: false,
+            phases: Some(&setup.config.phases),
+        };
+        let journal = (!args.no_journal).then_some("check");
+        let summary = streamed(args.format, ending, global, &setup.root, policy, |sink| {
+            execute_streaming(&setup, &engine, &args.input, Some(&args.gpu), journal, sink)
+        })?;
+        return Ok(exit_status(&summary, left));
+    }
     let (outcomes, summary) = match stdin {
         // `--gpu-cmd` runs the file on disk, which is not the source piped in.
         Some(_) if args.gpu.gpu_cmd.is_some() => {
@@ -37,7 +52,6 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             (!args.no_journal).then_some("check"),
         )?,
     };
-    let policy = &setup.config.policy;
     if !machine(
         args.format,
         "check",
@@ -58,7 +72,5 @@ pub fn run(args: CheckArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
-    Ok(exit_status(&summary, |s| {
-        s.count(FileStatus::NonCompliant) > 0 || gpu_failed(s)
-    }))
+    Ok(exit_status(&summary, left))
 }

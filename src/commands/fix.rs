@@ -1,11 +1,11 @@
 //! `gpu-homogenize fix`: rewrite, validate, write, journal (never under `--dry-run` or
 //! `--diff`).
 
-use super::present::{findings_text, machine};
+use super::present::{findings_text, machine, streamed, streams, Ending};
 use super::{absolute, exit_status, gpu_failed};
 use std::path::{Path, PathBuf};
 
-use crate::cli::{FixArgs, GlobalArgs};
+use crate::cli::{FixArgs, GlobalArgs, OutputFormat};
 use crate::outcome::FileStatus;
 use crate::process::Mode;
 use crate::report::progress::phase_lines;
@@ -38,20 +38,46 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let command = if dry_run { "fix --dry-run" } else { "fix" };
     // A dry run writes nothing, the journal included.
     let journal = (!args.no_journal && !dry_run).then_some(command);
-    // The diffs come first in text: each printed as its file finishes, and let go.
-    let streams_diffs = dry_run && args.format == crate::cli::OutputFormat::Text;
-    let (outcomes, summary) = if streams_diffs {
-        let mut outcomes = Vec::new();
-        let summary = execute_streaming(&setup, &engine, &args.input, &mut |mut outcome| {
-            let diff = outcome.diff.take().unwrap_or_default();
-            outcomes.push(outcome);
-            diff
+    let left = |s: &crate::summary::Summary| {
+        if dry_run {
+            s.count(FileStatus::WouldFix) + s.count(FileStatus::NonCompliant) > 0
+        } else {
+            s.count(FileStatus::NonCompliant) > 0 || s.cpu_failed > 0 || gpu_failed(s)
+        }
+    };
+    let policy = &setup.config.policy;
+    let text = args.format == OutputFormat::Text;
+    let sharded = args.input.shard.is_some();
+    if !(dry_run && text) && streams(args.format, args.statistics, args.show_fixes, sharded) {
+        let ending = Ending {
+            command,
+            after_fix: true,
+            phases: Some(&setup.config.phases),
+        };
+        let summary = streamed(args.format, ending, global, &setup.root, policy, |sink| {
+            execute_streaming(&setup, &engine, &args.input, gpu, journal, sink)
         })?;
+        return Ok(exit_status(&summary, left));
+    }
+    let (outcomes, summary) = if dry_run && text {
+        // The diffs come first: each printed as its file finishes, and let go.
+        let mut outcomes = Vec::new();
+        let summary = execute_streaming(
+            &setup,
+            &engine,
+            &args.input,
+            None,
+            None,
+            &mut |mut outcome| {
+                let diff = outcome.diff.take().unwrap_or_default();
+                outcomes.push(outcome);
+                diff
+            },
+        )?;
         (outcomes, summary)
     } else {
         execute(&setup, &engine, &args.input, gpu, journal)?
     };
-    let policy = &setup.config.policy;
     if machine(
         args.format,
         command,
@@ -87,13 +113,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             out!("{}", phase_lines(&setup.config.phases, &outcomes));
         }
     }
-    Ok(exit_status(&summary, |s| {
-        if dry_run {
-            s.count(FileStatus::WouldFix) + s.count(FileStatus::NonCompliant) > 0
-        } else {
-            s.count(FileStatus::NonCompliant) > 0 || s.cpu_failed > 0 || gpu_failed(s)
-        }
-    }))
+    Ok(exit_status(&summary, left))
 }
 
 /// `fix -`: the source read from stdin, fixed as the file `name` of the tree would be, printed

@@ -7,8 +7,9 @@ use clap::ValueEnum;
 use std::path::Path;
 
 use crate::cli::{ColorChoice, GlobalArgs, OutputFormat};
-use crate::outcome::FileOutcome;
-use crate::policy::Policy;
+use crate::outcome::{FileOutcome, FileStatus};
+use crate::policy::{PhaseSpec, Policy};
+use crate::report::progress::PhaseTally;
 use crate::report::text::Paint;
 use crate::report::{github, json, sarif};
 use crate::summary::Summary;
@@ -68,6 +69,74 @@ pub fn findings_text(
     } else {
         crate::report::text::findings(outcomes, after_fix, paint)
     }
+}
+
+/// Whether a command's output is printed file by file as the run hands each file on: where it
+/// is one piece per file (findings as text, the JSON document of an unsharded run), not where
+/// it needs every outcome first (SARIF and GitHub sort and group, `--statistics` counts,
+/// `--show-fixes` lists the fixes after the findings).
+pub fn streams(format: OutputFormat, statistics: bool, show_fixes: bool, sharded: bool) -> bool {
+    match format {
+        OutputFormat::Text => !statistics && !show_fixes,
+        OutputFormat::Json => !sharded,
+        _ => false,
+    }
+}
+
+/// What a streamed run prints after its files, and for which command.
+pub struct Ending<'a> {
+    /// As the summary names it: `scan`, `check`, `fix`.
+    pub command: &'a str,
+    /// The findings as `fix` left them.
+    pub after_fix: bool,
+    /// The phase lines of `fix` and `check`.
+    pub phases: Option<&'a [PhaseSpec]>,
+}
+
+/// `run` (the run engine, streaming) with its output printed as [`streams`] says: each file's
+/// findings or JSON object as the run hands it on. What is said after the findings (GPU checks
+/// that did not pass, errors, the summary, unsafe fixes held back, the phase lines) is kept
+/// apart: the few files it names, and counts.
+pub fn streamed(
+    format: OutputFormat,
+    ending: Ending,
+    global: &GlobalArgs,
+    root: &Path,
+    policy: &Policy,
+    run: impl FnOnce(&mut (dyn FnMut(FileOutcome) -> String + Send)) -> anyhow::Result<Summary>,
+) -> anyhow::Result<Summary> {
+    use crate::report::text;
+    if format == OutputFormat::Json {
+        let mut doc = json::Streamed::new(ending.command, root, policy);
+        crate::output::print(&doc.begin())?;
+        let summary = run(&mut |outcome| doc.file(&outcome))?;
+        crate::output::print(&doc.end(&summary))?;
+        return Ok(summary);
+    }
+    let paint = paint(global);
+    let mut kept: Vec<FileOutcome> = Vec::new();
+    let mut tally = PhaseTally::default();
+    let summary = run(&mut |outcome| {
+        let text = text::findings(std::slice::from_ref(&outcome), ending.after_fix, paint);
+        tally.add(&outcome);
+        if outcome.status == FileStatus::Error
+            || outcome.unsafe_fixes_held > 0
+            || outcome.gpu_check.is_some()
+        {
+            kept.push(outcome);
+        }
+        text
+    })?;
+    out!("{}", text::gpu_checks(&kept));
+    err!("{}", text::errors(&kept));
+    if !global.quiet {
+        out!("{}", text::summary(ending.command, &summary));
+        out!("{}", text::held_fixes(&kept));
+        if let Some(specs) = ending.phases {
+            out!("{}", tally.lines(specs));
+        }
+    }
+    Ok(summary)
 }
 
 /// A combination the output cannot honour is refused (exit 2) rather than half-done: the

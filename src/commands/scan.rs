@@ -1,11 +1,9 @@
 //! `gpu-homogenize scan`: report what breaks the policy; never writes anything.
 
 use super::exit_status;
-use super::present::{findings_text, machine};
-use crate::cli::{GlobalArgs, OutputFormat, ScanArgs};
-use crate::outcome::{FileOutcome, FileStatus};
+use super::present::{findings_text, machine, streamed, Ending};
+use crate::cli::{GlobalArgs, ScanArgs};
 use crate::process::Mode;
-use crate::report::json;
 use crate::report::text;
 use crate::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
 
@@ -21,15 +19,23 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let mut engine = engine(&setup, &args.input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
     let stdin = stdin_path(&args.input)?;
-    // Printed as files finish, where the output is one piece per file: findings as text, or the
-    // JSON document of an unsharded run.
-    let streams = match args.format {
-        OutputFormat::Text => !args.statistics && !args.show_fixes,
-        OutputFormat::Json => args.input.shard.is_none(),
-        _ => false,
-    };
+    let streams = super::present::streams(
+        args.format,
+        args.statistics,
+        args.show_fixes,
+        args.input.shard.is_some(),
+    );
     if streams && stdin.is_none() && !args.add_noqa {
-        return streamed(&args, global, &setup, &engine);
+        let ending = Ending {
+            command: "scan",
+            after_fix: false,
+            phases: None,
+        };
+        let policy = &setup.config.policy;
+        let summary = streamed(args.format, ending, global, &setup.root, policy, |sink| {
+            execute_streaming(&setup, &engine, &args.input, None, None, sink)
+        })?;
+        return Ok(exit_status(&summary, |s| s.violations > 0));
     }
     let (outcomes, summary) = match stdin {
         Some(_) if args.add_noqa => {
@@ -63,45 +69,6 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             out!("{}", text::held_fixes(&outcomes));
         }
     }
-    Ok(exit_status(&summary, |s| s.violations > 0))
-}
-
-/// `scan` printing each file's findings (or its JSON object) as the run hands it on; what is
-/// said after the findings (errors, the summary, unsafe fixes held back) is kept apart, for the
-/// few files it names.
-fn streamed(
-    args: &ScanArgs,
-    global: &GlobalArgs,
-    setup: &crate::run::Setup,
-    engine: &crate::process::Engine,
-) -> anyhow::Result<i32> {
-    let policy = &setup.config.policy;
-    let mut kept: Vec<FileOutcome> = Vec::new();
-    let summary = if args.format == OutputFormat::Json {
-        let mut doc = json::Streamed::new("scan", &setup.root, policy);
-        crate::output::print(&doc.begin())?;
-        let summary = execute_streaming(setup, engine, &args.input, &mut |outcome| {
-            doc.file(&outcome)
-        })?;
-        crate::output::print(&doc.end(&summary))?;
-        summary
-    } else {
-        let paint = super::present::paint(global);
-        let summary = execute_streaming(setup, engine, &args.input, &mut |outcome| {
-            let one = std::slice::from_ref(&outcome);
-            let text = text::findings(one, false, paint);
-            if outcome.status == FileStatus::Error || outcome.unsafe_fixes_held > 0 {
-                kept.push(outcome);
-            }
-            text
-        })?;
-        err!("{}", text::errors(&kept));
-        if !global.quiet {
-            out!("{}", text::summary("scan", &summary));
-            out!("{}", text::held_fixes(&kept));
-        }
-        summary
-    };
     Ok(exit_status(&summary, |s| s.violations > 0))
 }
 

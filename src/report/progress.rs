@@ -157,40 +157,69 @@ pub fn format_percent(p: f64) -> String {
 /// The short form of the report at the end of `fix` and `check`: one line per phase the run
 /// touched, e.g. `Core modules: 13/13 compliant (100%)`.
 pub fn phase_lines(specs: &[PhaseSpec], outcomes: &[FileOutcome]) -> String {
-    let files: Vec<&FileOutcome> = outcomes.iter().filter(|o| in_scope(o)).collect();
-    let has_other = files.iter().any(|o| o.phase.is_none());
-    let mut out = String::new();
-    for name in phase_order(specs, has_other) {
-        let of_phase: Vec<&&FileOutcome> = files.iter().filter(|o| phase_name(o) == name).collect();
-        if of_phase.is_empty() {
-            continue;
+    let mut tally = PhaseTally::default();
+    outcomes.iter().for_each(|o| tally.add(o));
+    tally.lines(specs)
+}
+
+/// The counts [`PhaseTally::lines`] prints, kept file by file as a run streams its outcomes.
+#[derive(Debug, Default)]
+pub struct PhaseTally {
+    /// Per phase name: files in scope, then those of each status counted.
+    of_phase: std::collections::HashMap<String, (usize, [usize; 5])>,
+}
+
+/// What a phase line counts apart: compliant (compliant or fixed), then would fix, needing
+/// review, accepted, errors.
+const TALLIED: [&[FileStatus]; 5] = [
+    &[FileStatus::Compliant, FileStatus::Fixed],
+    &[FileStatus::WouldFix],
+    &[FileStatus::NeedsReview],
+    &[FileStatus::Accepted],
+    &[FileStatus::Error],
+];
+
+impl PhaseTally {
+    pub fn add(&mut self, o: &FileOutcome) {
+        if !in_scope(o) {
+            return;
         }
-        let count = |wanted: &[FileStatus]| {
-            of_phase
-                .iter()
-                .filter(|o| wanted.contains(&o.status))
-                .count()
-        };
-        let compliant = count(&[FileStatus::Compliant, FileStatus::Fixed]);
-        let total = of_phase.len();
-        let _ = write!(
-            out,
-            "{name}: {compliant}/{total} compliant ({})",
-            format_percent(percent(compliant, total))
-        );
-        for (n, label) in [
-            (count(&[FileStatus::WouldFix]), "would fix"),
-            (count(&[FileStatus::NeedsReview]), "needing review"),
-            (count(&[FileStatus::Accepted]), "accepted"),
-            (count(&[FileStatus::Error]), "errors"),
-        ] {
-            if n > 0 {
-                let _ = write!(out, ", {n} {label}");
-            }
+        let (total, counts) = self.of_phase.entry(phase_name(o).to_string()).or_default();
+        *total += 1;
+        for (n, statuses) in counts.iter_mut().zip(TALLIED) {
+            *n += usize::from(statuses.contains(&o.status));
         }
-        out.push('\n');
     }
-    out
+
+    /// One line per phase with files, in the config's order, "Other" last.
+    pub fn lines(&self, specs: &[PhaseSpec]) -> String {
+        let has_other = self.of_phase.contains_key(OTHER_PHASE);
+        let mut out = String::new();
+        for name in phase_order(specs, has_other) {
+            let Some(&(total, [compliant, would_fix, review, accepted, errors])) =
+                self.of_phase.get(&name)
+            else {
+                continue;
+            };
+            let _ = write!(
+                out,
+                "{name}: {compliant}/{total} compliant ({})",
+                format_percent(percent(compliant, total))
+            );
+            for (n, label) in [
+                (would_fix, "would fix"),
+                (review, "needing review"),
+                (accepted, "accepted"),
+                (errors, "errors"),
+            ] {
+                if n > 0 {
+                    let _ = write!(out, ", {n} {label}");
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
 }
 
 #[cfg(test)]

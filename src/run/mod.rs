@@ -191,9 +191,9 @@ fn jobs(input: &InputArgs) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Walk, run the CPU stage (and the GPU slot when `gpu` is given), and count. With `journal`
-/// (the command, as the journal names it), each file is journalled once it is done, its GPU
-/// check included, and the run's totals at the end.
+/// Walk, run the CPU stage (and the GPU slot when `gpu` is given), and count: the outcomes in
+/// the walk's order. With `journal` (the command, as the journal names it), each file is
+/// journalled once it is done, its GPU check included, and the run's totals at the end.
 pub fn execute(
     setup: &Setup,
     engine: &Engine,
@@ -201,31 +201,36 @@ pub fn execute(
     gpu: Option<&GpuArgs>,
     journal: Option<&str>,
 ) -> anyhow::Result<(Vec<FileOutcome>, Summary)> {
-    let mut journal = journal.map(|command| crate::journal::Writer::new(&setup.root, command));
     let mut outcomes = Vec::new();
-    let summary = run(setup, engine, input, gpu, &mut |outcome| {
-        if let Some(journal) = &mut journal {
-            journal.file(&outcome);
-        }
+    let summary = execute_streaming(setup, engine, input, gpu, journal, &mut |outcome| {
         outcomes.push(outcome);
         String::new()
     })?;
-    if let Some(journal) = journal {
-        journal.finish(&summary);
-    }
     Ok((outcomes, summary))
 }
 
-/// `execute` without the GPU slot or the journal, each outcome handed to `sink` as soon as it and the files
-/// before it are done, in the walk's order; what `sink` returns is printed on stdout then. The
-/// run keeps the counts, not the outcomes.
+/// `execute`, each outcome handed to `sink` as soon as it and the files before it are done
+/// (their GPU checks included), in the walk's order; what `sink` returns is printed on stdout
+/// then. The run keeps the counts, not the outcomes.
 pub fn execute_streaming(
     setup: &Setup,
     engine: &Engine,
     input: &InputArgs,
+    gpu: Option<&GpuArgs>,
+    journal: Option<&str>,
     sink: &mut (dyn FnMut(FileOutcome) -> String + Send),
 ) -> anyhow::Result<Summary> {
-    run(setup, engine, input, None, sink)
+    let mut journal = journal.map(|command| crate::journal::Writer::new(&setup.root, command));
+    let summary = run(setup, engine, input, gpu, &mut |outcome| {
+        if let Some(journal) = &mut journal {
+            journal.file(&outcome);
+        }
+        sink(outcome)
+    })?;
+    if let Some(journal) = journal {
+        journal.finish(&summary);
+    }
+    Ok(summary)
 }
 
 fn run(
