@@ -18,33 +18,6 @@ use super::progress::Progress;
 /// and a file must be analysed.
 pub type Cached<'a> = Option<(&'a Cache, &'a (dyn Fn() + Sync))>;
 
-/// Run the CPU stage over `entries` with `jobs` workers; the outcomes in the order of
-/// `entries`. `gpu` receives each GPU job with the index of its file; it may block (the slot's
-/// channel is bounded) without stopping the other workers. Files not started when `cancelled`
-/// is set are marked skipped.
-pub fn run_cpu_stage(
-    engine: &Engine,
-    cache: Cached,
-    entries: &[Entry],
-    jobs: usize,
-    progress: &Progress,
-    cancelled: &Arc<AtomicBool>,
-    gpu: &(dyn Fn(usize, GpuJobSpec) + Sync),
-) -> Vec<FileOutcome> {
-    let mut outcomes = Vec::with_capacity(entries.len());
-    run_cpu_stage_with(
-        engine,
-        cache,
-        entries,
-        jobs,
-        progress,
-        cancelled,
-        gpu,
-        &mut |_, outcome| outcomes.push(outcome),
-    );
-    outcomes
-}
-
 /// How far a worker may run ahead of the first file not yet finished: the outcomes waiting to
 /// be handed on in order are at most this many.
 const WINDOW: usize = 1024;
@@ -52,12 +25,15 @@ const WINDOW: usize = 1024;
 /// Files a worker takes at once.
 const CHUNK: usize = 16;
 
-/// `run_cpu_stage`, each outcome handed to `emit` as soon as it and every file before it are
-/// done, in the order of `entries`. Workers take the files in order, [`CHUNK`] at a time; one
-/// that would run more than [`WINDOW`] files ahead of the first unfinished one waits, so that a
-/// slow file never makes the others pile up.
+/// Run the CPU stage over `entries` with `jobs` workers, each outcome handed to `emit` as soon
+/// as it and every file before it are done, in the order of `entries`. `gpu` receives each GPU
+/// job with the index of its file; it may block (the slot's channel is bounded) without
+/// stopping the other workers. Files not started when `cancelled` is set are marked skipped.
+/// Workers take the files in order, [`CHUNK`] at a time; one that would run more than
+/// [`WINDOW`] files ahead of the first unfinished one waits, so that a slow file never makes
+/// the others pile up.
 #[allow(clippy::too_many_arguments)]
-pub fn run_cpu_stage_with(
+pub fn run_cpu_stage(
     engine: &Engine,
     cache: Cached,
     entries: &[Entry],

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
-use super::cpu::run_cpu_stage_with;
+use super::cpu::run_cpu_stage;
 use super::progress::Progress;
 use super::Setup;
 use crate::cli::{GpuArgs, GpuMode};
@@ -113,7 +113,7 @@ pub fn run(
         let _ = slot.jobs.send(job);
     };
     let mut order = Checked::new(GpuSummary::running(policy), emit);
-    run_cpu_stage_with(
+    run_cpu_stage(
         engine,
         cache,
         entries,
@@ -280,7 +280,7 @@ fn without_gpu(
     // The files that earned a check: each says it was skipped, and why.
     let wanted = Mutex::new(HashSet::new());
     let mut skipped_checks = 0;
-    run_cpu_stage_with(
+    run_cpu_stage(
         engine,
         cache,
         entries,

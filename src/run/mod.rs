@@ -21,7 +21,7 @@ use crate::python::Python;
 use crate::source::Prefilter;
 use crate::summary::Summary;
 use crate::walk::{find_root, walk_tree, Entry, EntryKind};
-use cpu::{install_signal_flag, run_cpu_stage_with};
+use cpu::{install_signal_flag, run_cpu_stage};
 use progress::Progress;
 
 /// What every command that walks a tree sets up.
@@ -367,7 +367,7 @@ fn run(
             &mut |_, outcome| emit(outcome),
         )?),
         None => {
-            run_cpu_stage_with(
+            run_cpu_stage(
                 engine,
                 cached,
                 checked,
