@@ -809,6 +809,25 @@ fn a_checked_file_is_journalled_while_the_run_goes_on_and_stays_when_it_is_kille
         lines.iter().all(|l| l["type"] == "file"),
         "no totals from a killed run: {lines:?}"
     );
+    // The report counts the file, and says the run was cut short.
+    let report = run(driver
+        .command(tree.path())
+        .args(["report", "--format", "json"]));
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    assert!(
+        report.stderr.contains("the `check` run begun at ")
+            && report
+                .stderr
+                .contains("journalled 1 file and no totals: it was cut short"),
+        "{}",
+        report.stderr
+    );
+    let doc = json(&report.stdout);
+    assert!(
+        doc["warnings"].to_string().contains("no totals"),
+        "{}",
+        doc["warnings"]
+    );
 }
 
 #[test]

@@ -491,7 +491,12 @@ mod tests {
         writer.file(&outcome("b.py", FileStatus::Compliant));
         drop(writer);
         let j = Journal::read(root.path());
-        assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+        assert_eq!(j.warnings.len(), 1, "{:?}", j.warnings);
+        assert!(
+            j.warnings[0].contains("journalled 2 files and no totals: it was cut short"),
+            "{:?}",
+            j.warnings
+        );
         let paths: Vec<&str> = j.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(paths, ["a.py", "b.py"], "cut short: no totals, every line");
         assert!(j.runs.is_empty());

@@ -64,6 +64,7 @@ impl Journal {
                     .push(format!("{name}:{}: unreadable line skipped: {why}", i + 1)),
             }
         }
+        journal.note_open_runs(name);
         for (version, at) in foreign {
             journal.warnings.push(format!(
                 "{name}: {} line{} (from line {}) written by gpu-homogenize {version}, this is {}; read as far as understood",
@@ -74,6 +75,39 @@ impl Journal {
             ));
         }
         journal
+    }
+
+    /// A run appends each file's line as the file is done and its totals last: file lines with
+    /// no totals are a run cut short (killed, or the machine stopped), or one still running.
+    fn note_open_runs(&mut self, name: &str) {
+        let closed: std::collections::HashSet<&str> =
+            self.runs.iter().map(|r| r.stamp.run_id.as_str()).collect();
+        let mut open: Vec<(&FileLine, usize)> = Vec::new();
+        for line in &self.files {
+            if closed.contains(line.stamp.run_id.as_str()) {
+                continue;
+            }
+            match open
+                .iter_mut()
+                .find(|(first, _)| first.stamp.run_id == line.stamp.run_id)
+            {
+                Some((_, count)) => *count += 1,
+                None => open.push((line, 1)),
+            }
+        }
+        let notes: Vec<String> = open
+            .iter()
+            .map(|(first, count)| {
+                format!(
+                    "{name}: the `{}` run begun at {} (run {}) journalled {count} file{} and no totals: it was cut short (killed, or the machine stopped) or is still running; its files count, the burn-down has no point for it",
+                    first.stamp.command,
+                    first.stamp.at,
+                    first.stamp.run_id,
+                    if *count == 1 { "" } else { "s" },
+                )
+            })
+            .collect();
+        self.warnings.extend(notes);
     }
 
     /// Keep one line; `Ok(Some(version))` when another tool version wrote it.
@@ -150,21 +184,28 @@ mod tests {
         let j = Journal::parse(&text, "J");
         assert_eq!((j.files.len(), j.runs.len()), (1, 0));
         assert_eq!(
-            j.warnings,
-            ["J:2: incomplete last line (a run was cut off while writing it); ignored"]
+            j.warnings[0],
+            "J:2: incomplete last line (a run was cut off while writing it); ignored"
         );
+        assert!(
+            j.warnings[1].contains("(run r1) journalled 1 file and no totals"),
+            "{:?}",
+            j.warnings
+        );
+        assert_eq!(j.warnings.len(), 2);
     }
 
     #[test]
     fn lines_of_another_version_are_read_with_one_warning() {
         let text = format!(
-            "{}\n{}\n{}\n",
+            "{}\n{}\n{}\n{}\n",
             line("file", "r0", "0.0.9", "a.py"),
             line("run", "r0", "0.0.9", ""),
-            ours("file", "r1", "b.py")
+            ours("file", "r1", "b.py"),
+            ours("run", "r1", "")
         );
         let j = Journal::parse(&text, "J");
-        assert_eq!((j.files.len(), j.runs.len()), (2, 1));
+        assert_eq!((j.files.len(), j.runs.len()), (2, 2));
         assert_eq!(j.warnings.len(), 1);
         assert!(
             j.warnings[0].starts_with("J: 2 lines (from line 1) written by gpu-homogenize 0.0.9")
@@ -183,6 +224,23 @@ mod tests {
             j.warnings
         );
         assert!(j.warnings[1].contains("quarantined"), "{:?}", j.warnings);
+    }
+
+    #[test]
+    fn a_run_with_file_lines_and_no_totals_is_named_as_cut_short() {
+        let text = format!(
+            "{}\n{}\n{}\n{}\n",
+            ours("file", "r1", "a.py"),
+            ours("file", "r2", "b.py"),
+            ours("run", "r1", ""),
+            ours("file", "r2", "c.py"),
+        );
+        let j = Journal::parse(&text, "J");
+        assert_eq!((j.files.len(), j.runs.len()), (3, 1), "every line counts");
+        assert_eq!(
+            j.warnings,
+            ["J: the `fix` run begun at 2025-01-12T09:30:00.000Z (run r2) journalled 2 files and no totals: it was cut short (killed, or the machine stopped) or is still running; its files count, the burn-down has no point for it"]
+        );
     }
 
     #[test]
