@@ -163,14 +163,21 @@ print("findings:")
 for (rule, name, state), n in sorted(rules.items()):
     print(f"  {rule} {name} [{state}]: {n}")
 
+# The tree's files, without the tool's own state (`.gpu-homogenize/`: its cache, which it
+# keeps out of git with its own .gitignore).
+def tree_files(top):
+    for root, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".gpu-homogenize"]
+        yield root, names
+
 # the files that changed on disk must be exactly the ones reported
 changed = set()
-for root, _, names in os.walk(orig):
+for root, names in tree_files(orig):
     for name in names:
         rel = os.path.relpath(os.path.join(root, name), orig)
         if read(orig, rel) != read(fixed1, rel):
             changed.add(rel)
-for root, _, names in os.walk(fixed1):
+for root, names in tree_files(fixed1):
     for name in names:
         rel = os.path.relpath(os.path.join(root, name), fixed1)
         if not os.path.exists(os.path.join(orig, rel)):
@@ -310,7 +317,7 @@ for k, n in sorted(hist.items()):
 # idempotence
 again = rewritten_of(second)
 moved = []
-for root, _, names in os.walk(fixed1):
+for root, names in tree_files(fixed1):
     for name in names:
         rel = os.path.relpath(os.path.join(root, name), fixed1)
         if read(fixed1, rel) != read(fixed, rel):
