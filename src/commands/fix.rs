@@ -66,8 +66,8 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             &setup,
             &engine,
             &args.input,
-            None,
-            None,
+            gpu,
+            journal,
             &mut |mut outcome| {
                 let diff = outcome.diff.take().unwrap_or_default();
                 outcomes.push(outcome);
