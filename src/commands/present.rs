@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use std::path::Path;
 
 use crate::cli::{ColorChoice, GlobalArgs, OutputFormat};
-use crate::outcome::{FileOutcome, FileStatus};
+use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
 use crate::policy::{PhaseSpec, Policy};
 use crate::report::progress::PhaseTally;
 use crate::report::text::Paint;
@@ -119,10 +119,13 @@ pub fn streamed(
     let summary = run(&mut |outcome| {
         let text = text::findings(std::slice::from_ref(&outcome), ending.after_fix, paint);
         tally.add(&outcome);
-        if outcome.status == FileStatus::Error
-            || outcome.unsafe_fixes_held > 0
-            || outcome.gpu_check.is_some()
-        {
+        // The files the end names: an error, unsafe fixes held back, a GPU check that did not
+        // pass (`text::gpu_checks` prints no line for a passed or skipped one).
+        let failed_check = outcome.gpu_check.as_ref().is_some_and(|c| {
+            c.status
+                .is_some_and(|s| !matches!(s, CheckStatus::Passed | CheckStatus::Skipped))
+        });
+        if outcome.status == FileStatus::Error || outcome.unsafe_fixes_held > 0 || failed_check {
             kept.push(outcome);
         }
         text

@@ -75,9 +75,9 @@ pub fn write(
     out.write_all(b"\n")
 }
 
-/// The same document, written as the run hands on its files (`scan` without `--shard`): the
-/// text before the files, each file, then the rest with the summary. Byte for byte what
-/// [`write`] writes for the same outcomes.
+/// The same document, written as the run hands on its files (`scan`, `check` and `fix` without
+/// `--shard`): the text before the files, each file, then the rest with the summary. Byte for
+/// byte what [`write`] writes for the same outcomes.
 pub struct Streamed<'a> {
     command: &'a str,
     root: &'a std::path::Path,

@@ -73,8 +73,8 @@ impl Progress {
         }
     }
 
-    /// The bars, for printing between their redraws (`suspend`), so that what is printed is
-    /// not drawn over; it lives while the GPU bar is added.
+    /// A handle on the bars, for printing between their redraws (`suspend`) so that nothing
+    /// printed is drawn over; it stays valid while `add_gpu` adds the GPU bar.
     pub fn bars(&self) -> MultiProgress {
         self.multi.clone()
     }
