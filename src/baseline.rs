@@ -42,16 +42,22 @@ pub struct Baseline {
 type Key = (String, String, String, bool);
 
 impl Baseline {
+    /// The baseline the user named (`--baseline`): a regular file within
+    /// [`crate::tree_file::BASELINE_LIMIT`]; its errors never quote it.
     pub fn load(path: &Path) -> anyhow::Result<Baseline> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("{}: cannot read the baseline: {e}", path.display()))?;
-        let file: BaselineFile = serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not a baseline: {e}", path.display()))?;
+        let text = crate::tree_file::read_named(path, crate::tree_file::BASELINE_LIMIT)
+            .map_err(|e| anyhow::anyhow!("cannot read the baseline: {e}"))?;
+        let shown = crate::outcome::display_path(path);
+        let file: BaselineFile = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{shown}: not a baseline: {}",
+                crate::policy::excerpt(&e.to_string())
+            )
+        })?;
         let mut counts = HashMap::new();
         if file.version > VERSION {
             anyhow::bail!(
-                "{}: a baseline of version {} (this gpu-homogenize reads up to {VERSION}); upgrade it",
-                path.display(),
+                "{shown}: a baseline of version {} (this gpu-homogenize reads up to {VERSION}); upgrade it",
                 file.version
             );
         }

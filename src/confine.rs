@@ -99,6 +99,14 @@ impl RootDir {
 }
 
 impl RootDir {
+    /// The names in the directory `rel` below the root (no link followed on the way; the
+    /// entries themselves may be links), listed through the opened handle.
+    pub fn list(&self, rel: &Path) -> io::Result<Vec<OsString>> {
+        let dir = self.dir(rel, false)?;
+        let listing = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))?;
+        listing.map(|e| e.map(|e| e.file_name())).collect()
+    }
+
     /// Open the regular file `rel` for reading, as [`Parent::open_regular`] does: in one
     /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` where the kernel has it (Linux 5.6),
     /// rather than one `openat` per directory. Any failure (no `openat2`, a link, a missing

@@ -511,8 +511,10 @@ impl Projects {
         let mut dirs: Vec<String> = dirs.into_iter().collect();
         dirs.sort();
         for dir in dirs {
-            let at = root.join(&dir);
-            let read = |name: &str| std::fs::read_to_string(at.join(name)).ok();
+            let read = |name: &str| {
+                let rel = Path::new(&dir).join(name);
+                crate::tree_file::read_optional(root, &rel, "its packaging metadata")
+            };
             let (pyproject, setup_cfg, setup_py) =
                 (read("pyproject.toml"), read("setup.cfg"), read("setup.py"));
             let mut installable = setup_py.is_some();

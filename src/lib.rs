@@ -41,5 +41,6 @@ pub mod source;
 pub mod summary;
 pub mod suppress;
 pub mod template;
+pub mod tree_file;
 pub mod walk;
 pub mod write;

@@ -13,20 +13,20 @@ pub const CONFIG_FILE: &str = "gpu-homogenize.toml";
 pub const PYPROJECT: &str = "pyproject.toml";
 
 /// The config of a tree root: `gpu-homogenize.toml` wins over `pyproject.toml`'s
-/// `[tool.gpu-homogenize]`; `None` when the root has neither.
+/// `[tool.gpu-homogenize]`; `None` when the root has neither. A `gpu-homogenize.toml` of any
+/// kind (a link, a FIFO) is the config, so that loading it refuses it by name rather than
+/// falling back to another file.
 pub fn config_file_of(root: &Path) -> Option<PathBuf> {
     let own = root.join(CONFIG_FILE);
-    if own.is_file() {
+    if std::fs::symlink_metadata(&own).is_ok() {
         return Some(own);
     }
-    let pyproject = root.join(PYPROJECT);
-    let has_table = std::fs::read_to_string(&pyproject).is_ok_and(|text| {
-        toml::from_str::<toml::Table>(&text)
-            .ok()
-            .and_then(|t| t.get("tool").and_then(|t| t.get("gpu-homogenize")).cloned())
-            .is_some()
-    });
-    has_table.then_some(pyproject)
+    let text = crate::tree_file::read_optional(root, Path::new(PYPROJECT), "its settings")?;
+    let has_table = toml::from_str::<toml::Table>(&text)
+        .ok()
+        .and_then(|t| t.get("tool").and_then(|t| t.get("gpu-homogenize")).cloned())
+        .is_some();
+    has_table.then(|| root.join(PYPROJECT))
 }
 
 /// How a physical card is recognised through NVML. Every field that is set must match.
@@ -259,54 +259,143 @@ pub struct Config {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read config: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: invalid config: {message}")]
+    #[error("{}: cannot read config: {why}", crate::outcome::display_path(path))]
+    Read { path: PathBuf, why: String },
+    #[error("{}: invalid config: {message}", crate::outcome::display_path(path))]
     Parse { path: PathBuf, message: String },
 }
 
 impl Config {
-    pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    /// The config file `rel` of the tree at `root`, read through the confined reader.
+    pub fn load_in(root: &Path, rel: &Path) -> Result<Config, ConfigError> {
+        let path = root.join(rel);
+        let text = crate::tree_file::read_text(root, rel, crate::tree_file::SETTINGS_LIMIT)
+            .map_err(|e| ConfigError::Read {
+                path: path.clone(),
+                why: e.why,
+            })?
+            .ok_or_else(|| ConfigError::Read {
+                path: path.clone(),
+                why: "no such file".to_string(),
+            })?;
+        Config::parse(&text, &path)
+    }
+
+    /// A config file the user named (`--config`): wherever it is, but a regular file within
+    /// the same size limit.
+    pub fn load_named(path: &Path) -> Result<Config, ConfigError> {
+        let text = crate::tree_file::read_named(path, crate::tree_file::SETTINGS_LIMIT)
+            .map_err(|e| ConfigError::Read {
+                path: path.to_path_buf(),
+                why: e.why,
+            })?;
+        Config::parse(&text, path)
+    }
+
+    /// The config in `text`, read from `path` (a `pyproject.toml` by its name).
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let parse_error = |message: String| ConfigError::Parse {
             path: path.to_path_buf(),
             message,
         };
+        let toml_error = |e: toml::de::Error| parse_error(toml_message(&e, text));
         let config: Config = if path.file_name().is_some_and(|n| n == PYPROJECT) {
-            let table: toml::Table =
-                toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?;
+            let table: toml::Table = toml::from_str(text).map_err(toml_error)?;
             let section = table
                 .get("tool")
                 .and_then(|t| t.get("gpu-homogenize"))
                 .cloned()
                 .unwrap_or(toml::Value::Table(toml::Table::new()));
-            section
-                .try_into()
-                .map_err(|e: toml::de::Error| parse_error(format!("[tool.gpu-homogenize]: {e}")))?
+            section.try_into().map_err(|e: toml::de::Error| {
+                parse_error(format!("[tool.gpu-homogenize]: {}", toml_message(&e, "")))
+            })?
         } else {
-            toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?
+            toml::from_str(text).map_err(toml_error)?
         };
+        config.check_glob_budget().map_err(parse_error)?;
         config
             .lint
             .validate()
-            .map_err(|m| parse_error(format!("[lint]: {m}")))?;
+            .map_err(|m| parse_error(format!("[lint]: {}", bounded(&m, MESSAGE_CHARS))))?;
         for phase in &config.phases {
             for glob in &phase.globs {
-                Glob::new(glob).map_err(|e| ConfigError::Parse {
-                    path: path.to_path_buf(),
-                    message: format!("phase `{}`: bad glob `{glob}`: {e}", phase.name),
+                Glob::new(glob).map_err(|e| {
+                    parse_error(format!(
+                        "phase `{}`: bad glob `{}`: {}",
+                        excerpt(&phase.name),
+                        excerpt(glob),
+                        excerpt(&e.kind().to_string())
+                    ))
                 })?;
             }
         }
         Ok(config)
     }
 }
+
+impl Config {
+    /// Globs cost memory when compiled (a regex each, hundreds of bytes per `*`): together,
+    /// the config's may hold at most [`GLOB_BUDGET`] bytes of pattern, so a crafted config
+    /// cannot make the tool run out of memory. Real configs hold a few hundred.
+    fn check_glob_budget(&self) -> Result<(), String> {
+        let lint = &self.lint;
+        let globs = lint
+            .exclude
+            .iter()
+            .chain(&lint.extend_exclude)
+            .chain(lint.per_file_ignores.keys())
+            .chain(self.phases.iter().flat_map(|p| &p.globs));
+        let (mut count, mut bytes) = (0usize, 0usize);
+        for glob in globs {
+            count += 1;
+            bytes += glob.len();
+        }
+        if bytes > GLOB_BUDGET {
+            return Err(format!(
+                "its {count} globs (exclude, extend-exclude, per-file-ignores, phases) hold {bytes} bytes; at most {GLOB_BUDGET} are read"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The most bytes of glob patterns a config may hold (see `Config::check_glob_budget`).
+pub const GLOB_BUDGET: usize = 64 << 10;
+
+/// A TOML error as the user can act on it: where (line and column), what, and at most a short
+/// escaped excerpt of the line — never the whole line, which may be anything the tree holds.
+fn toml_message(e: &toml::de::Error, text: &str) -> String {
+    let what = bounded(e.message(), MESSAGE_CHARS);
+    let Some(span) = e.span().filter(|s| s.start <= text.len()) else {
+        return what;
+    };
+    let index = crate::line_index::LineIndex::new(text);
+    let (line, column) = index.line_column(span.start);
+    let start = crate::lines::line_start(text, span.start);
+    let end = crate::lines::line_end(text, span.start);
+    format!(
+        "line {line}, column {column}: {what}\n  | {}",
+        excerpt(&text[start..end])
+    )
+}
+
+/// At most [`EXCERPT_CHARS`] characters of `text`, escaped for a terminal or a CI log.
+pub fn excerpt(text: &str) -> String {
+    bounded(text, EXCERPT_CHARS)
+}
+
+fn bounded(text: &str, chars: usize) -> String {
+    let mut cut: String = text.chars().take(chars).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    crate::outcome::printable(&cut).into_owned()
+}
+
+/// How much of a config line an error quotes.
+pub const EXCERPT_CHARS: usize = 80;
+/// How much of the parser's message (which may quote a value) an error shows.
+const MESSAGE_CHARS: usize = 400;
 
 /// Phases compiled for matching root-relative paths (always with `/` separators).
 #[derive(Debug, Clone, Default)]

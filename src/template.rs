@@ -5,13 +5,37 @@ use crate::policy::Policy;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TemplateError {
-    #[error("{path}: cannot read the Python header template: {source}")]
+    #[error("{path}: cannot read the {language} header template: {why}")]
     Read {
         path: String,
-        source: std::io::Error,
+        language: &'static str,
+        why: String,
     },
     #[error("Python header template: {0}")]
     Invalid(String),
+}
+
+/// The text of the template the policy names: a file inside the tree root (never through a
+/// link, never `..` or an absolute path: the tree's config must not make the tool copy a file
+/// from outside into diffs and rewrites), read through the confined reader.
+pub fn read_template(
+    root: &std::path::Path,
+    path: &std::path::Path,
+    language: &'static str,
+) -> Result<String, TemplateError> {
+    let fail = |why: String| TemplateError::Read {
+        path: crate::outcome::display_path(path),
+        language,
+        why,
+    };
+    match crate::tree_file::read_text(root, path, crate::tree_file::SETTINGS_LIMIT) {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(fail(format!(
+            "no such file under the tree root {} (a template is a file of the tree, or `{BUILTIN_SEED}`)",
+            crate::outcome::display_path(root)
+        ))),
+        Err(e) => Err(fail(e.why)),
+    }
 }
 
 /// A template's `@@ name` sections, rendered with the policy's values.

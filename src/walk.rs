@@ -1,6 +1,7 @@
 //! Finding the tree root and the files to process: a parallel walk that honours .gitignore
 //! and never follows a symlink, over paths confined to the root.
 
+mod ignores;
 mod root;
 
 use std::collections::HashSet;
@@ -160,14 +161,21 @@ pub fn walk_tree(
         for dir in rest {
             builder.add(dir);
         }
-        // Hidden files are skipped by hand, so that the walk still sees leftover temp files.
+        // Hidden files are skipped by hand, so that the walk still sees leftover temp files;
+        // ignore files are read by `ignores` (confined), never by the crate.
         builder
+            .standard_filters(false)
             .follow_links(false)
-            .hidden(false)
             .threads(threads.max(1));
         let root_abs = root.to_path_buf();
+        let ignores = ignores::Ignores::new();
+        let cwd = std::env::current_dir().unwrap_or_default();
         builder.filter_entry(move |e| {
             let name = e.file_name();
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if e.depth() > 0 && ignores.ignored(&normalize(&cwd.join(e.path())), is_dir) {
+                return false;
+            }
             if e.depth() > 0
                 && !globs.is_empty()
                 && globs.is_match(&relative_to(&root_abs, e.path()))
@@ -181,7 +189,6 @@ pub fn walk_tree(
             {
                 return false;
             }
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
             // A backup directory (marked when `fix --backup-dir` made it) is never walked: a
             // later plain `fix` must not rewrite the originals it keeps.
             if is_dir && e.depth() > 0 && e.path().join(crate::write::BACKUP_MARKER).is_file() {

@@ -6,7 +6,7 @@
 //! write goes through [`RootDir`]: no link is followed out of the root.
 
 use std::ffi::OsStr;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
@@ -40,13 +40,11 @@ fn facts_name(name: &str) -> String {
 
 /// The facts stored beside `name`, by file; a line that does not parse is a miss.
 pub fn load_facts(root: &Path, name: &str) -> rustc_hash::FxHashMap<String, Facts> {
-    let mut text = String::new();
-    let read = RootDir::open(root)
-        .and_then(|r| r.open_regular(&Path::new(CACHE_DIR).join(facts_name(name))))
-        .and_then(|mut f| f.read_to_string(&mut text));
-    if read.is_err() {
+    let rel = Path::new(CACHE_DIR).join(facts_name(name));
+    let Ok(Some(text)) = crate::tree_file::read_text(root, &rel, crate::tree_file::CACHE_LIMIT)
+    else {
         return Default::default();
-    }
+    };
     text.lines()
         .filter_map(|l| serde_json::from_str::<Facts>(l).ok())
         .map(|f| (f.rel.clone(), f))
@@ -60,13 +58,11 @@ pub fn load(
     name: &str,
     settings: &str,
 ) -> (rustc_hash::FxHashMap<String, Record>, Option<Snapshot>) {
-    let mut text = String::new();
-    let read = RootDir::open(root)
-        .and_then(|r| r.open_regular(&Path::new(CACHE_DIR).join(name)))
-        .and_then(|mut f| f.read_to_string(&mut text));
-    if read.is_err() {
+    let rel = Path::new(CACHE_DIR).join(name);
+    let Ok(Some(text)) = crate::tree_file::read_text(root, &rel, crate::tree_file::CACHE_LIMIT)
+    else {
         return (Default::default(), None);
-    }
+    };
     let mut lines = text.lines();
     let header = lines
         .next()

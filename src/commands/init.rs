@@ -28,22 +28,29 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_OK);
     }
     let target = setup.root.join(CONFIG_FILE);
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true);
     if args.force {
-        open.create(true).truncate(true);
+        // Replaced as every output is: never through a link planted in the tree.
+        crate::tree_file::write_output(&setup.root, &target, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write the proposal: {e}"))?;
     } else {
         // O_EXCL: never replaces a config, never follows a symlink.
-        open.create_new(true);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+            .with_context(|| {
+                format!(
+                    "{}: cannot write the proposal (it exists? edit it, or use --force or --stdout)",
+                    crate::outcome::display_path(&target)
+                )
+            })?;
+        file.write_all(text.as_bytes()).with_context(|| {
+            format!(
+                "{}: cannot write the proposal",
+                crate::outcome::display_path(&target)
+            )
+        })?;
     }
-    let mut file = open.open(&target).with_context(|| {
-        format!(
-            "{}: cannot write the proposal (it exists? edit it, or use --force or --stdout)",
-            target.display()
-        )
-    })?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("{}: cannot write the proposal", target.display()))?;
     err!(
         "wrote {}: the policy and the phases proposed from this scan; edit it, then run `gpu-homogenize scan`\n",
         target.display()
@@ -216,7 +223,11 @@ pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow
             }
             _ => continue,
         }
-        let text = std::fs::read_to_string(root.join(&o.path)).unwrap_or_default();
+        // Only a regular file of the tree (an error's path may be a link or a FIFO).
+        let text = crate::tree_file::read_text(root, Path::new(&o.path), crate::tree_file::SETTINGS_LIMIT)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         match kind_of(&o.path, &text) {
             Kind::Test => tests.push(&o.path),
             kind => core.push((&o.path, kind)),

@@ -1,7 +1,6 @@
 //! `gpu-homogenize report`: scan the whole tree, read its journal, hand both to `report/`; or,
 //! with `--merge`, put the shards of a CI matrix back together.
 
-use anyhow::Context;
 
 use super::{exit_status, gpu_failed, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
 use crate::cli::{InputArgs, ReportArgs, ReportFormat};
@@ -61,7 +60,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         ReportFormat::Json => coordinator::json(&report),
         ReportFormat::Html => html::render(&report),
     };
-    write_out(args.out.as_deref(), &text)?;
+    write_out(Some(&setup.root), args.out.as_deref(), &text)?;
     Ok(EXIT_OK)
 }
 
@@ -73,8 +72,8 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|path| {
             let name = crate::outcome::escape(path.as_os_str());
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| anyhow::anyhow!("{name}: cannot read it: {e}"))?;
+            let text = crate::tree_file::read_named(path, crate::tree_file::DOCUMENT_LIMIT)
+                .map_err(|e| anyhow::anyhow!("cannot read it: {e}"))?;
             Ok(Input { name, text })
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
@@ -99,7 +98,7 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
             wanted.name().to_ascii_lowercase()
         );
     }
-    write_out(args.out.as_deref(), &merged.text)?;
+    write_out(None, args.out.as_deref(), &merged.text)?;
     Ok(match merged.verdict {
         Verdict::Run { command, summary } => exit_status(&summary, |s| match command.as_str() {
             "check" => s.count(FileStatus::NonCompliant) > 0 || gpu_failed(s),
@@ -110,29 +109,15 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// The report on stdout, or in `out`.
-fn write_out(out: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+/// The report on stdout, or in `out`: written as every output is, never through a link
+/// planted where it goes (`tree_file::write_output`; the tree is the working directory's
+/// when the command has none).
+fn write_out(root: Option<&std::path::Path>, out: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
     match out {
-        // Never through a symbolic link planted where the report goes (it would overwrite
-        // whatever the link points to).
         Some(path) => {
-            use std::io::Write as _;
-            use std::os::unix::fs::OpenOptionsExt;
-            let shown = crate::outcome::escape(path.as_os_str());
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(path)
-                .map_err(|e| match e.raw_os_error() {
-                    Some(libc::ELOOP) => anyhow::anyhow!(
-                        "{shown}: is a symbolic link; the report is never written through one"
-                    ),
-                    _ => anyhow::anyhow!("{shown}: cannot write the report: {e}"),
-                })?;
-            file.write_all(text.as_bytes())
-                .with_context(|| format!("{shown}: cannot write the report"))?;
+            let root = root.unwrap_or(std::path::Path::new("."));
+            crate::tree_file::write_output(root, path, text.as_bytes())
+                .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
         }
         None => out!("{text}"),
     }

@@ -22,19 +22,22 @@ impl Journal {
     /// The journal of the tree at `root`; a missing or unreadable one is empty, with a warning.
     pub fn read(root: &Path) -> Journal {
         let path = super::path(root);
-        match std::fs::read(&path) {
-            Ok(bytes) => Journal::parse(&String::from_utf8_lossy(&bytes), &path.display().to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Journal {
+        let rel = Path::new(super::JOURNAL_DIR).join(super::JOURNAL_FILE);
+        match crate::tree_file::read(root, &rel, crate::tree_file::JOURNAL_LIMIT) {
+            Ok(Some(bytes)) => Journal::parse(
+                &String::from_utf8_lossy(&bytes),
+                &crate::outcome::display_path(&path),
+            ),
+            Ok(None) => Journal {
                 warnings: vec![format!(
                     "{}: no journal yet (no `fix` or `check` recorded here); the report shows the current scan only",
-                    path.display()
+                    crate::outcome::display_path(&path)
                 )],
                 ..Journal::default()
             },
             Err(e) => Journal {
                 warnings: vec![format!(
-                    "{}: cannot read the journal ({e}); the report shows the current scan only",
-                    path.display()
+                    "cannot read the journal ({e}); the report shows the current scan only"
                 )],
                 ..Journal::default()
             },

@@ -41,12 +41,7 @@ impl PythonHeader {
                 PythonHeader::render(SEED_TEMPLATE, policy)
             }
             Some(path) => {
-                let path = root.join(path);
-                let text =
-                    std::fs::read_to_string(&path).map_err(|source| TemplateError::Read {
-                        path: path.display().to_string(),
-                        source,
-                    })?;
+                let text = crate::template::read_template(root, path, "Python")?;
                 PythonHeader::render(&text, policy)
             }
         }

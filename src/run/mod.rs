@@ -77,10 +77,10 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
         input.paths.iter().map(|p| resolved_root(p)).collect()
     };
     let root = find_root(&paths)?;
-    let config_path = input.config.clone().or_else(|| config_file_of(&root));
-    let mut config = match &config_path {
-        Some(path) => Config::load(path)?,
-        None => Config::default(),
+    let mut config = match (&input.config, config_file_of(&root)) {
+        (Some(named), _) => Config::load_named(named)?,
+        (None, Some(found)) => Config::load_in(&root, found.strip_prefix(&root)?)?,
+        (None, None) => Config::default(),
     };
     let cli = input.lint.settings();
     cli.validate()
@@ -427,8 +427,8 @@ fn cache_settings(setup: &Setup, engine: &Engine, input: &InputArgs) -> String {
 /// what a file's verdict depends on besides its bytes and the tool.
 fn verdict_settings(setup: &Setup, engine: &Engine, input: &InputArgs) -> String {
     let baseline = input.lint.baseline.as_ref().map(|path| {
-        std::fs::read(path)
-            .map(|b| crate::source::content_key(&b))
+        crate::tree_file::read_named(path, crate::tree_file::BASELINE_LIMIT)
+            .map(|text| crate::source::content_key(text.as_bytes()))
             .ok()
     });
     format!(

@@ -797,7 +797,7 @@ impl Packages {
         dirs.sort();
         let manifests: Vec<(String, Manifest)> = dirs
             .into_iter()
-            .filter_map(|d| Some((d.clone(), manifest::load(&root.join(&d))?)))
+            .filter_map(|d| Some((d.clone(), manifest::load(root, Path::new(&d))?)))
             .filter(|(_, m)| m.package.is_some())
             .collect();
         let present: HashSet<&str> = rs.iter().map(|e| e.rel.as_str()).collect();

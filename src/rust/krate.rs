@@ -34,32 +34,44 @@ pub struct CrateInfo {
 
 /// The Cargo.toml files read so far, completed (see [`super::manifest`]; `None`: absent or
 /// not a manifest). One run reads each manifest once, however many files of its crate it
-/// analyses.
-#[derive(Debug, Default)]
-pub struct Manifests(Mutex<HashMap<PathBuf, Option<Arc<Manifest>>>>);
+/// analyses. Only the tree's manifests are read: none above its root.
+#[derive(Debug)]
+pub struct Manifests {
+    root: PathBuf,
+    read: Mutex<HashMap<PathBuf, Option<Arc<Manifest>>>>,
+}
 
 impl Manifests {
+    /// The manifests of the tree at `root`.
+    pub fn within(root: &Path) -> Manifests {
+        Manifests {
+            root: crate::walk::absolute(root),
+            read: Mutex::default(),
+        }
+    }
+
     fn get(&self, dir: &Path) -> Option<Arc<Manifest>> {
         let known = self.lock().get(dir).cloned();
         if let Some(known) = known {
             return known;
         }
-        let read = manifest::load(dir).map(Arc::new);
+        let rel = dir.strip_prefix(&self.root).ok()?;
+        let read = manifest::load(&self.root, rel).map(Arc::new);
         self.lock().insert(dir.to_path_buf(), read.clone());
         read
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Option<Arc<Manifest>>>> {
-        self.0
+        self.read
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 impl CrateInfo {
-    /// What the nearest Cargo.toml says about `file`, reading it afresh.
-    pub fn of(file: &Path) -> CrateInfo {
-        CrateInfo::of_with(file, &Manifests::default())
+    /// What the nearest Cargo.toml of the tree at `root` says about `file`, reading it afresh.
+    pub fn of(root: &Path, file: &Path) -> CrateInfo {
+        CrateInfo::of_with(file, &Manifests::within(root))
     }
 
     /// The same, with the manifests read so far.
@@ -67,7 +79,11 @@ impl CrateInfo {
         let absolute = std::env::current_dir()
             .map(|d| d.join(file))
             .unwrap_or_else(|_| file.to_path_buf());
-        for dir in absolute.ancestors().skip(1) {
+        for dir in absolute
+            .ancestors()
+            .skip(1)
+            .take_while(|d| d.starts_with(&manifests.root))
+        {
             let Some(manifest) = manifests.get(dir) else {
                 continue;
             };
@@ -95,8 +111,8 @@ impl CrateInfo {
 }
 
 /// The edition, as a year; cargo's default when the manifest names none is 2015.
-pub fn edition_of(file: &Path) -> u32 {
-    CrateInfo::of(file).edition
+pub fn edition_of(root: &Path, file: &Path) -> u32 {
+    CrateInfo::of(root, file).edition
 }
 
 /// A program's root (binary, example, bench without harness), the build script, or a module.
@@ -149,12 +165,12 @@ mod tests {
             "b/Cargo.toml",
             "[package]\nname=\"b\"\nedition = \"2021\"\n[target.'cfg(unix)'.dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\n",
         );
-        assert_eq!(edition_of(&root.join("a/src/main.rs")), 2024);
-        assert_eq!(edition_of(&root.join("b/src/main.rs")), 2021);
-        assert!(CrateInfo::of(&root.join("a/src/main.rs")).lints_forbid_unsafe);
-        assert!(CrateInfo::of(&root.join("b/src/main.rs")).gpu_dependency);
-        assert!(!CrateInfo::of(&root.join("a/src/main.rs")).gpu_dependency);
-        assert!(!CrateInfo::of(&root.join("b/src/main.rs")).lints_forbid_unsafe);
+        assert_eq!(edition_of(root, &root.join("a/src/main.rs")), 2024);
+        assert_eq!(edition_of(root, &root.join("b/src/main.rs")), 2021);
+        assert!(CrateInfo::of(root, &root.join("a/src/main.rs")).lints_forbid_unsafe);
+        assert!(CrateInfo::of(root, &root.join("b/src/main.rs")).gpu_dependency);
+        assert!(!CrateInfo::of(root, &root.join("a/src/main.rs")).gpu_dependency);
+        assert!(!CrateInfo::of(root, &root.join("b/src/main.rs")).lints_forbid_unsafe);
     }
 
     #[test]
@@ -179,7 +195,7 @@ mod tests {
         ] {
             write(root, rel, "fn main() {}\n");
         }
-        let role = |rel: &str| CrateInfo::of(&root.join(rel)).role;
+        let role = |rel: &str| CrateInfo::of(root, &root.join(rel)).role;
         for entry in [
             "src/main.rs",
             "src/bin/a.rs",
@@ -201,7 +217,7 @@ mod tests {
         }
         assert_eq!(role("build.rs"), Role::BuildScript);
         assert_eq!(
-            CrateInfo::of(Path::new("/nonexistent-gh/x.rs")).role,
+            CrateInfo::of(Path::new("/nonexistent-gh"), Path::new("/nonexistent-gh/x.rs")).role,
             Role::Standalone
         );
     }

@@ -9,16 +9,83 @@ use std::path::{Path, PathBuf};
 pub use cargo_toml::Manifest;
 use cargo_toml::{Dependency, Edition, LintLevel, Product};
 
-/// The manifest at `dir/Cargo.toml`, completed; `None` when there is none or it is not a
-/// manifest. A workspace member whose workspace cannot be found keeps what its own file says.
-pub fn load(dir: &Path) -> Option<Manifest> {
-    let path = dir.join("Cargo.toml");
-    let bytes = std::fs::read(&path).ok()?;
+/// The manifest at `dir/Cargo.toml` (`dir` relative to the tree root `root`), completed;
+/// `None` when there is none or it is not a manifest. A workspace member whose workspace
+/// cannot be found keeps what its own file says. Every file is read, and every directory
+/// listed, inside `root` without following a link (see [`Confined`]).
+pub fn load(root: &Path, dir: &Path) -> Option<Manifest> {
+    let rel = dir.join("Cargo.toml");
+    let bytes = match crate::tree_file::read(root, &rel, crate::tree_file::SETTINGS_LIMIT) {
+        Ok(bytes) => bytes?,
+        Err(e) => {
+            crate::tree_file::warn_once(&format!("{e}; this package is not read"));
+            return None;
+        }
+    };
     let mut manifest = Manifest::from_slice(&bytes).ok()?;
-    if manifest.complete_from_path(&path).is_err() {
+    let fs = Confined {
+        root: crate::walk::absolute(root),
+        dir: dir.to_path_buf(),
+    };
+    if manifest
+        .complete_from_abstract_filesystem::<cargo_toml::Value, _>(&fs, None)
+        .is_err()
+    {
         manifest = Manifest::from_slice(&bytes).ok()?;
     }
     Some(manifest)
+}
+
+/// cargo_toml's view of the disk for one package at `dir` (relative to `root`): target
+/// discovery lists directories of the package, and the workspace is looked for in its
+/// ancestors up to the tree root, each through the confined reader (its own `Filesystem`
+/// follows links and reads up to `/`).
+struct Confined {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl cargo_toml::AbstractFilesystem for Confined {
+    fn file_names_in(&self, rel_path: &str) -> std::io::Result<std::collections::HashSet<Box<str>>> {
+        let dir = crate::confine::RootDir::open(&self.root)?;
+        let names = dir.list(&self.dir.join(rel_path))?;
+        Ok(names
+            .into_iter()
+            .map(|n| n.to_string_lossy().into_owned().into_boxed_str())
+            .collect())
+    }
+
+    fn parse_root_workspace(
+        &self,
+        hint: Option<&Path>,
+    ) -> Result<(Manifest<cargo_toml::Value>, PathBuf), cargo_toml::Error> {
+        let candidates: Vec<PathBuf> = match hint {
+            Some(hint) => crate::tree_file::below_root(&self.dir.join(hint))
+                .into_iter()
+                .collect(),
+            None => self.dir.ancestors().skip(1).map(Path::to_path_buf).collect(),
+        };
+        for dir in candidates {
+            let rel = dir.join("Cargo.toml");
+            let bytes =
+                match crate::tree_file::read(&self.root, &rel, crate::tree_file::SETTINGS_LIMIT) {
+                    Ok(Some(bytes)) => bytes,
+                    Ok(None) => continue,
+                    Err(e) => return Err(cargo_toml::Error::Io(std::io::Error::other(e))),
+                };
+            let Ok(manifest) = Manifest::<cargo_toml::Value>::from_slice_with_metadata(&bytes)
+            else {
+                continue;
+            };
+            if manifest.workspace.is_some() {
+                return Ok((manifest, self.root.join(dir)));
+            }
+        }
+        Err(cargo_toml::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no workspace manifest in the tree",
+        )))
+    }
 }
 
 /// The edition, as a year (cargo's default, 2015, when none is given or it is not known).
@@ -153,7 +220,7 @@ mod tests {
         write("m/src/bin/other.rs", "fn main() {}\n");
         write("m/benches/b.rs", "fn main() {}\n");
         write("m/tests/t.rs", "\n");
-        let m = load(&dir.path().join("m")).unwrap();
+        let m = load(dir.path(), Path::new("m")).unwrap();
         assert_eq!(edition(&m), 2024);
         assert!(forbids_unsafe(&m));
         let mut roots = program_roots(&m);

@@ -44,12 +44,7 @@ impl RustHeader {
             Some(path) if path.as_os_str() == crate::template::BUILTIN_SEED => {
                 SEED_TEMPLATE.to_string()
             }
-            Some(path) => {
-                std::fs::read_to_string(root.join(path)).map_err(|source| TemplateError::Read {
-                    path: root.join(path).display().to_string(),
-                    source,
-                })?
-            }
+            Some(path) => crate::template::read_template(root, path, "Rust")?,
         };
         let sections = render_sections(&text, policy)?;
         let take = |name: &str| {
@@ -184,7 +179,7 @@ pub fn support(policy: &Policy, root: &Path) -> Result<Box<dyn LanguageSupport>,
     Ok(Box::new(RustSupport {
         policy: policy.clone(),
         header,
-        manifests: Manifests::default(),
+        manifests: Manifests::within(root),
         index: std::sync::OnceLock::new(),
     }))
 }

@@ -93,11 +93,12 @@ fn marked_root(start: &Path) -> Option<PathBuf> {
 }
 
 fn has_config(dir: &Path) -> bool {
-    if dir.join(CONFIG_FILE).is_file() {
+    if std::fs::symlink_metadata(dir.join(CONFIG_FILE)).is_ok() {
         return true;
     }
-    std::fs::read_to_string(dir.join("pyproject.toml"))
-        .is_ok_and(|text| text.lines().any(|l| l.trim() == "[tool.gpu-homogenize]"))
+    // Each directory read as a root of its own: its `pyproject.toml` itself is never a link.
+    crate::tree_file::read_optional(dir, Path::new("pyproject.toml"), "its settings")
+        .is_some_and(|text| text.lines().any(|l| l.trim() == "[tool.gpu-homogenize]"))
 }
 
 /// The metadata of a given path (not following a final link) when it lies inside `root` as

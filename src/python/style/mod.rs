@@ -84,7 +84,7 @@ impl StyleResolver {
         ProjectStyle {
             quotes: quotes(ruff.as_ref(), tools),
             imports: import_order(ruff.as_ref(), tools),
-            indent: indent(ruff.as_ref(), &dir),
+            indent: indent(ruff.as_ref(), &self.root, &dir),
             max_line: max_line(ruff.as_ref(), tools),
             noqa_e402: tools.flake8_gated(),
         }
@@ -159,7 +159,7 @@ fn import_order(ruff: Option<&toml::Table>, tools: &RootTools) -> ImportOrder {
 
 /// ruff format's `indent-style` / `indent-width` when set, else `.editorconfig`'s for a Python
 /// file of `dir`.
-fn indent(ruff: Option<&toml::Table>, dir: &Path) -> Option<Indent> {
+fn indent(ruff: Option<&toml::Table>, root: &Path, dir: &Path) -> Option<Indent> {
     if let Some(ruff) = ruff {
         let style = ruff::get(ruff, &["format", "indent-style"]).and_then(|v| v.as_str());
         if style == Some("tab") {
@@ -171,7 +171,7 @@ fn indent(ruff: Option<&toml::Table>, dir: &Path) -> Option<Indent> {
         }
     }
     use ec4rs::property::{IndentSize, IndentStyle};
-    let props = ec4rs::properties_of(dir.join("__gpu_homogenize__.py")).ok()?;
+    let props = editorconfig(root, &dir.join("__gpu_homogenize__.py"))?;
     match props.get::<IndentStyle>() {
         Ok(IndentStyle::Tabs) => Some(Indent::Tab),
         Ok(IndentStyle::Spaces) => match props.get::<IndentSize>() {
@@ -183,6 +183,39 @@ fn indent(ruff: Option<&toml::Table>, dir: &Path) -> Option<Indent> {
             _ => None,
         },
     }
+}
+
+/// The `.editorconfig` properties of `file`, as `ec4rs::properties_of` finds them (the
+/// nearest files last, up to one marked `root = true`), but only from the tree: each file
+/// through the confined reader, none above the tree root.
+fn editorconfig(root: &Path, file: &Path) -> Option<ec4rs::Properties> {
+    use ec4rs::PropertiesSource;
+    let root = crate::walk::absolute(root);
+    let file = crate::walk::absolute(file);
+    let mut found = Vec::new();
+    let mut at = file.parent();
+    while let Some(dir) = at.filter(|d| d.starts_with(&root)) {
+        let rel = dir.strip_prefix(&root).ok()?.join(".editorconfig");
+        if let Some(text) = crate::tree_file::read_optional(&root, &rel, "its settings") {
+            let parser = ec4rs::ConfigParser::new_with_path(
+                std::io::Cursor::new(text.into_bytes()),
+                Some(root.join(&rel)),
+            )
+            .ok()?;
+            let is_root = parser.is_root;
+            found.push((dir.to_path_buf(), parser));
+            if is_root {
+                break;
+            }
+        }
+        at = dir.parent();
+    }
+    let mut props = ec4rs::Properties::new();
+    for (dir, mut parser) in found.into_iter().rev() {
+        let target = file.strip_prefix(&dir).unwrap_or(&file);
+        (&mut parser).apply_to(&mut props, target).ok()?;
+    }
+    Some(props)
 }
 
 /// The tightest E501 limit among the linters that check it: flake8 (79 unless configured),

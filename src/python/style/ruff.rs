@@ -11,7 +11,7 @@ use toml::{Table, Value};
 pub fn settings(root: &Path, dir: &Path) -> Option<Table> {
     let mut at = Some(dir);
     while let Some(d) = at {
-        if let Some(table) = own_config(d) {
+        if let Some(table) = own_config(root, d) {
             return Some(table);
         }
         if d == root || !d.starts_with(root) {
@@ -23,16 +23,25 @@ pub fn settings(root: &Path, dir: &Path) -> Option<Table> {
 }
 
 /// The config file of `dir` itself, extended.
-fn own_config(dir: &Path) -> Option<Table> {
+fn own_config(root: &Path, dir: &Path) -> Option<Table> {
     [".ruff.toml", "ruff.toml", "pyproject.toml"]
         .iter()
-        .find_map(|name| load(&dir.join(name), 0))
+        .find_map(|name| load(root, &dir.join(name), 0))
 }
 
 /// The ruff table of `path` (a `ruff.toml`, or the `[tool.ruff]` of a `pyproject.toml`) over
-/// the settings it extends.
-fn load(path: &Path, depth: usize) -> Option<Table> {
-    let text = std::fs::read_to_string(path).ok()?;
+/// the settings it extends. Every file is read inside `root` (an `extend` leaving the tree is
+/// not followed: the tree's settings come from the tree).
+fn load(root: &Path, path: &Path, depth: usize) -> Option<Table> {
+    let path = &crate::walk::absolute(path);
+    let Ok(rel) = path.strip_prefix(crate::walk::absolute(root)) else {
+        crate::tree_file::warn_once(&format!(
+            "{}: outside the tree root (never read); ruff's settings not read",
+            crate::outcome::display_path(path)
+        ));
+        return None;
+    };
+    let text = crate::tree_file::read_optional(root, rel, "ruff's settings")?;
     let table: Table = text.parse().ok()?;
     let mut own = if path.file_name().is_some_and(|n| n == "pyproject.toml") {
         table.get("tool")?.get("ruff")?.as_table()?.clone()
@@ -46,7 +55,7 @@ fn load(path: &Path, depth: usize) -> Option<Table> {
     {
         let base = path.parent().unwrap_or(Path::new("."));
         if depth < 16 {
-            if let Some(mut merged) = load(&base.join(expand_home(&parent)), depth + 1) {
+            if let Some(mut merged) = load(root, &base.join(expand_home(&parent)), depth + 1) {
                 overlay(&mut merged, own);
                 return Some(merged);
             }

@@ -21,7 +21,7 @@ pub struct RootTools {
 
 impl RootTools {
     pub fn read(root: &Path) -> RootTools {
-        let pyproject = read_toml(&root.join("pyproject.toml"));
+        let pyproject = read_toml(root, "pyproject.toml");
         let tool = |name: &str| {
             let table = pyproject.as_ref()?.get("tool")?.get(name)?.as_table()?;
             Some(
@@ -32,14 +32,14 @@ impl RootTools {
             )
         };
         // isort's own order: the first of these files with an isort section.
-        let isort = ini_section(&root.join(".isort.cfg"), &["settings", "isort"])
+        let isort = ini_section(root, ".isort.cfg", &["settings", "isort"])
             .or_else(|| tool("isort"))
-            .or_else(|| ini_section(&root.join("setup.cfg"), &["isort", "tool:isort"]))
-            .or_else(|| ini_section(&root.join("tox.ini"), &["isort", "tool:isort"]));
-        let flake8 = ini_section(&root.join(".flake8"), &["flake8"])
-            .or_else(|| ini_section(&root.join("setup.cfg"), &["flake8", "pycodestyle"]))
-            .or_else(|| ini_section(&root.join("tox.ini"), &["flake8", "pycodestyle"]));
-        let hooks = std::fs::read_to_string(root.join(".pre-commit-config.yaml"))
+            .or_else(|| ini_section(root, "setup.cfg", &["isort", "tool:isort"]))
+            .or_else(|| ini_section(root, "tox.ini", &["isort", "tool:isort"]));
+        let flake8 = ini_section(root, ".flake8", &["flake8"])
+            .or_else(|| ini_section(root, "setup.cfg", &["flake8", "pycodestyle"]))
+            .or_else(|| ini_section(root, "tox.ini", &["flake8", "pycodestyle"]));
+        let hooks = read(root, ".pre-commit-config.yaml")
             .unwrap_or_default()
             .lines()
             .filter_map(|l| {
@@ -69,8 +69,14 @@ impl RootTools {
     }
 }
 
-fn read_toml(path: &Path) -> Option<toml::Table> {
-    std::fs::read_to_string(path).ok()?.parse().ok()
+/// A settings file of the root, through the confined reader (a link or a FIFO is named in a
+/// warning and read as absent).
+fn read(root: &Path, name: &str) -> Option<String> {
+    crate::tree_file::read_optional(root, Path::new(name), "its settings")
+}
+
+fn read_toml(root: &Path, name: &str) -> Option<toml::Table> {
+    read(root, name)?.parse().ok()
 }
 
 /// A TOML value as an INI file would hold it.
@@ -82,8 +88,8 @@ fn scalar(value: &toml::Value) -> String {
 }
 
 /// The first of `sections` that `path` has, as options.
-fn ini_section(path: &Path, sections: &[&str]) -> Option<Options> {
-    let text = std::fs::read_to_string(path).ok()?;
+fn ini_section(root: &Path, name: &str, sections: &[&str]) -> Option<Options> {
+    let text = read(root, name)?;
     let option = ini::ParseOption {
         enabled_quote: false,
         enabled_escape: false,
