@@ -284,10 +284,12 @@ impl Config {
     /// A config file the user named (`--config`): wherever it is, but a regular file within
     /// the same size limit.
     pub fn load_named(path: &Path) -> Result<Config, ConfigError> {
-        let text = crate::tree_file::read_named(path, crate::tree_file::SETTINGS_LIMIT)
-            .map_err(|e| ConfigError::Read {
-                path: path.to_path_buf(),
-                why: e.why,
+        let text =
+            crate::tree_file::read_named(path, crate::tree_file::SETTINGS_LIMIT).map_err(|e| {
+                ConfigError::Read {
+                    path: path.to_path_buf(),
+                    why: e.why,
+                }
             })?;
         Config::parse(&text, path)
     }
@@ -484,5 +486,66 @@ mod tests {
         assert_eq!(phases.phase_of("tests/test_cuda.py"), Some("Tests"));
         assert_eq!(phases.phase_of("test_cuda.py"), Some("Tests"));
         assert_eq!(phases.phase_of("other.py"), None);
+    }
+
+    /// A bounded fuzz of the config loader: valid configs with bytes flipped, cut, repeated
+    /// and salted with control, bidi and `::` text never panic, and no error quotes more
+    /// than a short excerpt of a line or passes an ESC or a newline-led workflow command.
+    #[test]
+    fn the_config_loader_never_panics_and_never_quotes_much() {
+        let seeds = [
+            "[policy]\nvisible_devices = \"1\"\ndevice_order = \"PCI_BUS_ID\"\n[[phase]]\nname = \"Core\"\nglobs = [\"src/**\"]\n",
+            "[lint]\nselect = [\"GH1\"]\nexclude = [\"build/*\"]\n[lint.per-file-ignores]\n\"tests/*\" = [\"GH101\"]\n",
+            "[tool.gpu-homogenize.policy]\nalloc_conf = \"\"\n[tool.ruff]\nline-length = 99\n",
+        ];
+        let salts: [&[u8]; 6] = [
+            b"\x1b[31m",
+            "\u{202e}".as_bytes(),
+            b"\n::error::x\n",
+            b"[[",
+            b"\"",
+            b"\xff",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for i in 0..3000 {
+            let seed = seeds[i % seeds.len()].as_bytes();
+            let mut bytes = seed.to_vec();
+            for _ in 0..1 + next(4) {
+                let at = next(bytes.len() + 1);
+                match next(4) {
+                    0 => bytes
+                        .splice(at..at, salts[next(salts.len())].iter().copied())
+                        .count(),
+                    1 => bytes.truncate(at),
+                    2 => {
+                        let long = vec![b'x'; 300 + next(3000)];
+                        bytes.splice(at..at, long).count()
+                    }
+                    _ => {
+                        if let Some(b) = bytes.get_mut(at) {
+                            *b ^= 1 << next(8);
+                        }
+                        0
+                    }
+                };
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let name = if i % 3 == 2 { PYPROJECT } else { CONFIG_FILE };
+            if let Err(e) = Config::parse(&text, Path::new(name)) {
+                let message = e.to_string();
+                assert!(!message.contains('\u{1b}'), "{message}");
+                assert!(!message.contains('\u{202e}'), "{message}");
+                assert!(!message.contains("\n::"), "{message}");
+                for line in message.lines() {
+                    assert!(line.chars().count() < 600, "{message}");
+                }
+            }
+        }
     }
 }

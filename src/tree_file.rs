@@ -37,7 +37,12 @@ pub struct TreeFileError {
 
 impl fmt::Display for TreeFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", crate::outcome::display_path(&self.path), self.why)
+        write!(
+            f,
+            "{}: {}",
+            crate::outcome::display_path(&self.path),
+            self.why
+        )
     }
 }
 
@@ -74,11 +79,7 @@ pub fn read_text(root: &Path, rel: &Path, limit: u64) -> Result<Option<String>, 
 
 /// [`read_text`] of `path` split at `root` (a path the tool built by joining onto the root);
 /// a path not under `root` is refused like a `..`.
-pub fn read_text_at(
-    root: &Path,
-    path: &Path,
-    limit: u64,
-) -> Result<Option<String>, TreeFileError> {
+pub fn read_text_at(root: &Path, path: &Path, limit: u64) -> Result<Option<String>, TreeFileError> {
     match path.strip_prefix(root) {
         Ok(rel) => read_text(root, rel, limit),
         Err(_) => Err(TreeFileError {
@@ -163,7 +164,10 @@ fn read_capped(file: std::fs::File, limit: u64) -> std::io::Result<Vec<u8>> {
 fn too_large(limit: u64) -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::FileTooLarge,
-        format!("larger than {} MiB, the limit for this file (never read)", limit >> 20),
+        format!(
+            "larger than {} MiB, the limit for this file (never read)",
+            limit >> 20
+        ),
     )
 }
 
@@ -210,9 +214,9 @@ pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFi
         ),
         Err(_) => {
             let dir = abs.parent().unwrap_or(Path::new("/"));
-            let name = abs.file_name().ok_or_else(|| {
-                fail(crate::confine::invalid("names a directory, not a file"))
-            })?;
+            let name = abs
+                .file_name()
+                .ok_or_else(|| fail(crate::confine::invalid("names a directory, not a file")))?;
             let fd = crate::confine::open_raw(
                 libc::AT_FDCWD,
                 dir.as_os_str(),
@@ -314,7 +318,10 @@ pub fn warn_once(message: &str) {
     use std::sync::Mutex;
     static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if seen.get_or_insert_with(HashSet::new).insert(message.to_string()) {
+    if seen
+        .get_or_insert_with(HashSet::new)
+        .insert(message.to_string())
+    {
         crate::output::eprint(&format!("warning: {message}\n"));
     }
 }
@@ -355,11 +362,15 @@ mod tests {
             ("big.toml", "larger than"),
             ("latin.toml", "offset 5"),
         ] {
-            let err = read_text(r, Path::new(name), 1024).expect_err(name).to_string();
+            let err = read_text(r, Path::new(name), 1024)
+                .expect_err(name)
+                .to_string();
             assert!(err.contains(why), "{name}: {err}");
             assert!(!err.contains("hunter2"), "{name}: {err}");
         }
-        let err = read_named(&r.join("fifo.toml"), 1024).unwrap_err().to_string();
+        let err = read_named(&r.join("fifo.toml"), 1024)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("FIFO"), "{err}");
         assert!(read_named(Path::new("/dev/zero"), 1024).is_err());
     }

@@ -697,3 +697,175 @@ fn a_write_to_the_swapped_out_file_is_kept_aside() {
         out.stderr
     );
 }
+
+/// Issue 31: a tree from a stranger. Every settings file the tool reads besides the sources,
+/// committed as a link to a secret outside the tree, as a link to `/dev/zero`, or made a FIFO,
+/// is refused by name: the secret is never printed, the run never hangs or runs out of memory,
+/// and the sources are still scanned (our own config refused is the run's error, exit 2).
+#[test]
+fn settings_files_that_are_links_fifos_or_endless_are_refused_by_name() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("environ");
+    std::fs::write(&secret, "AWS_SECRET=hunter2-in-the-first-line = [\n").unwrap();
+    let names = [
+        "gpu-homogenize.toml",
+        "pyproject.toml",
+        "ruff.toml",
+        ".ruff.toml",
+        "setup.cfg",
+        "tox.ini",
+        ".flake8",
+        ".isort.cfg",
+        ".pre-commit-config.yaml",
+        ".editorconfig",
+        ".gitignore",
+        ".ignore",
+        "Cargo.toml",
+    ];
+    for name in names {
+        for kind in ["secret", "zero", "fifo"] {
+            let root = tree();
+            std::fs::write(root.path().join("a.py"), BAD).unwrap();
+            std::fs::create_dir_all(root.path().join("src")).unwrap();
+            std::fs::write(root.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+            let at = root.path().join(name);
+            match kind {
+                "secret" => std::os::unix::fs::symlink(&secret, &at).unwrap(),
+                "zero" => std::os::unix::fs::symlink("/dev/zero", &at).unwrap(),
+                _ => mkfifo(&at),
+            }
+            let out = run(gh(root.path())
+                .args(["scan", "--no-cache"])
+                .timeout(std::time::Duration::from_secs(60)));
+            let all = format!("{}{}", out.stdout, out.stderr);
+            let case = format!("{name} as {kind}: exit {}\n{all}", out.code);
+            assert!(!all.contains("hunter2"), "{case}");
+            let why = if kind == "fifo" {
+                "FIFO"
+            } else {
+                "symbolic link"
+            };
+            assert!(all.contains(name) && all.contains(why), "{case}");
+            if name == "gpu-homogenize.toml" {
+                assert_eq!(out.code, 2, "{case}");
+            } else {
+                // The source is still scanned and its violation reported.
+                assert_eq!(out.code, 1, "{case}");
+                assert!(out.stdout.contains("a.py"), "{case}");
+            }
+        }
+    }
+}
+
+/// Issue 31: `report` read a journal that is a link to `/dev/zero` until memory ran out, and
+/// blocked for ever on a FIFO.
+#[test]
+fn a_journal_that_is_endless_or_a_fifo_is_refused_by_report() {
+    for kind in ["zero", "fifo"] {
+        let root = tree();
+        std::fs::write(root.path().join("a.py"), BAD).unwrap();
+        std::fs::create_dir(root.path().join(".gpu-homogenize")).unwrap();
+        let journal = root.path().join(".gpu-homogenize/journal.jsonl");
+        match kind {
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &journal).unwrap(),
+            _ => mkfifo(&journal),
+        }
+        let out = run(gh(root.path())
+            .args(["report", "--format", "json"])
+            .timeout(std::time::Duration::from_secs(60)));
+        assert_eq!(out.code, 0, "{kind}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("cannot read the journal") && out.stderr.contains("journal.jsonl"),
+            "{kind}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// Issue 31: the tree's config named a template outside the tree (`../x`, an absolute path, a
+/// link), and that file's text went into diffs and rewritten files.
+#[test]
+fn a_template_outside_the_tree_is_refused_and_never_copied() {
+    let outside = tempfile::tempdir().unwrap();
+    let stolen = outside.path().join("stolen.tmpl");
+    std::fs::write(
+        &stolen,
+        "@@ docstring_marker\n@@ header\nimport os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'  # hunter2\n@@ validate_function\ndef v():\n    pass\n",
+    )
+    .unwrap();
+    let root = tree();
+    let r = root.path();
+    std::fs::create_dir(r.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&stolen, r.join("sub/linked.tmpl")).unwrap();
+    let rel = format!(
+        "../{}/stolen.tmpl",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    for template in [rel.as_str(), stolen.to_str().unwrap(), "sub/linked.tmpl"] {
+        std::fs::write(r.join("a.py"), BAD).unwrap();
+        std::fs::write(
+            r.join("gpu-homogenize.toml"),
+            format!("[policy]\npython_template = {template:?}\n"),
+        )
+        .unwrap();
+        let out = run(gh(r).args(["fix", "--diff", "--gpu", "off", "--no-journal"]));
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert_eq!(out.code, 2, "{template}: {all}");
+        assert!(!all.contains("hunter2"), "{template}: {all}");
+        assert!(all.contains("header template"), "{template}: {all}");
+        assert_eq!(std::fs::read_to_string(r.join("a.py")).unwrap(), BAD);
+    }
+}
+
+/// Issue 31: `baseline` wrote its default output through a link planted in the tree.
+#[test]
+fn the_baseline_is_never_written_through_a_link() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim.json");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, root.path().join("gpu-homogenize-baseline.json")).unwrap();
+    let out = run(gh(root.path()).args(["baseline"]));
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // Without the link, it is written, and read back by `scan --baseline`.
+    std::fs::remove_file(root.path().join("gpu-homogenize-baseline.json")).unwrap();
+    assert_eq!(run(gh(root.path()).args(["baseline"])).code, 0);
+    let out = run(gh(root.path()).args(["scan", "--baseline", "gpu-homogenize-baseline.json"]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+}
+
+/// Issue 31: a config error quoted the whole offending line (a config linked to
+/// `/proc/self/environ` printed the environment); now at most a short, escaped excerpt, and
+/// a config whose globs would take gigabytes to compile is refused before compiling them.
+#[test]
+fn config_errors_quote_a_short_escaped_excerpt_and_globs_are_bounded() {
+    let root = tree();
+    std::fs::write(root.path().join("a.py"), BAD).unwrap();
+    let line = format!("x = \u{1b}[31m{}hunter2\n", "A".repeat(500));
+    std::fs::write(root.path().join("gpu-homogenize.toml"), &line).unwrap();
+    let out = run(gh(root.path()).args(["scan"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("line 1, column"), "{}", out.stderr);
+    assert!(!out.stderr.contains('\u{1b}'), "{}", out.stderr);
+    assert!(!out.stderr.contains("hunter2"), "{}", out.stderr);
+    assert!(out.stderr.len() < 600, "{}", out.stderr);
+    let globs: Vec<String> = (0..2000)
+        .map(|i| format!("\"{}{i}\"", "*a".repeat(20)))
+        .collect();
+    std::fs::write(
+        root.path().join("gpu-homogenize.toml"),
+        format!("[lint]\nexclude = [{}]\n", globs.join(", ")),
+    )
+    .unwrap();
+    let out = run(gh(root.path()).args(["scan"]));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("globs"), "{}", out.stderr);
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}

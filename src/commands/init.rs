@@ -224,10 +224,11 @@ pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow
             _ => continue,
         }
         // Only a regular file of the tree (an error's path may be a link or a FIFO).
-        let text = crate::tree_file::read_text(root, Path::new(&o.path), crate::tree_file::SETTINGS_LIMIT)
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let text =
+            crate::tree_file::read_text(root, Path::new(&o.path), crate::tree_file::SETTINGS_LIMIT)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
         match kind_of(&o.path, &text) {
             Kind::Test => tests.push(&o.path),
             kind => core.push((&o.path, kind)),

@@ -1,7 +1,6 @@
 //! `gpu-homogenize report`: scan the whole tree, read its journal, hand both to `report/`; or,
 //! with `--merge`, put the shards of a CI matrix back together.
 
-
 use super::{exit_status, gpu_failed, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
 use crate::cli::{InputArgs, ReportArgs, ReportFormat};
 use crate::journal::{now_rfc3339, Journal};
@@ -112,7 +111,11 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
 /// The report on stdout, or in `out`: written as every output is, never through a link
 /// planted where it goes (`tree_file::write_output`; the tree is the working directory's
 /// when the command has none).
-fn write_out(root: Option<&std::path::Path>, out: Option<&std::path::Path>, text: &str) -> anyhow::Result<()> {
+fn write_out(
+    root: Option<&std::path::Path>,
+    out: Option<&std::path::Path>,
+    text: &str,
+) -> anyhow::Result<()> {
     match out {
         Some(path) => {
             let root = root.unwrap_or(std::path::Path::new("."));

@@ -788,7 +788,8 @@ impl Packages {
                 if !seen.insert(key.clone()) {
                     break;
                 }
-                if root.join(d).join("Cargo.toml").is_file() {
+                // Any kind of file: a link or a FIFO is refused by name when read.
+                if std::fs::symlink_metadata(root.join(d).join("Cargo.toml")).is_ok() {
                     dirs.push(key);
                 }
                 dir = d.parent();

@@ -217,7 +217,11 @@ mod tests {
         }
         assert_eq!(role("build.rs"), Role::BuildScript);
         assert_eq!(
-            CrateInfo::of(Path::new("/nonexistent-gh"), Path::new("/nonexistent-gh/x.rs")).role,
+            CrateInfo::of(
+                Path::new("/nonexistent-gh"),
+                Path::new("/nonexistent-gh/x.rs")
+            )
+            .role,
             Role::Standalone
         );
     }

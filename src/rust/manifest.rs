@@ -46,7 +46,10 @@ struct Confined {
 }
 
 impl cargo_toml::AbstractFilesystem for Confined {
-    fn file_names_in(&self, rel_path: &str) -> std::io::Result<std::collections::HashSet<Box<str>>> {
+    fn file_names_in(
+        &self,
+        rel_path: &str,
+    ) -> std::io::Result<std::collections::HashSet<Box<str>>> {
         let dir = crate::confine::RootDir::open(&self.root)?;
         let names = dir.list(&self.dir.join(rel_path))?;
         Ok(names
@@ -63,7 +66,12 @@ impl cargo_toml::AbstractFilesystem for Confined {
             Some(hint) => crate::tree_file::below_root(&self.dir.join(hint))
                 .into_iter()
                 .collect(),
-            None => self.dir.ancestors().skip(1).map(Path::to_path_buf).collect(),
+            None => self
+                .dir
+                .ancestors()
+                .skip(1)
+                .map(Path::to_path_buf)
+                .collect(),
         };
         for dir in candidates {
             let rel = dir.join("Cargo.toml");
