@@ -519,21 +519,21 @@ mod tests {
             for _ in 0..1 + next(4) {
                 let at = next(bytes.len() + 1);
                 match next(4) {
-                    0 => bytes
-                        .splice(at..at, salts[next(salts.len())].iter().copied())
-                        .count(),
+                    0 => {
+                        let salt = salts[next(salts.len())];
+                        bytes.splice(at..at, salt.iter().copied());
+                    }
                     1 => bytes.truncate(at),
                     2 => {
                         let long = vec![b'x'; 300 + next(3000)];
-                        bytes.splice(at..at, long).count()
+                        bytes.splice(at..at, long);
                     }
                     _ => {
                         if let Some(b) = bytes.get_mut(at) {
                             *b ^= 1 << next(8);
                         }
-                        0
                     }
-                };
+                }
             }
             let text = String::from_utf8_lossy(&bytes);
             let name = if i % 3 == 2 { PYPROJECT } else { CONFIG_FILE };
