@@ -59,20 +59,37 @@ fn starts_command(text: &str, i: usize) -> bool {
     (i == lead && rest.starts_with("::")) || rest.starts_with("##[")
 }
 
-/// Whether `text` prints differently from its bytes (`quote`: names, where `\` is escaped too).
-fn needs_escape(text: &str, quote: bool) -> bool {
-    text.char_indices().any(|(i, c)| {
-        is_hidden(c) || (quote && c == '\\') || (matches!(c, ':' | '#') && starts_command(text, i))
-    })
+/// What else is escaped: names escape `\` and `"` too (so that an escape is never mistaken for
+/// the name's own text); a source line keeps its tabs.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Text,
+    Name,
+    Source,
 }
 
-/// `text` as [`printable`] writes it into `out`; `quote`: `\` and `"` escaped too (names).
-fn push_visible(out: &mut String, text: &str, quote: bool) {
+/// Whether the character `c` at byte `i` of `text` is written as an escape.
+fn escaped(kind: Kind, text: &str, i: usize, c: char) -> bool {
+    match c {
+        '\t' if kind == Kind::Source => false,
+        ':' | '#' => starts_command(text, i),
+        c => is_hidden(c),
+    }
+}
+
+/// Whether `text` prints differently from its bytes.
+fn needs_escape(text: &str, kind: Kind) -> bool {
+    text.char_indices()
+        .any(|(i, c)| escaped(kind, text, i, c) || (kind == Kind::Name && c == '\\'))
+}
+
+/// `text` as `kind` is written, into `out`.
+fn push_visible(out: &mut String, text: &str, kind: Kind) {
     for (i, c) in text.char_indices() {
-        if quote && matches!(c, '\\' | '"') {
+        if kind == Kind::Name && matches!(c, '\\' | '"') {
             out.push('\\');
             out.push(c);
-        } else if is_hidden(c) || (matches!(c, ':' | '#') && starts_command(text, i)) {
+        } else if escaped(kind, text, i, c) {
             push_escape(out, c);
         } else {
             out.push(c);
@@ -85,22 +102,52 @@ fn push_visible(out: &mut String, text: &str, quote: bool) {
 /// it would start (`::` first, `##[` anywhere) broken by escaping its first character (`\072`,
 /// `\043`). Ordinary text is returned as it is.
 pub fn printable(text: &str) -> Cow<'_, str> {
-    if !needs_escape(text, false) {
+    if !needs_escape(text, Kind::Text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
-    push_visible(&mut out, text, false);
+    push_visible(&mut out, text, Kind::Text);
     Cow::Owned(out)
 }
 
 /// Text the tool lays out over several lines, [`printable`] line by line: its newlines kept, a
 /// line of it never starting a workflow command.
 pub fn lines(text: &str) -> Cow<'_, str> {
-    if !text.split('\n').any(|line| needs_escape(line, false)) {
+    by_line(text, Kind::Text)
+}
+
+/// Lines of a source as a diff shows them: as [`lines`], with their layout kept (a tab, and a
+/// CR that ends a line of a CRLF file). A line with an escape no longer applies as a patch;
+/// ordinary lines are kept byte for byte.
+pub fn source_lines(text: &str) -> Cow<'_, str> {
+    by_line(text, Kind::Source)
+}
+
+fn by_line(text: &str, kind: Kind) -> Cow<'_, str> {
+    if !text
+        .split('\n')
+        .any(|line| needs_escape(layout(line, kind).0, kind))
+    {
         return Cow::Borrowed(text);
     }
-    let lines: Vec<Cow<str>> = text.split('\n').map(printable).collect();
-    Cow::Owned(lines.join("\n"))
+    let mut out = String::with_capacity(text.len() + 16);
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.push('\n');
+        }
+        let (body, cr) = layout(line, kind);
+        push_visible(&mut out, body, kind);
+        out.push_str(cr);
+    }
+    Cow::Owned(out)
+}
+
+/// A line and the CR that ends it, where `kind` keeps one (a source's CRLF line).
+fn layout(line: &str, kind: Kind) -> (&str, &str) {
+    match line.strip_suffix('\r') {
+        Some(body) if kind == Kind::Source => (body, "\r"),
+        _ => (line, ""),
+    }
 }
 
 /// A name as text, escaped the way git quotes paths (`core.quotePath=false`): bytes that are not
@@ -112,13 +159,13 @@ pub fn lines(text: &str) -> Cow<'_, str> {
 pub fn name(name: &OsStr) -> String {
     let bytes = name.as_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
-        if !needs_escape(text, true) {
+        if !needs_escape(text, Kind::Name) {
             return text.to_string();
         }
     }
     let mut out = String::with_capacity(bytes.len() + 8);
     for chunk in bytes.utf8_chunks() {
-        push_visible(&mut out, chunk.valid(), true);
+        push_visible(&mut out, chunk.valid(), Kind::Name);
         for b in chunk.invalid() {
             out.push_str(&format!("\\{b:03o}"));
         }
@@ -290,6 +337,16 @@ mod tests {
         assert_eq!(
             lines("TOML error\n  |\n1 | ::error::y\n::add-mask::z"),
             "TOML error\n  |\n1 | ::error::y\n\\072:add-mask::z"
+        );
+    }
+
+    #[test]
+    fn source_lines_keep_their_layout() {
+        let diff = "@@ -1 +1 @@\n-\tx = 1\r\n+\tx = 2\r\n";
+        assert!(matches!(source_lines(diff), Cow::Borrowed(_)));
+        assert_eq!(
+            source_lines(" ::error::x\r\n+a\u{1b}[1m\t##[b]\n"),
+            " \\072:error::x\r\n+a\\033[1m\t\\043#[b]\n"
         );
     }
 
