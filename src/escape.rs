@@ -242,14 +242,14 @@ impl serde_json::ser::Formatter for VisibleJson<'_> {
             if !(is_hidden(c) || command) {
                 continue;
             }
-            writer.write_all(fragment[start..i].as_bytes())?;
+            writer.write_all(&fragment.as_bytes()[start..i])?;
             let mut units = [0; 2];
             for unit in c.encode_utf16(&mut units) {
                 write!(writer, "\\u{unit:04x}")?;
             }
             start = i + c.len_utf8();
         }
-        writer.write_all(fragment[start..].as_bytes())
+        writer.write_all(&fragment.as_bytes()[start..])
     }
 
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
