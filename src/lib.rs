@@ -16,6 +16,7 @@ pub mod cli;
 pub mod commands;
 pub mod confine;
 pub mod edit;
+pub mod escape;
 pub mod finding;
 pub mod gpu;
 pub mod index;

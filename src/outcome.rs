@@ -202,89 +202,15 @@ fn is_zero(n: &usize) -> bool {
 
 /// A path as text output shows it: as the user reached it, without a leading `./`.
 pub fn display_path(path: &Path) -> String {
-    // Bytes that are not UTF-8 are escaped, as git does, never replaced lossily.
-    let text = escape(path.as_os_str());
-    let text = match text.strip_prefix("./") {
-        Some(rest) if !rest.is_empty() => rest.to_string(),
-        _ => text,
+    // Bytes that are not UTF-8 are escaped, as git does, never replaced lossily; `./` goes
+    // first, so that what follows is escaped as the start of a line.
+    let bytes = path.as_os_str().as_bytes();
+    let shown = match bytes.strip_prefix(b"./") {
+        Some(rest) if !rest.is_empty() => OsStr::from_bytes(rest),
+        _ => path.as_os_str(),
     };
-    quoted(&text).into_owned()
+    quoted(&escape(shown)).into_owned()
 }
 
-/// A name as text, escaped the way git quotes paths (`core.quotePath=false`): bytes that are not
-/// UTF-8 and control characters (a newline, an ANSI escape, which a terminal or a CI log would
-/// act on) are written `\n`, `\t`, `\033`, `\377`…, and then `\` and `"` are escaped too (a
-/// name with a `\` always is), so that an escaped name is never mistaken for a plain one. Other
-/// text, and a name that needs no escape, is kept as it is.
-pub fn escape(name: &OsStr) -> String {
-    let bytes = name.as_bytes();
-    let plain =
-        std::str::from_utf8(bytes).is_ok_and(|t| !t.chars().any(|c| c.is_control() || c == '\\'));
-    if plain {
-        return String::from_utf8_lossy(bytes).into_owned();
-    }
-    let mut out = String::with_capacity(bytes.len() + 8);
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\\' | '"' => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                c => push_escaped(&mut out, c),
-            }
-        }
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\{b:03o}"));
-        }
-    }
-    out
-}
-
-/// A name as a person reads it: in double quotes when it had to be escaped, as git shows it.
-pub fn quoted(escaped: &str) -> std::borrow::Cow<'_, str> {
-    if escaped.contains('\\') {
-        std::borrow::Cow::Owned(format!("\"{escaped}\""))
-    } else {
-        std::borrow::Cow::Borrowed(escaped)
-    }
-}
-
-/// `text` with its control characters escaped as git escapes them in a path (a message quoting
-/// a file's bytes must not move the terminal's cursor or start a workflow command).
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        push_escaped(&mut out, c);
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// `c`, or its C escape when it is a control character (C0, DEL, C1): git's `\a\b\t\n\v\f\r`,
-/// else each of its UTF-8 bytes in octal.
-fn push_escaped(out: &mut String, c: char) {
-    let short = match c {
-        '\u{7}' => "\\a",
-        '\u{8}' => "\\b",
-        '\t' => "\\t",
-        '\n' => "\\n",
-        '\u{b}' => "\\v",
-        '\u{c}' => "\\f",
-        '\r' => "\\r",
-        c if !c.is_control() => {
-            out.push(c);
-            return;
-        }
-        c => {
-            let mut buf = [0; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("\\{b:03o}"));
-            }
-            return;
-        }
-    };
-    out.push_str(short);
-}
+/// Names and text from the tree, as every output prints them (see [`crate::escape`]).
+pub use crate::escape::{name as escape, printable, quoted};

@@ -88,8 +88,9 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
     let mut doctor = examine(&gpus, &policy)?;
     doctor.scheduler = scheduler_env();
     match args.format {
-        DoctorFormat::Json => println!("{}", serde_json::to_string_pretty(&doctor)?),
-        DoctorFormat::Text => print!("{}", render(&doctor, &policy)),
+        DoctorFormat::Json => println!("{}", crate::escape::json(&doctor)?),
+        // The policy's values come from the tree's config: each line printable.
+        DoctorFormat::Text => print!("{}", crate::escape::lines(&render(&doctor, &policy))),
     }
     let good = doctor
         .selections

@@ -71,7 +71,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             &mut |mut outcome| {
                 let diff = outcome.diff.take().unwrap_or_default();
                 outcomes.push(outcome);
-                diff
+                crate::escape::source_lines(&diff).into_owned()
             },
         )?;
         (outcomes, summary)
@@ -264,7 +264,7 @@ fn resolved(path: &Path) -> PathBuf {
 /// The unified diff of every file that has one, in the outcomes' order.
 fn print_diffs(outcomes: &[crate::outcome::FileOutcome]) -> anyhow::Result<()> {
     for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
-        out!("{diff}");
+        out!("{}", crate::escape::source_lines(diff));
     }
     Ok(())
 }

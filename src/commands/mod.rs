@@ -60,7 +60,8 @@ pub fn run(cli: Cli) -> i32 {
         Ok(EXIT_FINDINGS) if exit_zero => EXIT_OK,
         Ok(code) => code,
         Err(e) => {
-            err!("error: {e:#}\n");
+            // An error may quote the tree (a config value, a line of it): each line printable.
+            err!("error: {}\n", crate::escape::lines(&format!("{e:#}")));
             EXIT_ERROR
         }
     }

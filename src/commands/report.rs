@@ -46,7 +46,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let (outcomes, _) = execute(&setup, &engine, &input, None, None)?;
     let journal = Journal::read(&setup.root);
     for warning in &journal.warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", crate::escape::printable(warning));
     }
     let tree = Tree {
         root: &setup.root,

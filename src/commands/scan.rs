@@ -114,7 +114,11 @@ fn add_noqa(
             }
             Err(e) => {
                 failed += 1;
-                err!("error: {}: {e}\n", file.display);
+                err!(
+                    "error: {}: {}\n",
+                    file.display,
+                    crate::escape::printable(&e)
+                );
             }
         }
     }

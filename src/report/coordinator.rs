@@ -193,8 +193,7 @@ pub struct GpuView {
 }
 
 pub fn json(report: &Report) -> String {
-    let mut out =
-        serde_json::to_string_pretty(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut out = crate::escape::json(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     out.push('\n');
     out
 }

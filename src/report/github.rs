@@ -19,7 +19,7 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
                 "::error title={},file={},line={line},col={col}::{}",
                 property("gpu-homogenize (error)"),
                 property(&path),
-                data(&format!("{path}: {}", crate::outcome::printable(error)))
+                data(&format!("{path}: {error}"))
             );
         }
         for f in &file.findings {
@@ -37,10 +37,7 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
                 f.column,
                 data(&format!(
                     "{path}:{}:{}: {} {}",
-                    f.line,
-                    f.column,
-                    f.rule,
-                    crate::outcome::printable(&f.message)
+                    f.line, f.column, f.rule, f.message
                 ))
             );
         }
@@ -53,7 +50,7 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
                     CheckStatus::Error => "GPU check: error",
                     _ => "GPU check failed",
                 };
-                let message = crate::outcome::printable(gpu.message.as_deref().unwrap_or(""));
+                let message = gpu.message.as_deref().unwrap_or("");
                 let _ = writeln!(
                     out,
                     "::error title={},file={},line=1::{}",
@@ -67,11 +64,11 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
     out
 }
 
-/// The message of a workflow command: `%`, CR and LF escaped.
+/// The message of a workflow command: the text made printable (no hidden character reaches the
+/// annotation, CR and LF included), then `%` escaped; the runner unescapes `%25`, `%0D`, `%0A`
+/// in a message and `%3A`, `%2C` too in a property (actions/runner ActionCommand.cs).
 fn data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    crate::escape::printable(text).replace('%', "%25")
 }
 
 /// A property value: also `:` and `,`.
@@ -83,6 +80,7 @@ fn property(text: &str) -> String {
 mod tests {
     #[test]
     fn escapes_as_github_reads_it() {
-        assert_eq!(super::property("a,b:c%\n"), "a%2Cb%3Ac%25%0A");
+        assert_eq!(super::property("a,b:c%"), "a%2Cb%3Ac%25");
+        assert_eq!(super::data("a\n\u{202E}%0A"), "a\\n\\342\\200\\256%250A");
     }
 }

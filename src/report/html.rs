@@ -240,7 +240,8 @@ fn policy(out: &mut String, r: &Report) {
     for (var, value) in &r.policy.env {
         let _ = writeln!(
             out,
-            "<tr><th><code>{var}</code></th><td><code>{}</code></td></tr>",
+            "<tr><th><code>{}</code></th><td><code>{}</code></td></tr>",
+            esc(var),
             esc(value)
         );
     }
@@ -349,10 +350,11 @@ fn code_spans(escaped: &str) -> String {
     out
 }
 
-/// Text safe in element content and attribute values.
+/// Text safe in element content and attribute values: [`crate::escape::printable`] (a bidi
+/// override would reorder the page as it reorders a terminal), then HTML-escaped.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in crate::escape::printable(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

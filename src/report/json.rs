@@ -71,7 +71,7 @@ pub fn write(
         files,
         summary,
     };
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    crate::escape::write_json(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
 
@@ -130,8 +130,8 @@ impl<'a> Streamed<'a> {
             };
             &placed
         };
-        let text = serde_json::to_string_pretty(outcome)
-            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        let text =
+            crate::escape::json(outcome).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         let before = if self.files == 0 { "\n    " } else { ",\n    " };
         self.files += 1;
         format!("{before}{}", text.replace('\n', "\n    "))

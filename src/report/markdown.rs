@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::coordinator::{Alert, AlertKind, PhaseReport, Reason, Remaining, Report};
 use super::progress::{format_percent, percent, Counts, Status};
+use crate::escape::printable;
 use crate::policy::OTHER_PHASE;
 
 pub fn render(r: &Report) -> String {
@@ -26,7 +27,7 @@ pub fn render(r: &Report) -> String {
     if !r.warnings.is_empty() {
         out.push_str("## Journal warnings\n\n");
         for w in &r.warnings {
-            let _ = writeln!(out, "- {w}");
+            let _ = writeln!(out, "- {}", message(w));
         }
         out.push('\n');
     }
@@ -55,15 +56,15 @@ pub fn badge(status: Status) -> String {
 }
 
 fn header(out: &mut String, r: &Report) {
-    let name = r.root.rsplit(['/', '\\']).next().unwrap_or(&r.root);
+    let name = text(r.root.rsplit(['/', '\\']).next().unwrap_or(&r.root));
     let m = &r.mission;
     let _ = writeln!(out, "# GPU homogenization report: {name}\n");
     let _ = writeln!(
         out,
-        "Generated {} by gpu-homogenize {} from a fresh scan of `{}` and its journal ({} run{}).\n",
+        "Generated {} by gpu-homogenize {} from a fresh scan of {} and its journal ({} run{}).\n",
         r.generated_at,
         r.version,
-        r.root,
+        code(&r.root),
         r.runs.len(),
         if r.runs.len() == 1 { "" } else { "s" }
     );
@@ -93,7 +94,7 @@ fn phase_table(out: &mut String, r: &Report) {
     out.push_str("| Phase | Files | Compliant | % | Fixed by tool | CPU-validated | GPU-validated | Leaks | Errors | Regressed | Status |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for p in &r.phases {
-        phase_row(out, &cell(&p.name), &p.counts, false);
+        phase_row(out, &text(&p.name), &p.counts, false);
     }
     phase_row(out, "Overall", &r.overall, true);
     out.push('\n');
@@ -173,16 +174,16 @@ fn policy(out: &mut String, r: &Report) {
     let p = &r.policy.policy;
     out.push_str("## Policy\n\n| Setting | Value |\n|---|---|\n");
     for (var, value) in &r.policy.env {
-        let _ = writeln!(out, "| `{var}` | `{}` |", cell(value));
+        let _ = writeln!(out, "| {} | {} |", cell(&code(var)), cell(&code(value)));
     }
-    let _ = writeln!(out, "| Target card | {} |", cell(&card(&p.target)));
+    let _ = writeln!(out, "| Target card | {} |", text(&card(&p.target)));
     let forbidden: Vec<String> = p.forbidden.iter().map(card).collect();
     let forbidden = if forbidden.is_empty() {
         "none".to_string()
     } else {
         forbidden.join("; ")
     };
-    let _ = writeln!(out, "| Forbidden cards | {} |", cell(&forbidden));
+    let _ = writeln!(out, "| Forbidden cards | {} |", text(&forbidden));
     let _ = writeln!(
         out,
         "| Leak limits | alert above {:.0} MiB for one check; fail above {:.0} MiB in all |\n",
@@ -210,7 +211,8 @@ fn gpu(out: &mut String, r: &Report) {
     for (device, files) in &g.devices {
         let _ = writeln!(
             out,
-            "- Checks ran on {device}: {files} file{}",
+            "- Checks ran on {}: {files} file{}",
+            text(device),
             if *files == 1 { "" } else { "s" }
         );
     }
@@ -238,7 +240,7 @@ fn phase_files(out: &mut String, p: &PhaseReport) {
     let _ = writeln!(
         out,
         "### {}: {}/{} compliant ({}) {}\n",
-        p.name,
+        text(&p.name),
         c.compliant,
         c.total,
         format_percent(c.percent),
@@ -251,7 +253,13 @@ fn phase_files(out: &mut String, p: &PhaseReport) {
     let _ = writeln!(out, "Remaining ({}):\n", p.remaining.len());
     for (i, f) in p.remaining.iter().enumerate() {
         let mark = if f.regressed { " **regressed**" } else { "" };
-        let _ = writeln!(out, "{}. `{}`{mark}: {}", i + 1, f.path, why(f));
+        let _ = writeln!(
+            out,
+            "{}. {}{mark}: {}",
+            i + 1,
+            code(&f.path),
+            message(&why(f))
+        );
     }
     out.push('\n');
 }
@@ -282,8 +290,10 @@ fn review(out: &mut String, r: &Report) {
     for item in &r.review {
         let _ = writeln!(
             out,
-            "- `{}:{}` {}: {}",
-            item.path, item.line, item.rule, item.message
+            "- {} {}: {}",
+            code(&format!("{}:{}", item.path, item.line)),
+            text(&item.rule),
+            message(&item.message)
         );
     }
     out.push('\n');
@@ -309,9 +319,10 @@ fn burndown(out: &mut String, r: &Report) {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | `{command}` | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             i + 1,
-            run.at,
+            text(&run.at),
+            cell(&code(&command)),
             run.files,
             run.compliant,
             bar(run.compliant, total)
@@ -343,10 +354,15 @@ fn alerts(out: &mut String, alerts: &[Alert]) {
         let path = a
             .path
             .as_deref()
-            .map_or(String::new(), |p| format!(" `{p}`"));
-        let _ = writeln!(out, "- ⚠️ **{}**{path}: {}", kind_label(a.kind), a.message);
+            .map_or(String::new(), |p| format!(" {}", code(p)));
+        let _ = writeln!(
+            out,
+            "- ⚠️ **{}**{path}: {}",
+            kind_label(a.kind),
+            message(&a.message)
+        );
         if let (Some(run), None) = (&a.run, &a.path) {
-            let _ = writeln!(out, "  ({run})");
+            let _ = writeln!(out, "  ({})", message(run));
         }
     }
     out.push('\n');
@@ -363,7 +379,59 @@ pub fn kind_label(kind: AlertKind) -> &'static str {
     }
 }
 
-/// Text safe inside a table cell.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+/// Text from the tree (a phase name, a config value, a journal line) in Markdown prose or a table
+/// cell: [`printable`], then every character that would make markup of it (a cell's end, a code
+/// span, raw HTML, a link, an entity such as `&#8238;`) backslash-escaped.
+fn text(s: &str) -> String {
+    let s = printable(s);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '\\' | '`' | '|' | '<' | '[' | ']' | '&') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Text from the tree as a code span, [`printable`]: fenced by one backtick more than its longest
+/// run of them (CommonMark), so that none of it ends the span; nothing in a span is markup.
+fn code(s: &str) -> String {
+    let s = printable(s);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if longest > 0 { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// A code span in a table cell: GFM ends a cell at a `|` even inside a span, unless escaped.
+fn cell(code: &str) -> String {
+    code.replace('|', "\\|")
+}
+
+/// A message (the tool's words around what it quotes from the tree): [`printable`], its
+/// `code` spans kept as they are, the text between them escaped as [`text`]; with an unpaired
+/// backtick, all of it escaped.
+fn message(s: &str) -> String {
+    let s = printable(s);
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return text(&s);
+    }
+    let mut out = String::with_capacity(s.len());
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            out.push('`');
+            out.push_str(part);
+            out.push('`');
+        } else {
+            out.push_str(&text(part));
+        }
+    }
+    out
 }

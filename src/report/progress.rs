@@ -203,7 +203,8 @@ impl PhaseTally {
             };
             let _ = write!(
                 out,
-                "{name}: {compliant}/{total} compliant ({})",
+                "{}: {compliant}/{total} compliant ({})",
+                crate::escape::printable(&name),
                 format_percent(percent(compliant, total))
             );
             for (n, label) in [

@@ -7,6 +7,7 @@ use std::path::Path;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Value};
 
+use crate::escape::printable;
 use crate::finding::{Rule, Severity};
 use crate::outcome::{CheckStatus, FileOutcome};
 
@@ -116,7 +117,8 @@ pub fn render(
     for file in files {
         let uri = relative_uri(&format!("{prefix}{}", file.path));
         if let Some(error) = &file.error {
-            let text = format!("{prefix}{}: {error}", file.path);
+            // Messages are shown to a person by the code host: printable, as in the text output.
+            let text = format!("{prefix}{}: {}", file.path, printable(error));
             notifications.push(json!({
                 "level": "error",
                 "message": {"text": text},
@@ -139,7 +141,7 @@ pub fn render(
             results.push(json!({
                 "ruleId": f.rule,
                 "level": level,
-                "message": {"text": f.message},
+                "message": {"text": printable(&f.message)},
                 "locations": location(&uri, f.line, f.column),
             }));
         }
@@ -174,15 +176,15 @@ pub fn render(
     if let (Some(shard), Some(run)) = (shard, doc["runs"][0].as_object_mut()) {
         run.insert("properties".into(), json!({ "shard": shard }));
     }
-    let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    let mut out = crate::escape::json(&doc).unwrap_or_default();
     out.push('\n');
     out
 }
 
 fn gpu_result(check: &crate::outcome::GpuCheck, uri: &str) -> Option<Value> {
     let status = check.status?;
-    let device = check.device_name.as_deref().unwrap_or("no device");
-    let message = check.message.as_deref().unwrap_or("");
+    let device = printable(check.device_name.as_deref().unwrap_or("no device"));
+    let message = printable(check.message.as_deref().unwrap_or(""));
     let (kind, level, text) = match status {
         CheckStatus::Skipped => return None,
         CheckStatus::Passed => ("pass", "none", format!("GPU check passed on {device}")),

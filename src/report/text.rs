@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::escape::printable;
 use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
 use crate::summary::Summary;
 
@@ -53,7 +54,7 @@ pub fn findings(files: &[FileOutcome], only_unfixed: bool, paint: Paint) -> Stri
                 f.column,
                 paint.code(&f.rule),
                 mark,
-                crate::outcome::printable(&f.message)
+                printable(&f.message)
             );
         }
     }
@@ -169,7 +170,7 @@ pub fn errors(files: &[FileOutcome]) -> String {
     let mut out = String::new();
     for file in files.iter().filter(|f| f.status == FileStatus::Error) {
         let message = file.error.as_deref().unwrap_or("unknown error");
-        let message = crate::outcome::printable(message);
+        let message = printable(message);
         let _ = writeln!(out, "error: {}: {message}", file.display);
     }
     out
@@ -194,14 +195,14 @@ pub fn gpu_checks(files: &[FileOutcome]) -> String {
             CheckStatus::Error => "ERROR",
             CheckStatus::Skipped => "skipped",
         };
-        let device = check.device_name.as_deref().unwrap_or("-");
+        let device = printable(check.device_name.as_deref().unwrap_or("-"));
         let leak = check
             .leak_mib
             .map_or(String::new(), |l| format!(", leak {l:.0} MiB"));
         let message = check
             .message
             .as_deref()
-            .map_or(String::new(), |m| format!(": {m}"));
+            .map_or(String::new(), |m| format!(": {}", printable(m)));
         let _ = writeln!(
             out,
             "gpu {status}: {} on {device}{leak}{message}",
@@ -299,13 +300,13 @@ pub fn summary(command: &str, s: &Summary) -> String {
                 plural(gpu.leaks),
                 gpu.errors,
                 plural(gpu.errors),
-                gpu.device.as_deref().unwrap_or("?"),
+                printable(gpu.device.as_deref().unwrap_or("?")),
                 gpu.drift_mib,
                 gpu.leak_fail_mib,
                 if gpu.drift_failed { ": FAILED" } else { "" }
             );
         } else if let Some(reason) = &gpu.reason {
-            let _ = writeln!(out, "GPU checks skipped: {reason}.");
+            let _ = writeln!(out, "GPU checks skipped: {}.", printable(reason));
         }
     }
     if s.unsafe_fixes_held > 0 {

@@ -84,7 +84,10 @@ pub fn run(
         (Err(GpuUnavailable(reason)), GpuMode::Require) => anyhow::bail!("--gpu require: {reason}"),
         (Err(GpuUnavailable(reason)), mode) => {
             if mode == GpuMode::Auto {
-                eprintln!("note: GPU checks skipped: {reason}");
+                eprintln!(
+                    "note: GPU checks skipped: {}",
+                    crate::escape::printable(&reason)
+                );
             }
             return Ok(without_gpu(
                 engine, cache, entries, jobs, progress, cancelled, &reason, policy, emit,
@@ -234,7 +237,10 @@ pub fn check_one(
         (Err(GpuUnavailable(reason)), GpuMode::Require) => anyhow::bail!("--gpu require: {reason}"),
         (Err(GpuUnavailable(reason)), mode) => {
             if mode == GpuMode::Auto {
-                eprintln!("note: GPU checks skipped: {reason}");
+                eprintln!(
+                    "note: GPU checks skipped: {}",
+                    crate::escape::printable(&reason)
+                );
             }
             let wanted = usize::from(processed.gpu_job.is_some());
             if wanted > 0 {

@@ -55,7 +55,7 @@ impl Progress {
             let bar = multi.add(
                 ProgressBar::new(len as u64)
                     .with_style(style.clone())
-                    .with_prefix(name.to_string()),
+                    .with_prefix(crate::escape::printable(name).into_owned()),
             );
             bars.insert(name, bar.clone());
             in_order.push(bar);

@@ -91,7 +91,7 @@ pub(super) fn merge(inputs: &[&Input]) -> anyhow::Result<(String, Verdict)> {
         files: files.iter().map(|f| f.2).collect(),
         summary: &summary,
     };
-    let mut text = serde_json::to_string_pretty(&out)?;
+    let mut text = crate::escape::json(&out)?;
     text.push('\n');
     let verdict = Verdict::Run {
         command: first.command.clone(),

@@ -50,7 +50,7 @@ pub(super) fn merge(
     invocation["executionSuccessful"] = Value::Bool(notifications.is_empty());
     invocation["toolExecutionNotifications"] = Value::Array(notifications);
     run["results"] = Value::Array(results);
-    let mut text = serde_json::to_string_pretty(&merged)?;
+    let mut text = crate::escape::json(&merged)?;
     text.push('\n');
     Ok((text, verdict))
 }
