@@ -292,10 +292,10 @@ fn an_error_quoting_the_config_is_printed_escaped() {
     );
     let out = tool(tree.path(), &["scan", "."]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    // The parser's snippet keeps its lines; the line it quotes is escaped.
+    // The position, then a short excerpt of the line, escaped.
     assert!(
         out.stderr
-            .contains("\n2 | [x\\033[31m\\342\\200\\256::error::y\n"),
+            .contains("line 2, column 4: unclosed table, expected `]`\n  | [x\\033[31m\\342\\200\\256::error::y\n"),
         "{}",
         out.stderr
     );
