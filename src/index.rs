@@ -312,7 +312,7 @@ fn device_constants(text: &str, body: &[Stmt]) -> Vec<(String, DeviceConst)> {
             out.push((
                 id.to_string(),
                 DeviceConst {
-                    line: text[..start].matches('\n').count() + 1,
+                    line: crate::line_index::line_of_offset(text, start),
                     index,
                     string,
                     text: text[start..r.end().to_usize()].to_string(),

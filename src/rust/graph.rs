@@ -492,8 +492,8 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     let file = syn::parse_file(&text).ok()?;
     let mut v = Reader::default();
     v.visit_file(&file);
-    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel);
-    v.file.field_args = super::index_fns::field_args(&file, rel);
+    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
+    v.file.field_args = super::index_fns::field_args(&file, rel, &text);
     v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
