@@ -230,7 +230,9 @@ fn read_facts(
 ) -> Option<(Option<PyFacts>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::source::content_key(&bytes);
-    Some((parse_facts(bytes, prefilter, own), hash))
+    // A bug met here leaves the file out: the CPU stage meets it again and reports it.
+    let facts = crate::panics::caught(entry, || parse_facts(bytes, prefilter, own));
+    Some((facts.ok().flatten(), hash))
 }
 
 fn parse_facts(

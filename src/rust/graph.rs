@@ -482,7 +482,9 @@ struct RsFile {
 fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(Option<RsFile>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::source::content_key(&bytes);
-    Some((parse(bytes, &entry.rel), hash))
+    // A bug met here leaves the file out: the CPU stage meets it again and reports it.
+    let facts = crate::panics::caught(entry, || parse(bytes, &entry.rel));
+    Some((facts.ok().flatten(), hash))
 }
 
 fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
