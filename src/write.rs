@@ -369,6 +369,8 @@ fn identity_at(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<(u64, u64)
     }
     // SAFETY: initialised by the successful call above.
     let stat = unsafe { stat.assume_init() };
+    // Their width differs between targets.
+    #[allow(clippy::unnecessary_cast)]
     Ok((stat.st_dev as u64, stat.st_ino as u64))
 }
 
