@@ -111,22 +111,9 @@ impl Finding {
     }
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(source.len());
-    let before = &source[..floor_char_boundary(source, offset)];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
+/// 1-based line and column (in characters) of a byte offset, by the one line model
+/// ([`crate::line_index`]: `\n`, `\r\n` and a lone `\r` end a line).
+pub use crate::line_index::line_column;
 
 #[cfg(test)]
 mod tests {
@@ -138,5 +125,7 @@ mod tests {
         assert_eq!(line_column(src, 0), (1, 1));
         assert_eq!(line_column(src, 3), (1, 3));
         assert_eq!(line_column(src, src.find("'cuda").unwrap()), (2, 5));
+        let cr = "import torch\rx = 'cuda:1'\r";
+        assert_eq!(line_column(cr, cr.find("'cuda").unwrap()), (2, 5));
     }
 }

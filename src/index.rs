@@ -230,7 +230,9 @@ fn read_facts(
 ) -> Option<(Option<PyFacts>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::source::content_key(&bytes);
-    Some((parse_facts(bytes, prefilter, own), hash))
+    // A bug met here leaves the file out: the CPU stage meets it again and reports it.
+    let facts = crate::panics::caught(entry, || parse_facts(bytes, prefilter, own));
+    Some((facts.ok().flatten(), hash))
 }
 
 fn parse_facts(
@@ -312,7 +314,7 @@ fn device_constants(text: &str, body: &[Stmt]) -> Vec<(String, DeviceConst)> {
             out.push((
                 id.to_string(),
                 DeviceConst {
-                    line: text[..start].matches('\n').count() + 1,
+                    line: crate::line_index::line_of_offset(text, start),
                     index,
                     string,
                     text: text[start..r.end().to_usize()].to_string(),

@@ -98,6 +98,12 @@ pub fn line_ranges(source: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
+/// The text of each line of `source`, without its ending (`str::lines`, with a lone `\r` an
+/// ending too).
+pub fn texts(source: &str) -> impl Iterator<Item = &str> + '_ {
+    line_ranges(source).map(move |(start, end)| &source[start..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +128,7 @@ mod tests {
         );
         assert_eq!(prev_line_start("ab\r\ncd\r\n\r\nef", 8), 4);
         assert_eq!(prev_line_start("ab\rcd\r", 3), 0);
+        assert_eq!(texts("a\rb\r\nc\n").collect::<Vec<_>>(), ["a", "b", "c"]);
     }
 
     #[test]

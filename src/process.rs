@@ -53,6 +53,8 @@ pub struct Engine {
     /// The tree root's place in its repository (`svc/`): diff headers are relative to the
     /// repository, so `git apply` takes them from its top.
     pub repo_prefix: String,
+    /// Set when open files or memory ran out: the run stops (see [`crate::resources`]).
+    pub stop: crate::resources::RunStop,
 }
 
 /// A file through the CPU stage, and what its GPU check needs when it gets one.
@@ -92,9 +94,18 @@ impl Engine {
             Ok,
         ) {
             Ok(bytes) => bytes,
+            Err(source::ReadError::Exhausted(what)) => return self.stopped(outcome, what),
             Err(e) => return errored(outcome, e.to_string()),
         };
         self.process_bytes(entry, language, bytes, outcome)
+    }
+
+    /// Open files or memory ran out while this file was processed: the run stops, and the file
+    /// is left as it was, not an error of its own.
+    fn stopped(&self, mut outcome: FileOutcome, what: crate::resources::Exhausted) -> Processed {
+        self.stop.stop(what, &outcome.path);
+        outcome.findings.clear();
+        skipped(outcome, "not processed: the run stopped (see its error)")
     }
 
     /// A source given as bytes (read from its file, or from stdin judged as `entry`).
@@ -371,6 +382,9 @@ impl Engine {
         if let Err(e) = written {
             // Nothing was written: nothing counts as fixed.
             outcome.findings.iter_mut().for_each(|f| f.fixed = false);
+            if let crate::write::WriteError::Exhausted(what) = e {
+                return self.stopped(outcome, what);
+            }
             return errored(outcome, e.to_string());
         }
         // The hash of the bytes written (a latin-1 file is written back in latin-1).

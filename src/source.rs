@@ -21,6 +21,15 @@ pub struct SourceFile {
 pub enum ReadError {
     #[error("cannot read: {0}")]
     Io(String),
+    /// Open files or memory ran out: the run's error, not this file's.
+    #[error("{0}")]
+    Exhausted(crate::resources::Exhausted),
+    #[error(
+        "too large to analyse in the memory there is ({size} bytes, and analysing it takes \
+         about {factor} times that): free memory or raise `ulimit -v` to check it, or leave it out",
+        factor = crate::resources::ANALYSIS_FACTOR
+    )]
+    NoMemory { size: u64 },
     #[error("larger than the limit ({size} bytes > {limit}); use --max-file-size to raise it")]
     TooLarge { size: u64, limit: u64 },
     #[error("binary file (NUL byte at offset {0})")]
@@ -70,7 +79,7 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| ReadError::Io(e.to_string()))?;
+        .map_err(io_error)?;
     read_open(file, limit)
 }
 
@@ -85,13 +94,21 @@ pub fn content_key(bytes: &[u8]) -> u64 {
 pub fn read_under(root: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = crate::confine::RootDir::open(root)
         .and_then(|r| r.open_regular(rel))
-        .map_err(|e| ReadError::Io(e.to_string()))?;
+        .map_err(io_error)?;
     read_open(file, limit)
+}
+
+/// An I/O error as the read's: running out of open files or memory is the run's error.
+fn io_error(e: std::io::Error) -> ReadError {
+    match crate::resources::Exhausted::of(&e) {
+        Some(what) => ReadError::Exhausted(what),
+        None => ReadError::Io(e.to_string()),
+    }
 }
 
 fn read_open(mut file: std::fs::File, limit: u64) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
-    let meta = file.metadata().map_err(|e| ReadError::Io(e.to_string()))?;
+    let meta = file.metadata().map_err(io_error)?;
     if !meta.is_file() {
         return Err(ReadError::Io("not a regular file".into()));
     }
@@ -101,12 +118,18 @@ fn read_open(mut file: std::fs::File, limit: u64) -> Result<Vec<u8>, ReadError> 
             limit,
         });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // Reserved, never assumed: a file larger than the memory there is is this file's error
+    // (an allocation that fails would abort the whole run).
+    let mut bytes = Vec::new();
+    let no_memory = || ReadError::NoMemory { size: meta.len() };
+    let len = usize::try_from(meta.len()).map_err(|_| no_memory())?;
+    bytes.try_reserve_exact(len).map_err(|_| no_memory())?;
+    crate::resources::headroom(len).map_err(|_| no_memory())?;
     // `take`: a file growing while read is still held to the limit.
     (&mut file)
         .take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| ReadError::Io(e.to_string()))?;
+        .map_err(io_error)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge {
             size: bytes.len() as u64,

@@ -90,7 +90,7 @@ pub fn file_noqa(text: &str, language: Language) -> Option<Noqa> {
     }
     let marker = marker(language);
     let mut found = None;
-    for line in text.lines() {
+    for line in crate::lines::texts(text) {
         let Some(rest) = line.trim_start().strip_prefix(marker) else {
             continue;
         };
@@ -139,7 +139,7 @@ pub fn skips_file(text: &str, language: Language) -> bool {
         return false;
     }
     let marker = marker(language);
-    text.lines().any(|line| {
+    crate::lines::texts(text).any(|line| {
         line.trim_start()
             .strip_prefix(marker)
             .map(str::trim)
@@ -149,10 +149,9 @@ pub fn skips_file(text: &str, language: Language) -> bool {
 
 /// The text of the 1-based `line` of `text`, without its line ending.
 pub fn line_text(text: &str, line: usize) -> &str {
-    text.split('\n')
+    crate::lines::texts(text)
         .nth(line.saturating_sub(1))
         .unwrap_or("")
-        .trim_end_matches('\r')
 }
 
 /// The text of the line holding byte `offset` (what `noqa` and the baseline read).

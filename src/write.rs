@@ -27,7 +27,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::confine::{cstring, open_raw, Parent, RootDir};
+use crate::confine::{cstring, Parent, RootDir};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -63,8 +63,21 @@ pub enum WriteError {
     Backup { path: String, source: io::Error },
     #[error("{0}; not rewritten")]
     Encoding(String),
+    /// Open files or memory ran out: the run's error, and nothing was changed (see
+    /// [`crate::resources`]).
+    #[error("{0}; not rewritten")]
+    Exhausted(crate::resources::Exhausted),
     #[error("cannot write: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> WriteError {
+        match crate::resources::Exhausted::of(&e) {
+            Some(what) => WriteError::Exhausted(what),
+            None => WriteError::Io(e),
+        }
+    }
 }
 
 /// The file that marks a backup directory (`fix --backup-dir`): no walk enters it.
@@ -97,7 +110,7 @@ pub fn write_confined(
         if e.to_string().contains("symbolic link") {
             WriteError::Symlink
         } else {
-            WriteError::Io(e)
+            WriteError::from(e)
         }
     })?;
     let before = file.metadata()?;
@@ -115,13 +128,21 @@ pub fn write_confined(
     }
     let temp = temp::create_recorded(root, rel, &parent)?;
     let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
-    let staged = stage(&temp, &file, &before, new);
+    // After the exchange the temp name holds the original until it is removed: recorded
+    // before, or the swap does not happen (a run killed after it must leave nothing unrecorded).
+    let staged = stage(&temp, &file, &before, new).and_then(|()| {
+        temp::must_record(temp::record_identity(
+            root,
+            &temp_rel,
+            before.dev(),
+            before.ino(),
+        ))
+        .map_err(Into::into)
+    });
     if let Err(e) = staged {
         temp.remove(&parent);
         return Err(e);
     }
-    // After the exchange the temp name holds the original until it is removed.
-    temp::record_identity(root, &temp_rel, before.dev(), before.ino());
     race_hook(&parent, "before-swap");
     swap(&parent, temp, &file, &before, original)?;
     let _ = fsync_dir(&parent.dir);
@@ -171,7 +192,7 @@ fn swap(
     // The temp name now holds what was the file: it must be what we read, and no program may be
     // opening it for writing (it would write to the inode just swapped out): else it goes back.
     let held = lease.broken();
-    if !held && same_file(parent, &temp.name, before, original)? {
+    if !held && same_file(parent, &temp.name, read, before, original)? {
         temp.remove(parent);
         let opened = lease.broken();
         lease.release();
@@ -212,7 +233,7 @@ fn after_swap(
         &format!("/proc/{}/fd/{}", std::process::id(), read.as_raw_fd()),
     );
     let writers_done = lease::wait_for_writers(read);
-    let now = read_all(&mut read.try_clone()?)?;
+    let now = read_at_start(read)?;
     if now == original && (writers_done || !opened) {
         return Ok(());
     }
@@ -262,9 +283,16 @@ fn swap_by_rename(
         temp.remove(parent);
         return Err(WriteError::HeldOpen);
     }
-    if !same_file(parent, &parent.name, before, original)? {
-        temp.remove(parent);
-        return Err(WriteError::Changed);
+    match same_file(parent, &parent.name, read, before, original) {
+        Ok(true) => {}
+        Ok(false) => {
+            temp.remove(parent);
+            return Err(WriteError::Changed);
+        }
+        Err(e) => {
+            temp.remove(parent);
+            return Err(e.into());
+        }
     }
     let (from, to) = (cstring(&temp.name)?, cstring(&parent.name)?);
     let dir = parent.dir.as_raw_fd();
@@ -300,33 +328,64 @@ fn keep_aside(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<std::ffi::O
     unreachable!()
 }
 
-/// Is the entry `name` the file we read: same inode, same bytes?
+/// Is the entry `name` the file we read (`read`, still open): same inode, same bytes? Asked
+/// without opening anything: once the swap is done, a failure to open (no descriptor left)
+/// must never read as "another version".
 fn same_file(
     parent: &Parent,
     name: &std::ffi::OsStr,
+    read: &File,
     before: &std::fs::Metadata,
     original: &[u8],
 ) -> io::Result<bool> {
-    let probe = Parent {
-        dir: parent.dir.try_clone()?,
-        name: name.to_os_string(),
-    };
-    let mut file = match probe.open_regular() {
-        Ok(file) => file,
-        Err(_) => return Ok(false),
-    };
-    let now = file.metadata()?;
-    if (now.dev(), now.ino()) != (before.dev(), before.ino()) {
-        return Ok(false);
+    match identity_at(parent, name) {
+        Ok(id) if id == (before.dev(), before.ino()) => Ok(read_at_start(read)? == original),
+        Ok(_) => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
     }
-    Ok(read_all(&mut file)? == original)
 }
 
 fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata) -> bool {
-    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
-    open_raw(parent.dir.as_raw_fd(), name, flags, 0)
-        .and_then(|fd| File::from(fd).metadata())
-        .is_ok_and(|m| (m.dev(), m.ino()) == (want.dev(), want.ino()))
+    identity_at(parent, name).is_ok_and(|id| id == (want.dev(), want.ino()))
+}
+
+/// The device and inode of the entry `name` of `parent`'s directory (a link not followed),
+/// through `fstatat`: no descriptor is opened.
+fn identity_at(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+    let c = cstring(name)?;
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `fstatat` fills the struct it is given when it returns 0.
+    let done = unsafe {
+        libc::fstatat(
+            parent.dir.as_raw_fd(),
+            c.as_ptr(),
+            stat.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: initialised by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    // Their width differs between targets.
+    #[allow(clippy::unnecessary_cast)]
+    Ok((stat.st_dev as u64, stat.st_ino as u64))
+}
+
+/// The whole content of `file` from its start, through the descriptor it has (no new one).
+fn read_at_start(file: &File) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = file.read_at(&mut chunk, bytes.len() as u64)?;
+        if n == 0 {
+            return Ok(bytes);
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// Tests inject a race here, deterministically: in debug builds, the shell command in

@@ -9,7 +9,10 @@ use ruff_python_ast::{Expr, Stmt};
 
 use super::facts::{range, EnvKey, Facts};
 use super::semantic::Bindings;
-use crate::lines::{line_start, next_line_start, prev_line_start};
+use crate::lines::{line_start, next_line_start};
+
+mod banner;
+use banner::banner_start;
 
 /// One block of configuration lines.
 #[derive(Debug, Clone)]
@@ -64,93 +67,6 @@ fn is_config_stmt(facts: &Facts, r: &Range<usize>) -> bool {
 /// it on its last line.
 fn alone_on_lines(source: &str, r: &Range<usize>) -> bool {
     crate::lines::blank_before(source, r.start) && crate::lines::only_comment_after(source, r.end)
-}
-
-/// The start of the banner directly above `line`: the comment lines right above it (no blank
-/// line between; pragmas, licence lines, the shebang and the encoding cookie excluded). One or
-/// two lines are the statement's comment; of a longer block, the lines from the topmost one that
-/// talks about the GPU (with the rule lines framing it) down: prose above that documents
-/// something else stays, and a long block that never mentions the GPU is not the configuration's.
-fn banner_start(source: &str, line: usize) -> usize {
-    // Bottom-up: the line directly above first.
-    let mut lines: Vec<(usize, &str)> = Vec::new();
-    let mut start = line;
-    while start > 0 {
-        let prev = prev_line_start(source, start);
-        let text = source[prev..start].trim();
-        let text = text.trim_start_matches('\u{feff}');
-        let banner =
-            text.starts_with('#') && !text.starts_with("#!") && !is_pragma_or_licence(text);
-        if !banner {
-            break;
-        }
-        lines.push((prev, text));
-        start = prev;
-    }
-    // One or two comment lines right above are the statement's own comment; a longer block
-    // is documentation, of which only the part about the GPU goes.
-    if lines.len() <= 2 {
-        return lines.last().map_or(line, |(at, _)| *at);
-    }
-    let Some(mut top) = lines.iter().rposition(|(_, t)| about_gpu(t)) else {
-        return line;
-    };
-    while lines.get(top + 1).is_some_and(|(_, t)| is_rule_line(t)) {
-        top += 1;
-    }
-    lines[top].0
-}
-
-/// A comment that talks about the GPU configuration (in English, French or Spanish: the
-/// languages of the teams this tool was built with).
-fn about_gpu(comment: &str) -> bool {
-    let l = comment.to_ascii_lowercase();
-    [
-        "gpu",
-        "cuda",
-        "rtx",
-        "pci",
-        "card",
-        "carte",
-        "tarjeta",
-        "nvidia",
-        "geforce",
-        "device",
-        "visible_devices",
-        "alloc_conf",
-    ]
-    .iter()
-    .any(|w| l.contains(w))
-}
-
-/// `# ====`, `# ----`, `#`: a line that only frames a banner.
-fn is_rule_line(comment: &str) -> bool {
-    comment
-        .trim_start_matches('#')
-        .chars()
-        .all(|c| c.is_whitespace() || "=-*~_#+".contains(c))
-}
-
-pub fn is_pragma_or_licence(comment: &str) -> bool {
-    let lower = comment.to_ascii_lowercase();
-    [
-        "coding:",
-        "coding=",
-        "spdx",
-        "copyright",
-        "license",
-        "licence",
-        "noqa",
-        "type:",
-        "mypy:",
-        "pylint:",
-        "ruff:",
-        "fmt:",
-        "pyright:",
-        "isort:",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
 }
 
 /// A print or log call that only echoes the GPU configuration: its arguments are strings that

@@ -36,8 +36,7 @@ pub fn invariants(old: &str, new: &str, before: &Analysis, after: &Analysis) -> 
         problems.push("the UTF-8 BOM changed".into());
     }
     let first_line = |s: &str| {
-        s.trim_start_matches('\u{feff}')
-            .lines()
+        crate::lines::texts(s.trim_start_matches('\u{feff}'))
             .next()
             .unwrap_or("")
             .to_string()
@@ -46,7 +45,7 @@ pub fn invariants(old: &str, new: &str, before: &Analysis, after: &Analysis) -> 
         problems.push("the shebang is no longer the first line".into());
     }
     let cookie_line = |s: &str| {
-        s.lines()
+        crate::lines::texts(s)
             .take(2)
             .position(|l| l.trim_start().starts_with('#') && l.contains("coding"))
     };

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::cache::Cache;
 use crate::outcome::{FileOutcome, FileStatus};
-use crate::process::{Engine, GpuJobSpec};
+use crate::process::{Engine, GpuJobSpec, Processed};
 use crate::walk::Entry;
 
 use super::progress::Progress;
@@ -57,13 +57,21 @@ pub fn run_cpu_stage(
     let order = InOrder::new(&mut emit_chunk, WINDOW / CHUNK);
     let one = |i: usize, entry: &Entry| {
         if cancelled.load(Ordering::SeqCst) {
-            return interrupted(engine, entry);
+            return interrupted(engine, entry, "interrupted before this file was processed");
+        }
+        if engine.stop.stopped() {
+            return interrupted(
+                engine,
+                entry,
+                "not processed: the run stopped (see its error)",
+            );
         }
         progress.started(i, &entry.rel);
-        let processed = match cache {
+        let processed = crate::panics::caught(entry, || match cache {
             Some((cache, build_index)) => cache.process(engine, entry, build_index),
             None => engine.process(entry),
-        };
+        })
+        .unwrap_or_else(|message| panicked(engine, entry, message));
         progress.done(i);
         if let Some(job) = processed.gpu_job {
             progress.gpu.inc_length(1);
@@ -167,13 +175,33 @@ impl<'e, T> InOrder<'e, T> {
     }
 }
 
-fn interrupted(engine: &Engine, entry: &Entry) -> FileOutcome {
+fn interrupted(engine: &Engine, entry: &Entry, reason: &str) -> FileOutcome {
     let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
     // Still counted in its phase: an unreached file is never left out of "N/M compliant".
     outcome.phase = engine.phases.phase_of(&entry.rel).map(str::to_string);
     outcome.status = FileStatus::Skipped;
-    outcome.reason = Some("interrupted before this file was processed".into());
+    outcome.reason = Some(reason.into());
     outcome
+}
+
+/// A bug met while this file was processed: the file's error, as ruff reports one; the other
+/// files go on. Whatever it had begun to write was either swapped in whole or not at all.
+fn panicked(engine: &Engine, entry: &Entry, message: String) -> Processed {
+    let mut outcome = FileOutcome::new(&entry.path, &entry.rel);
+    outcome.phase = engine.phases.phase_of(&entry.rel).map(str::to_string);
+    outcome.language = match entry.kind {
+        crate::walk::EntryKind::Source(language) => Some(language),
+        _ => None,
+    };
+    outcome.status = FileStatus::Error;
+    outcome.error = Some(format!(
+        "panicked while processing this file ({message}): this is a bug in gpu-homogenize; \
+         please report it, with this file if you can"
+    ));
+    Processed {
+        outcome,
+        gpu_job: None,
+    }
 }
 
 /// Stack of a CPU worker: parsers and AST drops recurse, and a deeply nested (but valid,

@@ -115,6 +115,7 @@ pub fn engine(setup: &Setup, input: &InputArgs, mode: Mode) -> anyhow::Result<En
         },
         keep_rewrite: false,
         repo_prefix: crate::outcome::repository_prefix(&setup.root),
+        stop: Default::default(),
     })
 }
 
@@ -252,7 +253,8 @@ fn run(
         input.lint.force_exclude,
     );
     let removing = engine.mode == Mode::Fix { dry_run: false };
-    crate::leftovers::handle(&setup.root, &found.temp_files, removing);
+    let backup_dir = engine.write.backup_dir.as_deref();
+    crate::leftovers::handle(&setup.root, &found.temp_files, removing, backup_dir);
     let entries = found.entries;
     // Paths that yield nothing to read because of how they were named (symbolic links, never
     // followed) are not a pass.
@@ -384,6 +386,10 @@ fn run(
         failed = crate::output::print(&block).err();
     }
     progress.finish();
+    // Open files or memory ran out: the run's error; nothing of it is cached.
+    if let Some(stopped) = engine.stop.error() {
+        anyhow::bail!(stopped);
+    }
     if let Some(cache) = cache {
         cache.persist(all, &entries);
     }

@@ -131,9 +131,8 @@ fn reindent(source: &str, body: Range<usize>, by: &str) -> Vec<Edit> {
         multiline_literals(tokens, &mut literals);
     }
     let mut out = Vec::new();
-    for (i, _) in text.match_indices('\n') {
-        let at = i + 1;
-        let line = text[at..].split('\n').next().unwrap_or("");
+    for (at, end) in crate::lines::line_ranges(text).skip(1) {
+        let line = &text[at..end];
         if line.trim().is_empty()
             || literals
                 .iter()

@@ -8,8 +8,7 @@ use crate::finding::Finding;
 
 /// Four spaces, or a tab in a file indented with tabs.
 pub fn indent_unit(source: &str) -> String {
-    let tabs = source
-        .lines()
+    let tabs = crate::lines::texts(source)
         .find(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
         .is_some_and(|l| l.starts_with('\t'));
     if tabs {
@@ -21,7 +20,7 @@ pub fn indent_unit(source: &str) -> String {
 
 /// The whitespace that starts the line holding `offset`.
 pub fn line_indent(source: &str, offset: usize) -> &str {
-    let start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let start = crate::lines::line_start(source, offset);
     let line = &source[start..];
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
 }
@@ -170,7 +169,7 @@ pub fn comment_edit(facts: &Facts, ctx: &Context) -> Edit {
         chunk.push_str(nl);
     }
     chunk.push_str(&text);
-    let next_line = source[at..].split('\n').next().unwrap_or("");
+    let next_line = &source[at..crate::lines::line_end(source, at)];
     if at < source.len() && !next_line.trim().is_empty() {
         chunk.push_str(nl);
     }

@@ -482,7 +482,9 @@ struct RsFile {
 fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(Option<RsFile>, u64)> {
     let bytes = crate::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::source::content_key(&bytes);
-    Some((parse(bytes, &entry.rel), hash))
+    // A bug met here leaves the file out: the CPU stage meets it again and reports it.
+    let facts = crate::panics::caught(entry, || parse(bytes, &entry.rel));
+    Some((facts.ok().flatten(), hash))
 }
 
 fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
@@ -492,8 +494,8 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     let file = syn::parse_file(&text).ok()?;
     let mut v = Reader::default();
     v.visit_file(&file);
-    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel);
-    v.file.field_args = super::index_fns::field_args(&file, rel);
+    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
+    v.file.field_args = super::index_fns::field_args(&file, rel, &text);
     v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();

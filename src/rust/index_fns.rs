@@ -9,6 +9,7 @@ use syn::visit::{self, Visit};
 use syn::{Expr, FnArg, Pat};
 
 use super::facts::INDEX_CALLS;
+use crate::line_index::LineIndex;
 
 /// One such function.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -48,8 +49,8 @@ pub struct FieldArg {
 }
 
 /// Every field handed to a call in a file.
-pub fn field_args(file: &syn::File, rel: &str) -> Vec<FieldArg> {
-    struct V<'r>(&'r str, Vec<FieldArg>);
+pub fn field_args(file: &syn::File, rel: &str, text: &str) -> Vec<FieldArg> {
+    struct V<'r>(&'r str, &'r LineIndex<'r>, Vec<FieldArg>);
     impl<'a> Visit<'a> for V<'_> {
         fn visit_expr_call(&mut self, call: &'a syn::ExprCall) {
             if let Expr::Path(func) = call.func.as_ref() {
@@ -61,8 +62,8 @@ pub fn field_args(file: &syn::File, rel: &str) -> Vec<FieldArg> {
                     .collect();
                 for (arg, e) in call.args.iter().enumerate() {
                     if let Some(field) = field_name(e) {
-                        let line = func.path.segments[0].ident.span().start().line;
-                        self.1.push(FieldArg {
+                        let line = self.1.line(span_offset(&func.path.segments[0].ident));
+                        self.2.push(FieldArg {
                             callee: callee.clone(),
                             arg,
                             field,
@@ -74,9 +75,10 @@ pub fn field_args(file: &syn::File, rel: &str) -> Vec<FieldArg> {
             visit::visit_expr_call(self, call);
         }
     }
-    let mut v = V(rel, Vec::new());
+    let lines = LineIndex::new(text);
+    let mut v = V(rel, &lines, Vec::new());
     v.visit_file(file);
-    v.1
+    v.2
 }
 
 /// The fields whose value reaches a device index: handed to a constructor as its index or
@@ -119,9 +121,11 @@ fn field_name(expr: &Expr) -> Option<String> {
 
 /// The index functions defined in a file (`rel`: its path, for messages), and the functions
 /// that hand a parameter to another.
-pub fn collect(file: &syn::File, rel: &str) -> (Vec<IndexFn>, Vec<Forward>) {
+pub fn collect(file: &syn::File, rel: &str, text: &str) -> (Vec<IndexFn>, Vec<Forward>) {
+    let lines = LineIndex::new(text);
     let mut v = Finder {
         rel,
+        lines: &lines,
         self_ty: None,
         out: Vec::new(),
         forwards: Vec::new(),
@@ -172,8 +176,15 @@ pub fn calls(def: &IndexFn, segments: &[String]) -> bool {
             || def.roots.contains(&segments[0]))
 }
 
+/// Where `ident` starts, in bytes: its line is read from the file's [`LineIndex`] (syn's own
+/// line counts only `\n`).
+fn span_offset(ident: &syn::Ident) -> usize {
+    ident.span().byte_range().start
+}
+
 struct Finder<'r> {
     rel: &'r str,
+    lines: &'r LineIndex<'r>,
     self_ty: Option<String>,
     out: Vec<IndexFn>,
     forwards: Vec<Forward>,
@@ -208,7 +219,7 @@ impl Finder<'_> {
                 position,
                 callee,
                 arg,
-                at: format!("{}:{line}", self.rel),
+                at: format!("{}:{}", self.rel, self.lines.line(line)),
             });
         }
         // A parameter that reaches one constructor, the same everywhere it is used.
@@ -218,7 +229,7 @@ impl Finder<'_> {
             self.out.push(IndexFn {
                 path: path.clone(),
                 position,
-                what: format!("`{what}` ({}:{line})", self.rel),
+                what: format!("`{what}` ({}:{})", self.rel, self.lines.line(line)),
                 roots: Vec::new(),
             });
         }
@@ -258,7 +269,7 @@ impl<'a> Visit<'a> for Finder<'_> {
 struct Sinks<'p> {
     params: &'p [Option<String>],
     found: Vec<(usize, String, usize)>,
-    /// (parameter, the function called, the argument it is, line).
+    /// (parameter, the function called, the argument it is, offset of the call).
     forwards: Vec<(usize, Vec<String>, usize, usize)>,
     /// Names the body binds (`let f = …`): a call through one is a closure's or a function
     /// pointer's, never a function of the tree.
@@ -297,7 +308,7 @@ impl<'a> Visit<'a> for Sinks<'_> {
             let constructor = INDEX_CALLS
                 .iter()
                 .find(|n| joined == **n || joined.ends_with(&format!("::{n}")));
-            let line = func.path.segments[0].ident.span().start().line;
+            let line = span_offset(&func.path.segments[0].ident);
             let param = |e: &Expr| {
                 let name = plain_name(e)?;
                 self.params
@@ -345,7 +356,7 @@ mod tests {
 
     fn found(src: &str) -> Vec<(String, usize)> {
         let file = syn::parse_file(src).unwrap();
-        let (mut direct, forwards) = collect(&file, "lib.rs");
+        let (mut direct, forwards) = collect(&file, "lib.rs", src);
         close(&mut direct, &forwards);
         direct.into_iter().map(|f| (f.path, f.position)).collect()
     }

@@ -209,7 +209,8 @@ fn masked(source: &str) -> String {
 /// Parse a Rust file; byte offsets of the result are the file's own.
 pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
     syn::parse_file(&masked(source)).map_err(|e| {
-        let start = e.span().start();
+        // The line by the one line model (syn's own counts only `\n`).
+        let (line, column) = line_column(source, e.span().byte_range().start);
         let message = e.to_string();
         // proc-macro2's lexer error names no cause; it stops where the token stream breaks.
         let message = if message == "cannot parse string into token stream" {
@@ -218,8 +219,8 @@ pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
             message
         };
         SyntaxError {
-            line: start.line,
-            column: start.column + 1,
+            line,
+            column,
             message,
         }
     })

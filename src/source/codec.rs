@@ -202,7 +202,7 @@ pub fn encode_declared(text: &str) -> Result<Vec<u8>, String> {
         return Ok(text.as_bytes().to_vec());
     };
     codec.encode(text).map_err(|c| {
-        let line = text[..text.find(c).unwrap_or(0)].lines().count().max(1);
+        let line = crate::line_index::line_of_offset(text, text.find(c).unwrap_or(0));
         format!("the file declares `coding: {name}`, which cannot hold `{c}` (line {line})")
     })
 }

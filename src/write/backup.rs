@@ -21,6 +21,12 @@ pub(super) fn backup(
     before: &std::fs::Metadata,
 ) -> Result<(), WriteError> {
     let target = dir.join(rel);
+    // Where its staged copy is recorded: under the root, relative; outside it, absolute.
+    let recorded_dir = match dir.strip_prefix(root) {
+        Ok(in_tree) => in_tree.join(rel),
+        Err(_) => target.clone(),
+    };
+    let recorded_dir = recorded_dir.parent().unwrap_or(Path::new("")).to_path_buf();
     // Under the backup dir every directory is opened without following a link (as under the
     // root); the copy is staged in a temp file with the original's owner, mode and xattrs and
     // linked to its name without replacing anything: a killed run leaves a temp file, never a
@@ -68,7 +74,8 @@ pub(super) fn backup(
                 Err(e) => return Err(e),
             }
         }
-        let temp = temp::create(&parent)?;
+        // Recorded like every temp file, so that the next run removes what a killed one left.
+        let temp = temp::create_recorded_in(root, &recorded_dir, &parent)?;
         let staged = (|| -> io::Result<()> {
             (&temp.file).write_all(original)?;
             meta::copy(file, &temp.file, before).map_err(io::Error::other)?;
@@ -93,8 +100,11 @@ pub(super) fn backup(
         linked?;
         fsync_dir(&parent.dir)
     };
-    write().map_err(|source| WriteError::Backup {
-        path: target.display().to_string(),
-        source,
+    write().map_err(|source| match crate::resources::Exhausted::of(&source) {
+        Some(what) => WriteError::Exhausted(what),
+        None => WriteError::Backup {
+            path: target.display().to_string(),
+            source,
+        },
     })
 }

@@ -48,16 +48,33 @@ pub fn create_recorded(
     rel: &std::path::Path,
     parent: &Parent,
 ) -> std::io::Result<TempFile> {
-    let dir = rel.parent().unwrap_or(std::path::Path::new(""));
+    create_recorded_in(
+        root,
+        rel.parent().unwrap_or(std::path::Path::new("")),
+        parent,
+    )
+}
+
+/// [`create_recorded`] in the directory `parent` opens, recorded as `dir` (relative to `root`;
+/// or absolute: a backup directory outside the tree). Never made unrecorded for want of a
+/// descriptor: running out of them is an error here, before anything exists.
+pub fn create_recorded_in(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    parent: &Parent,
+) -> std::io::Result<TempFile> {
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = OsString::from(format!("{PREFIX}{}-{n}{SUFFIX}", std::process::id()));
-        record_identity(root, &dir.join(&name), 0, 0);
+        must_record(record_identity(root, &dir.join(&name), 0, 0))?;
         let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
         match open_raw(parent.dir.as_raw_fd(), &name, flags, 0o600) {
             Ok(fd) => {
                 let file = File::from(fd);
-                record(root, &dir.join(&name), &file);
+                if let Err(e) = must_record(record(root, &dir.join(&name), &file)) {
+                    unlink(parent, &name);
+                    return Err(e);
+                }
                 return Ok(TempFile { file, name });
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -101,34 +118,44 @@ pub fn registry(pid: u32) -> std::path::PathBuf {
         .join(pid.to_string())
 }
 
+/// A record that failed for want of open files or memory fails the write; any other failure
+/// (a state directory that cannot be made) leaves the record out, best effort: a temp file that
+/// could not be recorded is reported, never removed, by a later run.
+pub fn must_record(recorded: std::io::Result<()>) -> std::io::Result<()> {
+    match recorded {
+        Err(e) if crate::resources::Exhausted::of(&e).is_some() => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Record a temp file just made (`rel`: its path under the root) in this run's registry.
-/// Best effort: a temp file that could not be recorded is reported, never removed, by a later
-/// run.
-pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) {
+pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = file.metadata() else { return };
-    record_identity(root, rel, meta.dev(), meta.ino());
+    let meta = file.metadata()?;
+    record_identity(root, rel, meta.dev(), meta.ino())
 }
 
 /// Record that the temp name `rel` may hold the inode (`dev`, `ino`): after the exchange it
 /// holds the replaced original until it is removed, and a run killed in between leaves it.
-pub fn record_identity(root: &std::path::Path, rel: &std::path::Path, dev: u64, ino: u64) {
+pub fn record_identity(
+    root: &std::path::Path,
+    rel: &std::path::Path,
+    dev: u64,
+    ino: u64,
+) -> std::io::Result<()> {
     use std::io::Write;
-    let Ok(dir) = crate::confine::RootDir::open(root).and_then(|r| {
+    let dir = crate::confine::RootDir::open(root).and_then(|r| {
         crate::journal::state_dir(&r)?;
         r.dir(
             &std::path::Path::new(crate::journal::JOURNAL_DIR).join("temp"),
             true,
         )
-    }) else {
-        return;
-    };
+    })?;
     let name = std::process::id().to_string();
     let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW;
-    if let Ok(fd) = open_raw(dir.as_raw_fd(), OsStr::new(&name), flags, 0o600) {
-        let line = format!("{dev} {ino} {}\n", crate::walk::escape(rel.as_os_str()));
-        let _ = File::from(fd).write_all(line.as_bytes());
-    }
+    let fd = open_raw(dir.as_raw_fd(), OsStr::new(&name), flags, 0o600)?;
+    let line = format!("{dev} {ino} {}\n", crate::walk::escape(rel.as_os_str()));
+    File::from(fd).write_all(line.as_bytes())
 }
 
 /// The (device, inode) of every temp file run `pid` recorded, by path under the root.
