@@ -88,12 +88,14 @@ pub fn handle(root: &Path, found: &[PathBuf], remove: bool, backup_dir: Option<&
 
 /// The runs, gone now, whose registries are still under the root.
 fn registered_runs(root: &Path) -> Vec<u32> {
-    let dir = root.join(crate::journal::JOURNAL_DIR).join("temp");
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let dir = Path::new(crate::journal::JOURNAL_DIR).join("temp");
+    // Listed below the root without following a link, as the registries are read.
+    let Ok(names) = RootDir::open(root).and_then(|r| r.list(&dir)) else {
         return Vec::new();
     };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+    names
+        .iter()
+        .filter_map(|name| name.to_str()?.parse::<u32>().ok())
         .filter(|&pid| pid != std::process::id() && temp::is_dead(pid as i32))
         .collect()
 }

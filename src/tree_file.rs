@@ -21,6 +21,8 @@ pub const SETTINGS_LIMIT: u64 = 4 << 20;
 pub const JOURNAL_LIMIT: u64 = 1 << 30;
 /// The cap on one file of the content cache (facts and verdicts of every file of the tree).
 pub const CACHE_LIMIT: u64 = 1 << 30;
+/// The cap on one run's temp registry (a line per temp file it made, ~100 bytes).
+pub const REGISTRY_LIMIT: u64 = 256 << 20;
 /// The cap on a shard's JSON or SARIF document (`report --merge`).
 pub const DOCUMENT_LIMIT: u64 = 1 << 30;
 /// The cap on a baseline (one line per accepted finding).

@@ -50,6 +50,8 @@ pub struct Walk {
     pub entries: Vec<Entry>,
     /// Root-relative paths of `.gpu-homogenize-PID-N.tmp` files.
     pub temp_files: Vec<PathBuf>,
+    /// The walk ran out of descriptors or memory: the run's error, not a gap in the tree.
+    pub exhausted: Option<crate::resources::Exhausted>,
 }
 
 pub fn language_of(path: &Path) -> Option<Language> {
@@ -217,6 +219,10 @@ fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, foun
     let dirent = match result {
         Ok(d) => d,
         Err(err) => {
+            if let Some(what) = err.io_error().and_then(crate::resources::Exhausted::of) {
+                found.lock().unwrap().exhausted.get_or_insert(what);
+                return;
+            }
             let path = error_path(&err).unwrap_or_else(|| PathBuf::from("."));
             let e = entry(root, &path, EntryKind::Error(err.to_string()));
             found.lock().unwrap().entries.push(e);

@@ -252,6 +252,9 @@ fn run(
         globs,
         input.lint.force_exclude,
     );
+    if let Some(what) = found.exhausted {
+        anyhow::bail!("{what} (the tree could not be listed whole; nothing was processed)");
+    }
     let removing = engine.mode == Mode::Fix { dry_run: false };
     let backup_dir = engine.write.backup_dir.as_deref();
     crate::leftovers::handle(&setup.root, &found.temp_files, removing, backup_dir);
@@ -268,7 +271,7 @@ fn run(
         .paths
         .iter()
         .any(|p| p.canonicalize().ok() == setup.root.canonicalize().ok());
-    let root_entries = (!whole_root).then(|| {
+    let root_walk = (!whole_root).then(|| {
         walk_tree(
             std::slice::from_ref(&setup.root),
             &setup.root,
@@ -277,8 +280,11 @@ fn run(
             engine.lint.exclude_globs(),
             false,
         )
-        .entries
     });
+    if let Some(what) = root_walk.as_ref().and_then(|w| w.exhausted) {
+        anyhow::bail!("{what} (the tree could not be listed whole; nothing was processed)");
+    }
+    let root_entries = root_walk.map(|w| w.entries);
     let all = root_entries.as_deref().unwrap_or(&entries);
     // `--shard I/N`: this job's part of the files; the index still reads them all.
     let sharded: Option<Vec<Entry>> = input.shard.map(|(i, n)| {

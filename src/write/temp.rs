@@ -160,16 +160,11 @@ pub fn record_identity(
 
 /// The (device, inode) of every temp file run `pid` recorded, by path under the root.
 pub fn recorded(root: &std::path::Path, pid: u32) -> Vec<(u64, u64, String)> {
-    use std::io::Read;
-    let Ok(mut file) =
-        crate::confine::RootDir::open(root).and_then(|r| r.open_regular(&registry(pid)))
-    else {
+    // Through the confined reader: a registry is a file of the tree, and may be a stranger's.
+    let read = crate::tree_file::read_text(root, &registry(pid), crate::tree_file::REGISTRY_LIMIT);
+    let Ok(Some(text)) = read else {
         return Vec::new();
     };
-    let mut text = String::new();
-    if file.read_to_string(&mut text).is_err() {
-        return Vec::new();
-    }
     text.lines()
         .filter_map(|l| {
             let mut parts = l.splitn(3, ' ');
