@@ -105,8 +105,8 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
         .unified_diff()
         .context_radius(3)
         .header(
-            &crate::outcome::quoted(&format!("a/{path}")),
-            &crate::outcome::quoted(&format!("b/{path}")),
+            &crate::escape::quoted(&format!("a/{path}")),
+            &crate::escape::quoted(&format!("b/{path}")),
         )
         .to_string()
 }

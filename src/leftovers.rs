@@ -88,7 +88,7 @@ pub fn handle(root: &Path, found: &[PathBuf], remove: bool, backup_dir: Option<&
 
 /// The runs, gone now, whose registries are still under the root.
 fn registered_runs(root: &Path) -> Vec<u32> {
-    let dir = Path::new(crate::journal::JOURNAL_DIR).join("temp");
+    let dir = Path::new(crate::state::STATE_DIR).join("temp");
     // Listed below the root without following a link, as the registries are read.
     let Ok(names) = RootDir::open(root).and_then(|r| r.list(&dir)) else {
         return Vec::new();
@@ -166,7 +166,7 @@ fn forget_gitignore(state: i32) {
         .take(4096)
         .read_to_string(&mut text)
         .is_ok()
-        && text == crate::journal::GITIGNORE;
+        && text == crate::state::GITIGNORE;
     if let (true, Ok(c)) = (ours, crate::confine::cstring(name)) {
         unsafe { libc::unlinkat(state, c.as_ptr(), 0) };
     }
@@ -178,13 +178,13 @@ pub fn forget_own(root: &Path) {
     use std::os::fd::AsRawFd;
     temp::forget(root, std::process::id());
     let Ok(dir) = RootDir::open(root) else { return };
-    let state = Path::new(crate::journal::JOURNAL_DIR);
+    let state = Path::new(crate::state::STATE_DIR);
     if let Ok(fd) = dir.dir(state, false) {
         forget_gitignore(fd.as_raw_fd());
     }
     for (parent, name) in [
         (state, "temp"),
-        (Path::new(""), crate::journal::JOURNAL_DIR),
+        (Path::new(""), crate::state::STATE_DIR),
     ] {
         let Ok(fd) = dir.dir(parent, false) else {
             return;

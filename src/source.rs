@@ -166,7 +166,7 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
 }
 
 /// Words a file must contain to be worth parsing (ripgrep-style prefilter), besides the
-/// names of the GPU frameworks (python::GPU_FRAMEWORKS): an import of one makes GPU code.
+/// names of the GPU frameworks (`knowledge::python::GPU_FRAMEWORKS`): an import of one makes GPU code.
 pub const GPU_WORDS: &[&str] = &[
     // Device selection and the env variables (`cuda:1`, `CUDA_VISIBLE_DEVICES`, `Device::Cuda`).
     "cuda", "CUDA", "Cuda", "gpu", "GPU", "nvml", "NVML",
@@ -180,7 +180,7 @@ pub const GPU_WORDS: &[&str] = &[
 pub fn gpu_literals() -> Vec<&'static str> {
     GPU_WORDS
         .iter()
-        .chain(crate::python::GPU_FRAMEWORKS)
+        .chain(crate::knowledge::python::GPU_FRAMEWORKS)
         .copied()
         .collect()
 }

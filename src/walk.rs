@@ -6,7 +6,7 @@ mod root;
 
 use std::collections::HashSet;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use ignore::{WalkBuilder, WalkState};
@@ -16,6 +16,7 @@ pub use crate::outcome::escape;
 use crate::outcome::Language;
 use crate::write::temp;
 
+pub use crate::paths::{absolute, normalize, relative_path, relative_to, slash_joined};
 pub use root::{find_root, RootError};
 
 /// One path the walk produced.
@@ -60,43 +61,6 @@ pub fn language_of(path: &Path) -> Option<Language> {
         Some("rs") => Some(Language::Rust),
         _ => None,
     }
-}
-
-/// Resolve `.` and `..` without touching the file system (symlinks stay links).
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-pub fn absolute(path: &Path) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    normalize(&cwd.join(path))
-}
-
-/// `path` relative to `root`, exact bytes; the absolute path itself when outside the root.
-pub fn relative_path(root: &Path, path: &Path) -> PathBuf {
-    let abs = absolute(path);
-    abs.strip_prefix(root)
-        .map_or(abs.clone(), Path::to_path_buf)
-}
-
-/// `path` relative to `root`, with `/` separators; the path itself when outside the root.
-pub fn relative_to(root: &Path, path: &Path) -> String {
-    slash_joined(&relative_path(root, path))
-}
-
-fn slash_joined(rel: &Path) -> String {
-    let parts: Vec<String> = rel.components().map(|c| escape(c.as_os_str())).collect();
-    parts.join("/")
 }
 
 /// Every Python and Rust file under `paths`, sorted by path, each once. Files named

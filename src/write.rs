@@ -19,7 +19,10 @@
 mod backup;
 mod lease;
 mod meta;
+mod output;
 pub mod temp;
+
+pub use output::write_output;
 
 use std::fs::File;
 use std::io::{self, Read, Write};

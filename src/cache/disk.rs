@@ -207,7 +207,7 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
             removed += 1;
         }
     }
-    let parent = root_dir.dir(Path::new(crate::journal::JOURNAL_DIR), false)?;
+    let parent = root_dir.dir(Path::new(crate::state::STATE_DIR), false)?;
     if let Ok(c) = cstring(OsStr::new("cache")) {
         // SAFETY: a valid directory fd and a NUL-terminated name in it.
         unsafe { libc::unlinkat(parent.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) };

@@ -52,8 +52,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Cache(args) => cache::run(args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Init(args) => init::run(args),
-        Command::Probe(args) => Ok(crate::gpu::probe::run(&args)),
-        Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args)),
+        Command::Probe(args) => Ok(crate::gpu::probe::run(args.mib, args.list)),
+        Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args.command)),
     };
     match result {
         // `--exit-zero`: findings do not fail the run (errors still do).

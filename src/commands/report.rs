@@ -109,7 +109,7 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 /// The report on stdout, or in `out`: written as every output is, never through a link
-/// planted where it goes (`tree_file::write_output`; the tree is the working directory's
+/// planted where it goes (`write::write_output`; the tree is the working directory's
 /// when the command has none).
 fn write_out(
     root: Option<&std::path::Path>,
@@ -119,7 +119,7 @@ fn write_out(
     match out {
         Some(path) => {
             let root = root.unwrap_or(std::path::Path::new("."));
-            crate::tree_file::write_output(root, path, text.as_bytes())
+            crate::write::write_output(root, path, text.as_bytes())
                 .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
         }
         None => out!("{text}"),

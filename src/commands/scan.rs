@@ -140,7 +140,7 @@ pub fn baseline(args: crate::cli::BaselineArgs) -> anyhow::Result<i32> {
     let engine = engine(&setup, &args.input, Mode::Scan)?;
     let (outcomes, summary) = execute(&setup, &engine, &args.input, None, None)?;
     let text = crate::baseline::render(&outcomes);
-    crate::tree_file::write_output(&setup.root, &args.out, text.as_bytes())
+    crate::write::write_output(&setup.root, &args.out, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("cannot write the baseline: {e}"))?;
     let n: usize = outcomes
         .iter()

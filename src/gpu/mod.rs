@@ -8,7 +8,6 @@ pub mod supervise;
 
 use std::time::Duration;
 
-use crate::cli::GpuArgs;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -39,10 +38,18 @@ pub trait GpuChecker: Send {
 #[derive(Debug, Clone)]
 pub struct GpuUnavailable(pub String);
 
+/// How a check runs: the command line's `--probe-mib`, `--gpu-timeout` and `--gpu-cmd`.
+#[derive(Debug, Clone)]
+pub struct CheckSettings {
+    pub probe_mib: u64,
+    pub timeout_secs: f64,
+    pub gpu_cmd: Option<String>,
+}
+
 /// Open the driver and find the policy's target card: the checker the GPU slot owns.
 pub fn open_checker(
     policy: &Policy,
-    args: &GpuArgs,
+    args: &CheckSettings,
 ) -> Result<Box<dyn GpuChecker>, GpuUnavailable> {
     let gpus = Gpus::open().map_err(GpuUnavailable)?;
     nvml::cuda_driver_loads().map_err(GpuUnavailable)?;
@@ -66,7 +73,7 @@ pub fn open_checker(
         forbidden,
         policy: policy.clone(),
         probe_mib: args.probe_mib,
-        timeout: Duration::from_secs_f64(args.gpu_timeout.max(0.1)),
+        timeout: Duration::from_secs_f64(args.timeout_secs.max(0.1)),
         gpu_cmd: args.gpu_cmd.clone(),
         exe,
     }))

@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use cudarc::driver::{result, sys};
 
-use crate::cli::ProbeArgs;
 
 /// A device as CUDA numbers it inside the child.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -26,8 +25,8 @@ pub struct ProbeReport {
     pub error: Option<String>,
 }
 
-pub fn run(args: &ProbeArgs) -> i32 {
-    let report = probe(args.mib, args.list).unwrap_or_else(|error| ProbeReport {
+pub fn run(mib: u64, list: bool) -> i32 {
+    let report = probe(mib, list).unwrap_or_else(|error| ProbeReport {
         error: Some(error),
         ..ProbeReport::default()
     });

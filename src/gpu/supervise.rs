@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::SuperviseArgs;
 
-/// Run `args.command` under supervision; the exit code is the command's.
-pub fn run(args: &SuperviseArgs) -> i32 {
+/// Run `command` under supervision; the exit code is the command's.
+pub fn run(command: &[String]) -> i32 {
     let parent = std::os::unix::process::parent_id();
     // SAFETY: prctl with these options only changes this process's own attributes.
     unsafe {
@@ -28,7 +27,7 @@ pub fn run(args: &SuperviseArgs) -> i32 {
     if std::os::unix::process::parent_id() != parent {
         return 2;
     }
-    let Some((program, rest)) = args.command.split_first() else {
+    let Some((program, rest)) = command.split_first() else {
         eprintln!("__supervise: no command");
         return 2;
     };

@@ -18,7 +18,7 @@ use crate::summary::{GpuSummary, Summary};
 pub use read::Journal;
 pub use time::{now_rfc3339, rfc3339};
 
-pub const JOURNAL_DIR: &str = ".gpu-homogenize";
+pub use crate::state::{state_dir, GITIGNORE, STATE_DIR as JOURNAL_DIR};
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 /// Bumped when a line's meaning changes; lines of another schema are skipped with a warning.
 pub const SCHEMA: u32 = 1;
@@ -295,30 +295,6 @@ fn run_line(stamp: &Stamp, files: usize, compliant: usize, summary: &Summary) ->
         gpu: summary.gpu.clone(),
         interrupted: summary.interrupted,
     }
-}
-
-/// What `.gpu-homogenize/.gitignore` says: the journal is committed (it is the coordinator's
-/// history, which `report` reads on any clone), the registry of a running fix's temp files and
-/// any cache are this machine's only, as ruff's `.ruff_cache/.gitignore` keeps its cache out.
-pub const GITIGNORE: &str = "\
-# Made by gpu-homogenize. Commit journal.jsonl: it is the coordinator's history (what was fixed
-# and validated, on which GPU, and when) that `gpu-homogenize report` reads.
-# The registry of the temp files of running fixes and any cache belong to this machine only.
-temp/
-cache/
-";
-
-/// `.gpu-homogenize` under the root (made when missing, no link followed), with its
-/// `.gitignore` written when it has none (an existing one is the user's and is kept).
-pub fn state_dir(root: &crate::confine::RootDir) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::AsRawFd;
-    let dir = root.dir(Path::new(JOURNAL_DIR), true)?;
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-    let name = std::ffi::OsStr::new(".gitignore");
-    if let Ok(fd) = crate::confine::open_raw(dir.as_raw_fd(), name, flags, 0o644) {
-        let _ = std::fs::File::from(fd).write_all(GITIGNORE.as_bytes());
-    }
-    Ok(dir)
 }
 
 /// Append to the journal of the tree at `root`. The directory and the file are opened as

@@ -6,7 +6,7 @@ use super::header::PythonHeader;
 use super::rules::*;
 use crate::edit::Edit;
 use crate::finding::Finding;
-use crate::index::Role;
+use crate::python::index::Role;
 use crate::policy::{EnvVar, Policy, Remap};
 
 pub struct RuleContext<'a> {

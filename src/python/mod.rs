@@ -9,15 +9,16 @@ mod encoding;
 mod facts;
 mod fix;
 pub mod header;
+pub mod index;
 mod proof;
 mod repair;
-pub mod rules;
+pub use crate::rules::python as rules;
 mod semantic;
 pub mod style;
 mod verify;
 
 use crate::finding::{line_column, Finding, Severity};
-use crate::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
+use crate::python::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 pub use crate::lines::newline_of;
 use crate::policy::{EnvVar, Policy, Scope};
@@ -47,7 +48,7 @@ pub struct FileContext<'a> {
     /// GPU file carries the header, or the index does not know the file.
     pub role: Option<&'a Role>,
     /// Device constants the file imports from other modules of the tree (the index's).
-    pub imported: &'a [crate::index::ImportedConst],
+    pub imported: &'a [crate::python::index::ImportedConst],
     /// How a planned fix is proven (`Proof::Composed` but in the tests that compare the two).
     pub proof: Proof,
 }

@@ -7,30 +7,7 @@ use rustc_hash::FxHashMap as HashMap;
 use ruff_python_ast::visitor::{walk_stmt, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 
-/// Modules that initialise (or may initialise) CUDA when imported.
-pub const GPU_FRAMEWORKS: &[&str] = &[
-    "torch",
-    "torchaudio",
-    "torchvision",
-    "tensorflow",
-    "jax",
-    "jaxlib",
-    "cupy",
-    "numba",
-    "pycuda",
-    "transformers",
-    "faster_whisper",
-    "whisper",
-    "TTS",
-    "llama_cpp",
-    "onnxruntime",
-    "accelerate",
-    "ctranslate2",
-    "diffusers",
-    "sentence_transformers",
-    "vllm",
-    "tensorrt",
-];
+pub use crate::knowledge::python::GPU_FRAMEWORKS;
 
 /// True for `torch`, `torch.cuda`, `TTS.api`, … but not for `torchmetrics_like`.
 pub fn is_gpu_module(module: &str) -> bool {

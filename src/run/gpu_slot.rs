@@ -77,7 +77,7 @@ pub fn run(
     let policy = &setup.config.policy;
     let checker = match args.gpu {
         GpuMode::Off => Err(GpuUnavailable("--gpu off".into())),
-        _ => crate::gpu::open_checker(policy, args),
+        _ => crate::gpu::open_checker(policy, &check_settings(args)),
     };
     let checker = match (checker, args.gpu) {
         (Ok(checker), _) => checker,
@@ -230,7 +230,7 @@ pub fn check_one(
     let mut outcome = processed.outcome;
     let checker = match args.gpu {
         GpuMode::Off => Err(GpuUnavailable("--gpu off".into())),
-        _ => crate::gpu::open_checker(policy, args),
+        _ => crate::gpu::open_checker(policy, &check_settings(args)),
     };
     let mut checker = match (checker, args.gpu) {
         (Ok(checker), _) => checker,
@@ -319,5 +319,14 @@ fn skipped(reason: &str) -> GpuCheck {
         status: Some(CheckStatus::Skipped),
         message: Some(reason.to_string()),
         ..GpuCheck::default()
+    }
+}
+
+/// The command line's GPU options as the checker takes them.
+fn check_settings(args: &GpuArgs) -> crate::gpu::CheckSettings {
+    crate::gpu::CheckSettings {
+        probe_mib: args.probe_mib,
+        timeout_secs: args.gpu_timeout,
+        gpu_cmd: args.gpu_cmd.clone(),
     }
 }

@@ -1,6 +1,7 @@
 //! The run engine: set up a run (root, config), walk the tree, run the CPU stage with the
 //! GPU slot behind it, count. It knows nothing of the commands that drive it.
 
+mod config;
 pub mod cpu;
 pub mod gpu_slot;
 pub mod progress;
@@ -14,7 +15,8 @@ use crate::cli::{GpuArgs, InputArgs};
 use crate::lang::{FactStore, NoFacts};
 use crate::lint::RuleFilter;
 use crate::outcome::FileOutcome;
-use crate::policy::{config_file_of, Config, Phases};
+use crate::policy::{Config, Phases};
+use config::{config_file_of, load_in, load_named};
 use crate::process::{Engine, Mode};
 use crate::python::header::PythonHeader;
 use crate::python::Python;
@@ -78,8 +80,8 @@ pub fn setup(input: &InputArgs) -> anyhow::Result<Setup> {
     };
     let root = find_root(&paths)?;
     let mut config = match (&input.config, config_file_of(&root)) {
-        (Some(named), _) => Config::load_named(named)?,
-        (None, Some(found)) => Config::load_in(&root, found.strip_prefix(&root)?)?,
+        (Some(named), _) => load_named(named)?,
+        (None, Some(found)) => load_in(&root, found.strip_prefix(&root)?)?,
         (None, None) => Config::default(),
     };
     let cli = input.lint.settings();

@@ -45,7 +45,7 @@ impl Manifests {
     /// The manifests of the tree at `root`.
     pub fn within(root: &Path) -> Manifests {
         Manifests {
-            root: crate::walk::absolute(root),
+            root: crate::paths::absolute(root),
             read: Mutex::default(),
         }
     }

@@ -24,7 +24,7 @@ pub fn load(root: &Path, dir: &Path) -> Option<Manifest> {
     };
     let mut manifest = Manifest::from_slice(&bytes).ok()?;
     let fs = Confined {
-        root: crate::walk::absolute(root),
+        root: crate::paths::absolute(root),
         dir: dir.to_path_buf(),
     };
     if manifest

@@ -12,7 +12,7 @@ pub mod index_fns;
 mod items;
 pub mod krate;
 pub mod manifest;
-pub mod rules;
+pub use crate::rules::rust as rules;
 
 use std::path::Path;
 

@@ -113,7 +113,7 @@ pub fn is_dead(pid: i32) -> bool {
 
 /// Where the temp files of run `pid` are recorded, under the root.
 pub fn registry(pid: u32) -> std::path::PathBuf {
-    std::path::Path::new(crate::journal::JOURNAL_DIR)
+    std::path::Path::new(crate::state::STATE_DIR)
         .join("temp")
         .join(pid.to_string())
 }
@@ -145,16 +145,16 @@ pub fn record_identity(
 ) -> std::io::Result<()> {
     use std::io::Write;
     let dir = crate::confine::RootDir::open(root).and_then(|r| {
-        crate::journal::state_dir(&r)?;
+        crate::state::state_dir(&r)?;
         r.dir(
-            &std::path::Path::new(crate::journal::JOURNAL_DIR).join("temp"),
+            &std::path::Path::new(crate::state::STATE_DIR).join("temp"),
             true,
         )
     })?;
     let name = std::process::id().to_string();
     let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW;
     let fd = open_raw(dir.as_raw_fd(), OsStr::new(&name), flags, 0o600)?;
-    let line = format!("{dev} {ino} {}\n", crate::walk::escape(rel.as_os_str()));
+    let line = format!("{dev} {ino} {}\n", crate::escape::name(rel.as_os_str()));
     File::from(fd).write_all(line.as_bytes())
 }
 

@@ -196,7 +196,7 @@ pub fn collect<'s>(
     body: &'s [Stmt],
     own_package: Option<&str>,
     env_only: bool,
-    imported: &'s [crate::index::ImportedConst],
+    imported: &'s [crate::python::index::ImportedConst],
 ) -> Facts {
     let bindings = Bindings::collect(body);
     let mut visitor = FactVisitor {
@@ -259,7 +259,7 @@ struct FactVisitor<'s> {
     /// For each device use (index into `facts.devices`), the names its literal flows through.
     device_paths: Vec<(usize, Vec<String>)>,
     /// Device constants imported from other modules of the tree.
-    imported: &'s [crate::index::ImportedConst],
+    imported: &'s [crate::python::index::ImportedConst],
 }
 
 impl<'s> FactVisitor<'s> {

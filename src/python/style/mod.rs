@@ -190,8 +190,8 @@ fn indent(ruff: Option<&toml::Table>, root: &Path, dir: &Path) -> Option<Indent>
 /// through the confined reader, none above the tree root.
 fn editorconfig(root: &Path, file: &Path) -> Option<ec4rs::Properties> {
     use ec4rs::PropertiesSource;
-    let root = crate::walk::absolute(root);
-    let file = crate::walk::absolute(file);
+    let root = crate::paths::absolute(root);
+    let file = crate::paths::absolute(file);
     let mut found = Vec::new();
     let mut at = file.parent();
     while let Some(dir) = at.filter(|d| d.starts_with(&root)) {

@@ -33,8 +33,8 @@ fn own_config(root: &Path, dir: &Path) -> Option<Table> {
 /// the settings it extends. Every file is read inside `root` (an `extend` leaving the tree is
 /// not followed: the tree's settings come from the tree).
 fn load(root: &Path, path: &Path, depth: usize) -> Option<Table> {
-    let path = &crate::walk::absolute(path);
-    let Ok(rel) = path.strip_prefix(crate::walk::absolute(root)) else {
+    let path = &crate::paths::absolute(path);
+    let Ok(rel) = path.strip_prefix(crate::paths::absolute(root)) else {
         crate::tree_file::warn_once(&format!(
             "{}: outside the tree root (never read); ruff's settings not read",
             crate::outcome::display_path(path)

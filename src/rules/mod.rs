@@ -1,11 +1,16 @@
-//! Both rule catalogues together: what `--select`, SARIF and `gpu-homogenize rule` look up.
+//! The rule registry: both catalogues (data, one entry per rule) and what `--select`, SARIF
+//! and `gpu-homogenize rule` look up. The analyses that emit the rules live with their
+//! language and name them from here.
+
+pub mod python;
+pub mod rust;
 
 use crate::finding::Rule;
 
 /// Every rule, Python's then Rust's, in code order.
 pub fn all() -> Vec<&'static Rule> {
-    let mut rules: Vec<&'static Rule> = crate::python::rules::ALL.to_vec();
-    rules.extend(crate::rust::rules());
+    let mut rules: Vec<&'static Rule> = python::ALL.to_vec();
+    rules.extend(rust::ALL.iter().copied());
     rules
 }
 
