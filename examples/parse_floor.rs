@@ -1,7 +1,7 @@
 //! The floor under `scan`: walk a tree as `scan` does, read each Python and Rust file, keep
 //! those the prefilter lets through, and parse them (ruff's parser, syn) on every core. Nothing
 //! else: no facts, rules, proof or output. `scripts/bench/run.sh` times it beside `scan` so that
-//! the README can say how much of `scan` is parsing that no analysis can avoid.
+//! BENCHMARKS.md can say how much of `scan` is parsing that no analysis can avoid.
 //!
 //! With `--all`, every Python and Rust file is parsed, whatever the prefilter says: the floor
 //! under the project indexes, which read every file of the tree to find its programs.
