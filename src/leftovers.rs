@@ -182,10 +182,7 @@ pub fn forget_own(root: &Path) {
     if let Ok(fd) = dir.dir(state, false) {
         forget_gitignore(fd.as_raw_fd());
     }
-    for (parent, name) in [
-        (state, "temp"),
-        (Path::new(""), crate::state::STATE_DIR),
-    ] {
+    for (parent, name) in [(state, "temp"), (Path::new(""), crate::state::STATE_DIR)] {
         let Ok(fd) = dir.dir(parent, false) else {
             return;
         };

@@ -36,7 +36,9 @@ pub fn relative_to(root: &Path, path: &Path) -> String {
 }
 
 pub fn slash_joined(rel: &Path) -> String {
-    let parts: Vec<String> = rel.components().map(|c| crate::escape::name(c.as_os_str())).collect();
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| crate::escape::name(c.as_os_str()))
+        .collect();
     parts.join("/")
 }
-

@@ -30,4 +30,3 @@ pub fn state_dir(root: &crate::confine::RootDir) -> std::io::Result<std::os::fd:
     }
     Ok(dir)
 }
-

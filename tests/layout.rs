@@ -7,19 +7,47 @@ use std::path::Path;
 
 /// Each layer and its top-level modules, lowest first. A new module is added to one.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("base", &["lines", "line_index", "escape", "output", "paths", "edit", "shard"]),
+    (
+        "base",
+        &[
+            "lines",
+            "line_index",
+            "escape",
+            "output",
+            "paths",
+            "edit",
+            "shard",
+        ],
+    ),
     ("knowledge", &["knowledge"]),
-    ("model", &["finding", "outcome", "rules", "lint", "policy", "summary"]),
+    (
+        "model",
+        &["finding", "outcome", "rules", "lint", "policy", "summary"],
+    ),
     (
         "fs",
-        &["confine", "tree_file", "walk", "write", "source", "state", "resources", "panics"],
+        &[
+            "confine",
+            "tree_file",
+            "walk",
+            "write",
+            "source",
+            "state",
+            "resources",
+            "panics",
+        ],
     ),
     ("store", &["journal"]),
     (
         "lang",
-        &["lang", "python", "rust", "template", "removal", "add_noqa", "suppress", "nesting"],
+        &[
+            "lang", "python", "rust", "template", "removal", "add_noqa", "suppress", "nesting",
+        ],
     ),
-    ("engine", &["process", "run", "cache", "gpu", "leftovers", "baseline"]),
+    (
+        "engine",
+        &["process", "run", "cache", "gpu", "leftovers", "baseline"],
+    ),
     ("report", &["report"]),
     ("cli", &["cli"]),
     ("commands", &["commands"]),
@@ -53,7 +81,13 @@ fn imports(src: &Path) -> Vec<(String, String, String)> {
             continue;
         }
         let rel = path.strip_prefix(src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_str().unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_str()
+            .unwrap();
         let from = first.trim_end_matches(".rs").to_string();
         let text = std::fs::read_to_string(&path).unwrap();
         for line in text.lines() {
@@ -81,7 +115,9 @@ fn check(edges: &[(String, String, String)]) -> Vec<String> {
         }
         let (Some(&f), Some(&t)) = (ranks.get(from.as_str()), ranks.get(to.as_str())) else {
             if !ranks.contains_key(from.as_str()) {
-                problems.push(format!("{file}: module `{from}` is in no layer (add it to LAYERS)"));
+                problems.push(format!(
+                    "{file}: module `{from}` is in no layer (add it to LAYERS)"
+                ));
             }
             continue;
         };

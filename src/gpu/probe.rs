@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 
 use cudarc::driver::{result, sys};
 
-
 /// A device as CUDA numbers it inside the child.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProbeDevice {

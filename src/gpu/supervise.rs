@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-
 /// Run `command` under supervision; the exit code is the command's.
 pub fn run(command: &[String]) -> i32 {
     let parent = std::os::unix::process::parent_id();

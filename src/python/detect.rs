@@ -6,8 +6,8 @@ use super::header::PythonHeader;
 use super::rules::*;
 use crate::edit::Edit;
 use crate::finding::Finding;
-use crate::python::index::Role;
 use crate::policy::{EnvVar, Policy, Remap};
+use crate::python::index::Role;
 
 pub struct RuleContext<'a> {
     pub policy: &'a Policy,

@@ -18,10 +18,10 @@ pub mod style;
 mod verify;
 
 use crate::finding::{line_column, Finding, Severity};
-use crate::python::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 pub use crate::lines::newline_of;
 use crate::policy::{EnvVar, Policy, Scope};
+use crate::python::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
 pub use facts::Facts;
 
 /// The index a device string selects (`"cuda:1"` → 1), for the project index.

@@ -49,4 +49,3 @@ pub fn load_named(path: &Path) -> Result<Config, ConfigError> {
         })?;
     Config::parse(&text, path)
 }
-

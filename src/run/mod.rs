@@ -16,13 +16,13 @@ use crate::lang::{FactStore, NoFacts};
 use crate::lint::RuleFilter;
 use crate::outcome::FileOutcome;
 use crate::policy::{Config, Phases};
-use config::{config_file_of, load_in, load_named};
 use crate::process::{Engine, Mode};
 use crate::python::header::PythonHeader;
 use crate::python::Python;
 use crate::source::Prefilter;
 use crate::summary::Summary;
 use crate::walk::{find_root, walk_tree, Entry, EntryKind};
+use config::{config_file_of, load_in, load_named};
 use cpu::{install_signal_flag, run_cpu_stage};
 use progress::Progress;
 

@@ -110,4 +110,3 @@ fn refuse_non_regular(parent: &crate::confine::Parent) -> std::io::Result<()> {
         )),
     }
 }
-

@@ -746,7 +746,12 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// A device constant defined in another module of the tree: a device use here, fixed there.
-    fn foreign(&self, c: &crate::python::index::ImportedConst, load: Range<usize>, flow: &mut Flow) {
+    fn foreign(
+        &self,
+        c: &crate::python::index::ImportedConst,
+        load: Range<usize>,
+        flow: &mut Flow,
+    ) {
         let shown = match &c.attr {
             Some(attr) => format!("{}.{attr}", c.local),
             None => c.local.clone(),
