@@ -362,6 +362,11 @@ mod tests {
             "\\072:error file=x::p.py"
         );
         assert_eq!(quoted(&name(OsStr::new("a\\b"))), "\"a\\\\b\"");
+        assert_eq!(
+            name(OsStr::new("a\n\u{1b}[1m\"\\.py")),
+            "a\\n\\033[1m\\\"\\\\.py"
+        );
+        assert_eq!(name(OsStr::new("plain \"é\".py")), "plain \"é\".py");
     }
 
     #[test]

@@ -42,3 +42,13 @@ pub fn slash_joined(rel: &Path) -> String {
         .collect();
     parts.join("/")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_drops_dots() {
+        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+    }
+}

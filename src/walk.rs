@@ -233,32 +233,6 @@ fn entry(root: &Path, path: &Path, kind: EntryKind) -> Entry {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::ffi::OsStr;
-
-    #[test]
-    fn normalize_drops_dots() {
-        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
-    }
-
-    #[test]
-    fn non_utf8_names_are_escaped() {
-        assert_eq!(escape(OsStr::from_bytes(b"a\xffb.py")), "a\\377b.py");
-        assert_eq!(
-            escape(OsStr::new("a\n\u{1b}[1m\"\\.py")),
-            "a\\n\\033[1m\\\"\\\\.py"
-        );
-        assert_eq!(escape(OsStr::new("plain \"é\".py")), "plain \"é\".py");
-        assert_eq!(escape(OsStr::new("a\\b.py")), "a\\\\b.py");
-        assert_eq!(
-            crate::outcome::quoted(&escape(OsStr::new("a\tb.py"))),
-            "\"a\\tb.py\""
-        );
-    }
-}
-
 /// The path an error of the walk is about, through the depth and line wrappers `ignore` puts
 /// around it: a walk error names its directory, never the current one.
 fn error_path(err: &ignore::Error) -> Option<PathBuf> {
