@@ -38,17 +38,38 @@ pub struct Rule {
     pub name: &'static str,
     pub severity: Severity,
     pub summary: &'static str,
+    /// Whether the fix of a file applies the edits a finding of this rule carries.
+    pub edits: RuleEdits,
 }
 
-/// Declare a catalogue entry: `rule!(NAME, "GH001", "kebab-name", Violation, "summary");`.
+/// How a finding's own edits enter the fix of its file (a typed attribute, so that no code
+/// keys on a rule's code to decide it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleEdits {
+    /// The finding's edits are not applied on their own: the header's plan (the replaced
+    /// block, the removed writes) makes the change.
+    ByHeader,
+    /// Always applied (a device index remapped, a late `from __future__` moved up).
+    Own,
+    /// Applied unless the block the header replaces already holds the statement (a
+    /// function's or a library's write).
+    OwnOutsideHeader,
+}
+
+/// Declare a catalogue entry: `rule!(NAME, "GH001", "kebab-name", Violation, "summary");`,
+/// with `edits = Own` (see [`RuleEdits`]) at the end when its findings carry their own fix.
 #[macro_export]
 macro_rules! rule {
-    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal) => {
+    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal $(,)?) => {
+        $crate::rule!($id, $code, $name, $sev, $summary, edits = ByHeader);
+    };
+    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal, edits = $edits:ident $(,)?) => {
         pub static $id: $crate::finding::Rule = $crate::finding::Rule {
             code: $code,
             name: $name,
             severity: $crate::finding::Severity::$sev,
             summary: $summary,
+            edits: $crate::finding::RuleEdits::$edits,
         };
     };
 }

@@ -136,11 +136,17 @@ fn finish(
     for f in input.findings {
         // Device remaps, late `from __future__` imports moved up, and the writes that go on
         // their own (a library's, a function's) when no replaced block holds them.
-        let own = matches!(f.rule.code, "GH006" | "GH013")
-            && !covered
+        let inside_header = || {
+            covered
                 .iter()
-                .any(|c| c.start <= f.range.start && f.range.end <= c.end);
-        if f.rule.code.starts_with("GH1") || f.rule.code == "GH015" || own {
+                .any(|c| c.start <= f.range.start && f.range.end <= c.end)
+        };
+        let applied = match f.rule.edits {
+            crate::finding::RuleEdits::Own => true,
+            crate::finding::RuleEdits::OwnOutsideHeader => !inside_header(),
+            crate::finding::RuleEdits::ByHeader => false,
+        };
+        if applied {
             edits.extend(f.edits.iter().cloned());
         }
     }

@@ -24,14 +24,16 @@ rule!(
     "GH006",
     "env-write-in-function",
     Violation,
-    "a function overrides a GPU env variable with a value that contradicts the policy"
+    "a function overrides a GPU env variable with a value that contradicts the policy",
+    edits = OwnOutsideHeader
 );
 rule!(
     ENV_WRITE_IN_LIBRARY,
     "GH013",
     "env-write-in-library",
     Violation,
-    "a library module writes a GPU env variable when imported: it overrides its importers' env"
+    "a library module writes a GPU env variable when imported: it overrides its importers' env",
+    edits = OwnOutsideHeader
 );
 rule!(
     IDLE_DEVICE_OPTION,
@@ -52,7 +54,8 @@ rule!(
     "GH015",
     "future-import-late",
     Violation,
-    "a `from __future__` import below other statements (a header put above it): CPython refuses the file"
+    "a `from __future__` import below other statements (a header put above it): CPython refuses the file",
+    edits = Own
 );
 rule!(
     DELIBERATE_CPU_MASK,
@@ -80,53 +83,64 @@ rule!(
     "GH101",
     "device-string-index",
     Violation,
-    "a device string selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied"
+    "a device string selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied",
+    edits = Own
 );
 rule!(DEVICE_CALL_INDEX, "GH102", "device-call-index", Violation,
-    "a device-selecting call uses an index that does not exist once CUDA_VISIBLE_DEVICES is applied");
+    "a device-selecting call uses an index that does not exist once CUDA_VISIBLE_DEVICES is applied",
+    edits = Own
+);
 rule!(DEVICE_KEYWORD_INDEX, "GH103", "device-keyword-index", Violation,
-    "a device-index keyword, parameter or option selects an index that does not exist after masking");
+    "a device-index keyword, parameter or option selects an index that does not exist after masking",
+    edits = Own
+);
 rule!(
     DEVICE_MAP_INDEX,
     "GH104",
     "device-map-index",
     Violation,
-    "a GPU index table or variable holds an index that does not exist after masking"
+    "a GPU index table or variable holds an index that does not exist after masking",
+    edits = Own
 );
 rule!(
     DEVICE_INDEX_INVALID,
     "GH105",
     "device-index-invalid",
     Violation,
-    "a device index selects no device at all once CUDA_VISIBLE_DEVICES is applied"
+    "a device index selects no device at all once CUDA_VISIBLE_DEVICES is applied",
+    edits = Own
 );
 rule!(
     DEVICE_INDEX_SHARED,
     "GH106",
     "device-index-shared",
     Review,
-    "a device index flows through a name that is also used for something else: rewrite by hand"
+    "a device index flows through a name that is also used for something else: rewrite by hand",
+    edits = Own
 );
 rule!(
     NVML_INDEX,
     "GH109",
     "nvml-index",
     Violation,
-    "a card chosen by NVML index: NVML numbers cards by PCI bus and ignores CUDA_VISIBLE_DEVICES"
+    "a card chosen by NVML index: NVML numbers cards by PCI bus and ignores CUDA_VISIBLE_DEVICES",
+    edits = Own
 );
 rule!(
     NVML_CUDA_INDEX,
     "GH110",
     "nvml-cuda-index",
     Review,
-    "a CUDA device number given to NVML: once the mask renumbers cards, NVML reads another card"
+    "a CUDA device number given to NVML: once the mask renumbers cards, NVML reads another card",
+    edits = Own
 );
 rule!(
     DEVICE_FROM_CONFIG,
     "GH111",
     "device-from-config",
     Review,
-    "a device argument takes its value from a configuration file the tool does not read"
+    "a device argument takes its value from a configuration file the tool does not read",
+    edits = Own
 );
 rule!(
     MULTI_GPU_ASSUMPTION,
@@ -165,14 +179,16 @@ rule!(
     "GH107",
     "device-index-in-library",
     Review,
-    "a device index in a library no program of the tree runs: its card depends on the caller's mask"
+    "a device index in a library no program of the tree runs: its card depends on the caller's mask",
+    edits = Own
 );
 rule!(
     DEVICE_LITERAL_UNTRACED,
     "GH108",
     "device-literal-untraced",
     Review,
-    "a \"cuda:N\" the mask renumbers goes where the tool does not follow (an option, an attribute, an unknown call)"
+    "a \"cuda:N\" the mask renumbers goes where the tool does not follow (an option, an attribute, an unknown call)",
+    edits = Own
 );
 rule!(
     PROGRAM_IN_LIBRARY,
