@@ -4,9 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-
-use common::mutants::{mutate, sources, Rng};
+use crate::common;
+use crate::common::mutants::{mutate, sources, Rng};
 use gpu_homogenize::lang::{FileInfo, LanguageSupport};
 use gpu_homogenize::outcome::{FileStatus, Language};
 use gpu_homogenize::process::{Engine, Mode};

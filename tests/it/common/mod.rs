@@ -1,7 +1,5 @@
 //! Helpers shared by the CLI tests: fixture copies and running the binary.
 
-#![allow(dead_code)]
-
 pub mod mutants;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +60,13 @@ fn collect(root: &Path, dir: &Path, ext: &str, out: &mut Vec<String>) {
             out.push(rel);
         }
     }
+}
+
+/// An empty temp tree with a `.git`, so the binary takes it as the root.
+pub fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    dir
 }
 
 /// Write `text` at `rel` under `root`, making the directories above it.

@@ -1,18 +1,10 @@
 //! The file-safety promise at the command line: nothing outside the root is written,
 //! nothing is counted that was not done, no input or pipe stops the run.
 
-mod common;
-
-use common::{gh, run};
+use crate::common::{self, gh, run, tree};
 use std::path::Path;
 
 const BAD: &str = "import os\nimport torch\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nx = torch.device(\"cuda:1\")\n";
-
-fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    dir
-}
 
 #[test]
 fn a_symlinked_directory_is_never_written_through() {
