@@ -1,11 +1,9 @@
 //! Bad input: each file gets a clear message with its path, is never modified, and the other
 //! files are still processed; the run exits 2.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 
-use common::{copy_fixture, gh, python_compiles, run};
+use crate::common::{copy_fixture, gh, python_compiles, run};
 
 #[test]
 fn scan_reports_each_bad_file_and_still_scans_the_good_one() {

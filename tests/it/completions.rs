@@ -2,11 +2,9 @@
 //! registered for `gpu-homogenize` is asked what it offers at the end of a command line. A shell
 //! that is not installed is skipped with a note (bash is everywhere; `apt-get install zsh fish`).
 
-mod common;
-
 use std::path::Path;
 
-use common::{gh, run};
+use crate::common::{gh, run};
 
 fn installed(shell: &str) -> bool {
     let found = std::process::Command::new("sh")

@@ -3,11 +3,9 @@
 //! change counts, what cannot be fixed keeps its file non-compliant, and the fixed workspace
 //! still builds (against stub crates) and runs with the policy's env.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::{copy_dir, copy_fixture, files_under, fixture, gh, run, statuses};
+use crate::common::{self, copy_dir, copy_fixture, files_under, fixture, gh, run, statuses};
 
 const FIXTURE: &str = "rust-mission";
 

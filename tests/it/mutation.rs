@@ -4,9 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-
-use common::mutants::{mutate, sources, Rng};
+use crate::common;
+use crate::common::mutants::{mutate, sources, Rng};
 use gpu_homogenize::lang::{FileInfo, LanguageSupport};
 use gpu_homogenize::outcome::{FileStatus, Language};
 use gpu_homogenize::process::{Engine, Mode};
@@ -106,18 +105,24 @@ fn run_mutants() -> Vec<String> {
     problems
 }
 
+/// In its own process: `fix` takes leases in process, which leaves SIGIO ignored.
 #[test]
 fn mutants_never_panic_abort_or_break_a_file() {
-    let problems = std::thread::Builder::new()
-        .stack_size(WORKER_STACK)
-        .spawn(run_mutants)
-        .unwrap()
-        .join()
-        .expect("the mutation run itself panicked");
-    assert!(
-        problems.is_empty(),
-        "{} problems:\n{}",
-        problems.len(),
-        problems.join("\n")
+    common::in_own_process(
+        "mutation::mutants_never_panic_abort_or_break_a_file",
+        || {
+            let problems = std::thread::Builder::new()
+                .stack_size(WORKER_STACK)
+                .spawn(run_mutants)
+                .unwrap()
+                .join()
+                .expect("the mutation run itself panicked");
+            assert!(
+                problems.is_empty(),
+                "{} problems:\n{}",
+                problems.len(),
+                problems.join("\n")
+            );
+        },
     );
 }

@@ -4,9 +4,7 @@
 //! the runner reads as a workflow command (`::` first on a line, `##[` anywhere), and every name
 //! still recognisable in its escaped form.
 
-mod common;
-
-use common::{gh, run, write, Run};
+use crate::common::{gh, run, write, Run};
 use std::path::Path;
 
 const BAD: &str = "import os\nimport torch\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nx = torch.device(\"cuda:1\")\n";

@@ -3,12 +3,10 @@
 //! dependencies join) still reads the modules and targets a `#[path]` or a `path` puts outside
 //! its directories.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{gh, run, statuses, write};
+use crate::common::{gh, run, statuses, write};
 
 fn status_of(root: &Path) -> BTreeMap<String, String> {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));

@@ -3,9 +3,7 @@
 //! a reviewer reads exactly what a maintainer would; hand-written configurations that are right
 //! stay byte-identical, whatever their wording.
 
-mod common;
-
-use common::{copy_fixture, files_under, fixture, gh, run};
+use crate::common::{copy_fixture, files_under, fixture, gh, run};
 use gpu_homogenize::edit::unified_diff;
 use gpu_homogenize::source::decode;
 

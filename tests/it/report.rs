@@ -2,9 +2,7 @@
 //! nothing done, the 13 core modules fixed, everything fixed, one file broken again by hand.
 //! Also: what a damaged, foreign or missing journal does to the report.
 
-mod common;
-
-use common::copy_dir;
+use crate::common::{self, copy_dir};
 
 use std::path::{Path, PathBuf};
 

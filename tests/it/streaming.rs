@@ -3,11 +3,9 @@
 //! `--shard 1/1` collects (its document names the shard) and covers every file, so the two
 //! documents differ only by the shard's lines.
 
-mod common;
-
 use std::path::Path;
 
-use common::{copy_fixture, gh, run, write};
+use crate::common::{self, copy_fixture, gh, run, write};
 
 /// The JSON `scan` streams, and the one it collects with `--shard 1/1` without its `shard`
 /// object, in `dir` (the root it is run from).

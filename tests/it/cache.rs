@@ -2,13 +2,11 @@
 //! `fix --dry-run` with and without it (cold, warm, after touching and editing files, an
 //! imported module among them), a torn cache, two runs at once, `--no-cache`, `cache clean`.
 
-mod common;
-
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use common::mutants::{mutate, sources, Rng};
-use common::{copy_fixture, gh, run};
+use crate::common::mutants::{mutate, sources, Rng};
+use crate::common::{self, copy_fixture, gh, run};
 
 const CACHE: &str = ".gpu-homogenize/cache";
 

@@ -5,9 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-
-use common::mutants::{mutate, sources, Rng};
+use crate::common;
+use crate::common::mutants::{mutate, sources, Rng};
 use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport, NoFacts};
 use gpu_homogenize::process::{Engine, Mode};
 use gpu_homogenize::run::cpu::WORKER_STACK;

@@ -1,7 +1,5 @@
 //! Helpers shared by the CLI tests: fixture copies and running the binary.
 
-#![allow(dead_code)]
-
 pub mod mutants;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +60,13 @@ fn collect(root: &Path, dir: &Path, ext: &str, out: &mut Vec<String>) {
             out.push(rel);
         }
     }
+}
+
+/// An empty temp tree with a `.git`, so the binary takes it as the root.
+pub fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    dir
 }
 
 /// Write `text` at `rel` under `root`, making the directories above it.
@@ -129,4 +134,33 @@ pub fn python_compiles(dir: &Path, files: &[&str]) -> Result<(), String> {
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
+}
+
+/// Run `body` as the test `name` (its path in this binary, `module::test`) in a child process of
+/// this test binary, for a test whose in-process run changes what the process passes on to the
+/// programs the other tests start: a lease taken in process ignores SIGIO, and an ignored signal
+/// stays ignored across `exec`, so the binary's own handling of it would go unchecked.
+pub fn in_own_process(name: &str, body: impl FnOnce()) {
+    const CHILD: &str = "GPU_HOMOGENIZE_IT_CHILD";
+    if std::env::var_os(CHILD).is_some_and(|n| n == name) {
+        return body();
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, name)
+        .output()
+        .expect("the test binary runs");
+    // Shown only when this test fails; prefixed, so no `test result:` line is counted twice.
+    for line in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+    {
+        println!("[{name}] {line}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\nrunning 1 test\n"),
+        "{name} is not one test of this binary"
+    );
+    assert!(out.status.success(), "{name} failed in its own process");
 }

@@ -1,8 +1,6 @@
 //! The config file and the template override, as a user sets them up.
 
-mod common;
-
-use common::{gh, run};
+use crate::common::{gh, run};
 
 #[test]
 fn a_custom_template_and_policy_drive_the_header() {

@@ -2,13 +2,11 @@
 //! nvml-wrapper code runs, over a two-card topology where PCI bus 1 is the RTX 5060 Ti
 //! (forbidden, and the faster one) and bus 2 the RTX 3090 (the target).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::common::{self, copy_fixture, run};
 use assert_cmd::Command;
-use common::{copy_fixture, run};
 use serde_json::Value;
 
 const TOPOLOGY: &str =

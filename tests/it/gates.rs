@@ -3,13 +3,11 @@
 //! come from PATH, or are installed once (pinned) under the target dir; without a network the
 //! gates are skipped with a line saying so.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{gh, run};
+use crate::common::{gh, run};
 
 /// The pinned gate tools installed when PATH lacks one.
 const PINS: &[&str] = &[

@@ -1,9 +1,7 @@
 //! The 40-file mission, end to end through the CLI: scan, fix, idempotence, and the fixed
 //! bytes of every file (insta snapshots, reviewed by eye).
 
-mod common;
-
-use common::{copy_fixture, files_under, fixture, gh, run};
+use crate::common::{copy_fixture, files_under, fixture, gh, run};
 
 const MISSION: &str = "superwhisper-v6";
 

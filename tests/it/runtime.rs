@@ -8,8 +8,6 @@
 //! with the policy's three variables, and never the forbidden card. Files the tool reports for
 //! review instead (REVIEW) must come out of `fix` byte for byte and are not run.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -18,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{copy_fixture, files_under, fixture, gh, run};
+use crate::common::{copy_fixture, files_under, fixture, gh, run};
 
 /// Files `fix` reports for review instead of fixing (tree/path, why): left byte-identical, not run.
 const REVIEW: &[(&str, &str)] = &[

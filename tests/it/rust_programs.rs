@@ -2,12 +2,10 @@
 //! modules, their library, a crate of the tree or a wrapper crate), which are CPU programs,
 //! and which programs run a library's device index.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{gh, run, write};
+use crate::common::{self, gh, run, write};
 
 fn statuses(root: &Path) -> (BTreeMap<String, String>, String) {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));

@@ -2,11 +2,9 @@
 //! repository in every format (a config in a subdirectory of a monorepo), every error visible in
 //! every format, stdin, `--show-fixes`, and formats a command cannot honour refused.
 
-mod common;
-
 use std::path::Path;
 
-use common::{gh, run};
+use crate::common::{gh, run};
 
 /// A monorepo: the repository at the top, the config in `svc/`, and in `svc/app/` a file with
 /// findings, one with a syntax error and one that is not UTF-8 (an input the tool refuses).

@@ -1,12 +1,10 @@
 //! `init` on the mission fixture without its config: the proposal matches the seed's phases
 //! within a few files, and `scan --config` accepts it.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{copy_fixture, gh, run};
+use crate::common::{copy_fixture, gh, run};
 
 fn phases(text: &str) -> Vec<(String, BTreeSet<String>)> {
     let config: toml::Value = toml::from_str(text).unwrap();

@@ -2,11 +2,9 @@
 //! their JSON or SARIF is byte for byte what one unsharded run prints, with its exit status, and
 //! anything that would merge into a lie is refused with the file named.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{copy_dir, fixture, gh, run};
+use crate::common::{self, copy_dir, fixture, gh, run};
 
 /// A monorepo (the config in `svc/`) whose files fall in all three shards: findings, a syntax
 /// error, a file with no GPU code, and `svc/a-b.py`, which the walk puts after `svc/a/…`

@@ -1,11 +1,9 @@
 //! Fitting the ecosystem like ruff: suppression comments, rule selection, exclusion, the
 //! config in pyproject.toml, CI formats and the other options, as a user runs them.
 
-mod common;
-
 use std::path::Path;
 
-use common::{gh, run};
+use crate::common::{gh, run};
 
 /// A file whose env is the policy's, with three device strings the mask breaks.
 const HEADED: &str = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\nimport torch\nx = torch.device('cuda:1')\ny = torch.device('cuda:1')  # noqa: GH101\nz = torch.device('cuda:1')  # noqa\nw = torch.device('cuda:1')  # noqa: E402\n";

@@ -1,18 +1,10 @@
 //! The file-safety promise at the command line: nothing outside the root is written,
 //! nothing is counted that was not done, no input or pipe stops the run.
 
-mod common;
-
-use common::{gh, run};
+use crate::common::{self, gh, run, tree};
 use std::path::Path;
 
 const BAD: &str = "import os\nimport torch\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nx = torch.device(\"cuda:1\")\n";
-
-fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    dir
-}
 
 #[test]
 fn a_symlinked_directory_is_never_written_through() {
@@ -486,10 +478,19 @@ fn a_temp_file_named_ahead_is_removed_only_while_empty() {
 /// a 500 KB line aborted `fix`. Now each is counted and fixed, and the run ends with its summary.
 #[test]
 fn ten_thousand_findings_on_one_line_are_counted_and_fixed() {
-    let root = tree();
+    let (root, copy) = (tree(), tree());
     let line = vec!["x=torch.device(\"cuda:1\")"; 10_000].join(";");
-    std::fs::write(root.path().join("a.py"), format!("import torch\n{line}\n")).unwrap();
-    let out = run(gh(root.path()).args(["scan"]));
+    for dir in [&root, &copy] {
+        std::fs::write(dir.path().join("a.py"), format!("import torch\n{line}\n")).unwrap();
+    }
+    // Over a minute each in a debug build, one core each: `scan` reads one copy while `fix`
+    // rewrites the other, so the suite's longest test is not twice as long.
+    let (out, fix) = std::thread::scope(|s| {
+        let fix =
+            s.spawn(|| run(gh(copy.path()).args(["fix", "--gpu", "off", "--no-journal", "-q"])));
+        let scan = run(gh(root.path()).args(["scan"]));
+        (scan, fix.join().unwrap())
+    });
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stdout.ends_with(
@@ -498,9 +499,8 @@ fn ten_thousand_findings_on_one_line_are_counted_and_fixed() {
         "{}",
         &out.stdout[out.stdout.len().saturating_sub(300)..]
     );
-    let out = run(gh(root.path()).args(["fix", "--gpu", "off", "--no-journal", "-q"]));
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let fixed = std::fs::read_to_string(root.path().join("a.py")).unwrap();
+    assert_eq!(fix.code, 0, "{}", fix.stderr);
+    let fixed = std::fs::read_to_string(copy.path().join("a.py")).unwrap();
     assert_eq!(fixed.matches("torch.device(\"cuda:0\")").count(), 10_000);
 }
 

@@ -2,20 +2,12 @@
 //! file too large for memory, a bug met in one file, a killed backup, CR-only line endings, and
 //! the comments a person wrote above a removed write.
 
-mod common;
-
 use std::path::Path;
 
-use common::{gh, run, write};
+use crate::common::{self, gh, run, tree, write};
 
 /// A program that selects its GPU by hand: `fix` rewrites it.
 const BAD: &str = "import os\nimport torch\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nx = torch.zeros(1).cuda()\n";
-
-fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    dir
-}
 
 /// The binary run through `sh` with `limit` (a `ulimit` option and value) in force.
 fn limited(cwd: &Path, limit: &str, args: &[&str]) -> common::Run {

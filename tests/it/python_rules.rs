@@ -1,7 +1,7 @@
 //! Rule by rule, on small sources: what is found, what the fix makes of it, and that the fix
 //! is stable. Each case is a source a user could write.
 
-mod common;
+use crate::common;
 
 use gpu_homogenize::edit::apply;
 use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport};

@@ -1,0 +1,30 @@
+//! The integration tests, one binary: each module was its own `tests/<name>.rs` (one link of
+//! the whole crate each); together they link once.
+
+mod common;
+
+mod bad_input;
+mod cache;
+mod completions;
+mod config;
+mod conventions;
+mod ecosystem;
+mod gates;
+mod gpu;
+mod half_migrated;
+mod hostile_output;
+mod init;
+mod layout;
+mod merge;
+mod mission;
+mod mutation;
+mod projects;
+mod proof;
+mod python_rules;
+mod report;
+mod resources;
+mod runtime;
+mod rust_mission;
+mod rust_programs;
+mod safety;
+mod streaming;
