@@ -30,8 +30,9 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
     let target = setup.root.join(CONFIG_FILE);
     if args.force {
         // Replaced as every output is: never through a link planted in the tree.
-        crate::write::write_output(&setup.root, &target, text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write the proposal: {e}"))?;
+        let written = crate::write::write_output(&setup.root, &target, text.as_bytes());
+        crate::leftovers::forget_own(&setup.root);
+        written.map_err(|e| anyhow::anyhow!("cannot write the proposal: {e}"))?;
     } else {
         // O_EXCL: never replaces a config, never follows a symlink.
         let mut file = std::fs::OpenOptions::new()

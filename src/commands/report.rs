@@ -119,8 +119,9 @@ fn write_out(
     match out {
         Some(path) => {
             let root = root.unwrap_or(std::path::Path::new("."));
-            crate::write::write_output(root, path, text.as_bytes())
-                .map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
+            let written = crate::write::write_output(root, path, text.as_bytes());
+            crate::leftovers::forget_own(root);
+            written.map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
         }
         None => out!("{text}"),
     }

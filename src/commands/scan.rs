@@ -140,8 +140,9 @@ pub fn baseline(args: crate::cli::BaselineArgs) -> anyhow::Result<i32> {
     let engine = engine(&setup, &args.input, Mode::Scan)?;
     let (outcomes, summary) = execute(&setup, &engine, &args.input, None, None)?;
     let text = crate::baseline::render(&outcomes);
-    crate::write::write_output(&setup.root, &args.out, text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write the baseline: {e}"))?;
+    let written = crate::write::write_output(&setup.root, &args.out, text.as_bytes());
+    crate::leftovers::forget_own(&setup.root);
+    written.map_err(|e| anyhow::anyhow!("cannot write the baseline: {e}"))?;
     let n: usize = outcomes
         .iter()
         .map(|o| o.findings.iter().filter(|f| f.severity != "info").count())

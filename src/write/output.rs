@@ -72,11 +72,11 @@ pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFi
         }
         Ok(())
     })();
-    if let Err(e) = written {
+    if written.is_err() {
         temp.remove(&parent);
-        return Err(fail(e));
     }
-    Ok(())
+    // The caller forgets the record once its outputs are written (`leftovers::forget_own`).
+    written.map_err(fail)
 }
 
 /// An existing output that is a link, a FIFO or a device is not replaced: it was put there on

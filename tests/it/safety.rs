@@ -833,6 +833,8 @@ fn the_baseline_is_never_written_through_a_link() {
     // Without the link, it is written, and read back by `scan --baseline`.
     std::fs::remove_file(root.path().join("gpu-homogenize-baseline.json")).unwrap();
     assert_eq!(run(gh(root.path()).args(["baseline"])).code, 0);
+    // Its temp file was recorded while it existed; neither it nor the record is left.
+    assert!(!root.path().join(".gpu-homogenize/temp").exists());
     let out = run(gh(root.path()).args(["scan", "--baseline", "gpu-homogenize-baseline.json"]));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
 }
