@@ -34,7 +34,6 @@ pub const BASELINE_LIMIT: u64 = 256 << 20;
 pub struct TreeFileError {
     pub path: PathBuf,
     pub why: String,
-    pub kind: std::io::ErrorKind,
 }
 
 impl fmt::Display for TreeFileError {
@@ -55,8 +54,7 @@ impl std::error::Error for TreeFileError {}
 pub fn read(root: &Path, rel: &Path, limit: u64) -> Result<Option<Vec<u8>>, TreeFileError> {
     let fail = |e: std::io::Error| TreeFileError {
         path: root.join(rel),
-        why: reason(&e),
-        kind: e.kind(),
+        why: e.to_string(),
     };
     let file = match RootDir::open(root).and_then(|r| r.open_regular(rel)) {
         Ok(file) => file,
@@ -75,24 +73,7 @@ pub fn read_text(root: &Path, rel: &Path, limit: u64) -> Result<Option<String>, 
     text(bytes).map(Some).map_err(|why| TreeFileError {
         path: root.join(rel),
         why,
-        kind: std::io::ErrorKind::InvalidData,
     })
-}
-
-/// [`read_text`] of `path` split at `root` (a path the tool built by joining onto the root);
-/// a path not under `root` is refused like a `..`.
-pub fn read_text_at(root: &Path, path: &Path, limit: u64) -> Result<Option<String>, TreeFileError> {
-    match path.strip_prefix(root) {
-        Ok(rel) => read_text(root, rel, limit),
-        Err(_) => Err(TreeFileError {
-            path: path.to_path_buf(),
-            why: format!(
-                "not below the tree root {} (never read)",
-                crate::outcome::display_path(root)
-            ),
-            kind: std::io::ErrorKind::InvalidInput,
-        }),
-    }
 }
 
 /// `rel` with its `.` and `..` resolved by name, when it stays below the root (a `..` past
@@ -120,8 +101,7 @@ pub fn below_root(rel: &Path) -> Option<PathBuf> {
 pub fn read_named(path: &Path, limit: u64) -> Result<String, TreeFileError> {
     let fail = |e: std::io::Error| TreeFileError {
         path: path.to_path_buf(),
-        why: reason(&e),
-        kind: e.kind(),
+        why: e.to_string(),
     };
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
@@ -140,7 +120,6 @@ pub fn read_named(path: &Path, limit: u64) -> Result<String, TreeFileError> {
     text(bytes).map_err(|why| TreeFileError {
         path: path.to_path_buf(),
         why,
-        kind: std::io::ErrorKind::InvalidData,
     })
 }
 
@@ -183,15 +162,6 @@ fn text(mut bytes: Vec<u8>) -> Result<String, String> {
             e.utf8_error().valid_up_to()
         )
     })
-}
-
-/// The reason, in words: the confinement's own messages, else the OS's.
-pub fn reason(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::ELOOP) => "a symbolic link (never followed)".to_string(),
-        Some(libc::EXDEV) => "outside the tree root (never read)".to_string(),
-        _ => e.to_string(),
-    }
 }
 
 /// A file the tool reads for settings it can do without (a linter's config, a manifest of

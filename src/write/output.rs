@@ -13,8 +13,7 @@ use crate::tree_file::TreeFileError;
 pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFileError> {
     let fail = |e: std::io::Error| TreeFileError {
         path: path.to_path_buf(),
-        why: crate::tree_file::reason(&e),
-        kind: e.kind(),
+        why: e.to_string(),
     };
     let abs = crate::paths::absolute(path);
     let (parent, rel) = match abs.strip_prefix(crate::paths::absolute(root)) {
