@@ -12,9 +12,9 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gpu_homogenize::outcome::Language;
-use gpu_homogenize::source::Prefilter;
-use gpu_homogenize::walk::{walk, EntryKind};
+use gpu_homogenize::fs::source::Prefilter;
+use gpu_homogenize::fs::walk::{walk, EntryKind};
+use gpu_homogenize::model::outcome::Language;
 use rayon::prelude::*;
 
 #[global_allocator]
@@ -56,7 +56,7 @@ fn main() {
         let ok = match language {
             Language::Python => ruff_python_parser::parse_module(text).is_ok(),
             Language::Rust => {
-                let ok = gpu_homogenize::rust::parse(text).is_ok();
+                let ok = gpu_homogenize::lang::rust::parse(text).is_ok();
                 proc_macro2::extra::invalidate_current_thread_spans();
                 ok
             }

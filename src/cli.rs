@@ -135,7 +135,7 @@ pub struct InputArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Files larger than this many bytes are skipped with an error.
-    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::engine::run::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
     /// The path a source read from stdin (`-`) is judged as: its config, rules and phase.
     #[arg(long, value_name = "PATH")]
@@ -187,7 +187,7 @@ pub struct LintArgs {
 }
 
 impl LintArgs {
-    pub fn settings(&self) -> crate::lint::LintSettings {
+    pub fn settings(&self) -> crate::model::lint::LintSettings {
         let mut per_file = std::collections::BTreeMap::<String, Vec<String>>::new();
         for (glob, codes) in &self.per_file_ignores {
             per_file
@@ -195,13 +195,32 @@ impl LintArgs {
                 .or_default()
                 .extend(codes.iter().cloned());
         }
-        crate::lint::LintSettings {
+        crate::model::lint::LintSettings {
             select: self.select.clone(),
             extend_select: self.extend_select.clone(),
             ignore: self.ignore.clone(),
             exclude: self.exclude.clone(),
             extend_exclude: self.extend_exclude.clone(),
             per_file_ignores: per_file,
+        }
+    }
+}
+
+impl InputArgs {
+    /// The options as the run engine takes them.
+    pub fn run_input(&self) -> crate::engine::run::RunInput {
+        crate::engine::run::RunInput {
+            paths: self.paths.clone(),
+            config: self.config.clone(),
+            max_file_size: self.max_file_size,
+            stdin_filename: self.stdin_filename.clone(),
+            jobs: self.jobs,
+            no_cache: self.no_cache,
+            shard: self.shard,
+            lint: self.lint.settings(),
+            unsafe_fixes: self.lint.unsafe_fixes,
+            force_exclude: self.lint.force_exclude,
+            baseline: self.lint.baseline.clone(),
         }
     }
 }
@@ -253,6 +272,25 @@ pub struct GpuArgs {
 
 /// Longest `--gpu-timeout`: a week. Anything longer is a mistake, not a timeout.
 pub const MAX_GPU_TIMEOUT: f64 = 7.0 * 24.0 * 3600.0;
+
+impl GpuArgs {
+    /// The options as the GPU slot takes them.
+    pub fn settings(&self) -> crate::engine::run::GpuSettings {
+        use crate::engine::run::GpuMode as Mode;
+        crate::engine::run::GpuSettings {
+            mode: match self.gpu {
+                GpuMode::Auto => Mode::Auto,
+                GpuMode::Off => Mode::Off,
+                GpuMode::Require => Mode::Require,
+            },
+            check: crate::engine::gpu::CheckSettings {
+                probe_mib: self.probe_mib,
+                timeout_secs: self.gpu_timeout,
+                gpu_cmd: self.gpu_cmd.clone(),
+            },
+        }
+    }
+}
 
 fn parse_timeout(text: &str) -> Result<f64, String> {
     let secs: f64 = text

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{CacheAction, CacheArgs};
-use crate::walk::{escape, find_root};
+use crate::fs::walk::{escape, find_root};
 
 pub fn run(args: CacheArgs) -> anyhow::Result<i32> {
     let CacheAction::Clean { paths } = args.action;
@@ -13,15 +13,15 @@ pub fn run(args: CacheArgs) -> anyhow::Result<i32> {
         paths
     };
     let root = find_root(&paths)?;
-    let removed = crate::cache::clean(&root).map_err(|e| {
+    let removed = crate::engine::cache::clean(&root).map_err(|e| {
         anyhow::anyhow!(
             "{}: cannot remove the cache: {e}",
-            escape(root.join(crate::cache::CACHE_DIR).as_os_str())
+            escape(root.join(crate::engine::cache::CACHE_DIR).as_os_str())
         )
     })?;
     out!(
         "removed {removed} file(s) of the cache at {}\n",
-        escape(root.join(crate::cache::CACHE_DIR).as_os_str())
+        escape(root.join(crate::engine::cache::CACHE_DIR).as_os_str())
     );
     Ok(super::EXIT_OK)
 }

@@ -6,11 +6,11 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::{EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::cli::{DoctorArgs, DoctorFormat, InputArgs};
-use crate::gpu::nvml::{child_library_path, same_bus_id, Card, Gpus};
-use crate::gpu::probe::ProbeReport;
-use crate::policy::{EnvVar, Policy};
-use crate::run::setup;
+use crate::cli::{DoctorArgs, DoctorFormat};
+use crate::engine::gpu::nvml::{child_library_path, same_bus_id, Card, Gpus};
+use crate::engine::gpu::probe::ProbeReport;
+use crate::engine::run::setup;
+use crate::model::policy::{EnvVar, Policy};
 
 const ORDERS: [&str; 2] = ["FASTEST_FIRST", "PCI_BUS_ID"];
 
@@ -63,7 +63,7 @@ fn scheduler_env() -> Vec<(String, String)> {
 }
 
 pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
-    let input = InputArgs {
+    let input = crate::engine::run::RunInput {
         paths: Vec::new(),
         config: args.config.clone(),
         max_file_size: 0,
@@ -71,7 +71,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
         stdin_filename: None,
         no_cache: true,
         shard: None,
-        lint: Default::default(),
+        ..Default::default()
     };
     let policy = setup(&input)?.config.policy;
     let gpus = match Gpus::open() {
@@ -80,7 +80,7 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
             eprintln!("error: {e}");
             eprintln!(
                 "hint: set {} to the directory holding the driver libraries",
-                crate::gpu::nvml::DRIVER_DIR_VAR
+                crate::engine::gpu::nvml::DRIVER_DIR_VAR
             );
             return Ok(EXIT_ERROR);
         }
@@ -88,9 +88,9 @@ pub fn run(args: &DoctorArgs) -> anyhow::Result<i32> {
     let mut doctor = examine(&gpus, &policy)?;
     doctor.scheduler = scheduler_env();
     match args.format {
-        DoctorFormat::Json => println!("{}", crate::escape::json(&doctor)?),
+        DoctorFormat::Json => println!("{}", crate::base::escape::json(&doctor)?),
         // The policy's values come from the tree's config: each line printable.
-        DoctorFormat::Text => print!("{}", crate::escape::lines(&render(&doctor, &policy))),
+        DoctorFormat::Text => print!("{}", crate::base::escape::lines(&render(&doctor, &policy))),
     }
     let good = doctor
         .selections
@@ -149,7 +149,7 @@ fn role(card: &Card, target: Option<&Card>, policy: &Policy) -> &'static str {
     } else if policy
         .forbidden
         .iter()
-        .any(|f| crate::gpu::nvml::matches(f, card))
+        .any(|f| crate::engine::gpu::nvml::matches(f, card))
     {
         "forbidden"
     } else {

@@ -6,11 +6,11 @@ use super::{absolute, exit_status, gpu_failed};
 use std::path::{Path, PathBuf};
 
 use crate::cli::{FixArgs, GlobalArgs, OutputFormat};
-use crate::outcome::FileStatus;
-use crate::process::Mode;
+use crate::engine::process::Mode;
+use crate::engine::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
+use crate::model::outcome::FileStatus;
 use crate::report::progress::phase_lines;
 use crate::report::text;
-use crate::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
 
 pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     super::present::refuse_unhonoured(
@@ -21,24 +21,26 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             (args.show_fixes, "--show-fixes"),
         ],
     )?;
-    let setup = setup(&args.input)?;
-    if let Some(name) = stdin_path(&args.input)? {
+    let input = args.input.run_input();
+    let gpu = args.gpu.settings();
+    let setup = setup(&input)?;
+    if let Some(name) = stdin_path(&input)? {
         return stdin(&args, global, &setup, &name);
     }
     // `--diff` as ruff has it: print the diffs, write nothing.
     let dry_run = args.dry_run || args.diff;
-    let mut engine = engine(&setup, &args.input, Mode::Fix { dry_run })?;
+    let mut engine = engine(&setup, &input, Mode::Fix { dry_run })?;
     engine.want_diff = dry_run;
     engine.write.backup_dir = match &args.backup_dir {
         Some(dir) => Some(backup_dir(&setup.root, dir)?),
         None => None,
     };
     engine.write.break_hardlinks = args.break_hardlinks;
-    let gpu = (!dry_run).then_some(&args.gpu);
+    let gpu = (!dry_run).then_some(&gpu);
     let command = if dry_run { "fix --dry-run" } else { "fix" };
     // A dry run writes nothing, the journal included.
     let journal = (!args.no_journal && !dry_run).then_some(command);
-    let left = |s: &crate::summary::Summary| {
+    let left = |s: &crate::model::summary::Summary| {
         if dry_run {
             s.count(FileStatus::WouldFix) + s.count(FileStatus::NonCompliant) > 0
         } else {
@@ -55,28 +57,22 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             phases: Some(&setup.config.phases),
         };
         let summary = streamed(args.format, ending, global, &setup.root, policy, |sink| {
-            execute_streaming(&setup, &engine, &args.input, gpu, journal, sink)
+            execute_streaming(&setup, &engine, &input, gpu, journal, sink)
         })?;
         return Ok(exit_status(&summary, left));
     }
     let (outcomes, summary) = if dry_run && text {
         // The diffs come first: each printed as its file finishes, and let go.
         let mut outcomes = Vec::new();
-        let summary = execute_streaming(
-            &setup,
-            &engine,
-            &args.input,
-            gpu,
-            journal,
-            &mut |mut outcome| {
+        let summary =
+            execute_streaming(&setup, &engine, &input, gpu, journal, &mut |mut outcome| {
                 let diff = outcome.diff.take().unwrap_or_default();
                 outcomes.push(outcome);
-                crate::escape::source_lines(&diff).into_owned()
-            },
-        )?;
+                crate::base::escape::source_lines(&diff).into_owned()
+            })?;
         (outcomes, summary)
     } else {
-        execute(&setup, &engine, &args.input, gpu, journal)?
+        execute(&setup, &engine, &input, gpu, journal)?
     };
     if machine(
         args.format,
@@ -122,14 +118,15 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 fn stdin(
     args: &FixArgs,
     global: &GlobalArgs,
-    setup: &crate::run::Setup,
+    setup: &crate::engine::run::Setup,
     name: &Path,
 ) -> anyhow::Result<i32> {
-    let mut engine = engine(setup, &args.input, Mode::Fix { dry_run: true })?;
+    let input = args.input.run_input();
+    let mut engine = engine(setup, &input, Mode::Fix { dry_run: true })?;
     engine.want_diff = args.diff;
     engine.keep_rewrite = true;
     let source = super::read_stdin()?;
-    let (outcomes, summary) = execute_stdin(setup, &engine, &args.input, name, source.clone())?;
+    let (outcomes, summary) = execute_stdin(setup, &engine, &input, name, source.clone())?;
     let policy = &setup.config.policy;
     let command = "fix --dry-run";
     if machine(
@@ -147,11 +144,11 @@ fn stdin(
         let fixed = outcomes.iter().find_map(|o| o.rewritten.as_deref());
         let bytes = match fixed {
             // Written back in the encoding its cookie declares, as a file would be.
-            Some(text) => crate::source::codec::encode_declared(text)
+            Some(text) => crate::fs::source::codec::encode_declared(text)
                 .unwrap_or_else(|_| text.as_bytes().to_vec()),
             None => source,
         };
-        crate::output::write_bytes(&bytes)?;
+        crate::base::output::write_bytes(&bytes)?;
     }
     if args.format == crate::cli::OutputFormat::Text {
         err!(
@@ -166,7 +163,7 @@ fn stdin(
     }
     // `--diff`: 1 when there is a diff (as ruff); otherwise 1 when something is left.
     let any_diff = args.diff && outcomes.iter().any(|o| o.diff.is_some());
-    let left = |s: &crate::summary::Summary| any_diff || s.violations > s.fixed;
+    let left = |s: &crate::model::summary::Summary| any_diff || s.violations > s.fixed;
     Ok(exit_status(&summary, left))
 }
 
@@ -177,7 +174,7 @@ fn stdin(
 /// the root (written with no link followed) and left out of the walk, so a later `fix` never
 /// rewrites a backup; outside it, it is the user's choice.
 fn backup_dir(root: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
-    let shown = || crate::outcome::escape(dir.as_os_str());
+    let shown = || crate::model::outcome::escape(dir.as_os_str());
     let lexical = lexical(&absolute(dir));
     if std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.file_type().is_symlink()) {
         anyhow::bail!(
@@ -215,10 +212,10 @@ fn backup_dir(root: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
         anyhow::bail!(
             "--backup-dir {}: goes through {}, {what} of the tree; name a directory of the tree, or one outside it",
             shown(),
-            crate::outcome::escape(at.as_os_str())
+            crate::model::outcome::escape(at.as_os_str())
         );
     }
-    let marked = at.join(crate::write::BACKUP_MARKER).exists();
+    let marked = at.join(crate::fs::write::BACKUP_MARKER).exists();
     if !marked && std::fs::read_dir(&at).is_ok_and(|mut d| d.next().is_some()) {
         anyhow::bail!(
             "--backup-dir {}: a directory of the tree that holds files of its own (made a backup dir, they would never be checked again); name a new or empty directory, or one outside the tree",
@@ -262,9 +259,9 @@ fn resolved(path: &Path) -> PathBuf {
 }
 
 /// The unified diff of every file that has one, in the outcomes' order.
-fn print_diffs(outcomes: &[crate::outcome::FileOutcome]) -> anyhow::Result<()> {
+fn print_diffs(outcomes: &[crate::model::outcome::FileOutcome]) -> anyhow::Result<()> {
     for diff in outcomes.iter().filter_map(|o| o.diff.as_ref()) {
-        out!("{}", crate::escape::source_lines(diff));
+        out!("{}", crate::base::escape::source_lines(diff));
     }
     Ok(())
 }

@@ -11,15 +11,16 @@ use serde::Serialize;
 
 use super::EXIT_OK;
 use crate::cli::InitArgs;
-use crate::outcome::{FileOutcome, FileStatus};
-use crate::policy::{Policy, CONFIG_FILE};
-use crate::process::Mode;
-use crate::run::{engine, execute, setup};
+use crate::engine::process::Mode;
+use crate::engine::run::{engine, execute, setup};
+use crate::model::outcome::{FileOutcome, FileStatus};
+use crate::model::policy::{Policy, CONFIG_FILE};
 
 pub fn run(args: InitArgs) -> anyhow::Result<i32> {
-    let setup = setup(&args.input)?;
-    let engine = engine(&setup, &args.input, Mode::Scan)?;
-    let (outcomes, _) = execute(&setup, &engine, &args.input, None, None)?;
+    let input = args.input.run_input();
+    let setup = setup(&input)?;
+    let engine = engine(&setup, &input, Mode::Scan)?;
+    let (outcomes, _) = execute(&setup, &engine, &input, None, None)?;
     let (policy, machine) = from_machine(&setup.config.policy);
     let mut text = propose(&setup.root, &policy, &outcomes)?;
     text = with_machine_note(&text, &machine);
@@ -30,8 +31,8 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
     let target = setup.root.join(CONFIG_FILE);
     if args.force {
         // Replaced as every output is: never through a link planted in the tree.
-        let written = crate::write::write_output(&setup.root, &target, text.as_bytes());
-        crate::leftovers::forget_own(&setup.root);
+        let written = crate::fs::write::write_output(&setup.root, &target, text.as_bytes());
+        crate::engine::leftovers::forget_own(&setup.root);
         written.map_err(|e| anyhow::anyhow!("cannot write the proposal: {e}"))?;
     } else {
         // O_EXCL: never replaces a config, never follows a symlink.
@@ -42,13 +43,13 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
             .with_context(|| {
                 format!(
                     "{}: cannot write the proposal (it exists? edit it, or use --force or --stdout)",
-                    crate::outcome::display_path(&target)
+                    crate::model::outcome::display_path(&target)
                 )
             })?;
         file.write_all(text.as_bytes()).with_context(|| {
             format!(
                 "{}: cannot write the proposal",
-                crate::outcome::display_path(&target)
+                crate::model::outcome::display_path(&target)
             )
         })?;
     }
@@ -62,7 +63,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<i32> {
 /// What the machine says about the cards, for the proposal's comments.
 enum Machine {
     /// The cards NVML lists (PCI order), and the one proposed as the target.
-    Cards(Vec<crate::gpu::nvml::Card>, usize),
+    Cards(Vec<crate::engine::gpu::nvml::Card>, usize),
     /// No driver: why.
     NoDriver(String),
 }
@@ -71,7 +72,7 @@ enum Machine {
 /// most memory is the target, selected by its place in PCI bus order and named with its PCI
 /// bus id; every other card is forbidden. Without a driver, the cards stay to be filled in.
 fn from_machine(policy: &Policy) -> (Policy, Machine) {
-    let gpus = match crate::gpu::nvml::Gpus::open() {
+    let gpus = match crate::engine::gpu::nvml::Gpus::open() {
         Ok(gpus) if !gpus.cards.is_empty() => gpus,
         Ok(_) => {
             return (
@@ -90,7 +91,7 @@ fn from_machine(policy: &Policy) -> (Policy, Machine) {
                 .then(b.cmp(&a))
         })
         .unwrap_or(0);
-    let selector = |c: &crate::gpu::nvml::Card| crate::policy::CardSelector {
+    let selector = |c: &crate::engine::gpu::nvml::Card| crate::model::policy::CardSelector {
         name: Some(
             c.name
                 .trim_start_matches("NVIDIA ")
@@ -225,11 +226,14 @@ pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow
             _ => continue,
         }
         // Only a regular file of the tree (an error's path may be a link or a FIFO).
-        let text =
-            crate::tree_file::read_text(root, Path::new(&o.path), crate::tree_file::SETTINGS_LIMIT)
-                .ok()
-                .flatten()
-                .unwrap_or_default();
+        let text = crate::fs::tree_file::read_text(
+            root,
+            Path::new(&o.path),
+            crate::fs::tree_file::SETTINGS_LIMIT,
+        )
+        .ok()
+        .flatten()
+        .unwrap_or_default();
         match kind_of(&o.path, &text) {
             Kind::Test => tests.push(&o.path),
             kind => core.push((&o.path, kind)),

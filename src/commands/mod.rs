@@ -4,13 +4,13 @@
 /// `print!` that ends quietly on a closed pipe and fails (exit 2) on other write errors.
 macro_rules! out {
     ($($arg:tt)*) => {
-        crate::output::print(&format!($($arg)*))?
+        crate::base::output::print(&format!($($arg)*))?
     };
 }
 
 macro_rules! err {
     ($($arg:tt)*) => {
-        crate::output::eprint(&format!($($arg)*))
+        crate::base::output::eprint(&format!($($arg)*))
     };
 }
 
@@ -30,8 +30,8 @@ mod scan;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, Command};
-use crate::outcome::FileStatus;
-use crate::summary::{GpuSummary, Summary};
+use crate::model::outcome::FileStatus;
+use crate::model::summary::{GpuSummary, Summary};
 
 /// Exit statuses, as ruff uses them.
 pub const EXIT_OK: i32 = 0;
@@ -52,8 +52,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Cache(args) => cache::run(args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Init(args) => init::run(args),
-        Command::Probe(args) => Ok(crate::gpu::probe::run(args.mib, args.list)),
-        Command::Supervise(args) => Ok(crate::gpu::supervise::run(&args.command)),
+        Command::Probe(args) => Ok(crate::engine::gpu::probe::run(args.mib, args.list)),
+        Command::Supervise(args) => Ok(crate::engine::gpu::supervise::run(&args.command)),
     };
     match result {
         // `--exit-zero`: findings do not fail the run (errors still do).
@@ -61,7 +61,7 @@ pub fn run(cli: Cli) -> i32 {
         Ok(code) => code,
         Err(e) => {
             // An error may quote the tree (a config value, a line of it): each line printable.
-            err!("error: {}\n", crate::escape::lines(&format!("{e:#}")));
+            err!("error: {}\n", crate::base::escape::lines(&format!("{e:#}")));
             EXIT_ERROR
         }
     }

@@ -7,12 +7,12 @@ use clap::ValueEnum;
 use std::path::Path;
 
 use crate::cli::{ColorChoice, GlobalArgs, OutputFormat};
-use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
-use crate::policy::{PhaseSpec, Policy};
+use crate::model::outcome::{CheckStatus, FileOutcome, FileStatus};
+use crate::model::policy::{PhaseSpec, Policy};
+use crate::model::summary::Summary;
 use crate::report::progress::PhaseTally;
 use crate::report::text::Paint;
 use crate::report::{github, json, sarif};
-use crate::summary::Summary;
 
 /// Colour when asked, or in a terminal without NO_COLOR (the command layer decides).
 pub fn paint(global: &GlobalArgs) -> Paint {
@@ -39,19 +39,24 @@ pub fn machine(
 ) -> anyhow::Result<bool> {
     let doc = match format {
         OutputFormat::Json => {
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::output::Stdout);
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, crate::base::output::Stdout);
             json::write(&mut out, command, root, policy, outcomes, summary)
                 .and_then(|()| out.flush())
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             return Ok(true);
         }
-        OutputFormat::Sarif => {
-            sarif::render(root, outcomes, &crate::rules::all(), summary.shard.as_ref())
+        OutputFormat::Sarif => sarif::render(
+            root,
+            outcomes,
+            &crate::model::rules::all(),
+            summary.shard.as_ref(),
+        ),
+        OutputFormat::Github => {
+            github::render(&crate::model::outcome::repository_prefix(root), outcomes)
         }
-        OutputFormat::Github => github::render(&crate::outcome::repository_prefix(root), outcomes),
         OutputFormat::Text => return Ok(false),
     };
-    crate::output::print(&doc)?;
+    crate::base::output::print(&doc)?;
     Ok(true)
 }
 
@@ -108,9 +113,9 @@ pub fn streamed(
     use crate::report::text;
     if format == OutputFormat::Json {
         let mut doc = json::Streamed::new(ending.command, root, policy);
-        crate::output::print(&doc.begin())?;
+        crate::base::output::print(&doc.begin())?;
         let summary = run(&mut |outcome| doc.file(&outcome))?;
-        crate::output::print(&doc.end(&summary))?;
+        crate::base::output::print(&doc.end(&summary))?;
         return Ok(summary);
     }
     let paint = paint(global);

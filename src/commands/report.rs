@@ -2,14 +2,14 @@
 //! with `--merge`, put the shards of a CI matrix back together.
 
 use super::{exit_status, gpu_failed, EXIT_ERROR, EXIT_FINDINGS, EXIT_OK};
-use crate::cli::{InputArgs, ReportArgs, ReportFormat};
+use crate::cli::{ReportArgs, ReportFormat};
+use crate::engine::process::Mode;
+use crate::engine::run::{engine, execute, setup};
 use crate::journal::{now_rfc3339, Journal};
-use crate::outcome::FileStatus;
-use crate::process::Mode;
+use crate::model::outcome::FileStatus;
 use crate::report::coordinator::{self, build, Tree};
 use crate::report::merge::{Format, Input, Verdict};
 use crate::report::{html, markdown};
-use crate::run::{engine, execute, setup};
 
 /// `gpu-homogenize report`: scan the whole tree, read its journal, render.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
@@ -21,16 +21,15 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
             "`--format sarif` is for `report --merge` (SARIF shards); the coordinator report is md, json or html"
         );
     }
-    let input = InputArgs {
+    let input = crate::engine::run::RunInput {
         paths: vec![args.root.clone().unwrap_or_else(|| ".".into())],
         config: args.config.clone(),
-        // The CLI's default for scan, fix and check.
-        max_file_size: 4 * 1024 * 1024,
+        max_file_size: crate::engine::run::DEFAULT_MAX_FILE_SIZE,
         jobs: None,
         stdin_filename: None,
         no_cache: args.no_cache,
         shard: None,
-        lint: Default::default(),
+        ..Default::default()
     };
     if let Some(root) = args.root.as_ref().filter(|r| !r.is_dir()) {
         // Otherwise the nearest existing ancestor, up to `/`, would be scanned instead.
@@ -46,14 +45,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     let (outcomes, _) = execute(&setup, &engine, &input, None, None)?;
     let journal = Journal::read(&setup.root);
     for warning in &journal.warnings {
-        eprintln!("warning: {}", crate::escape::printable(warning));
+        eprintln!("warning: {}", crate::base::escape::printable(warning));
     }
     let tree = Tree {
         root: &setup.root,
         config: &setup.config,
     };
     let mut report = build(&tree, &outcomes, &journal, now_rfc3339());
-    report.place_in_repository(&crate::outcome::repository_prefix(&setup.root));
+    report.place_in_repository(&crate::model::outcome::repository_prefix(&setup.root));
     let text = match args.format.unwrap_or(ReportFormat::Md) {
         ReportFormat::Md | ReportFormat::Sarif => markdown::render(&report),
         ReportFormat::Json => coordinator::json(&report),
@@ -70,8 +69,8 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
         .merge
         .iter()
         .map(|path| {
-            let name = crate::outcome::escape(path.as_os_str());
-            let text = crate::tree_file::read_named(path, crate::tree_file::DOCUMENT_LIMIT)
+            let name = crate::model::outcome::escape(path.as_os_str());
+            let text = crate::fs::tree_file::read_named(path, crate::fs::tree_file::DOCUMENT_LIMIT)
                 .map_err(|e| anyhow::anyhow!("cannot read it: {e}"))?;
             Ok(Input { name, text })
         })
@@ -119,8 +118,8 @@ fn write_out(
     match out {
         Some(path) => {
             let root = root.unwrap_or(std::path::Path::new("."));
-            let written = crate::write::write_output(root, path, text.as_bytes());
-            crate::leftovers::forget_own(root);
+            let written = crate::fs::write::write_output(root, path, text.as_bytes());
+            crate::engine::leftovers::forget_own(root);
             written.map_err(|e| anyhow::anyhow!("cannot write the report: {e}"))?;
         }
         None => out!("{text}"),

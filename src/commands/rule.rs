@@ -4,11 +4,11 @@ use clap::CommandFactory;
 
 use super::{EXIT_ERROR, EXIT_OK};
 use crate::cli::{Cli, CompletionsArgs, RuleArgs};
-use crate::rules::{explain, explanation, FixSafety};
+use crate::model::rules::{explain, explanation, FixSafety};
 
 pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
     if args.all {
-        for rule in crate::rules::all() {
+        for rule in crate::model::rules::all() {
             let safety = match explanation(rule.code).safety {
                 FixSafety::Safe => "safe fix",
                 FixSafety::Unsafe => "unsafe fix",
@@ -20,7 +20,7 @@ pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_OK);
     }
     let code = args.code.as_deref().unwrap_or_default();
-    match crate::rules::by_code(code) {
+    match crate::model::rules::by_code(code) {
         Some(rule) => {
             out!("{}", explain(rule));
             Ok(EXIT_OK)

@@ -3,9 +3,9 @@
 use super::exit_status;
 use super::present::{findings_text, machine, streamed, Ending};
 use crate::cli::{GlobalArgs, ScanArgs};
-use crate::process::Mode;
+use crate::engine::process::Mode;
+use crate::engine::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
 use crate::report::text;
-use crate::run::{engine, execute, execute_stdin, execute_streaming, setup, stdin_path};
 
 pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     super::present::refuse_unhonoured(
@@ -15,10 +15,11 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
             (args.show_fixes, "--show-fixes"),
         ],
     )?;
-    let setup = setup(&args.input)?;
-    let mut engine = engine(&setup, &args.input, Mode::Scan)?;
+    let input = args.input.run_input();
+    let setup = setup(&input)?;
+    let mut engine = engine(&setup, &input, Mode::Scan)?;
     engine.touchpoints = args.touchpoints;
-    let stdin = stdin_path(&args.input)?;
+    let stdin = stdin_path(&input)?;
     let streams = super::present::streams(
         args.format,
         args.statistics,
@@ -33,7 +34,7 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         };
         let policy = &setup.config.policy;
         let summary = streamed(args.format, ending, global, &setup.root, policy, |sink| {
-            execute_streaming(&setup, &engine, &args.input, None, None, sink)
+            execute_streaming(&setup, &engine, &input, None, None, sink)
         })?;
         return Ok(exit_status(&summary, |s| s.violations > 0));
     }
@@ -41,11 +42,11 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         Some(_) if args.add_noqa => {
             anyhow::bail!("--add-noqa writes files; it cannot annotate a source read from stdin")
         }
-        Some(name) => execute_stdin(&setup, &engine, &args.input, &name, super::read_stdin()?)?,
-        None => execute(&setup, &engine, &args.input, None, None)?,
+        Some(name) => execute_stdin(&setup, &engine, &input, &name, super::read_stdin()?)?,
+        None => execute(&setup, &engine, &input, None, None)?,
     };
     if args.add_noqa {
-        return add_noqa(&setup, &args.input, &outcomes);
+        return add_noqa(&setup, &input, &outcomes);
     }
     let policy = &setup.config.policy;
     if !machine(
@@ -74,9 +75,9 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
 
 /// `scan --add-noqa`: a `noqa` comment for every finding left, file by file.
 fn add_noqa(
-    setup: &crate::run::Setup,
-    input: &crate::cli::InputArgs,
-    outcomes: &[crate::outcome::FileOutcome],
+    setup: &crate::engine::run::Setup,
+    input: &crate::engine::run::RunInput,
+    outcomes: &[crate::model::outcome::FileOutcome],
 ) -> anyhow::Result<i32> {
     let (mut added, mut files, mut failed) = (0, 0, 0);
     for file in outcomes {
@@ -89,16 +90,16 @@ fn add_noqa(
             continue;
         };
         let rel = std::path::Path::new(&file.path);
-        let result = crate::source::read_under(&setup.root, rel, input.max_file_size)
+        let result = crate::fs::source::read_under(&setup.root, rel, input.max_file_size)
             .map_err(|e| e.to_string())
-            .and_then(|bytes| crate::source::decode(bytes).map_err(|e| e.to_string()))
+            .and_then(|bytes| crate::fs::source::decode(bytes).map_err(|e| e.to_string()))
             .and_then(|source| {
                 if source.bytes != source.text.as_bytes() {
                     return Err("not UTF-8: add the comments by hand".to_string());
                 }
-                let new = crate::add_noqa::annotate(&source.text, file, language)?;
-                let options = crate::write::WriteOptions::default();
-                crate::write::write_confined(
+                let new = crate::lang::add_noqa::annotate(&source.text, file, language)?;
+                let options = crate::fs::write::WriteOptions::default();
+                crate::fs::write::write_confined(
                     &setup.root,
                     rel,
                     &source.bytes,
@@ -117,7 +118,7 @@ fn add_noqa(
                 err!(
                     "error: {}: {}\n",
                     file.display,
-                    crate::escape::printable(&e)
+                    crate::base::escape::printable(&e)
                 );
             }
         }
@@ -136,12 +137,13 @@ fn add_noqa(
 
 /// `gpu-homogenize baseline`: scan, and write every finding to the baseline file.
 pub fn baseline(args: crate::cli::BaselineArgs) -> anyhow::Result<i32> {
-    let setup = setup(&args.input)?;
-    let engine = engine(&setup, &args.input, Mode::Scan)?;
-    let (outcomes, summary) = execute(&setup, &engine, &args.input, None, None)?;
-    let text = crate::baseline::render(&outcomes);
-    let written = crate::write::write_output(&setup.root, &args.out, text.as_bytes());
-    crate::leftovers::forget_own(&setup.root);
+    let input = args.input.run_input();
+    let setup = setup(&input)?;
+    let engine = engine(&setup, &input, Mode::Scan)?;
+    let (outcomes, summary) = execute(&setup, &engine, &input, None, None)?;
+    let text = crate::engine::baseline::render(&outcomes);
+    let written = crate::fs::write::write_output(&setup.root, &args.out, text.as_bytes());
+    crate::engine::leftovers::forget_own(&setup.root);
     written.map_err(|e| anyhow::anyhow!("cannot write the baseline: {e}"))?;
     let n: usize = outcomes
         .iter()

@@ -12,13 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
-use crate::summary::{GpuSummary, Summary};
+use crate::model::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
+use crate::model::summary::{GpuSummary, Summary};
 
 pub use read::Journal;
 pub use time::{now_rfc3339, rfc3339};
 
-pub use crate::state::{state_dir, GITIGNORE, STATE_DIR as JOURNAL_DIR};
+pub use crate::fs::state::{state_dir, GITIGNORE, STATE_DIR as JOURNAL_DIR};
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 /// Bumped when a line's meaning changes; lines of another schema are skipped with a warning.
 pub const SCHEMA: u32 = 1;
@@ -176,7 +176,7 @@ impl Writer {
                 command: command.trim_end_matches(" --dry-run").to_string(),
                 dry_run: command.ends_with("--dry-run"),
             },
-            prefix: crate::outcome::repository_prefix(root),
+            prefix: crate::model::outcome::repository_prefix(root),
             pending,
             stop: Some(stop),
             ticker,
@@ -298,17 +298,18 @@ fn run_line(stamp: &Stamp, files: usize, compliant: usize, summary: &Summary) ->
 }
 
 /// Append to the journal of the tree at `root`. The directory and the file are opened as
-/// every write under the root is ([`crate::confine`]): a `.gpu-homogenize` or
+/// every write under the root is ([`crate::fs::confine`]): a `.gpu-homogenize` or
 /// `journal.jsonl` that is a symlink is refused, never followed.
 pub fn append_under(root: &Path, text: &str) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let dir = state_dir(&crate::confine::RootDir::open(root)?)?;
+    let dir = state_dir(&crate::fs::confine::RootDir::open(root)?)?;
     let flags = libc::O_RDWR | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_NONBLOCK;
     let name = std::ffi::OsStr::new(JOURNAL_FILE);
-    let (file, created) = match crate::confine::open_raw(dir.as_raw_fd(), name, flags, 0) {
+    let (file, created) = match crate::fs::confine::open_raw(dir.as_raw_fd(), name, flags, 0) {
         Ok(fd) => (fd, false),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let fd = crate::confine::open_raw(dir.as_raw_fd(), name, flags | libc::O_CREAT, 0o666)?;
+            let fd =
+                crate::fs::confine::open_raw(dir.as_raw_fd(), name, flags | libc::O_CREAT, 0o666)?;
             (fd, true)
         }
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -391,7 +392,7 @@ fn run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::{CpuCheck, FindingRecord};
+    use crate::model::outcome::{CpuCheck, FindingRecord};
 
     fn outcome(path: &str, status: FileStatus) -> FileOutcome {
         let mut o = FileOutcome::new(Path::new(path), path);

@@ -23,15 +23,15 @@ impl Journal {
     pub fn read(root: &Path) -> Journal {
         let path = super::path(root);
         let rel = Path::new(super::JOURNAL_DIR).join(super::JOURNAL_FILE);
-        match crate::tree_file::read(root, &rel, crate::tree_file::JOURNAL_LIMIT) {
+        match crate::fs::tree_file::read(root, &rel, crate::fs::tree_file::JOURNAL_LIMIT) {
             Ok(Some(bytes)) => Journal::parse(
                 &String::from_utf8_lossy(&bytes),
-                &crate::outcome::display_path(&path),
+                &crate::model::outcome::display_path(&path),
             ),
             Ok(None) => Journal {
                 warnings: vec![format!(
                     "{}: no journal yet (no `fix` or `check` recorded here); the report shows the current scan only",
-                    crate::outcome::display_path(&path)
+                    crate::model::outcome::display_path(&path)
                 )],
                 ..Journal::default()
             },

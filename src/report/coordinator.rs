@@ -8,8 +8,8 @@ use serde::Serialize;
 use super::history::{burndown, histories, judge, FailureKind, History, Verdict};
 use super::progress::{in_scope, phase_name, phase_order, Counts};
 use crate::journal::Journal;
-use crate::outcome::{FileOutcome, FileStatus};
-use crate::policy::{Config, EnvVar, Phases, Policy, OTHER_PHASE};
+use crate::model::outcome::{FileOutcome, FileStatus};
+use crate::model::policy::{Config, EnvVar, Phases, Policy, OTHER_PHASE};
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -193,7 +193,8 @@ pub struct GpuView {
 }
 
 pub fn json(report: &Report) -> String {
-    let mut out = crate::escape::json(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut out =
+        crate::base::escape::json(report).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     out.push('\n');
     out
 }
@@ -295,7 +296,7 @@ fn judge_all<'a>(
 /// The declared phases in config order (even when empty), then "Other".
 fn in_order(
     mut by_name: HashMap<&str, PhaseReport>,
-    specs: &[crate::policy::PhaseSpec],
+    specs: &[crate::model::policy::PhaseSpec],
     has_other: bool,
 ) -> Vec<PhaseReport> {
     phase_order(specs, has_other)

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::outcome::{CheckStatus, FileOutcome};
+use crate::model::outcome::{CheckStatus, FileOutcome};
 
 /// `prefix`: the tree root's place in the repository (`svc/`), since GitHub resolves `file=`
 /// against the repository.
@@ -13,7 +13,7 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
         let path = format!("{prefix}{}", file.path);
         // A file that could not be processed fails the job: it says so where the job shows it.
         if let Some(error) = &file.error {
-            let (line, col) = crate::outcome::error_position(error);
+            let (line, col) = crate::model::outcome::error_position(error);
             let _ = writeln!(
                 out,
                 "::error title={},file={},line={line},col={col}::{}",
@@ -68,7 +68,7 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
 /// annotation, CR and LF included), then `%` escaped; the runner unescapes `%25`, `%0D`, `%0A`
 /// in a message and `%3A`, `%2C` too in a property (actions/runner ActionCommand.cs).
 fn data(text: &str) -> String {
-    crate::escape::printable(text).replace('%', "%25")
+    crate::base::escape::printable(text).replace('%', "%25")
 }
 
 /// A property value: also `:` and `,`.

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::coordinator::RunPoint;
 use crate::journal::{FileLine, Journal, RunLine};
-use crate::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
+use crate::model::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
 
 /// One file's journalled history, folded over the real (not dry) runs in order.
 #[derive(Debug, Default)]

@@ -350,11 +350,11 @@ fn code_spans(escaped: &str) -> String {
     out
 }
 
-/// Text safe in element content and attribute values: [`crate::escape::printable`] (a bidi
+/// Text safe in element content and attribute values: [`crate::base::escape::printable`] (a bidi
 /// override would reorder the page as it reorders a terminal), then HTML-escaped.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in crate::escape::printable(s).chars() {
+    for c in crate::base::escape::printable(s).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use crate::outcome::FileOutcome;
-use crate::policy::Policy;
-use crate::summary::Summary;
+use crate::model::outcome::FileOutcome;
+use crate::model::policy::Policy;
+use crate::model::summary::Summary;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -12,7 +12,7 @@ struct Document<'a> {
     command: &'a str,
     /// `--shard I/N` only: which part of the tree this document covers (`report --merge`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    shard: Option<&'a crate::shard::Shard>,
+    shard: Option<&'a crate::base::shard::Shard>,
     root: String,
     /// The repository the paths are relative to (the nearest `.git` above the root).
     repository: String,
@@ -47,7 +47,7 @@ pub fn write(
 ) -> std::io::Result<()> {
     // Paths relative to the repository, as every other format has them (a config in `svc/`:
     // `svc/app/m.py`).
-    let prefix = crate::outcome::repository_prefix(root);
+    let prefix = crate::model::outcome::repository_prefix(root);
     let placed: Vec<FileOutcome>;
     let files = if prefix.is_empty() {
         files
@@ -66,12 +66,14 @@ pub fn write(
         command,
         shard: summary.shard.as_ref(),
         root: root.display().to_string(),
-        repository: crate::outcome::source_root(root).display().to_string(),
+        repository: crate::model::outcome::source_root(root)
+            .display()
+            .to_string(),
         policy,
         files,
         summary,
     };
-    crate::escape::write_json(&mut *out, &doc)?;
+    crate::base::escape::write_json(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
 
@@ -96,7 +98,7 @@ impl<'a> Streamed<'a> {
             command,
             root,
             policy,
-            prefix: crate::outcome::repository_prefix(root),
+            prefix: crate::model::outcome::repository_prefix(root),
             files: 0,
         }
     }
@@ -130,8 +132,8 @@ impl<'a> Streamed<'a> {
             };
             &placed
         };
-        let text =
-            crate::escape::json(outcome).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+        let text = crate::base::escape::json(outcome)
+            .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
         let before = if self.files == 0 { "\n    " } else { ",\n    " };
         self.files += 1;
         format!("{before}{}", text.replace('\n', "\n    "))

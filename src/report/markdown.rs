@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::coordinator::{Alert, AlertKind, PhaseReport, Reason, Remaining, Report};
 use super::progress::{format_percent, percent, Counts, Status};
-use crate::escape::printable;
-use crate::policy::OTHER_PHASE;
+use crate::base::escape::printable;
+use crate::model::policy::OTHER_PHASE;
 
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
@@ -191,7 +191,7 @@ fn policy(out: &mut String, r: &Report) {
     );
 }
 
-pub fn card(c: &crate::policy::CardSelector) -> String {
+pub fn card(c: &crate::model::policy::CardSelector) -> String {
     let mut parts = vec![c.label()];
     if let Some(gib) = c.min_memory_gib {
         parts.push(format!("at least {gib} GiB"));

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::outcome::{FileOutcome, FileStatus};
-use crate::policy::{PhaseSpec, OTHER_PHASE};
+use crate::model::outcome::{FileOutcome, FileStatus};
+use crate::model::policy::{PhaseSpec, OTHER_PHASE};
 
 /// In scope: declared in a phase, or found to hold GPU code (files without it outside every
 /// phase are not part of the mission).
@@ -204,7 +204,7 @@ impl PhaseTally {
             let _ = write!(
                 out,
                 "{}: {compliant}/{total} compliant ({})",
-                crate::escape::printable(&name),
+                crate::base::escape::printable(&name),
                 format_percent(percent(compliant, total))
             );
             for (n, label) in [

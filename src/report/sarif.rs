@@ -7,9 +7,9 @@ use std::path::Path;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde_json::{json, Value};
 
-use crate::escape::printable;
-use crate::finding::{Rule, Severity};
-use crate::outcome::{CheckStatus, FileOutcome};
+use crate::base::escape::printable;
+use crate::model::finding::{Rule, Severity};
+use crate::model::outcome::{CheckStatus, FileOutcome};
 
 /// Bytes kept as they are in a URI path: RFC 3986's unreserved characters and `/`.
 const PATH: &AsciiSet = &NON_ALPHANUMERIC
@@ -38,7 +38,7 @@ pub fn help_uri(code: &str) -> String {
     }
 }
 
-pub use crate::outcome::source_root;
+pub use crate::model::outcome::source_root;
 
 /// A relative path as a percent-encoded relative URI.
 pub fn relative_uri(rel: &str) -> String {
@@ -62,8 +62,8 @@ fn rule_descriptor(rule: &Rule) -> Value {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": crate::rules::explain(rule)},
-        "help": {"text": crate::rules::explain(rule)},
+        "fullDescription": {"text": crate::model::rules::explain(rule)},
+        "help": {"text": crate::model::rules::explain(rule)},
         "helpUri": help_uri(rule.code),
         "defaultConfiguration": {"level": level},
     })
@@ -88,10 +88,10 @@ pub fn render(
     root: &Path,
     files: &[FileOutcome],
     rules: &[&Rule],
-    shard: Option<&crate::shard::Shard>,
+    shard: Option<&crate::base::shard::Shard>,
 ) -> String {
     let src = source_root(root);
-    let prefix = crate::outcome::repository_prefix(root);
+    let prefix = crate::model::outcome::repository_prefix(root);
     let mut descriptors: Vec<Value> = rules.iter().map(|r| rule_descriptor(r)).collect();
     descriptors.push(json!({
         "id": GPU_CHECK,
@@ -124,7 +124,7 @@ pub fn render(
                 "message": {"text": text},
                 "locations": location(&uri, 1, 1),
             }));
-            let (line, column) = crate::outcome::error_position(error);
+            let (line, column) = crate::model::outcome::error_position(error);
             results.push(json!({
                 "ruleId": FILE_ERROR,
                 "level": "error",
@@ -176,12 +176,12 @@ pub fn render(
     if let (Some(shard), Some(run)) = (shard, doc["runs"][0].as_object_mut()) {
         run.insert("properties".into(), json!({ "shard": shard }));
     }
-    let mut out = crate::escape::json(&doc).unwrap_or_default();
+    let mut out = crate::base::escape::json(&doc).unwrap_or_default();
     out.push('\n');
     out
 }
 
-fn gpu_result(check: &crate::outcome::GpuCheck, uri: &str) -> Option<Value> {
+fn gpu_result(check: &crate::model::outcome::GpuCheck, uri: &str) -> Option<Value> {
     let status = check.status?;
     let device = printable(check.device_name.as_deref().unwrap_or("no device"));
     let message = printable(check.message.as_deref().unwrap_or(""));

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::escape::printable;
-use crate::outcome::{CheckStatus, FileOutcome, FileStatus};
-use crate::summary::Summary;
+use crate::base::escape::printable;
+use crate::model::outcome::{CheckStatus, FileOutcome, FileStatus};
+use crate::model::summary::Summary;
 
 /// ANSI colour for the parts of a finding line, as ruff colours them; off when piped.
 #[derive(Debug, Clone, Copy, Default)]
@@ -95,7 +95,7 @@ pub fn held_fixes(files: &[FileOutcome]) -> String {
             .findings
             .iter()
             .filter(|f| {
-                f.applicability == Some(crate::finding::Applicability::Unsafe) && !f.fixable
+                f.applicability == Some(crate::model::finding::Applicability::Unsafe) && !f.fixable
             })
             .collect();
         for f in &held {

@@ -325,7 +325,7 @@ fn add_noqa_suppresses_every_finding_with_a_reason_and_never_inside_a_string() {
     );
     assert_eq!(
         read(dir.path(), "a.py"),
-        format!("#!/usr/bin/env python3\n\"\"\"Doc\nstring\"\"\"\nimport torch\nx = torch.device('cuda:1')  # noqa: E501  # noqa: GH101 {r}\n# gpu-homogenize: noqa: GH001 {r}\n", r = gpu_homogenize::add_noqa::REASON)
+        format!("#!/usr/bin/env python3\n\"\"\"Doc\nstring\"\"\"\nimport torch\nx = torch.device('cuda:1')  # noqa: E501  # noqa: GH101 {r}\n# gpu-homogenize: noqa: GH001 {r}\n", r = gpu_homogenize::lang::add_noqa::REASON)
     );
     let out = run(gh(dir.path()).args(["scan", "-q"]));
     assert_eq!((out.code, out.stdout.as_str()), (0, ""));

@@ -4,8 +4,8 @@
 //! stay byte-identical, whatever their wording.
 
 use crate::common::{copy_fixture, files_under, fixture, gh, run};
-use gpu_homogenize::edit::unified_diff;
-use gpu_homogenize::source::decode;
+use gpu_homogenize::base::edit::unified_diff;
+use gpu_homogenize::fs::source::decode;
 
 const TREE: &str = "half-migrated";
 

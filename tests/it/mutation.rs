@@ -6,22 +6,22 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 use crate::common::mutants::{mutate, sources, Rng};
+use gpu_homogenize::engine::process::{Engine, Mode};
+use gpu_homogenize::engine::run::cpu::WORKER_STACK;
+use gpu_homogenize::engine::run::{engine, setup};
+use gpu_homogenize::fs::walk::{language_of, Entry, EntryKind};
 use gpu_homogenize::lang::{FileInfo, LanguageSupport};
-use gpu_homogenize::outcome::{FileStatus, Language};
-use gpu_homogenize::process::{Engine, Mode};
-use gpu_homogenize::run::cpu::WORKER_STACK;
-use gpu_homogenize::run::{engine, setup};
-use gpu_homogenize::walk::{language_of, Entry, EntryKind};
+use gpu_homogenize::model::outcome::{FileStatus, Language};
 
 const MUTANTS: usize = 2400;
 
 fn parses(engine: &Engine, language: Language, path: &Path, bytes: &[u8]) -> bool {
     // As the tool reads it: in the encoding its coding cookie declares, no NUL byte.
-    let Ok(file) = gpu_homogenize::source::decode(bytes.to_vec()) else {
+    let Ok(file) = gpu_homogenize::fs::source::decode(bytes.to_vec()) else {
         return false;
     };
     let text = file.text.as_str();
-    if gpu_homogenize::nesting::check(language, text).is_err() {
+    if gpu_homogenize::lang::nesting::check(language, text).is_err() {
         return false;
     }
     let support: &dyn LanguageSupport = match language {

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 use crate::common::mutants::{mutate, sources, Rng};
+use gpu_homogenize::engine::process::{Engine, Mode};
+use gpu_homogenize::engine::run::cpu::WORKER_STACK;
+use gpu_homogenize::engine::run::{engine, setup};
+use gpu_homogenize::fs::walk::walk;
 use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport, NoFacts};
-use gpu_homogenize::process::{Engine, Mode};
-use gpu_homogenize::run::cpu::WORKER_STACK;
-use gpu_homogenize::run::{engine, setup};
-use gpu_homogenize::walk::walk;
 
 const MUTANTS: usize = 1200;
 
@@ -88,11 +88,14 @@ fn mutants_and_fixtures(config: &str) -> Tally {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut tally = Tally::default();
     let mut check = |origin: &Path, bytes: &[u8], label: String| {
-        let Ok(file) = gpu_homogenize::source::decode(bytes.to_vec()) else {
+        let Ok(file) = gpu_homogenize::fs::source::decode(bytes.to_vec()) else {
             return;
         };
-        if gpu_homogenize::nesting::check(gpu_homogenize::outcome::Language::Python, &file.text)
-            .is_err()
+        if gpu_homogenize::lang::nesting::check(
+            gpu_homogenize::model::outcome::Language::Python,
+            &file.text,
+        )
+        .is_err()
         {
             return;
         }
@@ -135,7 +138,7 @@ fn mission() -> Tally {
     let mut tally = Tally::default();
     for entry in entries.iter().filter(|e| e.rel.ends_with(".py")) {
         let bytes = std::fs::read(&entry.path).unwrap();
-        let file = gpu_homogenize::source::decode(bytes).unwrap();
+        let file = gpu_homogenize::fs::source::decode(bytes).unwrap();
         let info = FileInfo {
             path: &entry.path,
             rel: &entry.rel,

@@ -3,17 +3,17 @@
 
 use crate::common;
 
-use gpu_homogenize::edit::apply;
+use gpu_homogenize::base::edit::apply;
+use gpu_homogenize::lang::python::header::PythonHeader;
+use gpu_homogenize::lang::python::Python;
 use gpu_homogenize::lang::{Analysis, FileInfo, LanguageSupport};
-use gpu_homogenize::policy::Policy;
-use gpu_homogenize::python::header::PythonHeader;
-use gpu_homogenize::python::Python;
+use gpu_homogenize::model::policy::Policy;
 
 /// The seed's template: these cases exercise its docstring marker and banner too (the default
 /// template is neutral and has no marker; see `a_tree_without_a_config_gets_the_neutral_header`).
 fn python() -> Python {
     let policy = Policy {
-        python_template: Some(gpu_homogenize::template::BUILTIN_SEED.into()),
+        python_template: Some(gpu_homogenize::lang::template::BUILTIN_SEED.into()),
         ..Policy::default()
     };
     let header = PythonHeader::load(&policy, std::path::Path::new(".")).unwrap();
@@ -38,7 +38,7 @@ fn codes_with(py: &Python, source: &str) -> Vec<&'static str> {
     let mut codes: Vec<_> = analyze(py, source)
         .findings()
         .iter()
-        .filter(|f| f.rule.severity != gpu_homogenize::finding::Severity::Info)
+        .filter(|f| f.rule.severity != gpu_homogenize::model::finding::Severity::Info)
         .map(|f| f.rule.code)
         .collect();
     codes.sort();

@@ -505,7 +505,7 @@ fn journal_refusal(tree: &Path, path: &str) {
     file["phase"] = "Core modules".into();
     file["status"] = "error".into();
     file["cpu_check"] = "failed".into();
-    file["content_hash"] = gpu_homogenize::process::content_hash(&bytes).into();
+    file["content_hash"] = gpu_homogenize::engine::process::content_hash(&bytes).into();
     file["error"] = "rewrite refused by the CPU check: the prologue moved".into();
     let mut run = stamp;
     run["type"] = "run".into();

@@ -176,7 +176,7 @@ fn every_rewrite_parses_and_rustfmt_accepts_its_syntax() {
         .output();
     let have_rustfmt = rustfmt.as_ref().is_ok_and(|o| o.status.success());
     let formatted = |path: &std::path::Path| {
-        let edition = gpu_homogenize::rust::edition_of(tree.path(), path).to_string();
+        let edition = gpu_homogenize::lang::rust::edition_of(tree.path(), path).to_string();
         std::process::Command::new("rustfmt")
             .args(["--check", "--edition", &edition])
             .arg(path)
@@ -209,9 +209,9 @@ fn every_rewrite_parses_and_rustfmt_accepts_its_syntax() {
     for rel in files_under(tree.path(), "rs") {
         let path = tree.path().join(&rel);
         let text = std::fs::read_to_string(&path).unwrap();
-        gpu_homogenize::rust::parse(&text).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        gpu_homogenize::lang::rust::parse(&text).unwrap_or_else(|e| panic!("{rel}: {e}"));
         if rustfmt.as_ref().is_ok_and(|o| o.status.success()) {
-            let edition = gpu_homogenize::rust::edition_of(tree.path(), &path).to_string();
+            let edition = gpu_homogenize::lang::rust::edition_of(tree.path(), &path).to_string();
             let out = std::process::Command::new("rustfmt")
                 .args(["--edition", &edition, "--emit", "stdout"])
                 .arg(&path)

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::outcome::FileStatus;
-use crate::policy::{Config, PhaseSpec};
+use crate::model::outcome::FileStatus;
+use crate::model::policy::{Config, PhaseSpec};
 
 fn config() -> Config {
     Config {

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::{path_order, twice, Input, Verdict};
-use crate::outcome::FileOutcome;
-use crate::policy::Policy;
-use crate::summary::{GpuSummary, Summary};
+use crate::model::outcome::FileOutcome;
+use crate::model::policy::Policy;
+use crate::model::summary::{GpuSummary, Summary};
 
 #[derive(Deserialize)]
 struct Doc<'a> {
@@ -91,7 +91,7 @@ pub(super) fn merge(inputs: &[&Input]) -> anyhow::Result<(String, Verdict)> {
         files: files.iter().map(|f| f.2).collect(),
         summary: &summary,
     };
-    let mut text = crate::escape::json(&out)?;
+    let mut text = crate::base::escape::json(&out)?;
     text.push('\n');
     let verdict = Verdict::Run {
         command: first.command.clone(),

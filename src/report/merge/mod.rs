@@ -9,8 +9,8 @@ mod sarif;
 
 use serde_json::Value;
 
-use crate::shard::Shard;
-use crate::summary::Summary;
+use crate::base::shard::Shard;
+use crate::model::summary::Summary;
 
 /// One shard's document, as read: the name it is known by (its path) and its text.
 pub struct Input {

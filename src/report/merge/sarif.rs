@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{path_order, twice, Input, Verdict};
-use crate::shard::Shard;
+use crate::base::shard::Shard;
 
 /// The ids of the SARIF-only results: a GPU verdict, a file not processed.
 const GPU_CHECK: &str = "GH900";
@@ -50,7 +50,7 @@ pub(super) fn merge(
     invocation["executionSuccessful"] = Value::Bool(notifications.is_empty());
     invocation["toolExecutionNotifications"] = Value::Array(notifications);
     run["results"] = Value::Array(results);
-    let mut text = crate::escape::json(&merged)?;
+    let mut text = crate::base::escape::json(&merged)?;
     text.push('\n');
     Ok((text, verdict))
 }

@@ -2,20 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use gpu_homogenize::cli::InputArgs;
-use gpu_homogenize::walk::language_of;
+use gpu_homogenize::engine::run::{RunInput, DEFAULT_MAX_FILE_SIZE};
+use gpu_homogenize::fs::walk::language_of;
 
 /// The whole of `root`, one job, no cache: how the in-process tests set up a run.
-pub fn input(root: &Path) -> InputArgs {
-    InputArgs {
+pub fn input(root: &Path) -> RunInput {
+    RunInput {
         paths: vec![root.to_path_buf()],
-        config: None,
-        max_file_size: 4 << 20,
+        max_file_size: DEFAULT_MAX_FILE_SIZE,
         jobs: Some(1),
-        stdin_filename: None,
         no_cache: true,
-        shard: None,
-        lint: Default::default(),
+        ..RunInput::default()
     }
 }
 

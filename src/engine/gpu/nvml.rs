@@ -1,0 +1,226 @@
+//! The cards as NVML sees them: physical PCI order, whatever `CUDA_VISIBLE_DEVICES` says.
+
+use std::path::{Path, PathBuf};
+
+use nvml_wrapper::Nvml;
+use serde::Serialize;
+
+use crate::model::policy::CardSelector;
+
+/// The variable that points at the directory holding the driver libraries.
+pub const DRIVER_DIR_VAR: &str = "GPU_HOMOGENIZE_DRIVER_DIR";
+pub const NVML_LIB: &str = "libnvidia-ml.so.1";
+pub const CUDA_LIB: &str = "libcuda.so";
+
+/// One physical card.
+#[derive(Debug, Clone, Serialize)]
+pub struct Card {
+    /// NVML index (PCI order).
+    pub index: u32,
+    pub name: String,
+    pub memory_mib: f64,
+    pub compute_capability: String,
+    pub architecture: &'static str,
+    pub pci_bus_id: String,
+    pub uuid: String,
+}
+
+/// The architecture of a compute capability (seed 002's table is wrong: 9.0 is Hopper,
+/// 8.6 is Ampere as in the RTX 3090, 10.x and 12.x are Blackwell).
+pub fn architecture(major: i32, minor: i32) -> &'static str {
+    match (major, minor) {
+        (3, _) => "Kepler",
+        (5, _) => "Maxwell",
+        (6, _) => "Pascal",
+        (7, 0) | (7, 2) => "Volta",
+        (7, 5) => "Turing",
+        (8, 9) => "Ada Lovelace",
+        (8, _) => "Ampere",
+        (9, _) => "Hopper",
+        (10, _) | (11, _) | (12, _) => "Blackwell",
+        _ => "unknown",
+    }
+}
+
+pub fn driver_dir() -> Option<PathBuf> {
+    std::env::var_os(DRIVER_DIR_VAR)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Whether the CUDA driver library loads: the probe children need it. The error names the
+/// library, the directory and the loader's reason (`invalid ELF header`, a missing symbol…).
+pub fn cuda_driver_loads() -> Result<(), String> {
+    let names = ["libcuda.so.1", "libcuda.so"];
+    let mut reasons = Vec::new();
+    for name in names {
+        let path = driver_dir().map_or_else(|| PathBuf::from(name), |d| d.join(name));
+        if driver_dir().is_some() && !path.exists() {
+            continue;
+        }
+        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+            continue;
+        };
+        // SAFETY: dlopen/dlclose/dlerror with a valid C string; the handle is closed at once.
+        unsafe {
+            let handle = libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
+            if !handle.is_null() {
+                libc::dlclose(handle);
+                return Ok(());
+            }
+            let error = libc::dlerror();
+            if !error.is_null() {
+                reasons.push(
+                    std::ffi::CStr::from_ptr(error)
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+            }
+        }
+    }
+    let place = driver_dir().map_or_else(
+        || "the loader's search path".to_string(),
+        |d| d.display().to_string(),
+    );
+    let why = if reasons.is_empty() {
+        "not found".to_string()
+    } else {
+        reasons.join("; ")
+    };
+    Err(format!(
+        "no usable CUDA driver: cannot load libcuda.so from {place} ({why})"
+    ))
+}
+
+/// Where NVML is loaded from: `$GPU_HOMOGENIZE_DRIVER_DIR/libnvidia-ml.so.1`, else the
+/// loader's search path.
+fn nvml_path() -> PathBuf {
+    driver_dir().map_or_else(|| PathBuf::from(NVML_LIB), |d| d.join(NVML_LIB))
+}
+
+pub struct Gpus {
+    nvml: Nvml,
+    pub cards: Vec<Card>,
+}
+
+impl Gpus {
+    /// Open NVML and list the cards; the error names the library that was not found.
+    pub fn open() -> Result<Gpus, String> {
+        let path = nvml_path();
+        let nvml = Nvml::builder()
+            .lib_path(path.as_os_str())
+            .init()
+            .map_err(|e| format!("no NVIDIA driver: cannot load {} ({e})", path.display()))?;
+        let count = nvml.device_count().map_err(|e| format!("NVML: {e}"))?;
+        let mut cards = Vec::new();
+        for index in 0..count {
+            let device = nvml
+                .device_by_index(index)
+                .map_err(|e| format!("NVML device {index}: {e}"))?;
+            let cc = device
+                .cuda_compute_capability()
+                .map_err(|e| format!("NVML: {e}"))?;
+            cards.push(Card {
+                index,
+                name: device.name().map_err(|e| format!("NVML: {e}"))?,
+                memory_mib: device
+                    .memory_info()
+                    .map_or(0.0, |m| m.total as f64 / 1048576.0),
+                compute_capability: format!("{}.{}", cc.major, cc.minor),
+                architecture: architecture(cc.major, cc.minor),
+                pci_bus_id: device.pci_info().map(|p| p.bus_id).unwrap_or_default(),
+                uuid: device.uuid().unwrap_or_default(),
+            });
+        }
+        Ok(Gpus { nvml, cards })
+    }
+
+    /// MiB in use on a card now.
+    pub fn used_mib(&self, card: &Card) -> Option<f64> {
+        let device = self.nvml.device_by_index(card.index).ok()?;
+        device.memory_info().ok().map(|m| m.used as f64 / 1048576.0)
+    }
+
+    /// The first card the selector matches.
+    pub fn find(&self, selector: &CardSelector) -> Option<&Card> {
+        self.cards.iter().find(|c| matches(selector, c))
+    }
+}
+
+pub fn matches(selector: &CardSelector, card: &Card) -> bool {
+    let name = selector
+        .name
+        .as_ref()
+        .is_none_or(|n| card.name.contains(n.as_str()));
+    let memory = selector
+        .min_memory_gib
+        .is_none_or(|gib| card.memory_mib >= gib * 1024.0 - 1.0);
+    let bus = selector
+        .pci_bus_id
+        .as_ref()
+        .is_none_or(|b| same_bus_id(b, &card.pci_bus_id));
+    let uuid = selector
+        .uuid
+        .as_ref()
+        .is_none_or(|u| card.uuid.eq_ignore_ascii_case(u));
+    name && memory && bus && uuid
+}
+
+/// `0000:02:00.0` (CUDA) and `00000000:02:00.0` (NVML) name the same slot.
+pub fn same_bus_id(a: &str, b: &str) -> bool {
+    parse_bus_id(a).is_some_and(|x| Some(x) == parse_bus_id(b))
+}
+
+fn parse_bus_id(text: &str) -> Option<(u32, u32, u32, u32)> {
+    let mut parts = text.trim().rsplitn(3, ':');
+    let dev_fn = parts.next()?;
+    let bus = u32::from_str_radix(parts.next()?, 16).ok()?;
+    let domain = parts
+        .next()
+        .map_or(Some(0), |d| u32::from_str_radix(d, 16).ok())?;
+    let (dev, func) = dev_fn.split_once('.').unwrap_or((dev_fn, "0"));
+    Some((
+        domain,
+        bus,
+        u32::from_str_radix(dev, 16).ok()?,
+        u32::from_str_radix(func, 16).ok()?,
+    ))
+}
+
+/// The dynamic-loader path the probe child gets, so cudarc finds the same driver.
+pub fn child_library_path() -> Option<String> {
+    let dir = driver_dir()?;
+    let inherited = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let dir = dir.display().to_string();
+    Some(if inherited.is_empty() {
+        dir
+    } else {
+        format!("{dir}:{inherited}")
+    })
+}
+
+pub fn library_exists(dir: &Path, name: &str) -> bool {
+    dir.join(name).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architectures_from_compute_capability() {
+        assert_eq!(architecture(8, 6), "Ampere");
+        assert_eq!(architecture(8, 9), "Ada Lovelace");
+        assert_eq!(architecture(9, 0), "Hopper");
+        assert_eq!(architecture(12, 0), "Blackwell");
+        assert_eq!(architecture(10, 0), "Blackwell");
+        assert_eq!(architecture(7, 5), "Turing");
+    }
+
+    #[test]
+    fn bus_ids_compare_across_domain_widths() {
+        assert!(same_bus_id("0000:02:00.0", "00000000:02:00.0"));
+        assert!(same_bus_id("02:00.0", "00000000:02:00.0"));
+        assert!(!same_bus_id("0000:01:00.0", "00000000:02:00.0"));
+    }
+}

@@ -1,0 +1,139 @@
+//! The tree root, and keeping the given paths inside it.
+//!
+//! The root is the directory holding the config (`gpu-homogenize.toml`, or a `pyproject.toml`
+//! with `[tool.gpu-homogenize]`), else the repository root (`.git`), else the one given
+//! directory that holds every given path. Never the common ancestor of unrelated paths: two
+//! files in unrelated trees would make `/` the root.
+
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+
+use super::absolute;
+use crate::model::policy::CONFIG_FILE;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("{a} and {b} are in different trees (roots {ra} and {rb}); run once per tree")]
+    Unrelated {
+        a: String,
+        b: String,
+        ra: String,
+        rb: String,
+    },
+    #[error(
+        "{a} and {b} have no common tree root: no {CONFIG_FILE}, pyproject.toml with \
+         [tool.gpu-homogenize] or .git above them, and no given directory holds both; \
+         name the directory that holds them, or run once per tree"
+    )]
+    NoCommonRoot { a: String, b: String },
+}
+
+/// The root for `paths` (see the module docs), absolute.
+pub fn find_root(paths: &[PathBuf]) -> Result<PathBuf, RootError> {
+    let given: Vec<(PathBuf, PathBuf)> = paths
+        .iter()
+        .map(|p| {
+            let abs = absolute(p);
+            let start = if abs.is_dir() {
+                abs.clone()
+            } else {
+                abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf)
+            };
+            (p.clone(), start)
+        })
+        .collect();
+    let Some((first, first_start)) = given.first() else {
+        return Ok(absolute(Path::new(".")));
+    };
+    let marked: Vec<Option<PathBuf>> = given.iter().map(|(_, s)| marked_root(s)).collect();
+    if marked.iter().all(Option::is_none) {
+        // The shortest start is the only candidate: a given directory, or the one
+        // directory every given file sits in.
+        let shortest = given
+            .iter()
+            .min_by_key(|(_, s)| s.components().count())
+            .map_or(first_start, |(_, s)| s);
+        if let Some((other, _)) = given.iter().find(|(_, s)| !s.starts_with(shortest)) {
+            let holder = given
+                .iter()
+                .find(|(_, s)| s == shortest)
+                .map_or(first, |(p, _)| p);
+            return Err(RootError::NoCommonRoot {
+                a: holder.display().to_string(),
+                b: other.display().to_string(),
+            });
+        }
+        return Ok(shortest.clone());
+    }
+    let root = marked[0].clone();
+    for ((path, start), m) in given.iter().zip(&marked).skip(1) {
+        if *m != root {
+            let show = |r: &Option<PathBuf>, s: &Path| match r {
+                Some(r) => r.display().to_string(),
+                None => format!("none found above {}", s.display()),
+            };
+            return Err(RootError::Unrelated {
+                a: first.display().to_string(),
+                b: path.display().to_string(),
+                ra: show(&root, first_start),
+                rb: show(m, start),
+            });
+        }
+    }
+    Ok(root.unwrap_or_else(|| first_start.clone()))
+}
+
+/// The nearest ancestor holding the config, else the nearest holding `.git`.
+fn marked_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|d| has_config(d))
+        .or_else(|| start.ancestors().find(|d| d.join(".git").exists()))
+        .map(Path::to_path_buf)
+}
+
+fn has_config(dir: &Path) -> bool {
+    if std::fs::symlink_metadata(dir.join(CONFIG_FILE)).is_ok() {
+        return true;
+    }
+    // Each directory read as a root of its own: its `pyproject.toml` itself is never a link.
+    crate::fs::tree_file::read_optional(dir, Path::new("pyproject.toml"), "its settings")
+        .is_some_and(|text| text.lines().any(|l| l.trim() == "[tool.gpu-homogenize]"))
+}
+
+/// The metadata of a given path (not following a final link) when it lies inside `root` as
+/// the kernel resolves it; otherwise why not. A path through a symlink or a `..` that the
+/// kernel resolves elsewhere is refused, whatever its text says.
+pub fn confined(root: &Path, path: &Path) -> Result<Metadata, String> {
+    let abs = absolute(path);
+    let Ok(rel) = abs.strip_prefix(root) else {
+        return Err(format!("outside the tree root {}", root.display()));
+    };
+    let meta = std::fs::symlink_metadata(&abs).map_err(|e| e.to_string())?;
+    let real_root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+    // The kernel's reading of the path as given (its `..` after a link included), up to
+    // the last component, which may itself be a link (then it is reported, not followed).
+    let names_a_dir =
+        path.as_os_str().as_encoded_bytes().ends_with(b"/") || path.file_name().is_none();
+    let (as_given, lexical_dir) = if names_a_dir {
+        (path.to_path_buf(), real_root.join(rel))
+    } else {
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let lexical = real_root.join(rel);
+        (
+            parent,
+            lexical.parent().map_or(lexical.clone(), Path::to_path_buf),
+        )
+    };
+    let real_dir = std::fs::canonicalize(&as_given).map_err(|e| e.to_string())?;
+    if real_dir != lexical_dir {
+        return Err(format!(
+            "resolves to {} through a symbolic link; never followed (give the path inside the tree)",
+            real_dir.display()
+        ));
+    }
+    Ok(meta)
+}

@@ -1,0 +1,459 @@
+//! Compare-and-swap writes under the tree root: nothing is ever lost, nothing outside the
+//! root is ever written.
+//!
+//! The new text goes to a temp file in the file's own directory (opened through
+//! [`RootDir`], no symlink followed), with the original's owner, group, mode and xattrs.
+//! Then, on Linux, `renameat2(RENAME_EXCHANGE)` swaps it with the target in one step and
+//! what was swapped out is compared with what was read: same inode, same bytes. On a
+//! difference (an editor saved meanwhile) the swap is undone and the file is reported as
+//! changed. Where the exchange is unsupported (another OS, some network file systems) the
+//! file is re-read just before a plain rename: an edit in that window of microseconds can
+//! still be lost; that is the best portable equivalent. A program that holds the file open for
+//! writing, or opens it during the swap, would write to the inode swapped out: on Linux a read
+//! lease held across the swap makes the kernel say so (see [`lease`]); the swap is undone, or,
+//! when it came after the check, what it wrote is kept aside. Where leases cannot be had
+//! (another user's file), the inode swapped out is still re-read after the swap, and what a
+//! writer left in it is kept aside; a write that comes later still is lost, as with any
+//! editor's own atomic save.
+
+mod backup;
+mod lease;
+mod meta;
+mod output;
+pub mod temp;
+
+pub use output::write_output;
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::fs::confine::{cstring, Parent, RootDir};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("changed on disk since it was read; not overwritten (run again)")]
+    Changed,
+    #[error(
+        "changed on disk during the write; the rewrite was undone and the other version \
+         kept as {0} (compare it with {1}; to keep it, `mv` it over {1}; then run again)"
+    )]
+    ChangedKeptAside(String, String),
+    #[error(
+        "is open for writing in another program; not rewritten, so that what it writes is kept \
+         (close it there, then run again)"
+    )]
+    HeldOpen,
+    #[error(
+        "was written by another program during the rewrite; the rewrite is in place and the file \
+         as that program left it is kept as {0} (compare it with {1}; to keep it, `mv` it over \
+         {1}; then run again)"
+    )]
+    WrittenDuringSwap(String, String),
+    #[error("read-only file; not rewritten (make it writable, or leave it out)")]
+    ReadOnly,
+    #[error("is a symbolic link; not rewritten")]
+    Symlink,
+    #[error(
+        "has {0} hard links; not rewritten, which would split them (--break-hardlinks to allow)"
+    )]
+    HardLinks(u64),
+    #[error("cannot keep its metadata ({0}); not rewritten")]
+    Metadata(String),
+    #[error("cannot back up to {path}: {source}")]
+    Backup { path: String, source: io::Error },
+    #[error("{0}; not rewritten")]
+    Encoding(String),
+    /// Open files or memory ran out: the run's error, and nothing was changed (see
+    /// [`crate::fs::resources`]).
+    #[error("{0}; not rewritten")]
+    Exhausted(crate::fs::resources::Exhausted),
+    #[error("cannot write: {0}")]
+    Io(io::Error),
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> WriteError {
+        match crate::fs::resources::Exhausted::of(&e) {
+            Some(what) => WriteError::Exhausted(what),
+            None => WriteError::Io(e),
+        }
+    }
+}
+
+/// The file that marks a backup directory (`fix --backup-dir`): no walk enters it.
+pub const BACKUP_MARKER: &str = ".gpu-homogenize-backups";
+
+/// How `fix` writes: where originals are kept, and whether hard links may be split.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub backup_dir: Option<PathBuf>,
+    pub break_hardlinks: bool,
+}
+
+/// Replace the file at `rel` under `root`, whose content was `original` when read, with
+/// `new`; keep a copy of the original under the backup dir when asked. `new` text that declares
+/// an encoding in its coding cookie is written in it (a file keeps the encoding it was read in).
+pub fn write_confined(
+    root: &Path,
+    rel: &Path,
+    original: &[u8],
+    new: &[u8],
+    options: &WriteOptions,
+) -> Result<(), WriteError> {
+    let encoded = match std::str::from_utf8(new) {
+        Ok(text) => {
+            crate::fs::source::codec::encode_declared(text).map_err(WriteError::Encoding)?
+        }
+        Err(_) => new.to_vec(),
+    };
+    let new = encoded.as_slice();
+    let parent = RootDir::open(root)?.parent(rel, false)?;
+    let mut file = parent.open_regular().map_err(|e| {
+        if e.to_string().contains("symbolic link") {
+            WriteError::Symlink
+        } else {
+            WriteError::from(e)
+        }
+    })?;
+    let before = file.metadata()?;
+    if before.nlink() > 1 && !options.break_hardlinks {
+        return Err(WriteError::HardLinks(before.nlink()));
+    }
+    if !meta::may_write(&parent, &before) {
+        return Err(WriteError::ReadOnly);
+    }
+    if read_all(&mut file)? != original {
+        return Err(WriteError::Changed);
+    }
+    if let Some(dir) = &options.backup_dir {
+        backup::backup(root, dir, rel, original, &file, &before)?;
+    }
+    let temp = temp::create_recorded(root, rel, &parent)?;
+    let temp_rel = rel.parent().unwrap_or(Path::new("")).join(&temp.name);
+    // After the exchange the temp name holds the original until it is removed: recorded
+    // before, or the swap does not happen (a run killed after it must leave nothing unrecorded).
+    let staged = stage(&temp, &file, &before, new).and_then(|()| {
+        temp::must_record(temp::record_identity(
+            root,
+            &temp_rel,
+            before.dev(),
+            before.ino(),
+        ))
+        .map_err(Into::into)
+    });
+    if let Err(e) = staged {
+        temp.remove(&parent);
+        return Err(e);
+    }
+    race_hook(&parent, "before-swap");
+    swap(&parent, temp, &file, &before, original)?;
+    let _ = fsync_dir(&parent.dir);
+    Ok(())
+}
+
+/// The temp file's content and metadata, synced to disk.
+fn stage(
+    temp: &temp::TempFile,
+    original: &File,
+    before: &std::fs::Metadata,
+    new: &[u8],
+) -> Result<(), WriteError> {
+    let mut out = &temp.file;
+    out.write_all(new)?;
+    meta::copy(original, &temp.file, before).map_err(WriteError::Metadata)?;
+    temp.file.sync_all()?;
+    Ok(())
+}
+
+/// Exchange the temp file with the target, then check what came out.
+fn swap(
+    parent: &Parent,
+    temp: temp::TempFile,
+    read: &File,
+    before: &std::fs::Metadata,
+    original: &[u8],
+) -> Result<(), WriteError> {
+    // Held across the swap: a program that opens the file for writing meanwhile waits, and
+    // shows (`broken`); one that holds it open already is refused the lease.
+    let Ok(mut lease) = lease::ReadLease::take(read) else {
+        temp.remove(parent);
+        return Err(WriteError::HeldOpen);
+    };
+    match exchange(parent, &temp.name, &parent.name) {
+        Ok(()) => {}
+        Err(e) if unsupported(&e) => {
+            drop(lease);
+            return swap_by_rename(parent, temp, read, before, original);
+        }
+        Err(e) => {
+            temp.remove(parent);
+            return Err(e.into());
+        }
+    }
+    race_hook(parent, "swapped");
+    // The temp name now holds what was the file: it must be what we read, and no program may be
+    // opening it for writing (it would write to the inode just swapped out): else it goes back.
+    let held = lease.broken();
+    if !held && same_file(parent, &temp.name, read, before, original)? {
+        temp.remove(parent);
+        let opened = lease.broken();
+        lease.release();
+        return after_swap(parent, read, before, original, opened);
+    }
+    exchange(parent, &temp.name, &parent.name)?;
+    let ours = temp.file.metadata()?;
+    if same_inode(parent, &temp.name, &ours) {
+        temp.remove(parent);
+        return Err(if held {
+            WriteError::HeldOpen
+        } else {
+            WriteError::Changed
+        });
+    }
+    // Yet another version arrived during the undo: keep it, never delete it, under a name no
+    // cleanup ever looks at and that says what it is.
+    let kept = keep_aside(parent, &temp.name).unwrap_or_else(|_| temp.name.clone());
+    Err(WriteError::ChangedKeptAside(
+        shown(&kept),
+        shown(&parent.name),
+    ))
+}
+
+/// The swap is done and the old inode unlinked: re-read it (through the handle it was read
+/// with). A program that opened it for writing before the swap (`opened`: it was waiting on the
+/// lease) or wrote to it since would lose what it wrote: that version is kept aside.
+fn after_swap(
+    parent: &Parent,
+    read: &File,
+    before: &std::fs::Metadata,
+    original: &[u8],
+    opened: bool,
+) -> Result<(), WriteError> {
+    race_hook_with(
+        parent,
+        "released",
+        &format!("/proc/{}/fd/{}", std::process::id(), read.as_raw_fd()),
+    );
+    let writers_done = lease::wait_for_writers(read);
+    let now = read_at_start(read)?;
+    if now == original && (writers_done || !opened) {
+        return Ok(());
+    }
+    let kept = keep_copy(parent, &now, read, before)?;
+    Err(WriteError::WrittenDuringSwap(
+        shown(&kept),
+        shown(&parent.name),
+    ))
+}
+
+/// A name in a message, as git quotes paths: never lossily, never a raw control character.
+fn shown(name: &std::ffi::OsStr) -> String {
+    crate::model::outcome::quoted(&crate::model::outcome::escape(name)).into_owned()
+}
+
+/// Write `bytes` to a new `TARGET.edit-kept-by-gpu-homogenize-PID-N` (never over a file) with
+/// the original's metadata; its name.
+fn keep_copy(
+    parent: &Parent,
+    bytes: &[u8],
+    from: &File,
+    before: &std::fs::Metadata,
+) -> Result<std::ffi::OsString, WriteError> {
+    let temp = temp::create(parent)?;
+    let staged = (|| -> io::Result<()> {
+        (&temp.file).write_all(bytes)?;
+        // Best effort: what matters is that the bytes are kept.
+        let _ = meta::copy(from, &temp.file, before);
+        temp.file.sync_all()
+    })();
+    if let Err(e) = staged {
+        temp.remove(parent);
+        return Err(e.into());
+    }
+    Ok(keep_aside(parent, &temp.name)?)
+}
+
+/// Without an atomic exchange: re-read, then rename over (see the module docs).
+fn swap_by_rename(
+    parent: &Parent,
+    temp: temp::TempFile,
+    read: &File,
+    before: &std::fs::Metadata,
+    original: &[u8],
+) -> Result<(), WriteError> {
+    if lease::ReadLease::take(read).is_err() {
+        temp.remove(parent);
+        return Err(WriteError::HeldOpen);
+    }
+    match same_file(parent, &parent.name, read, before, original) {
+        Ok(true) => {}
+        Ok(false) => {
+            temp.remove(parent);
+            return Err(WriteError::Changed);
+        }
+        Err(e) => {
+            temp.remove(parent);
+            return Err(e.into());
+        }
+    }
+    let (from, to) = (cstring(&temp.name)?, cstring(&parent.name)?);
+    let dir = parent.dir.as_raw_fd();
+    if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } != 0 {
+        let e = io::Error::last_os_error();
+        temp.remove(parent);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+/// Rename the temp file `name` to `TARGET.edit-kept-by-gpu-homogenize-PID-N`, never over an
+/// existing file; the new name.
+fn keep_aside(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<std::ffi::OsString> {
+    for n in 0.. {
+        let mut kept = parent.name.clone();
+        kept.push(format!(
+            ".edit-kept-by-gpu-homogenize-{}-{n}",
+            std::process::id()
+        ));
+        let (from, to) = (cstring(name)?, cstring(&kept)?);
+        let dir = parent.dir.as_raw_fd();
+        // `linkat` fails rather than replace an existing name; then the temp name goes.
+        if unsafe { libc::linkat(dir, from.as_ptr(), dir, to.as_ptr(), 0) } == 0 {
+            unsafe { libc::unlinkat(dir, from.as_ptr(), 0) };
+            return Ok(kept);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+    }
+    unreachable!()
+}
+
+/// Is the entry `name` the file we read (`read`, still open): same inode, same bytes? Asked
+/// without opening anything: once the swap is done, a failure to open (no descriptor left)
+/// must never read as "another version".
+fn same_file(
+    parent: &Parent,
+    name: &std::ffi::OsStr,
+    read: &File,
+    before: &std::fs::Metadata,
+    original: &[u8],
+) -> io::Result<bool> {
+    match identity_at(parent, name) {
+        Ok(id) if id == (before.dev(), before.ino()) => Ok(read_at_start(read)? == original),
+        Ok(_) => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata) -> bool {
+    identity_at(parent, name).is_ok_and(|id| id == (want.dev(), want.ino()))
+}
+
+/// The device and inode of the entry `name` of `parent`'s directory (a link not followed),
+/// through `fstatat`: no descriptor is opened.
+fn identity_at(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+    let c = cstring(name)?;
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `fstatat` fills the struct it is given when it returns 0.
+    let done = unsafe {
+        libc::fstatat(
+            parent.dir.as_raw_fd(),
+            c.as_ptr(),
+            stat.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: initialised by the successful call above.
+    let stat = unsafe { stat.assume_init() };
+    // Their width differs between targets.
+    #[allow(clippy::unnecessary_cast)]
+    Ok((stat.st_dev as u64, stat.st_ino as u64))
+}
+
+/// The whole content of `file` from its start, through the descriptor it has (no new one).
+fn read_at_start(file: &File) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = file.read_at(&mut chunk, bytes.len() as u64)?;
+        if n == 0 {
+            return Ok(bytes);
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Tests inject a race here, deterministically: in debug builds, the shell command in
+/// `GPU_HOMOGENIZE_TEST_RACE` runs in the file's directory with its name as `$1` and the
+/// stage as `$2` (`backup`: a backup staged, not yet linked; `before-swap`; `swapped`;
+/// `released`: swapped, the old inode unlinked, `$3` a path that reopens it).
+fn race_hook(parent: &Parent, stage: &str) {
+    race_hook_with(parent, stage, "");
+}
+
+/// [`race_hook`] with a third argument (`released`: a path that reopens the old inode).
+fn race_hook_with(parent: &Parent, stage: &str, extra: &str) {
+    #[cfg(debug_assertions)]
+    if let Some(command) = std::env::var_os("GPU_HOMOGENIZE_TEST_RACE") {
+        let _ = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .arg("sh")
+            .arg(&parent.name)
+            .arg(stage)
+            .arg(extra)
+            .current_dir(format!("/proc/self/fd/{}", parent.dir.as_raw_fd()))
+            .status();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = (parent, stage, extra);
+}
+
+#[cfg(target_os = "linux")]
+fn exchange(parent: &Parent, a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> io::Result<()> {
+    let (a, b) = (cstring(a)?, cstring(b)?);
+    let dir = parent.dir.as_raw_fd();
+    let done = unsafe { libc::renameat2(dir, a.as_ptr(), dir, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if done != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Parent, _: &std::ffi::OsStr, _: &std::ffi::OsStr) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+fn unsupported(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::Unsupported
+        || matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS))
+}
+
+fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
+    use std::io::Seek;
+    file.seek(io::SeekFrom::Start(0))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+fn fsync_dir(dir: &OwnedFd) -> io::Result<()> {
+    if unsafe { libc::fsync(dir.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

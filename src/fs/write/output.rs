@@ -1,0 +1,111 @@
+//! The tool's outputs (`baseline`, `report --out`, `init --force`), written as a rewrite is.
+
+use std::path::Path;
+
+use crate::fs::tree_file::TreeFileError;
+
+/// Write an output file (`baseline`, `report --out`, `scan --out`) as a rewrite is written:
+/// a temp file made next to it (never through a link), then renamed over it, so that a link
+/// planted where the output goes is never followed. A path inside the tree at `root` is
+/// opened component by component below it (no link anywhere on the way); a path outside the
+/// tree is the user's choice, but its last component is still never a link, a FIFO or a
+/// device.
+pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFileError> {
+    let fail = |e: std::io::Error| TreeFileError {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    };
+    let abs = crate::base::paths::absolute(path);
+    let (parent, rel) = match abs.strip_prefix(crate::base::paths::absolute(root)) {
+        Ok(rel) => (
+            crate::fs::confine::RootDir::open(root)
+                .and_then(|r| r.parent(rel, false))
+                .map_err(fail)?,
+            Some(rel.to_path_buf()),
+        ),
+        Err(_) => {
+            let dir = abs.parent().unwrap_or(Path::new("/"));
+            let name = abs.file_name().ok_or_else(|| {
+                fail(crate::fs::confine::invalid("names a directory, not a file"))
+            })?;
+            let fd = crate::fs::confine::open_raw(
+                libc::AT_FDCWD,
+                dir.as_os_str(),
+                libc::O_DIRECTORY | libc::O_RDONLY,
+                0,
+            )
+            .map_err(fail)?;
+            (
+                crate::fs::confine::Parent {
+                    dir: fd,
+                    name: name.to_os_string(),
+                },
+                None,
+            )
+        }
+    };
+    refuse_non_regular(&parent).map_err(fail)?;
+    let temp = match &rel {
+        Some(rel) => super::temp::create_recorded(root, rel, &parent),
+        None => super::temp::create(&parent),
+    }
+    .map_err(fail)?;
+    let written = (|| {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let mut file = &temp.file;
+        file.write_all(bytes)?;
+        // The output gets the mode a plain `create` would have given it (the umask's).
+        let umask = unsafe { libc::umask(0o022) };
+        unsafe { libc::umask(umask) };
+        let mode = 0o666 & !umask;
+        if unsafe { libc::fchmod(file.as_raw_fd(), mode) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        file.sync_all()?;
+        let from = crate::fs::confine::cstring(&temp.name)?;
+        let to = crate::fs::confine::cstring(&parent.name)?;
+        let dir = parent.dir.as_raw_fd();
+        if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    })();
+    if written.is_err() {
+        temp.remove(&parent);
+    }
+    // The caller forgets the record once its outputs are written (`leftovers::forget_own`).
+    written.map_err(fail)
+}
+
+/// An existing output that is a link, a FIFO or a device is not replaced: it was put there on
+/// purpose, by the user or by someone else, and either way the tool does not decide.
+fn refuse_non_regular(parent: &crate::fs::confine::Parent) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let name = crate::fs::confine::cstring(&parent.name)?;
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::fstatat(
+            parent.dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.kind() {
+            std::io::ErrorKind::NotFound => Ok(()),
+            _ => Err(e),
+        };
+    }
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => Ok(()),
+        libc::S_IFLNK => Err(crate::fs::confine::invalid(
+            "a symbolic link; an output is never written through one (remove it)",
+        )),
+        _ => Err(crate::fs::confine::invalid(
+            "not a regular file; an output never replaces one",
+        )),
+    }
+}

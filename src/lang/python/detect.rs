@@ -1,0 +1,631 @@
+//! The rules: facts, the effective env and the configuration blocks in, findings out.
+
+use super::effective::Effective;
+use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, MultiKind, Val};
+use super::header::PythonHeader;
+use super::rules::*;
+use crate::base::edit::Edit;
+use crate::lang::python::index::Role;
+use crate::model::finding::Finding;
+use crate::model::policy::{EnvVar, Policy, Remap};
+
+pub struct RuleContext<'a> {
+    pub policy: &'a Policy,
+    pub header: &'a PythonHeader,
+    /// GPU code or declared in a mission phase: its env must be the policy's.
+    pub in_scope: bool,
+    pub is_init: bool,
+    /// What the file is to the processes that run it (`None`: every GPU file is judged alone).
+    pub role: Option<&'a Role>,
+}
+
+/// `CUDA_VISIBLE_DEVICES` set to hide every GPU: a deliberate CPU-only choice.
+pub fn is_cpu_mask(e: &EnvEffect) -> bool {
+    e.var() == Some(EnvVar::VisibleDevices)
+        && matches!(&e.op, EnvOp::Set(Val::Lit(v)) | EnvOp::SetDefault(Val::Lit(v))
+            if matches!(v.trim(), "" | "-1" | "NoDevFiles"))
+}
+
+/// The file runs CPU-only on purpose: its module code hides every GPU.
+pub fn cpu_only(facts: &Facts, eff: &Effective) -> bool {
+    eff.executed.iter().any(|&i| is_cpu_mask(&facts.effects[i]))
+}
+
+/// An effect that leaves its variable at the policy's value (or is harmless to it).
+pub fn agrees(e: &EnvEffect, policy: &Policy) -> bool {
+    let Some(var) = e.var() else { return false };
+    let expected = policy.env_value(var);
+    match (&e.op, expected) {
+        (EnvOp::Set(Val::Lit(v)), Some(x)) => v == x && !policy.respect_scheduler,
+        (EnvOp::SetDefault(Val::Lit(v)), Some(x)) => v == x,
+        _ => false,
+    }
+}
+
+/// What the fix must take out: every managed write that runs at import (the header replaces
+/// them), and untimed writes that disagree with the policy.
+pub fn to_remove(facts: &Facts, eff: &Effective, policy: &Policy, env_fix: bool) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    let managed = |i: &usize| {
+        let e = &facts.effects[*i];
+        e.var().is_some() && !e.child && !is_cpu_mask(e)
+    };
+    if env_fix {
+        out.extend(eff.executed.iter().copied().filter(managed));
+    }
+    out.extend(
+        eff.untimed
+            .iter()
+            .copied()
+            .filter(managed)
+            .filter(|i| !agrees(&facts.effects[*i], policy)),
+    );
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// `CUDA_VISIBLE_DEVICES` listing several cards: the file means to use them all.
+fn is_multi_mask(e: &EnvEffect) -> bool {
+    e.var() == Some(EnvVar::VisibleDevices)
+        && matches!(&e.op, EnvOp::Set(Val::Lit(v)) | EnvOp::SetDefault(Val::Lit(v))
+            if v.split(',').filter(|p| !p.trim().is_empty()).count() > 1)
+}
+
+/// Left as written: CPU-only on purpose, or code that needs cards the policy does not allow
+/// (the header would break it further).
+pub fn hands_off(facts: &Facts, eff: &Effective, policy: &Policy) -> bool {
+    cpu_only(facts, eff)
+        || multi_gpu(facts, policy).iter().any(|m| m.violates)
+        || eff
+            .executed
+            .iter()
+            .any(|&i| is_multi_mask(&facts.effects[i]) && !own_mask(&facts.effects[i], policy))
+}
+
+/// A mask that is the policy's own (a policy may allow several cards).
+fn own_mask(e: &EnvEffect, policy: &Policy) -> bool {
+    matches!(&e.op, EnvOp::Set(Val::Lit(v)) | EnvOp::SetDefault(Val::Lit(v)) if v.trim() == policy.visible_devices)
+}
+
+/// One piece of multi-GPU code judged against the policy's cards.
+struct MultiVerdict<'f> {
+    at: &'f std::ops::Range<usize>,
+    message: String,
+    violates: bool,
+    rank: bool,
+}
+
+fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
+    let allowed = policy.visible_count() as u64;
+    let mask = &policy.visible_devices;
+    let cards = |n: u64| {
+        if n == 1 {
+            "1 card".to_string()
+        } else {
+            format!("{n} cards")
+        }
+    };
+    facts
+        .multi_gpu
+        .iter()
+        .map(|(at, what, kind)| {
+            // A script run under a launcher (a `__main__` block) that imports torch.distributed
+            // is one process per GPU; a library module's collectives are not a device choice.
+            let per_rank = matches!(kind, MultiKind::Rank)
+                || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some();
+            let (violates, rank, message) = match kind {
+                _ if per_rank && !facts.spawns_per_visible_gpu => (true, true, format!(
+                    "{what}: a launcher that starts more than {} process(es) gives a rank a card outside the policy (CUDA_VISIBLE_DEVICES='{mask}' leaves {}): launch one process per allowed card (`torchrun --nproc_per_node={allowed}`), then mark this line `# noqa: GH204` with that reason",
+                    allowed, cards(allowed)
+                )),
+                MultiKind::Cards(n) if *n > allowed => (true, false, format!(
+                    "{what}: it needs {} but the policy allows {} (CUDA_VISIBLE_DEVICES='{mask}'), so it fails with an invalid device ordinal; use device 0 only, or allow more cards in the policy",
+                    cards(*n), cards(allowed)
+                )),
+                _ if per_rank => (false, false, format!(
+                    "{what}; it starts one process per visible GPU, so under the header it runs {} (world size {allowed})",
+                    cards(allowed)
+                )),
+                MultiKind::Distributed => (false, false, format!(
+                    "uses torch.distributed in a library module; under the header a launcher runs one process per allowed card (`torchrun --nproc_per_node={allowed}`, CUDA_VISIBLE_DEVICES='{mask}')"
+                )),
+                MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank => (false, false, format!(
+                    "{what}; under the header it sees the policy's {} (CUDA_VISIBLE_DEVICES='{mask}')",
+                    cards(allowed)
+                )),
+            };
+            MultiVerdict { at, message, violates, rank }
+        })
+        .collect()
+}
+
+pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let cpu = hands_off(facts, eff, ctx.policy);
+    for e in &facts.effects {
+        special_effect(e, ctx.policy, &mut out);
+    }
+    if !cpu {
+        if ctx.in_scope && !ctx.is_init {
+            env_findings(facts, eff, ctx.policy, &mut out);
+        }
+        untimed_findings(facts, eff, ctx.policy, &mut out);
+        device_findings(facts, ctx.policy, &mut out);
+        untraced_literals(facts, ctx.policy, &mut out);
+        nvml_findings(facts, ctx.policy, &mut out);
+        for (at, what, config) in &facts.config_devices {
+            out.push(Finding::new(
+                &DEVICE_FROM_CONFIG,
+                at.clone(),
+                format!("{what} takes its device from {config}, which the tool does not read: once CUDA_VISIBLE_DEVICES='{}' is set the policy's card is `cuda:0` (index 0); check the value there, then mark this `# noqa: GH111`", ctx.policy.visible_devices),
+            ));
+        }
+        if ctx.in_scope {
+            for o in &facts.idle_options {
+                out.push(Finding::new(
+                    &IDLE_DEVICE_OPTION,
+                    o.at.clone(),
+                    format!("`{}` selects no card: its value (`.{}`) is never used, or only printed, and the policy's header decides the card; remove the option (and its echo), or make it choose among the policy's cards, then mark it `# noqa: GH014`", o.option, o.dest),
+                ));
+            }
+        }
+        if let Some(role) = ctx.role {
+            program_findings(facts, eff, role, &mut out);
+        }
+    }
+    for e in facts
+        .effects
+        .iter()
+        .filter(|e| !e.child && is_multi_mask(e) && !own_mask(e, ctx.policy))
+    {
+        out.push(Finding::new(
+            &MULTI_GPU_CARDS,
+            e.at.clone(),
+            format!(
+                "CUDA_VISIBLE_DEVICES lists several cards, but the policy allows CUDA_VISIBLE_DEVICES='{}': the file is left as written; make it use one card, or allow those cards in the policy",
+                ctx.policy.visible_devices
+            ),
+        ));
+    }
+    for m in multi_gpu(facts, ctx.policy) {
+        let rule = match (m.violates, m.rank) {
+            (true, true) => &MULTI_GPU_PER_RANK,
+            (true, false) => &MULTI_GPU_CARDS,
+            (false, _) => &MULTI_GPU_ASSUMPTION,
+        };
+        out.push(Finding::new(rule, m.at.clone(), m.message));
+    }
+    touchpoints(facts, ctx.is_init, &mut out);
+    out.sort_by_key(|f| (f.range.start, f.rule.code));
+    out.dedup_by(|a, b| a.rule.code == b.rule.code && a.range == b.range && a.message == b.message);
+    out
+}
+
+/// What an env effect does, for a message.
+fn shown_op(op: &EnvOp) -> String {
+    match op {
+        EnvOp::Set(v) => format!("to {}", shown(v)),
+        EnvOp::SetDefault(v) => format!("by default to {}", shown(v)),
+        EnvOp::Unset => "removes it".into(),
+        EnvOp::Clobber => "through a whole-environment change".into(),
+    }
+}
+
+/// Deliberate masks, child-process env and AMD masks: reported, never rewritten.
+fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
+    if e.child {
+        if let (Some(var), EnvOp::Set(val)) = (e.var(), &e.op) {
+            // A mask of card numbers that the policy's mask does not hold: the child runs on a
+            // card it must not use (CUDA_DEVICE_ORDER is inherited).
+            let allowed: Vec<&str> = policy.visible_devices.split(',').map(str::trim).collect();
+            let forbidden = match val {
+                Val::Lit(v) if var == EnvVar::VisibleDevices => v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|c| c.parse::<u64>().is_ok() && !allowed.contains(c))
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            };
+            if !forbidden.is_empty() {
+                out.push(Finding::new(
+                    &CHILD_PROCESS_CARD,
+                    e.at.clone(),
+                    format!("a child process gets CUDA_VISIBLE_DEVICES={}: card {} is not one the policy allows ('{}'); give the child the policy's mask, or let it inherit the parent's", shown(val), forbidden.join(", "), policy.visible_devices),
+                ));
+                return;
+            }
+            if !matches!(val, Val::Lit(v) if Some(v.as_str()) == policy.env_value(var)) {
+                out.push(Finding::new(
+                    &CHILD_ENV,
+                    e.at.clone(),
+                    format!("a child process gets {}={}: the policy's value is {}; pass the parent's env or the policy's value", var.name(), shown(val), policy.env_value(var).map_or("unset".into(), |v| format!("'{v}'"))),
+                ));
+            }
+        }
+        return;
+    }
+    if is_cpu_mask(e) {
+        out.push(Finding::new(
+            &DELIBERATE_CPU_MASK,
+            e.at.clone(),
+            "CUDA_VISIBLE_DEVICES hides every GPU here (a deliberate CPU-only choice): left as is; confirm it is meant",
+        ));
+    }
+    if let (Some(EnvKey::Amd(name)), EnvOp::Set(Val::Lit(v))) = (e.key, &e.op) {
+        if v != &policy.visible_devices {
+            out.push(Finding::new(
+                &AMD_MASK,
+                e.at.clone(),
+                format!(
+                    "{name}='{v}' contradicts the policy's mask '{}'",
+                    policy.visible_devices
+                ),
+            ));
+        }
+    }
+}
+
+fn shown(v: &Val) -> String {
+    match v {
+        Val::Lit(s) => format!("'{s}'"),
+        Val::Computed => "a computed value".into(),
+    }
+}
+
+fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<Finding>) {
+    let problems = eff.problems(policy);
+    if problems.is_empty() {
+        return;
+    }
+    let writes: Vec<&EnvEffect> = eff
+        .executed
+        .iter()
+        .map(|&i| &facts.effects[i])
+        .filter(|e| e.var().is_some())
+        .collect();
+    let detail = problems;
+    match writes.first() {
+        None => out.push(
+            Finding::new(
+                &HEADER_MISSING,
+                0..0,
+                format!(
+                    "GPU code without the GPU configuration: {}",
+                    detail.join("; ")
+                ),
+            )
+            .fixed_by_plan(),
+        ),
+        Some(first) => {
+            let finding = Finding::new(
+                &HEADER_INCOMPLETE,
+                first.at.clone(),
+                format!(
+                    "the GPU configuration is not the policy's: {}",
+                    detail.join("; ")
+                ),
+            )
+            .fixed_by_plan();
+            // An assignment in place of `setdefault` overrides a scheduler's mask.
+            let defaults = writes.iter().any(|e| matches!(e.op, EnvOp::SetDefault(_)));
+            out.push(if defaults && !policy.respect_scheduler {
+                finding.unsafe_fix()
+            } else {
+                finding
+            });
+        }
+    }
+    for &i in &eff.late {
+        let e = &facts.effects[i];
+        if let Some(var) = e.var() {
+            if !is_cpu_mask(e) {
+                out.push(
+                    Finding::new(
+                        &ENV_AFTER_GPU_IMPORT,
+                        e.at.clone(),
+                        format!("{} is changed after a GPU framework is imported: CUDA may already be initialised", var.name()),
+                    )
+                    .fixed_by_plan(),
+                );
+            }
+        }
+    }
+}
+
+/// Writes in functions the module does not call at import: they may run before CUDA starts.
+fn untimed_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<Finding>) {
+    for &i in &eff.untimed {
+        let e = &facts.effects[i];
+        let Some(var) = e.var() else { continue };
+        if e.child || is_cpu_mask(e) || agrees(e, policy) {
+            continue;
+        }
+        let what = match &e.op {
+            EnvOp::Set(v) | EnvOp::SetDefault(v) => format!("sets {} to {}", var.name(), shown(v)),
+            EnvOp::Unset => format!("removes {}", var.name()),
+            EnvOp::Clobber => continue,
+        };
+        let policy_value = policy
+            .env_value(var)
+            .map_or("leaves it unset".to_string(), |v| format!("says '{v}'"));
+        let finding = Finding::new(
+            &ENV_WRITE_IN_FUNCTION,
+            e.at.clone(),
+            format!("a function {what}; the policy {policy_value}, and the function may run before CUDA starts"),
+        );
+        // Removing the write changes what the function does when it is called.
+        out.push(match &e.removal {
+            Some(edits) => finding.with_edits(edits.clone()).unsafe_fix(),
+            None => finding,
+        });
+    }
+}
+
+fn device_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
+    for d in &facts.devices {
+        let rule = match d.kind {
+            DeviceUseKind::String => &DEVICE_STRING_INDEX,
+            DeviceUseKind::Call => &DEVICE_CALL_INDEX,
+            DeviceUseKind::Keyword => &DEVICE_KEYWORD_INDEX,
+            DeviceUseKind::Flow => &DEVICE_MAP_INDEX,
+        };
+        let mask = &policy.visible_devices;
+        match policy.remap_index(d.index) {
+            Remap::Keep => {}
+            Remap::Invalid => out.push(Finding::new(
+                &DEVICE_INDEX_INVALID,
+                d.at.clone(),
+                format!(
+                    "{} selects device {}, but with CUDA_VISIBLE_DEVICES='{mask}' only {} device(s) are visible (indices 0..{}): no card has that index; choose the device by hand",
+                    d.what, d.index, policy.visible_count(), policy.visible_count().saturating_sub(1)
+                ),
+            )),
+            Remap::To(new) => {
+                if let Some(name) = &d.shared {
+                    out.push(Finding::new(
+                        &DEVICE_INDEX_SHARED,
+                        d.at.clone(),
+                        format!("{} selects device {} (device {new} once CUDA_VISIBLE_DEVICES='{mask}' is set), but `{name}` is also used for something else: change it by hand", d.what, d.index),
+                    ));
+                    continue;
+                }
+                let finding = Finding::new(
+                    rule,
+                    d.at.clone(),
+                    format!("{} selects device {}: with CUDA_VISIBLE_DEVICES='{mask}' that card is device {new}", d.what, d.index),
+                );
+                out.push(match &d.digits {
+                    Some(digits) => finding.with_edits(vec![Edit::replace(digits.clone(), new.to_string())]),
+                    None => finding,
+                });
+            }
+        }
+    }
+}
+
+/// NVML numbers cards by PCI bus, whatever CUDA_VISIBLE_DEVICES says: its index of the
+/// policy's card is the card's number in the mask (with CUDA_DEVICE_ORDER=PCI_BUS_ID).
+fn nvml_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
+    let allowed: Vec<u64> = policy
+        .visible_devices
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let Some(&card) = allowed.first() else { return };
+    for n in &facts.nvml {
+        match &n.index {
+            Some((index, digits)) if !allowed.contains(index) => out.push(
+                Finding::new(
+                    &NVML_INDEX,
+                    n.at.clone(),
+                    format!("{}({index}) reads the card on PCI bus position {index}, which the policy does not allow: NVML ignores CUDA_VISIBLE_DEVICES, and the policy's card is NVML index {card} (or select it with nvmlDeviceGetHandleByPciBusId / ByUUID)", n.call),
+                )
+                .with_edits(vec![Edit::replace(digits.clone(), card.to_string())])
+                .unsafe_fix(),
+            ),
+            None if n.from_cuda => out.push(Finding::new(
+                &NVML_CUDA_INDEX,
+                n.at.clone(),
+                format!("{} is given a CUDA device number: NVML ignores CUDA_VISIBLE_DEVICES, so CUDA device 0 (the policy's card) is NVML index {card}, and this reads another card; map it with the card's PCI bus id or UUID (`torch.cuda.get_device_properties(i).uuid`)", n.call),
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// A `"cuda:N"` that the mask renumbers and that no device use accounts for: the tool does
+/// not know where it goes (an option's default, an attribute, a call it does not know).
+fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
+    let overlaps =
+        |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| a.start < b.end && b.start < a.end;
+    let mask = &policy.visible_devices;
+    for lit in &facts.device_literals {
+        let at = &lit.at;
+        let known = facts.devices.iter().any(|d| {
+            overlaps(&d.at, at)
+                || d.digits.as_ref().is_some_and(|r| overlaps(r, at))
+                || d.literal.as_ref().is_some_and(|r| overlaps(r, at))
+        }) || facts.multi_gpu.iter().any(|(r, _, _)| overlaps(r, at));
+        if known {
+            continue;
+        }
+        let index = lit.index;
+        // Only a card the mask renumbers or removes; an index no card of the policy's machine
+        // has (test data such as "cuda:10") says nothing about the mask.
+        let highest = policy
+            .visible_devices
+            .split(',')
+            .filter_map(|e| e.trim().parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        if index > highest {
+            continue;
+        }
+        match (policy.remap_index(index), &lit.option_default) {
+            (Remap::Keep, _) => {}
+            // An option named for a device: its default is a device choice, remapped as one.
+            (Remap::To(new), Some((option, digits))) => out.push(
+                Finding::new(
+                    &DEVICE_KEYWORD_INDEX,
+                    at.clone(),
+                    format!("the default of `{option}` selects device {index}: with CUDA_VISIBLE_DEVICES='{mask}' that card is device {new}"),
+                )
+                .with_edits(vec![Edit::replace(digits.clone(), new.to_string())]),
+            ),
+            (remap, _) => {
+                let becomes = match remap {
+                    Remap::To(new) => format!("that card is `cuda:{new}` once CUDA_VISIBLE_DEVICES='{mask}' is set"),
+                    _ => format!("no card has that index once CUDA_VISIBLE_DEVICES='{mask}' is set"),
+                };
+                out.push(Finding::new(
+                    &DEVICE_LITERAL_UNTRACED,
+                    at.clone(),
+                    format!("\"cuda:{index}\" may select a device, but the tool does not follow where it goes: {becomes}; change it by hand if it reaches a device, or mark it `# noqa: GH108`"),
+                ));
+            }
+        }
+    }
+}
+
+/// A file judged through its programs: a library must not set its importers' env, its device
+/// indices mean what its programs' mask makes them, and a module run as a program that is also
+/// imported cannot carry a header.
+fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<Finding>) {
+    let importers = |names: &[String], count: usize| {
+        let mut shown = names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if count > names.len() {
+            shown.push_str(&format!(" and {} more", count - names.len()));
+        }
+        shown
+    };
+    let (library_of, programs) = match role {
+        Role::Program { .. } => return,
+        Role::Library { programs, count } => (
+            if *count == 0 && !programs.is_empty() {
+                format!(
+                    "it runs inside the Rust program of `{}`, which embeds it",
+                    programs[0]
+                )
+            } else if *count == 0 {
+                "no program of this tree runs it".to_string()
+            } else {
+                format!("it runs in the programs of {}", importers(programs, *count))
+            },
+            *count,
+        ),
+        Role::Both {
+            why,
+            gpu,
+            importers: by,
+        } => {
+            if *gpu {
+                let at = facts
+                    .main_block
+                    .as_ref()
+                    .map_or(0..0, |m| m.if_start..m.if_start);
+                let imported = if by.is_empty() {
+                    "it is a module of an installable package".to_string()
+                } else {
+                    format!("it is imported by {}", importers(by, by.len()))
+                };
+                // Its own mask write, as a program (from `--gpus`, in `main()`): say what it risks.
+                let own = eff
+                    .executed
+                    .iter()
+                    .map(|&i| &facts.effects[i])
+                    .find(|e| {
+                        e.var() == Some(crate::model::policy::EnvVar::VisibleDevices)
+                            && !e.child
+                            && !is_cpu_mask(e)
+                    })
+                    .map_or(String::new(), |e| {
+                        format!("; as a program it sets CUDA_VISIBLE_DEVICES itself ({}), so a value naming a card the policy forbids selects that card", shown_op(&e.op))
+                    });
+                out.push(Finding::new(
+                    &PROGRAM_IN_LIBRARY,
+                    at,
+                    format!(
+                        "this module runs as a program ({}) but {imported}: a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header{own}",
+                        why.describe()
+                    ),
+                ));
+            }
+            (String::new(), 1)
+        }
+    };
+    // Only what runs when the module is imported: not its functions, not its `__main__` block
+    // (a module run as a program that sets the mask from its `--gpus` is GH205's business).
+    let main_block = facts.main_block.as_ref().and_then(|m| {
+        facts
+            .top
+            .iter()
+            .find(|(r, _)| r.start == m.if_start)
+            .map(|(r, _)| r.clone())
+    });
+    for &i in &eff.executed {
+        let e = &facts.effects[i];
+        let Some(var) = e.var() else { continue };
+        let at_import = e.function.is_none()
+            && !main_block
+                .as_ref()
+                .is_some_and(|m| m.start <= e.at.start && e.at.end <= m.end);
+        if e.child || is_cpu_mask(e) || !at_import {
+            continue;
+        }
+        let finding = Finding::new(
+            &ENV_WRITE_IN_LIBRARY,
+            e.at.clone(),
+            format!(
+                "a library module sets {} when it is imported: it overrides the env of every program that imports it ({}); the header belongs in the programs' entry points (or set `scope = \"every-gpu-file\"` in the policy)",
+                var.name(),
+                if library_of.is_empty() { "this module is also imported".to_string() } else { library_of.clone() }
+            ),
+        );
+        // Taking it out leaves the programs of this tree on their own header; an importer
+        // outside the tree loses the write.
+        out.push(match (&e.removal, programs > 0) {
+            (Some(edits), true) => finding.with_edits(edits.clone()).unsafe_fix(),
+            _ => finding,
+        });
+    }
+    if programs == 0 {
+        // No program of the tree masks: what index 1 means depends on the caller.
+        for f in out
+            .iter_mut()
+            .filter(|f| matches!(f.rule.code, "GH101" | "GH102" | "GH103" | "GH104"))
+        {
+            f.rule = &DEVICE_INDEX_IN_LIBRARY;
+            f.fixable = false;
+            f.edits.clear();
+            f.message = format!(
+                "{}; but {library_of}, so the card it selects depends on the mask of the program that imports it: check the callers, then remap by hand or mark it `# noqa: GH107`",
+                f.message
+            );
+        }
+    }
+}
+
+fn touchpoints(facts: &Facts, is_init: bool, out: &mut Vec<Finding>) {
+    for import in facts.runtime_gpu_imports() {
+        let (rule, message) = match (import.lazy, is_init) {
+            (false, true) => (
+                &GPU_IMPORT_IN_INIT,
+                format!("`{}` imported by a package __init__.py: importing the package starts the GPU stack; import it lazily where it is used", import.module),
+            ),
+            (false, false) => (
+                &GPU_IMPORT_TOP_LEVEL,
+                format!("`{}` imported at module level", import.module),
+            ),
+            (true, _) => (
+                &GPU_IMPORT_LAZY,
+                format!("`{}` imported inside a function", import.module),
+            ),
+        };
+        out.push(Finding::new(rule, import.range.clone(), message));
+    }
+}

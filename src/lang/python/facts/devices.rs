@@ -1,0 +1,1106 @@
+//! Device selection by data flow: a literal is a device index only where it reaches a
+//! device-consuming argument of a known API (a sink), directly or through flow.rs. Dict keys,
+//! comparisons, `match` patterns, `Literal[...]` members and prose are never sinks.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, Number};
+
+use super::flow::Scope;
+use super::{range, FactVisitor, MultiKind};
+
+/// A literal device index that reaches a sink.
+#[derive(Debug, Clone)]
+pub struct DeviceUse {
+    pub kind: DeviceUseKind,
+    pub index: u64,
+    /// The literal node (the key for deduplication).
+    pub literal: Option<Range<usize>>,
+    /// The bytes to replace with the new index.
+    pub digits: Option<Range<usize>>,
+    /// Where to point the user: the literal.
+    pub at: Range<usize>,
+    /// The sink it reaches, and how.
+    pub what: String,
+    /// A name on the way that is also used for something else: rewriting would change that too.
+    pub shared: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceUseKind {
+    String,
+    Call,
+    Keyword,
+    /// Reached through a variable, a default or a table.
+    Flow,
+}
+
+/// What a sink accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accepts {
+    /// An int or a device string (`"cuda:1"`, `torch.device`).
+    Spec,
+    /// An int only.
+    Index,
+    /// Only a device string: the callee is not known to take an int device.
+    DeviceString,
+    /// A list of ints (`device_ids`).
+    IndexList,
+}
+
+/// `torch.cuda` functions whose first argument (or `device=`) is a device.
+const TORCH_CUDA_DEVICE_FUNCS: &[&str] = &[
+    "set_device",
+    "device",
+    "get_device_name",
+    "get_device_properties",
+    "get_device_capability",
+    "memory_allocated",
+    "memory_reserved",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_stats",
+    "memory_summary",
+    "reset_peak_memory_stats",
+    "synchronize",
+    "stream",
+    "current_stream",
+    "default_stream",
+    "set_per_process_memory_fraction",
+];
+
+/// Constructors and setters that take a bare device index.
+const INDEX_CALLS: &[&str] = &[
+    "cupy.cuda.Device",
+    "cupy.cuda.runtime.setDevice",
+    "numba.cuda.select_device",
+    "pycuda.driver.Device",
+    "torch.cuda.device_of",
+];
+
+/// Keywords of GPU libraries that take a device index.
+const INDEX_KEYWORDS: &[&str] = &[
+    "device_index",
+    "device_id",
+    "gpu_id",
+    "gpu_index",
+    "main_gpu",
+    "cuda_device",
+    "gpu_device",
+    "output_device",
+];
+
+/// A literal reached by flow.
+#[derive(Debug, Clone)]
+struct Origin {
+    literal: Range<usize>,
+    index: u64,
+    digits: Option<Range<usize>>,
+    string: bool,
+    via: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Flow {
+    origins: Vec<Origin>,
+    rank: bool,
+    /// How many GPUs a list or a loop selects (0: not several).
+    multi: u64,
+    /// Names traversed: (key, load range).
+    path: Vec<(String, Range<usize>)>,
+    /// Under `int(...)`: a string of digits is an index too (`int(os.getenv("GPU", "1"))`).
+    numeric: bool,
+    /// The value is read from a configuration file (YAML, TOML, JSON): which file, which key.
+    config: Option<String>,
+}
+
+impl<'s> FactVisitor<'s> {
+    pub(super) fn call(&mut self, call: &'s ExprCall, name: &str) {
+        let name = name.to_string();
+        let method = match call.func.as_ref() {
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => "",
+        };
+        let args = &call.arguments.args;
+        let kw = |n: &str| {
+            call.arguments
+                .keywords
+                .iter()
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == n))
+                .map(|k| &k.value)
+        };
+        if name.ends_with("nvmlDeviceGetHandleByIndex")
+            || matches!(name.as_str(), "nvitop.Device" | "nvitop.PhysicalDevice")
+        {
+            if let Some(first) = args.first().or_else(|| kw("index")) {
+                self.nvml(first, &name);
+            }
+            return;
+        }
+        let gpu_api = self.is_framework(&name);
+        if name == "torch.device" {
+            match (args.first(), args.get(1)) {
+                (Some(Expr::StringLiteral(s)), Some(index)) if s.value.to_str() == "cuda" => {
+                    self.sink(index, Accepts::Index, "torch.device(\"cuda\", …)");
+                }
+                (Some(first), _) => self.sink(first, Accepts::Spec, "torch.device(…)"),
+                _ => {}
+            }
+            if let Some(index) = kw("index") {
+                self.sink(index, Accepts::Index, "torch.device(index=…)");
+            }
+            return;
+        }
+        if let Some(func) = name.strip_prefix("torch.cuda.") {
+            if TORCH_CUDA_DEVICE_FUNCS.contains(&func) {
+                let what = format!("torch.cuda.{func}(…)");
+                if let Some(first) = args.first() {
+                    self.sink(first, Accepts::Spec, &what);
+                }
+                if let Some(d) = kw("device") {
+                    self.sink(d, Accepts::Spec, &what);
+                }
+                return;
+            }
+        }
+        if INDEX_CALLS.contains(&name.as_str()) {
+            if let Some(first) = args.first() {
+                self.sink(first, Accepts::Index, &format!("{name}(…)"));
+            }
+            return;
+        }
+        if name == "tensorflow.device" {
+            if let Some(first) = args.first() {
+                self.sink(first, Accepts::DeviceString, "tf.device(…)");
+            }
+            return;
+        }
+        match method {
+            "to" | "cuda" => {
+                if let Some(first) = args.first() {
+                    self.sink(first, Accepts::Spec, &format!(".{method}(…)"));
+                }
+                if let Some(d) = kw("device") {
+                    self.sink(d, Accepts::Spec, &format!(".{method}(device=…)"));
+                }
+            }
+            _ => {}
+        }
+        // A callable and its argument passed together (`to_thread(model.to, "cuda:1")`,
+        // `executor.submit(torch.cuda.set_device, 1)`, `partial(t.cuda, 1)`): the argument
+        // after a device-taking callable is its device.
+        for pair in args.windows(2) {
+            if let Some(what) = self.device_callable(&pair[0]) {
+                self.sink(&pair[1], Accepts::Spec, &what);
+            }
+        }
+        let parallel = name.ends_with("DataParallel");
+        for k in &call.arguments.keywords {
+            let Some(arg) = k.arg.as_ref().map(|a| a.as_str()) else {
+                continue;
+            };
+            let value = &k.value;
+            match arg {
+                "device" if method != "to" && method != "cuda" => {
+                    let accepts = if gpu_api {
+                        Accepts::Spec
+                    } else {
+                        Accepts::DeviceString
+                    };
+                    self.sink(value, accepts, "device=…");
+                }
+                "device_ids" if parallel || gpu_api => {
+                    self.sink(value, Accepts::IndexList, "device_ids=…")
+                }
+                "map_location" => self.map_location(value),
+                "device_map" if gpu_api || matches!(value, Expr::Dict(_)) => self.device_map(value),
+                "max_memory" if gpu_api => self.max_memory(value),
+                _ if INDEX_KEYWORDS.contains(&arg) && (gpu_api || parallel) => {
+                    self.sink(value, Accepts::Index, &format!("{arg}=…"))
+                }
+                _ => {}
+            }
+        }
+        let per_visible_gpu = call.arguments.keywords.iter().any(|k| {
+            matches!(
+                k.arg.as_ref().map(|a| a.as_str()),
+                Some("nprocs" | "world_size" | "nproc_per_node")
+            ) && self.counts_visible(&k.value, 0)
+        });
+        self.facts.spawns_per_visible_gpu |= per_visible_gpu;
+        if name == "range" || name == "builtins.range" {
+            if let Some(Expr::Call(inner)) = args.first() {
+                if self.is_device_count(inner) {
+                    self.facts.multi_gpu.push((
+                        range(call),
+                        "iterates over every visible GPU by position".into(),
+                        MultiKind::Adaptive,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// `("CUDAExecutionProvider", {"device_id": 1})`: the options' `device_id` is a CUDA index.
+    pub(super) fn ort_provider(&mut self, elts: &'s [Expr]) {
+        let [Expr::StringLiteral(name), Expr::Dict(options)] = elts else {
+            return;
+        };
+        if !matches!(
+            name.value.to_str(),
+            "CUDAExecutionProvider" | "TensorrtExecutionProvider"
+        ) {
+            return;
+        }
+        for item in &options.items {
+            if matches!(&item.key, Some(Expr::StringLiteral(k)) if k.value.to_str() == "device_id")
+            {
+                self.sink(&item.value, Accepts::Index, "the CUDA provider's device_id");
+            }
+        }
+    }
+
+    /// An NVML index: a literal (a card by PCI bus order), or a CUDA index passed where NVML
+    /// wants its own (a mismatch once the mask renumbers cards).
+    fn nvml(&mut self, arg: &'s Expr, call: &str) {
+        let scope = self.scopes().scope_at(range(arg).start);
+        let mut flow = Flow::default();
+        self.resolve(arg, scope, 0, false, &mut flow);
+        let literal = match flow.origins.as_slice() {
+            [one] if !one.string => one.digits.clone().map(|d| (one.index, d)),
+            _ => None,
+        };
+        let from_cuda = literal.is_none() && self.is_cuda_index(arg, 0);
+        if literal.is_some() || from_cuda {
+            self.facts.nvml.push(super::NvmlUse {
+                at: range(arg),
+                index: literal,
+                call: call.to_string(),
+                from_cuda,
+            });
+        }
+    }
+
+    /// `torch.cuda.current_device()`, `x.device.index`, `x.get_device()`, or a name bound to
+    /// one of them: a CUDA device number.
+    fn is_cuda_index(&self, expr: &Expr, depth: usize) -> bool {
+        match expr {
+            Expr::Call(c) => {
+                let name = self.bindings.qualified(&c.func).unwrap_or_default();
+                name == "torch.cuda.current_device"
+                    || matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get_device")
+                    || (matches!(name.as_str(), "int" | "builtins.int")
+                        && c.arguments
+                            .args
+                            .first()
+                            .is_some_and(|a| self.is_cuda_index(a, depth + 1)))
+            }
+            Expr::Attribute(a) => {
+                a.attr.as_str() == "index"
+                    && matches!(a.value.as_ref(), Expr::Attribute(d) if d.attr.as_str() == "device")
+            }
+            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.is_cuda_index(v, d)),
+            _ => false,
+        }
+    }
+
+    /// A reference (not a call) to a callable whose first argument is a device.
+    fn device_callable(&self, expr: &Expr) -> Option<String> {
+        let Expr::Attribute(attr) = expr else {
+            return None;
+        };
+        let name = self.bindings.qualified(expr).unwrap_or_default();
+        if let Some(func) = name.strip_prefix("torch.cuda.") {
+            return TORCH_CUDA_DEVICE_FUNCS
+                .contains(&func)
+                .then(|| format!("torch.cuda.{func} (called with it)"));
+        }
+        matches!(attr.attr.as_str(), "to" | "cuda")
+            .then(|| format!(".{} (called with it)", attr.attr.as_str()))
+    }
+
+    /// `map_location`: a device, or a dict whose *values* are devices (keys name the saved ones).
+    fn map_location(&mut self, value: &'s Expr) {
+        match value {
+            Expr::Dict(dict) => {
+                for item in &dict.items {
+                    self.sink(
+                        &item.value,
+                        Accepts::DeviceString,
+                        "the value side of map_location",
+                    );
+                }
+            }
+            Expr::Lambda(_) => {}
+            other => self.sink(other, Accepts::Spec, "map_location=…"),
+        }
+    }
+
+    /// `device_map={"": 1}`: one device is a selection, several a placement for review.
+    fn device_map(&mut self, value: &'s Expr) {
+        let Expr::Dict(dict) = value else {
+            if !matches!(value, Expr::StringLiteral(s) if matches!(s.value.to_str(), "auto" | "balanced" | "balanced_low_0" | "sequential" | "cpu"))
+            {
+                self.sink(value, Accepts::Spec, "device_map=…");
+            }
+            return;
+        };
+        let distinct: HashSet<Option<u64>> =
+            dict.items.iter().map(|i| int_literal(&i.value)).collect();
+        let cards = distinct.iter().flatten().count() as u64;
+        if cards > 1 {
+            self.facts.multi_gpu.push((
+                range(value),
+                format!("device_map spreads the model over {cards} GPUs"),
+                MultiKind::Cards(cards),
+            ));
+            return;
+        }
+        for item in &dict.items {
+            self.sink(&item.value, Accepts::Spec, "a device_map value");
+        }
+    }
+
+    fn max_memory(&mut self, value: &'s Expr) {
+        if let Expr::Dict(dict) = value {
+            let gpus = dict
+                .items
+                .iter()
+                .filter(|i| i.key.as_ref().and_then(int_literal).is_some())
+                .count();
+            if gpus > 0 {
+                self.facts.multi_gpu.push((
+                    range(value),
+                    format!("max_memory budgets {gpus} GPU index(es) by position"),
+                    MultiKind::Cards(gpus as u64),
+                ));
+            }
+        }
+    }
+
+    /// `jax.devices()[1]`, `tf.config.list_physical_devices("GPU")[1]`, `gpus[1]`.
+    pub(super) fn device_list_subscript(&mut self, sub: &'s ExprSubscript) {
+        let Some(index) = int_literal(&sub.slice) else {
+            return;
+        };
+        if index == 0 || !self.is_device_list(&sub.value, 0) {
+            return;
+        }
+        self.facts.multi_gpu.push((
+            range(sub),
+            format!("takes visible GPU number {index} from a device list"),
+            MultiKind::Cards(index + 1),
+        ));
+    }
+
+    fn is_device_list(&self, expr: &Expr, depth: usize) -> bool {
+        match expr {
+            Expr::Call(call) => {
+                let name = self.bindings.qualified(&call.func).unwrap_or_default();
+                name == "jax.devices"
+                    || name == "jax.local_devices"
+                    || name.ends_with("list_physical_devices")
+                    || name.ends_with("list_logical_devices")
+                    || name.ends_with("get_visible_devices")
+            }
+            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.is_device_list(v, d)),
+            _ => false,
+        }
+    }
+
+    /// A name (up to 4 deep) one of whose bound values satisfies `pred`.
+    fn bound_to(&self, expr: &Expr, depth: usize, pred: impl Fn(&Expr, usize) -> bool) -> bool {
+        let Expr::Name(n) = expr else { return false };
+        if depth >= 4 {
+            return false;
+        }
+        let scope = self.scopes().scope_at(range(expr).start);
+        self.scopes()
+            .lookup(n.id.as_str(), scope)
+            .is_some_and(|values| values.iter().any(|(v, _)| pred(v, depth + 1)))
+    }
+
+    /// `torch.cuda.device_count()`, directly or through a name bound to it.
+    fn counts_visible(&self, expr: &Expr, depth: usize) -> bool {
+        match expr {
+            Expr::Call(c) => self.is_device_count(c),
+            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.counts_visible(v, d)),
+            _ => false,
+        }
+    }
+
+    pub(super) fn is_device_count(&self, call: &ExprCall) -> bool {
+        self.bindings.qualified(&call.func).is_some_and(|n| {
+            matches!(
+                n.as_str(),
+                "torch.cuda.device_count" | "cupy.cuda.runtime.getDeviceCount"
+            )
+        })
+    }
+
+    pub(super) fn compare(&mut self, expr: &Expr) {
+        let Expr::Compare(cmp) = expr else { return };
+        let operands: Vec<&Expr> = std::iter::once(cmp.left.as_ref())
+            .chain(cmp.comparators.iter())
+            .collect();
+        let counts = operands
+            .iter()
+            .any(|e| matches!(e, Expr::Call(c) if self.is_device_count(c)));
+        let literal = operands.iter().filter_map(|e| int_literal(e)).max();
+        if let (true, Some(n)) = (counts, literal) {
+            if n >= 1 {
+                let needed = cards_needed(
+                    cmp,
+                    n,
+                    |e| matches!(e, Expr::Call(c) if self.is_device_count(c)),
+                );
+                self.facts.multi_gpu.push((
+                    range(expr),
+                    format!("compares the GPU count with {n}"),
+                    // Asserted, the count is a requirement; in a branch, the program adapts.
+                    if self.asserts > 0 {
+                        MultiKind::Cards(needed)
+                    } else {
+                        MultiKind::Adaptive
+                    },
+                ));
+            }
+        }
+    }
+
+    /// A device-consuming argument: every literal that reaches it is a device use.
+    fn sink(&mut self, expr: &'s Expr, accepts: Accepts, what: &str) {
+        if self.asserts > 0 {
+            return;
+        }
+        let scope = self.scopes().scope_at(range(expr).start);
+        let mut flow = Flow::default();
+        self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
+        if flow.rank {
+            self.facts.multi_gpu.push((
+                range(expr),
+                format!("{what} takes its device from the process rank (one GPU per process)"),
+                MultiKind::Rank,
+            ));
+            return;
+        }
+        if flow.multi > 1 {
+            self.facts.multi_gpu.push((
+                range(expr),
+                format!("{what} selects {} GPUs", flow.multi),
+                MultiKind::Cards(flow.multi),
+            ));
+            return;
+        }
+        if flow.origins.is_empty() {
+            if let Some(config) = flow.config.take() {
+                self.facts
+                    .config_devices
+                    .push((range(expr), what.to_string(), config));
+            }
+        } else {
+            self.facts.cuda_use = true;
+        }
+        for (key, load) in &flow.path {
+            self.flow_loads.insert((key.clone(), load.start, load.end));
+        }
+        for o in flow.origins {
+            let ok = match accepts {
+                Accepts::Spec => true,
+                Accepts::Index | Accepts::IndexList => !o.string,
+                Accepts::DeviceString => o.string,
+            };
+            if !ok {
+                continue;
+            }
+            let kind = match (&o.via, o.string, range(expr) == o.literal) {
+                (Some(_), _, _) => DeviceUseKind::Flow,
+                (None, true, _) => DeviceUseKind::String,
+                (None, false, _) if what.ends_with("=…") => DeviceUseKind::Keyword,
+                _ => DeviceUseKind::Call,
+            };
+            let what = match &o.via {
+                Some(via) => format!("{what} (through {via})"),
+                None => what.to_string(),
+            };
+            self.facts.devices.push(DeviceUse {
+                kind,
+                index: o.index,
+                literal: Some(o.literal.clone()),
+                digits: o.digits,
+                at: o.literal,
+                what,
+                // Decided once every sink is seen (`mark_shared`).
+                shared: None,
+            });
+            let last = self.facts.devices.len() - 1;
+            self.device_paths
+                .push((last, flow.path.iter().map(|(k, _)| k.clone()).collect()));
+        }
+    }
+
+    fn resolve(&self, expr: &'s Expr, scope: Scope, depth: usize, list: bool, flow: &mut Flow) {
+        if depth > 8 {
+            return;
+        }
+        let via = |flow: &Flow| flow.path.first().map(|(k, _)| k.clone());
+        match expr {
+            Expr::NumberLiteral(_) => {
+                if let Some(index) = int_literal(expr) {
+                    flow.origins.push(Origin {
+                        literal: range(expr),
+                        index,
+                        digits: Some(range(expr)),
+                        string: false,
+                        via: via(flow),
+                    });
+                }
+            }
+            Expr::StringLiteral(lit) => {
+                if lit.value.is_implicit_concatenated() {
+                    return;
+                }
+                let value = lit.value.to_str();
+                if value.contains("rank") || value.contains("RANK") {
+                    flow.rank = true;
+                }
+                let digits_only = !value.is_empty()
+                    && value.len() <= 3
+                    && value.bytes().all(|b| b.is_ascii_digit());
+                if flow.numeric && digits_only {
+                    let r = range(expr);
+                    let text = &self.source[r.clone()];
+                    if let (Some(at), Ok(index)) = (text.find(value), value.parse()) {
+                        let start = r.start + at;
+                        flow.origins.push(Origin {
+                            literal: r.clone(),
+                            index,
+                            digits: Some(start..start + value.len()),
+                            string: false,
+                            via: flow.path.first().map(|(k, _)| k.clone()),
+                        });
+                    }
+                    return;
+                }
+                if let Some((prefix, index)) = device_string(value) {
+                    let r = range(expr);
+                    let text = &self.source[r.clone()];
+                    let digits = match (text.find(value), text.matches(value).count()) {
+                        (Some(at), 1) => {
+                            Some(r.start + at + prefix.len()..r.start + at + value.len())
+                        }
+                        _ => None,
+                    };
+                    flow.origins.push(Origin {
+                        literal: r,
+                        index,
+                        digits,
+                        string: true,
+                        via: via(flow),
+                    });
+                }
+            }
+            Expr::FString(f) => self.fstring(f, scope, depth, flow),
+            Expr::Call(call) => self.resolve_call(call, scope, depth, flow),
+            Expr::BinOp(op) if is_cuda_prefix(&op.left) => match op.right.as_ref() {
+                Expr::Tuple(t) => {
+                    if let Some(first) = t.elts.first() {
+                        self.resolve(first, scope, depth + 1, false, flow);
+                    }
+                }
+                right => self.resolve(right, scope, depth + 1, false, flow),
+            },
+            Expr::If(ifexp) => {
+                self.resolve(&ifexp.body, scope, depth + 1, list, flow);
+                self.resolve(&ifexp.orelse, scope, depth + 1, list, flow);
+            }
+            Expr::BoolOp(b) => {
+                for v in &b.values {
+                    self.resolve(v, scope, depth + 1, list, flow);
+                }
+            }
+            Expr::List(_) | Expr::Tuple(_) if list => {
+                let elts = match expr {
+                    Expr::List(l) => &l.elts,
+                    Expr::Tuple(t) => &t.elts,
+                    _ => unreachable!(),
+                };
+                if elts.len() > 1 {
+                    flow.multi = elts.len() as u64;
+                    return;
+                }
+                for e in elts {
+                    self.resolve(e, scope, depth + 1, false, flow);
+                }
+            }
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if id.to_ascii_lowercase().contains("rank") {
+                    flow.rank = true;
+                    return;
+                }
+                // `for i in range(2)`: one device per index, several GPUs by design.
+                if let Some(n) = self
+                    .scopes()
+                    .loop_count(id, range(expr).start)
+                    .filter(|&n| n > 1)
+                {
+                    flow.multi = n;
+                    return;
+                }
+                // `for i in range(args.num_gpus)` (default 2), `for i in max_memory` built over
+                // such a range: one device per index.
+                if let Some(n) = self
+                    .scopes()
+                    .loop_iter(id, range(expr).start)
+                    .and_then(|iter| self.iterated_count(iter, scope, depth))
+                    .filter(|&n| n > 1)
+                {
+                    flow.multi = n;
+                    return;
+                }
+                let Some(values) = self.scopes().lookup(id, scope) else {
+                    if let Some(c) = self
+                        .imported
+                        .iter()
+                        .find(|c| c.local == id && c.attr.is_none())
+                    {
+                        self.foreign(c, range(expr), flow);
+                        return;
+                    }
+                    self.resolve_unpacked(id, scope, depth, flow, range(expr));
+                    return;
+                };
+                flow.path.push((id.to_string(), range(expr)));
+                for (value, s) in values {
+                    self.resolve(value, s, depth + 1, list, flow);
+                }
+            }
+            Expr::Attribute(_) | Expr::Subscript(_)
+                if self.config_read(expr, scope, flow, None) => {}
+            Expr::Attribute(attr) => {
+                let name = attr.attr.as_str();
+                // `args.local_rank`, accelerate's `accelerator.process_index`.
+                if name.to_ascii_lowercase().contains("rank")
+                    || matches!(name, "process_index" | "local_process_index")
+                {
+                    flow.rank = true;
+                    return;
+                }
+                let owner = match attr.value.as_ref() {
+                    Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                };
+                // `config.DEVICE`: a constant of a module of the tree.
+                if let Some(c) = owner.and_then(|o| {
+                    self.imported
+                        .iter()
+                        .find(|c| c.local == o && c.attr.as_deref() == Some(name))
+                }) {
+                    self.foreign(c, range(expr), flow);
+                    return;
+                }
+                let scopes = self.scopes();
+                // `self.x` / `cls.x` in a method: that class's attribute; `Class.x`: that
+                // class's; `obj.x`: an argparse default or the attribute as any class of the
+                // file sets it (a config object, a dataclass of arguments).
+                let (key, class) = match owner {
+                    Some("self" | "cls") => match scopes.class_of(scope) {
+                        Some(class) => (format!("self.{name}"), Some(class)),
+                        None => return,
+                    },
+                    Some(c) if scopes.is_class(c) => (format!(".{name}"), Some(c)),
+                    _ => (format!(".{name}"), None),
+                };
+                let mut values = scopes.attr_values(name, class);
+                if class.is_none() {
+                    if let Some(defaults) = scopes.argparse.get(name) {
+                        values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
+                    }
+                }
+                if values.is_empty() {
+                    return;
+                }
+                flow.path.push((key, range(expr)));
+                for (value, s) in values {
+                    self.resolve(value, s, depth + 1, list, flow);
+                }
+            }
+            Expr::Subscript(sub) => {
+                if self.bindings.is(&sub.value, "os.environ") {
+                    if let Expr::StringLiteral(k) = sub.slice.as_ref() {
+                        if k.value.to_str().contains("RANK") {
+                            flow.rank = true;
+                        }
+                    }
+                    return;
+                }
+                if let Expr::StringLiteral(key) = sub.slice.as_ref() {
+                    self.dict_value(&sub.value, key.value.to_str(), scope, depth, flow);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A device constant defined in another module of the tree: a device use here, fixed there.
+    fn foreign(
+        &self,
+        c: &crate::lang::python::index::ImportedConst,
+        load: Range<usize>,
+        flow: &mut Flow,
+    ) {
+        let shown = match &c.attr {
+            Some(attr) => format!("{}.{attr}", c.local),
+            None => c.local.clone(),
+        };
+        flow.origins.push(Origin {
+            literal: load,
+            index: c.value.index,
+            digits: None,
+            string: c.value.string,
+            via: Some(format!(
+                "`{shown}`, which is `{} = {}` in `{}` line {}: change it there",
+                c.name, c.value.text, c.from, c.value.line
+            )),
+        });
+    }
+
+    /// How many values a loop over `iter` takes when the code says: `range(X)` with X a literal
+    /// or a default (`args.num_gpus`), or a name bound to a comprehension over such a range.
+    fn iterated_count(&self, iter: &'s Expr, scope: Scope, depth: usize) -> Option<u64> {
+        if depth > 4 {
+            return None;
+        }
+        match iter {
+            Expr::Call(call) if matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == "range") =>
+            {
+                let bound = match &call.arguments.args[..] {
+                    [end] | [_, end] => end,
+                    _ => return None,
+                };
+                let mut flow = Flow {
+                    numeric: true,
+                    ..Flow::default()
+                };
+                self.resolve(bound, scope, depth + 1, false, &mut flow);
+                flow.origins
+                    .iter()
+                    .filter(|o| !o.string)
+                    .map(|o| o.index)
+                    .max()
+            }
+            Expr::Name(n) => {
+                let values = self.scopes().lookup(n.id.as_str(), scope)?;
+                values.iter().find_map(|(v, s)| {
+                    let generators = match v {
+                        Expr::DictComp(c) => &c.generators,
+                        Expr::ListComp(c) => &c.generators,
+                        Expr::SetComp(c) => &c.generators,
+                        _ => return None,
+                    };
+                    self.iterated_count(&generators.first()?.iter, *s, depth + 1)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// `kind, _, index = device.partition(":")`: the index part of a device string.
+    fn resolve_unpacked(
+        &self,
+        id: &str,
+        scope: Scope,
+        depth: usize,
+        flow: &mut Flow,
+        load: Range<usize>,
+    ) {
+        let Some((position, value, vscope)) = self.scopes().unpacked(id, scope) else {
+            return;
+        };
+        let Expr::Call(call) = value else { return };
+        let Expr::Attribute(attr) = call.func.as_ref() else {
+            return;
+        };
+        let separator = matches!(call.arguments.args.first(), Some(Expr::StringLiteral(s)) if s.value.to_str() == ":");
+        let index_part = match attr.attr.as_str() {
+            "partition" | "rpartition" => position == 2,
+            "split" | "rsplit" => position == 1,
+            _ => false,
+        };
+        if !(separator && index_part) {
+            return;
+        }
+        flow.path.push((id.to_string(), load));
+        let before = flow.origins.len();
+        self.resolve(&attr.value, vscope, depth + 1, false, flow);
+        for o in &mut flow.origins[before..] {
+            o.string = false;
+        }
+    }
+
+    fn resolve_call(&self, call: &'s ExprCall, scope: Scope, depth: usize, flow: &mut Flow) {
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        let args = &call.arguments.args;
+        match name.as_str() {
+            "int" | "str" | "builtins.int" | "builtins.str" => {
+                if let Some(first) = args.first() {
+                    let outer = flow.numeric;
+                    flow.numeric = name.ends_with("int");
+                    self.resolve(first, scope, depth + 1, false, flow);
+                    flow.numeric = outer;
+                }
+                return;
+            }
+            "torch.distributed.get_rank" | "torch.distributed.get_local_rank" => {
+                flow.rank = true;
+                return;
+            }
+            "os.environ.get" | "os.getenv" => {
+                if let Some(Expr::StringLiteral(k)) = args.first() {
+                    if k.value.to_str().contains("RANK") {
+                        flow.rank = true;
+                        return;
+                    }
+                }
+                // The default is what the program uses when the variable is unset.
+                if let Some(default) = args.get(1) {
+                    self.resolve(default, scope, depth + 1, false, flow);
+                }
+                return;
+            }
+            _ => {}
+        }
+        let Expr::Attribute(attr) = call.func.as_ref() else {
+            return;
+        };
+        match attr.attr.as_str() {
+            "format" if is_cuda_prefix(&attr.value) => {
+                if let Some(first) = args.first() {
+                    self.resolve(first, scope, depth + 1, false, flow);
+                }
+            }
+            "get"
+                if self.config_read(
+                    &call.func,
+                    scope,
+                    flow,
+                    match args.first() {
+                        Some(Expr::StringLiteral(k)) => Some(k.value.to_str()),
+                        _ => None,
+                    },
+                ) => {}
+            "get" => {
+                if let Some(Expr::StringLiteral(key)) = args.first() {
+                    self.dict_value(&attr.value, key.value.to_str(), scope, depth, flow);
+                }
+                if let Some(default) = args.get(1) {
+                    self.resolve(default, scope, depth + 1, false, flow);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `cfg["train"]["device"]`, `cfg.device`, `cfg.get("device")` where `cfg` holds a loaded
+    /// configuration file (`yaml.safe_load`, `json.load`, `tomllib.load`, `OmegaConf.load`):
+    /// the device is in the file, which the tool does not read. Records which file and key.
+    fn config_read(&self, expr: &Expr, scope: Scope, flow: &mut Flow, last: Option<&str>) -> bool {
+        let mut keys: Vec<String> = last.map(str::to_string).into_iter().collect();
+        let mut at = expr;
+        loop {
+            match at {
+                Expr::Subscript(sub) => {
+                    if let Expr::StringLiteral(k) = sub.slice.as_ref() {
+                        keys.push(k.value.to_str().to_string());
+                    }
+                    at = &sub.value;
+                }
+                // `cfg.get` (the call's key is the caller's to add) and `cfg.model.device`.
+                Expr::Attribute(a) => {
+                    if a.attr.as_str() != "get" {
+                        keys.push(a.attr.as_str().to_string());
+                    }
+                    at = &a.value;
+                }
+                Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "get") =>
+                {
+                    if let Some(Expr::StringLiteral(k)) = c.arguments.args.first() {
+                        keys.push(k.value.to_str().to_string());
+                    }
+                    at = &c.func;
+                }
+                _ => break,
+            }
+        }
+        let Expr::Name(n) = at else { return false };
+        let Some(values) = self.scopes().lookup(n.id.as_str(), scope) else {
+            return false;
+        };
+        let Some(file) = values.iter().find_map(|(v, _)| self.loaded_config(v)) else {
+            return false;
+        };
+        keys.reverse();
+        let key = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("key `{}` of ", keys.join("."))
+        };
+        flow.config = Some(format!("{key}{file}"));
+        true
+    }
+
+    /// A call that loads a configuration file, and how to name that file.
+    fn loaded_config(&self, expr: &Expr) -> Option<String> {
+        let Expr::Call(call) = expr else { return None };
+        let name = self.bindings.qualified(&call.func).unwrap_or_default();
+        let kind = match name.as_str() {
+            "yaml.safe_load"
+            | "yaml.load"
+            | "yaml.full_load"
+            | "yaml.unsafe_load"
+            | "ruamel.yaml.YAML.load" => "a YAML file",
+            "json.load" | "json.loads" => "a JSON file",
+            "toml.load" | "tomllib.load" | "tomli.load" | "toml.loads" | "tomllib.loads" => {
+                "a TOML file"
+            }
+            "omegaconf.OmegaConf.load" | "OmegaConf.load" => "a configuration file",
+            _ => return None,
+        };
+        // The path when the code names it: `load(open("conf.yaml"))`, `OmegaConf.load("c.yaml")`.
+        let path = call.arguments.args.first().and_then(|a| match a {
+            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+            Expr::Call(open) => match open.arguments.args.first() {
+                Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
+                _ => None,
+            },
+            _ => None,
+        });
+        Some(match path {
+            Some(p) => format!("`{p}`"),
+            None => kind.to_string(),
+        })
+    }
+
+    /// `TABLE["key"]`: the value of that key in the dict literal `TABLE` is bound to.
+    fn dict_value(&self, table: &'s Expr, key: &str, scope: Scope, depth: usize, flow: &mut Flow) {
+        let Expr::Name(n) = table else { return };
+        let Some(values) = self.scopes().lookup(n.id.as_str(), scope) else {
+            return;
+        };
+        // Other keys of the table are other data: only the key read here carries the device.
+        for (value, s) in values {
+            let Expr::Dict(dict) = value else { continue };
+            for item in &dict.items {
+                if matches!(&item.key, Some(Expr::StringLiteral(k)) if k.value.to_str() == key) {
+                    self.resolve(&item.value, s, depth + 1, false, flow);
+                }
+            }
+        }
+    }
+
+    /// `f"cuda:1"` (the digits inside a literal part) and `f"cuda:{x}"` (x flows).
+    fn fstring(
+        &self,
+        f: &'s ruff_python_ast::ExprFString,
+        scope: Scope,
+        depth: usize,
+        flow: &mut Flow,
+    ) {
+        for part in f.value.iter() {
+            let ruff_python_ast::FStringPart::FString(fs) = part else {
+                continue;
+            };
+            let elements: Vec<&InterpolatedStringElement> = fs.elements.iter().collect();
+            for (i, element) in elements.iter().enumerate() {
+                let InterpolatedStringElement::Literal(lit) = element else {
+                    continue;
+                };
+                let text = &lit.value;
+                if let Some(pos) = text.rfind("cuda:") {
+                    let rest = &text[pos + 5..];
+                    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                    let r = range(lit);
+                    if !digits.is_empty() && digits.len() == rest.len() {
+                        let src = &self.source[r.clone()];
+                        if src == &**text {
+                            let start = r.start + pos + 5;
+                            flow.origins.push(Origin {
+                                literal: start..start + digits.len(),
+                                index: digits.parse().unwrap_or(0),
+                                digits: Some(start..start + digits.len()),
+                                string: true,
+                                via: flow.path.first().map(|(k, _)| k.clone()),
+                            });
+                        }
+                    } else if rest.is_empty() {
+                        if let Some(InterpolatedStringElement::Interpolation(inter)) =
+                            elements.get(i + 1)
+                        {
+                            let before = flow.origins.len();
+                            self.resolve(&inter.expression, scope, depth + 1, false, flow);
+                            for o in &mut flow.origins[before..] {
+                                o.string = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn is_cuda_prefix(expr: &Expr) -> bool {
+    matches!(expr, Expr::StringLiteral(s) if {
+        let v = s.value.to_str();
+        v.starts_with("cuda:") && (v.len() == 5 || v[5..].starts_with('{') || v[5..].starts_with('%'))
+    })
+}
+
+pub fn int_literal(expr: &Expr) -> Option<u64> {
+    match expr {
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_u64(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `cuda:1`, `/gpu:1`, `/GPU:1`, `/device:GPU:1`, `GPU:1`: the prefix and the index.
+pub fn device_string(value: &str) -> Option<(&'static str, u64)> {
+    const PREFIXES: &[&str] = &[
+        "cuda:",
+        "/device:GPU:",
+        "/job:localhost/replica:0/task:0/device:GPU:",
+        "/gpu:",
+        "/GPU:",
+        "GPU:",
+        "gpu:",
+    ];
+    for prefix in PREFIXES {
+        if let Some(rest) = value.strip_prefix(prefix) {
+            if !rest.is_empty() && rest.len() <= 3 && rest.bytes().all(|b| b.is_ascii_digit()) {
+                return rest.parse().ok().map(|n| (*prefix, n));
+            }
+        }
+    }
+    None
+}
+
+/// How many cards a comparison of the GPU count with `n` requires to hold.
+fn cards_needed(
+    cmp: &ruff_python_ast::ExprCompare,
+    n: u64,
+    is_count: impl Fn(&Expr) -> bool,
+) -> u64 {
+    use ruff_python_ast::CmpOp;
+    let count_left = is_count(&cmp.left);
+    match (cmp.ops.first(), count_left) {
+        (Some(CmpOp::Gt), true) | (Some(CmpOp::Lt), false) => n + 1,
+        (Some(CmpOp::GtE | CmpOp::Eq), true) | (Some(CmpOp::LtE | CmpOp::Eq), false) => n,
+        _ => 1,
+    }
+}

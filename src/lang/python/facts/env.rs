@@ -1,0 +1,745 @@
+//! Env effects on the managed variables, in every form a program can write them:
+//! `os.environ[K] = V` (chained too), `setdefault`, `update` (dict, keywords, splats), `|=`,
+//! `putenv`, `unsetenv`, `pop`, `del`, `clear`, `environ` aliases, and the env of child
+//! processes. Each effect carries the edits that take it out, when that is safe.
+
+use std::ops::Range;
+
+use ruff_python_ast::{Expr, ExprCall, Keyword, Stmt};
+
+use super::{range, EnvEffect, EnvKey, EnvOp, FactVisitor, Val};
+use crate::base::edit::Edit;
+use crate::lang::removal::{delete_items, removal_edit};
+use crate::model::policy::EnvVar;
+
+/// Calls that start a child process and take its env as `env=`.
+const CHILD_ENV_CALLS: &[&str] = &[
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+    "os.execve",
+    "os.execvpe",
+    "os.spawnve",
+    "os.spawnvpe",
+];
+
+/// Calls that run a command line: a `VAR=value` prefix in it sets the child's env.
+const SHELL_CALLS: &[&str] = &[
+    "os.system",
+    "os.popen",
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+    "asyncio.create_subprocess_exec",
+];
+
+/// `VAR=value` assignments of managed variables in a command line (`export VAR=v; …`,
+/// `env VAR=v …`, `VAR=v cmd`). `computed_tail`: the text is followed by an interpolated value,
+/// so an assignment at its very end takes a computed value.
+fn shell_assignments(text: &str, computed_tail: bool) -> Vec<(EnvVar, Val)> {
+    let mut out = Vec::new();
+    for var in EnvVar::ALL {
+        let pattern = format!("{}=", var.name());
+        let mut from = 0;
+        while let Some(at) = text[from..].find(&pattern).map(|i| i + from) {
+            from = at + pattern.len();
+            let boundary = text[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| c.is_whitespace() || matches!(c, ';' | '&' | '(' | '"' | '\''));
+            if !boundary {
+                continue;
+            }
+            let rest = &text[from..];
+            let end = rest
+                .find(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | ')'))
+                .unwrap_or(rest.len());
+            let raw = rest[..end].trim_matches(|c| c == '"' || c == '\'');
+            let val = if (end == rest.len() && computed_tail) || raw.contains(['$', '{', '%']) {
+                Val::Computed
+            } else {
+                Val::Lit(raw.to_string())
+            };
+            out.push((var, val));
+        }
+    }
+    out
+}
+
+/// One item of an `update`/`|=`/`del`: its range, its key if it is one we know, its op.
+struct Item {
+    range: Range<usize>,
+    key: Option<EnvKey>,
+    op: EnvOp,
+}
+
+impl<'s> FactVisitor<'s> {
+    /// The statement is made only of env effects on managed variables.
+    pub(super) fn pure_env_stmt(&self, stmt: &Stmt) -> bool {
+        let items = self.stmt_items(stmt);
+        !items.is_empty()
+            && items
+                .iter()
+                .all(|i| matches!(i.key, Some(EnvKey::Managed(_))))
+            && self.stmt_is_only_env(stmt)
+    }
+
+    fn stmt_is_only_env(&self, stmt: &Stmt) -> bool {
+        match stmt {
+            Stmt::Assign(a) => a
+                .targets
+                .iter()
+                .all(|t| self.environ_subscript(t).is_some()),
+            Stmt::Delete(d) => d
+                .targets
+                .iter()
+                .all(|t| self.environ_subscript(t).is_some()),
+            Stmt::AugAssign(_) | Stmt::Expr(_) => {
+                let items = self.stmt_items(stmt);
+                let all_keys = items.iter().all(|i| i.key.is_some());
+                all_keys && !self.has_splat(stmt)
+            }
+            _ => false,
+        }
+    }
+
+    fn has_splat(&self, stmt: &Stmt) -> bool {
+        match stmt {
+            Stmt::Expr(e) => match e.value.as_ref() {
+                Expr::Call(call) => {
+                    call.arguments.keywords.iter().any(|k| k.arg.is_none())
+                        || matches!(call.arguments.args.first(), Some(Expr::Dict(d)) if d.items.iter().any(|i| i.key.is_none()))
+                        || matches!(call.arguments.args.first(), Some(e) if !matches!(e, Expr::Dict(_)) && self.call_name(call).as_deref() == Some("os.environ.update"))
+                }
+                _ => false,
+            },
+            Stmt::AugAssign(a) => {
+                !matches!(a.value.as_ref(), Expr::Dict(d) if d.items.iter().all(|i| i.key.is_some()))
+            }
+            _ => false,
+        }
+    }
+
+    fn call_name(&self, call: &ExprCall) -> Option<String> {
+        self.bindings.qualified(&call.func)
+    }
+
+    /// The items a statement-level env statement touches (empty when it is not one).
+    fn stmt_items(&self, stmt: &Stmt) -> Vec<Item> {
+        match stmt {
+            // `os.environ = {...}`: the whole environment replaced.
+            Stmt::Assign(assign) if assign.targets.iter().any(|t| self.is_environ(t)) => {
+                vec![clobber(range(stmt))]
+            }
+            Stmt::Assign(assign) => {
+                let targets: Vec<_> = assign
+                    .targets
+                    .iter()
+                    .filter_map(|t| self.environ_subscript(t))
+                    .collect();
+                // The value only of an env write: naming a module constant builds the scopes.
+                if targets.is_empty() {
+                    return Vec::new();
+                }
+                let value = self.value_of(&assign.value);
+                targets
+                    .into_iter()
+                    .map(|(key, r)| Item {
+                        range: r,
+                        key,
+                        op: EnvOp::Set(value.clone()),
+                    })
+                    .collect()
+            }
+            Stmt::AugAssign(aug) if self.is_environ(&aug.target) => match aug.value.as_ref() {
+                Expr::Dict(dict) => self.dict_items(dict),
+                other => vec![clobber(range(other))],
+            },
+            Stmt::AugAssign(aug) => match self.environ_subscript(&aug.target) {
+                Some((key, r)) => vec![Item {
+                    range: r,
+                    key,
+                    op: EnvOp::Set(Val::Computed),
+                }],
+                None => Vec::new(),
+            },
+            Stmt::Delete(del) => del
+                .targets
+                .iter()
+                .filter_map(|t| self.environ_subscript(t))
+                .map(|(key, r)| Item {
+                    range: r,
+                    key,
+                    op: EnvOp::Unset,
+                })
+                .collect(),
+            Stmt::Expr(e) => match e.value.as_ref() {
+                Expr::Call(call) => self.call_items(call),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The items an env-changing call touches (`setdefault`, `update`, `pop`, …).
+    fn call_items(&self, call: &ExprCall) -> Vec<Item> {
+        let Some(name) = self.call_name(call) else {
+            return Vec::new();
+        };
+        let args = &call.arguments.args;
+        let keyed = |op: EnvOp| -> Vec<Item> {
+            match args.first() {
+                Some(k) => vec![Item {
+                    range: range(k),
+                    key: self.env_key(k),
+                    op,
+                }],
+                None => Vec::new(),
+            }
+        };
+        match name.as_str() {
+            "os.environ.setdefault" => keyed(EnvOp::SetDefault(
+                args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
+            )),
+            "os.putenv" => keyed(EnvOp::Set(
+                args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
+            )),
+            "os.unsetenv" | "os.environ.pop" | "monkeypatch.delenv" => keyed(EnvOp::Unset),
+            // pytest's fixture: sets the variable for the rest of the test.
+            "monkeypatch.setenv" => keyed(EnvOp::Set(
+                args.get(1).map_or(Val::Computed, |v| self.value_of(v)),
+            )),
+            // `mock.patch.dict(os.environ, {K: V})` and accelerate's
+            // `patch_environment(K=V)`: set while the block or the decorated function runs.
+            "unittest.mock.patch.dict" | "mock.patch.dict" | "patch.dict"
+                if args.first().is_some_and(|a| {
+                    self.bindings.is(a, "os.environ")
+                        || matches!(a, Expr::StringLiteral(s) if s.value.to_str() == "os.environ")
+                }) =>
+            {
+                match args.get(1) {
+                    Some(Expr::Dict(dict)) => self.dict_items(dict),
+                    _ => call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .filter(|k| k.arg.as_ref().is_some_and(|a| a.as_str() != "clear"))
+                        .map(|kw| self.keyword_item(kw))
+                        .collect(),
+                }
+            }
+            // It upper-cases its keywords: `cuda_visible_devices="0"` sets the mask.
+            "accelerate.utils.patch_environment" | "accelerate.utils.other.patch_environment" => {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .map(|kw| {
+                        let mut item = self.keyword_item(kw);
+                        if let Some(arg) = &kw.arg {
+                            item.key = key_of_name(&arg.as_str().to_ascii_uppercase());
+                        }
+                        item
+                    })
+                    .collect()
+            }
+            "os.environ.clear" => vec![clobber(range(call))],
+            // A .env file that overrides what is already set may set the mask.
+            "dotenv.load_dotenv" | "dotenv.main.load_dotenv"
+                if call.arguments.keywords.iter().any(|k| {
+                    k.arg.as_ref().is_some_and(|a| a.as_str() == "override")
+                        && matches!(k.value, Expr::BooleanLiteral(ref b) if b.value)
+                }) =>
+            {
+                vec![clobber(range(call))]
+            }
+            "os.environ.update" => {
+                let mut items = Vec::new();
+                match args.first() {
+                    Some(Expr::Dict(dict)) => items.extend(self.dict_items(dict)),
+                    Some(other) => items.push(clobber(range(other))),
+                    None => {}
+                }
+                items.extend(
+                    call.arguments
+                        .keywords
+                        .iter()
+                        .map(|kw| self.keyword_item(kw)),
+                );
+                items
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// `{K: V, **other}` written into the environment: a set per item, a clobber per splat.
+    fn dict_items(&self, dict: &ruff_python_ast::ExprDict) -> Vec<Item> {
+        dict.items
+            .iter()
+            .map(|item| match &item.key {
+                Some(k) => Item {
+                    range: range(k).start..range(&item.value).end,
+                    key: self.env_key(k),
+                    op: EnvOp::Set(self.value_of(&item.value)),
+                },
+                None => clobber(range(&item.value)),
+            })
+            .collect()
+    }
+
+    fn keyword_item(&self, kw: &Keyword) -> Item {
+        match &kw.arg {
+            Some(arg) => Item {
+                range: range(kw),
+                key: key_of_name(arg.as_str()),
+                op: EnvOp::Set(self.value_of(&kw.value)),
+            },
+            None => clobber(range(kw)),
+        }
+    }
+
+    /// Record the effects of a statement (not of the expressions nested in it, see
+    /// `call_effects`). `as_pass`: the statement is the last of a body that would empty.
+    pub(super) fn record_env_effects(&mut self, stmt: &Stmt, as_pass: bool) {
+        let items = self.stmt_items(stmt);
+        if items
+            .iter()
+            .all(|i| i.key.is_none() && i.op != EnvOp::Clobber)
+        {
+            return;
+        }
+        let srange = range(stmt);
+        let pure = self.pure_env_stmt(stmt);
+        let only_env = self.stmt_is_only_env(stmt);
+        let whole = removal_edit(self.source, srange.clone(), as_pass).map(|e| vec![e]);
+        let removal = if let (true, Some(guard)) = (pure, &self.guard_removal) {
+            // The whole `if K not in os.environ:` goes with the writes it guards.
+            Some(guard.clone())
+        } else if pure || only_env {
+            whole
+        } else {
+            self.partial_removal(stmt, &items)
+        };
+        for item in items {
+            if item.key.is_none() && item.op != EnvOp::Clobber {
+                continue;
+            }
+            self.push_effect(item, srange.clone(), pure, removal.clone(), false);
+        }
+    }
+
+    fn push_effect(
+        &mut self,
+        item: Item,
+        stmt: Range<usize>,
+        pure: bool,
+        removal: Option<Vec<Edit>>,
+        child: bool,
+    ) {
+        self.facts.effects.push(EnvEffect {
+            key: item.key,
+            op: item.op,
+            at: item.range,
+            stmt,
+            function: self.functions.last().cloned(),
+            child,
+            pure,
+            removal,
+        });
+    }
+
+    /// Edits that take out only the managed parts of a statement that also does other things.
+    fn partial_removal(&self, stmt: &Stmt, items: &[Item]) -> Option<Vec<Edit>> {
+        let managed = |i: &Item| matches!(i.key, Some(EnvKey::Managed(_)));
+        match stmt {
+            Stmt::Assign(assign) => {
+                // `a = os.environ[K] = V`: drop the env target and its `=`.
+                let mut edits = Vec::new();
+                for (i, t) in assign.targets.iter().enumerate() {
+                    if self
+                        .environ_subscript(t)
+                        .is_some_and(|(k, _)| matches!(k, Some(EnvKey::Managed(_))))
+                    {
+                        let next = assign
+                            .targets
+                            .get(i + 1)
+                            .map_or(range(&*assign.value).start, |n| range(n).start);
+                        edits.push(Edit::delete(range(t).start..next));
+                    }
+                }
+                Some(edits)
+            }
+            Stmt::Delete(del) => {
+                let spans: Vec<_> = del
+                    .targets
+                    .iter()
+                    .map(|t| {
+                        let m = self
+                            .environ_subscript(t)
+                            .is_some_and(|(k, _)| matches!(k, Some(EnvKey::Managed(_))));
+                        (range(t), m)
+                    })
+                    .collect();
+                Some(delete_items(&spans))
+            }
+            Stmt::Expr(_) | Stmt::AugAssign(_) => {
+                if items.iter().any(|i| i.op == EnvOp::Clobber) && items.iter().all(|i| !managed(i))
+                {
+                    return None;
+                }
+                let spans: Vec<_> = items
+                    .iter()
+                    .map(|i| (i.range.clone(), managed(i)))
+                    .collect();
+                if spans.iter().all(|(_, m)| *m) {
+                    return None;
+                }
+                Some(list_deletions(stmt, &spans))
+            }
+            _ => None,
+        }
+    }
+
+    /// Env effects of calls inside expressions: `x = os.environ.pop(K)`, child-process env.
+    pub(super) fn call_effects(&mut self, call: &'s ExprCall, name: &str) {
+        if name.is_empty() {
+            return;
+        }
+        let stmt = self.stmts.last().cloned().unwrap_or(0..0);
+        let nested = range(call) != stmt;
+        if nested
+            && matches!(
+                name,
+                "os.environ.pop"
+                    | "monkeypatch.setenv"
+                    | "monkeypatch.delenv"
+                    | "unittest.mock.patch.dict"
+                    | "mock.patch.dict"
+                    | "patch.dict"
+                    | "accelerate.utils.patch_environment"
+                    | "accelerate.utils.other.patch_environment"
+                    | "os.environ.setdefault"
+                    | "os.environ.update"
+                    | "os.putenv"
+                    | "os.unsetenv"
+                    | "os.environ.clear"
+            )
+        {
+            for item in self.call_items(call) {
+                if item.key.is_some() || item.op == EnvOp::Clobber {
+                    self.push_effect(item, stmt.clone(), false, None, false);
+                }
+            }
+        }
+        if SHELL_CALLS.contains(&name) || name.ends_with("Popen") {
+            let command = call.arguments.args.first().or_else(|| {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "args"))
+                    .map(|k| &k.value)
+            });
+            for item in command.map_or(Vec::new(), |c| self.shell_env_items(c, 0)) {
+                self.push_effect(item, stmt.clone(), false, None, true);
+            }
+        }
+        if CHILD_ENV_CALLS.contains(&name)
+            || name.ends_with("Popen")
+            || name.ends_with("create_subprocess_exec")
+        {
+            if let Some(kw) = call
+                .arguments
+                .keywords
+                .iter()
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "env"))
+            {
+                for item in self.child_env_items(&kw.value) {
+                    self.push_effect(item, stmt.clone(), false, None, true);
+                }
+            }
+        }
+    }
+
+    /// Managed items of a child env: `{K: V}`, `{**os.environ, K: V}`, `dict(os.environ, K=V)`.
+    fn child_env_items(&self, expr: &Expr) -> Vec<Item> {
+        self.child_env_items_at(expr, 0)
+    }
+
+    fn child_env_items_at(&self, expr: &Expr, depth: usize) -> Vec<Item> {
+        let items: Vec<Item> = match expr {
+            Expr::Dict(dict) => dict
+                .items
+                .iter()
+                .filter_map(|item| {
+                    let k = item.key.as_ref()?;
+                    Some(Item {
+                        range: range(k).start..range(&item.value).end,
+                        key: self.env_key(k),
+                        op: EnvOp::Set(self.value_of(&item.value)),
+                    })
+                })
+                .collect(),
+            Expr::Call(call)
+                if matches!(
+                    self.call_name(call).as_deref(),
+                    Some("dict" | "builtins.dict")
+                ) =>
+            {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .filter(|k| k.arg.is_some())
+                    .map(|kw| self.keyword_item(kw))
+                    .collect()
+            }
+            // `env = os.environ.copy(); env[K] = V; run(..., env=env)`: the dict as the
+            // scope of the call builds it.
+            Expr::Name(n) if depth < 2 => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                let id = n.id.as_str();
+                let mut items: Vec<Item> = scopes
+                    .lookup(id, scope)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .flat_map(|(value, _)| self.child_env_items_at(value, depth + 1))
+                    .collect();
+                for (name, s, key, value) in &scopes.item_stores {
+                    if *name == id && *s == scope {
+                        items.push(Item {
+                            range: range(*key).start..range(*value).end,
+                            key: self.env_key(key),
+                            op: EnvOp::Set(self.value_of(value)),
+                        });
+                    }
+                }
+                for (name, s, call) in &scopes.updates {
+                    if *name == id && *s == scope {
+                        if let Some(Expr::Dict(dict)) = call.arguments.args.first() {
+                            items.extend(self.dict_items(dict));
+                        }
+                        items.extend(
+                            call.arguments
+                                .keywords
+                                .iter()
+                                .filter(|k| k.arg.is_some())
+                                .map(|kw| self.keyword_item(kw)),
+                        );
+                    }
+                }
+                items
+            }
+            _ => Vec::new(),
+        };
+        items.into_iter().filter(|i| i.key.is_some()).collect()
+    }
+
+    /// `CUDA_VISIBLE_DEVICES=0 python train.py` in a command string (`os.system`, a shell
+    /// `subprocess` call, an `env` argument list): the env of the child it starts.
+    fn shell_env_items(&self, expr: &Expr, depth: usize) -> Vec<Item> {
+        let scan = |text: &str, r: Range<usize>, computed_tail: bool| -> Vec<Item> {
+            shell_assignments(text, computed_tail)
+                .into_iter()
+                .map(|(var, val)| Item {
+                    range: r.clone(),
+                    key: Some(EnvKey::Managed(var)),
+                    op: EnvOp::Set(val),
+                })
+                .collect()
+        };
+        match expr {
+            Expr::StringLiteral(s) => scan(s.value.to_str(), range(expr), false),
+            Expr::FString(f) => {
+                let mut items = Vec::new();
+                for part in f.value.iter() {
+                    match part {
+                        ruff_python_ast::FStringPart::Literal(l) => {
+                            items.extend(scan(&l.value, range(expr), false))
+                        }
+                        ruff_python_ast::FStringPart::FString(fs) => {
+                            let elements: Vec<_> = fs.elements.iter().collect();
+                            for (i, e) in elements.iter().enumerate() {
+                                if let ruff_python_ast::InterpolatedStringElement::Literal(l) = e {
+                                    let then_value = matches!(
+                                        elements.get(i + 1),
+                                        Some(ruff_python_ast::InterpolatedStringElement::Interpolation(_))
+                                    );
+                                    items.extend(scan(&l.value, range(expr), then_value));
+                                }
+                            }
+                        }
+                    }
+                }
+                items
+            }
+            Expr::List(l) => l
+                .elts
+                .iter()
+                .flat_map(|e| self.shell_env_items(e, depth + 1))
+                .collect(),
+            Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .flat_map(|e| self.shell_env_items(e, depth + 1))
+                .collect(),
+            Expr::BinOp(b) if depth < 4 => {
+                let mut items = self.shell_env_items(&b.left, depth + 1);
+                items.extend(self.shell_env_items(&b.right, depth + 1));
+                items
+            }
+            // `"CUDA_VISIBLE_DEVICES={} python x.py".format(gpu)`
+            Expr::Call(c) if depth < 4 => match c.func.as_ref() {
+                Expr::Attribute(a) if a.attr.as_str() == "format" => {
+                    let mut items = self.shell_env_items(&a.value, depth + 1);
+                    for i in &mut items {
+                        if matches!(&i.op, EnvOp::Set(Val::Lit(v)) if v.contains('{')) {
+                            i.op = EnvOp::Set(Val::Computed);
+                        }
+                    }
+                    items
+                }
+                _ => Vec::new(),
+            },
+            Expr::Name(n) if depth < 2 => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                scopes
+                    .lookup(n.id.as_str(), scope)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .flat_map(|(v, _)| self.shell_env_items(v, depth + 1))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// An `if` without `else` whose test only reads and whose body only writes managed
+    /// variables: removing the writes removes the `if` (no `if …: pass` left behind).
+    pub(super) fn guard_of(&self, stmt: &Stmt) -> Option<Vec<Edit>> {
+        let Stmt::If(s) = stmt else { return None };
+        let only_writes = !s.body.is_empty() && s.body.iter().all(|b| self.pure_env_stmt(b));
+        if !s.elif_else_clauses.is_empty() || !only_writes || !self.reads_only(&s.test) {
+            return None;
+        }
+        removal_edit(self.source, range(stmt), false).map(|e| vec![e])
+    }
+
+    fn reads_only(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::StringLiteral(_) | Expr::NumberLiteral(_) | Expr::NoneLiteral(_) => true,
+            Expr::BooleanLiteral(_) | Expr::Name(_) | Expr::Attribute(_) => true,
+            Expr::Compare(c) => {
+                self.reads_only(&c.left) && c.comparators.iter().all(|e| self.reads_only(e))
+            }
+            Expr::BoolOp(b) => b.values.iter().all(|e| self.reads_only(e)),
+            Expr::UnaryOp(u) => self.reads_only(&u.operand),
+            Expr::Subscript(sub) => self.reads_only(&sub.value) && self.reads_only(&sub.slice),
+            Expr::Call(call) => {
+                matches!(
+                    self.call_name(call).as_deref(),
+                    Some("os.environ.get" | "os.getenv")
+                ) && call.arguments.args.iter().all(|a| self.reads_only(a))
+            }
+            _ => false,
+        }
+    }
+
+    pub(super) fn is_environ(&self, expr: &Expr) -> bool {
+        self.bindings.is(expr, "os.environ")
+    }
+
+    /// `os.environ[K]` (through any alias): the key, if known, and the subscript's range.
+    fn environ_subscript(&self, expr: &Expr) -> Option<(Option<EnvKey>, Range<usize>)> {
+        let Expr::Subscript(sub) = expr else {
+            return None;
+        };
+        if !self.is_environ(&sub.value) {
+            return None;
+        }
+        Some((self.env_key(&sub.slice), range(expr)))
+    }
+
+    /// The variable a key expression names: a string literal, or a module constant holding one.
+    fn env_key(&self, expr: &Expr) -> Option<EnvKey> {
+        let name = match expr {
+            Expr::StringLiteral(s) => s.value.to_str().to_string(),
+            Expr::Name(_) => self.scopes().module_string(expr)?,
+            _ => return None,
+        };
+        key_of_name(&name)
+    }
+
+    fn value_of(&self, expr: &Expr) -> Val {
+        match expr {
+            Expr::StringLiteral(s) => Val::Lit(s.value.to_str().to_string()),
+            Expr::Name(_) => self
+                .scopes()
+                .module_string(expr)
+                .map_or(Val::Computed, Val::Lit),
+            _ => Val::Computed,
+        }
+    }
+}
+
+/// `update({K: V}, K2=V2)` holds two lists, the dict's items and the keywords: each loses its
+/// own items (a deletion never crosses the `}`), a dict that loses all of them is left `{}`, and
+/// keywords that all go take the comma before them.
+fn list_deletions(stmt: &Stmt, spans: &[(Range<usize>, bool)]) -> Vec<Edit> {
+    let dict = match stmt {
+        Stmt::Expr(e) => match e.value.as_ref() {
+            Expr::Call(call) => match call.arguments.args.first() {
+                Some(d @ Expr::Dict(_)) => Some(range(d)),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(dict) = dict else {
+        return delete_items(spans);
+    };
+    let (inside, keywords): (Vec<_>, Vec<_>) = spans
+        .iter()
+        .cloned()
+        .partition(|(r, _)| dict.start <= r.start && r.end <= dict.end);
+    let all_go = |list: &[(Range<usize>, bool)]| !list.is_empty() && list.iter().all(|(_, m)| *m);
+    let mut edits = Vec::new();
+    if all_go(&inside) {
+        edits.push(Edit::delete(dict.start + 1..dict.end - 1));
+    } else {
+        edits.extend(delete_items(&inside));
+    }
+    match keywords.last() {
+        Some((last, _)) if all_go(&keywords) => edits.push(Edit::delete(dict.end..last.end)),
+        _ => edits.extend(delete_items(&keywords)),
+    }
+    edits
+}
+
+fn clobber(range: Range<usize>) -> Item {
+    Item {
+        range,
+        key: None,
+        op: EnvOp::Clobber,
+    }
+}
+
+fn key_of_name(name: &str) -> Option<EnvKey> {
+    if let Some(var) = EnvVar::from_name(name) {
+        return Some(EnvKey::Managed(var));
+    }
+    match name {
+        "HIP_VISIBLE_DEVICES" => Some(EnvKey::Amd("HIP_VISIBLE_DEVICES")),
+        "ROCR_VISIBLE_DEVICES" => Some(EnvKey::Amd("ROCR_VISIBLE_DEVICES")),
+        _ => None,
+    }
+}

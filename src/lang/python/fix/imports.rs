@@ -1,0 +1,243 @@
+//! The imports around the inserted header: `import os` at its sorted place in the
+//! standard-library block (the project's isort options), the blank lines after imports, a later
+//! `import os` taken out, and `# noqa: E402` for a flake8-gated project.
+
+use std::ops::Range;
+
+use super::super::facts::TopKind;
+use super::FixInput;
+use crate::base::edit::Edit;
+use crate::base::lines::{line_end, line_start, next_line_start, prev_line_start};
+
+/// The header block, and the edits that import what it uses: `import os` joins the
+/// standard-library imports right above the header at its sorted place (as isort and ruff's
+/// `I` rules want), or opens the chunk when there are none.
+pub(super) fn header_chunk(input: &FixInput, at: usize) -> (String, Vec<Edit>) {
+    let nl = input.newline;
+    let header = input.ctx.header;
+    let mut chunk = String::new();
+    let bound_before = |name: &str| {
+        input.facts.top.iter().any(|(r, kind)| {
+            r.end <= at
+                && matches!(kind, TopKind::StdlibImport(names) | TopKind::Import(names) if names.iter().any(|n| n == name))
+        })
+    };
+    let mut imports = String::new();
+    let mut edits = Vec::new();
+    for module in &header.block_imports {
+        if bound_before(module) {
+            continue;
+        }
+        match sorted_import_site(input, at, module) {
+            Some((pos, text)) => edits.push(Edit::insert(pos, text)),
+            None => imports.push_str(&format!("import {module}{nl}")),
+        }
+    }
+    if !imports.is_empty() {
+        chunk.push_str(&imports);
+        chunk.push_str(&nl.repeat(blank_lines_after_imports(header)));
+    }
+    chunk.push_str(&header.block_text(nl));
+    (chunk, edits)
+}
+
+/// Where `import {module}` goes in the block of standard-library imports that ends right above
+/// `at`: before the first plain import that sorts after it, else after the last plain import,
+/// else before the first `from` import (the project's isort options change this), with the
+/// text to insert there. `None` when no such block ends there.
+fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<(usize, String)> {
+    let source = input.source;
+    // The statements before `at`, last first, while they are standard-library imports each on
+    // lines of its own.
+    let before: Vec<&(Range<usize>, TopKind)> = input
+        .facts
+        .top
+        .iter()
+        .filter(|(r, _)| r.end <= at)
+        .collect();
+    let mut block: Vec<&Range<usize>> = Vec::new();
+    for (r, kind) in before.iter().rev() {
+        let alone = source[line_start(source, r.start)..r.start]
+            .trim()
+            .is_empty()
+            && source[r.end..next_line_start(source, r.end)]
+                .trim()
+                .is_empty();
+        if !matches!(kind, TopKind::StdlibImport(_)) || !alone {
+            break;
+        }
+        block.push(r);
+    }
+    let last = block.first()?;
+    // Only a block that ends right above the header (blank lines between are fine).
+    if !source[next_line_start(source, last.end)..at]
+        .trim()
+        .is_empty()
+    {
+        return None;
+    }
+    block.reverse();
+    let order = input.ctx.header.style.imports;
+    let nl = input.newline;
+    let plain = |r: &&&Range<usize>| source[(**r).clone()].starts_with("import ");
+    // The module an import sorts by: `import a.b` → `a.b`, `from a.b import c` → `a.b`.
+    let name = |r: &Range<usize>| {
+        let text = &source[r.clone()];
+        text.strip_prefix("import ")
+            .or_else(|| text.strip_prefix("from "))
+            .unwrap_or("")
+            .trim_start()
+            .split([',', ' '])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase()
+    };
+    let import = format!("import {module}{nl}");
+    if order.force_sort_within_sections {
+        // Plain and `from` imports sorted together by module.
+        let at = match block.iter().find(|r| name(r).as_str() > module) {
+            Some(after) => line_start(source, after.start),
+            None => next_line_start(source, block.last()?.end),
+        };
+        return Some((at, import));
+    }
+    if let Some(after) = block
+        .iter()
+        .filter(plain)
+        .find(|r| name(r).as_str() > module)
+    {
+        return Some((line_start(source, after.start), import));
+    }
+    if let Some(last_plain) = block.iter().rev().find(plain) {
+        return Some((next_line_start(source, last_plain.end), import));
+    }
+    // Only `from` imports: `import os` opens the section, or closes it (`from-first`), with the
+    // configured blank lines between the two kinds.
+    let gap = nl.repeat(order.lines_between_types);
+    if order.from_first {
+        let at = next_line_start(source, block.last()?.end);
+        return Some((at, format!("{gap}{import}")));
+    }
+    let at = line_start(source, block.first()?.start);
+    Some((at, format!("{import}{gap}")))
+}
+
+/// For a project gated by flake8: `# noqa: E402` on the module-level imports right after the
+/// header (up to the first statement that is not an import: those after it were E402 already).
+/// The marker goes right after the statement, before a comment the line already has; a line
+/// with a `noqa` of its own is left as it is.
+pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
+    let source = input.source;
+    for (r, kind) in input.facts.top.iter().filter(|(r, _)| r.start >= at) {
+        if !matches!(kind, TopKind::Import(_) | TopKind::StdlibImport(_)) {
+            break;
+        }
+        let end = line_end(source, r.end);
+        let rest = source[r.end..end].trim();
+        let single_line = !source[r.clone()].contains('\n');
+        // An import the plan takes out (a later `import os` the header brings up) needs none.
+        let removed = edits
+            .iter()
+            .any(|e| e.range.start <= r.start && r.end <= e.range.end);
+        if removed {
+            continue;
+        }
+        if single_line && (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
+            // The marker must not make the line too long for flake8's E501 either.
+            let width = source[line_start(source, r.start)..end].chars().count();
+            let too_long = input
+                .ctx
+                .header
+                .style
+                .max_line
+                .is_some_and(|max| width + "  # noqa: E402".len() > max);
+            let marker = if too_long {
+                "  # noqa: E402,E501"
+            } else {
+                "  # noqa: E402"
+            };
+            edits.push(Edit::insert(r.end, marker.to_string()));
+        }
+    }
+}
+
+/// A plain `import os` further down goes when the header brings its own: one import, on top.
+pub(super) fn drop_later_imports(
+    input: &FixInput,
+    at: usize,
+    edits: &mut Vec<Edit>,
+    covered: &[Range<usize>],
+) {
+    for module in &input.ctx.header.block_imports {
+        let bound_before = input.facts.top.iter().any(|(r, kind)| {
+            r.end <= at
+                && matches!(kind, TopKind::StdlibImport(n) | TopKind::Import(n) if n.iter().any(|x| x == module))
+        });
+        if bound_before {
+            continue;
+        }
+        for (r, kind) in &input.facts.top {
+            let alone = matches!(kind, TopKind::StdlibImport(n) if n.len() == 1 && &n[0] == module)
+                && input.source[r.clone()] == *format!("import {module}");
+            if !alone
+                || r.start < at
+                || covered.iter().any(|c| c.start <= r.start && r.end <= c.end)
+            {
+                continue;
+            }
+            if let Some(edit) = crate::lang::removal::removal_edit(input.source, r.clone(), false) {
+                edits.push(edit);
+            }
+        }
+    }
+}
+
+/// Blank lines around an inserted chunk, as the surrounding text needs: after an import, the
+/// number the project's isort settings ask for.
+pub(super) fn padded(input: &FixInput, at: usize, chunk: String) -> String {
+    let (source, nl) = (input.source, input.newline);
+    let mut out = String::new();
+    let bom = if source.starts_with('\u{feff}') { 3 } else { 0 };
+    if at > bom {
+        if !(source[..at].ends_with('\n') || source[..at].ends_with('\r')) {
+            out.push_str(nl);
+        }
+        let prev = prev_line_start(source, at);
+        if !source[prev..at].trim().is_empty() {
+            let after_import = input.facts.top.iter().any(|(r, kind)| {
+                matches!(kind, TopKind::StdlibImport(_) | TopKind::Import(_))
+                    && r.end <= at
+                    && next_line_start(source, r.end) >= at
+            });
+            let blank = if after_import {
+                blank_lines_after_imports(input.ctx.header)
+            } else {
+                1
+            };
+            out.push_str(&nl.repeat(blank));
+        }
+    }
+    out.push_str(&chunk);
+    // Code right after: one blank line; a top-level `def`, `class` or decorator: two (E302,
+    // and black and ruff format put them there).
+    let mut blank = 0;
+    let mut line = at;
+    while line < source.len() && source[line..line_end(source, line)].trim().is_empty() {
+        blank += 1;
+        line = next_line_start(source, line);
+    }
+    if line < source.len() {
+        let text = &source[line..line_end(source, line)];
+        let definition = ["def ", "async def ", "class ", "@"]
+            .iter()
+            .any(|k| text.starts_with(k));
+        let want: usize = if definition { 2 } else { 1 };
+        out.push_str(&nl.repeat(want.saturating_sub(blank)));
+    }
+    out
+}
+
+/// isort's and ruff's `lines-after-imports` before code (automatic: one).
+fn blank_lines_after_imports(header: &crate::lang::python::header::PythonHeader) -> usize {
+    header.style.imports.lines_after_imports.unwrap_or(1)
+}

@@ -1,0 +1,1079 @@
+//! The project index: a first, cheap pass over every Python file of the tree (no rules) that
+//! says what each file is to a process. CUDA reads `CUDA_VISIBLE_DEVICES` once per process, so a
+//! file is judged by the programs it belongs to: an entry point (a `__main__` guard, a
+//! `__main__.py`, a console script, a test file, a script nobody imports) starts a process; a
+//! library module runs in the processes of the entry points that import it.
+//!
+//! Invariant: the index only reads. A file it cannot read or parse is left out (the per-file
+//! pass reports it), and a file the index knows nothing of is judged as an entry point.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
+
+use rayon::prelude::*;
+use ruff_python_ast::statement_visitor::{walk_stmt, StatementVisitor};
+use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::Ranged;
+
+use crate::fs::walk::{Entry, EntryKind};
+use crate::lang::{FactKind, FactStore};
+use crate::model::outcome::Language;
+
+/// Why a file starts a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryWhy {
+    MainGuard,
+    DunderMain,
+    /// The target of a console or GUI script (its name).
+    Script(String),
+    Test,
+    /// The top-most `conftest.py` above test files: pytest imports it first, so the test
+    /// session's process is configured there (the test files are its modules).
+    TestSession,
+    /// A script no module of the tree imports, outside any package.
+    Standalone,
+}
+
+impl EntryWhy {
+    pub fn describe(&self) -> String {
+        match self {
+            EntryWhy::MainGuard => "an `if __name__ == \"__main__\"` block".into(),
+            EntryWhy::DunderMain => "a package's `__main__.py`".into(),
+            EntryWhy::Script(name) => format!("the `{name}` script"),
+            EntryWhy::Test => "a test file".into(),
+            EntryWhy::TestSession => {
+                "the conftest.py pytest imports first for the tests below it".into()
+            }
+            EntryWhy::Standalone => "a script no module imports".into(),
+        }
+    }
+}
+
+/// What a file is to the processes that run it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// Starts a process; `gpu`: the process reaches GPU code (its own or an imported module's).
+    Program { why: EntryWhy, gpu: bool },
+    /// Imported by other modules. `programs`: the entry points of the tree whose process runs
+    /// it (up to a few named, and their count).
+    Library { programs: Vec<String>, count: usize },
+    /// Runs as a program and is also a library (imported by `importers`, or a module of an
+    /// installable package): a header here would set the env of every program that imports it.
+    Both {
+        why: EntryWhy,
+        gpu: bool,
+        importers: Vec<String>,
+    },
+}
+
+/// One Python file, as the index sees it.
+#[derive(Debug, Default)]
+struct PyFile {
+    rel: String,
+    /// Dotted module name (`pkg.sub.mod`; a package's `__init__.py` is `pkg.sub`).
+    module: String,
+    /// The directory its top-level package (or the script) sits in: its `sys.path` entry.
+    source_root: String,
+    in_package: bool,
+    imports: Vec<RawImport>,
+    main_guard: bool,
+    /// Touches a GPU: selects or uses a CUDA device, writes a GPU env variable, or uses a
+    /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
+    gpu: bool,
+    /// Module-level constants that hold a device (`DEVICE = "cuda:1"`, `GPU_ID = 1`).
+    constants: Vec<(String, DeviceConst)>,
+    /// `importlib.import_module(f"pkg.models.{name}")`: a registry that loads every module
+    /// under `pkg.models` (basicsr's pattern), by its prefix.
+    dynamic_prefixes: Vec<String>,
+    /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
+    /// shipped in a package does not.
+    tests: bool,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct RawImport {
+    level: u32,
+    module: Option<String>,
+    names: Vec<String>,
+    /// The local name each imported name (or, for `import a.b as c`, the module) is bound to.
+    locals: Vec<String>,
+}
+
+/// A module constant that holds a device.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceConst {
+    /// 1-based line of the assignment.
+    pub line: usize,
+    pub index: u64,
+    /// A device string (`"cuda:1"`), not a bare index.
+    pub string: bool,
+    /// The value as written.
+    pub text: String,
+}
+
+/// A device constant of another module of the tree, as a file imports it: `from cfg import
+/// DEVICE [as D]` (`attr: None`) or `import cfg` then `cfg.DEVICE` (`attr: Some("DEVICE")`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedConst {
+    pub local: String,
+    pub attr: Option<String>,
+    /// The file that defines it (root-relative) and its name there.
+    pub from: String,
+    pub name: String,
+    pub value: DeviceConst,
+}
+
+/// The index of a tree's Python files.
+#[derive(Debug, Default)]
+pub struct ProjectIndex {
+    roles: HashMap<String, Role>,
+    imported: HashMap<String, Vec<ImportedConst>>,
+}
+
+impl ProjectIndex {
+    /// The device constants `rel` imports from other modules of the tree.
+    pub fn imported(&self, rel: &str) -> &[ImportedConst] {
+        self.imported.get(rel).map_or(&[], Vec::as_slice)
+    }
+
+    /// What `rel` (root-relative, `/`-separated) is; `None` for a file the index does not know.
+    pub fn role(&self, rel: &str) -> Option<&Role> {
+        self.roles.get(rel)
+    }
+
+    /// Index the Python files among `entries` (read under `root`, or their facts from `store`
+    /// when their bytes have not changed).
+    pub fn build(
+        root: &Path,
+        entries: &[Entry],
+        max_file_size: u64,
+        store: &dyn FactStore,
+        hosted: &[(String, String)],
+    ) -> ProjectIndex {
+        let prefilter = crate::fs::source::Prefilter::new();
+        let packages = PackageDirs::default();
+        let mut files: Vec<PyFile> = entries
+            .par_iter()
+            .filter(|e| e.kind == EntryKind::Source(Language::Python))
+            .filter_map(|e| {
+                let place = module_name(root, &e.rel, &packages);
+                let own = place
+                    .2
+                    .then(|| place.0.split('.').next().unwrap_or("").to_string());
+                // `null`: the file does not parse, and is left out (judged alone).
+                let cached = store
+                    .load(e, FactKind::Python)
+                    .and_then(|text| serde_json::from_str::<Option<PyFacts>>(&text).ok())
+                    .filter(|facts| facts.as_ref().is_none_or(|f| f.own == own));
+                let facts = match cached {
+                    Some(facts) => facts,
+                    None => {
+                        let (facts, hash) = read_facts(root, e, max_file_size, &prefilter, own)?;
+                        if let Some(Ok(text)) = store.keeps().then(|| serde_json::to_string(&facts))
+                        {
+                            store.save(e, hash, FactKind::Python, text);
+                        }
+                        facts
+                    }
+                }?;
+                Some(PyFile::of(e.rel.clone(), place, facts))
+            })
+            .collect();
+        files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        let projects = Projects::find(root, &files);
+        link(files, &projects, hosted)
+    }
+}
+
+/// What the index reads from one file's bytes (kept by the content cache). `own`: the
+/// top-level package the facts were read for (what `gpu` counts as the file's own imports).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct PyFacts {
+    own: Option<String>,
+    imports: Vec<RawImport>,
+    main_guard: bool,
+    gpu: bool,
+    constants: Vec<(String, DeviceConst)>,
+    dynamic_prefixes: Vec<String>,
+    tests: bool,
+}
+
+impl PyFile {
+    fn of(
+        rel: String,
+        (module, source_root, in_package): (String, String, bool),
+        f: PyFacts,
+    ) -> Self {
+        PyFile {
+            rel,
+            module,
+            source_root,
+            in_package,
+            imports: f.imports,
+            main_guard: f.main_guard,
+            gpu: f.gpu,
+            constants: f.constants,
+            dynamic_prefixes: f.dynamic_prefixes,
+            tests: f.tests,
+        }
+    }
+}
+
+/// The facts of one file (`None` when it cannot be decoded or parsed) and the hash of the
+/// bytes read; `None` when it cannot be read.
+fn read_facts(
+    root: &Path,
+    entry: &Entry,
+    limit: u64,
+    prefilter: &crate::fs::source::Prefilter,
+    own: Option<String>,
+) -> Option<(Option<PyFacts>, u64)> {
+    let bytes = crate::fs::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let hash = crate::fs::source::content_key(&bytes);
+    // A bug met here leaves the file out: the CPU stage meets it again and reports it.
+    let facts = crate::fs::panics::caught(entry, || parse_facts(bytes, prefilter, own));
+    Some((facts.ok().flatten(), hash))
+}
+
+fn parse_facts(
+    bytes: Vec<u8>,
+    prefilter: &crate::fs::source::Prefilter,
+    own: Option<String>,
+) -> Option<PyFacts> {
+    let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
+    let text = crate::fs::source::decode(bytes).ok()?.text;
+    // Too deep for the parser's recursion: left to the per-file pass, which reports it.
+    crate::lang::nesting::check(Language::Python, &text).ok()?;
+    let parsed = ruff_python_parser::parse_module(&text).ok()?;
+    let body = &parsed.syntax().body;
+    let mut imports = Imports::default();
+    imports.visit_body(body);
+    let mut dynamic = DynamicImports::default();
+    for stmt in body {
+        ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
+    }
+    let gpu = maybe_gpu && crate::lang::python::touches_gpu(&text, body, own.as_deref());
+    let facts = PyFacts {
+        own,
+        imports: imports.0,
+        dynamic_prefixes: dynamic.0,
+        main_guard: body.iter().any(is_main_guard),
+        gpu,
+        constants: device_constants(&text, body),
+        tests: body.iter().any(|stmt| match stmt {
+            Stmt::FunctionDef(d) => d.name.as_str().starts_with("test"),
+            Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
+            _ => false,
+        }),
+    };
+    Some(facts)
+}
+
+/// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
+/// in a constant named for a device (`GPU_ID = 1`) at module level.
+fn device_constants(text: &str, body: &[Stmt]) -> Vec<(String, DeviceConst)> {
+    let mut out = Vec::new();
+    for stmt in body {
+        let (target, value) = match stmt {
+            Stmt::Assign(a) if a.targets.len() == 1 => (&a.targets[0], a.value.as_ref()),
+            Stmt::AnnAssign(a) => match &a.value {
+                Some(v) => (a.target.as_ref(), v.as_ref()),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let Expr::Name(name) = target else { continue };
+        let id = name.id.as_str();
+        let named_for_device = {
+            let l = id.to_ascii_lowercase();
+            ["gpu", "device", "cuda"].iter().any(|w| l.contains(w))
+        };
+        let device = match value {
+            Expr::StringLiteral(s) => {
+                crate::lang::python::device_string_index(s.value.to_str()).map(|i| (i, true))
+            }
+            Expr::NumberLiteral(_) if named_for_device => {
+                crate::lang::python::int_literal(value).map(|i| (i, false))
+            }
+            Expr::Call(c) if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "device") => {
+                match (c.arguments.args.first(), c.arguments.args.get(1)) {
+                    (Some(Expr::StringLiteral(s)), None) => {
+                        crate::lang::python::device_string_index(s.value.to_str())
+                            .map(|i| (i, true))
+                    }
+                    (Some(Expr::StringLiteral(s)), Some(i)) if s.value.to_str() == "cuda" => {
+                        crate::lang::python::int_literal(i).map(|i| (i, true))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((index, string)) = device {
+            let r = value.range();
+            let start = r.start().to_usize();
+            out.push((
+                id.to_string(),
+                DeviceConst {
+                    line: crate::base::line_index::line_of_offset(text, start),
+                    index,
+                    string,
+                    text: text[start..r.end().to_usize()].to_string(),
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// `if __name__ == "__main__":` at module level.
+fn is_main_guard(stmt: &Stmt) -> bool {
+    let Stmt::If(s) = stmt else { return false };
+    let Expr::Compare(c) = s.test.as_ref() else {
+        return false;
+    };
+    let is_name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__");
+    let is_main = |e: &Expr| matches!(e, Expr::StringLiteral(l) if l.value.to_str() == "__main__");
+    c.comparators.len() == 1
+        && ((is_name(&c.left) && is_main(&c.comparators[0]))
+            || (is_main(&c.left) && is_name(&c.comparators[0])))
+}
+
+/// Every import that can run (not under `if TYPE_CHECKING:`), at any depth.
+#[derive(Default)]
+struct Imports(Vec<RawImport>);
+
+impl<'a> StatementVisitor<'a> for Imports {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Import(i) => {
+                for alias in &i.names {
+                    // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`.
+                    let local = match &alias.asname {
+                        Some(n) => n.to_string(),
+                        None if !alias.name.contains('.') => alias.name.to_string(),
+                        None => String::new(),
+                    };
+                    self.0.push(RawImport {
+                        level: 0,
+                        module: Some(alias.name.to_string()),
+                        names: Vec::new(),
+                        locals: vec![local],
+                    });
+                }
+            }
+            Stmt::ImportFrom(f) => self.0.push(RawImport {
+                level: f.level,
+                module: f.module.as_ref().map(|m| m.to_string()),
+                names: f.names.iter().map(|a| a.name.to_string()).collect(),
+                locals: f
+                    .names
+                    .iter()
+                    .map(|a| a.asname.as_ref().unwrap_or(&a.name).to_string())
+                    .collect(),
+            }),
+            Stmt::If(s) if is_type_checking(&s.test) => {
+                for clause in &s.elif_else_clauses {
+                    self.visit_body(&clause.body);
+                }
+            }
+            _ => walk_stmt(self, stmt),
+        }
+    }
+}
+
+/// Modules loaded by name at run time: `importlib.import_module("pkg.mod")` (the module) and
+/// `importlib.import_module(f"pkg.models.{name}")` (every module under the prefix).
+#[derive(Default)]
+struct DynamicImports(Vec<String>);
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Call(call) = expr {
+            let loads = match call.func.as_ref() {
+                Expr::Attribute(a) => a.attr.as_str() == "import_module",
+                Expr::Name(n) => matches!(n.id.as_str(), "import_module" | "__import__"),
+                _ => false,
+            };
+            match call.arguments.args.first() {
+                Some(Expr::StringLiteral(s)) if loads => {
+                    self.0.push(format!("={}", s.value.to_str()));
+                }
+                Some(Expr::FString(f)) if loads => {
+                    let prefix: String = f
+                        .value
+                        .iter()
+                        .find_map(|part| match part {
+                            ruff_python_ast::FStringPart::FString(fs) => {
+                                match fs.elements.iter().next() {
+                                    Some(ruff_python_ast::InterpolatedStringElement::Literal(
+                                        l,
+                                    )) => Some(l.value.to_string()),
+                                    _ => None,
+                                }
+                            }
+                            ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
+                        })
+                        .unwrap_or_default();
+                    if prefix.ends_with('.') && prefix.len() > 1 {
+                        self.0.push(prefix);
+                    }
+                }
+                _ => {}
+            }
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
+}
+
+fn is_type_checking(test: &Expr) -> bool {
+    match test {
+        Expr::Name(n) => n.id.as_str() == "TYPE_CHECKING",
+        Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
+        _ => false,
+    }
+}
+
+/// The dotted module name of `rel`, the directory its imports are resolved from, and whether
+/// it is in a package (its directory has an `__init__.py`).
+fn module_name(root: &Path, rel: &str, packages: &PackageDirs) -> (String, String, bool) {
+    let path = Path::new(rel);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut parts = vec![];
+    if stem != "__init__" {
+        parts.push(stem);
+    }
+    let mut dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut in_package = false;
+    while !dir.as_os_str().is_empty() && packages.is_package(root, &dir) {
+        in_package = true;
+        parts.push(
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
+    }
+    parts.reverse();
+    (parts.join("."), slash(&dir), in_package)
+}
+
+/// Which directories hold an `__init__.py`, each asked of the file system once per run.
+#[derive(Default)]
+struct PackageDirs(std::sync::Mutex<HashMap<std::path::PathBuf, bool>>);
+
+impl PackageDirs {
+    fn is_package(&self, root: &Path, dir: &Path) -> bool {
+        if let Some(&known) = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|m| m.get(dir).copied())
+            .as_ref()
+        {
+            return known;
+        }
+        let found = root.join(dir).join("__init__.py").is_file();
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(dir.to_path_buf(), found);
+        }
+        found
+    }
+}
+
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// The packaging files of the tree: the console/GUI scripts they declare and the directories
+/// whose packages are installable.
+#[derive(Debug, Default)]
+struct Projects {
+    /// (project directory, script name, target module).
+    scripts: Vec<(String, String, String)>,
+    /// Directories holding a `pyproject.toml`, `setup.py` or `setup.cfg`.
+    dirs: Vec<String>,
+}
+
+impl Projects {
+    fn find(root: &Path, files: &[PyFile]) -> Projects {
+        let mut dirs: HashSet<String> = HashSet::new();
+        for f in files {
+            let mut dir = Path::new(&f.rel).parent();
+            while let Some(d) = dir {
+                if !dirs.insert(slash(d)) {
+                    break;
+                }
+                dir = d.parent();
+            }
+        }
+        let mut projects = Projects::default();
+        let mut dirs: Vec<String> = dirs.into_iter().collect();
+        dirs.sort();
+        for dir in dirs {
+            let read = |name: &str| {
+                let rel = Path::new(&dir).join(name);
+                crate::fs::tree_file::read_optional(root, &rel, "its packaging metadata")
+            };
+            let (pyproject, setup_cfg, setup_py) =
+                (read("pyproject.toml"), read("setup.cfg"), read("setup.py"));
+            let mut installable = setup_py.is_some();
+            let mut scripts = Vec::new();
+            if let Some(text) = &pyproject {
+                let table = toml::from_str::<toml::Table>(text).unwrap_or_default();
+                let project = table.get("project");
+                let poetry = table.get("tool").and_then(|t| t.get("poetry"));
+                installable |= project.is_some() || poetry.is_some();
+                for t in [
+                    project.and_then(|p| p.get("scripts")),
+                    project.and_then(|p| p.get("gui-scripts")),
+                    poetry.and_then(|p| p.get("scripts")),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    for (name, target) in t.as_table().into_iter().flatten() {
+                        if let Some(target) = target.as_str() {
+                            scripts.push((name.clone(), target.to_string()));
+                        }
+                    }
+                }
+            }
+            if let Some(text) = &setup_cfg {
+                installable |= text.contains("[metadata]") || text.contains("[options]");
+                scripts.extend(setup_cfg_scripts(text));
+            }
+            if let Some(text) = &setup_py {
+                scripts.extend(setup_py_scripts(text));
+            }
+            if installable {
+                projects.dirs.push(dir.clone());
+            }
+            for (name, target) in scripts {
+                let module = target.split(':').next().unwrap_or("").trim().to_string();
+                if !module.is_empty() {
+                    projects.scripts.push((dir.clone(), name, module));
+                }
+            }
+        }
+        projects
+    }
+
+    /// `rel` is a module of an installable package.
+    fn installable(&self, f: &PyFile) -> bool {
+        f.in_package && self.dirs.iter().any(|d| d.is_empty() || under(&f.rel, d))
+    }
+}
+
+/// The directory of a path relative to the root (`""` at the root).
+fn dir_of(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn under(rel: &str, dir: &str) -> bool {
+    rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// `name = module:function` lines of `[options.entry_points]` `console_scripts`/`gui_scripts`.
+fn setup_cfg_scripts(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut in_section = false;
+    let mut in_scripts = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_section = trimmed == "[options.entry_points]";
+            in_scripts = false;
+            continue;
+        }
+        if !in_section || trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+            continue;
+        }
+        let indented = line.starts_with([' ', '\t']);
+        if !indented {
+            let key = trimmed.split('=').next().unwrap_or("").trim();
+            in_scripts = matches!(key, "console_scripts" | "gui_scripts");
+            let rest = trimmed.split_once('=').map_or("", |(_, r)| r.trim());
+            if in_scripts && !rest.is_empty() {
+                out.extend(script_spec(rest));
+            }
+        } else if in_scripts {
+            out.extend(script_spec(trimmed));
+        }
+    }
+    out
+}
+
+/// `name = module:function` (the form both setup.cfg and setup.py use).
+fn script_spec(spec: &str) -> Option<(String, String)> {
+    let (name, target) = spec.split_once('=')?;
+    let target = target.split('[').next().unwrap_or(target).trim();
+    target
+        .contains(':')
+        .then(|| (name.trim().to_string(), target.to_string()))
+}
+
+/// The string literals of `setup(entry_points={"console_scripts": [...]})` in a setup.py.
+fn setup_py_scripts(text: &str) -> Vec<(String, String)> {
+    let Ok(parsed) = ruff_python_parser::parse_module(text) else {
+        return Vec::new();
+    };
+    #[derive(Default)]
+    struct Specs(Vec<(String, String)>);
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Specs {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::Dict(d) = expr {
+                for item in &d.items {
+                    let key = match &item.key {
+                        Some(Expr::StringLiteral(k)) => k.value.to_str(),
+                        _ => continue,
+                    };
+                    if !matches!(key, "console_scripts" | "gui_scripts") {
+                        continue;
+                    }
+                    let values: Vec<&Expr> = match &item.value {
+                        Expr::List(l) => l.elts.iter().collect(),
+                        Expr::Tuple(t) => t.elts.iter().collect(),
+                        other => vec![other],
+                    };
+                    for v in values {
+                        if let Expr::StringLiteral(s) = v {
+                            self.0.extend(script_spec(s.value.to_str()));
+                        }
+                    }
+                }
+            }
+            ruff_python_ast::visitor::walk_expr(self, expr);
+        }
+    }
+    let mut specs = Specs::default();
+    ruff_python_ast::visitor::Visitor::visit_body(&mut specs, &parsed.syntax().body);
+    specs.0
+}
+
+/// Frameworks that take a GPU without being told to (torch, transformers, diffusers… stay on
+/// the CPU unless the code asks for CUDA, which the facts see).
+pub const GPU_BY_DEFAULT: &[&str] = &[
+    "tensorflow",
+    "jax",
+    "jaxlib",
+    "cupy",
+    "numba.cuda",
+    "pycuda",
+    "tensorrt",
+    "vllm",
+    "whisper",
+    "faster_whisper",
+    "sentence_transformers",
+    "accelerate",
+];
+
+fn is_test_file(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = name.strip_suffix(".py").unwrap_or(name);
+    stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest"
+}
+
+/// Resolve the imports, find the entry points and the programs each module runs in.
+fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) -> ProjectIndex {
+    let by_rel: HashMap<&str, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.rel.as_str(), i))
+        .collect();
+    // The installable project each file belongs to (the deepest that holds it).
+    let project_dirs: HashSet<&str> = projects.dirs.iter().map(String::as_str).collect();
+    let project_of: Vec<Option<&str>> = files
+        .iter()
+        .map(|f| {
+            Path::new(&f.rel)
+                .ancestors()
+                .skip(1)
+                .map(|d| d.to_str().unwrap_or(""))
+                .find_map(|d| project_dirs.get(d).copied())
+        })
+        .collect();
+    let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        by_module.entry(f.module.as_str()).or_default().push(i);
+    }
+    // Every dotted suffix of each file's path (`src/app/infer/utils.py` is `app.infer.utils`,
+    // `infer.utils`, …): a directory without `__init__.py` is still a package to an import
+    // (PEP 420 namespace packages), and a script's own directory is on its `sys.path`.
+    let mut by_suffix: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let path = f.rel.trim_end_matches(".py").trim_end_matches("/__init__");
+        let parts: Vec<&str> = path.split('/').collect();
+        for k in 0..parts.len() {
+            by_suffix.entry(parts[k..].join(".")).or_default().push(i);
+        }
+    }
+    // Of the files a name could be, those the importer's process finds first: its own
+    // `sys.path` entry's, else its own project's (a project's tests import its `src/`
+    // package), else all of them (a monorepo's service importing a library of another).
+    let nearest = |found: Vec<usize>, from: usize| -> Vec<usize> {
+        let same_root: Vec<usize> = found
+            .iter()
+            .copied()
+            .filter(|&i| files[i].source_root == files[from].source_root)
+            .collect();
+        if !same_root.is_empty() {
+            return same_root;
+        }
+        let same_project: Vec<usize> = match project_of[from] {
+            Some(project) => found
+                .iter()
+                .copied()
+                .filter(|&i| project_of[i] == Some(project))
+                .collect(),
+            None => Vec::new(),
+        };
+        if same_project.is_empty() {
+            found
+        } else {
+            same_project
+        }
+    };
+    let lookup = |name: &str, from: usize| -> Vec<usize> {
+        let f = &files[from];
+        let found = match by_module.get(name) {
+            Some(found) => found,
+            None => {
+                // A sibling of the importing script (`import app` next to `api.py`).
+                let dir = dir_of(&f.rel);
+                let sibling = if dir.is_empty() {
+                    format!("{}.py", name.replace('.', "/"))
+                } else {
+                    format!("{dir}/{}.py", name.replace('.', "/"))
+                };
+                if let Some(&i) = by_rel.get(sibling.as_str()) {
+                    return vec![i];
+                }
+                // A dotted name through namespace directories: its files, nearest root first.
+                match by_suffix.get(name).filter(|_| name.contains('.')) {
+                    Some(found) => found,
+                    None => return Vec::new(),
+                }
+            }
+        };
+        nearest(found.clone(), from)
+    };
+    let imported = imported_constants(&files, &lookup);
+    // The conftest.py files by directory, and for each file the one pytest imports first: the
+    // one nearest the root among those in the directories above it.
+    let conftest_in: HashMap<&str, usize> = (0..files.len())
+        .filter(|&j| files[j].rel.rsplit('/').next() == Some("conftest.py"))
+        .map(|j| (dir_of(&files[j].rel), j))
+        .collect();
+    // The conftest.py files of the directories above `rel`, nearest the root first.
+    let conftests_above = |rel: &str| -> Vec<usize> {
+        let dir = dir_of(rel);
+        let mut above: Vec<usize> = conftest_in.get("").copied().into_iter().collect();
+        above.extend(
+            dir.match_indices('/')
+                .map(|(k, _)| &dir[..k])
+                .chain((!dir.is_empty()).then_some(dir))
+                .filter_map(|d| conftest_in.get(d).copied()),
+        );
+        above
+    };
+    let top_conftest: Vec<Option<usize>> = files
+        .iter()
+        .map(|f| conftests_above(&f.rel).first().copied())
+        .collect();
+    // A test session runs every test file below its top-most conftest.py in one process.
+    let mut session: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (j, t) in files.iter().enumerate() {
+        if let Some(top) = top_conftest[j].filter(|_| t.tests && is_test_file(&t.rel)) {
+            session[top].push(j);
+        }
+    }
+    // Edges: the modules an import names.
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (i, f) in files.iter().enumerate() {
+        let mut targets = Vec::new();
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            // The module named and the submodules named from it. The packages above run too,
+            // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
+            // following them would put every module of a package into every program.
+            let mut names: Vec<String> = vec![base.clone()];
+            for name in &imp.names {
+                if name != "*" {
+                    names.push(if base.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{base}.{name}")
+                    });
+                }
+            }
+            for name in names {
+                targets.extend(lookup(&name, i));
+            }
+        }
+        // Modules a registry loads by name: the one named, or every module under a prefix.
+        for dynamic in &f.dynamic_prefixes {
+            match dynamic.strip_prefix('=') {
+                Some(module) => targets.extend(lookup(module, i)),
+                None => {
+                    let under_prefix = (0..files.len())
+                        .filter(|&j| files[j].module.starts_with(dynamic.as_str()))
+                        .collect();
+                    targets.extend(nearest(under_prefix, i));
+                }
+            }
+        }
+        targets.extend(session[i].iter().copied());
+        // pytest imports the conftest.py of every directory above a test first.
+        if is_test_file(&f.rel) && f.rel.rsplit('/').next() != Some("conftest.py") {
+            targets.extend(conftests_above(&f.rel));
+        }
+        targets.retain(|&j| j != i);
+        targets.sort_unstable();
+        targets.dedup();
+        edges[i] = targets;
+    }
+    let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (i, targets) in edges.iter().enumerate() {
+        for &j in targets {
+            importers[j].push(i);
+        }
+    }
+    let scripts: HashMap<usize, String> = projects
+        .scripts
+        .iter()
+        .flat_map(|(dir, name, module)| {
+            by_module
+                .get(module.as_str())
+                .or_else(|| by_suffix.get(module.as_str()))
+                .into_iter()
+                .flatten()
+                .filter(|&&i| dir.is_empty() || under(&files[i].rel, dir))
+                .map(|&i| (i, name.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let host_of = |rel: &str| {
+        hosted
+            .iter()
+            .find(|(f, _)| f == rel)
+            .map(|(_, h)| h.clone())
+    };
+    let entry_of = |i: usize| -> Option<EntryWhy> {
+        let f = &files[i];
+        let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+        if host_of(&f.rel).is_some() {
+            // Run inside a Rust program's process (pyo3): never a process of its own.
+            None
+        } else if let Some(script) = scripts.get(&i) {
+            Some(EntryWhy::Script(script.clone()))
+        } else if name == "__main__.py" {
+            Some(EntryWhy::DunderMain)
+        } else if name == "conftest.py" {
+            let tests_below = edges[i].iter().any(|&j| files[j].tests);
+            (top_conftest[i] == Some(i) && tests_below).then_some(EntryWhy::TestSession)
+        } else if is_test_file(&f.rel) && f.tests {
+            // Below a conftest.py the session starts there, not in the test file.
+            top_conftest[i].is_none().then_some(EntryWhy::Test)
+        } else if f.main_guard {
+            Some(EntryWhy::MainGuard)
+        } else if !f.in_package && importers[i].is_empty() {
+            Some(EntryWhy::Standalone)
+        } else {
+            None
+        }
+    };
+    let entries: Vec<Option<EntryWhy>> = (0..files.len()).map(entry_of).collect();
+    // Each entry point's process: the modules it reaches through imports. A library keeps how
+    // many programs run it and the first three (in path order), which is all its role says.
+    let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
+    let mut reaches_gpu = vec![false; files.len()];
+    // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
+    let mut seen = vec![0usize; files.len()];
+    let mut queue = VecDeque::new();
+    for (e, why) in entries.iter().enumerate() {
+        if why.is_none() {
+            continue;
+        }
+        queue.push_back(e);
+        seen[e] = e + 1;
+        while let Some(i) = queue.pop_front() {
+            reaches_gpu[e] |= files[i].gpu;
+            if i != e {
+                let (count, first) = &mut programs_of[i];
+                *count += 1;
+                if first.len() < 3 {
+                    first.push(e);
+                }
+            }
+            for &j in &edges[i] {
+                if std::mem::replace(&mut seen[j], e + 1) != e + 1 {
+                    queue.push_back(j);
+                }
+            }
+        }
+    }
+    let names = |ids: &[usize]| -> Vec<String> {
+        ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
+    };
+    let mut roles = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let role = match entries[i].clone() {
+            Some(why) => {
+                let name = f.rel.rsplit('/').next().unwrap_or(&f.rel);
+                // A script's target and a `__main__.py` are run, not imported; a module with a
+                // `__main__` block that other modules import (or that an installable package
+                // ships) is a library too.
+                let library = (matches!(why, EntryWhy::MainGuard)
+                    && (!importers[i].is_empty() || projects.installable(f))
+                    || matches!(why, EntryWhy::Script(_)) && !importers[i].is_empty())
+                    && name != "__init__.py";
+                if library {
+                    Role::Both {
+                        why,
+                        gpu: reaches_gpu[i],
+                        importers: names(&importers[i]),
+                    }
+                } else {
+                    Role::Program {
+                        why,
+                        gpu: reaches_gpu[i],
+                    }
+                }
+            }
+            // Embedded in a Rust program: its env is that program's, which this index cannot
+            // see (no count: nothing here proves it masks).
+            None if host_of(&f.rel).is_some() => Role::Library {
+                programs: host_of(&f.rel).into_iter().collect(),
+                count: 0,
+            },
+            None => {
+                let (count, first) = &programs_of[i];
+                Role::Library {
+                    programs: names(first),
+                    count: *count,
+                }
+            }
+        };
+        roles.insert(f.rel.clone(), role);
+    }
+    ProjectIndex { roles, imported }
+}
+
+/// The files a module name imported by file `from` resolves to.
+type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
+
+/// The device constants each file imports from modules of the tree (through up to three
+/// re-exports: `from .config import DEVICE` in a package `__init__.py`).
+fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<ImportedConst>> {
+    let module_consts = |local: &str, j: usize, found: &mut Vec<ImportedConst>| {
+        for (name, value) in &files[j].constants {
+            found.push(ImportedConst {
+                local: local.to_string(),
+                attr: Some(name.clone()),
+                from: files[j].rel.clone(),
+                name: name.clone(),
+                value: value.clone(),
+            });
+        }
+    };
+    let mut imported = HashMap::new();
+    for (i, f) in files.iter().enumerate() {
+        let mut found = Vec::new();
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            if imp.names.is_empty() {
+                if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
+                    for j in lookup(&base, i) {
+                        module_consts(local, j, &mut found);
+                    }
+                }
+                continue;
+            }
+            for (name, local) in imp.names.iter().zip(&imp.locals) {
+                let submodule = if base.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{base}.{name}")
+                };
+                for j in lookup(&submodule, i) {
+                    module_consts(local, j, &mut found);
+                }
+                for j in lookup(&base, i) {
+                    if let Some((from, value)) = constant_of(files, j, name, lookup, 3) {
+                        found.push(ImportedConst {
+                            local: local.clone(),
+                            attr: None,
+                            from,
+                            name: name.clone(),
+                            value,
+                        });
+                    }
+                }
+            }
+        }
+        if !found.is_empty() {
+            imported.insert(f.rel.clone(), found);
+        }
+    }
+    imported
+}
+
+/// The device constant `name` of module `j`, defined there or imported into it.
+fn constant_of(
+    files: &[PyFile],
+    j: usize,
+    name: &str,
+    lookup: &Lookup,
+    depth: usize,
+) -> Option<(String, DeviceConst)> {
+    let f = &files[j];
+    if let Some((_, value)) = f.constants.iter().find(|(n, _)| n == name) {
+        return Some((f.rel.clone(), value.clone()));
+    }
+    if depth == 0 {
+        return None;
+    }
+    for imp in &f.imports {
+        let Some(k) = imp.locals.iter().position(|l| l == name) else {
+            continue;
+        };
+        let (Some(original), Some(base)) = (imp.names.get(k), import_base(f, imp)) else {
+            continue;
+        };
+        for next in lookup(&base, j) {
+            if next != j {
+                if let Some(found) = constant_of(files, next, original, lookup, depth - 1) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).
+fn import_base(f: &PyFile, imp: &RawImport) -> Option<String> {
+    if imp.level == 0 {
+        return imp.module.clone();
+    }
+    let mut parts: Vec<&str> = f.module.split('.').collect();
+    let is_init = f.rel.ends_with("__init__.py");
+    if !is_init {
+        parts.pop();
+    }
+    for _ in 1..imp.level {
+        parts.pop()?;
+    }
+    if let Some(m) = &imp.module {
+        parts.push(m);
+    }
+    Some(parts.join("."))
+}

@@ -1,0 +1,473 @@
+//! Python support: parse with ruff's parser, collect facts, compute the effective env, apply
+//! the rules, plan fixes, and prove each planned fix on its own result before offering it.
+
+mod compile;
+mod config;
+mod detect;
+mod effective;
+mod encoding;
+mod facts;
+mod fix;
+pub mod header;
+pub mod index;
+mod proof;
+mod repair;
+pub use crate::model::rules::python as rules;
+mod semantic;
+pub mod style;
+mod verify;
+
+pub use crate::base::lines::newline_of;
+use crate::lang::python::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
+use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
+use crate::model::finding::{line_column, Finding, Severity};
+use crate::model::policy::{EnvVar, Policy, Scope};
+pub use facts::Facts;
+
+/// The index a device string selects (`"cuda:1"` → 1), for the project index.
+pub fn device_string_index(value: &str) -> Option<u64> {
+    facts::device_string(value).map(|(_, i)| i)
+}
+
+pub use facts::int_literal;
+use header::PythonHeader;
+use proof::prove;
+pub use proof::Proof;
+pub use semantic::GPU_FRAMEWORKS;
+
+/// What the caller knows about the file besides its text.
+pub struct FileContext<'a> {
+    pub policy: &'a Policy,
+    pub header: &'a PythonHeader,
+    /// Declared in a mission phase: in scope whatever the rules see.
+    pub in_phase: bool,
+    pub is_init: bool,
+    /// The top-level package the file belongs to (its directories with `__init__.py`).
+    pub own_package: Option<String>,
+    /// What the file is to the processes that run it (`scope = "programs"`); `None` when every
+    /// GPU file carries the header, or the index does not know the file.
+    pub role: Option<&'a Role>,
+    /// Device constants the file imports from other modules of the tree (the index's).
+    pub imported: &'a [crate::lang::python::index::ImportedConst],
+    /// How a planned fix is proven (`Proof::Composed` but in the tests that compare the two).
+    pub proof: Proof,
+}
+
+/// Python for the pipeline: the policy and the rendered header, shared by every file, and the
+/// project index (`prepare`).
+pub struct Python {
+    pub policy: Policy,
+    /// The header as the template writes it (files outside the prepared tree get this one).
+    pub header: PythonHeader,
+    index: std::sync::OnceLock<ProjectIndex>,
+    styled: std::sync::OnceLock<StyledHeaders>,
+    /// Python files a Rust program of the tree embeds (file → the Rust file).
+    hosted: std::sync::OnceLock<Vec<(String, String)>>,
+}
+
+/// The header in each style the tree's directories want (`prepare`): few styles, many
+/// directories.
+struct StyledHeaders {
+    headers: Vec<PythonHeader>,
+    by_dir: std::collections::HashMap<String, usize>,
+}
+
+impl StyledHeaders {
+    fn build(
+        base: &PythonHeader,
+        root: &std::path::Path,
+        entries: &[crate::fs::walk::Entry],
+    ) -> Self {
+        let resolver = style::StyleResolver::new(root);
+        let mut styles = Vec::new();
+        let mut by_dir = std::collections::HashMap::new();
+        for entry in entries {
+            let dir = rel_dir(&entry.rel);
+            if by_dir.contains_key(dir) || !entry.rel.ends_with(".py") {
+                continue;
+            }
+            let at = entry.rel_path.parent().unwrap_or(std::path::Path::new(""));
+            let style = resolver.at(at);
+            let index = styles.iter().position(|s| *s == style).unwrap_or_else(|| {
+                styles.push(style);
+                styles.len() - 1
+            });
+            by_dir.insert(dir.to_string(), index);
+        }
+        StyledHeaders {
+            headers: styles.iter().map(|s| base.clone().styled(s)).collect(),
+            by_dir,
+        }
+    }
+}
+
+/// The directory part of a `/`-separated relative path.
+fn rel_dir(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+impl Python {
+    pub fn new(policy: Policy, header: PythonHeader) -> Python {
+        Python {
+            policy,
+            header,
+            index: std::sync::OnceLock::new(),
+            styled: std::sync::OnceLock::new(),
+            hosted: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn hosted(&self) -> &[(String, String)] {
+        self.hosted.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// The header styled for the directory of `rel`.
+    fn header_for(&self, rel: &str) -> &PythonHeader {
+        self.styled
+            .get()
+            .and_then(|s| s.by_dir.get(rel_dir(rel)).map(|&i| &s.headers[i]))
+            .unwrap_or(&self.header)
+    }
+
+    fn context<'a>(&'a self, info: &FileInfo) -> FileContext<'a> {
+        FileContext {
+            policy: &self.policy,
+            header: self.header_for(info.rel),
+            in_phase: info.in_phase,
+            is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
+            own_package: own_package(info.path),
+            role: self.index.get().and_then(|i| i.role(info.rel)),
+            imported: self.index.get().map_or(&[], |i| i.imported(info.rel)),
+            proof: Proof::Composed,
+        }
+    }
+}
+
+impl LanguageSupport for Python {
+    fn analyze(
+        &self,
+        info: &FileInfo,
+        source: &str,
+    ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
+        Ok(Box::new(analyze(source, &self.context(info))?))
+    }
+
+    fn analyze_reanalysed(
+        &self,
+        info: &FileInfo,
+        source: &str,
+    ) -> Result<Box<dyn lang::Analysis>, SyntaxError> {
+        let ctx = FileContext {
+            proof: Proof::Reanalysed,
+            ..self.context(info)
+        };
+        Ok(Box::new(analyze(source, &ctx)?))
+    }
+
+    fn verify(
+        &self,
+        info: &FileInfo,
+        old: &str,
+        new: &str,
+        before: &dyn lang::Analysis,
+    ) -> Vec<String> {
+        match before.as_any().downcast_ref::<Analysis>() {
+            Some(before) => verify(old, new, before, &self.context(info)),
+            None => vec!["internal error: not a Python analysis".into()],
+        }
+    }
+
+    fn header_env(&self, source: &str) -> Vec<(String, String)> {
+        header_env(source)
+    }
+
+    fn starts_gpu_program(&self, rel: &str) -> bool {
+        self.index.get().and_then(|i| i.role(rel)).is_some_and(|r| {
+            matches!(
+                r,
+                Role::Program { gpu: true, .. } | Role::Both { gpu: true, .. }
+            )
+        })
+    }
+
+    fn prepare(
+        &self,
+        root: &std::path::Path,
+        entries: &[crate::fs::walk::Entry],
+        max: u64,
+        store: &dyn lang::FactStore,
+    ) {
+        let _ = self
+            .styled
+            .set(StyledHeaders::build(&self.header, root, entries));
+        if self.policy.scope == Scope::Programs {
+            let _ = self.index.set(ProjectIndex::build(
+                root,
+                entries,
+                max,
+                store,
+                self.hosted(),
+            ));
+        }
+    }
+
+    fn note_hosted(&self, hosted: Vec<(String, String)>) {
+        let _ = self.hosted.set(hosted);
+    }
+
+    fn verdict_inputs(&self, info: &FileInfo) -> String {
+        let ctx = self.context(info);
+        // The header as the project's style renders it for this directory: a changed ruff or
+        // isort setting changes the rewrite.
+        format!(
+            "{:?}|{:?}|{:?}|{}|{:?}",
+            ctx.role, ctx.imported, ctx.own_package, ctx.is_init, ctx.header
+        )
+    }
+
+    fn settings(&self) -> String {
+        format!("{:?}|{:?}", self.policy, self.header)
+    }
+}
+
+/// The outermost package holding `path`: the last of its ancestor directories that all have an
+/// `__init__.py`.
+fn own_package(path: &std::path::Path) -> Option<String> {
+    let mut top = None;
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d.as_os_str().is_empty() || !d.join("__init__.py").is_file() {
+            break;
+        }
+        top = d.file_name().map(|n| n.to_string_lossy().into_owned());
+        dir = d.parent();
+    }
+    top
+}
+
+/// A Python file's analysis; its facts let `verify` compare a rewrite with the original.
+pub type Analysis = lang::FileAnalysis<Facts>;
+
+fn parse(
+    source: &str,
+) -> Result<ruff_python_parser::Parsed<ruff_python_ast::ModModule>, SyntaxError> {
+    ruff_python_parser::parse_module(source).map_err(|e| {
+        let (line, column) = line_column(source, e.location.start().to_usize());
+        SyntaxError {
+            line,
+            column,
+            message: e.error.to_string(),
+        }
+    })
+}
+
+pub fn analyze(source: &str, ctx: &FileContext) -> Result<Analysis, SyntaxError> {
+    analyze_with(source, ctx, Depth::Plan)
+}
+
+/// How much of the analysis a caller needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Depth {
+    /// Everything, with a planned and proven fix (a file as it is on disk).
+    Plan,
+    /// Every finding, no fix (a rewrite, checked before it is written).
+    Check,
+    /// Only the effective env (the proof of a planned fix).
+    EnvProof,
+}
+
+/// Findings that say the env is not the policy's.
+const ENV_RULES: &[&str] = &["GH001", "GH002", "GH005", "GH006"];
+
+/// The analysis; with `plan`, also the edits of a fix, each proven on its own result: a fix
+/// whose result would still break the env policy is withheld and its findings say why.
+fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysis, SyntaxError> {
+    let plan = depth == Depth::Plan;
+    let parsed = parse(source)?;
+    let body = &parsed.syntax().body;
+    let facts = facts::collect(
+        source,
+        body,
+        ctx.own_package.as_deref(),
+        depth == Depth::EnvProof,
+        ctx.imported,
+    );
+    // A rewrite only adds module-level statements, a docstring line and a function to text that
+    // compiled: the check is for inputs (`plan`), not for the proof of a rewrite.
+    let repair = plan.then(|| repair::late_futures(source, body)).flatten();
+    let refused = (plan && repair.is_none()).then(|| compile::first_error(source, body));
+    if let Some((at, message)) = refused.flatten() {
+        let (line, column) = line_column(source, at);
+        return Err(SyntaxError {
+            line,
+            column,
+            message: format!("{message} (CPython refuses this file as it is)"),
+        });
+    }
+    let effective = effective::compute(body, &facts);
+    let blocks = config::blocks(source, body, &facts, &facts.bindings);
+    let gpu_code = facts.runtime_gpu_imports().next().is_some()
+        || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
+        || !facts.devices.is_empty();
+    // Who carries the header: every GPU file, or the entry points of GPU programs.
+    let header_here = match ctx.role {
+        None => gpu_code,
+        Some(Role::Program { gpu, .. }) => *gpu || touches(&facts),
+        Some(Role::Library { .. } | Role::Both { .. }) => false,
+    };
+    let rule_ctx = detect::RuleContext {
+        policy: ctx.policy,
+        header: ctx.header,
+        in_scope: header_here || ctx.in_phase,
+        is_init: ctx.is_init,
+        role: ctx.role,
+    };
+    let mut findings = detect::findings(&facts, &effective, &rule_ctx);
+    findings.extend(repair);
+    // A library is judged when it touches a GPU; any file is judged when it breaks a rule or
+    // needs a look (an NVML monitor, a launcher giving its child a card): a finding is never
+    // reported under "without GPU code".
+    let judged = rule_ctx.in_scope
+        || findings.iter().any(|f| f.rule.severity != Severity::Info)
+        || (ctx.role.is_some_and(|r| !matches!(r, Role::Program { .. })) && touches(&facts));
+    let mut edits = Vec::new();
+    let mut unsafe_edits = Vec::new();
+    if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
+        let env_fix = findings
+            .iter()
+            .any(|f| f.is_violation() && matches!(f.rule.code, "GH001" | "GH002" | "GH005"));
+        let encoding = encoding::Encoding::of(source).unwrap_or(encoding::Encoding::Utf8);
+        let input = fix::FixInput {
+            source,
+            facts: &facts,
+            effective: &effective,
+            blocks: &blocks,
+            findings: &findings,
+            ctx: &rule_ctx,
+            newline: newline_of(source),
+            encoding: &encoding,
+            env_fix,
+        };
+        // The smallest fix first (the first block kept as written), else the full one.
+        let minimal = if env_fix {
+            fix::plan_minimal(&input)
+                .and_then(|p| p.and_then(|e| prove(source, e, &facts, ctx)).ok())
+        } else {
+            None
+        };
+        // A file is rewritten only when the rewrite leaves no violation it cannot fix: never
+        // half-rewritten (a header over an index no card has would hide what to change).
+        let left = findings
+            .iter()
+            .find(|f| f.is_violation() && !f.fixable)
+            .map(|f| {
+                let (line, _) = line_column(source, f.range.start);
+                format!(
+                    "{} on line {line} would be left, and a file is not half-rewritten",
+                    f.rule.code
+                )
+            });
+        let planned = match (left, minimal) {
+            (Some(why), _) => Err(why),
+            (None, Some(edits)) => Ok(edits),
+            (None, None) => fix::plan(&input).and_then(|e| prove(source, e, &facts, ctx)),
+        };
+        match planned {
+            Ok(planned) => {
+                // The validation call is the unsafe part of the header fix: kept apart.
+                let validation = fix::validation_edits(&input);
+                (unsafe_edits, edits) = planned.into_iter().partition(|e| validation.contains(e));
+                if let (true, Some(forks), Some(_)) = (
+                    env_fix
+                        && facts.uses_torch
+                        && facts.cuda_use
+                        && facts.cpu_path.is_none()
+                        && !ctx.is_init,
+                    &facts.forks,
+                    &facts.main_block,
+                ) {
+                    findings.push(Finding::new(
+                        &rules::VALIDATION_NOT_CALLED,
+                        forks.clone(),
+                        "the header's validation call is not added: it would start CUDA in this process before it starts workers (forked workers cannot use CUDA); validate in the workers instead",
+                    ));
+                }
+            }
+            Err(why) => withhold(&mut findings, &why),
+        }
+    }
+    Ok(Analysis {
+        findings,
+        gpu_code,
+        in_scope: judged,
+        edits,
+        unsafe_edits,
+        details: facts,
+    })
+}
+
+/// The file touches a GPU: it selects or uses a CUDA device, writes a GPU env variable for its
+/// own process, assumes several cards, or uses a framework that takes a GPU unasked. Importing
+/// torch for types, a dataclass of arguments or CPU tensors is not GPU code.
+fn touches(facts: &Facts) -> bool {
+    facts.cuda_use
+        || !facts.devices.is_empty()
+        || !facts.multi_gpu.is_empty()
+        || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
+        || facts.runtime_gpu_imports().any(|i| {
+            GPU_BY_DEFAULT
+                .iter()
+                .any(|m| i.module == *m || i.module.starts_with(&format!("{m}.")))
+        })
+}
+
+/// `touches` for the project index: the facts of one parsed file. `own_package`: imports of the
+/// file's own package are not a framework's.
+pub fn touches_gpu(
+    source: &str,
+    body: &[ruff_python_ast::Stmt],
+    own_package: Option<&str>,
+) -> bool {
+    touches(&facts::collect(source, body, own_package, false, &[]))
+}
+
+/// The fix cannot be made: every violation stays, marked not fixable, with the reason.
+fn withhold(findings: &mut [Finding], why: &str) {
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.is_violation() && f.fixable)
+    {
+        f.fixable = false;
+        f.edits.clear();
+        if matches!(f.rule.code, "GH001" | "GH002") {
+            f.message = format!("{}; not fixed automatically: {why}", f.message);
+        }
+    }
+}
+
+/// Check a rewrite: it must parse and keep every invariant. Returns the problems found.
+pub fn verify(old: &str, new: &str, before: &Analysis, ctx: &FileContext) -> Vec<String> {
+    match analyze_with(new, ctx, Depth::Check) {
+        Err(e) => vec![format!("the rewrite does not parse ({e})")],
+        Ok(after) => verify::invariants(old, new, before, &after),
+    }
+}
+
+/// The env the file ends up with at its first CUDA use: what the GPU check runs it with.
+pub fn header_env(source: &str) -> Vec<(String, String)> {
+    let Ok(parsed) = ruff_python_parser::parse_module(source) else {
+        return Vec::new();
+    };
+    let body = &parsed.syntax().body;
+    let facts = facts::collect(source, body, None, true, &[]);
+    let effective = effective::compute(body, &facts);
+    EnvVar::ALL
+        .into_iter()
+        .filter_map(|var| {
+            effective
+                .at_end
+                .value(var)
+                .map(|v| (var.name().to_string(), v.to_string()))
+        })
+        .collect()
+}

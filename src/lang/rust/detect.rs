@@ -1,0 +1,720 @@
+//! The Rust rules: facts in, findings out (with the edits that fix each).
+
+use std::ops::Range;
+
+use super::effective;
+use super::facts::{Arg, Binding, DeviceSink, EnvEffect, EnvOp, Facts, Place};
+use super::fix;
+use super::graph::FileRole;
+use super::krate::{CrateInfo, Role};
+use super::rules::*;
+use super::{RustHeader, Safety};
+use crate::base::edit::Edit;
+use crate::model::finding::{line_column, Finding};
+use crate::model::policy::Policy;
+
+pub struct Context<'a> {
+    pub source: &'a str,
+    pub policy: &'a Policy,
+    pub header: &'a RustHeader,
+    pub krate: &'a CrateInfo,
+    pub newline: &'a str,
+    /// What the tree's index says about the file (`None`: judged on its own).
+    pub role: Option<&'a super::graph::FileRole>,
+}
+
+impl Context<'_> {
+    /// Whether the program links libtorch, the only reader of PYTORCH_CUDA_ALLOC_CONF (a file
+    /// the index does not know as a program is assumed to).
+    pub fn torch(&self) -> bool {
+        !matches!(self.role, Some(FileRole::Program { torch: false, .. }))
+    }
+
+    /// Whether the policy's value of `var` matters to this program.
+    pub fn reads(&self, var: crate::model::policy::EnvVar) -> bool {
+        var != crate::model::policy::EnvVar::AllocConf || self.torch()
+    }
+}
+
+/// What the file is for the env: the entry point of a GPU binary, and whether its main can
+/// set the env.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    /// Not a GPU binary's entry point (a library module, a build script, a CPU binary).
+    No,
+    /// A sync main that can set the env as its first statements.
+    Settable,
+    /// `async fn main`: runtime threads already run.
+    Async,
+    /// Edition 2024 and the crate forbids unsafe code: `set_var` cannot be called.
+    UnsafeForbidden,
+}
+
+pub fn binary(facts: &Facts, ctx: &Context) -> Binary {
+    let entry = matches!(ctx.krate.role, Role::Entry | Role::Standalone);
+    let gpu = match ctx.role {
+        // A CPU program is left alone, whatever GPU crate it links.
+        Some(FileRole::Program { cpu: Some(_), .. }) => false,
+        // It reaches CUDA through its modules, its library or a wrapper crate.
+        Some(FileRole::Program { cuda: Some(_), .. }) => true,
+        // A program of the tree that reaches no CUDA crate: GPU code only if it builds a
+        // device or writes the env itself (naming tch for CPU tensors is not).
+        Some(FileRole::Program { cuda: None, .. }) => {
+            !facts.env.is_empty() || !facts.sinks.is_empty()
+        }
+        _ => facts.uses_gpu_crate || !facts.env.is_empty() || !facts.sinks.is_empty(),
+    };
+    match &facts.main {
+        Some(main) if entry && gpu => {
+            if main.is_async {
+                Binary::Async
+            } else if ctx.krate.edition >= 2024
+                && (facts.forbids_unsafe || ctx.krate.lints_forbid_unsafe)
+            {
+                Binary::UnsafeForbidden
+            } else {
+                Binary::Settable
+            }
+        }
+        _ => Binary::No,
+    }
+}
+
+/// Where the header pieces are, when they are in place.
+pub struct Sites {
+    pub comment: Option<Range<usize>>,
+    /// The env block at the top of a sync `fn main`.
+    pub main_env: Option<Range<usize>>,
+}
+
+pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
+    let comment_text = ctx.header.comment_text(ctx.newline);
+    let comment = ctx
+        .source
+        .match_indices(comment_text.as_str())
+        .map(|(i, _)| i)
+        .find(|&i| {
+            let at_line_start = i == 0 || ctx.source[..i].ends_with('\n');
+            let after_attrs = facts.inner_attrs_end.is_none_or(|end| i >= end);
+            let before_items = facts.first_item.is_none_or(|first| i <= first);
+            at_line_start && after_attrs && before_items
+        });
+    // The block as this version writes it, or as earlier ones did (no `// SAFETY:` line, the
+    // allocator variable in every program): a block already there is never written twice.
+    let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
+        let safeties = [Safety::Lines, Safety::OneLine, Safety::Omitted];
+        let respects = match super::Respect::of(ctx.policy) {
+            super::Respect::No => vec![super::Respect::No],
+            _ => vec![super::Respect::Block, super::Respect::OneLine],
+        };
+        safeties
+            .into_iter()
+            .flat_map(|safety| [(ctx.torch(), safety), (true, safety)])
+            .flat_map(|(alloc, safety)| respects.iter().map(move |r| (alloc, safety, *r)))
+            .find_map(|(alloc, safety, respect)| {
+                let text = ctx.header.main_env_text(
+                    ctx.krate.edition,
+                    fix::line_indent(ctx.source, m.sig.start),
+                    &fix::indent_unit(ctx.source),
+                    ctx.newline,
+                    super::EnvText {
+                        alloc,
+                        safety,
+                        respect,
+                    },
+                );
+                ctx.source[m.body_start..]
+                    .starts_with(&text)
+                    .then(|| m.body_start..m.body_start + text.len())
+            })
+    });
+    Sites {
+        comment: comment.map(|i| i..i + comment_text.len()),
+        main_env,
+    }
+}
+
+pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
+    let kind = binary(facts, ctx);
+    let mut out = Vec::new();
+    header_findings(facts, ctx, sites, kind, &mut out);
+    for effect in &facts.env {
+        if let Some(f) = env_finding(ctx, sites, kind, effect) {
+            out.push(f);
+        }
+    }
+    if kind == Binary::Settable && !out.iter().any(|f| f.is_violation()) {
+        effective_finding(facts, ctx, &mut out);
+    }
+    child_env_findings(facts, ctx, &mut out);
+    device_findings(facts, ctx, &mut out);
+    let allowed: Vec<u64> = ctx
+        .policy
+        .visible_devices
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    // NVML numbers cards by PCI bus: the policy's own card is fine.
+    for (r, n) in facts
+        .nvml_indices
+        .iter()
+        .filter(|(_, n)| !allowed.contains(n))
+    {
+        out.push(Finding::new(
+            &NVML_INDEX,
+            r.clone(),
+            format!("device_by_index({n}) is NVML's physical PCI-order index, not remapped by CUDA_VISIBLE_DEVICES: select the card by UUID or PCI bus id (device_by_uuid / device_by_pci_bus_id)"),
+        ));
+    }
+    for (at, what) in &facts.computed_indices {
+        out.push(Finding::new(
+            &MULTI_GPU,
+            at.clone(),
+            format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
+        ));
+    }
+    library_indices(facts, ctx, &mut out);
+    // The touchpoint map: where programs reach CUDA and where devices are built.
+    if let Some(FileRole::Program {
+        cuda: Some(why),
+        cpu: None,
+        ..
+    }) = ctx.role
+    {
+        out.push(Finding::new(
+            &GPU_PROGRAM,
+            0..0,
+            format!("this program reaches CUDA through {why}"),
+        ));
+    }
+    for sink in &facts.sinks {
+        out.push(Finding::new(
+            &DEVICE_CONSTRUCTOR,
+            sink_range(sink),
+            format!("{} builds a CUDA device", sink.what),
+        ));
+    }
+    out.sort_by_key(|f| (f.range.start, f.rule.code));
+    out
+}
+
+/// A device index in a library means what the mask of the program running it makes it: it is
+/// remapped only when every GPU program of the tree that runs the library sets the policy's
+/// mask in its main; otherwise it is for review, naming the programs that do not.
+fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
+    // Unit tests (`#[cfg(test)]`) run in libtest's process, which no `main` masks.
+    for f in out.iter_mut().filter(|f| {
+        f.rule.code == DEVICE_INDEX.code
+            && facts
+                .test_code
+                .iter()
+                .any(|t| t.start <= f.range.start && f.range.end <= t.end)
+    }) {
+        f.rule = &DEVICE_INDEX_IN_LIBRARY;
+        f.fixable = false;
+        f.edits.clear();
+        f.message = format!("{}; but this is test code: libtest runs it in a process no `main` masks, so the card it selects is the test runner's environment's choice: set the mask there, then remap by hand or accept it", f.message);
+    }
+    let programs: &[(String, bool)] = match ctx.role {
+        Some(FileRole::Module { programs, .. }) => programs,
+        // A test binary (libtest writes its main): nothing sets the mask there.
+        Some(FileRole::Program { .. }) if facts.main.is_none() => &[],
+        Some(FileRole::Program { .. }) => return,
+        // A file with no `main` that no target of the tree reaches (an orphan module, a lone
+        // library file): no program is known to set its mask.
+        None if facts.main.is_none() && ctx.krate.role != Role::BuildScript => &[],
+        None => return,
+    };
+    let list = |names: &[&str]| {
+        let mut shown: Vec<String> = names.iter().take(3).map(|n| format!("`{n}`")).collect();
+        if names.len() > 3 {
+            shown.push(format!("{} more", names.len() - 3));
+        }
+        shown.join(", ")
+    };
+    let unmasked: Vec<&str> = programs
+        .iter()
+        .filter(|(_, masks)| !masks)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    let all: Vec<&str> = programs.iter().map(|(p, _)| p.as_str()).collect();
+    for f in out.iter_mut().filter(|f| f.rule.code == DEVICE_INDEX.code) {
+        if !programs.is_empty() && unmasked.is_empty() {
+            if f.fixable {
+                f.message = format!(
+                    "{}; every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): {}",
+                    f.message,
+                    list(&all)
+                );
+                if ctx.role.is_some_and(FileRole::made_sync) {
+                    f.applicability = crate::model::finding::Applicability::Unsafe;
+                }
+            }
+            continue;
+        }
+        let why = if programs.is_empty() {
+            "no GPU program of this tree runs this library, so the card it selects is the mask of whoever calls it".to_string()
+        } else {
+            format!(
+                "{} run(s) this library without setting the mask in a sync main (an async main, or unsafe code forbidden)",
+                list(&unmasked)
+            )
+        };
+        f.rule = &DEVICE_INDEX_IN_LIBRARY;
+        f.fixable = false;
+        f.edits.clear();
+        f.message = format!(
+            "{}; but {why}: not remapped; check the callers, then remap by hand or accept it",
+            f.message
+        );
+    }
+}
+
+fn header_findings(
+    facts: &Facts,
+    ctx: &Context,
+    sites: &Sites,
+    kind: Binary,
+    out: &mut Vec<Finding>,
+) {
+    let Some(main) = &facts.main else {
+        // A GPU program whose main a macro generates (`criterion_main!`): nowhere to put the
+        // env by a byte edit.
+        if let Some(FileRole::Program {
+            cuda: Some(why),
+            cpu: None,
+            test,
+            ..
+        }) = ctx.role
+        {
+            let (at, from) = match (&facts.macro_main, test) {
+                (Some((at, name)), _) => (at.clone(), format!("`{name}!`")),
+                (None, true) => (0..0, "libtest (a test binary)".to_string()),
+                (None, false) => return,
+            };
+            out.push(Finding::new(
+                &MACRO_MAIN,
+                at,
+                format!("this GPU program (it reaches CUDA through {why}) gets its `main` from {from}: the env cannot go into it; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment it runs in (or a hand-written `fn main` that calls the generated one)", ctx.policy.visible_devices, ctx.policy.device_order),
+            ));
+        }
+        return;
+    };
+    let launcher = format!(
+        "set the env before the process starts instead (a launcher script or the service's environment: `CUDA_VISIBLE_DEVICES={} CUDA_DEVICE_ORDER={} <binary>`)",
+        ctx.policy.visible_devices, ctx.policy.device_order
+    );
+    match kind {
+        Binary::No => {}
+        Binary::Async => {
+            let finding = Finding::new(
+                &ENV_IN_ASYNC_MAIN,
+                main.sig.clone(),
+                format!("async main: the GPU env cannot be set safely once the runtime's threads run; the fix (unsafe: `--unsafe-fixes`) makes `main` sync, sets the env first and builds the same runtime to run the body; by hand, or {launcher}"),
+            );
+            out.push(match async_fix(facts, ctx, sites, main) {
+                Some(edits) => finding.with_edits(edits).unsafe_fix(),
+                None => Finding {
+                    message: format!("async main: the GPU env cannot be set safely once the runtime's threads run, and its runtime attribute has options the fix does not know: set the env in a sync main before building the runtime, or {launcher}"),
+                    ..finding
+                },
+            });
+        }
+        Binary::UnsafeForbidden => out.push(Finding::new(
+            &ENV_UNSAFE_FORBIDDEN,
+            main.sig.clone(),
+            format!("the crate forbids unsafe code and std::env::set_var is unsafe in edition 2024: no env block is inserted; {launcher}"),
+        )),
+        Binary::Settable => {
+            if sites.comment.is_none() {
+                out.push(
+                    Finding::new(&HEADER_MISSING, 0..0, "GPU binary without the standard GPU comment header")
+                        .fixed_by_plan(),
+                );
+            }
+            if sites.main_env.is_none() {
+                let unsafe_note = if ctx.krate.edition >= 2024 {
+                    " (in an `unsafe` block: edition 2024)"
+                } else {
+                    ""
+                };
+                out.push(
+                    Finding::new(
+                        &MAIN_ENV_MISSING,
+                        main.sig.clone(),
+                        format!("fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements{unsafe_note}"),
+                    )
+                    .fixed_by_plan(),
+                );
+            }
+        }
+    }
+}
+
+/// The edits that make an async main sync: the comment header when it is missing, the env
+/// first, then the attribute's runtime running the body (see `async_main`).
+fn async_fix(
+    facts: &Facts,
+    ctx: &Context,
+    sites: &Sites,
+    main: &super::facts::MainFn,
+) -> Option<Vec<Edit>> {
+    if ctx.krate.edition >= 2024 && (facts.forbids_unsafe || ctx.krate.lints_forbid_unsafe) {
+        return None;
+    }
+    let base = fix::line_indent(ctx.source, main.sig.start);
+    let unit = fix::indent_unit(ctx.source);
+    let env = ctx.header.main_env_text(
+        ctx.krate.edition,
+        base,
+        &unit,
+        ctx.newline,
+        super::EnvText {
+            alloc: ctx.torch(),
+            safety: super::Safety::Lines,
+            respect: super::Respect::of(ctx.policy),
+        },
+    );
+    let mut edits = super::async_main::sync_main_edits(
+        ctx.source,
+        main,
+        &env,
+        &format!("{base}{unit}"),
+        &unit,
+        ctx.newline,
+    )?;
+    edits.extend(super::async_main::body_env_removals(ctx, &facts.env));
+    if sites.comment.is_none() {
+        edits.push(fix::comment_edit(facts, ctx));
+    }
+    Some(edits)
+}
+
+fn in_site(site: &Option<Range<usize>>, r: &Range<usize>) -> bool {
+    site.as_ref()
+        .is_some_and(|s| s.start <= r.start && r.end <= s.end)
+}
+
+/// An env change the policy does not allow: in a settable main, every change outside the
+/// header block; anywhere, a change to a value other than the policy's.
+fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Option<Finding> {
+    if !ctx.reads(w.var) {
+        return None;
+    }
+    let expected = ctx.policy.env_value(w.var)?;
+    if in_site(&sites.main_env, &w.at) {
+        return None;
+    }
+    let in_main = w.place != Place::Elsewhere && kind == Binary::Settable;
+    let policy_op = if ctx.policy.respect_scheduler {
+        EnvOp::SetDefault(Some(expected.to_string()))
+    } else {
+        EnvOp::Set(Some(expected.to_string()))
+    };
+    if !in_main && w.op == policy_op {
+        return None;
+    }
+    let name = w.var.name();
+    let (rule, what) = match &w.op {
+        EnvOp::Set(Some(v)) => (&ENV_WRITE, format!("{name} is set to \"{v}\"")),
+        EnvOp::Set(None) => (&ENV_WRITE, format!("{name} is set to a computed value")),
+        EnvOp::SetDefault(Some(v)) => (
+            &ENV_WRITE,
+            format!("{name} defaults to \"{v}\" (kept when the launcher set it)"),
+        ),
+        EnvOp::SetDefault(None) => (&ENV_WRITE, format!("{name} defaults to a computed value")),
+        EnvOp::Remove => (&ENV_REMOVE, format!("{name} is removed")),
+    };
+    let message = if in_main {
+        format!("{what} in main outside the GPU header: the header sets it first")
+    } else {
+        format!("{what}, which contradicts the policy's \"{expected}\"")
+    };
+    let removal = w
+        .stmt
+        .as_ref()
+        .and_then(|s| crate::lang::removal::remove_line(ctx.source, s.clone(), None, "//"));
+    Some(match removal {
+        Some(edit) => Finding::new(rule, w.at.clone(), message).with_edits(vec![edit]),
+        None => Finding::new(
+            rule,
+            w.at.clone(),
+            format!("{message}; not removed automatically (part of a larger expression, a closure body or a macro): remove it by hand"),
+        ),
+    })
+}
+
+/// A settable main whose effective env is still not the policy's, though no single change
+/// explains it: the GPU check would run with the wrong env.
+fn effective_finding(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
+    let Some(main) = &facts.main else { return };
+    let env = effective::at_end(facts);
+    for (var, held) in env
+        .problems(ctx.policy)
+        .into_iter()
+        .filter(|(var, _)| ctx.reads(*var))
+    {
+        out.push(Finding::new(
+            &ENV_WRITE,
+            main.sig.clone(),
+            format!("main ends with {} = {held}, not the policy's", var.name()),
+        ));
+    }
+}
+
+fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
+    // `env_clear()`: one finding per call, naming every policy variable the child loses. Only
+    // in a GPU crate's code, or in code a GPU program of the tree runs (a sandbox crate that
+    // starts the GPU workers): build tools and runtimes clear their children's env for other
+    // reasons.
+    let run_by_gpu_program = match ctx.role {
+        Some(FileRole::Module { programs, .. }) => !programs.is_empty(),
+        Some(FileRole::Program { cuda, cpu, .. }) => cuda.is_some() && cpu.is_none(),
+        None => false,
+    };
+    let gpu = facts.uses_gpu_crate || ctx.krate.gpu_dependency || run_by_gpu_program;
+    let mut cleared: Vec<(&Range<usize>, Vec<&str>)> = Vec::new();
+    let clears = facts
+        .child_env
+        .iter()
+        .filter(|c| c.method == "env_clear" && gpu);
+    for c in clears {
+        if ctx.policy.env_value(c.var).is_none() {
+            continue;
+        }
+        match cleared.iter_mut().find(|(at, _)| **at == c.at) {
+            Some((_, names)) => names.push(c.var.name()),
+            None => cleared.push((&c.at, vec![c.var.name()])),
+        }
+    }
+    for (at, names) in cleared {
+        let listed = match names.as_slice() {
+            [one] => one.to_string(),
+            [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+            [] => continue,
+        };
+        out.push(Finding::new(&CHILD_ENV, at.clone(), format!("the child process is started with a cleared env (env_clear) and without {listed}: it would not see the policy's values; not fixed automatically")));
+    }
+    for c in facts.child_env.iter().filter(|c| c.method != "env_clear") {
+        let Some(expected) = ctx.policy.env_value(c.var) else {
+            continue;
+        };
+        let name = c.var.name();
+        let finding = match &c.value {
+            Some(Some(v)) if v == expected => continue,
+            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} ({}): it would not see the policy's \"{expected}\"; not fixed automatically", c.method)),
+            Some(value) => {
+                let shown = value.as_deref().map_or("a computed value".into(), |v| format!("\"{v}\""));
+                let f = Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process gets {name} = {shown}, not the policy's \"{expected}\""));
+                match &c.value_range {
+                    // The child's card changes: it may have needed its own.
+                    Some(r) => f.with_edits(vec![Edit::replace(r.clone(), format!("\"{expected}\""))]).unsafe_fix(),
+                    None => f,
+                }
+            }
+        };
+        out.push(finding);
+    }
+}
+
+/// The integer literals a device constructor's index can come from, each with the binding it
+/// went through; empty when it is not followed (a parameter, a `mut`, an ambiguous name).
+pub fn source_of<'a>(
+    facts: &'a Facts,
+    sink: &DeviceSink,
+) -> Vec<(Range<usize>, u64, Option<&'a Binding>)> {
+    match &sink.arg {
+        Arg::Lit { digits, value } => vec![(digits.clone(), *value, None)],
+        // A field named as exactly one option with a default: that default.
+        Arg::Field { name, .. } => match facts
+            .option_defaults
+            .iter()
+            .filter(|d| &d.field == name)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            [d] => vec![(d.digits.clone(), d.value, None)],
+            _ => Vec::new(),
+        },
+        Arg::Name { .. } => binding_of(facts, sink).map_or(Vec::new(), |b| {
+            b.literals
+                .iter()
+                .map(|(d, v)| (d.clone(), *v, Some(b)))
+                .collect()
+        }),
+    }
+}
+
+/// The binding a sink's name refers to: the only one of that name in its function, else the
+/// only item of that name; `None` when ambiguous or not a name.
+fn binding_of<'a>(facts: &'a Facts, sink: &DeviceSink) -> Option<&'a Binding> {
+    let Arg::Name { name, .. } = &sink.arg else {
+        return None;
+    };
+    let named = |b: &&Binding| &b.name == name;
+    let local: Vec<&Binding> = facts
+        .bindings
+        .iter()
+        .filter(named)
+        .filter(|b| b.scope.is_some() && b.scope == sink.scope)
+        .collect();
+    let candidates: Vec<&Binding> = if local.is_empty() {
+        facts
+            .bindings
+            .iter()
+            .filter(named)
+            .filter(|b| b.scope.is_none())
+            .collect()
+    } else {
+        local
+    };
+    match candidates.as_slice() {
+        [b] => Some(b),
+        _ => None,
+    }
+}
+
+/// A use of the binding that is not a device index nor only shown (`println!`).
+fn other_use(facts: &Facts, b: &Binding) -> Option<Range<usize>> {
+    let sink_args: Vec<&Range<usize>> = facts
+        .sinks
+        .iter()
+        .filter_map(|s| match &s.arg {
+            Arg::Name { at, .. } => Some(at),
+            _ => None,
+        })
+        .collect();
+    facts
+        .uses
+        .iter()
+        .filter(|(name, r, display)| {
+            name == &b.name
+                && !display
+                && *r != b.at
+                && !sink_args.contains(&r)
+                && b.scope
+                    .as_ref()
+                    .is_none_or(|s| s.start <= r.start && r.end <= s.end)
+        })
+        .map(|(_, r, _)| r.clone())
+        .next()
+}
+
+fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
+    let pattern = facts.patterns.first();
+    for (r, n) in &facts.patterns {
+        out.push(Finding::new(
+            &DEVICE_PATTERN,
+            r.clone(),
+            format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; change it by hand: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
+        ));
+    }
+    // A loop over several indices: multi-GPU by design. The loop variable is the one of its
+    // name whose loop body holds the sink (names like `i` are reused in one function).
+    for sink in &facts.sinks {
+        let Arg::Name { name, at } = &sink.arg else {
+            continue;
+        };
+        let looped = facts.bindings.iter().find_map(|b| match &b.iterates {
+            Some((n, body)) if &b.name == name && body.contains(&at.start) && *n > 1 => {
+                Some((b, *n))
+            }
+            _ => None,
+        });
+        if let Some((b, n)) = looped {
+            out.push(Finding::new(
+                &MULTI_GPU,
+                sink_range(sink),
+                format!("{} is called for each of the {n} indices `{}` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, b.name, ctx.policy.visible_devices),
+            ));
+        }
+    }
+    // Several indices in one function: multi-GPU by design (as for Python, left as written).
+    // The branches of one index expression (`if cpu { 0 } else { 1 }`, a binding of it) are
+    // alternatives, not several cards: a function is multi-GPU when two index expressions can
+    // take different sets of indices.
+    type Choices = Vec<(usize, Vec<u64>)>;
+    let mut per_scope: std::collections::HashMap<Option<usize>, Choices> = Default::default();
+    for sink in &facts.sinks {
+        let choices = per_scope
+            .entry(sink.scope.as_ref().map(|s| s.start))
+            .or_default();
+        let at = match choices.iter().position(|(e, _)| *e == sink.expr) {
+            Some(i) => i,
+            None => {
+                choices.push((sink.expr, Vec::new()));
+                choices.len() - 1
+            }
+        };
+        for (_, index, _) in source_of(facts, sink) {
+            if !choices[at].1.contains(&index) {
+                choices[at].1.push(index);
+            }
+        }
+    }
+    for choices in per_scope.values_mut() {
+        choices.retain(|(_, indices)| !indices.is_empty());
+        for (_, indices) in choices.iter_mut() {
+            indices.sort();
+        }
+    }
+    for sink in &facts.sinks {
+        for (digits, index, binding) in source_of(facts, sink) {
+            if index == ctx.policy.masked_index() {
+                continue;
+            }
+            let choices = &per_scope[&sink.scope.as_ref().map(|s| s.start)];
+            if choices.iter().any(|(_, other)| other != &choices[0].1) {
+                let mut shown: Vec<u64> = choices
+                    .iter()
+                    .flat_map(|(_, i)| i.iter().copied())
+                    .collect();
+                shown.sort();
+                shown.dedup();
+                out.push(Finding::new(
+                &MULTI_GPU,
+                sink_range(sink),
+                format!("{} selects device {index} in a function that selects devices {shown:?}: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, ctx.policy.visible_devices),
+            ));
+                continue;
+            }
+            let at = sink_range(sink);
+            let through = match (&sink.arg, binding) {
+                (_, Some(b)) => {
+                    let (line, _) = line_column(ctx.source, b.at.start);
+                    format!(" through `{}` (line {line})", b.name)
+                }
+                (Arg::Field { name, .. }, None) => {
+                    let (line, _) = line_column(ctx.source, digits.start);
+                    format!(" through the default of the `{name}` option (line {line})")
+                }
+                _ => String::new(),
+            };
+            let message = format!(
+            "{} selects device {index}{through}: with CUDA_VISIBLE_DEVICES='{}' the target card is device 0",
+            sink.what, ctx.policy.visible_devices
+        );
+            let blocked = if let Some((r, _)) = pattern {
+                let (line, _) = line_column(ctx.source, r.start);
+                Some(format!("not rewritten: the match pattern on line {line} compares devices with this file's indices"))
+            } else {
+                binding.and_then(|b| other_use(facts, b)).map(|u| {
+                let (line, _) = line_column(ctx.source, u.start);
+                format!("not rewritten: `{}` is also used on line {line} for something else than a device", binding.map_or("", |b| b.name.as_str()))
+            })
+            };
+            out.push(match blocked {
+                Some(why) => Finding::new(&DEVICE_INDEX, at, format!("{message}; {why}")),
+                None => Finding::new(&DEVICE_INDEX, at, message)
+                    .with_edits(vec![Edit::replace(digits, "0")]),
+            });
+        }
+    }
+}
+
+fn sink_range(sink: &DeviceSink) -> Range<usize> {
+    match &sink.arg {
+        Arg::Lit { digits, .. } => digits.clone(),
+        Arg::Name { at, .. } | Arg::Field { at, .. } => at.clone(),
+    }
+}

@@ -1,0 +1,1287 @@
+//! One pass over a syn AST: what the file does with GPUs. `use` aliases, every change of the
+//! managed env variables (set, remove, a child's env) with where it runs, device constructors
+//! and the value that reaches their index (literal, const/static, `let`), match patterns on
+//! devices, NVML indices, and the `fn main` compiled with the GPU features. Macro bodies are
+//! read too (see `macros`). Byte ranges come from proc-macro2 spans (`span-locations`).
+
+mod macros;
+pub mod mains;
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{Expr, ExprCall, ExprLit, ExprMethodCall, ExprStruct, Lit, Stmt, UseTree};
+
+use crate::model::policy::EnvVar;
+pub use mains::MainFn;
+
+/// GPU crates: a path into one of them makes a file use GPU types.
+pub const GPU_CRATES: &[&str] = &[
+    "cudarc",
+    "candle_core",
+    "candle",
+    "candle_nn",
+    "candle_transformers",
+    "tch",
+    "burn",
+    "burn_cuda",
+    "burn_candle",
+    "burn_tch",
+    "cubecl",
+    "ort",
+    "nvml_wrapper",
+    "cust",
+    "rustacuda",
+];
+
+/// Calls whose first argument is a CUDA device index, by the end of their path.
+pub const INDEX_CALLS: &[&str] = &[
+    "CudaContext::new",
+    "CudaDevice::new",
+    "Device::new_cuda",
+    "Device::cuda_if_available",
+    "Device::Cuda",
+    // cust and rustacuda (Rust-CUDA): `Device::get_device(ordinal)`.
+    "Device::get_device",
+    "Device::new_cuda_with_stream",
+];
+
+/// The last segments of [`INDEX_CALLS`]: a call named otherwise is never resolved.
+const INDEX_CALL_NAMES: &[&str] = &[
+    "new",
+    "new_cuda",
+    "cuda_if_available",
+    "Cuda",
+    "get_device",
+    "new_cuda_with_stream",
+];
+
+/// The receiver chain of a method names the CUDA or TensorRT provider
+/// (`CUDAExecutionProvider::default().with_device_id(1)`).
+fn cuda_receiver(expr: &Expr) -> bool {
+    match expr {
+        Expr::MethodCall(m) => cuda_receiver(&m.receiver),
+        Expr::Call(c) => cuda_receiver(&c.func),
+        Expr::Path(p) => p.path.segments.iter().any(|s| {
+            let id = s.ident.to_string();
+            id.starts_with("CUDA") || id.starts_with("Cuda") || id.starts_with("TensorRT")
+        }),
+        Expr::Paren(p) => cuda_receiver(&p.expr),
+        _ => false,
+    }
+}
+
+/// Whether a path's last segment is one of `names` (a cheap test before resolving it).
+fn last_is(path: &syn::Path, names: &[&str]) -> bool {
+    path.segments
+        .last()
+        .is_some_and(|s| names.iter().any(|n| s.ident == n))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvOp {
+    /// `set_var(k, v)`: the literal value, `None` when computed.
+    Set(Option<String>),
+    /// `if var_os(k).is_none() { set_var(k, v) }`: v unless the launcher (a scheduler) set it.
+    SetDefault(Option<String>),
+    Remove,
+}
+
+/// Where an env change runs, relative to the chosen `fn main`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A top-level statement of main: runs once, in order.
+    MainTop,
+    /// Inside main, under a branch, loop, closure or macro: may run.
+    MainNested,
+    /// Anywhere else (another function, a closure, a static initialiser): may run at any time.
+    Elsewhere,
+}
+
+#[derive(Debug, Clone)]
+pub struct EnvEffect {
+    pub var: EnvVar,
+    pub op: EnvOp,
+    /// The call.
+    pub at: Range<usize>,
+    /// The statement that removes it whole (the call, or an `unsafe { }` of env calls only);
+    /// `None` when it is part of a larger expression or a macro body.
+    pub stmt: Option<Range<usize>>,
+    pub place: Place,
+}
+
+/// The command a child-env call configures: the name at the root of its method chain (`cmd` in
+/// `cmd.env(..)`) and the enclosing function; `None` for a chain on `Command::new(..)` itself.
+pub type CommandName = Option<(String, Option<Range<usize>>)>;
+
+/// `Command::env(k, v)` / `envs([(k, v), …])` / `env_remove(k)` / `env_clear()`: the env of a
+/// child process.
+#[derive(Debug, Clone)]
+pub struct ChildEnv {
+    pub var: EnvVar,
+    /// `None` for `env_remove`/`env_clear`; `Some(None)` for a computed value.
+    pub value: Option<Option<String>>,
+    pub value_range: Option<Range<usize>>,
+    pub at: Range<usize>,
+    /// The method: `env`, `envs`, `env_remove` or `env_clear`.
+    pub method: &'static str,
+    /// The command it configures.
+    pub command: CommandName,
+}
+
+/// What reaches a device constructor's index.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Lit {
+        digits: Range<usize>,
+        value: u64,
+    },
+    Name {
+        name: String,
+        at: Range<usize>,
+    },
+    /// `args.gpu`: a field, followed to a command-line option's default (see [`OptionDefault`]).
+    Field {
+        name: String,
+        at: Range<usize>,
+    },
+}
+
+/// `#[arg(default_value_t = 1)] gpu: usize` (clap, structopt): the index a command-line option
+/// holds when it is not given.
+#[derive(Debug, Clone)]
+pub struct OptionDefault {
+    pub field: String,
+    pub digits: Range<usize>,
+    pub value: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeviceSink {
+    pub what: String,
+    pub arg: Arg,
+    /// The enclosing function, for `let` bindings.
+    pub scope: Option<Range<usize>>,
+    /// Where the index expression starts: the sinks of one expression's branches share it.
+    pub expr: usize,
+}
+
+/// A name bound in a function (`let`, a parameter, a pattern) or as a const/static item.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    /// The integer literals it can be bound to (not `mut`): one, or one per branch.
+    pub literals: Vec<(Range<usize>, u64)>,
+    pub at: Range<usize>,
+    /// The function it is local to; `None` for items.
+    pub scope: Option<Range<usize>>,
+    /// A loop variable over a range of literal bounds (`for i in 0..2`, `(0..=1).map(|i| …)`):
+    /// how many indices it takes, and the loop body or closure where it is visible.
+    pub iterates: Option<(u64, Range<usize>)>,
+}
+
+#[derive(Debug, Default)]
+pub struct Facts {
+    pub uses_gpu_crate: bool,
+    pub env: Vec<EnvEffect>,
+    pub child_env: Vec<ChildEnv>,
+    pub sinks: Vec<DeviceSink>,
+    pub bindings: Vec<Binding>,
+    /// Every single-name path expression: (name, range, shown only in a format macro).
+    pub uses: Vec<(String, Range<usize>, bool)>,
+    /// `Device::Cuda(N)` in a pattern, N ≠ 0.
+    pub patterns: Vec<(Range<usize>, u64)>,
+    pub nvml_indices: Vec<(Range<usize>, u64)>,
+    /// Device indices that several cards can take: a list of devices, an index computed from
+    /// a rank or by arithmetic (`new_cuda(rank + 1)`): where, and what it is.
+    pub computed_indices: Vec<(Range<usize>, String)>,
+    pub option_defaults: Vec<OptionDefault>,
+    pub main: Option<MainFn>,
+    /// `#[cfg(test)]` modules: unit tests, run by libtest in a process no `main` masks.
+    pub test_code: Vec<Range<usize>>,
+    /// A top-level macro that generates `main` (`criterion_main!(…)`): where, and its name.
+    pub macro_main: Option<(Range<usize>, String)>,
+    /// `#![forbid(unsafe_code)]` / `#![deny(unsafe_code)]` at the top of the file.
+    pub forbids_unsafe: bool,
+    /// End of the inner attributes and `//!` docs at the top of the file.
+    pub inner_attrs_end: Option<usize>,
+    /// Start of the first item.
+    pub first_item: Option<usize>,
+    /// The names private `use` items bind (a fix takes out the ones it leaves unused).
+    pub use_leaves: Vec<super::imports::UseLeaf>,
+}
+
+/// The bytes of a node. `Spanned::span` turns the whole node back into tokens to join their
+/// spans, so this is for small nodes or rare ones; see [`fn_range`] for functions.
+pub fn range(node: &impl Spanned) -> Range<usize> {
+    node.span().byte_range()
+}
+
+/// A function from `fn` to its closing brace: the scope of its `let` bindings, at the cost of
+/// two spans rather than the whole function's tokens.
+fn fn_range(sig: &syn::Signature, block: &syn::Block) -> Range<usize> {
+    sig.fn_token.span.byte_range().start..block.brace_token.span.close().byte_range().end
+}
+
+/// The bytes of a single-name path expression.
+fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
+    if p.attrs.is_empty() {
+        ident.span().byte_range()
+    } else {
+        range(p)
+    }
+}
+
+/// The facts of a file; `callable`: the functions of the tree that take a device index (see
+/// `index_fns`), whose calls are device indices too; `fields`: the struct fields the crate hands
+/// to a device index elsewhere, whose command-line default in this file is one.
+pub fn collect(
+    file: &syn::File,
+    callable: &[super::index_fns::IndexFn],
+    fields: &[(String, String)],
+) -> Facts {
+    let mut aliases = HashMap::new();
+    for item in &file.items {
+        if let syn::Item::Use(u) = item {
+            collect_use(&u.tree, String::new(), &mut aliases);
+        }
+    }
+    let mut str_consts = StrConsts::default();
+    str_consts.visit_file(file);
+    let renamed = aliases
+        .iter()
+        .filter(|(name, full)| full.rsplit("::").next() != Some(name.as_str()))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let mut v = FactVisitor {
+        loop_vars: Vec::new(),
+        computed_envs: Vec::new(),
+        renamed,
+        aliases,
+        str_consts: str_consts.0,
+        facts: Facts::default(),
+        scope: None,
+        display: 0,
+        handled_calls: Vec::new(),
+        callable: callable.to_vec(),
+    };
+    v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
+    v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
+    v.facts.first_item = file.items.first().map(|i| range(i).start);
+    v.facts.use_leaves = super::imports::leaves(file);
+    v.facts.forbids_unsafe = file.attrs.iter().any(forbids_unsafe);
+    v.facts.main = mains::choose(&file.items);
+    v.facts.macro_main = file.items.iter().find_map(|item| match item {
+        syn::Item::Macro(m) => {
+            let name = m.mac.path.segments.last()?.ident.to_string();
+            (name.ends_with("_main") || name == "main").then(|| (range(&m.mac.path), name))
+        }
+        _ => None,
+    });
+    v.visit_file(file);
+    // A default whose field reaches an index in another file of the crate: a sink where the
+    // default is written (unless this file hands the field to an index itself).
+    for d in v.facts.option_defaults.clone() {
+        let here = v
+            .facts
+            .sinks
+            .iter()
+            .any(|s| matches!(&s.arg, Arg::Field { name, .. } if *name == d.field));
+        if let Some((_, what)) = fields.iter().find(|(f, _)| *f == d.field).filter(|_| !here) {
+            v.facts.sinks.push(DeviceSink {
+                what: format!("{what},"),
+                arg: Arg::Field {
+                    name: d.field.clone(),
+                    at: d.digits.clone(),
+                },
+                scope: None,
+                expr: d.digits.start,
+            });
+        }
+    }
+    let main = v.facts.main.clone();
+    for effect in &mut v.facts.env {
+        effect.place = place(main.as_ref(), effect);
+    }
+    // `env_clear()` does not clear what the same command sets again afterwards, by name or
+    // through a computed `envs(…)`.
+    let child_env = std::mem::take(&mut v.facts.child_env);
+    let set_again = |c: &ChildEnv| {
+        let by_name = child_env.iter().any(|d| {
+            d.var == c.var
+                && d.value.is_some()
+                && later_on_same_command((&c.at, &c.command), (&d.at, &d.command))
+        });
+        by_name
+            || v.computed_envs
+                .iter()
+                .any(|(at, command)| later_on_same_command((&c.at, &c.command), (at, command)))
+    };
+    v.facts.child_env = child_env
+        .iter()
+        .filter(|c| c.method != "env_clear" || !set_again(c))
+        .cloned()
+        .collect();
+    v.facts
+}
+
+/// A child-env call: its range and the command it configures (see [`ChildEnv::command`]).
+type CommandCall<'a> = (&'a Range<usize>, &'a CommandName);
+
+/// Whether `d` configures the command `c` configured, after it: later in the same method chain
+/// (`.env_clear().env(..)`), or a later call on the same variable in the same function.
+fn later_on_same_command((c_at, c_cmd): CommandCall, (d_at, d_cmd): CommandCall) -> bool {
+    let chained = d_at.start == c_at.start && d_at.end > c_at.end;
+    let same_name = c_cmd.is_some() && c_cmd == d_cmd && d_at.start > c_at.end;
+    chained || same_name
+}
+
+fn place(main: Option<&MainFn>, effect: &EnvEffect) -> Place {
+    let Some(main) = main else {
+        return Place::Elsewhere;
+    };
+    if !(main.body.start <= effect.at.start && effect.at.end <= main.body.end) {
+        return Place::Elsewhere;
+    }
+    match &effect.stmt {
+        Some(stmt) if main.stmts.contains(stmt) => Place::MainTop,
+        _ => Place::MainNested,
+    }
+}
+
+fn forbids_unsafe(attr: &syn::Attribute) -> bool {
+    let level = attr.path().is_ident("forbid") || attr.path().is_ident("deny");
+    level
+        && attr
+            .parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|lints| lints.iter().any(|p| p.is_ident("unsafe_code")))
+}
+
+pub fn is_gpu_path(path: &str) -> bool {
+    let first = path
+        .trim_start_matches("::")
+        .split("::")
+        .next()
+        .unwrap_or("");
+    GPU_CRATES.contains(&first)
+}
+
+fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
+    let join = |name: &str| {
+        if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}::{name}")
+        }
+    };
+    match tree {
+        UseTree::Path(p) => collect_use(&p.tree, join(&p.ident.to_string()), out),
+        UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            let (local, full) = if name == "self" {
+                (
+                    prefix.rsplit("::").next().unwrap_or("").to_string(),
+                    prefix.clone(),
+                )
+            } else {
+                (name.clone(), join(&name))
+            };
+            out.insert(local, full);
+        }
+        UseTree::Rename(r) => {
+            out.insert(r.rename.to_string(), join(&r.ident.to_string()));
+        }
+        UseTree::Group(g) => {
+            for t in &g.items {
+                collect_use(t, prefix.clone(), out);
+            }
+        }
+        UseTree::Glob(_) => {
+            out.insert(format!("{prefix}::*"), prefix.clone());
+        }
+    }
+}
+
+/// `const NAME: &str = "CUDA_VISIBLE_DEVICES";`: keys and values written through a name.
+#[derive(Default)]
+struct StrConsts(HashMap<String, String>);
+
+impl<'ast> Visit<'ast> for StrConsts {
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        if let Some(s) = str_lit(&c.expr) {
+            self.0.insert(c.ident.to_string(), s);
+        }
+    }
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        if let Some(v) = str_lit(&s.expr) {
+            self.0.insert(s.ident.to_string(), v);
+        }
+    }
+}
+
+pub(super) struct FactVisitor {
+    aliases: HashMap<String, String>,
+    str_consts: HashMap<String, String>,
+    pub(super) facts: Facts,
+    /// The function being visited (`let` bindings are local to it).
+    scope: Option<Range<usize>>,
+    /// Inside the arguments of a format macro (`println!`): values there are only shown.
+    display: usize,
+    /// Env calls already recorded with their statement.
+    handled_calls: Vec<usize>,
+    /// Functions of the tree that hand an argument to a device constructor.
+    callable: Vec<super::index_fns::IndexFn>,
+    /// Names a `use … as` gives to something of another name.
+    renamed: Vec<String>,
+    /// Computed `.envs(…)` calls, with the command they configure.
+    computed_envs: Vec<(Range<usize>, CommandName)>,
+    /// Loop variables over literal ranges: where each is bound, how many indices it takes,
+    /// and where it is visible.
+    loop_vars: Vec<(usize, u64, Range<usize>)>,
+}
+
+impl FactVisitor {
+    /// Whether a call path can name one of `names`: by its last segment, or through a `use …
+    /// as` rename. A cheap test before the path is resolved.
+    fn may_name(&self, path: &syn::Path, names: &[&str]) -> bool {
+        last_is(path, names)
+            || (path.segments.len() == 1
+                && self.renamed.iter().any(|r| path.segments[0].ident == r))
+    }
+
+    /// `Dev::new` with `use candle_core::Device as Dev` → `candle_core::Device::new`.
+    fn resolve(&self, path: &syn::Path) -> String {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let Some(first) = segments.first() else {
+            return String::new();
+        };
+        match self.aliases.get(first) {
+            Some(full) => std::iter::once(full.clone())
+                .chain(segments[1..].iter().cloned())
+                .collect::<Vec<_>>()
+                .join("::"),
+            None => segments.join("::"),
+        }
+    }
+
+    /// A string: a literal, or a const/static holding one.
+    fn string(&self, expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| self.str_consts.get(&i.to_string()).cloned()),
+            Expr::Reference(r) => self.string(&r.expr),
+            Expr::Group(g) => self.string(&g.expr),
+            _ => str_lit(expr),
+        }
+    }
+
+    /// `std::env::set_var("CUDA_…", v)` / `remove_var("CUDA_…")`.
+    fn env_call(&self, call: &ExprCall) -> Option<(EnvVar, EnvOp)> {
+        let Expr::Path(func) = call.func.as_ref() else {
+            return None;
+        };
+        if !self.may_name(&func.path, &["set_var", "remove_var"]) {
+            return None;
+        }
+        let path = self.resolve(&func.path);
+        let mut args = call.args.iter();
+        let var = EnvVar::from_name(&self.string(args.next()?)?)?;
+        if path.ends_with("env::set_var")
+            || path == "set_var" && self.aliases.contains_key("set_var")
+        {
+            Some((var, EnvOp::Set(args.next().and_then(|v| self.string(v)))))
+        } else if path.ends_with("env::remove_var")
+            || path == "remove_var" && self.aliases.contains_key("remove_var")
+        {
+            Some((var, EnvOp::Remove))
+        } else {
+            None
+        }
+    }
+
+    fn record_env(&mut self, call: &ExprCall, stmt: Option<Range<usize>>) -> bool {
+        let Some((var, op)) = self.env_call(call) else {
+            return false;
+        };
+        let at = range(call);
+        if self.handled_calls.contains(&at.start) {
+            return true;
+        }
+        self.handled_calls.push(at.start);
+        self.facts.env.push(EnvEffect {
+            var,
+            op,
+            at,
+            stmt,
+            place: Place::Elsewhere,
+        });
+        true
+    }
+
+    fn device_call(&mut self, call: &ExprCall) {
+        let Expr::Path(func) = call.func.as_ref() else {
+            return;
+        };
+        if !self.callable.is_empty() {
+            let segments: Vec<String> = func
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let def = self
+                .callable
+                .iter()
+                .find(|d| super::index_fns::calls(d, &segments))
+                .cloned();
+            if let Some(def) = def {
+                if let Some(arg) = call.args.iter().nth(def.position) {
+                    let what = format!(
+                        "{}(…), whose argument {} is the index of {},",
+                        def.path,
+                        def.position + 1,
+                        def.what
+                    );
+                    self.sink(arg, what);
+                }
+                return;
+            }
+        }
+        if !self.may_name(&func.path, INDEX_CALL_NAMES) {
+            return;
+        }
+        let path = self.resolve(&func.path);
+        if let Some(name) = INDEX_CALLS.iter().find(|n| path.ends_with(*n)) {
+            // `Device::get_device` is a common name: only in a file that imports from cust or
+            // rustacuda (often by glob, `use cust::prelude::*`).
+            let rust_cuda = |p: &str| {
+                ["cust", "rustacuda"]
+                    .iter()
+                    .any(|c| p == *c || p.strip_prefix(c).is_some_and(|r| r.starts_with("::")))
+            };
+            if *name == "Device::get_device"
+                && !rust_cuda(&path)
+                && !self.aliases.values().any(|p| rust_cuda(p))
+            {
+                return;
+            }
+            if let Some(first) = call.args.first() {
+                self.sink(first, format!("{name}(…)"));
+            }
+        }
+    }
+
+    /// What `.env_clear()` and the env methods configure: `cmd` in `cmd.arg(..).env(..)`.
+    fn command_of(&self, call: &ExprMethodCall) -> CommandName {
+        let mut receiver = call.receiver.as_ref();
+        while let Expr::MethodCall(inner) = receiver {
+            receiver = inner.receiver.as_ref();
+        }
+        match receiver {
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .map(|i| (i.to_string(), self.scope.clone())),
+            _ => None,
+        }
+    }
+
+    fn child(
+        &mut self,
+        call: &ExprMethodCall,
+        method: &'static str,
+        var: EnvVar,
+        value: Option<(Option<String>, Option<Range<usize>>)>,
+    ) {
+        let (value, value_range) = match value {
+            Some((v, r)) => (Some(v), r),
+            None => (None, None),
+        };
+        let command = self.command_of(call);
+        self.facts.child_env.push(ChildEnv {
+            var,
+            value,
+            value_range,
+            at: range(call),
+            method,
+            command,
+        });
+    }
+
+    /// `(K, V)` pairs of `.envs(…)`: an array, a slice or `HashMap::from([…])` of
+    /// tuples; keys that are not managed variables are skipped.
+    fn env_pairs<'e>(&self, expr: &'e Expr, out: &mut Vec<(&'e Expr, &'e Expr)>) {
+        match expr {
+            Expr::Array(a) => {
+                for elem in &a.elems {
+                    if let Expr::Tuple(t) = elem {
+                        if let [k, v] = t.elems.iter().collect::<Vec<_>>().as_slice() {
+                            out.push((k, v));
+                        }
+                    }
+                }
+            }
+            Expr::Reference(r) => self.env_pairs(&r.expr, out),
+            Expr::Paren(p) => self.env_pairs(&p.expr, out),
+            Expr::Call(c) if matches!(c.func.as_ref(), Expr::Path(p) if last_is(&p.path, &["from", "from_iter"])) => {
+                if let Some(first) = c.args.first() {
+                    self.env_pairs(first, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn method_call(&mut self, call: &ExprMethodCall) {
+        if call.method == "env_clear" && call.args.is_empty() {
+            for var in EnvVar::ALL {
+                self.child(call, "env_clear", var, None);
+            }
+            return;
+        }
+        let Some(first) = call.args.first() else {
+            return;
+        };
+        let method = call.method.to_string();
+        match method.as_str() {
+            "envs" => {
+                let mut pairs = Vec::new();
+                self.env_pairs(first, &mut pairs);
+                if pairs.is_empty() {
+                    // Computed (`envs(filtered)`): it may set any variable again.
+                    self.computed_envs
+                        .push((range(call), self.command_of(call)));
+                }
+                for (k, v) in pairs {
+                    if let Some(var) = self.string(k).and_then(|k| EnvVar::from_name(&k)) {
+                        let value_range = str_lit(v).is_some().then(|| range(v));
+                        self.child(call, "envs", var, Some((self.string(v), value_range)));
+                    }
+                }
+            }
+            // ONNX Runtime's CUDA (or TensorRT) provider: DirectML and other providers number
+            // their adapters themselves, the CUDA mask does not renumber them.
+            "with_device_id" if cuda_receiver(&call.receiver) => {
+                self.sink(first, ".with_device_id(…)".into())
+            }
+            // llama.cpp bindings: the main GPU, and the devices a model is split over; whisper-rs.
+            "with_main_gpu" => self.sink(first, ".with_main_gpu(…)".into()),
+            "gpu_device" => self.sink(first, ".gpu_device(…)".into()),
+            "with_devices" | "with_device_ids" | "with_gpu_ids" => {
+                let inner = match first {
+                    Expr::Reference(r) => r.expr.as_ref(),
+                    other => other,
+                };
+                match inner {
+                    Expr::Array(a) if a.elems.len() == 1 => {
+                        self.sink(&a.elems[0], format!(".{method}(…)"));
+                    }
+                    Expr::Array(a) if a.elems.len() > 1 => self.facts.computed_indices.push((
+                        range(call),
+                        format!(".{method}(…) places the model on {} devices", a.elems.len()),
+                    )),
+                    // A list built elsewhere: its length is not known here.
+                    _ => {}
+                }
+            }
+            "device_by_index" => {
+                if let Some((_, n)) = int_lit(first) {
+                    self.facts.nvml_indices.push((range(call), n));
+                }
+            }
+            "env" | "env_remove" => {
+                let Some(var) = self.string(first).and_then(|k| EnvVar::from_name(&k)) else {
+                    return;
+                };
+                let second = call.args.iter().nth(1);
+                if method == "env" {
+                    let value_range = second.filter(|v| str_lit(v).is_some()).map(range);
+                    let value = second.and_then(|v| self.string(v));
+                    self.child(call, "env", var, Some((value, value_range)));
+                } else {
+                    self.child(call, "env_remove", var, None);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn struct_literal(&mut self, lit: &ExprStruct) {
+        // burn's `CudaDevice { index }`; mistral.rs' `DeviceLayerMapMetadata { ordinal, layers }`.
+        let (name, field_name) = if self.may_name(&lit.path, &["CudaDevice"])
+            && self.resolve(&lit.path).ends_with("CudaDevice")
+        {
+            ("CudaDevice", "index")
+        } else if self.may_name(&lit.path, &["DeviceLayerMapMetadata"]) {
+            ("DeviceLayerMapMetadata", "ordinal")
+        } else {
+            return;
+        };
+        for field in &lit.fields {
+            if matches!(&field.member, syn::Member::Named(n) if n == field_name) {
+                self.sink(&field.expr, format!("{name} {{ {field_name}: … }}"));
+            }
+        }
+    }
+
+    fn sink(&mut self, expr: &Expr, what: String) {
+        // `new_cuda(worker_rank + 1)`, `new_cuda(rank)`: one card per worker.
+        let ranked = |e: &Expr| match e {
+            Expr::Path(p) => p
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident.to_string().to_ascii_lowercase().contains("rank")),
+            Expr::Field(f) => {
+                matches!(&f.member, syn::Member::Named(n) if n.to_string().contains("rank"))
+            }
+            _ => false,
+        };
+        let computed = match expr {
+            Expr::Binary(b) => !(int_lit(&b.left).is_some() && int_lit(&b.right).is_some()),
+            Expr::MethodCall(m) => ranked(&m.receiver),
+            e => ranked(e),
+        };
+        if computed {
+            self.facts.computed_indices.push((
+                range(expr),
+                format!("{what} takes an index computed from a rank or by arithmetic"),
+            ));
+            return;
+        }
+        let args = match expr {
+            Expr::Path(p) if p.path.get_ident().is_some() => vec![Arg::Name {
+                name: p.path.segments[0].ident.to_string(),
+                at: range(p),
+            }],
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(name) => vec![Arg::Field {
+                    name: name.to_string(),
+                    at: range(expr),
+                }],
+                syn::Member::Unnamed(_) => return,
+            },
+            // One sink per value the index can take.
+            _ => index_lits(expr)
+                .into_iter()
+                .map(|(digits, value)| Arg::Lit { digits, value })
+                .collect(),
+        };
+        if args.is_empty() {
+            return;
+        }
+        let start = range(expr).start;
+        for arg in args {
+            self.facts.sinks.push(DeviceSink {
+                what: what.clone(),
+                arg,
+                scope: self.scope.clone(),
+                expr: start,
+            });
+        }
+    }
+
+    fn bind(
+        &mut self,
+        name: String,
+        at: Range<usize>,
+        literals: Vec<(Range<usize>, u64)>,
+        item: bool,
+    ) {
+        let iterates = self
+            .loop_vars
+            .iter()
+            .find(|(s, _, _)| *s == at.start)
+            .map(|(_, n, body)| (*n, body.clone()));
+        self.facts.bindings.push(Binding {
+            name,
+            literals,
+            at,
+            scope: if item { None } else { self.scope.clone() },
+            iterates,
+        });
+    }
+
+    /// How many indices a range with literal bounds covers: `0..2`, `0..=1`, `0..N` with `N` a
+    /// const or a `let` of a literal. `None` when a bound is computed (`0..device_count()`).
+    fn range_len(&self, expr: &Expr) -> Option<u64> {
+        let bound =
+            |e: &Expr| -> Option<u64> {
+                if let Some((_, n)) = index_lit(e) {
+                    return Some(n);
+                }
+                let Expr::Path(p) = e else { return None };
+                let name = p.path.get_ident()?;
+                let b =
+                    self.facts.bindings.iter().rev().find(|b| {
+                        name == &b.name && (b.scope.is_none() || b.scope == self.scope)
+                    })?;
+                match b.literals.as_slice() {
+                    [(_, n)] => Some(*n),
+                    _ => None,
+                }
+            };
+        match expr {
+            Expr::Paren(p) => self.range_len(&p.expr),
+            Expr::MethodCall(m) if m.method == "into_iter" || m.method == "rev" => {
+                self.range_len(&m.receiver)
+            }
+            Expr::Range(r) => {
+                let start = r.start.as_deref().map_or(Some(0), bound)?;
+                let end = bound(r.end.as_deref()?)?;
+                let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+                Some((end + u64::from(inclusive)).saturating_sub(start))
+            }
+            _ => None,
+        }
+    }
+
+    /// The loop variable of `for PAT in RANGE` or of `RANGE.map(|PAT| …)` (any method taking
+    /// a closure), when the range has literal bounds: noted for [`Binding::iterates`].
+    fn note_loop_var(&mut self, pat: &syn::Pat, over: &Expr, body: Range<usize>) {
+        if let (syn::Pat::Ident(id), Some(n)) = (pat, self.range_len(over)) {
+            self.loop_vars.push((range(&id.ident).start, n, body));
+        }
+    }
+
+    fn in_scope<T>(&mut self, scope: Range<usize>, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.scope.replace(scope);
+        let out = f(self);
+        self.scope = saved;
+        out
+    }
+
+    /// `unsafe { set_var(..); remove_var(..) }` holding only env calls (or guarded ones, see
+    /// [`Self::guarded_env`]): one removable block.
+    fn unsafe_env_block(&mut self, block: &syn::ExprUnsafe, whole: Range<usize>) -> bool {
+        let stmts = &block.block.stmts;
+        let only_env = !stmts.is_empty()
+            && stmts.iter().all(|s| match s {
+                Stmt::Expr(Expr::Call(call), _) => self.env_call(call).is_some(),
+                Stmt::Expr(Expr::If(ifx), _) => self.guard_of(ifx).is_some(),
+                _ => false,
+            });
+        if only_env {
+            for s in stmts {
+                match s {
+                    Stmt::Expr(Expr::Call(call), _) => {
+                        self.record_env(call, Some(whole.clone()));
+                    }
+                    Stmt::Expr(Expr::If(ifx), _) => {
+                        self.guarded_env(ifx, whole.clone());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        only_env
+    }
+
+    /// `if std::env::var_os("K").is_none() { std::env::set_var("K", v); }` (the set may sit in
+    /// an `unsafe` block): the `set_var` call, when the guard and the set name one variable.
+    fn guard_of<'a>(&self, ifx: &'a syn::ExprIf) -> Option<&'a ExprCall> {
+        if ifx.else_branch.is_some() {
+            return None;
+        }
+        let Expr::MethodCall(test) = ifx.cond.as_ref() else {
+            return None;
+        };
+        let Expr::Call(read) = test.receiver.as_ref() else {
+            return None;
+        };
+        let Expr::Path(func) = read.func.as_ref() else {
+            return None;
+        };
+        let reads = self.resolve(&func.path);
+        let unset = match test.method.to_string().as_str() {
+            "is_none" => reads.ends_with("var_os"),
+            "is_err" => reads.ends_with("env::var") || reads == "var",
+            _ => false,
+        };
+        let key = read.args.first().and_then(|k| self.string(k))?;
+        let inner = match ifx.then_branch.stmts.as_slice() {
+            [Stmt::Expr(Expr::Call(call), _)] => call,
+            [Stmt::Expr(Expr::Unsafe(u), _)] => match u.block.stmts.as_slice() {
+                [Stmt::Expr(Expr::Call(call), _)] => call,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let (var, op) = self.env_call(inner)?;
+        (unset && var.name() == key && matches!(op, EnvOp::Set(_))).then_some(inner)
+    }
+
+    /// Records a guarded set as a default; `whole` is the statement that removes it.
+    fn guarded_env(&mut self, ifx: &syn::ExprIf, whole: Range<usize>) -> bool {
+        let Some(call) = self.guard_of(ifx) else {
+            return false;
+        };
+        let Some((var, EnvOp::Set(value))) = self.env_call(call) else {
+            return false;
+        };
+        let at = range(call);
+        if self.handled_calls.contains(&at.start) {
+            return true;
+        }
+        self.handled_calls.push(at.start);
+        self.facts.env.push(EnvEffect {
+            var,
+            op: EnvOp::SetDefault(value),
+            at,
+            stmt: Some(whole),
+            place: Place::Elsewhere,
+        });
+        true
+    }
+}
+
+impl<'ast> Visit<'ast> for FactVisitor {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // `#[cfg(test)] mod tests { … }`: code libtest runs, in a process no `main` masks.
+        if mains::cfg_of(&m.attrs) == mains::Tri::False {
+            if let Some((brace, _)) = &m.content {
+                self.facts.test_code.push(brace.span.join().byte_range());
+            }
+        }
+        visit::visit_item_mod(self, m);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.in_scope(fn_range(&f.sig, &f.block), |v| visit::visit_item_fn(v, f));
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.in_scope(fn_range(&f.sig, &f.block), |v| {
+            visit::visit_impl_item_fn(v, f)
+        });
+    }
+
+    fn visit_field(&mut self, field: &'ast syn::Field) {
+        if let Some(name) = &field.ident {
+            if let Some((digits, value)) = field.attrs.iter().find_map(option_default) {
+                self.facts.option_defaults.push(OptionDefault {
+                    field: name.to_string(),
+                    digits,
+                    value,
+                });
+            }
+        }
+        visit::visit_field(self, field);
+    }
+
+    fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+        let literals = int_lit(&c.expr).into_iter().collect();
+        self.bind(c.ident.to_string(), range(&c.ident), literals, true);
+        visit::visit_item_const(self, c);
+    }
+
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        let literals = matches!(s.mutability, syn::StaticMutability::None)
+            .then(|| int_lit(&s.expr))
+            .flatten()
+            .into_iter()
+            .collect();
+        self.bind(s.ident.to_string(), range(&s.ident), literals, true);
+        visit::visit_item_static(self, s);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let mut pat = &local.pat;
+        if let syn::Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let syn::Pat::Ident(id) = pat {
+            if id.mutability.is_none() && id.subpat.is_none() {
+                let literals = local
+                    .init
+                    .as_ref()
+                    .map_or(Vec::new(), |i| index_lits(&i.expr));
+                self.bind(id.ident.to_string(), range(&id.ident), literals, false);
+                if let Some(init) = &local.init {
+                    self.visit_local_init(init);
+                }
+                return;
+            }
+        }
+        visit::visit_local(self, local);
+    }
+
+    fn visit_pat_ident(&mut self, id: &'ast syn::PatIdent) {
+        // Parameters and pattern bindings: names that are not followed.
+        self.bind(id.ident.to_string(), range(&id.ident), Vec::new(), false);
+        visit::visit_pat_ident(self, id);
+    }
+
+    fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
+        if self.may_name(&p.path, &["Cuda"]) && self.resolve(&p.path).ends_with("Device::Cuda") {
+            for elem in &p.elems {
+                if let syn::Pat::Lit(lit) = elem {
+                    if let Some((_, n)) = int_lit(&Expr::Lit(lit.clone())).filter(|(_, n)| *n != 0)
+                    {
+                        self.facts.patterns.push((range(p), n));
+                    }
+                }
+            }
+        }
+        visit::visit_pat_tuple_struct(self, p);
+    }
+
+    fn visit_stmt(&mut self, stmt: &'ast Stmt) {
+        if let Stmt::Expr(expr @ (Expr::Call(_) | Expr::Unsafe(_) | Expr::If(_)), semi) = stmt {
+            let at = range(expr);
+            let whole = at.start..semi.map_or(at.end, |s| s.span.byte_range().end);
+            match expr {
+                Expr::Call(call) => {
+                    self.record_env(call, Some(whole));
+                }
+                Expr::If(ifx) => {
+                    self.guarded_env(ifx, whole);
+                }
+                // A block statement: `unsafe { set_var(..) }` needs no semicolon.
+                Expr::Unsafe(block) => {
+                    self.unsafe_env_block(block, whole);
+                }
+                _ => {}
+            }
+        }
+        visit::visit_stmt(self, stmt);
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast ExprCall) {
+        self.record_env(call, None);
+        self.device_call(call);
+        visit::visit_expr_call(self, call);
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        let body = f.body.brace_token.span.join().byte_range();
+        self.note_loop_var(&f.pat, &f.expr, body);
+        visit::visit_expr_for_loop(self, f);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast ExprMethodCall) {
+        if let Some(Expr::Closure(c)) = call.args.first() {
+            if let Some(pat) = c.inputs.first().filter(|_| c.inputs.len() == 1) {
+                self.note_loop_var(pat, &call.receiver, range(&c.body));
+            }
+        }
+        self.method_call(call);
+        visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_struct(&mut self, lit: &'ast ExprStruct) {
+        self.struct_literal(lit);
+        visit::visit_expr_struct(self, lit);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(ident) = p.path.get_ident() {
+            let at = ident_range(p, ident);
+            self.facts
+                .uses
+                .push((ident.to_string(), at, self.display > 0));
+        }
+        visit::visit_expr_path(self, p);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        if !self.facts.uses_gpu_crate && path.segments.len() > 1 && is_gpu_path(&self.resolve(path))
+        {
+            self.facts.uses_gpu_crate = true;
+        }
+        visit::visit_path(self, path);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if !self.facts.uses_gpu_crate
+            && mac.path.segments.len() > 1
+            && is_gpu_path(&self.resolve(&mac.path))
+        {
+            self.facts.uses_gpu_crate = true;
+        }
+        macros::visit_body(self, mac);
+    }
+}
+
+pub(super) fn str_lit(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
+/// Every integer literal an index expression can take: the literal itself (in parentheses, or
+/// cast: `1 as usize`), the default of `x.unwrap_or(1)` (an index read from the env or the
+/// command line, 1 when it is not given), and the values of the branches of an `if`, a `match`
+/// or a block (`if cpu { 0 } else { 1 }`).
+pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
+    fn tail(block: &syn::Block) -> Vec<(Range<usize>, u64)> {
+        match block.stmts.last() {
+            Some(Stmt::Expr(e, None)) => index_lits(e),
+            _ => Vec::new(),
+        }
+    }
+    match expr {
+        Expr::If(i) => {
+            let mut out = tail(&i.then_branch);
+            if let Some((_, e)) = &i.else_branch {
+                out.extend(index_lits(e));
+            }
+            out
+        }
+        Expr::Match(m) => m
+            .arms
+            .iter()
+            .flat_map(|arm| index_lits(&arm.body))
+            .collect(),
+        Expr::Block(b) => tail(&b.block),
+        Expr::Paren(p) => index_lits(&p.expr),
+        Expr::Group(g) => index_lits(&g.expr),
+        Expr::Cast(c) => index_lits(&c.expr),
+        Expr::MethodCall(m) if m.method == "unwrap_or" && m.args.len() == 1 => {
+            index_lits(&m.args[0])
+        }
+        _ => int_lit(expr).into_iter().collect(),
+    }
+}
+
+/// The one integer literal an expression takes, when it takes exactly one (see [`index_lits`]).
+fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
+    match index_lits(expr).as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// `default_value_t = 1` / `default_value = "1"` in a `#[arg(…)]`, `#[clap(…)]` or
+/// `#[structopt(…)]` attribute: the digits and their value.
+fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64)> {
+    let path = attr.path();
+    if !(path.is_ident("arg") || path.is_ident("clap") || path.is_ident("structopt")) {
+        return None;
+    }
+    let metas = attr
+        .parse_args_with(syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+        .ok()?;
+    metas.iter().find_map(|m| match m {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("default_value_t") => index_lit(&nv.value),
+        syn::Meta::NameValue(nv) if nv.path.is_ident("default_value") => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => {
+                let value = s.value();
+                let r = s.span().byte_range();
+                // Only a plain "…" literal of digits: its digits are the string's bytes.
+                let plain = r.len() == value.len() + 2;
+                (plain && !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| Some((r.start + 1..r.end - 1, value.parse().ok()?)))
+                    .flatten()
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// The digits of an integer literal (without its suffix) and its value.
+pub(super) fn int_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(i), ..
+    }) = expr
+    else {
+        return None;
+    };
+    int_token(i)
+}
+
+pub(super) fn int_token(i: &syn::LitInt) -> Option<(Range<usize>, u64)> {
+    let value = i.base10_parse::<u64>().ok()?;
+    let r = i.span().byte_range();
+    let suffix = i.suffix().len();
+    Some((r.start..r.end - suffix, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(source: &str) -> Facts {
+        let facts = collect(&crate::lang::rust::parse(source).unwrap(), &[], &[]);
+        proc_macro2::extra::invalidate_current_thread_spans();
+        facts
+    }
+
+    #[test]
+    fn calls_are_found_through_renamed_imports() {
+        let source = r#"use std::env::set_var as put;
+use std::env::remove_var as unset;
+use cudarc::driver::CudaContext as Ctx;
+fn main() {
+    unsafe { put("CUDA_VISIBLE_DEVICES", "0") }
+    unsafe { unset("CUDA_DEVICE_ORDER"); }
+    let ctx = Ctx::new(1);
+}
+"#;
+        let f = facts(source);
+        let env: Vec<(EnvVar, EnvOp, &str)> = f
+            .env
+            .iter()
+            .map(|e| (e.var, e.op.clone(), &source[e.at.clone()]))
+            .collect();
+        assert_eq!(
+            env,
+            [
+                (
+                    EnvVar::VisibleDevices,
+                    EnvOp::Set(Some("0".into())),
+                    r#"put("CUDA_VISIBLE_DEVICES", "0")"#
+                ),
+                (
+                    EnvVar::DeviceOrder,
+                    EnvOp::Remove,
+                    r#"unset("CUDA_DEVICE_ORDER")"#
+                ),
+            ]
+        );
+        assert!(f.env.iter().all(|e| e.place == Place::MainTop));
+        let [sink] = f.sinks.as_slice() else {
+            panic!("one device sink: {:?}", f.sinks)
+        };
+        assert_eq!(sink.what, "CudaContext::new(…)");
+        assert!(matches!(sink.arg, Arg::Lit { value: 1, .. }));
+    }
+
+    #[test]
+    fn a_binding_and_its_sink_share_the_function_scope() {
+        let source = "fn pick() {\n    let idx = 1;\n    let d = candle_core::Device::new_cuda(idx);\n}\nfn other() { let idx = 0; }\n";
+        let f = facts(source);
+        let [sink] = f.sinks.as_slice() else {
+            panic!("one device sink: {:?}", f.sinks)
+        };
+        let Arg::Name { name, at } = &sink.arg else {
+            panic!("the index is a name: {:?}", sink.arg)
+        };
+        assert_eq!((name.as_str(), &source[at.clone()]), ("idx", "idx"));
+        let scope = sink.scope.clone().expect("inside a function");
+        assert_eq!(
+            &source[scope.clone()],
+            &source[..source.find("\nfn other").unwrap()]
+        );
+        let bound: Vec<_> = f
+            .bindings
+            .iter()
+            .filter(|b| b.name == "idx")
+            .map(|b| (b.scope.clone(), b.literals.first().map(|l| l.1)))
+            .collect();
+        assert_eq!(bound[0], (Some(scope), Some(1)));
+        assert_ne!(bound[1].0, sink.scope);
+    }
+}

@@ -1,0 +1,1545 @@
+//! The Rust project index: the packages of the tree (their Cargo.toml: dependencies, features,
+//! path and workspace dependencies), each target's module tree (`mod x;` from its root file),
+//! and from them which binaries are GPU programs and which binaries run each library file.
+//!
+//! A binary is a GPU program when its package can reach CUDA — a dependency that is a CUDA
+//! crate with its CUDA feature on (directly, through a package feature, or a crate of the tree
+//! that has one) — and its code uses that crate (its own files, its package's library, a crate
+//! of the tree). A binary whose own code chooses only CPU devices (`Device::Cpu`, burn's CPU
+//! backends) and no CUDA one is a CPU program. Invariant, as for Python's index: it only reads,
+//! and a file it does not know is judged on its own.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use syn::visit::{self, Visit};
+
+use super::index_fns::IndexFn;
+use super::manifest::{self, Manifest};
+use crate::fs::walk::{Entry, EntryKind};
+use crate::lang::{FactKind, FactStore};
+use crate::model::outcome::Language;
+
+/// How a registry crate reaches CUDA: always, or when one of these features is on.
+#[derive(Debug, Clone, Copy)]
+enum Cuda {
+    Always,
+    /// CUDA only where the code selects it (`Device::cuda_if_available()`, `Device::Cuda(0)`):
+    /// tch builds CPU tensors by default.
+    WhenSelected,
+    Feature(&'static [&'static str]),
+}
+
+/// Feature names that mean CUDA whatever the crate (`mistralrs-core/cuda`, `whisper-rs-sys/cuda`).
+const CUDA_FEATURES: &[&str] = &["cuda", "cudnn", "cublas", "flash-attn", "nccl", "tensorrt"];
+
+/// CUDA crates and the wrappers that reach CUDA by default, one line per crate (names as Rust
+/// sees them: `-` is `_`). A wrapper's line says which of its APIs picks the card.
+const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
+    ("cudarc", Cuda::Always, "the CUDA driver API"),
+    ("cust", Cuda::Always, "Rust-CUDA's `Device::get_device`"),
+    ("rustacuda", Cuda::Always, "`Device::get_device`"),
+    ("cubecl_cuda", Cuda::Always, "the CUDA runtime of CubeCL"),
+    ("burn_cuda", Cuda::Always, "burn's `Cuda` backend"),
+    (
+        "tch",
+        Cuda::WhenSelected,
+        "libtorch (`Device::cuda_if_available()` picks CUDA device 0)",
+    ),
+    ("burn_tch", Cuda::WhenSelected, "burn's libtorch backend"),
+    (
+        "rust_bert",
+        Cuda::Always,
+        "tch: its pipelines default to `Device::cuda_if_available()`",
+    ),
+    (
+        "candle_core",
+        Cuda::Feature(&["cuda", "cudnn"]),
+        "`Device::new_cuda`",
+    ),
+    (
+        "candle_nn",
+        Cuda::Feature(&["cuda", "cudnn"]),
+        "candle with CUDA",
+    ),
+    (
+        "candle_transformers",
+        Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
+        "candle with CUDA",
+    ),
+    (
+        "burn",
+        Cuda::Feature(&["cuda", "cuda-jit", "tch"]),
+        "burn's `Cuda` (or `LibTorch`) backend",
+    ),
+    ("cubecl", Cuda::Feature(&["cuda"]), "CubeCL's CUDA runtime"),
+    (
+        "ort",
+        Cuda::Feature(&["cuda", "tensorrt"]),
+        "ONNX Runtime's CUDA execution provider",
+    ),
+    (
+        "llama_cpp_2",
+        Cuda::Feature(&["cuda", "cublas"]),
+        "llama.cpp with CUDA (its default layer split uses every visible GPU)",
+    ),
+    (
+        "llama_cpp",
+        Cuda::Feature(&["cuda", "cublas"]),
+        "llama.cpp with CUDA",
+    ),
+    (
+        "whisper_rs",
+        Cuda::Feature(&["cuda"]),
+        "whisper.cpp with CUDA",
+    ),
+    (
+        "mistralrs",
+        Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
+        "mistral.rs with CUDA",
+    ),
+    (
+        "fastembed",
+        Cuda::Feature(&["cuda"]),
+        "ONNX Runtime with CUDA",
+    ),
+];
+
+/// Crates that compute on the device their caller hands them (candle's tensors, layers and
+/// models): in a library's code that a program runs, they reach CUDA only where that code
+/// chooses a CUDA device itself. A call `.forward(…)` reaches the `forward` of every type the
+/// reached code names, models the program never loads among them; their `Device` parameters
+/// are no choice.
+const HANDED_DEVICE: &[&str] = &["candle_core", "candle_nn", "candle_transformers"];
+
+/// The entry points through which a wrapper crate picks a CUDA device by itself, one line per
+/// API (crate, a path segment or method naming it, what it does). A program that links one of
+/// these crates reaches CUDA through it only when its code names one of its entry points or
+/// chooses a CUDA device itself (`new_cuda`, `Device::Cuda(…)`, `cuda_if_available`): a tool
+/// that uses rust-bert for its error type or ONNX Runtime on the CPU provider is not a GPU
+/// program, nor is one that only compiles kernels with cudarc's `nvrtc`. Crates with no line
+/// here (cust, llama.cpp, whisper.cpp, mistral.rs) reach CUDA by any use once their CUDA
+/// feature is on.
+const ENTRY_POINTS: &[(&str, &str, &str)] = &[
+    (
+        "cudarc",
+        "driver",
+        "the driver API: contexts, streams, device memory",
+    ),
+    ("cudarc", "runtime", "the runtime API"),
+    ("cudarc", "cublas", "cuBLAS, on a context's stream"),
+    ("cudarc", "cublaslt", "cuBLASLt, on a context's stream"),
+    ("cudarc", "cudnn", "cuDNN, on a context's stream"),
+    ("cudarc", "curand", "cuRAND, on a context's stream"),
+    ("cudarc", "cusparse", "cuSPARSE, on a context's stream"),
+    ("cudarc", "cusolver", "cuSOLVER, on a context's stream"),
+    ("cudarc", "nccl", "NCCL: one communicator per card"),
+    ("cudarc", "cufile", "cuFile: GPUDirect storage"),
+    ("cudarc", "cupti", "CUPTI: profiling a context"),
+    (
+        "rust_bert",
+        "pipelines",
+        "every pipeline's default config is `Device::cuda_if_available()`",
+    ),
+    (
+        "rust_bert",
+        "VarStore",
+        "a model built by hand takes the device of its `VarStore`",
+    ),
+    (
+        "ort",
+        "CUDAExecutionProvider",
+        "ONNX Runtime's CUDA provider (`device_id` picks the card)",
+    ),
+    ("ort", "CUDA", "`ep::CUDA`, the CUDA provider in ort 2.x"),
+    (
+        "ort",
+        "TensorRTExecutionProvider",
+        "ONNX Runtime's TensorRT provider (CUDA underneath)",
+    ),
+    ("ort", "TensorRT", "`ep::TensorRT` in ort 2.x"),
+    (
+        "fastembed",
+        "CUDAExecutionProvider",
+        "fastembed run on ONNX Runtime's CUDA provider",
+    ),
+    (
+        "candle_core",
+        "Device",
+        "candle's `Device` (its CUDA constructors are found by name)",
+    ),
+    (
+        "burn",
+        "Cuda",
+        "burn's CUDA backend (`Cuda`, `CudaDevice`, the `LibTorch` backend)",
+    ),
+    (
+        "tch",
+        "cuda_if_available",
+        "libtorch's CUDA device 0 when one is there",
+    ),
+];
+
+/// A CUDA wrapper's entry points (see [`ENTRY_POINTS`]); empty when any use reaches CUDA.
+fn entry_points(package: &str) -> Vec<&'static str> {
+    ENTRY_POINTS
+        .iter()
+        .filter(|(c, _, _)| *c == package)
+        .map(|(_, api, _)| *api)
+        .collect()
+}
+
+/// What the index says about one `.rs` file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRole {
+    /// The root of a binary target. `cuda`: how its program reaches CUDA (`None`: it does not);
+    /// `cpu`: why it is a CPU program (its own code chooses only CPU devices, or it is built
+    /// with a known CUDA crate whose CUDA feature is off).
+    Program {
+        cuda: Option<String>,
+        cpu: Option<String>,
+        /// It links libtorch (tch, burn's LibTorch, rust-bert): PYTORCH_CUDA_ALLOC_CONF means
+        /// something to it.
+        torch: bool,
+        /// An integration test (`tests/*.rs`): libtest writes its `main`.
+        test: bool,
+    },
+    /// A module of a library (or of a binary): the GPU programs of the tree that run it, with
+    /// whether each one sets the env in its `main` (a sync main; an async main does not).
+    /// `made_sync`: one of them masks only once `fix --unsafe-fixes` makes its async main
+    /// sync, so remapping an index here is unsafe-tier too.
+    Module {
+        programs: Vec<(String, bool)>,
+        made_sync: bool,
+    },
+}
+
+#[derive(Debug, Default)]
+pub struct RustIndex {
+    files: HashMap<String, FileRole>,
+    /// The index functions each file can call: its package's and its dependencies' of the
+    /// tree (a name defined twice with different index positions is left out).
+    callable: HashMap<String, Arc<Vec<IndexFn>>>,
+    /// The struct fields each file's package hands to a device index, with what they reach:
+    /// a command-line option of that name holds an index.
+    index_fields: HashMap<String, Arc<Vec<(String, String)>>>,
+    hosted: Vec<(String, String)>,
+    /// Files whose own code chooses a CUDA device (`cuda_if_available()`, a `Cuda` backend).
+    chooses_cuda: HashSet<String>,
+}
+
+impl FileRole {
+    /// A module one of whose programs masks only once its async main is made sync.
+    pub fn made_sync(&self) -> bool {
+        matches!(
+            self,
+            FileRole::Module {
+                made_sync: true,
+                ..
+            }
+        )
+    }
+}
+
+impl RustIndex {
+    pub fn role(&self, rel: &str) -> Option<&FileRole> {
+        self.files.get(rel)
+    }
+
+    /// Python files the tree's Rust code embeds: (the `.py`, the `.rs` embedding it).
+    pub fn hosted(&self) -> &[(String, String)] {
+        &self.hosted
+    }
+
+    pub fn callable(&self, rel: &str) -> &[IndexFn] {
+        self.callable.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The file's own code chooses a CUDA device: GPU code, whatever its verdict.
+    pub fn chooses_cuda(&self, rel: &str) -> bool {
+        self.chooses_cuda.contains(rel)
+    }
+
+    pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
+        self.index_fields.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn build(
+        root: &Path,
+        entries: &[Entry],
+        max_file_size: u64,
+        store: &dyn FactStore,
+    ) -> RustIndex {
+        let rs: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Source(Language::Rust))
+            .collect();
+        if rs.is_empty() {
+            return RustIndex::default();
+        }
+        let packages = Packages::find(root, &rs);
+        let present: HashMap<&str, &Entry> = rs.iter().map(|e| (e.rel.as_str(), *e)).collect();
+        let load = |e: &Entry| -> Option<RsFile> {
+            // `null`: the file does not parse, and is left out.
+            let cached = store
+                .load(e, FactKind::Rust)
+                .and_then(|text| serde_json::from_str::<Option<RsFile>>(&text).ok());
+            match cached {
+                Some(file) => file,
+                None => {
+                    let (file, hash) = read(root, e, max_file_size)?;
+                    if let Some(Ok(text)) = store.keeps().then(|| serde_json::to_string(&file)) {
+                        store.save(e, hash, FactKind::Rust, text);
+                    }
+                    file
+                }
+            }
+        };
+        // One group of packages (those path dependencies join) at a time: its files' facts are
+        // held only while its programs are linked, so the index's memory is the largest
+        // group's, not the tree's. Small groups are read together (one parallel pass over
+        // at least BATCH files), so that no core waits for the last large file of each.
+        const BATCH: usize = 256;
+        type Group<'e> = (Vec<usize>, Vec<&'e Entry>);
+        // The facts of each group of a batch.
+        type Read = Vec<HashMap<String, RsFile>>;
+        let groups = packages.groups(&rs);
+        let mut batches: Vec<&[Group]> = Vec::new();
+        let mut start = 0;
+        while start < groups.len() {
+            let mut end = start;
+            let mut count = 0;
+            while end < groups.len() && (end == start || count < BATCH) {
+                count += groups[end].1.len();
+                end += 1;
+            }
+            batches.push(&groups[start..end]);
+            start = end;
+        }
+        let read_batch = |batch: &[Group]| -> Read {
+            let jobs: Vec<(usize, &Entry)> = batch
+                .iter()
+                .enumerate()
+                .flat_map(|(g, (_, group))| group.iter().map(move |e| (g, *e)))
+                .collect();
+            let mut read: Read = batch.iter().map(|_| HashMap::new()).collect();
+            for (g, rel, file) in largest_first(root, jobs)
+                .par_iter()
+                .with_max_len(1)
+                .filter_map(|(g, e)| Some((*g, e.rel.clone(), load(e)?)))
+                .collect::<Vec<_>>()
+            {
+                read[g].insert(rel, file);
+            }
+            read
+        };
+        let link_batch = |batch: &[Group], read: Read| -> RustIndex {
+            let mut index = RustIndex::default();
+            for ((members, _), mut files) in batch.iter().zip(read) {
+                // A module a `#[path]` or a target's `path` puts outside the group's
+                // directories.
+                let mut tried: HashSet<String> = HashSet::new();
+                loop {
+                    let mut missing: Vec<&Entry> = files
+                        .iter()
+                        .flat_map(|(rel, f)| module_candidates(rel, f))
+                        .chain(members.iter().flat_map(|&i| packages.0[i].roots()))
+                        .filter(|c| !files.contains_key(c) && tried.insert(c.clone()))
+                        .filter_map(|c| present.get(c.as_str()).copied())
+                        .collect();
+                    if missing.is_empty() {
+                        break;
+                    }
+                    missing.sort_by(|a, b| a.rel.cmp(&b.rel));
+                    missing.dedup_by(|a, b| a.rel == b.rel);
+                    files.extend(
+                        missing
+                            .par_iter()
+                            .filter_map(|e| Some((e.rel.clone(), load(e)?)))
+                            .collect::<Vec<_>>(),
+                    );
+                }
+                index.merge(link(root, &files, &packages, members));
+            }
+            index
+        };
+        // A batch is linked while the next one is read (two batches' facts at most).
+        let mut index = RustIndex::default();
+        let mut previous: Option<(&[Group], Read)> = None;
+        for batch in batches {
+            let pending = previous.take();
+            let (linked, read) = rayon::join(
+                || pending.map(|(b, read)| link_batch(b, read)),
+                || read_batch(batch),
+            );
+            if let Some(linked) = linked {
+                index.merge(linked);
+            }
+            previous = Some((batch, read));
+        }
+        if let Some((batch, read)) = previous {
+            index.merge(link_batch(batch, read));
+        }
+        index.hosted.sort();
+        index.hosted.dedup_by(|a, b| a.0 == b.0);
+        index
+    }
+
+    /// Adds the roles of another group of packages (a file two groups read keeps the first's).
+    fn merge(&mut self, other: RustIndex) {
+        for (rel, role) in other.files {
+            self.files.entry(rel).or_insert(role);
+        }
+        for (rel, fns) in other.callable {
+            self.callable.entry(rel).or_insert(fns);
+        }
+        for (rel, fields) in other.index_fields {
+            self.index_fields.entry(rel).or_insert(fields);
+        }
+        self.hosted.extend(other.hosted);
+        self.chooses_cuda.extend(other.chooses_cuda);
+    }
+}
+
+/// Jobs on files, the largest first: a parallel pass ends when its last file is parsed, and
+/// one generated file (bindgen's, tch's wrappers) can take as long as a hundred others; begun
+/// last, it would leave the other cores idle until it ends. The order only schedules: every
+/// result is keyed by its file.
+fn largest_first<'e, T: Send>(root: &Path, jobs: Vec<(T, &'e Entry)>) -> Vec<(T, &'e Entry)> {
+    let mut sized: Vec<(u64, (T, &Entry))> = jobs
+        .into_par_iter()
+        .map(|job| {
+            let size = std::fs::symlink_metadata(root.join(&job.1.rel_path)).map_or(0, |m| m.len());
+            (size, job)
+        })
+        .collect();
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
+    sized.into_iter().map(|(_, job)| job).collect()
+}
+
+/// Every file a `mod` declaration of `f` (at `rel`) could load, whether or not `f` is its
+/// target's root.
+fn module_candidates(rel: &str, f: &RsFile) -> Vec<String> {
+    let path = Path::new(rel);
+    let dir = path.parent().map(slash).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (name, attr, inline) in &f.mods {
+        match attr {
+            Some(p) => out.push(normalize(&join(&dir, p))),
+            None => {
+                for base in [dir.clone(), join(&dir, &stem)] {
+                    let base = inline.iter().fold(base, |b, m| join(&b, m));
+                    out.push(join(&base, &format!("{name}.rs")));
+                    out.push(join(&base, &format!("{name}/mod.rs")));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One file, as the index sees it (kept by the content cache).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct RsFile {
+    /// `mod x;` declarations: (name, `#[path]`, the inline modules around it).
+    mods: Vec<(String, Option<String>, Vec<String>)>,
+    /// First segments of every path and `use` (the crates it names).
+    names: HashSet<String>,
+    /// Every segment of every path and `use`, and every method called, that is an entry point
+    /// of [`ENTRY_POINTS`] (the rest is dropped once the file is read).
+    segments: HashSet<String>,
+    /// Files `include_str!`/`include_bytes!` embed, as written (relative to this file).
+    embeds: Vec<String>,
+    /// Functions that hand a parameter to a device constructor as its index, and those that
+    /// hand one to another function.
+    index_fns: Vec<IndexFn>,
+    forwards: Vec<super::index_fns::Forward>,
+    field_args: Vec<super::index_fns::FieldArg>,
+    /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
+    /// backend), or a CPU one.
+    cuda: bool,
+    cpu: bool,
+    /// A binding that is a CPU device itself (`let dev: Cpu = …`, `let d = Device::Cpu`,
+    /// `Cpu::default()`): the program chooses the CPU, whatever a library could choose.
+    cpu_binding: bool,
+    async_main: bool,
+    /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
+    made_sync: bool,
+    has_main: bool,
+    /// Its functions, methods, constants and types, with what each one's code names: which
+    /// of a library's code a program runs.
+    items: super::items::Items,
+}
+
+/// The facts of one file (`None` when it does not parse) and the hash of the bytes read;
+/// `None` when it cannot be read.
+fn read(root: &Path, entry: &Entry, limit: u64) -> Option<(Option<RsFile>, u64)> {
+    let bytes = crate::fs::source::read_under(root, &entry.rel_path, limit).ok()?;
+    let hash = crate::fs::source::content_key(&bytes);
+    // A bug met here leaves the file out: the CPU stage meets it again and reports it.
+    let facts = crate::fs::panics::caught(entry, || parse(bytes, &entry.rel));
+    Some((facts.ok().flatten(), hash))
+}
+
+fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
+    let text = String::from_utf8(bytes).ok()?;
+    // Too deep for syn's recursion: left to the per-file pass, which reports it.
+    crate::lang::nesting::check(Language::Rust, &text).ok()?;
+    let file = syn::parse_file(&text).ok()?;
+    let mut v = Reader::default();
+    v.visit_file(&file);
+    (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
+    v.file.field_args = super::index_fns::field_args(&file, rel, &text);
+    v.file.items = super::items::collect(&file);
+    let main = super::facts::mains::choose(&file.items);
+    v.file.has_main = main.is_some();
+    // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
+    let convertible = |m: &super::facts::MainFn| {
+        m.runtime
+            .as_ref()
+            .is_some_and(super::async_main::convertible)
+    };
+    v.file.async_main = main.as_ref().is_some_and(|m| m.is_async && !convertible(m));
+    v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
+    proc_macro2::extra::invalidate_current_thread_spans();
+    v.file.slim();
+    Some(v.file)
+}
+
+impl RsFile {
+    /// The index holds every file of a group of packages at once (its peak memory): only what
+    /// `link` reads, and no spare capacity.
+    fn slim(&mut self) {
+        // `link` asks the segments only whether a CUDA crate's entry point is named.
+        self.segments
+            .retain(|s| ENTRY_POINTS.iter().any(|(_, api, _)| api == s));
+        self.mods.shrink_to_fit();
+        self.names.shrink_to_fit();
+        self.segments.shrink_to_fit();
+        self.items.slim();
+        self.embeds.shrink_to_fit();
+        self.index_fns.shrink_to_fit();
+        self.forwards.shrink_to_fit();
+        self.field_args.shrink_to_fit();
+    }
+}
+
+const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
+
+/// What `reach` reads of some code: a file, or the items of a library a program runs.
+trait Unit {
+    /// The first segments of its paths: the crates it names.
+    fn names(&self) -> &HashSet<String>;
+    /// Every segment of its paths and every method it calls (entry points).
+    fn segments(&self) -> &HashSet<String>;
+    /// It chooses a CUDA device.
+    fn cuda(&self) -> bool;
+    /// A library's code a program runs (not a whole file).
+    fn library(&self) -> bool {
+        false
+    }
+    /// The paths it names in other crates (a guess: `true`) and the methods it calls.
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>);
+}
+
+/// Where `units` enter the crate they call `krate`: its paths (the name taken off) and the
+/// methods they call.
+fn entries_into(units: &[&dyn Unit], krate: &str) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+    let (mut entry, mut methods) = (Vec::new(), Vec::new());
+    for u in units {
+        let (paths, called) = u.entries();
+        entry.extend(
+            paths
+                .into_iter()
+                .filter(|(p, _)| p[0] == krate)
+                .map(|(p, guess)| (p[1..].to_vec(), guess)),
+        );
+        methods.extend(called);
+    }
+    (entry, methods)
+}
+
+impl Unit for RsFile {
+    fn names(&self) -> &HashSet<String> {
+        &self.names
+    }
+    fn segments(&self) -> &HashSet<String> {
+        &self.segments
+    }
+    fn cuda(&self) -> bool {
+        self.cuda
+    }
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+        super::items::entries(&self.items)
+    }
+}
+
+impl Unit for super::items::Reached {
+    fn names(&self) -> &HashSet<String> {
+        &self.names
+    }
+    fn segments(&self) -> &HashSet<String> {
+        &self.segments
+    }
+    fn cuda(&self) -> bool {
+        self.cuda
+    }
+    fn library(&self) -> bool {
+        true
+    }
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+        let paths = self.external.iter().map(|p| (p.clone(), false)).collect();
+        (paths, self.methods.iter().cloned().collect())
+    }
+}
+
+fn is_cpu_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| CPU_DEVICES.iter().any(|c| s.ident == c)))
+}
+
+/// `Device::Cpu`, `Cpu::default()`, `Cpu::seed_from_u64(0)`: the value is a CPU device (a
+/// method call on something else — `t.to_device(&Device::Cpu)` — is a copy, not a choice).
+fn is_cpu_device(expr: &syn::Expr) -> bool {
+    let cpu_path = |p: &syn::Path| {
+        p.segments
+            .iter()
+            .any(|s| CPU_DEVICES.iter().any(|c| s.ident == c))
+    };
+    match expr {
+        syn::Expr::Path(p) => cpu_path(&p.path),
+        syn::Expr::Call(c) => matches!(c.func.as_ref(), syn::Expr::Path(p) if cpu_path(&p.path)),
+        syn::Expr::Reference(r) => is_cpu_device(&r.expr),
+        syn::Expr::Paren(p) => is_cpu_device(&p.expr),
+        _ => false,
+    }
+}
+
+/// Every name of a `use` tree, at every level (`a::b::{c, d::e}`: a, b, c, d, e).
+fn use_segments(t: &syn::UseTree, out: &mut HashSet<String>) {
+    match t {
+        syn::UseTree::Path(p) => {
+            out.insert(p.ident.to_string());
+            use_segments(&p.tree, out);
+        }
+        syn::UseTree::Name(n) => {
+            out.insert(n.ident.to_string());
+        }
+        syn::UseTree::Rename(r) => {
+            out.insert(r.ident.to_string());
+        }
+        syn::UseTree::Group(g) => g.items.iter().for_each(|i| use_segments(i, out)),
+        syn::UseTree::Glob(_) => {}
+    }
+}
+
+#[derive(Default)]
+struct Reader {
+    file: RsFile,
+    inline: Vec<String>,
+}
+
+impl<'a> Visit<'a> for Reader {
+    fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
+        let path = m.attrs.iter().find_map(|a| {
+            let syn::Meta::NameValue(nv) = &a.meta else {
+                return None;
+            };
+            if !nv.path.is_ident("path") {
+                return None;
+            }
+            match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            }
+        });
+        match &m.content {
+            None => self
+                .file
+                .mods
+                .push((m.ident.to_string(), path, self.inline.clone())),
+            Some(_) => {
+                self.inline.push(m.ident.to_string());
+                visit::visit_item_mod(self, m);
+                self.inline.pop();
+            }
+        }
+    }
+
+    fn visit_path(&mut self, p: &'a syn::Path) {
+        if let Some(first) = p.segments.first() {
+            self.file.names.insert(first.ident.to_string());
+        }
+        for s in &p.segments {
+            let id = s.ident.to_string();
+            self.file.segments.insert(id.clone());
+            if super::items::chooses_cuda(&id) {
+                self.file.cuda = true;
+            } else if CPU_DEVICES.contains(&id.as_str()) {
+                self.file.cpu = true;
+            }
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        let cpu_type = match &l.pat {
+            syn::Pat::Type(t) => is_cpu_type(&t.ty),
+            _ => false,
+        };
+        let cpu_value = l
+            .init
+            .as_ref()
+            .is_some_and(|init| is_cpu_device(&init.expr));
+        self.file.cpu_binding |= cpu_type || cpu_value;
+        visit::visit_local(self, l);
+    }
+
+    fn visit_macro(&mut self, m: &'a syn::Macro) {
+        let name = m.path.segments.last().map(|s| s.ident.to_string());
+        if matches!(name.as_deref(), Some("include_str" | "include_bytes")) {
+            if let Ok(lit) = m.parse_body::<syn::LitStr>() {
+                self.file.embeds.push(lit.value());
+            }
+        }
+        visit::visit_macro(self, m);
+    }
+
+    fn visit_use_tree(&mut self, t: &'a syn::UseTree) {
+        use_segments(t, &mut self.file.segments);
+        match t {
+            syn::UseTree::Path(p) => {
+                self.file.names.insert(p.ident.to_string());
+            }
+            syn::UseTree::Name(n) => {
+                self.file.names.insert(n.ident.to_string());
+            }
+            syn::UseTree::Rename(r) => {
+                self.file.names.insert(r.ident.to_string());
+            }
+            _ => {}
+        }
+        // Only the first segment names a crate: do not descend into `a::b::{c}`.
+        if let syn::UseTree::Group(g) = t {
+            for item in &g.items {
+                self.visit_use_tree(item);
+            }
+        }
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        // `Device::cuda_if_available()` is a path; `.cuda()` / `.to_device(Device::Cuda(0))`
+        // are what tch programs write too.
+        if m.method == "cuda" {
+            self.file.cuda = true;
+        }
+        self.file.segments.insert(m.method.to_string());
+        visit::visit_expr_method_call(self, m);
+    }
+}
+
+/// A package of the tree: where it is and what it depends on.
+#[derive(Debug)]
+struct Package {
+    /// Root-relative directory (`""` for the root).
+    dir: String,
+    /// The name code uses for its library (`[lib] name`, else the package name with `_`).
+    lib_name: String,
+    lib_root: Option<String>,
+    /// Local dependency name → how it reaches CUDA (a registry crate, with its reason) or the
+    /// package of the tree it is.
+    deps: Vec<(String, Dep)>,
+    /// Root-relative paths of its binary targets' root files, and whether each is an
+    /// integration test.
+    binaries: Vec<(String, bool)>,
+}
+
+#[derive(Debug, Clone)]
+enum Dep {
+    /// Reaches CUDA (why), whether through libtorch, and, for a crate that reaches CUDA only
+    /// where the code asks for it, the entry points that ask (besides choosing a CUDA device
+    /// by name, which always does), and whether it computes on the device its caller hands
+    /// it ([`HANDED_DEVICE`]).
+    Cuda(String, bool, Option<Vec<&'static str>>, bool),
+    /// A known CUDA crate built without its CUDA feature.
+    CudaOff(String),
+    Tree(usize),
+    Other,
+}
+
+#[derive(Debug, Default)]
+struct Packages(Vec<Package>);
+
+impl Packages {
+    fn find(root: &Path, rs: &[&Entry]) -> Packages {
+        // Every directory holding a Cargo.toml with a [package], found above the .rs files.
+        let mut dirs: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        for e in rs {
+            let mut dir = Path::new(&e.rel).parent();
+            while let Some(d) = dir {
+                let key = slash(d);
+                if !seen.insert(key.clone()) {
+                    break;
+                }
+                // Any kind of file: a link or a FIFO is refused by name when read.
+                if std::fs::symlink_metadata(root.join(d).join("Cargo.toml")).is_ok() {
+                    dirs.push(key);
+                }
+                dir = d.parent();
+            }
+        }
+        dirs.sort();
+        let manifests: Vec<(String, Manifest)> = dirs
+            .into_iter()
+            .filter_map(|d| Some((d.clone(), manifest::load(root, Path::new(&d))?)))
+            .filter(|(_, m)| m.package.is_some())
+            .collect();
+        let present: HashSet<&str> = rs.iter().map(|e| e.rel.as_str()).collect();
+        let mut packages: Vec<Package> = manifests
+            .iter()
+            .map(|(dir, m)| {
+                let (lib_name, lib_path) = manifest::library(m).unwrap_or_else(|| {
+                    (
+                        manifest::package_name(m).unwrap_or_default(),
+                        "src/lib.rs".into(),
+                    )
+                });
+                let lib_root = join(dir, &slash(&lib_path));
+                let targets = |paths: Vec<PathBuf>, test: bool| {
+                    paths
+                        .into_iter()
+                        .map(|p| normalize(&join(dir, &slash(&p))))
+                        .filter(|p| present.contains(p.as_str()))
+                        .map(|p| (p, test))
+                        .collect::<Vec<_>>()
+                };
+                let mut binaries = targets(manifest::program_roots(m), false);
+                binaries.extend(targets(manifest::test_roots(m), true));
+                Package {
+                    dir: dir.clone(),
+                    lib_root: present.contains(lib_root.as_str()).then_some(lib_root),
+                    lib_name,
+                    deps: Vec::new(),
+                    binaries,
+                }
+            })
+            .collect();
+        let index_of: HashMap<String, usize> = packages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.dir.clone(), i))
+            .collect();
+        for (i, (dir, m)) in manifests.iter().enumerate() {
+            // Every feature of the package turns on what it names: `cuda = ["candle-core/cuda"]`.
+            let features: Vec<&String> = manifest::features(m).flat_map(|(_, on)| on).collect();
+            let mut deps = Vec::new();
+            for dep in manifest::dependencies(m) {
+                // Only a path dependency is a crate of the tree: a registry one is not, even
+                // when a package of the tree has its name (a vendored stub).
+                let tree = dep.path.as_ref().and_then(|p| {
+                    let absolute = if p.is_absolute() {
+                        p.clone()
+                    } else {
+                        root.join(dir).join(p)
+                    };
+                    let rel = absolute.strip_prefix(root).ok()?;
+                    index_of.get(&normalize(&slash(rel))).copied()
+                });
+                let mut on = dep.features.clone();
+                for f in &features {
+                    let raw = f.trim_start_matches("dep:");
+                    if let Some((d, feat)) = raw.split_once('/') {
+                        if d.trim_end_matches('?').replace('-', "_") == dep.local {
+                            on.push(feat.to_string());
+                        }
+                    }
+                }
+                let reached = match tree {
+                    Some(j) => Dep::Tree(j),
+                    None => match cuda_dep(&dep.package, &on) {
+                        Some((why, torch, selected)) => Dep::Cuda(
+                            why,
+                            torch,
+                            gate(&dep.package, selected),
+                            HANDED_DEVICE.contains(&dep.package.as_str()),
+                        ),
+                        None if CUDA_CRATES.iter().any(|(n, _, _)| *n == dep.package) => {
+                            Dep::CudaOff(dep.package.clone())
+                        }
+                        None => Dep::Other,
+                    },
+                };
+                deps.push((dep.local, reached));
+            }
+            // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
+            // with its own `cuda` feature).
+            let name = manifest::package_name(m).unwrap_or_default();
+            let own_features: Vec<String> = m.features.keys().cloned().collect();
+            let known = CUDA_CRATES.iter().any(|(n, _, _)| *n == name);
+            if let Some((why, torch, selected)) =
+                known.then(|| cuda_dep(&name, &own_features)).flatten()
+            {
+                let lib_name = packages[i].lib_name.clone();
+                let follows = HANDED_DEVICE.contains(&name.as_str());
+                deps.push((
+                    lib_name,
+                    Dep::Cuda(why, torch, gate(&name, selected), follows),
+                ));
+            }
+            packages[i].deps = deps;
+        }
+        Packages(packages)
+    }
+}
+
+impl Packages {
+    /// The packages path dependencies join (either way), each group with the files under its
+    /// packages' directories (a file belongs to the deepest package above it); last, the files
+    /// under no package, with no package, 256 at a time.
+    fn groups<'e>(&self, rs: &[&'e Entry]) -> Vec<(Vec<usize>, Vec<&'e Entry>)> {
+        fn find(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        let mut parent: Vec<usize> = (0..self.0.len()).collect();
+        for (i, p) in self.0.iter().enumerate() {
+            for (_, dep) in &p.deps {
+                if let Dep::Tree(j) = dep {
+                    let (a, b) = (find(&mut parent, i), find(&mut parent, *j));
+                    parent[a.max(b)] = a.min(b);
+                }
+            }
+        }
+        let by_dir: HashMap<&str, usize> = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.dir.as_str(), i))
+            .collect();
+        let mut groups: Vec<(Vec<usize>, Vec<&Entry>)> =
+            vec![(Vec::new(), Vec::new()); self.0.len()];
+        for i in 0..self.0.len() {
+            let r = find(&mut parent, i);
+            groups[r].0.push(i);
+        }
+        let mut loose = Vec::new();
+        for e in rs {
+            let owner = Path::new(&e.rel)
+                .ancestors()
+                .skip(1)
+                .find_map(|d| by_dir.get(slash(d).as_str()).copied());
+            match owner {
+                Some(i) => {
+                    let r = find(&mut parent, i);
+                    groups[r].1.push(*e);
+                }
+                None => loose.push(*e),
+            }
+        }
+        groups.retain(|(members, _)| !members.is_empty());
+        // Files under no package are no target's (only a `#[path]` brings one into a group,
+        // which reads it itself): each is read for itself, in chunks that do not grow with
+        // the tree.
+        groups.extend(loose.chunks(256).map(|chunk| (Vec::new(), chunk.to_vec())));
+        groups
+    }
+}
+
+impl Package {
+    /// The root files of its targets.
+    fn roots(&self) -> impl Iterator<Item = String> + '_ {
+        self.lib_root
+            .iter()
+            .cloned()
+            .chain(self.binaries.iter().map(|(b, _)| b.clone()))
+    }
+}
+
+/// The entry points a program must name to reach CUDA through `package`: `None` when any
+/// use does; `selected`: libtorch, which only reaches CUDA where the code chooses it.
+fn gate(package: &str, selected: bool) -> Option<Vec<&'static str>> {
+    let apis = entry_points(package);
+    (selected || !apis.is_empty()).then_some(apis)
+}
+
+/// How a registry dependency reaches CUDA, given the features turned on for it: why, whether
+/// through libtorch, whether only where the code selects CUDA. A crate the table does not know
+/// reaches CUDA when a feature named for it is on (`mistralrs-core/cuda`).
+fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
+    let torch_crate = matches!(package, "tch" | "burn_tch" | "rust_bert");
+    let Some((_, cuda, why)) = CUDA_CRATES.iter().find(|(n, _, _)| *n == package) else {
+        return on
+            .iter()
+            .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+            .map(|f| (format!("`{package}` with its `{f}` feature"), false, false));
+    };
+    match cuda {
+        Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate, false)),
+        Cuda::WhenSelected => Some((format!("`{package}`: {why}"), torch_crate, true)),
+        Cuda::Feature(features) => on.iter().find(|f| features.contains(&f.as_str())).map(|f| {
+            (
+                format!("`{package}` with its `{f}` feature: {why}"),
+                torch_crate || f == "tch",
+                false,
+            )
+        }),
+    }
+}
+
+fn join(dir: &str, rel: &str) -> String {
+    if dir.is_empty() {
+        rel.to_string()
+    } else {
+        format!("{dir}/{rel}")
+    }
+}
+
+/// `a/b/../c` → `a/c`, `./x` → `x`.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// The files of a target: its root and every module `mod x;` reaches.
+fn module_tree(root: &str, files: &HashMap<String, RsFile>) -> Vec<String> {
+    module_paths(root, files)
+        .into_iter()
+        .map(|(f, _)| f)
+        .collect()
+}
+
+/// The files of a target with their module paths (`[]` for the root, `[a, b]` for `a::b`).
+fn module_paths(root: &str, files: &HashMap<String, RsFile>) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = vec![(root.to_string(), Vec::new())];
+    let mut i = 0;
+    while i < out.len() {
+        let (rel, modpath) = out[i].clone();
+        i += 1;
+        let Some(file) = files.get(&rel) else {
+            continue;
+        };
+        let path = PathBuf::from(&rel);
+        let dir = path.parent().map(slash).unwrap_or_default();
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let is_root = rel == root || stem == "mod" || stem == "lib" || stem == "main";
+        let base = if is_root {
+            dir.clone()
+        } else {
+            join(&dir, &stem)
+        };
+        for (name, attr, inline) in &file.mods {
+            let candidates = match attr {
+                Some(p) => vec![normalize(&join(&dir, p))],
+                None => {
+                    let base = inline.iter().fold(base.clone(), |b, m| join(&b, m));
+                    vec![
+                        join(&base, &format!("{name}.rs")),
+                        join(&base, &format!("{name}/mod.rs")),
+                    ]
+                }
+            };
+            if let Some(found) = candidates.into_iter().find(|c| files.contains_key(c)) {
+                if !out.iter().any(|(f, _)| *f == found) {
+                    let mut path = modpath.clone();
+                    path.extend(inline.iter().cloned());
+                    path.push(name.clone());
+                    out.push((found, path));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The roles of the files of the packages `members` (a group path dependencies join, whose
+/// files `files` holds), and of the files `files` holds.
+fn link(
+    _root: &Path,
+    files: &HashMap<String, RsFile>,
+    packages: &Packages,
+    members: &[usize],
+) -> RustIndex {
+    let packages = &packages.0;
+    let in_group: Vec<bool> = (0..packages.len()).map(|i| members.contains(&i)).collect();
+    // The files of each package's library.
+    let lib_files: Vec<Vec<String>> = packages
+        .iter()
+        .zip(&in_group)
+        .map(|(p, &ours)| match &p.lib_root {
+            Some(r) if ours => module_tree(r, files),
+            _ => Vec::new(),
+        })
+        .collect();
+    let lib_modules: Vec<Option<ModuleList>> = packages
+        .iter()
+        .zip(&in_group)
+        .map(|(p, &ours)| {
+            p.lib_root
+                .as_ref()
+                .filter(|_| ours)
+                .map(|r| module_paths(r, files))
+        })
+        .collect();
+    let items_of = |f: &str| files.get(f).map(|r| &r.items);
+    let libraries: Vec<Option<super::items::Library>> = packages
+        .iter()
+        .zip(&lib_modules)
+        .map(|(p, modules)| {
+            modules.as_ref().map(|modules| super::items::Library {
+                name: &p.lib_name,
+                modules,
+                items: &items_of,
+            })
+        })
+        .collect();
+    let lib_index: Vec<Option<super::items::LibraryIndex>> = libraries
+        .iter()
+        .map(|l| l.as_ref().map(super::items::LibraryIndex::new))
+        .collect();
+    let names_of = |tree: &[String]| -> HashSet<&str> {
+        tree.iter()
+            .filter_map(|f| files.get(f))
+            .flat_map(|f| f.names.iter().map(String::as_str))
+            .collect()
+    };
+    // How each package's library reaches CUDA, through what its files name (memoised; a
+    // cycle of path dependencies reaches nothing more).
+    let mut lib_cuda: Vec<Option<Reached>> = vec![None; packages.len()];
+    #[allow(clippy::too_many_arguments)]
+    fn reach(
+        i: usize,
+        units: &[&dyn Unit],
+        packages: &[Package],
+        lib_files: &[Vec<String>],
+        files: &HashMap<String, RsFile>,
+        lib_index: &[Option<super::items::LibraryIndex>],
+        memo: &mut Vec<Option<Reached>>,
+        stack: &mut Vec<usize>,
+    ) -> Reached {
+        let named: HashSet<&str> = units
+            .iter()
+            .flat_map(|u| u.names().iter().map(String::as_str))
+            .collect();
+        for (local, dep) in &packages[i].deps {
+            if !named.contains(local.as_str()) {
+                continue;
+            }
+            match dep {
+                // tch and the like: only where the code chooses a CUDA device.
+                Dep::Cuda(why, torch, gate, follows) => {
+                    let chooses = |apis: &[&str]| {
+                        units
+                            .iter()
+                            .any(|u| u.cuda() || apis.iter().any(|a| u.segments().contains(*a)))
+                    };
+                    // Library code a program runs that only computes on the device it is
+                    // handed (candle's layers and models) has not chosen one.
+                    let handed = *follows && units.iter().all(|u| u.library());
+                    let counts = match gate {
+                        _ if handed => units.iter().any(|u| u.cuda()),
+                        Some(apis) => chooses(apis),
+                        None => true,
+                    };
+                    if counts {
+                        return Some((why.clone(), *torch, false));
+                    }
+                }
+                Dep::Tree(j) if !stack.contains(j) => {
+                    // Only the crate's code these units' paths and calls reach; all of it when
+                    // that is too large to follow item by item.
+                    let used = lib_index[*j]
+                        .as_ref()
+                        .map(|index| {
+                            let (entry, methods) = entries_into(units, local);
+                            index.reach(&entry, &methods)
+                        })
+                        .filter(|used| !used.incomplete);
+                    let found = match (used, &memo[*j]) {
+                        (Some(used), _) => {
+                            stack.push(*j);
+                            let r = reach(
+                                *j,
+                                &[&used],
+                                packages,
+                                lib_files,
+                                files,
+                                lib_index,
+                                memo,
+                                stack,
+                            );
+                            stack.pop();
+                            r
+                        }
+                        (None, Some(known)) => known.clone(),
+                        (None, None) => {
+                            stack.push(*j);
+                            let units = units_of(&lib_files[*j], files);
+                            let r = reach(
+                                *j, &units, packages, lib_files, files, lib_index, memo, stack,
+                            );
+                            stack.pop();
+                            memo[*j] = Some(r.clone());
+                            r
+                        }
+                    };
+                    if let Some((why, torch, _)) = found {
+                        return Some((
+                            format!("`{local}` (a crate of this tree) → {why}"),
+                            torch,
+                            true,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    for &i in members {
+        if lib_cuda[i].is_none() {
+            let r = reach(
+                i,
+                &units_of(&lib_files[i], files),
+                packages,
+                &lib_files,
+                files,
+                &lib_index,
+                &mut lib_cuda,
+                &mut vec![i],
+            );
+            lib_cuda[i] = Some(r);
+        }
+    }
+    // What a program's code reaches from package `i` (the libraries' reach known so far, not
+    // changed by it).
+    let program_reach = |i: usize, units: &[&dyn Unit]| {
+        reach(
+            i,
+            units,
+            packages,
+            &lib_files,
+            files,
+            &lib_index,
+            &mut lib_cuda.clone(),
+            &mut vec![i],
+        )
+    };
+    let mut roles: HashMap<String, FileRole> = HashMap::new();
+    // Each binary: its own module tree, plus its package's library when it names it.
+    let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
+    let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
+    let mut package_files: Vec<Vec<String>> = lib_files.clone();
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
+        for (bin, test) in &p.binaries {
+            let tree = module_tree(bin, files);
+            package_files[i].extend(tree.iter().cloned());
+            let named = names_of(&tree);
+            let mut cuda = program_reach(i, &units_of(&tree, files));
+            let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
+            if named.contains(p.lib_name.as_str()) {
+                // Only the library code the program's paths and method calls reach.
+                let lib_reach = match &lib_index[i] {
+                    Some(index) => {
+                        let (entry, methods) = entries_into(&units_of(&tree, files), &p.lib_name);
+                        let used = index.reach(&entry, &methods);
+                        if used.incomplete {
+                            // Too large to follow: all of the library counts.
+                            lib_cuda[i].clone().flatten()
+                        } else {
+                            program_reach(i, &[&used])
+                        }
+                    }
+                    None => lib_cuda[i].clone().flatten(),
+                };
+                library_chooses |= lib_reach.is_some();
+                if cuda.is_none() {
+                    cuda = lib_reach.map(|(why, torch, _)| {
+                        (
+                            format!("its package's library `{}` → {why}", p.lib_name),
+                            torch,
+                            true,
+                        )
+                    });
+                }
+            }
+            let own = tree.iter().filter_map(|f| files.get(f));
+            let (mut any_cuda, mut any_cpu, mut cpu_binding) = (false, false, false);
+            for f in own {
+                any_cuda |= f.cuda;
+                any_cpu |= f.cpu;
+                cpu_binding |= f.cpu_binding;
+            }
+            // Chooses only CPU devices: a CPU program whatever it links; or names only CUDA
+            // crates that are built without CUDA.
+            let off = p.deps.iter().find_map(|(local, d)| match d {
+                Dep::CudaOff(name) if named.contains(local.as_str()) => Some(name.clone()),
+                _ => None,
+            });
+            // A device a library of the tree chooses (`select_device()`, `DeviceSetup::new`) is
+            // not undone by the program's own `Device::Cpu` in a copy-back or a result tensor;
+            // a CPU device the program binds itself (`let dev: Cpu = …`) is its choice.
+            let cpu = if any_cpu && !any_cuda && (!library_chooses || cpu_binding) {
+                Some("its code chooses only CPU devices".to_string())
+            } else if cuda.is_none() {
+                off.map(|name| format!("`{name}` is built without its CUDA feature"))
+            } else {
+                None
+            };
+            let masks = !test && files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
+            let torch = cuda.as_ref().is_some_and(|(_, t, _)| *t);
+            let cuda = cuda.map(|(why, _, _)| why);
+            if cuda.is_some() && cpu.is_none() {
+                // The libraries it runs: its package's (when it names it) and every crate of
+                // the tree its package depends on.
+                if named.contains(p.lib_name.as_str()) {
+                    programs_of_package[i].push((bin.clone(), masks));
+                }
+                for &k in members {
+                    if k != i && depends_on(p, k, packages, &mut Vec::new()) {
+                        programs_of_package[k].push((bin.clone(), masks));
+                    }
+                }
+                program_files.push((bin.clone(), tree.clone(), masks));
+            }
+            roles.insert(
+                bin.clone(),
+                FileRole::Program {
+                    cuda,
+                    cpu,
+                    torch,
+                    test: *test,
+                },
+            );
+        }
+    }
+    // Library files: the GPU programs of the tree that link the library.
+    let made_sync = |bin: &str| files.get(bin).is_some_and(|f| f.made_sync);
+    for (i, tree) in lib_files.iter().enumerate() {
+        let mut programs = programs_of_package[i].clone();
+        programs.sort();
+        programs.dedup();
+        let made_sync = programs.iter().any(|(p, _)| made_sync(p));
+        for f in tree {
+            roles.entry(f.clone()).or_insert(FileRole::Module {
+                programs: programs.clone(),
+                made_sync,
+            });
+        }
+    }
+    // Modules of a binary: that binary.
+    for (bin, tree, masks) in program_files {
+        for f in tree.iter().skip(1) {
+            roles.entry(f.clone()).or_insert(FileRole::Module {
+                programs: vec![(bin.clone(), masks)],
+                made_sync: made_sync(&bin),
+            });
+        }
+    }
+    let (callable, index_fields) = callable(files, packages, &lib_files, &package_files, &in_group);
+    let mut hosted: Vec<(String, String)> = files
+        .iter()
+        .flat_map(|(rel, f)| {
+            let dir = rel.rsplit_once('/').map_or("", |(d, _)| d);
+            f.embeds
+                .iter()
+                .filter(|e| e.ends_with(".py"))
+                .map(move |e| (normalize(&join(dir, e)), rel.clone()))
+        })
+        .collect();
+    hosted.sort();
+    hosted.dedup_by(|a, b| a.0 == b.0);
+    let chooses_cuda = files
+        .iter()
+        .filter(|(_, f)| f.cuda)
+        .map(|(rel, _)| rel.clone())
+        .collect();
+    RustIndex {
+        files: roles,
+        callable,
+        index_fields,
+        hosted,
+        chooses_cuda,
+    }
+}
+
+/// For each file of a package: the index functions of its package and of the libraries of
+/// the tree crates it depends on, and the struct fields the package hands to an index.
+type Callable = (
+    HashMap<String, Arc<Vec<IndexFn>>>,
+    HashMap<String, Arc<Vec<(String, String)>>>,
+);
+
+fn callable(
+    files: &HashMap<String, RsFile>,
+    packages: &[Package],
+    lib_files: &[Vec<String>],
+    package_files: &[Vec<String>],
+    in_group: &[bool],
+) -> Callable {
+    let mut out = HashMap::new();
+    let mut fields_out = HashMap::new();
+    // The names a call path into the tree starts with: its crates and its modules.
+    let roots: Vec<String> = packages
+        .iter()
+        .map(|p| p.lib_name.clone())
+        .chain(
+            files
+                .values()
+                .flat_map(|f| f.mods.iter().map(|(m, _, _)| m.clone())),
+        )
+        .collect::<HashSet<String>>()
+        .into_iter()
+        .collect();
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
+        let mut tree: Vec<&String> = package_files[i].iter().collect();
+        // Path dependencies never leave the group.
+        for (j, lib) in lib_files.iter().enumerate().filter(|(j, _)| in_group[*j]) {
+            if j != i && depends_on(p, j, packages, &mut Vec::new()) {
+                tree.extend(lib);
+            }
+        }
+        let read = || tree.iter().filter_map(|f| files.get(*f));
+        let mut fns: Vec<IndexFn> = read()
+            .flat_map(|f| f.index_fns.iter().cloned())
+            .map(|mut f| {
+                f.roots = roots.clone();
+                f
+            })
+            .collect();
+        let forwards: Vec<super::index_fns::Forward> =
+            read().flat_map(|f| f.forwards.iter().cloned()).collect();
+        super::index_fns::close(&mut fns, &forwards);
+        // Fields handed to an index anywhere in the package or the crates it uses (the
+        // options struct of a CLI crate read by its engine crate, or the other way round).
+        let field_args: Vec<super::index_fns::FieldArg> =
+            read().flat_map(|f| f.field_args.iter().cloned()).collect();
+        let fields = super::index_fns::index_fields(&field_args, &fns);
+        if !fields.is_empty() {
+            let fields = Arc::new(fields);
+            for f in &package_files[i] {
+                fields_out.insert(f.clone(), fields.clone());
+            }
+        }
+        if fns.is_empty() {
+            continue;
+        }
+        let ambiguous: Vec<String> = fns
+            .iter()
+            .filter(|f| {
+                fns.iter()
+                    .any(|g| g.path == f.path && g.position != f.position)
+            })
+            .map(|f| f.path.clone())
+            .collect();
+        fns.retain(|f| !ambiguous.contains(&f.path));
+        fns.sort_by(|a, b| a.path.cmp(&b.path));
+        fns.dedup_by(|a, b| a.path == b.path);
+        let fns = Arc::new(fns);
+        for f in &package_files[i] {
+            out.insert(f.clone(), fns.clone());
+        }
+    }
+    (out, fields_out)
+}
+
+/// A library's files with their module paths.
+type ModuleList = Vec<(String, Vec<String>)>;
+
+/// The files of `tree` the index read, as units of code.
+fn units_of<'f>(tree: &[String], files: &'f HashMap<String, RsFile>) -> Vec<&'f dyn Unit> {
+    tree.iter()
+        .filter_map(|f| files.get(f))
+        .map(|f| f as &dyn Unit)
+        .collect()
+}
+
+/// How a library or a program reaches CUDA (why), whether through libtorch, and whether
+/// through a library of the tree (which then chooses the device); `None`: it does not.
+type Reached = Option<(String, bool, bool)>;
+
+/// Whether package `q` depends on package `target`, directly or through crates of the tree.
+fn depends_on(q: &Package, target: usize, packages: &[Package], seen: &mut Vec<usize>) -> bool {
+    q.deps.iter().any(|(_, d)| match d {
+        Dep::Tree(j) if *j == target => true,
+        Dep::Tree(j) if !seen.contains(j) => {
+            seen.push(*j);
+            depends_on(&packages[*j], target, packages, seen)
+        }
+        _ => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One program per line of the table: naming the API makes it a GPU program, naming only
+    /// the crate does not.
+    #[test]
+    fn each_entry_point_of_the_table_makes_a_gpu_program_and_the_crate_alone_does_not() {
+        for (krate, api, _) in ENTRY_POINTS {
+            let dir = tempfile::tempdir().unwrap();
+            let features = match *krate {
+                "tch" | "rust_bert" => "[]",
+                "burn" => "[\"cuda\"]",
+                _ => "[\"cuda\"]",
+            };
+            let manifest = format!(
+                "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\n{} = {{ version = \"1\", features = {features} }}\n",
+                krate.replace('_', "-")
+            );
+            std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+            std::fs::create_dir_all(dir.path().join("src/bin")).unwrap();
+            let with =
+                format!("use {krate}::Thing;\nfn main() {{\n    let _ = Thing::{api}();\n}}\n");
+            let without =
+                format!("use {krate}::Thing;\nfn main() {{\n    let _ = Thing::open();\n}}\n");
+            std::fs::write(dir.path().join("src/main.rs"), with).unwrap();
+            std::fs::write(dir.path().join("src/bin/plain.rs"), without).unwrap();
+            let entries: Vec<Entry> = ["src/main.rs", "src/bin/plain.rs"]
+                .iter()
+                .map(|rel| Entry {
+                    path: dir.path().join(rel),
+                    rel: rel.to_string(),
+                    rel_path: PathBuf::from(rel),
+                    kind: EntryKind::Source(Language::Rust),
+                })
+                .collect();
+            let index = RustIndex::build(dir.path(), &entries, 1 << 20, &crate::lang::NoFacts);
+            let cuda = |rel: &str| match index.role(rel) {
+                Some(FileRole::Program { cuda, .. }) => cuda.clone(),
+                other => panic!("{krate}::{api} {rel}: {other:?}"),
+            };
+            assert!(cuda("src/main.rs").is_some(), "{krate}::{api}");
+            assert_eq!(cuda("src/bin/plain.rs"), None, "{krate}::{api}");
+        }
+    }
+}

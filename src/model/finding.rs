@@ -1,0 +1,152 @@
+//! What a rule reports: a finding at a byte range, with an optional fix.
+
+use std::ops::Range;
+
+use serde::Serialize;
+
+use crate::base::edit::Edit;
+
+/// How much a finding matters. Only violations make a file non-compliant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Breaks the policy; `fix` rewrites it when it has a fix.
+    Violation,
+    /// Needs a human (e.g. code that assumes several GPUs); never rewritten.
+    Review,
+    /// A GPU touchpoint for the map of the code base; not a problem by itself.
+    Info,
+}
+
+/// How safe a fix is to apply, as ruff's `Applicability`: `fix` applies safe fixes,
+/// `--unsafe-fixes` the unsafe ones too; display-only findings are never rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Applicability {
+    /// Keeps what the program does (beyond selecting the policy's card).
+    Safe,
+    /// May change what the program does: applied only with `--unsafe-fixes`.
+    Unsafe,
+    /// Reported for a human; never rewritten.
+    DisplayOnly,
+}
+
+/// An entry of a language's rule catalogue. Codes are stable: scripts and configs rely on them.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub summary: &'static str,
+    /// Whether the fix of a file applies the edits a finding of this rule carries.
+    pub edits: RuleEdits,
+}
+
+/// How a finding's own edits enter the fix of its file (a typed attribute, so that no code
+/// keys on a rule's code to decide it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleEdits {
+    /// The finding's edits are not applied on their own: the header's plan (the replaced
+    /// block, the removed writes) makes the change.
+    ByHeader,
+    /// Always applied (a device index remapped, a late `from __future__` moved up).
+    Own,
+    /// Applied unless the block the header replaces already holds the statement (a
+    /// function's or a library's write).
+    OwnOutsideHeader,
+}
+
+/// Declare a catalogue entry: `rule!(NAME, "GH001", "kebab-name", Violation, "summary");`,
+/// with `edits = Own` (see [`RuleEdits`]) at the end when its findings carry their own fix.
+#[macro_export]
+macro_rules! rule {
+    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal $(,)?) => {
+        $crate::rule!($id, $code, $name, $sev, $summary, edits = ByHeader);
+    };
+    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal, edits = $edits:ident $(,)?) => {
+        pub static $id: $crate::model::finding::Rule = $crate::model::finding::Rule {
+            code: $code,
+            name: $name,
+            severity: $crate::model::finding::Severity::$sev,
+            summary: $summary,
+            edits: $crate::model::finding::RuleEdits::$edits,
+        };
+    };
+}
+
+/// One problem found in one file.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rule: &'static Rule,
+    pub range: Range<usize>,
+    pub message: String,
+    /// Edits that fix this finding on their own; empty when there is no automatic fix
+    /// or when the fix is part of a file-level plan (the header).
+    pub edits: Vec<Edit>,
+    /// `fix` rewrites it, through its own edits or the file-level plan (the header).
+    pub fixable: bool,
+    /// How safe its fix is (meaningful when `fixable`).
+    pub applicability: Applicability,
+}
+
+impl Finding {
+    pub fn new(rule: &'static Rule, range: Range<usize>, message: impl Into<String>) -> Finding {
+        Finding {
+            rule,
+            range,
+            message: message.into(),
+            edits: Vec::new(),
+            fixable: false,
+            applicability: match rule.severity {
+                Severity::Violation => Applicability::Safe,
+                _ => Applicability::DisplayOnly,
+            },
+        }
+    }
+
+    /// Its fix may change what the program does: only `--unsafe-fixes` applies it.
+    pub fn unsafe_fix(mut self) -> Finding {
+        self.applicability = Applicability::Unsafe;
+        self
+    }
+
+    pub fn with_edits(mut self, edits: Vec<Edit>) -> Finding {
+        self.fixable = !edits.is_empty();
+        self.edits = edits;
+        self
+    }
+
+    pub fn with_fix(mut self, fixable: bool) -> Finding {
+        self.fixable = fixable;
+        self
+    }
+
+    /// Fixed by the file-level plan rather than by edits of its own.
+    pub fn fixed_by_plan(mut self) -> Finding {
+        self.fixable = true;
+        self
+    }
+
+    pub fn is_violation(&self) -> bool {
+        self.rule.severity == Severity::Violation
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset, by the one line model
+/// ([`crate::base::line_index`]: `\n`, `\r\n` and a lone `\r` end a line).
+pub use crate::base::line_index::line_column;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let src = "é = 1\nx = 'cuda:1'\n";
+        assert_eq!(line_column(src, 0), (1, 1));
+        assert_eq!(line_column(src, 3), (1, 3));
+        assert_eq!(line_column(src, src.find("'cuda").unwrap()), (2, 5));
+        let cr = "import torch\rx = 'cuda:1'\r";
+        assert_eq!(line_column(cr, cr.find("'cuda").unwrap()), (2, 5));
+    }
+}
