@@ -4,17 +4,12 @@ use clap::CommandFactory;
 
 use super::{EXIT_ERROR, EXIT_OK};
 use crate::cli::{Cli, CompletionsArgs, RuleArgs};
-use crate::model::rules::{explain, explanation, FixSafety};
+use crate::model::rules::explain;
 
 pub fn run(args: &RuleArgs) -> anyhow::Result<i32> {
     if args.all {
         for rule in crate::model::rules::all() {
-            let safety = match explanation(rule.code).safety {
-                FixSafety::Safe => "safe fix",
-                FixSafety::Unsafe => "unsafe fix",
-                FixSafety::SafeExcept(_) => "safe fix, one unsafe part",
-                FixSafety::None => "no fix",
-            };
+            let safety = crate::model::rules::docs::fix_label(rule.fix);
             out!("{}\t{}\t{safety}\t{}\n", rule.code, rule.name, rule.summary);
         }
         return Ok(EXIT_OK);

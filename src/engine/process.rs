@@ -432,7 +432,7 @@ impl Engine {
             .filter(|f| {
                 self.touchpoints
                     || f.rule.severity != Severity::Info
-                    || !crate::model::rules::is_touchpoint(f.rule.code)
+                    || f.rule.subject != crate::model::finding::Subject::Touchpoint
             })
             .map(|f| {
                 let (line, column) = lines.line_column(f.range.start);

@@ -199,9 +199,6 @@ fn hold_back_mask(analysis: &mut dyn Analysis, mask: &[bool]) -> usize {
     held
 }
 
-/// Findings whose own edits set the env (Rust's async main made sync, GH504).
-const ENV_CARRYING: &[&str] = &["GH504"];
-
 fn hold_back(analysis: &mut dyn Analysis, mask: &[bool]) -> (usize, bool) {
     let (findings, edits) = analysis.parts_mut();
     let held: Vec<usize> = (0..findings.len())
@@ -213,9 +210,10 @@ fn hold_back(analysis: &mut dyn Analysis, mask: &[bool]) -> (usize, bool) {
     // A finding fixed by the file's plan (no edits of its own), or whose edits are the env
     // itself (an async main made sync), takes the whole plan with it: an index remapped without
     // the env would select the forbidden card.
-    let plan_goes = held
-        .iter()
-        .any(|&i| findings[i].edits.is_empty() || ENV_CARRYING.contains(&findings[i].rule.code));
+    let plan_goes = held.iter().any(|&i| {
+        findings[i].edits.is_empty()
+            || findings[i].rule.edits == crate::model::finding::RuleEdits::SetsEnv
+    });
     if plan_goes {
         // Without the file's env plan nothing else may go in: a device index remapped to the
         // masked numbering selects the right card only under the policy's mask.

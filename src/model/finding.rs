@@ -31,15 +31,77 @@ pub enum Applicability {
     DisplayOnly,
 }
 
-/// An entry of a language's rule catalogue. Codes are stable: scripts and configs rely on them.
+/// An entry of the rule registry: what a rule is, its documentation, and its behaviour as typed
+/// attributes (no code keys on a rule's code). `gpu-homogenize rule`, SARIF's rule descriptions
+/// and `docs/rules/` are generated from these fields. Codes are stable: scripts and configs rely
+/// on them.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
     pub code: &'static str,
     pub name: &'static str,
     pub severity: Severity,
+    /// One line: what a finding says.
     pub summary: &'static str,
+    /// Why it matters: what goes wrong on the machine.
+    pub why: &'static str,
+    /// Code that triggers it (and, after `->`, what the fix makes of it).
+    pub example: &'static str,
+    /// How its fix may be applied.
+    pub fix: FixSafety,
+    /// Why the fix is as safe as `fix` says.
+    pub fix_why: &'static str,
+    /// What `fix` writes, for a rule with a fix.
+    pub rewrite: &'static str,
     /// Whether the fix of a file applies the edits a finding of this rule carries.
     pub edits: RuleEdits,
+    /// A finding says the process env is not the policy's: a rewrite that leaves one is
+    /// withheld.
+    pub env: bool,
+    /// What the rule is about, where other code must tell rules apart.
+    pub subject: Subject,
+}
+
+impl Rule {
+    /// The attributes most rules share, for `..Rule::DEFAULT` in a registry entry.
+    pub const DEFAULT: Rule = Rule {
+        code: "",
+        name: "",
+        severity: Severity::Review,
+        summary: "",
+        why: "",
+        example: "",
+        fix: FixSafety::None,
+        fix_why: "",
+        rewrite: "",
+        edits: RuleEdits::ByHeader,
+        env: false,
+        subject: Subject::Other,
+    };
+}
+
+/// How a rule's fix may be applied, as ruff says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixSafety {
+    /// `fix` applies it.
+    Safe,
+    /// Changes what the program does: only with `--unsafe-fixes`.
+    Unsafe,
+    /// Partly safe: the named part needs `--unsafe-fixes`.
+    SafeExcept(&'static str),
+    /// Reported, never rewritten.
+    None,
+}
+
+/// What a rule is about, for the code that must tell rules apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// The file's GPU header: missing, or incomplete.
+    Header,
+    /// A device index that the mask renumbers and the fix remaps.
+    DeviceIndex,
+    /// A place of the GPU touchpoint map (`--touchpoints`): shown only when asked for.
+    Touchpoint,
+    Other,
 }
 
 /// How a finding's own edits enter the fix of its file (a typed attribute, so that no code
@@ -54,24 +116,9 @@ pub enum RuleEdits {
     /// Applied unless the block the header replaces already holds the statement (a
     /// function's or a library's write).
     OwnOutsideHeader,
-}
-
-/// Declare a catalogue entry: `rule!(NAME, "GH001", "kebab-name", Violation, "summary");`,
-/// with `edits = Own` (see [`RuleEdits`]) at the end when its findings carry their own fix.
-#[macro_export]
-macro_rules! rule {
-    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal $(,)?) => {
-        $crate::rule!($id, $code, $name, $sev, $summary, edits = ByHeader);
-    };
-    ($id:ident, $code:literal, $name:literal, $sev:ident, $summary:literal, edits = $edits:ident $(,)?) => {
-        pub static $id: $crate::model::finding::Rule = $crate::model::finding::Rule {
-            code: $code,
-            name: $name,
-            severity: $crate::model::finding::Severity::$sev,
-            summary: $summary,
-            edits: $crate::model::finding::RuleEdits::$edits,
-        };
-    };
+    /// Its edits are the env itself (an async `main` made sync to set it): holding them back
+    /// holds back the whole plan.
+    SetsEnv,
 }
 
 /// One problem found in one file.

@@ -106,10 +106,10 @@ pub fn held_fixes(files: &[FileOutcome]) -> String {
             );
         }
         if file.unsafe_fixes_held > held.len() {
-            let header = file
-                .findings
-                .iter()
-                .find(|f| matches!(f.rule.as_str(), "GH001" | "GH002"));
+            let header = file.findings.iter().find(|f| {
+                crate::model::rules::by_code(&f.rule)
+                    .is_some_and(|r| r.subject == crate::model::finding::Subject::Header)
+            });
             let (at, rule) = header.map_or((String::new(), "GH001"), |f| {
                 (format!(":{}:{}", f.line, f.column), f.rule.as_str())
             });

@@ -597,7 +597,7 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
         // No program of the tree masks: what index 1 means depends on the caller.
         for f in out
             .iter_mut()
-            .filter(|f| matches!(f.rule.code, "GH101" | "GH102" | "GH103" | "GH104"))
+            .filter(|f| f.rule.subject == crate::model::finding::Subject::DeviceIndex)
         {
             f.rule = &DEVICE_INDEX_IN_LIBRARY;
             f.fixable = false;

@@ -142,7 +142,9 @@ fn finish(
                 .any(|c| c.start <= f.range.start && f.range.end <= c.end)
         };
         let applied = match f.rule.edits {
-            crate::model::finding::RuleEdits::Own => true,
+            crate::model::finding::RuleEdits::Own | crate::model::finding::RuleEdits::SetsEnv => {
+                true
+            }
             crate::model::finding::RuleEdits::OwnOutsideHeader => !inside_header(),
             crate::model::finding::RuleEdits::ByHeader => false,
         };

@@ -20,7 +20,7 @@ mod verify;
 pub use crate::base::lines::newline_of;
 use crate::lang::python::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
-use crate::model::finding::{line_column, Finding, Severity};
+use crate::model::finding::{line_column, Finding, RuleEdits, Severity, Subject};
 use crate::model::policy::{EnvVar, Policy, Scope};
 pub use facts::Facts;
 
@@ -276,9 +276,6 @@ enum Depth {
     EnvProof,
 }
 
-/// Findings that say the env is not the policy's.
-const ENV_RULES: &[&str] = &["GH001", "GH002", "GH005", "GH006"];
-
 /// The analysis; with `plan`, also the edits of a fix, each proven on its own result: a fix
 /// whose result would still break the env policy is withheld and its findings say why.
 fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysis, SyntaxError> {
@@ -335,7 +332,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
         let env_fix = findings
             .iter()
-            .any(|f| f.is_violation() && matches!(f.rule.code, "GH001" | "GH002" | "GH005"));
+            .any(|f| f.is_violation() && f.rule.env && f.rule.edits == RuleEdits::ByHeader);
         let encoding = encoding::Encoding::of(source).unwrap_or(encoding::Encoding::Utf8);
         let input = fix::FixInput {
             source,
@@ -439,7 +436,7 @@ fn withhold(findings: &mut [Finding], why: &str) {
     {
         f.fixable = false;
         f.edits.clear();
-        if matches!(f.rule.code, "GH001" | "GH002") {
+        if f.rule.subject == Subject::Header {
             f.message = format!("{}; not fixed automatically: {why}", f.message);
         }
     }

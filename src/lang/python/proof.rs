@@ -4,7 +4,7 @@
 //! plan (one that removes or changes a statement) by analysing the rewritten text again.
 
 use super::facts::{self, Facts, TopKind};
-use super::{analyze_with, effective, fix, Depth, FileContext, ENV_RULES};
+use super::{analyze_with, effective, fix, Depth, FileContext};
 use crate::base::edit::{apply, Edit};
 use crate::base::lines::newline_of;
 use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
@@ -35,7 +35,7 @@ pub(super) fn prove(
     let left = after
         .findings
         .iter()
-        .find(|f| f.is_violation() && ENV_RULES.contains(&f.rule.code));
+        .find(|f| f.is_violation() && f.rule.env);
     match left {
         None => Ok(edits),
         Some(f) => Err(format!(

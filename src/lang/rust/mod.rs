@@ -355,8 +355,7 @@ impl RustSupport {
             .analyze_with(krate, at, &new, in_phase, Plan::None)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
         let left = after.findings.iter().filter(|f| f.is_violation());
-        let (env, other): (Vec<&Finding>, Vec<&Finding>) =
-            left.partition(|f| rules::ENV_RULES.contains(&f.rule.code));
+        let (env, other): (Vec<&Finding>, Vec<&Finding>) = left.partition(|f| f.rule.env);
         // Lines of the file as it is: the rewrite is never shown when it is withheld.
         let line = |f: &Finding| line_column(source, original_offset(&edits, f.range.start)).0;
         match (env.first(), other.first()) {

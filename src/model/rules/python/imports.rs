@@ -1,0 +1,42 @@
+//! GPU imports: the touchpoint map, and imports that start the GPU stack for every importer.
+
+use crate::model::finding::{FixSafety, Rule, Severity, Subject};
+
+pub static GPU_IMPORT_TOP_LEVEL: Rule = Rule {
+    code: "GH301",
+    name: "gpu-import-top-level",
+    severity: Severity::Info,
+    summary:
+        "a GPU framework is imported at module level: importing this module touches the GPU stack",
+    why: "A map of where GPU frameworks are imported, for the coordinator.",
+    example: "import torch",
+    fix: FixSafety::None,
+    fix_why: "Information only.",
+    subject: Subject::Touchpoint,
+    ..Rule::DEFAULT
+};
+
+pub static GPU_IMPORT_LAZY: Rule = Rule {
+    code: "GH302",
+    name: "gpu-import-lazy",
+    severity: Severity::Info,
+    summary: "a GPU framework is imported inside a function (lazy)",
+    why: "A map of where GPU frameworks are imported, for the coordinator.",
+    example: "import torch",
+    fix: FixSafety::None,
+    fix_why: "Information only.",
+    subject: Subject::Touchpoint,
+    ..Rule::DEFAULT
+};
+
+pub static GPU_IMPORT_IN_INIT: Rule = Rule {
+    code: "GH303",
+    name: "gpu-import-in-init",
+    severity: Severity::Review,
+    summary: "a GPU framework is imported by a package __init__.py: importing the package touches the GPU stack",
+    why: "A package __init__.py that imports a GPU framework starts the GPU stack for every importer, before their header runs.",
+    example: "# pkg/__init__.py\nimport torch",
+    fix: FixSafety::None,
+    fix_why: "Display only: import it lazily.",
+    ..Rule::DEFAULT
+};

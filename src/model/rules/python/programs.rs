@@ -1,0 +1,63 @@
+//! Programs and their cards: more cards than the policy allows, one per rank, a program that is also a library.
+
+use crate::model::finding::{FixSafety, Rule, Severity};
+
+pub static MULTI_GPU_ASSUMPTION: Rule = Rule {
+    code: "GH201",
+    name: "multi-gpu-assumption",
+    severity: Severity::Info,
+    summary: "code adapts to the visible GPUs (or uses no more than the policy allows): under the header it sees the policy's cards",
+    why: "Code that adapts to the visible GPUs (a loop over device_count(), a branch on the count, one worker per visible GPU) or uses no more cards than the policy allows: under the header it runs on the policy's cards.",
+    example: "for i in range(torch.cuda.device_count()): ...",
+    fix: FixSafety::None,
+    fix_why: "Information only.",
+    ..Rule::DEFAULT
+};
+
+pub static VALIDATION_NOT_CALLED: Rule = Rule {
+    code: "GH202",
+    name: "validation-not-called",
+    severity: Severity::Info,
+    summary: "the validation call is not added: the file starts worker processes after it",
+    why: "The validation call is not added where the file forks workers after it: CUDA in the parent breaks forked workers.",
+    example: "mp.Process(target=work).start()",
+    fix: FixSafety::None,
+    fix_why: "Information only.",
+    ..Rule::DEFAULT
+};
+
+pub static MULTI_GPU_CARDS: Rule = Rule {
+    code: "GH203",
+    name: "multi-gpu-cards",
+    severity: Severity::Violation,
+    summary: "code needs more GPUs than the policy allows (literal indices, a device list, a multi-card mask): it would fail with an invalid device ordinal",
+    why: "Code that needs more cards than the policy allows (DataParallel(device_ids=[0, 1]), max_memory or device_map over two indices, a '0,1' mask, jax.devices()[1]) fails with an invalid device ordinal under the header, or runs on the forbidden card without it.",
+    example: "nn.DataParallel(model, device_ids=[0, 1])",
+    fix: FixSafety::None,
+    fix_why: "Display only: make it use the policy's cards, or allow more cards in the policy (visible_devices = \"1,2\").",
+    ..Rule::DEFAULT
+};
+
+pub static MULTI_GPU_PER_RANK: Rule = Rule {
+    code: "GH204",
+    name: "multi-gpu-per-rank",
+    severity: Severity::Violation,
+    summary: "one process per GPU, each picking its card from its rank: a launcher starting more processes than the policy has cards breaks it",
+    why: "One process per GPU, each taking cuda:LOCAL_RANK: a launcher that starts more processes than the policy has cards gives rank 1 an invalid ordinal (or, unmasked, the forbidden card).",
+    example: "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))",
+    fix: FixSafety::None,
+    fix_why: "Display only: launch one process per allowed card, then `# noqa: GH204` with that reason.",
+    ..Rule::DEFAULT
+};
+
+pub static PROGRAM_IN_LIBRARY: Rule = Rule {
+    code: "GH205",
+    name: "program-in-library",
+    severity: Severity::Review,
+    summary: "a module that runs as a program is also imported as a library: it cannot carry the header",
+    why: "A module with a `__main__` block that other modules import (or that an installable package ships) is both a program and a library: a header at its top would set the env of every program that imports it.",
+    example: "# pkg/transcribe.py, imported by pkg/__init__.py\nif __name__ == '__main__':\n    cli()",
+    fix: FixSafety::None,
+    fix_why: "Display only: set the env at the start of the `__main__` block, or run it through an entry point with the header.",
+    ..Rule::DEFAULT
+};

@@ -1,0 +1,65 @@
+//! Device constructors and indices: what `Device::new_cuda(1)` means once the mask renumbers the cards.
+
+use crate::model::finding::{FixSafety, Rule, Severity, Subject};
+
+pub static DEVICE_INDEX: Rule = Rule {
+    code: "GH511",
+    name: "rust-device-index",
+    severity: Severity::Violation,
+    summary: "a device constructor selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied",
+    why: "Once the mask is applied the target card is device 0.",
+    example: "Device::new_cuda(1)  ->  Device::new_cuda(0)",
+    fix: FixSafety::Safe,
+    fix_why: "The index is remapped to the one the same card has under the mask.",
+    rewrite: "`CudaContext::new(1)`, `CudaDevice::new(1)`, `Device::new_cuda(1)`, `Device::new_cuda_with_stream(1)`, `Device::cuda_if_available(1)`, `Device::Cuda(1)`, `CudaDevice { index: 1 }`, `.with_device_id(1)`, `.with_main_gpu(1)`, `Device::get_device(1)` (cust, rustacuda) → `0` (through `use` aliases, consts, `let`, macros; suffixes kept); in a library only when every program running it masks",
+    subject: Subject::DeviceIndex,
+    ..Rule::DEFAULT
+};
+
+pub static DEVICE_PATTERN: Rule = Rule {
+    code: "GH512",
+    name: "rust-device-pattern",
+    severity: Severity::Violation,
+    summary: "a match pattern compares a device with an index that does not exist once CUDA_VISIBLE_DEVICES is applied: change it by hand",
+    why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
+    example: "nvml.device_by_index(1)",
+    fix: FixSafety::None,
+    fix_why: "Display only.",
+    ..Rule::DEFAULT
+};
+
+pub static MULTI_GPU: Rule = Rule {
+    code: "GH513",
+    name: "rust-multi-gpu",
+    severity: Severity::Review,
+    summary: "a function selects several device indices (or loops over them): multi-GPU by design, left as written for review",
+    why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
+    example: "nvml.device_by_index(1)",
+    fix: FixSafety::None,
+    fix_why: "Display only.",
+    ..Rule::DEFAULT
+};
+
+pub static DEVICE_INDEX_IN_LIBRARY: Rule = Rule {
+    code: "GH514",
+    name: "rust-device-index-in-library",
+    severity: Severity::Review,
+    summary: "a device index in a library that a program of the tree runs without setting the mask (or that none runs): what it selects is the caller's mask's choice",
+    why: "A library's `Device::new_cuda(1)` means card 1 of whatever mask its caller set: remapping it is right only when every program of the tree that runs it sets the policy's mask.",
+    example: "// lib.rs, run by an async-main server\npub fn best_device() -> Device { Device::new_cuda(1).unwrap() }",
+    fix: FixSafety::None,
+    fix_why: "Display only: names the programs that do not mask; remap by hand once they do.",
+    ..Rule::DEFAULT
+};
+
+pub static NVML_INDEX: Rule = Rule {
+    code: "GH521",
+    name: "rust-nvml-index",
+    severity: Severity::Review,
+    summary: "an NVML index is a physical PCI-order index that CUDA_VISIBLE_DEVICES does not remap: select by UUID or PCI bus id",
+    why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
+    example: "nvml.device_by_index(1)",
+    fix: FixSafety::None,
+    fix_why: "Display only.",
+    ..Rule::DEFAULT
+};
