@@ -250,7 +250,7 @@ fn rule_explains_a_code_and_completions_print_a_script() {
     assert_eq!(out.code, 0);
     assert_eq!(
         out.stdout,
-        "GH101 (device-string-index): a device string selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied.\n\nWhy: Once CUDA_VISIBLE_DEVICES='1' is applied only one card is visible and it is device 0: `cuda:1` is then a crash or a silent fallback.\n\nExample:\n    torch.device('cuda:1')  ->  torch.device('cuda:0')\n\nFix safety: Fix is safe. The index is remapped to the one the same physical card has under the mask.\n"
+        "GH101 (device-string-index): a device string selects an index that does not exist once CUDA_VISIBLE_DEVICES is applied.\n\nWhy: Once CUDA_VISIBLE_DEVICES='1' is applied only one card is visible and it is device 0: `cuda:1` is then a crash or a silent fallback.\n\nExample:\n    torch.device('cuda:1')  ->  torch.device('cuda:0')\n\nFix safety: Fix is safe. The index is remapped to the one the same physical card has under the mask.\n\nWhat fix writes: `\"cuda:1\"` → `\"cuda:0\"` where it reaches a sink (also `/gpu:N`, `/device:GPU:N`).\n"
     );
     let out = run(gh(dir.path()).args(["rule", "GH999"]));
     assert_eq!(out.code, 2);

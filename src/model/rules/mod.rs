@@ -38,8 +38,12 @@ pub fn explain(rule: &Rule) -> String {
         ),
         FixSafety::None => format!("No automatic fix. {}", rule.fix_why),
     };
+    let rewrite = match rule.rewrite {
+        "" => String::new(),
+        text => format!("\nWhat fix writes: {text}.\n"),
+    };
     format!(
-        "{} ({}): {}.\n\nWhy: {}\n\nExample:\n{}\n\nFix safety: {}\n",
+        "{} ({}): {}.\n\nWhy: {}\n\nExample:\n{}\n\nFix safety: {}\n{rewrite}",
         rule.code,
         rule.name,
         rule.summary,
@@ -82,6 +86,13 @@ mod tests {
                     rule.code
                 );
             }
+            // A rule with a fix says what the fix writes.
+            assert_eq!(
+                rule.fix == FixSafety::None,
+                rule.rewrite.is_empty(),
+                "{}: a fix and what it writes go together",
+                rule.code
+            );
             if matches!(rule.edits, RuleEdits::SetsEnv) {
                 assert!(rule.env, "{} sets the env but is no env rule", rule.code);
             }

@@ -106,7 +106,7 @@ pub static ENV_WRITE_IN_LIBRARY: Rule = Rule {
     example: "# mylib/model.py\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'",
     fix: FixSafety::Unsafe,
     fix_why: "Taking the write out leaves the programs of the tree on their entry points' header, but an importer outside the tree loses it.",
-    rewrite: "unsafe: the import-time write removed (with its GPU banner and echo prints) when programs of the tree carry the header",
+    rewrite: "the import-time write removed (with its GPU banner and echo prints) when programs of the tree carry the header",
     edits: RuleEdits::OwnOutsideHeader,
     ..Rule::DEFAULT
 };

@@ -83,7 +83,7 @@ pub static DEVICE_INDEX_SHARED: Rule = Rule {
     why: "The index flows through a name that is also used for something else: rewriting it would change that too.",
     example: "n = 1\ntorch.cuda.set_device(n)\nrange(n)",
     fix: FixSafety::None,
-    fix_why: "Display only.",
+    fix_why: "Display only: rewriting the value would change the other use of the name too; give the device its own name, then `fix` remaps it.",
     edits: RuleEdits::Own,
     ..Rule::DEFAULT
 };
@@ -123,7 +123,7 @@ pub static NVML_INDEX: Rule = Rule {
     example: "pynvml.nvmlDeviceGetHandleByIndex(0)  ->  pynvml.nvmlDeviceGetHandleByIndex(1)",
     fix: FixSafety::Unsafe,
     fix_why: "The index is changed to the policy's card, but the program may monitor several cards on purpose.",
-    rewrite: "unsafe: an NVML index (PCI bus order, mask ignored) that is not the policy's card → the policy's card",
+    rewrite: "an NVML index (PCI bus order, mask ignored) that is not the policy's card → the policy's card",
     edits: RuleEdits::Own,
     ..Rule::DEFAULT
 };

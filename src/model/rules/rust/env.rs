@@ -49,12 +49,12 @@ pub static ENV_IN_ASYNC_MAIN: Rule = Rule {
     code: "GH504",
     name: "rust-env-in-async-main",
     severity: Severity::Violation,
-    summary: "an async main cannot set the GPU env safely (runtime threads already run): for review, never fixed automatically",
-    why: "The env cannot be set safely from this main; set it before the process starts.",
+    summary: "an async main cannot set the GPU env safely: the runtime's threads already run when its body starts",
+    why: "A runtime attribute (`#[tokio::main]`, `#[async_std::main]`, `#[actix_web::main]`) starts worker threads before the body runs: a GPU variable set there is set after other threads exist (unsound since edition 2024), and a thread may already have initialised CUDA.",
     example: "#[tokio::main]\nasync fn main() {}",
-    fix: FixSafety::None,
-    fix_why: "Display only.",
-    rewrite: "unsafe: `#[tokio::main]` (with `flavor`, `worker_threads`), `#[async_std::main]`, `#[actix_web::main]`/`#[actix_rt::main]` become a sync `main` that sets the env first and then builds the same runtime to run the body unchanged (`Builder::new_multi_thread()…block_on(async { … })`); other options: none, the file stays `non_compliant`. Held back, it holds back the whole plan (an index remapped without the env would select the forbidden card)",
+    fix: FixSafety::Unsafe,
+    fix_why: "`main` becomes a sync function that sets the env first and builds the same runtime to run the body unchanged: the program's shape changes, so only `--unsafe-fixes` applies it; or set the env before the process starts (a launcher, the service's environment).",
+    rewrite: "`#[tokio::main]` (with `flavor`, `worker_threads`), `#[async_std::main]`, `#[actix_web::main]`/`#[actix_rt::main]` become a sync `main` that sets the env first and then builds the same runtime to run the body unchanged (`Builder::new_multi_thread()…block_on(async { … })`); other options: none, the file stays `non_compliant`. Held back, it holds back the whole plan (an index remapped without the env would select the forbidden card)",
     edits: RuleEdits::SetsEnv,
     env: true,
     ..Rule::DEFAULT
@@ -68,7 +68,7 @@ pub static ENV_UNSAFE_FORBIDDEN: Rule = Rule {
     why: "The env cannot be set safely from this main; set it before the process starts.",
     example: "#[tokio::main]\nasync fn main() {}",
     fix: FixSafety::None,
-    fix_why: "Display only.",
+    fix_why: "Display only: in edition 2024 `set_var` needs `unsafe`, and the file or its `[lints]` forbid or deny `unsafe_code`, so no `unsafe` block is inserted; set the env in a launcher.",
     env: true,
     ..Rule::DEFAULT
 };

@@ -24,7 +24,7 @@ pub static DEVICE_PATTERN: Rule = Rule {
     why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
     example: "nvml.device_by_index(1)",
     fix: FixSafety::None,
-    fix_why: "Display only.",
+    fix_why: "Display only: `Device::Cuda(1)` in a pattern matches a device built elsewhere; the file is left as written (a file is rewritten only when the rewrite makes it compliant).",
     ..Rule::DEFAULT
 };
 
@@ -36,7 +36,7 @@ pub static MULTI_GPU: Rule = Rule {
     why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
     example: "nvml.device_by_index(1)",
     fix: FixSafety::None,
-    fix_why: "Display only.",
+    fix_why: "Display only: two constructors of one function, a constructor per index of a loop (`for i in 0..2`), an index computed from a rank (`new_cuda(rank + 1)`) or a device list (`.with_devices(&[0, 1])`) need a person to choose the policy's cards.",
     ..Rule::DEFAULT
 };
 
@@ -60,6 +60,6 @@ pub static NVML_INDEX: Rule = Rule {
     why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
     example: "nvml.device_by_index(1)",
     fix: FixSafety::None,
-    fix_why: "Display only.",
+    fix_why: "Display only: `device_by_index(N)` is a physical (PCI-order) index that the mask does not renumber; select the card by UUID or PCI bus id.",
     ..Rule::DEFAULT
 };
