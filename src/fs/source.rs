@@ -166,7 +166,7 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
 }
 
 /// Words a file must contain to be worth parsing (ripgrep-style prefilter), besides the
-/// names of the GPU frameworks (`knowledge::python::GPU_FRAMEWORKS`): an import of one makes GPU code.
+/// names of the GPU frameworks (`knowledge::python::FRAMEWORKS`): an import of one makes GPU code.
 pub const GPU_WORDS: &[&str] = &[
     // Device selection and the env variables (`cuda:1`, `CUDA_VISIBLE_DEVICES`, `Device::Cuda`).
     "cuda", "CUDA", "Cuda", "gpu", "GPU", "nvml", "NVML",
@@ -180,8 +180,8 @@ pub const GPU_WORDS: &[&str] = &[
 pub fn gpu_literals() -> Vec<&'static str> {
     GPU_WORDS
         .iter()
-        .chain(crate::knowledge::python::GPU_FRAMEWORKS)
         .copied()
+        .chain(crate::knowledge::python::gpu_frameworks())
         .collect()
 }
 
@@ -267,6 +267,34 @@ impl Default for Prefilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The prefilter never skips a file that the knowledge tables would find something in on
+    /// one API alone: each device API, keyword and constructor contains one of its literals.
+    #[test]
+    fn the_prefilters_cover_the_knowledge_tables() {
+        use crate::knowledge::{python, rust};
+        let py = gpu_literals();
+        let covered = |text: &str| py.iter().any(|l| text.contains(l));
+        let apis = python::INDEX_CALLS
+            .iter()
+            .map(|(call, _, _)| call.to_string())
+            .chain(python::INDEX_KEYWORDS.iter().map(|k| k.to_string()))
+            .chain(
+                python::TORCH_CUDA_DEVICE_FUNCS
+                    .iter()
+                    .map(|f| format!("torch.cuda.{f}")),
+            );
+        for api in apis {
+            assert!(covered(&api), "no Python prefilter literal in `{api}`");
+        }
+        for call in rust::INDEX_CALLS {
+            let text = format!("{call}(");
+            assert!(
+                RUST_LITERALS.iter().any(|l| text.contains(l)),
+                "no Rust prefilter literal in `{text}`"
+            );
+        }
+    }
 
     #[test]
     fn utf16_with_gpu_words_is_read_and_refused_by_name() {

@@ -2,3 +2,4 @@
 //! languages' analyses and the prefilter read. Data only: this layer imports nothing of the crate.
 
 pub mod python;
+pub mod rust;

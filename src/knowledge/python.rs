@@ -1,26 +1,196 @@
-//! What Python's GPU frameworks are, as data.
+//! What Python's GPU frameworks and APIs are, as data: the frameworks (and which take a GPU
+//! unasked), the calls and keywords that choose a device, and the calls that start a child
+//! process. The facts, the project index and the prefilter read them from here; the tests
+//! below check that the pieces agree.
 
-/// Modules that initialise (or may initialise) CUDA when imported.
-pub const GPU_FRAMEWORKS: &[&str] = &[
-    "torch",
-    "torchaudio",
-    "torchvision",
-    "tensorflow",
-    "jax",
-    "jaxlib",
-    "cupy",
-    "numba",
-    "pycuda",
-    "transformers",
-    "faster_whisper",
-    "whisper",
-    "TTS",
-    "llama_cpp",
-    "onnxruntime",
-    "accelerate",
-    "ctranslate2",
-    "diffusers",
-    "sentence_transformers",
-    "vllm",
-    "tensorrt",
+/// A GPU framework: a module whose import makes GPU code.
+#[derive(Debug)]
+pub struct Framework {
+    pub module: &'static str,
+    /// Whether importing it takes a GPU without being told to: torch, transformers,
+    /// diffusers… stay on the CPU unless the code asks for CUDA, which the facts see.
+    pub unasked: Unasked,
+}
+
+/// Whether a framework's import takes a GPU unasked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unasked {
+    No,
+    /// The framework and every submodule of it.
+    Yes,
+    /// Only these submodules (`numba.cuda`).
+    Only(&'static [&'static str]),
+}
+
+const fn framework(module: &'static str) -> Framework {
+    Framework {
+        module,
+        unasked: Unasked::No,
+    }
+}
+
+const fn by_default(module: &'static str) -> Framework {
+    Framework {
+        module,
+        unasked: Unasked::Yes,
+    }
+}
+
+/// The GPU frameworks. A new one is a row here and a case in `tests/it/python_rules.rs`.
+pub const FRAMEWORKS: &[Framework] = &[
+    framework("torch"),
+    framework("torchaudio"),
+    framework("torchvision"),
+    by_default("tensorflow"),
+    by_default("jax"),
+    by_default("jaxlib"),
+    by_default("cupy"),
+    Framework {
+        module: "numba",
+        unasked: Unasked::Only(&["numba.cuda"]),
+    },
+    by_default("pycuda"),
+    framework("transformers"),
+    by_default("faster_whisper"),
+    by_default("whisper"),
+    framework("TTS"),
+    framework("llama_cpp"),
+    framework("onnxruntime"),
+    by_default("accelerate"),
+    framework("ctranslate2"),
+    framework("diffusers"),
+    by_default("sentence_transformers"),
+    by_default("vllm"),
+    by_default("tensorrt"),
 ];
+
+/// The frameworks' modules (`GPU_FRAMEWORKS`), in the table's order.
+pub fn gpu_frameworks() -> impl Iterator<Item = &'static str> {
+    FRAMEWORKS.iter().map(|f| f.module)
+}
+
+/// Whether importing `module` takes a GPU unasked (a framework's module or a submodule of one).
+pub fn gpu_by_default(module: &str) -> bool {
+    let within = |m: &str| {
+        module == m
+            || module
+                .strip_prefix(m)
+                .is_some_and(|rest| rest.starts_with('.'))
+    };
+    FRAMEWORKS.iter().any(|f| match f.unasked {
+        Unasked::No => false,
+        Unasked::Yes => within(f.module),
+        Unasked::Only(modules) => modules.iter().any(|m| within(m)),
+    })
+}
+
+/// Calls that take a bare CUDA device index, by qualified name, with the position of that
+/// argument (and its keyword name, when it has one).
+pub const INDEX_CALLS: &[(&str, usize, Option<&str>)] = &[
+    ("cupy.cuda.Device", 0, Some("device")),
+    ("cupy.cuda.runtime.setDevice", 0, None),
+    ("numba.cuda.select_device", 0, None),
+    ("pycuda.driver.Device", 0, None),
+    ("torch.cuda.device_of", 0, None),
+];
+
+/// `torch.cuda` functions whose first argument (or `device=`) is a device.
+pub const TORCH_CUDA_DEVICE_FUNCS: &[&str] = &[
+    "set_device",
+    "device",
+    "get_device_name",
+    "get_device_properties",
+    "get_device_capability",
+    "memory_allocated",
+    "memory_reserved",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_stats",
+    "memory_summary",
+    "reset_peak_memory_stats",
+    "synchronize",
+    "stream",
+    "current_stream",
+    "default_stream",
+    "set_per_process_memory_fraction",
+];
+
+/// Keywords of GPU libraries that take a device index.
+pub const INDEX_KEYWORDS: &[&str] = &[
+    "device_index",
+    "device_id",
+    "gpu_id",
+    "gpu_index",
+    "main_gpu",
+    "cuda_device",
+    "gpu_device",
+    "output_device",
+];
+
+/// Calls that start a child process and take its env as `env=`.
+pub const CHILD_ENV_CALLS: &[&str] = &[
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+    "os.execve",
+    "os.execvpe",
+    "os.spawnve",
+    "os.spawnvpe",
+];
+
+/// Calls that run a command line: a `VAR=value` prefix in it sets the child's env.
+pub const SHELL_CALLS: &[&str] = &[
+    "os.system",
+    "os.popen",
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+    "asyncio.create_subprocess_exec",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_agree() {
+        let frameworks: Vec<&str> = gpu_frameworks().collect();
+        let mut unique = frameworks.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            frameworks.len(),
+            "a framework is listed twice"
+        );
+        for f in FRAMEWORKS {
+            if let Unasked::Only(modules) = f.unasked {
+                for m in modules {
+                    assert!(
+                        m.strip_prefix(f.module).is_some_and(|r| r.starts_with('.')),
+                        "{m} is no submodule of {}",
+                        f.module
+                    );
+                }
+            }
+        }
+        // A device API of a module that is no framework would choose a card in a file the
+        // tool does not take for GPU code: it would be remapped without a mask.
+        for (call, _, _) in INDEX_CALLS {
+            let top = call.split('.').next().unwrap();
+            assert!(frameworks.contains(&top), "{call}: `{top}` is no framework");
+        }
+        assert!(gpu_by_default("numba.cuda.random") && !gpu_by_default("numba"));
+        assert!(gpu_by_default("tensorflow.keras") && !gpu_by_default("tensorflowx"));
+    }
+}

@@ -654,23 +654,6 @@ fn setup_py_scripts(text: &str) -> Vec<(String, String)> {
     specs.0
 }
 
-/// Frameworks that take a GPU without being told to (torch, transformers, diffusers… stay on
-/// the CPU unless the code asks for CUDA, which the facts see).
-pub const GPU_BY_DEFAULT: &[&str] = &[
-    "tensorflow",
-    "jax",
-    "jaxlib",
-    "cupy",
-    "numba.cuda",
-    "pycuda",
-    "tensorrt",
-    "vllm",
-    "whisper",
-    "faster_whisper",
-    "sentence_transformers",
-    "accelerate",
-];
-
 fn is_test_file(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.strip_suffix(".py").unwrap_or(name);

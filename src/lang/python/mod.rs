@@ -18,7 +18,7 @@ pub mod style;
 mod verify;
 
 pub use crate::base::lines::newline_of;
-use crate::lang::python::index::{ProjectIndex, Role, GPU_BY_DEFAULT};
+use crate::lang::python::index::{ProjectIndex, Role};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
 use crate::model::finding::{line_column, Finding, RuleEdits, Severity, Subject};
 use crate::model::policy::{EnvVar, Policy, Scope};
@@ -33,7 +33,6 @@ pub use facts::int_literal;
 use header::PythonHeader;
 use proof::prove;
 pub use proof::Proof;
-pub use semantic::GPU_FRAMEWORKS;
 
 /// What the caller knows about the file besides its text.
 pub struct FileContext<'a> {
@@ -411,11 +410,9 @@ fn touches(facts: &Facts) -> bool {
         || !facts.devices.is_empty()
         || !facts.multi_gpu.is_empty()
         || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
-        || facts.runtime_gpu_imports().any(|i| {
-            GPU_BY_DEFAULT
-                .iter()
-                .any(|m| i.module == *m || i.module.starts_with(&format!("{m}.")))
-        })
+        || facts
+            .runtime_gpu_imports()
+            .any(|i| crate::knowledge::python::gpu_by_default(&i.module))
 }
 
 /// `touches` for the project index: the facts of one parsed file. `own_package`: imports of the

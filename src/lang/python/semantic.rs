@@ -7,12 +7,10 @@ use rustc_hash::FxHashMap as HashMap;
 use ruff_python_ast::visitor::{walk_stmt, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 
-pub use crate::knowledge::python::GPU_FRAMEWORKS;
-
 /// True for `torch`, `torch.cuda`, `TTS.api`, … but not for `torchmetrics_like`.
 pub fn is_gpu_module(module: &str) -> bool {
     let top = module.split('.').next().unwrap_or(module);
-    GPU_FRAMEWORKS.contains(&top)
+    crate::knowledge::python::gpu_frameworks().any(|m| m == top)
 }
 
 /// Top-level modules of the standard library (Python 3.11's `sys.stdlib_module_names`, public

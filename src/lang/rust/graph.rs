@@ -19,176 +19,27 @@ use syn::visit::{self, Visit};
 use super::index_fns::IndexFn;
 use super::manifest::{self, Manifest};
 use crate::fs::walk::{Entry, EntryKind};
+use crate::knowledge::rust::{self, Cuda, CPU_DEVICES, CUDA_FEATURES};
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
-/// How a registry crate reaches CUDA: always, or when one of these features is on.
-#[derive(Debug, Clone, Copy)]
-enum Cuda {
-    Always,
-    /// CUDA only where the code selects it (`Device::cuda_if_available()`, `Device::Cuda(0)`):
-    /// tch builds CPU tensors by default.
-    WhenSelected,
-    Feature(&'static [&'static str]),
+/// A CUDA wrapper's entry points (the knowledge table's); empty when any use reaches CUDA.
+fn entry_points(package: &str) -> Vec<&'static str> {
+    rust::by_package(package).map_or_else(Vec::new, |c| {
+        c.entry_points.iter().map(|(api, _)| *api).collect()
+    })
 }
 
-/// Feature names that mean CUDA whatever the crate (`mistralrs-core/cuda`, `whisper-rs-sys/cuda`).
-const CUDA_FEATURES: &[&str] = &["cuda", "cudnn", "cublas", "flash-attn", "nccl", "tensorrt"];
-
-/// CUDA crates and the wrappers that reach CUDA by default, one line per crate (names as Rust
-/// sees them: `-` is `_`). A wrapper's line says which of its APIs picks the card.
-const CUDA_CRATES: &[(&str, Cuda, &str)] = &[
-    ("cudarc", Cuda::Always, "the CUDA driver API"),
-    ("cust", Cuda::Always, "Rust-CUDA's `Device::get_device`"),
-    ("rustacuda", Cuda::Always, "`Device::get_device`"),
-    ("cubecl_cuda", Cuda::Always, "the CUDA runtime of CubeCL"),
-    ("burn_cuda", Cuda::Always, "burn's `Cuda` backend"),
-    (
-        "tch",
-        Cuda::WhenSelected,
-        "libtorch (`Device::cuda_if_available()` picks CUDA device 0)",
-    ),
-    ("burn_tch", Cuda::WhenSelected, "burn's libtorch backend"),
-    (
-        "rust_bert",
-        Cuda::Always,
-        "tch: its pipelines default to `Device::cuda_if_available()`",
-    ),
-    (
-        "candle_core",
-        Cuda::Feature(&["cuda", "cudnn"]),
-        "`Device::new_cuda`",
-    ),
-    (
-        "candle_nn",
-        Cuda::Feature(&["cuda", "cudnn"]),
-        "candle with CUDA",
-    ),
-    (
-        "candle_transformers",
-        Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
-        "candle with CUDA",
-    ),
-    (
-        "burn",
-        Cuda::Feature(&["cuda", "cuda-jit", "tch"]),
-        "burn's `Cuda` (or `LibTorch`) backend",
-    ),
-    ("cubecl", Cuda::Feature(&["cuda"]), "CubeCL's CUDA runtime"),
-    (
-        "ort",
-        Cuda::Feature(&["cuda", "tensorrt"]),
-        "ONNX Runtime's CUDA execution provider",
-    ),
-    (
-        "llama_cpp_2",
-        Cuda::Feature(&["cuda", "cublas"]),
-        "llama.cpp with CUDA (its default layer split uses every visible GPU)",
-    ),
-    (
-        "llama_cpp",
-        Cuda::Feature(&["cuda", "cublas"]),
-        "llama.cpp with CUDA",
-    ),
-    (
-        "whisper_rs",
-        Cuda::Feature(&["cuda"]),
-        "whisper.cpp with CUDA",
-    ),
-    (
-        "mistralrs",
-        Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
-        "mistral.rs with CUDA",
-    ),
-    (
-        "fastembed",
-        Cuda::Feature(&["cuda"]),
-        "ONNX Runtime with CUDA",
-    ),
-];
-
-/// Crates that compute on the device their caller hands them (candle's tensors, layers and
-/// models): in a library's code that a program runs, they reach CUDA only where that code
-/// chooses a CUDA device itself. A call `.forward(…)` reaches the `forward` of every type the
-/// reached code names, models the program never loads among them; their `Device` parameters
-/// are no choice.
-const HANDED_DEVICE: &[&str] = &["candle_core", "candle_nn", "candle_transformers"];
-
-/// The entry points through which a wrapper crate picks a CUDA device by itself, one line per
-/// API (crate, a path segment or method naming it, what it does). A program that links one of
-/// these crates reaches CUDA through it only when its code names one of its entry points or
-/// chooses a CUDA device itself (`new_cuda`, `Device::Cuda(…)`, `cuda_if_available`): a tool
-/// that uses rust-bert for its error type or ONNX Runtime on the CPU provider is not a GPU
-/// program, nor is one that only compiles kernels with cudarc's `nvrtc`. Crates with no line
-/// here (cust, llama.cpp, whisper.cpp, mistral.rs) reach CUDA by any use once their CUDA
-/// feature is on.
-const ENTRY_POINTS: &[(&str, &str, &str)] = &[
-    (
-        "cudarc",
-        "driver",
-        "the driver API: contexts, streams, device memory",
-    ),
-    ("cudarc", "runtime", "the runtime API"),
-    ("cudarc", "cublas", "cuBLAS, on a context's stream"),
-    ("cudarc", "cublaslt", "cuBLASLt, on a context's stream"),
-    ("cudarc", "cudnn", "cuDNN, on a context's stream"),
-    ("cudarc", "curand", "cuRAND, on a context's stream"),
-    ("cudarc", "cusparse", "cuSPARSE, on a context's stream"),
-    ("cudarc", "cusolver", "cuSOLVER, on a context's stream"),
-    ("cudarc", "nccl", "NCCL: one communicator per card"),
-    ("cudarc", "cufile", "cuFile: GPUDirect storage"),
-    ("cudarc", "cupti", "CUPTI: profiling a context"),
-    (
-        "rust_bert",
-        "pipelines",
-        "every pipeline's default config is `Device::cuda_if_available()`",
-    ),
-    (
-        "rust_bert",
-        "VarStore",
-        "a model built by hand takes the device of its `VarStore`",
-    ),
-    (
-        "ort",
-        "CUDAExecutionProvider",
-        "ONNX Runtime's CUDA provider (`device_id` picks the card)",
-    ),
-    ("ort", "CUDA", "`ep::CUDA`, the CUDA provider in ort 2.x"),
-    (
-        "ort",
-        "TensorRTExecutionProvider",
-        "ONNX Runtime's TensorRT provider (CUDA underneath)",
-    ),
-    ("ort", "TensorRT", "`ep::TensorRT` in ort 2.x"),
-    (
-        "fastembed",
-        "CUDAExecutionProvider",
-        "fastembed run on ONNX Runtime's CUDA provider",
-    ),
-    (
-        "candle_core",
-        "Device",
-        "candle's `Device` (its CUDA constructors are found by name)",
-    ),
-    (
-        "burn",
-        "Cuda",
-        "burn's CUDA backend (`Cuda`, `CudaDevice`, the `LibTorch` backend)",
-    ),
-    (
-        "tch",
-        "cuda_if_available",
-        "libtorch's CUDA device 0 when one is there",
-    ),
-];
-
-/// A CUDA wrapper's entry points (see [`ENTRY_POINTS`]); empty when any use reaches CUDA.
-fn entry_points(package: &str) -> Vec<&'static str> {
-    ENTRY_POINTS
+/// Whether `segment` is the entry point of any CUDA wrapper of the knowledge table.
+fn is_entry_point(segment: &str) -> bool {
+    rust::CRATES
         .iter()
-        .filter(|(c, _, _)| *c == package)
-        .map(|(_, api, _)| *api)
-        .collect()
+        .any(|c| c.entry_points.iter().any(|(api, _)| *api == segment))
+}
+
+/// Whether the knowledge table says `package` computes on the device it is handed.
+fn handed_device(package: &str) -> bool {
+    rust::by_package(package).is_some_and(|c| c.handed_device)
 }
 
 /// What the index says about one `.rs` file.
@@ -452,7 +303,7 @@ struct RsFile {
     /// First segments of every path and `use` (the crates it names).
     names: HashSet<String>,
     /// Every segment of every path and `use`, and every method called, that is an entry point
-    /// of [`ENTRY_POINTS`] (the rest is dropped once the file is read).
+    /// of the knowledge table's entry points (the rest is dropped once the file is read).
     segments: HashSet<String>,
     /// Files `include_str!`/`include_bytes!` embed, as written (relative to this file).
     embeds: Vec<String>,
@@ -517,8 +368,7 @@ impl RsFile {
     /// `link` reads, and no spare capacity.
     fn slim(&mut self) {
         // `link` asks the segments only whether a CUDA crate's entry point is named.
-        self.segments
-            .retain(|s| ENTRY_POINTS.iter().any(|(_, api, _)| api == s));
+        self.segments.retain(|s| is_entry_point(s));
         self.mods.shrink_to_fit();
         self.names.shrink_to_fit();
         self.segments.shrink_to_fit();
@@ -529,8 +379,6 @@ impl RsFile {
         self.field_args.shrink_to_fit();
     }
 }
-
-const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
 
 /// What `reach` reads of some code: a file, or the items of a library a program runs.
 trait Unit {
@@ -767,7 +615,7 @@ enum Dep {
     /// Reaches CUDA (why), whether through libtorch, and, for a crate that reaches CUDA only
     /// where the code asks for it, the entry points that ask (besides choosing a CUDA device
     /// by name, which always does), and whether it computes on the device its caller hands
-    /// it ([`HANDED_DEVICE`]).
+    /// it (`handed_device` in the knowledge table).
     Cuda(String, bool, Option<Vec<&'static str>>, bool),
     /// A known CUDA crate built without its CUDA feature.
     CudaOff(String),
@@ -870,9 +718,9 @@ impl Packages {
                             why,
                             torch,
                             gate(&dep.package, selected),
-                            HANDED_DEVICE.contains(&dep.package.as_str()),
+                            handed_device(&dep.package),
                         ),
-                        None if CUDA_CRATES.iter().any(|(n, _, _)| *n == dep.package) => {
+                        None if rust::cuda_crate(&dep.package).is_some() => {
                             Dep::CudaOff(dep.package.clone())
                         }
                         None => Dep::Other,
@@ -884,12 +732,12 @@ impl Packages {
             // with its own `cuda` feature).
             let name = manifest::package_name(m).unwrap_or_default();
             let own_features: Vec<String> = m.features.keys().cloned().collect();
-            let known = CUDA_CRATES.iter().any(|(n, _, _)| *n == name);
+            let known = rust::cuda_crate(&name).is_some();
             if let Some((why, torch, selected)) =
                 known.then(|| cuda_dep(&name, &own_features)).flatten()
             {
                 let lib_name = packages[i].lib_name.clone();
-                let follows = HANDED_DEVICE.contains(&name.as_str());
+                let follows = handed_device(&name);
                 deps.push((
                     lib_name,
                     Dep::Cuda(why, torch, gate(&name, selected), follows),
@@ -978,16 +826,17 @@ fn gate(package: &str, selected: bool) -> Option<Vec<&'static str>> {
 /// through libtorch, whether only where the code selects CUDA. A crate the table does not know
 /// reaches CUDA when a feature named for it is on (`mistralrs-core/cuda`).
 fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
-    let torch_crate = matches!(package, "tch" | "burn_tch" | "rust_bert");
-    let Some((_, cuda, why)) = CUDA_CRATES.iter().find(|(n, _, _)| *n == package) else {
+    let Some(krate) = rust::cuda_crate(package) else {
         return on
             .iter()
             .find(|f| CUDA_FEATURES.contains(&f.as_str()))
             .map(|f| (format!("`{package}` with its `{f}` feature"), false, false));
     };
-    match cuda {
+    let (why, torch_crate) = (krate.why, krate.libtorch);
+    match krate.cuda {
         Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate, false)),
         Cuda::WhenSelected => Some((format!("`{package}`: {why}"), torch_crate, true)),
+        Cuda::Never => None,
         Cuda::Feature(features) => on.iter().find(|f| features.contains(&f.as_str())).map(|f| {
             (
                 format!("`{package}` with its `{f}` feature: {why}"),
@@ -1505,9 +1354,12 @@ mod tests {
     /// the crate does not.
     #[test]
     fn each_entry_point_of_the_table_makes_a_gpu_program_and_the_crate_alone_does_not() {
-        for (krate, api, _) in ENTRY_POINTS {
+        let lines = rust::CRATES
+            .iter()
+            .flat_map(|c| c.entry_points.iter().map(move |(api, _)| (c.name, *api)));
+        for (krate, api) in lines {
             let dir = tempfile::tempdir().unwrap();
-            let features = match *krate {
+            let features = match krate {
                 "tch" | "rust_bert" => "[]",
                 "burn" => "[\"cuda\"]",
                 _ => "[\"cuda\"]",

@@ -131,7 +131,7 @@ fn role(rel: &Path, manifest: &Manifest) -> Role {
 fn gpu_dependency(manifest: &Manifest) -> bool {
     let gpu = |(name, dep): (&String, &cargo_toml::Dependency)| {
         let package = dep.package().unwrap_or(name);
-        crate::lang::rust::facts::GPU_CRATES.contains(&package.replace('-', "_").as_str())
+        crate::knowledge::rust::is_gpu_crate(&package.replace('-', "_"))
     };
     manifest.dependencies.iter().any(gpu)
         || manifest

@@ -9,6 +9,7 @@ use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, 
 
 use super::flow::Scope;
 use super::{range, FactVisitor, MultiKind};
+use crate::knowledge::python::{INDEX_CALLS, INDEX_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS};
 
 /// A literal device index that reaches a sink.
 #[derive(Debug, Clone)]
@@ -48,49 +49,6 @@ enum Accepts {
     /// A list of ints (`device_ids`).
     IndexList,
 }
-
-/// `torch.cuda` functions whose first argument (or `device=`) is a device.
-const TORCH_CUDA_DEVICE_FUNCS: &[&str] = &[
-    "set_device",
-    "device",
-    "get_device_name",
-    "get_device_properties",
-    "get_device_capability",
-    "memory_allocated",
-    "memory_reserved",
-    "max_memory_allocated",
-    "max_memory_reserved",
-    "mem_get_info",
-    "memory_stats",
-    "memory_summary",
-    "reset_peak_memory_stats",
-    "synchronize",
-    "stream",
-    "current_stream",
-    "default_stream",
-    "set_per_process_memory_fraction",
-];
-
-/// Constructors and setters that take a bare device index.
-const INDEX_CALLS: &[&str] = &[
-    "cupy.cuda.Device",
-    "cupy.cuda.runtime.setDevice",
-    "numba.cuda.select_device",
-    "pycuda.driver.Device",
-    "torch.cuda.device_of",
-];
-
-/// Keywords of GPU libraries that take a device index.
-const INDEX_KEYWORDS: &[&str] = &[
-    "device_index",
-    "device_id",
-    "gpu_id",
-    "gpu_index",
-    "main_gpu",
-    "cuda_device",
-    "gpu_device",
-    "output_device",
-];
 
 /// A literal reached by flow.
 #[derive(Debug, Clone)]
@@ -165,9 +123,13 @@ impl<'s> FactVisitor<'s> {
                 return;
             }
         }
-        if INDEX_CALLS.contains(&name.as_str()) {
-            if let Some(first) = args.first() {
-                self.sink(first, Accepts::Index, &format!("{name}(…)"));
+        if let Some((_, position, keyword)) = INDEX_CALLS.iter().find(|(n, _, _)| *n == name) {
+            let what = format!("{name}(…)");
+            if let Some(index) = args.get(*position) {
+                self.sink(index, Accepts::Index, &what);
+            }
+            if let Some(index) = keyword.and_then(kw) {
+                self.sink(index, Accepts::Index, &what);
             }
             return;
         }

@@ -9,38 +9,9 @@ use ruff_python_ast::{Expr, ExprCall, Keyword, Stmt};
 
 use super::{range, EnvEffect, EnvKey, EnvOp, FactVisitor, Val};
 use crate::base::edit::Edit;
+use crate::knowledge::python::{CHILD_ENV_CALLS, SHELL_CALLS};
 use crate::lang::removal::{delete_items, removal_edit};
 use crate::model::policy::EnvVar;
-
-/// Calls that start a child process and take its env as `env=`.
-const CHILD_ENV_CALLS: &[&str] = &[
-    "subprocess.run",
-    "subprocess.Popen",
-    "subprocess.call",
-    "subprocess.check_call",
-    "subprocess.check_output",
-    "asyncio.create_subprocess_exec",
-    "asyncio.create_subprocess_shell",
-    "os.execve",
-    "os.execvpe",
-    "os.spawnve",
-    "os.spawnvpe",
-];
-
-/// Calls that run a command line: a `VAR=value` prefix in it sets the child's env.
-const SHELL_CALLS: &[&str] = &[
-    "os.system",
-    "os.popen",
-    "subprocess.run",
-    "subprocess.Popen",
-    "subprocess.call",
-    "subprocess.check_call",
-    "subprocess.check_output",
-    "subprocess.getoutput",
-    "subprocess.getstatusoutput",
-    "asyncio.create_subprocess_shell",
-    "asyncio.create_subprocess_exec",
-];
 
 /// `VAR=value` assignments of managed variables in a command line (`export VAR=v; …`,
 /// `env VAR=v …`, `VAR=v cmd`). `computed_tail`: the text is followed by an interpolated value,

@@ -17,46 +17,11 @@ use syn::{Expr, ExprCall, ExprLit, ExprMethodCall, ExprStruct, Lit, Stmt, UseTre
 use crate::model::policy::EnvVar;
 pub use mains::MainFn;
 
-/// GPU crates: a path into one of them makes a file use GPU types.
-pub const GPU_CRATES: &[&str] = &[
-    "cudarc",
-    "candle_core",
-    "candle",
-    "candle_nn",
-    "candle_transformers",
-    "tch",
-    "burn",
-    "burn_cuda",
-    "burn_candle",
-    "burn_tch",
-    "cubecl",
-    "ort",
-    "nvml_wrapper",
-    "cust",
-    "rustacuda",
-];
-
-/// Calls whose first argument is a CUDA device index, by the end of their path.
-pub const INDEX_CALLS: &[&str] = &[
-    "CudaContext::new",
-    "CudaDevice::new",
-    "Device::new_cuda",
-    "Device::cuda_if_available",
-    "Device::Cuda",
-    // cust and rustacuda (Rust-CUDA): `Device::get_device(ordinal)`.
-    "Device::get_device",
-    "Device::new_cuda_with_stream",
-];
+pub use crate::knowledge::rust::INDEX_CALLS;
 
 /// The last segments of [`INDEX_CALLS`]: a call named otherwise is never resolved.
-const INDEX_CALL_NAMES: &[&str] = &[
-    "new",
-    "new_cuda",
-    "cuda_if_available",
-    "Cuda",
-    "get_device",
-    "new_cuda_with_stream",
-];
+static INDEX_CALL_NAMES: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| crate::knowledge::rust::index_call_names().collect());
 
 /// The receiver chain of a method names the CUDA or TensorRT provider
 /// (`CUDAExecutionProvider::default().with_device_id(1)`).
@@ -367,7 +332,7 @@ pub fn is_gpu_path(path: &str) -> bool {
         .split("::")
         .next()
         .unwrap_or("");
-    GPU_CRATES.contains(&first)
+    crate::knowledge::rust::is_gpu_crate(first)
 }
 
 fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
@@ -553,7 +518,7 @@ impl FactVisitor {
                 return;
             }
         }
-        if !self.may_name(&func.path, INDEX_CALL_NAMES) {
+        if !self.may_name(&func.path, &INDEX_CALL_NAMES) {
             return;
         }
         let path = self.resolve(&func.path);

@@ -1,0 +1,349 @@
+//! What Rust's GPU crates are, as data: one row per crate (how it reaches CUDA, the APIs
+//! through which it picks a card, whether it computes on the device it is handed), the device
+//! constructors that take an index, and the names of CPU devices. The crate graph, the facts
+//! and the prefilter read their lists from here; `tests` below check that they agree.
+
+/// How a crate reaches CUDA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cuda {
+    /// By any use.
+    Always,
+    /// Only where the code selects it (`Device::cuda_if_available()`, `Device::Cuda(0)`): tch
+    /// builds CPU tensors by default.
+    WhenSelected,
+    /// When one of these features of it is on.
+    Feature(&'static [&'static str]),
+    /// Never: its types name cards (NVML) without a CUDA context.
+    Never,
+}
+
+/// One GPU crate of the registry (its name as Rust sees it: `-` is `_`).
+#[derive(Debug)]
+pub struct Crate {
+    pub name: &'static str,
+    pub cuda: Cuda,
+    /// Why it reaches CUDA, as the touchpoint map says it.
+    pub why: &'static str,
+    /// The APIs (a path segment or a method) through which it picks a card by itself: a program
+    /// that links it reaches CUDA only when its code names one, or chooses a CUDA device itself
+    /// (a tool that uses rust-bert for its error type, ONNX Runtime on the CPU provider, cudarc's
+    /// `nvrtc` only). Empty: any use reaches CUDA once its CUDA feature is on.
+    pub entry_points: &'static [(&'static str, &'static str)],
+    /// It computes on the device its caller hands it (candle's tensors, layers and models): in
+    /// a library that a program runs, it reaches CUDA only where that code chooses a CUDA
+    /// device itself.
+    pub handed_device: bool,
+    /// It reaches CUDA through libtorch.
+    pub libtorch: bool,
+    /// Names code gives it through a renamed dependency (`candle = { package = "candle-core" }`).
+    pub aliases: &'static [&'static str],
+}
+
+impl Crate {
+    const DEFAULT: Crate = Crate {
+        name: "",
+        cuda: Cuda::Always,
+        why: "",
+        entry_points: &[],
+        handed_device: false,
+        libtorch: false,
+        aliases: &[],
+    };
+}
+
+/// The GPU crates. A new wrapper crate is one row here and a package in
+/// `tests/it/rust_programs.rs`.
+pub const CRATES: &[Crate] = &[
+    Crate {
+        name: "cudarc",
+        cuda: Cuda::Always,
+        why: "the CUDA driver API",
+        entry_points: &[
+            ("driver", "the driver API: contexts, streams, device memory"),
+            ("runtime", "the runtime API"),
+            ("cublas", "cuBLAS, on a context's stream"),
+            ("cublaslt", "cuBLASLt, on a context's stream"),
+            ("cudnn", "cuDNN, on a context's stream"),
+            ("curand", "cuRAND, on a context's stream"),
+            ("cusparse", "cuSPARSE, on a context's stream"),
+            ("cusolver", "cuSOLVER, on a context's stream"),
+            ("nccl", "NCCL: one communicator per card"),
+            ("cufile", "cuFile: GPUDirect storage"),
+            ("cupti", "CUPTI: profiling a context"),
+        ],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "cust",
+        cuda: Cuda::Always,
+        why: "Rust-CUDA's `Device::get_device`",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "rustacuda",
+        cuda: Cuda::Always,
+        why: "`Device::get_device`",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "cubecl_cuda",
+        cuda: Cuda::Always,
+        why: "the CUDA runtime of CubeCL",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "burn_cuda",
+        cuda: Cuda::Always,
+        why: "burn's `Cuda` backend",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "tch",
+        cuda: Cuda::WhenSelected,
+        why: "libtorch (`Device::cuda_if_available()` picks CUDA device 0)",
+        entry_points: &[(
+            "cuda_if_available",
+            "libtorch's CUDA device 0 when one is there",
+        )],
+        libtorch: true,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "burn_tch",
+        cuda: Cuda::WhenSelected,
+        why: "burn's libtorch backend",
+        libtorch: true,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "rust_bert",
+        cuda: Cuda::Always,
+        why: "tch: its pipelines default to `Device::cuda_if_available()`",
+        entry_points: &[
+            (
+                "pipelines",
+                "every pipeline's default config is `Device::cuda_if_available()`",
+            ),
+            (
+                "VarStore",
+                "a model built by hand takes the device of its `VarStore`",
+            ),
+        ],
+        libtorch: true,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "candle_core",
+        cuda: Cuda::Feature(&["cuda", "cudnn"]),
+        why: "`Device::new_cuda`",
+        entry_points: &[(
+            "Device",
+            "candle's `Device` (its CUDA constructors are found by name)",
+        )],
+        handed_device: true,
+        aliases: &["candle"],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "candle_nn",
+        cuda: Cuda::Feature(&["cuda", "cudnn"]),
+        why: "candle with CUDA",
+        handed_device: true,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "candle_transformers",
+        cuda: Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
+        why: "candle with CUDA",
+        handed_device: true,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "burn",
+        cuda: Cuda::Feature(&["cuda", "cuda-jit", "tch"]),
+        why: "burn's `Cuda` (or `LibTorch`) backend",
+        entry_points: &[(
+            "Cuda",
+            "burn's CUDA backend (`Cuda`, `CudaDevice`, the `LibTorch` backend)",
+        )],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "cubecl",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: "CubeCL's CUDA runtime",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "ort",
+        cuda: Cuda::Feature(&["cuda", "tensorrt"]),
+        why: "ONNX Runtime's CUDA execution provider",
+        entry_points: &[
+            (
+                "CUDAExecutionProvider",
+                "ONNX Runtime's CUDA provider (`device_id` picks the card)",
+            ),
+            ("CUDA", "`ep::CUDA`, the CUDA provider in ort 2.x"),
+            (
+                "TensorRTExecutionProvider",
+                "ONNX Runtime's TensorRT provider (CUDA underneath)",
+            ),
+            ("TensorRT", "`ep::TensorRT` in ort 2.x"),
+        ],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "llama_cpp_2",
+        cuda: Cuda::Feature(&["cuda", "cublas"]),
+        why: "llama.cpp with CUDA (its default layer split uses every visible GPU)",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "llama_cpp",
+        cuda: Cuda::Feature(&["cuda", "cublas"]),
+        why: "llama.cpp with CUDA",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "whisper_rs",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: "whisper.cpp with CUDA",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "mistralrs",
+        cuda: Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
+        why: "mistral.rs with CUDA",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "fastembed",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: "ONNX Runtime with CUDA",
+        entry_points: &[(
+            "CUDAExecutionProvider",
+            "fastembed run on ONNX Runtime's CUDA provider",
+        )],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "burn_candle",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: "burn's candle backend with CUDA",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "nvml_wrapper",
+        cuda: Cuda::Never,
+        why: "NVML: cards by physical (PCI) index; no CUDA context",
+        ..Crate::DEFAULT
+    },
+];
+
+/// Feature names that mean CUDA whatever the crate (`mistralrs-core/cuda`, `whisper-rs-sys/cuda`).
+pub const CUDA_FEATURES: &[&str] = &["cuda", "cudnn", "cublas", "flash-attn", "nccl", "tensorrt"];
+
+/// Device constructors whose first argument is a CUDA device index, by the end of their path.
+pub const INDEX_CALLS: &[&str] = &[
+    "CudaContext::new",
+    "CudaDevice::new",
+    "Device::new_cuda",
+    "Device::cuda_if_available",
+    "Device::Cuda",
+    // cust and rustacuda (Rust-CUDA): `Device::get_device(ordinal)`.
+    "Device::get_device",
+    "Device::new_cuda_with_stream",
+];
+
+/// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).
+pub const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
+
+/// The row of a crate by its package name, if it is a GPU crate.
+pub fn by_package(package: &str) -> Option<&'static Crate> {
+    CRATES.iter().find(|c| c.name == package)
+}
+
+/// The row of a crate that can reach CUDA (not NVML alone).
+pub fn cuda_crate(package: &str) -> Option<&'static Crate> {
+    by_package(package).filter(|c| c.cuda != Cuda::Never)
+}
+
+/// Whether code that names `first` (a path's first segment, or a package) uses GPU types: a
+/// row's name or one of its aliases.
+pub fn is_gpu_crate(first: &str) -> bool {
+    CRATES
+        .iter()
+        .any(|c| c.name == first || c.aliases.contains(&first))
+}
+
+/// The last segments of [`INDEX_CALLS`] (`new`, `new_cuda`, …): a call named otherwise is never
+/// resolved.
+pub fn index_call_names() -> impl Iterator<Item = &'static str> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    INDEX_CALLS.iter().filter_map(move |call| {
+        let last = call.rsplit("::").next().unwrap_or(call);
+        (!seen.contains(&last)).then(|| {
+            seen.push(last);
+            last
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_crate_has_one_row_and_says_why() {
+        let mut names: Vec<&str> = CRATES
+            .iter()
+            .flat_map(|c| std::iter::once(c.name).chain(c.aliases.iter().copied()))
+            .collect();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count, "a crate or alias is listed twice");
+        for c in CRATES {
+            assert!(!c.why.is_empty(), "{} says no why", c.name);
+            assert!(
+                !c.name.contains('-'),
+                "{}: names are as Rust sees them",
+                c.name
+            );
+            // A crate whose code computes on a handed device picks no card by itself.
+            if c.handed_device {
+                assert_ne!(c.cuda, Cuda::Never, "{}", c.name);
+            }
+            if c.cuda == Cuda::Never {
+                assert!(
+                    c.entry_points.is_empty(),
+                    "{} reaches no CUDA through an API",
+                    c.name
+                );
+            }
+            if let Cuda::Feature(features) = c.cuda {
+                assert!(
+                    !features.is_empty(),
+                    "{}: a CUDA feature list is empty",
+                    c.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_constructor_names_are_derived() {
+        let names: Vec<&str> = index_call_names().collect();
+        assert_eq!(
+            names,
+            [
+                "new",
+                "new_cuda",
+                "cuda_if_available",
+                "Cuda",
+                "get_device",
+                "new_cuda_with_stream"
+            ]
+        );
+    }
+}
