@@ -95,6 +95,8 @@ pub enum OutputFormat {
     Sarif,
     /// GitHub Actions workflow annotations.
     Github,
+    /// GitLab Code Quality report (`artifacts: reports: codequality:`).
+    Gitlab,
 }
 
 /// What `doctor` can print: it has no findings, so no SARIF or GitHub annotations.

@@ -1,5 +1,5 @@
 //! What scan, fix and check print, by format: the text a person reads (with colour, quiet,
-//! statistics), JSON, SARIF, GitHub annotations.
+//! statistics), JSON, SARIF, GitHub annotations, GitLab Code Quality.
 
 use std::io::{IsTerminal, Write};
 
@@ -12,7 +12,7 @@ use crate::model::policy::{PhaseSpec, Policy};
 use crate::model::summary::Summary;
 use crate::report::progress::PhaseTally;
 use crate::report::text::Paint;
-use crate::report::{github, json, sarif};
+use crate::report::{github, gitlab, json, sarif};
 
 /// Colour when asked, or in a terminal without NO_COLOR (the command layer decides).
 pub fn paint(global: &GlobalArgs) -> Paint {
@@ -54,6 +54,12 @@ pub fn machine(
         OutputFormat::Github => {
             github::render(&crate::model::outcome::repository_prefix(root), outcomes)
         }
+        // After `fix` wrote, what it fixed is no longer in the tree: not an issue to track.
+        OutputFormat::Gitlab => gitlab::render(
+            &crate::model::outcome::repository_prefix(root),
+            outcomes,
+            command == "fix",
+        )?,
         OutputFormat::Text => return Ok(false),
     };
     crate::base::output::print(&doc)?;
@@ -79,7 +85,7 @@ pub fn findings_text(
 /// Whether a command's output is printed file by file as the run hands each file on: where it
 /// is one piece per file (findings as text, the JSON document of an unsharded run), not where
 /// it needs every outcome first (SARIF and GitHub sort and group, `--statistics` counts,
-/// `--show-fixes` lists the fixes after the findings).
+/// `--show-fixes` lists the fixes after the findings) or is written whole at the end (GitLab).
 pub fn streams(format: OutputFormat, statistics: bool, show_fixes: bool, sharded: bool) -> bool {
     match format {
         OutputFormat::Text => !statistics && !show_fixes,

@@ -22,13 +22,13 @@ const PATH: &AsciiSet = &NON_ALPHANUMERIC
 /// The base every artifact URI is relative to.
 pub const SRCROOT: &str = "%SRCROOT%";
 
-/// The id of the SARIF-only rule that carries GPU check verdicts.
-const GPU_CHECK: &str = "GH900";
+/// The id of the SARIF-only rule that carries GPU check verdicts (GitLab's issues use it too).
+pub(crate) const GPU_CHECK: &str = "GH900";
 
 /// The id of the SARIF-only rule of a file the tool could not process (a syntax error, an
 /// encoding it refuses, an unreadable file): a result, so code hosts show it inline, on top of
-/// the tool-execution notification.
-const FILE_ERROR: &str = "GH901";
+/// the tool-execution notification. GitLab's issues use it too.
+pub(crate) const FILE_ERROR: &str = "GH901";
 
 /// Where a rule's documentation lives: the package homepage when it has one, else a URN.
 pub fn help_uri(code: &str) -> String {
@@ -45,12 +45,13 @@ pub fn relative_uri(rel: &str) -> String {
     utf8_percent_encode(rel, PATH).to_string()
 }
 
-/// What `gpu-homogenize rule GH900|GH901` says of the ids only SARIF results carry.
+/// What `gpu-homogenize rule GH900|GH901` says of the ids only SARIF results and GitLab Code
+/// Quality issues carry.
 pub fn result_only(code: &str) -> Option<String> {
     let code = code.to_ascii_uppercase();
     let text = match code.as_str() {
-        GPU_CHECK => "GH900 (gpu-check): a SARIF result only, the verdict of a file's GPU check (`check`, `fix`): device 0 must be the target card, the forbidden cards invisible, memory back to its baseline. Not a rule of the scan: it cannot be selected or suppressed.\n",
-        FILE_ERROR => "GH901 (file-not-processed): a SARIF result only, for a file the tool could not read, decode or parse (a syntax error, an encoding it refuses, an unreadable or oversized file); nothing about it was checked and the run exits 2. Fix what the message names, then run again. Not a rule of the scan: it cannot be selected or suppressed.\n",
+        GPU_CHECK => "GH900 (gpu-check): a SARIF result and a GitLab Code Quality issue only, the verdict of a file's GPU check (`check`, `fix`): device 0 must be the target card, the forbidden cards invisible, memory back to its baseline. Not a rule of the scan: it cannot be selected or suppressed.\n",
+        FILE_ERROR => "GH901 (file-not-processed): a SARIF result and a GitLab Code Quality issue only, for a file the tool could not read, decode or parse (a syntax error, an encoding it refuses, an unreadable or oversized file); nothing about it was checked and the run exits 2. Fix what the message names, then run again. Not a rule of the scan: it cannot be selected or suppressed.\n",
         _ => return None,
     };
     Some(text.to_string())

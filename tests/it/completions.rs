@@ -154,7 +154,7 @@ fn option_values_complete() {
     each_shell(|shell, offered| {
         assert_eq!(
             offered("gpu-homogenize scan --format "),
-            ["github", "json", "sarif", "text"],
+            ["github", "gitlab", "json", "sarif", "text"],
             "{shell}"
         );
         assert_eq!(

@@ -46,8 +46,8 @@ fn sarif_view(stdout: &str) -> String {
 }
 
 /// Run from the repository (as CI does) and from the config's directory (as a developer of that
-/// service does): GitHub, SARIF and JSON say `svc/app/m.py` both times, and each error is in each
-/// format with the exit status 2.
+/// service does): GitHub, SARIF, GitLab and JSON say `svc/app/m.py` both times, and each error is
+/// in each format with the exit status 2.
 #[test]
 fn every_format_names_files_from_the_repository_and_shows_every_error() {
     let repo = monorepo();
@@ -62,6 +62,9 @@ fn every_format_names_files_from_the_repository_and_shows_every_error() {
             "monorepo_sarif",
             redact(&sarif_view(&sarif.stdout), repo.path())
         );
+        let gitlab = run(gh(cwd).args(["scan", "--format", "gitlab", arg]));
+        assert_eq!(gitlab.code, 2);
+        insta::assert_snapshot!("monorepo_gitlab", gitlab.stdout);
         let json = run(gh(cwd).args(["scan", "--format", "json", arg]));
         assert_eq!(json.code, 2);
         let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
@@ -93,9 +96,9 @@ fn every_format_names_files_from_the_repository_and_shows_every_error() {
     // The SARIF result's rule id is explained like any rule.
     let rule = run(gh(repo.path()).args(["rule", "GH901"]));
     assert_eq!(rule.code, 0);
-    assert!(rule
-        .stdout
-        .starts_with("GH901 (file-not-processed): a SARIF result only"));
+    assert!(rule.stdout.starts_with(
+        "GH901 (file-not-processed): a SARIF result and a GitLab Code Quality issue only"
+    ));
 }
 
 /// The journal keeps root-relative keys (the report joins on them) and the repository path next

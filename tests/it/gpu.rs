@@ -219,6 +219,32 @@ fn visible_devices_without_pci_order_selects_the_forbidden_card() {
         message.contains("without CUDA_DEVICE_ORDER=PCI_BUS_ID"),
         "{message}"
     );
+    // In GitLab's report: a `critical` issue of its own, beside the file's findings.
+    let out = run(driver.command(dir.path()).args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--format",
+        "gitlab",
+    ]));
+    assert_eq!(out.code, 1);
+    let issues = json(&out.stdout);
+    let gpu: Vec<&Value> = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["check_name"] == "GH900")
+        .collect();
+    assert_eq!(gpu.len(), 1, "{}", out.stdout);
+    assert_eq!(gpu[0]["severity"], "critical");
+    assert_eq!(gpu[0]["location"]["path"], "trap.py");
+    let description = gpu[0]["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("GH900 GPU check failed on NVIDIA GeForce RTX 5060 Ti: ")
+            && description.contains("a forbidden card"),
+        "{description}"
+    );
 }
 
 /// `check -`: the piped source gets its GPU check too, with the env its own header sets (the

@@ -236,6 +236,34 @@ fn machine_formats_keep_the_data_and_print_nothing_raw() {
     );
 }
 
+/// GitLab shows each issue's path and description in the merge request: the names as the other
+/// formats show them (escaped, recognisable), the quoted option printable, nothing raw.
+#[test]
+fn the_gitlab_report_keeps_the_names_recognisable_and_prints_nothing_raw() {
+    let tree = stranger();
+    let out = tool(tree.path(), &["scan", ".", "--format", "gitlab"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let issues: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(issues.len(), 20);
+    let paths: Vec<&str> = issues
+        .iter()
+        .map(|i| i["location"]["path"].as_str().unwrap())
+        .collect();
+    for (_, shown) in NAMES {
+        let name = shown.trim_matches('"').replace("\\\\", "\\");
+        assert!(paths.contains(&name.as_str()), "no {name} in {paths:?}");
+    }
+    assert!(
+        issues.iter().any(|i| i["description"]
+            .as_str()
+            .unwrap()
+            .contains("--gpu\\n::error::forged\\033[31m\\342\\200\\256 \\043#[error]v1")),
+        "{}",
+        out.stdout
+    );
+    insta::assert_snapshot!("gitlab_hostile", out.stdout);
+}
+
 #[test]
 fn the_report_escapes_the_tree_and_its_journal() {
     let tree = stranger();

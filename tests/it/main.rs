@@ -10,6 +10,7 @@ mod config;
 mod conventions;
 mod ecosystem;
 mod gates;
+mod gitlab;
 mod gpu;
 mod half_migrated;
 mod hostile_output;

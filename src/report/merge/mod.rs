@@ -106,6 +106,14 @@ fn header<'a>(name: &'a str, doc: &Value) -> anyhow::Result<Header<'a>> {
     let not_ours = || {
         anyhow::anyhow!("{name}: not the JSON or SARIF output of `gpu-homogenize scan` or `check`")
     };
+    // `--format gitlab` is not merged: it says no shard, and it needs no merge (each shard job
+    // uploads its own `codequality` report and GitLab shows them together; the shards split the
+    // files, and every fingerprint is of one file).
+    if doc.is_array() {
+        anyhow::bail!(
+            "{name}: a GitLab Code Quality report, which is not merged: upload each shard's as its job's `codequality` report, or merge the shards' JSON or SARIF"
+        );
+    }
     let text = |v: &Value| v.as_str().map(str::to_string);
     let (format, version, command, place, policy, shard) = if doc.get("runs").is_some() {
         let runs = doc["runs"].as_array().ok_or_else(not_ours)?;
