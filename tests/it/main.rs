@@ -23,6 +23,7 @@ mod proof;
 mod python_rules;
 mod report;
 mod resources;
+mod rules;
 mod runtime;
 mod rust_mission;
 mod rust_programs;
