@@ -25,6 +25,7 @@ mod python_rules;
 mod report;
 mod resources;
 mod rule_docs;
+mod rules;
 mod runtime;
 mod rust_mission;
 mod rust_programs;
