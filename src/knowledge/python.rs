@@ -62,6 +62,9 @@ pub const FRAMEWORKS: &[Framework] = &[
     by_default("sentence_transformers"),
     by_default("vllm"),
     by_default("tensorrt"),
+    // faiss-gpu: the CPU indexes stay on the CPU; `index_cpu_to_gpu` and `StandardGpuResources`
+    // take a card, which the facts see.
+    framework("faiss"),
 ];
 
 /// The frameworks' modules (`GPU_FRAMEWORKS`), in the table's order.
@@ -92,6 +95,8 @@ pub const INDEX_CALLS: &[(&str, usize, Option<&str>)] = &[
     ("numba.cuda.select_device", 0, None),
     ("pycuda.driver.Device", 0, None),
     ("torch.cuda.device_of", 0, None),
+    // `index_cpu_to_gpu(resources, device, index)`: SWIG takes no keywords.
+    ("faiss.index_cpu_to_gpu", 1, None),
 ];
 
 /// `torch.cuda` functions whose first argument (or `device=`) is a device.

@@ -121,6 +121,25 @@ fn keywords_dicts_and_tables() {
     assert!(out.contains("def f(gpu_id=0):"), "{out}");
 }
 
+/// A library API whose device index is not its first argument: faiss's `index_cpu_to_gpu(res,
+/// device, index)` (the knowledge table's row: the call, the index's position). Under the mask
+/// the target card is device 0; a look-alike of another module is left alone.
+#[test]
+fn an_index_in_a_later_argument_of_a_gpu_library_is_remapped() {
+    let src = "import faiss\nres = faiss.StandardGpuResources()\ngpu_index = faiss.index_cpu_to_gpu(res, 1, cpu_index)\n";
+    let found = codes(src);
+    assert!(found.contains(&"GH001") && found.contains(&"GH102"), "{found:?}");
+    let out = fixed(src);
+    assert!(
+        out.contains("gpu_index = faiss.index_cpu_to_gpu(res, 0, cpu_index)\n")
+            && out.contains("CUDA_VISIBLE_DEVICES"),
+        "{out}"
+    );
+    let other = "import faiss\nimport mylib\nx = mylib.index_cpu_to_gpu(res, 1, cpu_index)\n";
+    assert!(!codes(other).contains(&"GH102"));
+    assert!(fixed(other).contains("mylib.index_cpu_to_gpu(res, 1, cpu_index)"));
+}
+
 #[test]
 fn code_that_adapts_to_the_visible_cards_is_information_and_gets_the_header() {
     let src = "import torch\nif torch.cuda.device_count() < 2:\n    pass\nfor i in range(torch.cuda.device_count()):\n    pass\n";

@@ -328,6 +328,7 @@ const RUNS: &[(&str, &str, &[&str], Before)] = &[
     ("GH015", "infer.py", &[], Before::SyntaxError),
     ("GH101", "embed.py", &[], Before::UsesForbiddenCard),
     ("GH102", "denoise.py", &[], Before::UsesForbiddenCard),
+    ("GH102", "search.py", &[], Before::UsesForbiddenCard),
     ("GH103", "chat.py", &[], Before::UsesForbiddenCard),
     ("GH104", "tts.py", &[], Before::UsesForbiddenCard),
     ("GH109", "gpu_monitor.py", &[], Before::UsesForbiddenCard),
