@@ -29,7 +29,7 @@ GH_BIN=${GH_BIN:-target/release/gpu-homogenize}
 # Keep in sync with gpu_literals() in src/fs/source.rs: GPU_WORDS + the modules of knowledge::python::FRAMEWORKS.
 GH_LITERALS=${GH_LITERALS:-cuda,CUDA,Cuda,gpu,GPU,nvml,NVML,device,Device,DEVICE,torch,tensorflow,jax,cupy,numba,pycuda,transformers,whisper,TTS,llama_cpp,onnxruntime,accelerate,ctranslate2,diffusers,vllm,tensorrt,candle,burn::,burn_,ort::,tch::}
 # Keep in sync with RUST_LITERALS in src/fs/source.rs.
-RUST_LITERALS='new_cuda,cuda_if_available,Cuda(,CudaContext::new,CudaDevice::new,CudaDevice {,with_device_id,get_device(,set_var,remove_var,.env(,.envs(,env_remove,env_clear,device_by_index,fn main'
+RUST_LITERALS='new_cuda,cuda_if_available,Cuda(,CudaContext::new,CudaDevice::new,CudaDevice {,with_device_id,get_device(,cudaSetDevice,set_var,remove_var,.env(,.envs(,env_remove,env_clear,device_by_index,fn main'
 BENCH_CORPUS=${BENCH_CORPUS:-python}
 BENCH_RUNS=${BENCH_RUNS:-10}
 sgconfig=$here/sgconfig.yml

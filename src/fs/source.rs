@@ -197,6 +197,7 @@ pub const RUST_LITERALS: &[&str] = &[
     "CudaDevice {",
     "with_device_id",
     "get_device(",
+    "cudaSetDevice",
     "set_var",
     "remove_var",
     ".env(",

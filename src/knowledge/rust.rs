@@ -233,6 +233,12 @@ pub const CRATES: &[Crate] = &[
         ..Crate::DEFAULT
     },
     Crate {
+        name: "cuda_runtime_sys",
+        cuda: Cuda::Always,
+        why: "the raw CUDA runtime API (`cudaSetDevice`)",
+        ..Crate::DEFAULT
+    },
+    Crate {
         name: "nvml_wrapper",
         cuda: Cuda::Never,
         why: "NVML: cards by physical (PCI) index; no CUDA context",
@@ -253,6 +259,8 @@ pub const INDEX_CALLS: &[&str] = &[
     // cust and rustacuda (Rust-CUDA): `Device::get_device(ordinal)`.
     "Device::get_device",
     "Device::new_cuda_with_stream",
+    // The CUDA runtime API (`cuda-runtime-sys`, cudarc's `runtime::sys`).
+    "cudaSetDevice",
 ];
 
 /// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).

@@ -128,7 +128,10 @@ fn keywords_dicts_and_tables() {
 fn an_index_in_a_later_argument_of_a_gpu_library_is_remapped() {
     let src = "import faiss\nres = faiss.StandardGpuResources()\ngpu_index = faiss.index_cpu_to_gpu(res, 1, cpu_index)\n";
     let found = codes(src);
-    assert!(found.contains(&"GH001") && found.contains(&"GH102"), "{found:?}");
+    assert!(
+        found.contains(&"GH001") && found.contains(&"GH102"),
+        "{found:?}"
+    );
     let out = fixed(src);
     assert!(
         out.contains("gpu_index = faiss.index_cpu_to_gpu(res, 0, cpu_index)\n")

@@ -545,3 +545,29 @@ fn an_options_field_is_followed_from_its_default_to_the_index_it_feeds() {
     assert_eq!(status["src/lib.rs"], "compliant", "{text}");
     assert_eq!(status["src/main.rs"], "compliant", "{text}");
 }
+
+/// A wrapper crate is one row of `knowledge/rust.rs`: the raw CUDA runtime bindings
+/// (`cuda-runtime-sys`), whose `cudaSetDevice(1)` selects a card by index. The program gets the
+/// header and its index becomes the one the mask keeps; a program that only links the crate
+/// for its types is left alone.
+#[test]
+fn raw_cuda_runtime_bindings_are_a_wrapper_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"kern\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncuda-runtime-sys = \"0.3.0-alpha.1\"\n");
+    write(
+        root,
+        "src/main.rs",
+        "use cuda_runtime_sys::cudaSetDevice;\n\nfn main() {\n    unsafe {\n        cudaSetDevice(1);\n    }\n}\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/main.rs"], "non_compliant", "{text}");
+    assert!(text.contains("GH511"), "{text}");
+    let out = run(gh(root).args(["fix", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
+    assert!(
+        fixed.contains("cudaSetDevice(0);") && fixed.contains("CUDA_VISIBLE_DEVICES"),
+        "{fixed}"
+    );
+}
