@@ -3,9 +3,9 @@
 //! tool's own stdout, paths by name, and shards. It imports nothing of the crate above it.
 
 pub mod edit;
-pub mod escape;
-pub mod line_index;
-pub mod lines;
-pub mod output;
-pub mod paths;
-pub mod shard;
+pub(crate) mod escape;
+pub(crate) mod line_index;
+pub(crate) mod lines;
+pub(crate) mod output;
+pub(crate) mod paths;
+pub(crate) mod shard;

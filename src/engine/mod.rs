@@ -2,9 +2,9 @@
 //! and GPU slot, the content cache, the GPU itself (NVML, the probe, supervised checks),
 //! leftovers of killed runs, and baselines.
 
-pub mod baseline;
-pub mod cache;
-pub mod gpu;
-pub mod leftovers;
+pub(crate) mod baseline;
+pub(crate) mod cache;
+pub(crate) mod gpu;
+pub(crate) mod leftovers;
 pub mod process;
 pub mod run;

@@ -3,11 +3,11 @@
 //! reading sources and the tree's other files within caps, compare-and-swap writes with
 //! backups and temp records, the tool's state directory, and the run's shared resources.
 
-pub mod confine;
-pub mod panics;
-pub mod resources;
+pub(crate) mod confine;
+pub(crate) mod panics;
+pub(crate) mod resources;
 pub mod source;
-pub mod state;
-pub mod tree_file;
+pub(crate) mod state;
+pub(crate) mod tree_file;
 pub mod walk;
-pub mod write;
+pub(crate) mod write;

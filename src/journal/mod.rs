@@ -16,9 +16,9 @@ use crate::model::outcome::{CheckStatus, FileOutcome, FileStatus, GpuCheck};
 use crate::model::summary::{GpuSummary, Summary};
 
 pub use read::Journal;
-pub use time::{now_rfc3339, rfc3339};
+pub use time::now_rfc3339;
 
-pub use crate::fs::state::{state_dir, GITIGNORE, STATE_DIR as JOURNAL_DIR};
+pub use crate::fs::state::{state_dir, STATE_DIR as JOURNAL_DIR};
 pub const JOURNAL_FILE: &str = "journal.jsonl";
 /// Bumped when a line's meaning changes; lines of another schema are skipped with a warning.
 pub const SCHEMA: u32 = 1;
@@ -331,8 +331,9 @@ pub fn append_under(root: &Path, text: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Append to the journal file at `target` (tests and tools; runs use [`append_under`]).
-pub fn append(target: &Path, text: &str) -> std::io::Result<()> {
+/// Append to the journal file at `target` (the tests; runs use [`append_under`]).
+#[cfg(test)]
+fn append(target: &Path, text: &str) -> std::io::Result<()> {
     let dir = target.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let root = dir.parent().unwrap_or(Path::new("."));

@@ -4,9 +4,9 @@
 pub mod add_noqa;
 pub mod nesting;
 pub mod python;
-pub mod removal;
+pub(crate) mod removal;
 pub mod rust;
-pub mod suppress;
+pub(crate) mod suppress;
 pub mod template;
 
 use std::any::Any;

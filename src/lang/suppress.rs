@@ -147,19 +147,6 @@ pub fn skips_file(text: &str, language: Language) -> bool {
     })
 }
 
-/// The text of the 1-based `line` of `text`, without its line ending.
-pub fn line_text(text: &str, line: usize) -> &str {
-    crate::base::lines::texts(text)
-        .nth(line.saturating_sub(1))
-        .unwrap_or("")
-}
-
-/// The text of the line holding byte `offset` (what `noqa` and the baseline read).
-pub fn line_at(text: &str, offset: usize) -> &str {
-    let offset = offset.min(text.len());
-    &text[crate::base::lines::line_start(text, offset)..crate::base::lines::line_end(text, offset)]
-}
-
 /// Take out the findings `drop` names, with their fixes. Returns the codes taken out.
 /// `drop` is asked once per finding (a baseline counts what it absorbs).
 pub fn remove_findings(

@@ -3,8 +3,8 @@
 //! and the policy with its mission phases. It imports `base` and `knowledge` only.
 
 pub mod finding;
-pub mod lint;
+pub(crate) mod lint;
 pub mod outcome;
 pub mod policy;
 pub mod rules;
-pub mod summary;
+pub(crate) mod summary;

@@ -1,6 +1,6 @@
 //! The cards as NVML sees them: physical PCI order, whatever `CUDA_VISIBLE_DEVICES` says.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use nvml_wrapper::Nvml;
 use serde::Serialize;
@@ -10,7 +10,6 @@ use crate::model::policy::CardSelector;
 /// The variable that points at the directory holding the driver libraries.
 pub const DRIVER_DIR_VAR: &str = "GPU_HOMOGENIZE_DRIVER_DIR";
 pub const NVML_LIB: &str = "libnvidia-ml.so.1";
-pub const CUDA_LIB: &str = "libcuda.so";
 
 /// One physical card.
 #[derive(Debug, Clone, Serialize)]
@@ -197,10 +196,6 @@ pub fn child_library_path() -> Option<String> {
     } else {
         format!("{dir}:{inherited}")
     })
-}
-
-pub fn library_exists(dir: &Path, name: &str) -> bool {
-    dir.join(name).exists()
 }
 
 #[cfg(test)]
