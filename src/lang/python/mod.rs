@@ -320,6 +320,8 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     };
     let mut findings = detect::findings(&facts, &effective, &rule_ctx);
     findings.extend(repair);
+    // In the file's order, as every output lists them (the repairs were found apart).
+    findings.sort_by_key(|f| (f.range.start, f.rule.code));
     // A library is judged when it touches a GPU; any file is judged when it breaks a rule or
     // needs a look (an NVML monitor, a launcher giving its child a card): a finding is never
     // reported under "without GPU code".
