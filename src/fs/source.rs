@@ -288,6 +288,15 @@ mod tests {
         for api in apis {
             assert!(covered(&api), "no Python prefilter literal in `{api}`");
         }
+        // A name about a device (an option, a keyword) is read only in files the prefilter keeps.
+        for word in crate::knowledge::DEVICE_WORDS {
+            for case in [word.to_string(), word.to_ascii_uppercase()] {
+                assert!(
+                    GPU_WORDS.contains(&case.as_str()),
+                    "`{case}` is no prefilter word"
+                );
+            }
+        }
         for call in rust::INDEX_CALLS {
             let text = format!("{call}(");
             assert!(

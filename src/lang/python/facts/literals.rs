@@ -49,7 +49,10 @@ fn option_default(call: &ruff_python_ast::ExprCall) -> Option<(String, &Expr)> {
         _ => None,
     })?;
     let lower = name.to_ascii_lowercase();
-    if !["device", "gpu", "cuda"].iter().any(|w| lower.contains(w)) {
+    if !crate::knowledge::DEVICE_WORDS
+        .iter()
+        .any(|w| lower.contains(w))
+    {
         return None;
     }
     let default = call

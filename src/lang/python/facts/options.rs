@@ -88,7 +88,7 @@ fn declared(call: &ruff_python_ast::ExprCall) -> Option<IdleOption> {
         let f = f.to_ascii_lowercase();
         // A card option (`--gpus`, `--gpu-device-id`, `--cuda`); `--device` also chooses
         // between the CPU and a GPU, and a program may keep it on purpose.
-        ["gpu", "cuda"].iter().any(|w| f.contains(w))
+        crate::knowledge::CARD_WORDS.iter().any(|w| f.contains(w))
     }) {
         return None;
     }

@@ -251,7 +251,8 @@ fn eval(meta: &Meta) -> Tri {
 /// A cargo feature with the GPU features on: CUDA ones are on, the other backends off.
 fn feature(name: &str) -> Tri {
     let name = name.to_ascii_lowercase();
-    if ["cuda", "cudnn", "nccl"].iter().any(|w| name.contains(w)) || name == "gpu" {
+    let cuda = crate::knowledge::rust::CUDA_FEATURES;
+    if cuda.iter().any(|w| name.contains(w)) || name == "gpu" {
         Tri::True
     } else if [
         "cpu",
