@@ -113,6 +113,42 @@ impl RustIndex {
         self.chooses_cuda.contains(rel)
     }
 
+    /// The programs some module is run by and that the graph says set the mask: those whose
+    /// plan `unmask` may still find sets none.
+    pub fn masking_programs(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .files
+            .values()
+            .filter_map(|role| match role {
+                FileRole::Module { programs, .. } => Some(programs),
+                FileRole::Program { .. } => None,
+            })
+            .flatten()
+            .filter(|(_, masks)| *masks)
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// These programs set no mask after all (their fix is withheld, or sets none): the
+    /// modules they run say so.
+    pub fn unmask(&mut self, programs: &[String]) {
+        if programs.is_empty() {
+            return;
+        }
+        for role in self.files.values_mut() {
+            if let FileRole::Module { programs: run, .. } = role {
+                for (p, masks) in run.iter_mut() {
+                    if programs.contains(p) {
+                        *masks = false;
+                    }
+                }
+            }
+        }
+    }
+
     pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
         self.index_fields.get(rel).map_or(&[], |v| v.as_slice())
     }
@@ -323,6 +359,12 @@ struct RsFile {
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
     has_main: bool,
+    /// `#![forbid(unsafe_code)]`/`#![deny(unsafe_code)]`: in edition 2024 its main cannot set
+    /// the env.
+    forbids_unsafe: bool,
+    /// Its sync main runs under an attribute not known to keep it on the first thread
+    /// (`#[show_image::main]`): no env is set in it.
+    foreign_main: bool,
     /// Its functions, methods, constants and types, with what each one's code names: which
     /// of a library's code a program runs.
     items: super::items::Items,
@@ -342,7 +384,11 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     let text = String::from_utf8(bytes).ok()?;
     // Too deep for syn's recursion: left to the per-file pass, which reports it.
     crate::lang::nesting::check(Language::Rust, &text).ok()?;
-    let file = syn::parse_file(&text).ok()?;
+    let mut file = syn::parse_file(&text).ok()?;
+    // `use`, `mod` and items inside `cfg_if!` are the crate's as the GPU build compiles it.
+    if let Some(items) = super::facts::mains::expand_cfg_if(&file.items) {
+        file.items = items;
+    }
     let mut v = Reader::default();
     v.visit_file(&file);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
@@ -350,6 +396,8 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
+    v.file.forbids_unsafe = file.attrs.iter().any(super::facts::forbids_unsafe);
+    v.file.foreign_main = main.as_ref().is_some_and(|m| m.foreign.is_some());
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
     let convertible = |m: &super::facts::MainFn| {
         m.runtime
@@ -608,6 +656,10 @@ struct Package {
     /// Root-relative paths of its binary targets' root files, and whether each is an
     /// integration test.
     binaries: Vec<(String, bool)>,
+    /// Its edition (`set_var` is unsafe from 2024 on) and whether its `[lints]` forbid or deny
+    /// unsafe code: from 2024 on, no main of it can set the env.
+    edition: u32,
+    lints_forbid_unsafe: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -678,6 +730,8 @@ impl Packages {
                     lib_name,
                     deps: Vec::new(),
                     binaries,
+                    edition: manifest::edition(m),
+                    lints_forbid_unsafe: manifest::forbids_unsafe(m),
                 }
             })
             .collect();
@@ -1162,7 +1216,15 @@ fn link(
             } else {
                 None
             };
-            let masks = !test && files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
+            // Its fix sets the mask in its main: a sync main (or an async one the fix makes
+            // sync) that runs first on the first thread, and that may call `set_var` (in
+            // edition 2024, only where unsafe code is allowed).
+            let masks = !test
+                && files.get(bin).is_some_and(|f| {
+                    let forbidden =
+                        p.edition >= 2024 && (p.lints_forbid_unsafe || f.forbids_unsafe);
+                    f.has_main && !f.async_main && !f.foreign_main && !forbidden
+                });
             let torch = cuda.as_ref().is_some_and(|(_, t, _)| *t);
             let cuda = cuda.map(|(why, _, _)| why);
             if cuda.is_some() && cpu.is_none() {
