@@ -678,3 +678,68 @@ fn an_attribute_that_may_run_main_off_the_first_thread_gets_no_env_block() {
         "{plain}"
     );
 }
+
+/// Issue 36: the build as cargo makes it. A CUDA wrapper vendored in the tree (a path
+/// dependency the table knows) reaches CUDA with the feature its dependent forwards
+/// (`cuda = ["llama-cpp-2/cuda"]`); a crate of the tree whose CUDA is its build script's (a
+/// `cuda` feature turned on for it) reaches CUDA; and a feature one package of a build turns on
+/// for a registry crate is on for every package of that build (cargo unifies features), so a
+/// library's `cuda_if_available()` picks CUDA in the example whose package turns `cuda` on.
+#[test]
+fn wrappers_vendored_in_the_tree_and_unified_features_reach_cuda() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[workspace]\nmembers = [\"llama-cpp-2\", \"llama-cpp-sys-2\", \"examples/simple\", \"mysys\", \"mywrap\", \"chat\", \"core\", \"ex\"]\nresolver = \"2\"\n");
+    write(root, "llama-cpp-sys-2/Cargo.toml", "[package]\nname = \"llama-cpp-sys-2\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = []\n");
+    write(
+        root,
+        "llama-cpp-sys-2/src/lib.rs",
+        "pub fn llama_backend_init() {}\n",
+    );
+    write(root, "llama-cpp-2/Cargo.toml", "[package]\nname = \"llama-cpp-2\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nllama-cpp-sys-2 = { path = \"../llama-cpp-sys-2\" }\n[features]\ncuda = [\"llama-cpp-sys-2/cuda\"]\n");
+    write(root, "llama-cpp-2/src/lib.rs", "pub mod model {\n    pub struct LlamaModel;\n    impl LlamaModel {\n        pub fn load_from_file() -> Self {\n            llama_cpp_sys_2::llama_backend_init();\n            LlamaModel\n        }\n    }\n}\n");
+    write(root, "examples/simple/Cargo.toml", "[package]\nname = \"simple\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nllama-cpp-2 = { path = \"../../llama-cpp-2\" }\n[features]\ncuda = [\"llama-cpp-2/cuda\"]\n");
+    write(root, "examples/simple/src/main.rs", "use llama_cpp_2::model::LlamaModel;\n\nfn main() {\n    let _m = LlamaModel::load_from_file();\n}\n");
+    write(root, "mysys/Cargo.toml", "[package]\nname = \"mysys\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = []\n");
+    write(root, "mysys/src/lib.rs", "pub fn init() {}\n");
+    write(root, "mywrap/Cargo.toml", "[package]\nname = \"mywrap\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nmysys = { path = \"../mysys\", features = [\"cuda\"] }\n");
+    write(
+        root,
+        "mywrap/src/lib.rs",
+        "pub fn start() {\n    mysys::init();\n}\n",
+    );
+    write(root, "chat/Cargo.toml", "[package]\nname = \"chat\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nmywrap = { path = \"../mywrap\" }\n");
+    write(
+        root,
+        "chat/src/main.rs",
+        "fn main() {\n    mywrap::start();\n}\n",
+    );
+    write(root, "core/Cargo.toml", "[package]\nname = \"core-lib\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n");
+    write(root, "core/src/lib.rs", "use candle_core::Device;\n\npub fn accelerated_device_if_available() -> Device {\n    Device::cuda_if_available(0).unwrap()\n}\n");
+    write(root, "ex/Cargo.toml", "[package]\nname = \"ex\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-lib = { path = \"../core\" }\n[dev-dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\n[features]\n_cuda = [\"candle/cuda\"]\n");
+    write(
+        root,
+        "ex/examples/run.rs",
+        "fn main() {\n    let _d = core_lib::accelerated_device_if_available();\n}\n",
+    );
+    // The same library in a build that turns nothing on: CPU (candle without `cuda`).
+    write(root, "ex2/Cargo.toml", "[package]\nname = \"ex2\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-lib = { path = \"../core\" }\n");
+    write(
+        root,
+        "ex2/src/main.rs",
+        "fn main() {\n    let _d = core_lib::accelerated_device_if_available();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    for program in [
+        "examples/simple/src/main.rs",
+        "chat/src/main.rs",
+        "ex/examples/run.rs",
+    ] {
+        assert_eq!(status[program], "non_compliant", "{program}\n{text}");
+    }
+    assert_eq!(status["ex2/src/main.rs"], "no_gpu_code", "{text}");
+    let touch = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
+    assert!(touch.contains("examples/simple/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `llama_cpp_2` with its `cuda` feature"), "{touch}");
+    assert!(touch.contains("chat/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `mywrap` (a crate of this tree) → `mysys` (a crate of this tree) with its `cuda` feature"), "{touch}");
+    assert!(touch.contains("ex/examples/run.rs:1:1: GH531 [info] this program reaches CUDA through `core_lib` (a crate of this tree) → `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `ex`"), "{touch}");
+}
