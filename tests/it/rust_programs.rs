@@ -571,3 +571,201 @@ fn raw_cuda_runtime_bindings_are_a_wrapper_row() {
         "{fixed}"
     );
 }
+
+/// Issue 36: an index is remapped only in the plan that sets the program's mask, or where every
+/// program running it is masked by its own fix. A library run by an edition-2024 program that
+/// forbids unsafe code (in its file or its `[lints]`), or by one that opens several cards (its
+/// fix is withheld), keeps its index for review; a program judged CPU gets no index edit; a
+/// `use` inside `cfg_if!` is the program's import, so the program gets the mask with its index.
+#[test]
+fn an_index_is_never_moved_without_its_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let lib = "use candle_core::Device;\n\npub fn open() -> Device {\n    Device::new_cuda(1).unwrap()\n}\n";
+    let core = |name: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = {{ version = \"0.9\", features = [\"cuda\"] }}\n")
+    };
+    let cli = |name: &str, dep: &str, extra: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\n{dep} = {{ path = \"../{dep}\" }}\ncandle-core = {{ version = \"0.9\", features = [\"cuda\"] }}\n{extra}")
+    };
+    // `#![forbid(unsafe_code)]` in the program's file.
+    write(root, "a/Cargo.toml", &core("a"));
+    write(root, "a/src/lib.rs", lib);
+    write(root, "acli/Cargo.toml", &cli("acli", "a", ""));
+    write(
+        root,
+        "acli/src/main.rs",
+        "#![forbid(unsafe_code)]\n\nfn main() {\n    let _d = a::open();\n}\n",
+    );
+    // `[lints.rust] unsafe_code = "deny"` in its manifest.
+    write(root, "b/Cargo.toml", &core("b"));
+    write(root, "b/src/lib.rs", lib);
+    write(
+        root,
+        "bcli/Cargo.toml",
+        &cli("bcli", "b", "[lints.rust]\nunsafe_code = \"deny\"\n"),
+    );
+    write(
+        root,
+        "bcli/src/main.rs",
+        "fn main() {\n    let _d = b::open();\n}\n",
+    );
+    // A program that opens two cards: its fix is withheld (GH513), it sets no mask.
+    write(root, "c/Cargo.toml", &core("c"));
+    write(root, "c/src/lib.rs", lib);
+    write(root, "ccli/Cargo.toml", &cli("ccli", "c", ""));
+    write(root, "ccli/src/main.rs", "use candle_core::Device;\n\nfn main() {\n    let _a = Device::new_cuda(0).unwrap();\n    let _b = Device::new_cuda(1).unwrap();\n    let _d = c::open();\n}\n");
+    // A program judged CPU (candle built without `cuda`) that names a CUDA index.
+    write(root, "conv/Cargo.toml", "[package]\nname = \"conv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n");
+    write(
+        root,
+        "conv/src/main.rs",
+        "use candle_core::Device;\n\nfn main() {\n    let _d = Device::new_cuda(1);\n}\n",
+    );
+    // The CUDA import inside `cfg_if!`: the visible one (candle, no `cuda`) is CPU.
+    write(root, "hidden/Cargo.toml", "[package]\nname = \"hidden\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\ncudarc = { version = \"0.16\", optional = true }\ncfg-if = \"1\"\n[features]\ncuda = [\"dep:cudarc\"]\n");
+    write(root, "hidden/src/main.rs", "use candle_core::Tensor;\n\ncfg_if::cfg_if! {\n    if #[cfg(feature = \"cuda\")] {\n        use cudarc::driver::CudaContext;\n    }\n}\n\nfn main() {\n    let _t: Option<Tensor> = None;\n    #[cfg(feature = \"cuda\")]\n    let _c = CudaContext::new(1);\n}\n");
+    let (status, text) = statuses(root);
+    for lib in ["a/src/lib.rs", "b/src/lib.rs", "c/src/lib.rs"] {
+        assert_eq!(status[lib], "needs_review", "{lib}\n{text}");
+        assert!(
+            text.contains(&format!("{lib}:4:22: GH514 [review]")),
+            "{lib}\n{text}"
+        );
+    }
+    assert!(text.contains("acli/src/main.rs:3:1: GH505"), "{text}");
+    assert!(text.contains("bcli/src/main.rs:1:1: GH505"), "{text}");
+    assert!(text.contains("conv/src/main.rs:4:31: GH514 [review] Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; but this program is judged a CPU program (`candle_core` is built without its CUDA feature), so no mask is set in it"), "{text}");
+    assert!(text.contains("hidden/src/main.rs:9:1: GH502 [*]"), "{text}");
+    assert!(text.contains("hidden/src/main.rs:1:1: GH501 [*]"), "{text}");
+    let diff = run(gh(root).args(["fix", "--diff", "--unsafe-fixes", "."])).stdout;
+    for untouched in [
+        "a/src/lib.rs",
+        "b/src/lib.rs",
+        "c/src/lib.rs",
+        "conv/src/main.rs",
+    ] {
+        assert!(
+            !diff.contains(&format!("+++ b/{untouched}")),
+            "{untouched}\n{diff}"
+        );
+    }
+    // The index moves with the mask, in one plan.
+    assert!(diff.contains("+++ b/hidden/src/main.rs"), "{diff}");
+    assert!(
+        diff.contains("+    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");")
+            && diff.contains("+    let _c = CudaContext::new(0);"),
+        "{diff}"
+    );
+}
+
+/// Issue 36: only an attribute known to keep `main` on the process's first thread lets the fix
+/// insert the env (an `unsafe` block in edition 2024, whose SAFETY comment says no other thread
+/// exists yet). `#[show_image::main]` runs `main` on a spawned thread: a finding for review that
+/// names it, no block, its index and its library's left for review too.
+#[test]
+fn an_attribute_that_may_run_main_off_the_first_thread_gets_no_env_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"viewer\", \"engine\"]\nresolver = \"2\"\n",
+    );
+    write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "engine/src/lib.rs", "use candle_core::Device;\n\npub fn open() -> Device {\n    Device::new_cuda(1).unwrap()\n}\n");
+    write(root, "viewer/Cargo.toml", "[package]\nname = \"viewer\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\nengine = { path = \"../engine\" }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\nshow-image = \"0.14\"\n");
+    write(root, "viewer/src/main.rs", "use candle_core::Device;\n\n#[show_image::main]\nfn main() {\n    let _d = Device::new_cuda(1).unwrap();\n    let _e = engine::open();\n}\n");
+    // Lint and tool attributes leave main where it is: the env goes in.
+    write(root, "viewer/src/bin/plain.rs", "use candle_core::Device;\n\n#[allow(clippy::unwrap_used)]\n#[cfg_attr(feature = \"x\", rustfmt::skip)]\nfn main() {\n    let _d = Device::new_cuda(1).unwrap();\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["viewer/src/main.rs"], "needs_review", "{text}");
+    assert_eq!(status["engine/src/lib.rs"], "needs_review", "{text}");
+    assert!(
+        text.contains("viewer/src/main.rs:3:1: GH509 [review] this GPU program's `main` runs under `#[show_image::main]`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("viewer/src/main.rs:5:31: GH514 [review]"),
+        "{text}"
+    );
+    assert!(!text.contains("viewer/src/main.rs:4:1: GH502"), "{text}");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--unsafe-fixes", "."]));
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    let main = std::fs::read_to_string(root.join("viewer/src/main.rs")).unwrap();
+    assert!(!main.contains("unsafe"), "{main}");
+    assert!(main.contains("new_cuda(1)"), "{main}");
+    let lib = std::fs::read_to_string(root.join("engine/src/lib.rs")).unwrap();
+    assert!(lib.contains("new_cuda(1)"), "{lib}");
+    let plain = std::fs::read_to_string(root.join("viewer/src/bin/plain.rs")).unwrap();
+    assert!(
+        plain.contains("fn main() {\n    unsafe {\n        // SAFETY:")
+            && plain.contains("new_cuda(0)"),
+        "{plain}"
+    );
+}
+
+/// Issue 36: the build as cargo makes it. A CUDA wrapper vendored in the tree (a path
+/// dependency the table knows) reaches CUDA with the feature its dependent forwards
+/// (`cuda = ["llama-cpp-2/cuda"]`); a crate of the tree whose CUDA is its build script's (a
+/// `cuda` feature turned on for it) reaches CUDA; and a feature one package of a build turns on
+/// for a registry crate is on for every package of that build (cargo unifies features), so a
+/// library's `cuda_if_available()` picks CUDA in the example whose package turns `cuda` on.
+#[test]
+fn wrappers_vendored_in_the_tree_and_unified_features_reach_cuda() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[workspace]\nmembers = [\"llama-cpp-2\", \"llama-cpp-sys-2\", \"examples/simple\", \"mysys\", \"mywrap\", \"chat\", \"core\", \"ex\"]\nresolver = \"2\"\n");
+    write(root, "llama-cpp-sys-2/Cargo.toml", "[package]\nname = \"llama-cpp-sys-2\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = []\n");
+    write(
+        root,
+        "llama-cpp-sys-2/src/lib.rs",
+        "pub fn llama_backend_init() {}\n",
+    );
+    write(root, "llama-cpp-2/Cargo.toml", "[package]\nname = \"llama-cpp-2\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nllama-cpp-sys-2 = { path = \"../llama-cpp-sys-2\" }\n[features]\ncuda = [\"llama-cpp-sys-2/cuda\"]\n");
+    write(root, "llama-cpp-2/src/lib.rs", "pub mod model {\n    pub struct LlamaModel;\n    impl LlamaModel {\n        pub fn load_from_file() -> Self {\n            llama_cpp_sys_2::llama_backend_init();\n            LlamaModel\n        }\n    }\n}\n");
+    write(root, "examples/simple/Cargo.toml", "[package]\nname = \"simple\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nllama-cpp-2 = { path = \"../../llama-cpp-2\" }\n[features]\ncuda = [\"llama-cpp-2/cuda\"]\n");
+    write(root, "examples/simple/src/main.rs", "use llama_cpp_2::model::LlamaModel;\n\nfn main() {\n    let _m = LlamaModel::load_from_file();\n}\n");
+    write(root, "mysys/Cargo.toml", "[package]\nname = \"mysys\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = []\n");
+    write(root, "mysys/src/lib.rs", "pub fn init() {}\n");
+    write(root, "mywrap/Cargo.toml", "[package]\nname = \"mywrap\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nmysys = { path = \"../mysys\", features = [\"cuda\"] }\n");
+    write(
+        root,
+        "mywrap/src/lib.rs",
+        "pub fn start() {\n    mysys::init();\n}\n",
+    );
+    write(root, "chat/Cargo.toml", "[package]\nname = \"chat\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nmywrap = { path = \"../mywrap\" }\n");
+    write(
+        root,
+        "chat/src/main.rs",
+        "fn main() {\n    mywrap::start();\n}\n",
+    );
+    write(root, "core/Cargo.toml", "[package]\nname = \"core-lib\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n");
+    write(root, "core/src/lib.rs", "use candle_core::Device;\n\npub fn accelerated_device_if_available() -> Device {\n    Device::cuda_if_available(0).unwrap()\n}\n");
+    write(root, "ex/Cargo.toml", "[package]\nname = \"ex\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-lib = { path = \"../core\" }\n[dev-dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\n[features]\n_cuda = [\"candle/cuda\"]\n");
+    write(
+        root,
+        "ex/examples/run.rs",
+        "fn main() {\n    let _d = core_lib::accelerated_device_if_available();\n}\n",
+    );
+    // The same library in a build that turns nothing on: CPU (candle without `cuda`).
+    write(root, "ex2/Cargo.toml", "[package]\nname = \"ex2\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-lib = { path = \"../core\" }\n");
+    write(
+        root,
+        "ex2/src/main.rs",
+        "fn main() {\n    let _d = core_lib::accelerated_device_if_available();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    for program in [
+        "examples/simple/src/main.rs",
+        "chat/src/main.rs",
+        "ex/examples/run.rs",
+    ] {
+        assert_eq!(status[program], "non_compliant", "{program}\n{text}");
+    }
+    assert_eq!(status["ex2/src/main.rs"], "no_gpu_code", "{text}");
+    let touch = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
+    assert!(touch.contains("examples/simple/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `llama_cpp_2` with its `cuda` feature"), "{touch}");
+    assert!(touch.contains("chat/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `mywrap` (a crate of this tree) → `mysys` (a crate of this tree) with its `cuda` feature"), "{touch}");
+    assert!(touch.contains("ex/examples/run.rs:1:1: GH531 [info] this program reaches CUDA through `core_lib` (a crate of this tree) → `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `ex`"), "{touch}");
+}

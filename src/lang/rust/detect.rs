@@ -48,6 +48,9 @@ pub enum Binary {
     Async,
     /// Edition 2024 and the crate forbids unsafe code: `set_var` cannot be called.
     UnsafeForbidden,
+    /// A sync main under an attribute that may run it off the process's first thread
+    /// (`#[show_image::main]`, an unknown macro): no env block can be said sound.
+    Foreign,
 }
 
 pub fn binary(facts: &Facts, ctx: &Context) -> Binary {
@@ -72,6 +75,8 @@ pub fn binary(facts: &Facts, ctx: &Context) -> Binary {
                 && (facts.forbids_unsafe || ctx.krate.lints_forbid_unsafe)
             {
                 Binary::UnsafeForbidden
+            } else if main.foreign.is_some() {
+                Binary::Foreign
             } else {
                 Binary::Settable
             }
@@ -173,7 +178,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
         ));
     }
-    library_indices(facts, ctx, &mut out);
+    library_indices(facts, ctx, kind, &mut out);
     // The touchpoint map: where programs reach CUDA and where devices are built.
     if let Some(FileRole::Program {
         cuda: Some(why),
@@ -201,7 +206,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
 /// A device index in a library means what the mask of the program running it makes it: it is
 /// remapped only when every GPU program of the tree that runs the library sets the policy's
 /// mask in its main; otherwise it is for review, naming the programs that do not.
-fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
+fn library_indices(facts: &Facts, ctx: &Context, kind: Binary, out: &mut [Finding]) {
     // Unit tests (`#[cfg(test)]`) run in libtest's process, which no `main` masks.
     for f in out.iter_mut().filter(|f| {
         f.rule.code == DEVICE_INDEX.code
@@ -219,7 +224,36 @@ fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
         Some(FileRole::Module { programs, .. }) => programs,
         // A test binary (libtest writes its main): nothing sets the mask there.
         Some(FileRole::Program { .. }) if facts.main.is_none() => &[],
-        Some(FileRole::Program { .. }) => return,
+        // A program whose fix sets the mask: the remap is part of the same plan, and the
+        // plan is proven on its result (withheld whole when the env would not be the policy's).
+        Some(FileRole::Program { .. })
+            if matches!(
+                kind,
+                Binary::Settable | Binary::Async | Binary::UnsafeForbidden
+            ) =>
+        {
+            return
+        }
+        // A program judged CPU, or whose main cannot get the env: an index moved there would
+        // be moved without its mask.
+        Some(FileRole::Program { cpu, .. }) => {
+            let why = match (cpu, kind) {
+                (Some(cpu), _) => {
+                    format!("this program is judged a CPU program ({cpu}), so no mask is set in it")
+                }
+                (None, Binary::Foreign) => {
+                    let name = facts
+                        .main
+                        .as_ref()
+                        .and_then(|m| m.foreign.as_ref())
+                        .map_or("", |(n, _)| n.as_str());
+                    format!("`main` runs under `#[{name}]`, so no mask is set in it (GH509)")
+                }
+                _ => "no mask is set in this program's `main`".to_string(),
+            };
+            unmasked_index(out, &why);
+            return;
+        }
         // A file with no `main` that no target of the tree reaches (an orphan module, a lone
         // library file): no program is known to set its mask.
         None if facts.main.is_none() && ctx.krate.role != Role::BuildScript => &[],
@@ -256,7 +290,7 @@ fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
             "no GPU program of this tree runs this library, so the card it selects is the mask of whoever calls it".to_string()
         } else {
             format!(
-                "{} run(s) this library without setting the mask in a sync main (an async main, or unsafe code forbidden)",
+                "{} run(s) this library without a mask its fix sets (an async or macro-generated main, a test, unsafe code forbidden in edition 2024, an attribute on `main`, a withheld fix)",
                 list(&unmasked)
             )
         };
@@ -265,6 +299,20 @@ fn library_indices(facts: &Facts, ctx: &Context, out: &mut [Finding]) {
         f.edits.clear();
         f.message = format!(
             "{}; but {why}: not remapped; check the callers, then remap by hand or accept it",
+            f.message
+        );
+    }
+}
+
+/// Every device index of `out` becomes a finding for review with no edit: `why` no mask is
+/// set where it runs.
+fn unmasked_index(out: &mut [Finding], why: &str) {
+    for f in out.iter_mut().filter(|f| f.rule.code == DEVICE_INDEX.code) {
+        f.rule = &DEVICE_INDEX_IN_LIBRARY;
+        f.fixable = false;
+        f.edits.clear();
+        f.message = format!(
+            "{}; but {why}: not remapped (an index moved without the mask would select the forbidden card); check how it runs, then remap by hand or accept it",
             f.message
         );
     }
@@ -319,6 +367,14 @@ fn header_findings(
                     ..finding
                 },
             });
+        }
+        Binary::Foreign => {
+            let (name, at) = main.foreign.clone().unwrap_or_default();
+            out.push(Finding::new(
+                &MAIN_ATTRIBUTE,
+                at,
+                format!("this GPU program's `main` runs under `#[{name}]`, which is not known to run it on the process's first thread before any other thread exists: an env block there could race other threads (and in edition 2024 its `unsafe` would be unsound), so none is inserted; {launcher}, or write a plain `main` that sets the env first and then calls the attributed one"),
+            ));
         }
         Binary::UnsafeForbidden => out.push(Finding::new(
             &ENV_UNSAFE_FORBIDDEN,

@@ -113,6 +113,42 @@ impl RustIndex {
         self.chooses_cuda.contains(rel)
     }
 
+    /// The programs some module is run by and that the graph says set the mask: those whose
+    /// plan `unmask` may still find sets none.
+    pub fn masking_programs(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .files
+            .values()
+            .filter_map(|role| match role {
+                FileRole::Module { programs, .. } => Some(programs),
+                FileRole::Program { .. } => None,
+            })
+            .flatten()
+            .filter(|(_, masks)| *masks)
+            .map(|(p, _)| p.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// These programs set no mask after all (their fix is withheld, or sets none): the
+    /// modules they run say so.
+    pub fn unmask(&mut self, programs: &[String]) {
+        if programs.is_empty() {
+            return;
+        }
+        for role in self.files.values_mut() {
+            if let FileRole::Module { programs: run, .. } = role {
+                for (p, masks) in run.iter_mut() {
+                    if programs.contains(p) {
+                        *masks = false;
+                    }
+                }
+            }
+        }
+    }
+
     pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
         self.index_fields.get(rel).map_or(&[], |v| v.as_slice())
     }
@@ -323,6 +359,12 @@ struct RsFile {
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
     has_main: bool,
+    /// `#![forbid(unsafe_code)]`/`#![deny(unsafe_code)]`: in edition 2024 its main cannot set
+    /// the env.
+    forbids_unsafe: bool,
+    /// Its sync main runs under an attribute not known to keep it on the first thread
+    /// (`#[show_image::main]`): no env is set in it.
+    foreign_main: bool,
     /// Its functions, methods, constants and types, with what each one's code names: which
     /// of a library's code a program runs.
     items: super::items::Items,
@@ -342,7 +384,11 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     let text = String::from_utf8(bytes).ok()?;
     // Too deep for syn's recursion: left to the per-file pass, which reports it.
     crate::lang::nesting::check(Language::Rust, &text).ok()?;
-    let file = syn::parse_file(&text).ok()?;
+    let mut file = syn::parse_file(&text).ok()?;
+    // `use`, `mod` and items inside `cfg_if!` are the crate's as the GPU build compiles it.
+    if let Some(items) = super::facts::mains::expand_cfg_if(&file.items) {
+        file.items = items;
+    }
     let mut v = Reader::default();
     v.visit_file(&file);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
@@ -350,6 +396,8 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
+    v.file.forbids_unsafe = file.attrs.iter().any(super::facts::forbids_unsafe);
+    v.file.foreign_main = main.as_ref().is_some_and(|m| m.foreign.is_some());
     // An async main whose runtime the fix rebuilds in a sync main (`--unsafe-fixes`) masks too.
     let convertible = |m: &super::facts::MainFn| {
         m.runtime
@@ -595,7 +643,7 @@ impl<'a> Visit<'a> for Reader {
 }
 
 /// A package of the tree: where it is and what it depends on.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Package {
     /// Root-relative directory (`""` for the root).
     dir: String,
@@ -605,9 +653,26 @@ struct Package {
     /// Local dependency name → how it reaches CUDA (a registry crate, with its reason) or the
     /// package of the tree it is.
     deps: Vec<(String, Dep)>,
+    /// Each dependency as its manifest declares it, with the features this package turns on
+    /// for it (its own `features`, and every feature of the package naming `dep/feat`): what
+    /// `deps` is resolved from, once per build (see [`Packages::unified`]).
+    raw: Vec<RawDep>,
     /// Root-relative paths of its binary targets' root files, and whether each is an
     /// integration test.
     binaries: Vec<(String, bool)>,
+    /// Its edition (`set_var` is unsafe from 2024 on) and whether its `[lints]` forbid or deny
+    /// unsafe code: from 2024 on, no main of it can set the env.
+    edition: u32,
+    lints_forbid_unsafe: bool,
+}
+
+#[derive(Debug, Clone)]
+struct RawDep {
+    local: String,
+    package: String,
+    on: Vec<String>,
+    /// The package of the tree it is (a path dependency).
+    tree: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -619,7 +684,11 @@ enum Dep {
     Cuda(String, bool, Option<Vec<&'static str>>, bool),
     /// A known CUDA crate built without its CUDA feature.
     CudaOff(String),
-    Tree(usize),
+    /// A package of the tree, and the CUDA feature its dependent turns on for it when the
+    /// feature's name says CUDA (`llama-cpp-sys-2 = { path, features = ["cuda"] }`, or
+    /// `cuda = ["mysys/cuda"]`): a crate whose CUDA is its build script's (bindings) reaches
+    /// CUDA so, though its Rust code names no CUDA crate.
+    Tree(usize, Option<String>),
     Other,
 }
 
@@ -677,7 +746,10 @@ impl Packages {
                     lib_root: present.contains(lib_root.as_str()).then_some(lib_root),
                     lib_name,
                     deps: Vec::new(),
+                    raw: Vec::new(),
                     binaries,
+                    edition: manifest::edition(m),
+                    lints_forbid_unsafe: manifest::forbids_unsafe(m),
                 }
             })
             .collect();
@@ -689,7 +761,7 @@ impl Packages {
         for (i, (dir, m)) in manifests.iter().enumerate() {
             // Every feature of the package turns on what it names: `cuda = ["candle-core/cuda"]`.
             let features: Vec<&String> = manifest::features(m).flat_map(|(_, on)| on).collect();
-            let mut deps = Vec::new();
+            let mut raw = Vec::new();
             for dep in manifest::dependencies(m) {
                 // Only a path dependency is a crate of the tree: a registry one is not, even
                 // when a package of the tree has its name (a vendored stub).
@@ -711,23 +783,18 @@ impl Packages {
                         }
                     }
                 }
-                let reached = match tree {
-                    Some(j) => Dep::Tree(j),
-                    None => match cuda_dep(&dep.package, &on) {
-                        Some((why, torch, selected)) => Dep::Cuda(
-                            why,
-                            torch,
-                            gate(&dep.package, selected),
-                            handed_device(&dep.package),
-                        ),
-                        None if rust::cuda_crate(&dep.package).is_some() => {
-                            Dep::CudaOff(dep.package.clone())
-                        }
-                        None => Dep::Other,
-                    },
-                };
-                deps.push((dep.local, reached));
+                raw.push(RawDep {
+                    local: dep.local,
+                    package: dep.package,
+                    on,
+                    tree,
+                });
             }
+            let mut deps: Vec<(String, Dep)> = raw
+                .iter()
+                .map(|d| (d.local.clone(), resolve(d, &d.on, None)))
+                .collect();
+            packages[i].raw = raw;
             // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
             // with its own `cuda` feature).
             let name = manifest::package_name(m).unwrap_or_default();
@@ -764,7 +831,7 @@ impl Packages {
         let mut parent: Vec<usize> = (0..self.0.len()).collect();
         for (i, p) in self.0.iter().enumerate() {
             for (_, dep) in &p.deps {
-                if let Dep::Tree(j) = dep {
+                if let Dep::Tree(j, _) = dep {
                     let (a, b) = (find(&mut parent, i), find(&mut parent, *j));
                     parent[a.max(b)] = a.min(b);
                 }
@@ -812,6 +879,39 @@ impl Package {
             .iter()
             .cloned()
             .chain(self.binaries.iter().map(|(b, _)| b.clone()))
+    }
+}
+
+/// How a dependency reaches CUDA with the features `on` for it in the build; `by`: the package
+/// of the build that turned one of them on, when not the dependent itself.
+fn resolve(d: &RawDep, on: &[String], by: Option<&str>) -> Dep {
+    let via = |why: String| match by {
+        Some(by) => format!(
+            "{why} (turned on for the whole build by `{by}`: cargo unifies a crate's features)"
+        ),
+        None => why,
+    };
+    // A path dependency that is a crate of the table (a wrapper vendored in the tree, its
+    // repository's examples) reaches CUDA as the registry crate does.
+    if let Some((why, torch, selected)) = cuda_dep(&d.package, on)
+        .filter(|_| d.tree.is_none() || rust::cuda_crate(&d.package).is_some())
+    {
+        return Dep::Cuda(
+            via(why),
+            torch,
+            gate(&d.package, selected),
+            handed_device(&d.package),
+        );
+    }
+    match d.tree {
+        Some(j) => Dep::Tree(
+            j,
+            on.iter()
+                .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+                .map(|f| via(format!("its `{f}` feature"))),
+        ),
+        None if rust::cuda_crate(&d.package).is_some() => Dep::CudaOff(d.package.clone()),
+        None => Dep::Other,
     }
 }
 
@@ -1021,7 +1121,7 @@ fn link(
                         return Some((why.clone(), *torch, false));
                     }
                 }
-                Dep::Tree(j) if !stack.contains(j) => {
+                Dep::Tree(j, cuda_feature) if !stack.contains(j) => {
                     // Only the crate's code these units' paths and calls reach; all of it when
                     // that is too large to follow item by item.
                     let used = lib_index[*j]
@@ -1066,6 +1166,14 @@ fn link(
                             true,
                         ));
                     }
+                    // Its CUDA is its build's (bindings compiled with CUDA by a build script).
+                    if let Some(feature) = cuda_feature {
+                        return Some((
+                            format!("`{local}` (a crate of this tree) with {feature}"),
+                            false,
+                            true,
+                        ));
+                    }
                 }
                 _ => {}
             }
@@ -1087,10 +1195,32 @@ fn link(
             lib_cuda[i] = Some(r);
         }
     }
+    // The packages as each package's programs are built: a registry crate's features are the
+    // union of those every package of that build turns on (cargo unifies them), `None` where
+    // that changes nothing.
+    let views: Vec<Option<Vec<Package>>> = (0..packages.len())
+        .map(|i| {
+            if in_group[i] {
+                unified(packages, i)
+            } else {
+                None
+            }
+        })
+        .collect();
     // What a program's code reaches from package `i` (the libraries' reach known so far, not
-    // changed by it).
-    let program_reach = |i: usize, units: &[&dyn Unit]| {
-        reach(
+    // changed by it; computed afresh in a build whose features differ).
+    let program_reach = |i: usize, units: &[&dyn Unit]| match &views[i] {
+        Some(view) => reach(
+            i,
+            units,
+            view,
+            &lib_files,
+            files,
+            &lib_index,
+            &mut vec![None; packages.len()],
+            &mut vec![i],
+        ),
+        None => reach(
             i,
             units,
             packages,
@@ -1099,7 +1229,12 @@ fn link(
             &lib_index,
             &mut lib_cuda.clone(),
             &mut vec![i],
-        )
+        ),
+    };
+    // All of package `i`'s library, as its programs are built.
+    let whole_library = |i: usize| match &views[i] {
+        Some(_) => program_reach(i, &units_of(&lib_files[i], files)),
+        None => lib_cuda[i].clone().flatten(),
     };
     let mut roles: HashMap<String, FileRole> = HashMap::new();
     // Each binary: its own module tree, plus its package's library when it names it.
@@ -1121,12 +1256,12 @@ fn link(
                         let used = index.reach(&entry, &methods);
                         if used.incomplete {
                             // Too large to follow: all of the library counts.
-                            lib_cuda[i].clone().flatten()
+                            whole_library(i)
                         } else {
                             program_reach(i, &[&used])
                         }
                     }
-                    None => lib_cuda[i].clone().flatten(),
+                    None => whole_library(i),
                 };
                 library_chooses |= lib_reach.is_some();
                 if cuda.is_none() {
@@ -1148,7 +1283,8 @@ fn link(
             }
             // Chooses only CPU devices: a CPU program whatever it links; or names only CUDA
             // crates that are built without CUDA.
-            let off = p.deps.iter().find_map(|(local, d)| match d {
+            let built = views[i].as_ref().map_or(p, |view| &view[i]);
+            let off = built.deps.iter().find_map(|(local, d)| match d {
                 Dep::CudaOff(name) if named.contains(local.as_str()) => Some(name.clone()),
                 _ => None,
             });
@@ -1162,7 +1298,15 @@ fn link(
             } else {
                 None
             };
-            let masks = !test && files.get(bin).is_some_and(|f| f.has_main && !f.async_main);
+            // Its fix sets the mask in its main: a sync main (or an async one the fix makes
+            // sync) that runs first on the first thread, and that may call `set_var` (in
+            // edition 2024, only where unsafe code is allowed).
+            let masks = !test
+                && files.get(bin).is_some_and(|f| {
+                    let forbidden =
+                        p.edition >= 2024 && (p.lints_forbid_unsafe || f.forbids_unsafe);
+                    f.has_main && !f.async_main && !f.foreign_main && !forbidden
+                });
             let torch = cuda.as_ref().is_some_and(|(_, t, _)| *t);
             let cuda = cuda.map(|(why, _, _)| why);
             if cuda.is_some() && cpu.is_none() {
@@ -1334,11 +1478,80 @@ fn units_of<'f>(tree: &[String], files: &'f HashMap<String, RsFile>) -> Vec<&'f 
 /// through a library of the tree (which then chooses the device); `None`: it does not.
 type Reached = Option<(String, bool, bool)>;
 
+/// The packages as package `i`'s programs are built, when that differs from each package's own
+/// word: cargo builds one copy of each crate per build, with the union of the features every
+/// package of the build (`i` and its path dependencies, transitively) turns on for it, so a
+/// `candle-core/cuda` turned on by the example's package makes the library's
+/// `cuda_if_available()` choose CUDA too. Not modelled: the features a registry crate turns on
+/// for another, and a build of several packages at once (`cargo build --workspace` unifies
+/// the members too; `cargo run -p x` does not).
+fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
+    let mut closure = vec![i];
+    let mut k = 0;
+    while k < closure.len() {
+        for d in &packages[closure[k]].raw {
+            if let Some(j) = d.tree {
+                if !closure.contains(&j) {
+                    closure.push(j);
+                }
+            }
+        }
+        k += 1;
+    }
+    if closure.len() < 2 {
+        return None;
+    }
+    // Every feature of each crate, with the packages that turn it on.
+    let mut union: HashMap<&str, Vec<(&str, usize)>> = HashMap::new();
+    for &c in &closure {
+        for d in &packages[c].raw {
+            let all = union.entry(d.package.as_str()).or_default();
+            for f in &d.on {
+                if !all.iter().any(|(g, _)| g == f) {
+                    all.push((f.as_str(), c));
+                }
+            }
+        }
+    }
+    let reaches = |d: &Dep| match d {
+        Dep::Cuda(..) => true,
+        Dep::Tree(_, feature) => feature.is_some(),
+        _ => false,
+    };
+    let mut view: Option<Vec<Package>> = None;
+    for &c in &closure {
+        for (n, d) in packages[c].raw.iter().enumerate() {
+            let extra: Vec<&(&str, usize)> = union[d.package.as_str()]
+                .iter()
+                .filter(|(f, _)| !d.on.iter().any(|g| g == f))
+                .collect();
+            if extra.is_empty() || reaches(&packages[c].deps[n].1) {
+                continue;
+            }
+            let on: Vec<String> =
+                d.on.iter()
+                    .cloned()
+                    .chain(extra.iter().map(|(f, _)| f.to_string()))
+                    .collect();
+            let mut by: Vec<&str> = extra
+                .iter()
+                .map(|(_, p)| packages[*p].lib_name.as_str())
+                .collect();
+            by.dedup();
+            let resolved = resolve(d, &on, Some(&by.join("`, `")));
+            if reaches(&resolved) {
+                view.get_or_insert_with(|| packages.to_vec())[c].deps[n].1 = resolved;
+            }
+        }
+    }
+    view
+}
+
 /// Whether package `q` depends on package `target`, directly or through crates of the tree.
 fn depends_on(q: &Package, target: usize, packages: &[Package], seen: &mut Vec<usize>) -> bool {
     q.deps.iter().any(|(_, d)| match d {
-        Dep::Tree(j) if *j == target => true,
-        Dep::Tree(j) if !seen.contains(j) => {
+        Dep::Tree(j, _) if *j == target => true,
+        Dep::Tree(j, _) if !seen.contains(j) => {
             seen.push(*j);
             depends_on(&packages[*j], target, packages, seen)
         }

@@ -16,6 +16,8 @@ pub use crate::model::rules::rust as rules;
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use crate::base::edit::{apply, original_offset, Edit};
 use crate::lang::template::{join_lines, render_sections, TemplateError};
 use crate::lang::{self, FileInfo, LanguageSupport, SyntaxError};
@@ -275,9 +277,6 @@ impl RustSupport {
         self.index.get().map_or(&[], |i| i.index_fields(rel))
     }
 
-    /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
-    /// after which the process env would still not be the policy's is withheld, and the
-    /// findings say why (masking indices without the env would select the forbidden card).
     fn analyze_with(
         &self,
         krate: &CrateInfo,
@@ -286,9 +285,24 @@ impl RustSupport {
         in_phase: bool,
         plan: Plan,
     ) -> Result<Analysis, SyntaxError> {
-        let role = at.and_then(|rel| self.role(rel));
-        let callable = at.map_or(&[][..], |rel| self.callable(rel));
-        let fields = at.map_or(&[][..], |rel| self.index_fields(rel));
+        self.analyze_in(self.index.get(), krate, at, source, in_phase, plan)
+    }
+
+    /// The analysis; with `plan`, also the edits of a fix, proven on their own result: a fix
+    /// after which the process env would still not be the policy's is withheld, and the
+    /// findings say why (masking indices without the env would select the forbidden card).
+    fn analyze_in(
+        &self,
+        index: Option<&graph::RustIndex>,
+        krate: &CrateInfo,
+        at: Option<&str>,
+        source: &str,
+        in_phase: bool,
+        plan: Plan,
+    ) -> Result<Analysis, SyntaxError> {
+        let role = at.and_then(|rel| index.and_then(|i| i.role(rel)));
+        let callable = at.map_or(&[][..], |rel| index.map_or(&[], |i| i.callable(rel)));
+        let fields = at.map_or(&[][..], |rel| index.map_or(&[], |i| i.index_fields(rel)));
         let facts = facts_with(source, callable, fields)?;
         let ctx = detect::Context {
             source,
@@ -316,18 +330,15 @@ impl RustSupport {
         }
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {
             let planned = fix::plan(&facts, &ctx, &sites, kind, &findings);
-            match self.prove(krate, at, source, planned, in_phase) {
+            match self.prove(index, krate, at, source, planned, in_phase) {
                 Ok(planned) => edits = planned,
                 Err(why) => withhold(&mut findings, &why),
             }
         }
         // In scope: a GPU binary's entry point, a file that constructs a device (a module that
         // builds `Device::new_cuda(0)` is GPU code, compliant or not), or one with findings.
-        let chooses_cuda = at.is_some_and(|rel| {
-            self.index
-                .get()
-                .is_some_and(|i| i.chooses_cuda(rel) && i.role(rel).is_some())
-        });
+        let chooses_cuda = at
+            .is_some_and(|rel| index.is_some_and(|i| i.chooses_cuda(rel) && i.role(rel).is_some()));
         let in_scope = kind != detect::Binary::No
             || !findings.is_empty()
             || !facts.sinks.is_empty()
@@ -344,6 +355,7 @@ impl RustSupport {
 
     fn prove(
         &self,
+        index: Option<&graph::RustIndex>,
         krate: &CrateInfo,
         at: Option<&str>,
         source: &str,
@@ -352,7 +364,7 @@ impl RustSupport {
     ) -> Result<Vec<Edit>, String> {
         let new = apply(source, &edits).map_err(|e| format!("the planned edits conflict ({e})"))?;
         let after = self
-            .analyze_with(krate, at, &new, in_phase, Plan::None)
+            .analyze_in(index, krate, at, &new, in_phase, Plan::None)
             .map_err(|e| format!("the rewrite would not parse ({e})"))?;
         let left = after.findings.iter().filter(|f| f.is_violation());
         let (env, other): (Vec<&Finding>, Vec<&Finding>) = left.partition(|f| f.rule.env);
@@ -371,6 +383,39 @@ impl RustSupport {
                 f.rule.code,
                 line(f)
             )),
+        }
+    }
+}
+
+impl RustSupport {
+    /// Whether the program at `rel` ends its `main` with the policy's mask once `fix` (or
+    /// `fix --unsafe-fixes`) ran: already compliant, or every env finding has a fix. A file
+    /// that cannot be read or parsed is not.
+    fn program_masks(
+        &self,
+        index: &graph::RustIndex,
+        root: &Path,
+        entries: &[crate::fs::walk::Entry],
+        rel: &str,
+        limit: u64,
+    ) -> bool {
+        let Some(entry) = entries.iter().find(|e| e.rel == rel) else {
+            return false;
+        };
+        let Ok(bytes) = crate::fs::source::read_under(root, &entry.rel_path, limit) else {
+            return false;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            return false;
+        };
+        let krate = self.krate(&entry.path);
+        let analysis = crate::fs::panics::caught(entry, || {
+            self.analyze_in(Some(index), &krate, Some(rel), &text, false, Plan::Prove)
+                .ok()
+        });
+        match analysis {
+            Ok(Some(a)) => !a.findings.iter().any(|f| f.rule.env && !f.fixable),
+            _ => false,
         }
     }
 }
@@ -446,9 +491,18 @@ impl LanguageSupport for RustSupport {
         max_file_size: u64,
         store: &dyn crate::lang::FactStore,
     ) {
-        let _ = self
-            .index
-            .set(graph::RustIndex::build(root, entries, max_file_size, store));
+        let mut index = graph::RustIndex::build(root, entries, max_file_size, store);
+        // A library's index is remapped only where every program running it is masked by
+        // its own fix: the graph's word (a sync main that may call `set_var`) is checked
+        // against each such program's plan (a program whose fix is withheld, one opening
+        // several cards (GH513), sets no mask).
+        let unmasked: Vec<String> = index
+            .masking_programs()
+            .into_par_iter()
+            .filter(|rel| !self.program_masks(&index, root, entries, rel, max_file_size))
+            .collect();
+        index.unmask(&unmasked);
+        let _ = self.index.set(index);
     }
 
     fn hosted_sources(&self) -> Vec<(String, String)> {

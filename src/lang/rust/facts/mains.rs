@@ -57,6 +57,11 @@ pub struct MainFn {
     /// its range, its path, and its `name = value` arguments (`None` when they are not all of
     /// that form).
     pub runtime: Option<RuntimeAttr>,
+    /// The first attribute of a sync main that is not known to leave it running on the
+    /// process's first thread before any other thread exists (`#[show_image::main]` runs it
+    /// on a spawned thread): its path as written, and its range. The env cannot be set
+    /// soundly in such a main.
+    pub foreign: Option<(String, Range<usize>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +69,75 @@ pub struct RuntimeAttr {
     pub range: Range<usize>,
     pub path: String,
     pub args: Option<Vec<(String, String)>>,
+}
+
+/// Attributes that leave a sync `main` as rustc writes it: run on the process's first thread,
+/// before any other thread exists. The built-in inert ones (lints, docs, codegen hints) and
+/// the tool attributes (`rustfmt::`, `clippy::`); `cfg_attr` when every attribute it adds is
+/// one of them. Any other attribute is a macro that may run `main` elsewhere (show_image's
+/// runs it on a spawned thread while the event loop keeps the first one).
+const INERT_MAIN_ATTRS: &[&str] = &[
+    "cfg",
+    "allow",
+    "warn",
+    "deny",
+    "forbid",
+    "expect",
+    "doc",
+    "inline",
+    "cold",
+    "must_use",
+    "track_caller",
+    "deprecated",
+    "no_mangle",
+    "optimize",
+    "coverage",
+];
+
+fn attr_path(path: &syn::Path) -> String {
+    path.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// Whether the attribute leaves `main` on the first thread (see [`INERT_MAIN_ATTRS`]).
+fn inert(attr: &Attribute) -> bool {
+    let path = attr.path();
+    let first = path.segments.first().map(|s| s.ident.to_string());
+    if matches!(first.as_deref(), Some("rustfmt" | "clippy")) && path.segments.len() > 1 {
+        return true;
+    }
+    if path.is_ident("cfg_attr") {
+        // `cfg_attr(pred, a, b)`: inert when `a` and `b` are.
+        let parsed = attr.parse_args_with(|input: ParseStream| {
+            input.parse::<Meta>()?;
+            let mut inner = Vec::new();
+            while input.parse::<Option<Token![,]>>()?.is_some() && !input.is_empty() {
+                inner.push(input.parse::<Meta>()?);
+            }
+            Ok(inner)
+        });
+        return parsed.is_ok_and(|inner| {
+            inner.iter().all(|m| {
+                let p = m.path();
+                INERT_MAIN_ATTRS.iter().any(|a| p.is_ident(a))
+                    || p.segments
+                        .first()
+                        .is_some_and(|s| s.ident == "rustfmt" || s.ident == "clippy")
+            })
+        });
+    }
+    INERT_MAIN_ATTRS.iter().any(|a| path.is_ident(a))
+}
+
+/// The first attribute of a sync main that is not inert: its path and range.
+fn foreign_attr(attrs: &[Attribute]) -> Option<(String, Range<usize>)> {
+    attrs
+        .iter()
+        .find(|a| !inert(a))
+        .map(|a| (attr_path(a.path()), range(a)))
 }
 
 fn runtime_attr(attrs: &[Attribute]) -> Option<RuntimeAttr> {
@@ -137,6 +211,12 @@ fn main_fn(f: &ItemFn) -> MainFn {
             .is_some()
             .then(|| runtime_attr(&f.attrs))
             .flatten(),
+        foreign: f
+            .sig
+            .asyncness
+            .is_none()
+            .then(|| foreign_attr(&f.attrs))
+            .flatten(),
     }
 }
 
@@ -161,6 +241,52 @@ fn find(items: &[Item], outer: Tri, maybe: &mut Option<MainFn>) -> Option<MainFn
         }
     }
     None
+}
+
+/// The items as the build with the GPU features on sees them: each `cfg_if!` (in inline
+/// modules too, nested ones included) replaced by the items of the branches whose condition
+/// may hold (a surely false one left out). `None` when there is none to expand. The items keep
+/// their spans: byte ranges are the file's.
+pub fn expand_cfg_if(items: &[Item]) -> Option<Vec<Item>> {
+    fn has(items: &[Item]) -> bool {
+        items.iter().any(|item| match item {
+            Item::Macro(m) => is_cfg_if(&m.mac),
+            Item::Mod(m) => m.content.as_ref().is_some_and(|(_, items)| has(items)),
+            _ => false,
+        })
+    }
+    fn expand(items: &[Item], out: &mut Vec<Item>) {
+        for item in items {
+            match item {
+                Item::Macro(m) if is_cfg_if(&m.mac) => match cfg_if_branches(&m.mac) {
+                    Ok(branches) => {
+                        for (cond, inner) in branches {
+                            if cond != Tri::False {
+                                expand(&inner, out);
+                            }
+                        }
+                    }
+                    Err(_) => out.push(item.clone()),
+                },
+                Item::Mod(m) if m.content.is_some() => {
+                    let mut m = m.clone();
+                    if let Some((_, inner)) = &mut m.content {
+                        let mut expanded = Vec::new();
+                        expand(inner, &mut expanded);
+                        *inner = expanded;
+                    }
+                    out.push(Item::Mod(m));
+                }
+                _ => out.push(item.clone()),
+            }
+        }
+    }
+    if !has(items) {
+        return None;
+    }
+    let mut out = Vec::new();
+    expand(items, &mut out);
+    Some(out)
 }
 
 pub fn is_cfg_if(mac: &syn::Macro) -> bool {
@@ -296,5 +422,62 @@ mod tests {
     fn cfg_if_branches_are_followed() {
         let src = "cfg_if::cfg_if! {\n    if #[cfg(feature = \"metal\")] {\n        fn main() {}\n    } else if #[cfg(feature = \"cuda\")] {\n        fn main() {}\n    } else {\n        fn main() {}\n    }\n}\n";
         assert_eq!(chosen_line(src), Some(5));
+    }
+
+    #[test]
+    fn only_inert_attributes_leave_main_on_the_first_thread() {
+        let foreign = |src: &str| {
+            let file = syn::parse_file(src).unwrap();
+            choose(&file.items).unwrap().foreign.map(|(name, _)| name)
+        };
+        assert_eq!(
+            foreign("#[show_image::main]\nfn main() {}\n").as_deref(),
+            Some("show_image::main")
+        );
+        assert_eq!(
+            foreign("#[allow(dead_code)]\n#[paw::main]\nfn main() {}\n").as_deref(),
+            Some("paw::main")
+        );
+        assert_eq!(
+            foreign("#[cfg_attr(unix, my::wrap)]\nfn main() {}\n").as_deref(),
+            Some("cfg_attr")
+        );
+        assert_eq!(foreign("#[allow(clippy::all)]\n#[rustfmt::skip]\n#[cfg_attr(unix, allow(unused))]\n/// Docs.\nfn main() {}\n"), None);
+        // An async main's attribute is its runtime's (GH504 handles it).
+        assert_eq!(foreign("#[tokio::main]\nasync fn main() {}\n"), None);
+    }
+
+    #[test]
+    fn cfg_if_is_expanded_to_the_branches_the_gpu_build_may_compile() {
+        let src = "use a::X;\ncfg_if::cfg_if! {\n    if #[cfg(feature = \"cuda\")] {\n        use cudarc::driver::CudaContext;\n        mod gpu;\n    } else {\n        use cpu::Only;\n    }\n}\nmod inner {\n    cfg_if::cfg_if! {\n        if #[cfg(unix)] {\n            use candle_core::Device;\n        }\n    }\n}\n";
+        let file = syn::parse_file(src).unwrap();
+        let items = expand_cfg_if(&file.items).unwrap();
+        // What each item is: a `use` by its path's first name, a `mod` by its name.
+        fn shape(items: &[Item]) -> Vec<String> {
+            items
+                .iter()
+                .map(|i| match i {
+                    Item::Use(u) => match &u.tree {
+                        syn::UseTree::Path(p) => format!("use {}", p.ident),
+                        _ => "use ?".to_string(),
+                    },
+                    Item::Mod(m) => match &m.content {
+                        Some((_, inner)) => format!("mod {} {:?}", m.ident, shape(inner)),
+                        None => format!("mod {};", m.ident),
+                    },
+                    _ => "other".to_string(),
+                })
+                .collect()
+        }
+        assert_eq!(
+            shape(&items),
+            [
+                "use a",
+                "use cudarc",
+                "mod gpu;",
+                "mod inner [\"use candle_core\"]"
+            ]
+        );
+        assert!(expand_cfg_if(&syn::parse_file("use a::X;\n").unwrap().items).is_none());
     }
 }

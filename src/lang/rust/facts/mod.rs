@@ -208,7 +208,9 @@ pub fn collect(
     fields: &[(String, String)],
 ) -> Facts {
     let mut aliases = HashMap::new();
-    for item in &file.items {
+    // A `use` inside `cfg_if!` imports as much as one outside it.
+    let expanded = mains::expand_cfg_if(&file.items);
+    for item in expanded.as_deref().unwrap_or(&file.items) {
         if let syn::Item::Use(u) = item {
             collect_use(&u.tree, String::new(), &mut aliases);
         }
@@ -316,7 +318,7 @@ fn place(main: Option<&MainFn>, effect: &EnvEffect) -> Place {
     }
 }
 
-fn forbids_unsafe(attr: &syn::Attribute) -> bool {
+pub fn forbids_unsafe(attr: &syn::Attribute) -> bool {
     let level = attr.path().is_ident("forbid") || attr.path().is_ident("deny");
     level
         && attr

@@ -111,3 +111,16 @@ pub static MACRO_MAIN: Rule = Rule {
     fix_why: "Display only: write a `fn main` that sets the env and calls the generated one, or set the env where it runs.",
     ..Rule::DEFAULT
 };
+
+pub static MAIN_ATTRIBUTE: Rule = Rule {
+    code: "GH509",
+    name: "rust-main-attribute",
+    severity: Severity::Review,
+    summary: "a GPU program's `main` carries an attribute that may run it off the process's first thread (`#[show_image::main]`, an unknown macro): no env block is inserted, for review",
+    why: "The env is set soundly only as the first statements of a `main` that runs on the process's first thread before any other thread exists. An attribute macro on `main` may run its body elsewhere (`#[show_image::main]` runs it on a spawned thread while the event loop keeps the first one): a `set_var` there races the other threads (an `unsafe` block whose SAFETY comment would be false in edition 2024), and a thread may already have initialised CUDA.",
+    example: "#[show_image::main]\nfn main() {\n    let dev = Device::new_cuda(0)?;\n}",
+    fix: FixSafety::None,
+    fix_why: "Display only: names the attribute; set the env before the process starts (a launcher, the service's environment), or in a plain `main` that sets it and then calls the attributed one. A device index the program selects is not remapped either (GH514).",
+    env: true,
+    ..Rule::DEFAULT
+};

@@ -11,7 +11,7 @@ pub static DEVICE_INDEX: Rule = Rule {
     example: "Device::new_cuda(1)  ->  Device::new_cuda(0)",
     fix: FixSafety::Safe,
     fix_why: "The index is remapped to the one the same card has under the mask.",
-    rewrite: "`CudaContext::new(1)`, `CudaDevice::new(1)`, `Device::new_cuda(1)`, `Device::new_cuda_with_stream(1)`, `Device::cuda_if_available(1)`, `Device::Cuda(1)`, `CudaDevice { index: 1 }`, `.with_device_id(1)`, `.with_main_gpu(1)`, `Device::get_device(1)` (cust, rustacuda) → `0` (through `use` aliases, consts, `let`, macros; suffixes kept); in a library only when every program running it masks",
+    rewrite: "`CudaContext::new(1)`, `CudaDevice::new(1)`, `Device::new_cuda(1)`, `Device::new_cuda_with_stream(1)`, `Device::cuda_if_available(1)`, `Device::Cuda(1)`, `CudaDevice { index: 1 }`, `.with_device_id(1)`, `.with_main_gpu(1)`, `Device::get_device(1)` (cust, rustacuda) → `0` (through `use` aliases, consts, `let`, macros; suffixes kept); in a program only in the plan that sets its mask, in a library only when every program running it masks through its own fix (else GH514)",
     subject: Subject::DeviceIndex,
     ..Rule::DEFAULT
 };
@@ -44,11 +44,11 @@ pub static DEVICE_INDEX_IN_LIBRARY: Rule = Rule {
     code: "GH514",
     name: "rust-device-index-in-library",
     severity: Severity::Review,
-    summary: "a device index in a library that a program of the tree runs without setting the mask (or that none runs): what it selects is the caller's mask's choice",
-    why: "A library's `Device::new_cuda(1)` means card 1 of whatever mask its caller set: remapping it is right only when every program of the tree that runs it sets the policy's mask.",
+    summary: "a device index no mask set by a fix makes safe to remap: in a library a program of the tree runs without setting the mask (or that none runs), or in a program that sets none (judged CPU, `main` under an attribute): what it selects is the caller's mask's choice",
+    why: "A library's `Device::new_cuda(1)` means card 1 of whatever mask its caller set: remapping it is right only when every program of the tree that runs it sets the policy's mask, each through its own fix (a program whose fix is withheld, opening several cards (GH513), forbidding unsafe code in edition 2024 (GH505) or running `main` under an attribute (GH509) sets none). An index moved without its mask selects the forbidden card.",
     example: "// lib.rs, run by an async-main server\npub fn best_device() -> Device { Device::new_cuda(1).unwrap() }",
     fix: FixSafety::None,
-    fix_why: "Display only: names the programs that do not mask; remap by hand once they do.",
+    fix_why: "Display only: names the programs that do not mask, or why this program sets no mask; remap by hand once they do.",
     ..Rule::DEFAULT
 };
 

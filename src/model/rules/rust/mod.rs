@@ -22,6 +22,7 @@ pub static ALL: &[&Rule] = &[
     &ENV_REMOVE,
     &CHILD_ENV,
     &MACRO_MAIN,
+    &MAIN_ATTRIBUTE,
     &DEVICE_INDEX,
     &DEVICE_PATTERN,
     &MULTI_GPU,
