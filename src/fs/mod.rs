@@ -5,6 +5,7 @@
 
 pub mod confine;
 pub mod panics;
+pub mod platform;
 pub mod resources;
 pub mod source;
 pub mod state;

@@ -79,6 +79,8 @@ fn a_read_only_file_is_an_error_for_that_file_only() {
     assert!(out.stdout.contains("39 fixed"), "{}", out.stdout);
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn symlinks_are_skipped_not_followed() {
     let tree = copy_fixture("bad");

@@ -306,6 +306,8 @@ fn a_corrupted_line_and_a_torn_last_line_are_warnings() {
     assert_eq!(runs(&r), [12]);
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_journal_from_another_version_is_read_with_a_warning() {
     let (_dir, tree, journal) = after_core_fix();

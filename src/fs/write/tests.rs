@@ -88,6 +88,8 @@ fn refuses_hard_links_unless_asked() {
     );
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn never_writes_through_a_symlinked_directory() {
     let outside = tempfile::tempdir().unwrap();
@@ -110,6 +112,8 @@ fn never_writes_through_a_symlinked_directory() {
     );
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn keeps_xattrs() {
     let (dir, path) = tree("old");
