@@ -186,7 +186,8 @@ pub fn warn_once(message: &str) {
     }
 }
 
-#[cfg(test)]
+// Its one case makes links and FIFOs through unix calls.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

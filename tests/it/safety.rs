@@ -897,6 +897,7 @@ fn config_errors_quote_a_short_escaped_excerpt_and_globs_are_bounded() {
     assert!(out.stderr.contains("globs"), "{}", out.stderr);
 }
 
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
