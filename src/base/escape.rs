@@ -15,7 +15,6 @@
 
 use std::borrow::Cow;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 
 /// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): invisible characters,
 /// every Bidi_Control character among them (U+061C, U+200E/F, U+202A–E, U+2066–9).
@@ -157,7 +156,8 @@ fn layout(line: &str, kind: Kind) -> (&str, &str) {
 /// always is), so that an escaped name is never mistaken for a plain one. Other text, and a name
 /// that needs no escape, is kept as it is.
 pub fn name(name: &OsStr) -> String {
-    let bytes = name.as_bytes();
+    // The bytes themselves on unix; WTF-8 on Windows (UTF-8 for every name that is Unicode).
+    let bytes = name.as_encoded_bytes();
     if let Ok(text) = std::str::from_utf8(bytes) {
         if !needs_escape(text, Kind::Name) {
             return text.to_string();
@@ -352,7 +352,11 @@ mod tests {
 
     #[test]
     fn names_are_quoted_as_git_does() {
-        assert_eq!(name(OsStr::from_bytes(b"a\xffb.py")), "a\\377b.py");
+        #[cfg(unix)]
+        assert_eq!(
+            name(std::os::unix::ffi::OsStrExt::from_bytes(b"a\xffb.py")),
+            "a\\377b.py"
+        );
         assert_eq!(
             name(OsStr::new("a\u{202E}\"b.py")),
             "a\\342\\200\\256\\\"b.py"

@@ -173,7 +173,7 @@ fn list(env: &[(&str, &str)]) -> anyhow::Result<ProbeReport> {
     }
     command.envs(env.iter().copied());
     if let Some(path) = child_library_path() {
-        command.env("LD_LIBRARY_PATH", path);
+        command.env(crate::engine::gpu::tree::LIBRARY_PATH.0, path);
     }
     let out = command.output()?;
     let report: ProbeReport = serde_json::from_slice(&out.stdout).map_err(|e| {

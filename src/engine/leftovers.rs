@@ -142,46 +142,44 @@ fn recorded_temp(root: &Path, path: &str, pid: u32, backup_dir: Option<&Path>) -
 /// Whether the file `parent` names is the one recorded: same device and inode; or, for a file
 /// the run was killed right after making, its name recorded ahead (`0 0`) and nothing in it yet.
 fn is_recorded(parent: &Parent, dev: u64, ino: u64) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = parent.open_regular().and_then(|f| f.metadata()) else {
+    let Ok((meta, stat)) = parent.open_regular().and_then(|f| {
+        let stat = crate::fs::platform::stat(&f)?;
+        Ok((f.metadata()?, stat))
+    }) else {
         return false;
     };
-    (dev, ino) == (meta.dev(), meta.ino()) || ((dev, ino) == (0, 0) && meta.len() == 0)
+    (dev, ino) == stat.id || ((dev, ino) == (0, 0) && meta.len() == 0)
 }
 
 /// The `.gitignore` the registry brought goes with it while no journal is there to commit (a
 /// `--no-journal` run leaves no trace); one a person edited, or beside a journal, stays.
-fn forget_gitignore(state: i32) {
+fn forget_gitignore(state: &crate::fs::platform::Dir) {
+    use crate::fs::platform::{open_at, How};
     use std::io::Read;
     let journal = std::ffi::OsStr::new(crate::journal::JOURNAL_FILE);
-    if crate::fs::confine::open_raw(state, journal, libc::O_RDONLY | libc::O_NOFOLLOW, 0).is_ok() {
+    if open_at(state, journal, How::READ).is_ok() {
         return;
     }
     let name = std::ffi::OsStr::new(".gitignore");
-    let Ok(fd) = crate::fs::confine::open_raw(state, name, libc::O_RDONLY | libc::O_NOFOLLOW, 0)
-    else {
+    let Ok(file) = open_at(state, name, How::READ) else {
         return;
     };
     let mut text = String::new();
-    let ours = std::fs::File::from(fd)
-        .take(4096)
-        .read_to_string(&mut text)
-        .is_ok()
-        && text == crate::fs::state::GITIGNORE;
-    if let (true, Ok(c)) = (ours, crate::fs::confine::cstring(name)) {
-        unsafe { libc::unlinkat(state, c.as_ptr(), 0) };
+    let ours =
+        file.take(4096).read_to_string(&mut text).is_ok() && text == crate::fs::state::GITIGNORE;
+    if ours {
+        let _ = crate::fs::platform::unlink_at(state, name);
     }
 }
 
 /// At the end of a run: its own registry goes (its temp files were renamed or removed), and
 /// the registry's directories when nothing else is in them (`--no-journal` leaves no trace).
 pub fn forget_own(root: &Path) {
-    use std::os::fd::AsRawFd;
     temp::forget(root, std::process::id());
     let Ok(dir) = RootDir::open(root) else { return };
     let state = Path::new(crate::fs::state::STATE_DIR);
     if let Ok(fd) = dir.dir(state, false) {
-        forget_gitignore(fd.as_raw_fd());
+        forget_gitignore(&fd);
     }
     for (parent, name) in [
         (state, "temp"),
@@ -190,10 +188,7 @@ pub fn forget_own(root: &Path) {
         let Ok(fd) = dir.dir(parent, false) else {
             return;
         };
-        let Ok(c) = crate::fs::confine::cstring(std::ffi::OsStr::new(name)) else {
-            return;
-        };
         // Fails, harmlessly, when the directory holds anything (a journal, another run's record).
-        unsafe { libc::unlinkat(fd.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) };
+        let _ = crate::fs::platform::remove_dir_at(&fd, std::ffi::OsStr::new(name));
     }
 }

@@ -5,6 +5,7 @@
 
 pub(crate) mod confine;
 pub(crate) mod panics;
+pub(crate) mod platform;
 pub(crate) mod resources;
 pub mod source;
 pub(crate) mod state;

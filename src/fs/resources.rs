@@ -21,8 +21,8 @@ impl Exhausted {
     /// The shared resource `e` says is gone, if that is what it says.
     pub fn of(e: &io::Error) -> Option<Exhausted> {
         match e.raw_os_error() {
-            Some(libc::EMFILE | libc::ENFILE) => Some(Exhausted::Files),
-            Some(libc::ENOMEM) => Some(Exhausted::Memory),
+            Some(code) if crate::fs::platform::out_of_files(code) => Some(Exhausted::Files),
+            Some(code) if crate::fs::platform::out_of_memory(code) => Some(Exhausted::Memory),
             _ if e.kind() == io::ErrorKind::OutOfMemory => Some(Exhausted::Memory),
             _ => None,
         }
@@ -47,17 +47,7 @@ impl std::fmt::Display for Exhausted {
     }
 }
 
-/// The soft limit on open files of this process.
-fn open_files_limit() -> Option<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `getrlimit` writes the struct it is given.
-    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0
-        && limit.rlim_cur != libc::RLIM_INFINITY)
-        .then_some(limit.rlim_cur)
-}
+use crate::fs::platform::open_files_limit;
 
 /// The run's stop: set by the first file that found a shared resource gone, with that file;
 /// the files not started yet are not processed, and the run ends with [`RunStop::error`].

@@ -74,12 +74,7 @@ fn utf16(bytes: &[u8]) -> Option<(&'static str, String)> {
 /// Read a file whole, refusing what is not a regular file or is over `limit` bytes. Opening
 /// never blocks (a FIFO swapped in is refused, not waited on) and never follows a link.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(io_error)?;
+    let file = crate::fs::platform::open_nofollow(path).map_err(io_error)?;
     read_open(file, limit)
 }
 

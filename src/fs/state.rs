@@ -20,13 +20,12 @@ cache/
 
 /// `.gpu-homogenize` under the root (made when missing, no link followed), with its
 /// `.gitignore` written when it has none (an existing one is the user's and is kept).
-pub fn state_dir(root: &crate::fs::confine::RootDir) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::AsRawFd;
+pub fn state_dir(root: &crate::fs::confine::RootDir) -> std::io::Result<crate::fs::platform::Dir> {
+    use crate::fs::platform::{open_at, How};
     let dir = root.dir(Path::new(STATE_DIR), true)?;
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
     let name = std::ffi::OsStr::new(".gitignore");
-    if let Ok(fd) = crate::fs::confine::open_raw(dir.as_raw_fd(), name, flags, 0o644) {
-        let _ = std::fs::File::from(fd).write_all(GITIGNORE.as_bytes());
+    if let Ok(mut file) = open_at(&dir, name, How::create_new(0o644)) {
+        let _ = file.write_all(GITIGNORE.as_bytes());
     }
     Ok(dir)
 }

@@ -103,12 +103,7 @@ pub fn read_named(path: &Path, limit: u64) -> Result<String, TreeFileError> {
         path: path.to_path_buf(),
         why: e.to_string(),
     };
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(fail)?;
+    let file = crate::fs::platform::open_named(path).map_err(fail)?;
     let meta = file.metadata().map_err(fail)?;
     if !meta.is_file() {
         return Err(fail(crate::fs::confine::invalid(&format!(
@@ -191,15 +186,18 @@ pub fn warn_once(message: &str) {
     }
 }
 
-#[cfg(test)]
+// Its one case makes links and FIFOs through unix calls.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
     fn mkfifo(path: &Path) {
-        let c = crate::fs::confine::cstring(path.as_os_str()).unwrap();
+        let c = crate::fs::platform::cstring(path.as_os_str()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     }
 
+    // Unix only: links, FIFOs, modes or signals made through unix calls.
+    #[cfg(unix)]
     #[test]
     fn refuses_links_special_files_and_what_is_too_large() {
         let outside = tempfile::tempdir().unwrap();

@@ -5,7 +5,6 @@ mod ignores;
 mod root;
 
 use std::collections::HashSet;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -151,7 +150,9 @@ pub fn walk_tree(
             if name == ".gpu-homogenize" {
                 return false;
             }
-            if e.depth() > 0 && name.as_bytes().starts_with(b".") && temp::owner_pid(name).is_none()
+            if e.depth() > 0
+                && name.as_encoded_bytes().starts_with(b".")
+                && temp::owner_pid(name).is_none()
             {
                 return false;
             }

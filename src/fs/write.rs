@@ -17,8 +17,6 @@
 //! editor's own atomic save.
 
 mod backup;
-mod lease;
-mod meta;
 mod output;
 pub mod temp;
 
@@ -26,11 +24,10 @@ pub use output::write_output;
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::fs::confine::{cstring, Parent, RootDir};
+use crate::fs::confine::{Parent, RootDir};
+use crate::fs::platform::{self, lease, meta, FileId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -111,18 +108,21 @@ pub fn write_confined(
     };
     let new = encoded.as_slice();
     let parent = RootDir::open(root)?.parent(rel, false)?;
-    let mut file = parent.open_regular().map_err(|e| {
+    let mut file = parent.open_to_replace().map_err(|e| {
         if e.to_string().contains("symbolic link") {
             WriteError::Symlink
+        } else if platform::is_held_open(&e) {
+            WriteError::HeldOpen
         } else {
             WriteError::from(e)
         }
     })?;
     let before = file.metadata()?;
-    if before.nlink() > 1 && !options.break_hardlinks {
-        return Err(WriteError::HardLinks(before.nlink()));
+    let stat = platform::stat(&file)?;
+    if stat.links > 1 && !options.break_hardlinks {
+        return Err(WriteError::HardLinks(stat.links));
     }
-    if !meta::may_write(&parent, &before) {
+    if !meta::may_write(&parent.dir, &parent.name, &before) {
         return Err(WriteError::ReadOnly);
     }
     if read_all(&mut file)? != original {
@@ -136,21 +136,21 @@ pub fn write_confined(
     // After the exchange the temp name holds the original until it is removed: recorded
     // before, or the swap does not happen (a run killed after it must leave nothing unrecorded).
     let staged = stage(&temp, &file, &before, new).and_then(|()| {
-        temp::must_record(temp::record_identity(
-            root,
-            &temp_rel,
-            before.dev(),
-            before.ino(),
-        ))
-        .map_err(Into::into)
+        temp::must_record(temp::record_identity(root, &temp_rel, stat.id)).map_err(Into::into)
     });
     if let Err(e) = staged {
         temp.remove(&parent);
         return Err(e);
     }
     race_hook(&parent, "before-swap");
-    swap(&parent, temp, &file, &before, original)?;
-    let _ = fsync_dir(&parent.dir);
+    let read = ReadFile {
+        file: &file,
+        meta: &before,
+        id: stat.id,
+        bytes: original,
+    };
+    swap(&parent, temp, &read)?;
+    let _ = platform::sync_dir(&parent.dir);
     Ok(())
 }
 
@@ -168,25 +168,27 @@ fn stage(
     Ok(())
 }
 
+/// The file as it was read: its handle (still open), metadata, identity and bytes.
+struct ReadFile<'a> {
+    file: &'a File,
+    meta: &'a std::fs::Metadata,
+    id: FileId,
+    bytes: &'a [u8],
+}
+
 /// Exchange the temp file with the target, then check what came out.
-fn swap(
-    parent: &Parent,
-    temp: temp::TempFile,
-    read: &File,
-    before: &std::fs::Metadata,
-    original: &[u8],
-) -> Result<(), WriteError> {
+fn swap(parent: &Parent, temp: temp::TempFile, read: &ReadFile) -> Result<(), WriteError> {
     // Held across the swap: a program that opens the file for writing meanwhile waits, and
     // shows (`broken`); one that holds it open already is refused the lease.
-    let Ok(mut lease) = lease::ReadLease::take(read) else {
+    let Ok(mut lease) = lease::ReadLease::take(read.file) else {
         temp.remove(parent);
         return Err(WriteError::HeldOpen);
     };
-    match exchange(parent, &temp.name, &parent.name) {
+    match platform::exchange_at(&parent.dir, &temp.name, &parent.name) {
         Ok(()) => {}
-        Err(e) if unsupported(&e) => {
+        Err(e) if platform::unsupported(&e) => {
             drop(lease);
-            return swap_by_rename(parent, temp, read, before, original);
+            return swap_by_rename(parent, temp, read);
         }
         Err(e) => {
             temp.remove(parent);
@@ -197,15 +199,15 @@ fn swap(
     // The temp name now holds what was the file: it must be what we read, and no program may be
     // opening it for writing (it would write to the inode just swapped out): else it goes back.
     let held = lease.broken();
-    if !held && same_file(parent, &temp.name, read, before, original)? {
+    if !held && same_file(parent, &temp.name, read)? {
         temp.remove(parent);
         let opened = lease.broken();
         lease.release();
-        return after_swap(parent, read, before, original, opened);
+        return after_swap(parent, read, opened);
     }
-    exchange(parent, &temp.name, &parent.name)?;
-    let ours = temp.file.metadata()?;
-    if same_inode(parent, &temp.name, &ours) {
+    platform::exchange_at(&parent.dir, &temp.name, &parent.name)?;
+    let ours = platform::stat(&temp.file)?.id;
+    if same_inode(parent, &temp.name, ours) {
         temp.remove(parent);
         return Err(if held {
             WriteError::HeldOpen
@@ -225,24 +227,14 @@ fn swap(
 /// The swap is done and the old inode unlinked: re-read it (through the handle it was read
 /// with). A program that opened it for writing before the swap (`opened`: it was waiting on the
 /// lease) or wrote to it since would lose what it wrote: that version is kept aside.
-fn after_swap(
-    parent: &Parent,
-    read: &File,
-    before: &std::fs::Metadata,
-    original: &[u8],
-    opened: bool,
-) -> Result<(), WriteError> {
-    race_hook_with(
-        parent,
-        "released",
-        &format!("/proc/{}/fd/{}", std::process::id(), read.as_raw_fd()),
-    );
-    let writers_done = lease::wait_for_writers(read);
-    let now = read_at_start(read)?;
-    if now == original && (writers_done || !opened) {
+fn after_swap(parent: &Parent, read: &ReadFile, opened: bool) -> Result<(), WriteError> {
+    race_hook_with(parent, "released", &platform::reopen_path(read.file));
+    let writers_done = lease::wait_for_writers(read.file);
+    let now = read_at_start(read.file)?;
+    if now == read.bytes && (writers_done || !opened) {
         return Ok(());
     }
-    let kept = keep_copy(parent, &now, read, before)?;
+    let kept = keep_copy(parent, &now, read.file, read.meta)?;
     Err(WriteError::WrittenDuringSwap(
         shown(&kept),
         shown(&parent.name),
@@ -280,15 +272,13 @@ fn keep_copy(
 fn swap_by_rename(
     parent: &Parent,
     temp: temp::TempFile,
-    read: &File,
-    before: &std::fs::Metadata,
-    original: &[u8],
+    read: &ReadFile,
 ) -> Result<(), WriteError> {
-    if lease::ReadLease::take(read).is_err() {
+    if lease::ReadLease::take(read.file).is_err() {
         temp.remove(parent);
         return Err(WriteError::HeldOpen);
     }
-    match same_file(parent, &parent.name, read, before, original) {
+    match same_file(parent, &parent.name, read) {
         Ok(true) => {}
         Ok(false) => {
             temp.remove(parent);
@@ -299,10 +289,7 @@ fn swap_by_rename(
             return Err(e.into());
         }
     }
-    let (from, to) = (cstring(&temp.name)?, cstring(&parent.name)?);
-    let dir = parent.dir.as_raw_fd();
-    if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } != 0 {
-        let e = io::Error::last_os_error();
+    if let Err(e) = platform::rename_at(&parent.dir, &temp.name, &parent.name) {
         temp.remove(parent);
         return Err(e.into());
     }
@@ -318,74 +305,41 @@ fn keep_aside(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<std::ffi::O
             ".edit-kept-by-gpu-homogenize-{}-{n}",
             std::process::id()
         ));
-        let (from, to) = (cstring(name)?, cstring(&kept)?);
-        let dir = parent.dir.as_raw_fd();
-        // `linkat` fails rather than replace an existing name; then the temp name goes.
-        if unsafe { libc::linkat(dir, from.as_ptr(), dir, to.as_ptr(), 0) } == 0 {
-            unsafe { libc::unlinkat(dir, from.as_ptr(), 0) };
-            return Ok(kept);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::AlreadyExists {
-            return Err(e);
+        // A link fails rather than replace an existing name; then the temp name goes.
+        match platform::link_at(&parent.dir, name, &kept) {
+            Ok(()) => {
+                let _ = platform::unlink_at(&parent.dir, name);
+                return Ok(kept);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
         }
     }
     unreachable!()
 }
 
-/// Is the entry `name` the file we read (`read`, still open): same inode, same bytes? Asked
-/// without opening anything: once the swap is done, a failure to open (no descriptor left)
-/// must never read as "another version".
-fn same_file(
-    parent: &Parent,
-    name: &std::ffi::OsStr,
-    read: &File,
-    before: &std::fs::Metadata,
-    original: &[u8],
-) -> io::Result<bool> {
-    match identity_at(parent, name) {
-        Ok(id) if id == (before.dev(), before.ino()) => Ok(read_at_start(read)? == original),
+/// Is the entry `name` the file we read (`read.file`, still open): same identity, same bytes?
+/// Asked without opening anything on unix: once the swap is done, a failure to open (no
+/// descriptor left) must never read as "another version".
+fn same_file(parent: &Parent, name: &std::ffi::OsStr, read: &ReadFile) -> io::Result<bool> {
+    match platform::stat_at(&parent.dir, name) {
+        Ok(stat) if stat.id == read.id => Ok(read_at_start(read.file)? == read.bytes),
         Ok(_) => Ok(false),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
 }
 
-fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: &std::fs::Metadata) -> bool {
-    identity_at(parent, name).is_ok_and(|id| id == (want.dev(), want.ino()))
-}
-
-/// The device and inode of the entry `name` of `parent`'s directory (a link not followed),
-/// through `fstatat`: no descriptor is opened.
-fn identity_at(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
-    let c = cstring(name)?;
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `fstatat` fills the struct it is given when it returns 0.
-    let done = unsafe {
-        libc::fstatat(
-            parent.dir.as_raw_fd(),
-            c.as_ptr(),
-            stat.as_mut_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if done != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: initialised by the successful call above.
-    let stat = unsafe { stat.assume_init() };
-    // Their width differs between targets.
-    #[allow(clippy::unnecessary_cast)]
-    Ok((stat.st_dev as u64, stat.st_ino as u64))
+fn same_inode(parent: &Parent, name: &std::ffi::OsStr, want: FileId) -> bool {
+    platform::stat_at(&parent.dir, name).is_ok_and(|stat| stat.id == want)
 }
 
 /// The whole content of `file` from its start, through the descriptor it has (no new one).
 fn read_at_start(file: &File) -> io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
     loop {
-        let n = file.read_at(&mut chunk, bytes.len() as u64)?;
+        let n = platform::read_at(file, &mut chunk, bytes.len() as u64)?;
         if n == 0 {
             return Ok(bytes);
         }
@@ -412,32 +366,11 @@ fn race_hook_with(parent: &Parent, stage: &str, extra: &str) {
             .arg(&parent.name)
             .arg(stage)
             .arg(extra)
-            .current_dir(format!("/proc/self/fd/{}", parent.dir.as_raw_fd()))
+            .current_dir(platform::dir_path(&parent.dir))
             .status();
     }
     #[cfg(not(debug_assertions))]
     let _ = (parent, stage, extra);
-}
-
-#[cfg(target_os = "linux")]
-fn exchange(parent: &Parent, a: &std::ffi::OsStr, b: &std::ffi::OsStr) -> io::Result<()> {
-    let (a, b) = (cstring(a)?, cstring(b)?);
-    let dir = parent.dir.as_raw_fd();
-    let done = unsafe { libc::renameat2(dir, a.as_ptr(), dir, b.as_ptr(), libc::RENAME_EXCHANGE) };
-    if done != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn exchange(_: &Parent, _: &std::ffi::OsStr, _: &std::ffi::OsStr) -> io::Result<()> {
-    Err(io::Error::from(io::ErrorKind::Unsupported))
-}
-
-fn unsupported(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::Unsupported
-        || matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS))
 }
 
 fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
@@ -446,13 +379,6 @@ fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
-}
-
-fn fsync_dir(dir: &OwnedFd) -> io::Result<()> {
-    if unsafe { libc::fsync(dir.as_raw_fd()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -301,32 +301,38 @@ fn run_line(stamp: &Stamp, files: usize, compliant: usize, summary: &Summary) ->
 /// every write under the root is ([`crate::fs::confine`]): a `.gpu-homogenize` or
 /// `journal.jsonl` that is a symlink is refused, never followed.
 pub fn append_under(root: &Path, text: &str) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
+    use crate::fs::platform::{self, How};
     let dir = state_dir(&crate::fs::confine::RootDir::open(root)?)?;
-    let flags = libc::O_RDWR | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let how = How {
+        write: true,
+        append: true,
+        ..How::READ.nonblocking()
+    };
     let name = std::ffi::OsStr::new(JOURNAL_FILE);
-    let (file, created) = match crate::fs::confine::open_raw(dir.as_raw_fd(), name, flags, 0) {
-        Ok(fd) => (fd, false),
+    let (file, created) = match platform::open_at(&dir, name, how) {
+        Ok(file) => (file, false),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let fd =
-                crate::fs::confine::open_raw(dir.as_raw_fd(), name, flags | libc::O_CREAT, 0o666)?;
-            (fd, true)
+            let how = How {
+                create: true,
+                mode: 0o666,
+                ..how
+            };
+            (platform::open_at(&dir, name, how)?, true)
         }
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if platform::is_link_error(&e) => {
             return Err(std::io::Error::other(
                 "the journal is a symbolic link; never followed (remove it)",
             ))
         }
         Err(e) => return Err(e),
     };
-    let file = std::fs::File::from(file);
     if !file.metadata()?.is_file() {
         return Err(std::io::Error::other("the journal is not a regular file"));
     }
     append_to(file, text)?;
     if created {
         // The new directory entry must survive a crash too.
-        let _ = std::fs::File::from(dir).sync_all();
+        let _ = platform::sync_dir(&dir);
     }
     Ok(())
 }
@@ -353,14 +359,8 @@ fn append(target: &Path, text: &str) -> std::io::Result<()> {
 /// One `write` of every line with O_APPEND under an exclusive lock, then fsync: concurrent
 /// runs never interleave, and a crash leaves at most a torn last line, which the reader skips.
 fn append_to(mut file: std::fs::File, text: &str) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
     // Held until `file` is closed; blocks while another run appends.
-    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+    crate::fs::platform::lock_exclusive(&file)?;
     let mut buf = String::with_capacity(text.len() + 1);
     if !ends_with_newline(&mut file)? {
         // A torn line left by a crash must not swallow this run's first line.
@@ -523,6 +523,8 @@ mod tests {
         }
     }
 
+    // Unix only: links, FIFOs, modes or signals made through unix calls.
+    #[cfg(unix)]
     #[test]
     fn a_journal_symlink_is_never_followed() {
         let outside = tempfile::tempdir().unwrap();

@@ -2,7 +2,6 @@
 //! and the journal are made from.
 
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -204,9 +203,10 @@ fn is_zero(n: &usize) -> bool {
 pub fn display_path(path: &Path) -> String {
     // Bytes that are not UTF-8 are escaped, as git does, never replaced lossily; `./` goes
     // first, so that what follows is escaped as the start of a line.
-    let bytes = path.as_os_str().as_bytes();
+    let bytes = path.as_os_str().as_encoded_bytes();
     let shown = match bytes.strip_prefix(b"./") {
-        Some(rest) if !rest.is_empty() => OsStr::from_bytes(rest),
+        // SAFETY: split right after ASCII, from bytes `as_encoded_bytes` gave.
+        Some(rest) if !rest.is_empty() => unsafe { OsStr::from_encoded_bytes_unchecked(rest) },
         _ => path.as_os_str(),
     };
     quoted(&escape(shown)).into_owned()

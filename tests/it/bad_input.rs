@@ -1,6 +1,7 @@
 //! Bad input: each file gets a clear message with its path, is never modified, and the other
 //! files are still processed; the run exits 2.
 
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 
 use crate::common::{copy_fixture, gh, python_compiles, run};
@@ -66,7 +67,14 @@ fn a_read_only_file_is_an_error_for_that_file_only() {
     let tree = copy_fixture("superwhisper-v6");
     let locked = tree.path().join("STT/vad_manager.py");
     let original = std::fs::read(&locked).unwrap();
+    #[cfg(unix)]
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    #[cfg(windows)]
+    {
+        let mut read_only = std::fs::metadata(&locked).unwrap().permissions();
+        read_only.set_readonly(true);
+        std::fs::set_permissions(&locked, read_only).unwrap();
+    }
     let out = run(gh(tree.path()).args(["fix", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 2);
     assert!(
@@ -79,6 +87,8 @@ fn a_read_only_file_is_an_error_for_that_file_only() {
     assert!(out.stdout.contains("39 fixed"), "{}", out.stdout);
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn symlinks_are_skipped_not_followed() {
     let tree = copy_fixture("bad");

@@ -218,6 +218,8 @@ fn two_runs_at_once_leave_a_cache_that_reads_back() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn the_cache_is_never_written_through_a_link() {
     let dir = tempfile::tempdir().unwrap();

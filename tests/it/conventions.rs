@@ -141,6 +141,8 @@ fn the_journal_and_the_report_name_files_from_the_repository() {
 
 /// A file this user cannot read (not as root, who reads everything) is an error in every
 /// format too.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn an_unreadable_file_is_an_error_in_every_format() {
     use std::os::unix::fs::PermissionsExt;

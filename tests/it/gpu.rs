@@ -550,6 +550,8 @@ fn the_report_shows_what_the_gpu_validated() {
     );
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn sigterm_kills_the_probe_and_prints_a_partial_summary() {
     let driver = FakeDriver::new();

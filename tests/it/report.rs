@@ -306,6 +306,8 @@ fn a_corrupted_line_and_a_torn_last_line_are_warnings() {
     assert_eq!(runs(&r), [12]);
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_journal_from_another_version_is_read_with_a_warning() {
     let (_dir, tree, journal) = after_core_fix();
@@ -330,7 +332,6 @@ fn a_journal_from_another_version_is_read_with_a_warning() {
 /// Every entry under `root` with its kind, size, mode, mtime and bytes: what a command that
 /// must write nothing has to leave as it was.
 fn listing(root: &Path) -> Vec<(String, String)> {
-    use std::os::unix::fs::MetadataExt;
     let mut out = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -346,13 +347,27 @@ fn listing(root: &Path) -> Vec<(String, String)> {
                 dirs.push(path);
                 continue;
             }
-            let mut what = format!(
-                "{:o} {} {} {}",
-                meta.mode(),
-                meta.len(),
-                meta.mtime(),
-                meta.mtime_nsec()
-            );
+            #[cfg(unix)]
+            let mut what = {
+                use std::os::unix::fs::MetadataExt;
+                format!(
+                    "{:o} {} {} {}",
+                    meta.mode(),
+                    meta.len(),
+                    meta.mtime(),
+                    meta.mtime_nsec()
+                )
+            };
+            #[cfg(windows)]
+            let mut what = {
+                use std::os::windows::fs::MetadataExt;
+                format!(
+                    "{:x} {} {}",
+                    meta.file_attributes(),
+                    meta.len(),
+                    meta.last_write_time()
+                )
+            };
             if meta.is_dir() {
                 dirs.push(path);
             } else {

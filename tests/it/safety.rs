@@ -6,6 +6,8 @@ use std::path::Path;
 
 const BAD: &str = "import os\nimport torch\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nx = torch.device(\"cuda:1\")\n";
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_symlinked_directory_is_never_written_through() {
     let outside = tempfile::tempdir().unwrap();
@@ -22,6 +24,8 @@ fn a_symlinked_directory_is_never_written_through() {
     }
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_journal_symlink_is_refused_and_its_target_untouched() {
     let outside = tempfile::tempdir().unwrap();
@@ -81,6 +85,8 @@ fn one_file_named_three_ways_is_processed_once() {
     assert_eq!(doc["files"].as_array().unwrap().len(), 1);
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_fifo_in_the_tree_is_named_as_skipped_and_never_opened() {
     let root = tree();
@@ -107,6 +113,8 @@ fn a_fifo_in_the_tree_is_named_as_skipped_and_never_opened() {
     assert!(p["reason"].as_str().unwrap().contains("FIFO"));
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn leftover_temp_files_of_dead_runs_are_removed_by_fix_only_when_recorded() {
     use std::os::unix::fs::MetadataExt;
@@ -215,6 +223,8 @@ fn a_nested_file_is_an_error_for_that_file_only() {
         .contains("PCI_BUS_ID"));
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn names_that_are_not_utf8_are_escaped_not_replaced() {
     use std::os::unix::ffi::OsStrExt;
@@ -249,6 +259,8 @@ fn names_that_are_not_utf8_are_escaped_not_replaced() {
 /// Issue 19: a tree named through a symbolic link (`"$PWD/"` where `$PWD` holds one) was a false
 /// pass; the link the user typed is resolved once. A symlinked file named alone is never
 /// followed, and a run that reads nothing is an error, not a pass.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_root_named_through_a_link_is_read_and_a_run_that_reads_nothing_fails() {
     let base = tempfile::tempdir().unwrap();
@@ -327,6 +339,8 @@ fn control_characters_in_names_are_escaped_in_every_printed_form() {
 
 /// Issue 19: `--backup-dir` is confined like every write, keeps the original's mode, is never
 /// walked or rewritten, and is refused when it is the root or a symbolic link.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn backups_are_confined_complete_and_no_wider_than_their_original() {
     use std::os::unix::fs::PermissionsExt;
@@ -401,6 +415,8 @@ fn backups_are_confined_complete_and_no_wider_than_their_original() {
 }
 
 /// Issue 19: `report --out` followed a symbolic link planted in the tree and overwrote its target.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn the_report_is_never_written_through_a_link() {
     let root = tree();
@@ -419,6 +435,8 @@ fn the_report_is_never_written_through_a_link() {
 /// Issue 19: another user's `fix` changed the owner of a file it could write and dropped its
 /// setuid bit, with exit 0. Such a rewrite is not made: exit 2, the message names the owner.
 /// (Needs root to run the tool as another user; skipped otherwise.)
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_rewrite_that_would_change_the_owner_is_refused() {
     use std::os::unix::fs::PermissionsExt;
@@ -633,6 +651,8 @@ fn a_utf16_file_with_gpu_code_is_an_error_not_a_pass() {
 /// Issue 19: a backup is no wider than its original. A 0644 file in a 0700 directory is read by
 /// its owner only: the directories a backup dir is made of are the owner's only too (in the
 /// tree and outside it).
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn backups_of_a_private_directory_are_not_readable_by_others() {
     use std::os::unix::fs::PermissionsExt;
@@ -702,6 +722,8 @@ fn a_write_to_the_swapped_out_file_is_kept_aside() {
 /// committed as a link to a secret outside the tree, as a link to `/dev/zero`, or made a FIFO,
 /// is refused by name: the secret is never printed, the run never hangs or runs out of memory,
 /// and the sources are still scanned (our own config refused is the run's error, exit 2).
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn settings_files_that_are_links_fifos_or_endless_are_refused_by_name() {
     let outside = tempfile::tempdir().unwrap();
@@ -759,6 +781,8 @@ fn settings_files_that_are_links_fifos_or_endless_are_refused_by_name() {
 
 /// Issue 31: `report` read a journal that is a link to `/dev/zero` until memory ran out, and
 /// blocked for ever on a FIFO.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_journal_that_is_endless_or_a_fifo_is_refused_by_report() {
     for kind in ["zero", "fifo"] {
@@ -784,6 +808,8 @@ fn a_journal_that_is_endless_or_a_fifo_is_refused_by_report() {
 
 /// Issue 31: the tree's config named a template outside the tree (`../x`, an absolute path, a
 /// link), and that file's text went into diffs and rewritten files.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn a_template_outside_the_tree_is_refused_and_never_copied() {
     let outside = tempfile::tempdir().unwrap();
@@ -818,6 +844,8 @@ fn a_template_outside_the_tree_is_refused_and_never_copied() {
 }
 
 /// Issue 31: `baseline` wrote its default output through a link planted in the tree.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn the_baseline_is_never_written_through_a_link() {
     let root = tree();
@@ -842,6 +870,8 @@ fn the_baseline_is_never_written_through_a_link() {
 /// Issue 31: a config error quoted the whole offending line (a config linked to
 /// `/proc/self/environ` printed the environment); now at most a short, escaped excerpt, and
 /// a config whose globs would take gigabytes to compile is refused before compiling them.
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn config_errors_quote_a_short_escaped_excerpt_and_globs_are_bounded() {
     let root = tree();
@@ -867,6 +897,7 @@ fn config_errors_quote_a_short_escaped_excerpt_and_globs_are_bounded() {
     assert!(out.stderr.contains("globs"), "{}", out.stderr);
 }
 
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);

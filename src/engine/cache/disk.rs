@@ -7,14 +7,14 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::record::{Facts, FactsRef, Record};
 use super::tree::Snapshot;
-use crate::fs::confine::{cstring, open_raw, RootDir};
+use crate::fs::confine::RootDir;
+use crate::fs::platform::{self, Dir as OwnedFd, How};
 
 /// Under the tree root.
 pub const CACHE_DIR: &str = ".gpu-homogenize/cache";
@@ -127,8 +127,14 @@ pub fn save<'a>(
 /// `bytes` as the file `name` of `dir`: a temp file renamed over it.
 fn write_whole(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     let temp = format!(".{name}.{}.tmp", std::process::id());
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    let mut file = std::fs::File::from(open_raw(dir.as_raw_fd(), OsStr::new(&temp), flags, 0o644)?);
+    let how = How {
+        write: true,
+        create: true,
+        truncate: true,
+        mode: 0o644,
+        ..How::READ
+    };
+    let mut file = platform::open_at(dir, OsStr::new(&temp), how)?;
     let written = file.write_all(bytes);
     drop(file);
     let renamed = written.and_then(|()| rename_in(dir, &temp, name));
@@ -143,17 +149,17 @@ fn write_whole(dir: &OwnedFd, name: &str, bytes: &[u8]) -> std::io::Result<()> {
 const KEPT: usize = 16;
 
 fn prune(dir: &OwnedFd) {
-    let Ok(listing) = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())) else {
+    let Ok(listing) = platform::list(dir) else {
         return;
     };
+    let modified = |name: &OsStr| platform::stat_at(dir, name).ok().map(|s| s.modified);
     let mut files: Vec<(std::time::SystemTime, std::ffi::OsString)> = listing
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
+        .into_iter()
+        .filter(|name| {
             let name = name.to_string_lossy();
             name.starts_with('v') && name.ends_with(".jsonl")
         })
-        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.file_name())))
+        .filter_map(|name| Some((modified(&name)?, name)))
         .collect();
     if files.len() <= KEPT {
         return;
@@ -166,28 +172,17 @@ fn prune(dir: &OwnedFd) {
 
 /// The cache directory holds a `.gitignore` of `*`, as ruff's does: never committed.
 fn ignore_all(dir: &OwnedFd) {
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    if let Ok(fd) = open_raw(dir.as_raw_fd(), OsStr::new(".gitignore"), flags, 0o644) {
-        let _ = std::fs::File::from(fd).write_all(b"# Made by gpu-homogenize.\n*\n");
+    if let Ok(mut file) = platform::open_at(dir, OsStr::new(".gitignore"), How::create_new(0o644)) {
+        let _ = file.write_all(b"# Made by gpu-homogenize.\n*\n");
     }
 }
 
 fn rename_in(dir: &OwnedFd, from: &str, to: &str) -> std::io::Result<()> {
-    let (from, to) = (cstring(OsStr::new(from))?, cstring(OsStr::new(to))?);
-    let fd = dir.as_raw_fd();
-    // SAFETY: a valid directory fd and NUL-terminated names; both names are in that directory.
-    if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    platform::rename_at(dir, OsStr::new(from), OsStr::new(to))
 }
 
 fn unlink_in(dir: &OwnedFd, name: &OsStr) -> bool {
-    let Ok(c) = cstring(name) else {
-        return false;
-    };
-    // SAFETY: a valid directory fd and a NUL-terminated name in it.
-    unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) == 0 }
+    platform::unlink_at(dir, name).is_ok()
 }
 
 /// `cache clean`: remove every file of the cache directory under `root` (never through a
@@ -199,20 +194,15 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    // Listed through the handle (/proc/self/fd), so a directory swapped for a link meanwhile
-    // is not the one read.
-    let listing = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))?;
+    // Listed through the handle, so a directory swapped for a link meanwhile is not the one read.
     let mut removed = 0;
-    for entry in listing.flatten() {
-        let name = entry.file_name();
-        if entry.file_type().is_ok_and(|t| !t.is_dir()) && unlink_in(&dir, &name) {
+    for name in platform::list(&dir)? {
+        let is_dir = platform::stat_at(&dir, &name).is_ok_and(|s| s.kind == platform::Kind::Dir);
+        if !is_dir && unlink_in(&dir, &name) {
             removed += 1;
         }
     }
     let parent = root_dir.dir(Path::new(crate::fs::state::STATE_DIR), false)?;
-    if let Ok(c) = cstring(OsStr::new("cache")) {
-        // SAFETY: a valid directory fd and a NUL-terminated name in it.
-        unsafe { libc::unlinkat(parent.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) };
-    }
+    let _ = platform::remove_dir_at(&parent, OsStr::new("cache"));
     Ok(removed)
 }

@@ -22,11 +22,11 @@ const UNTRUSTED: i64 = i64::MIN;
 
 impl FileKey {
     pub fn of(meta: &std::fs::Metadata) -> FileKey {
-        use std::os::unix::fs::MetadataExt;
+        let (mtime_ns, ino) = crate::fs::platform::cache_key(meta);
         FileKey {
             size: meta.len(),
-            mtime_ns: meta.mtime().saturating_mul(1_000_000_000) + meta.mtime_nsec(),
-            ino: meta.ino(),
+            mtime_ns,
+            ino,
         }
     }
 

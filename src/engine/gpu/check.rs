@@ -2,7 +2,6 @@
 //! memory on the target card before, during (peak) and after, and judge what CUDA selected.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
 use super::probe::{ProbeReport, HELD};
-use super::{GpuChecker, GpuJob};
+use super::{tree, GpuChecker, GpuJob};
 use crate::model::outcome::{CheckStatus, GpuCheck};
 use crate::model::policy::{EnvVar, Policy};
 
@@ -50,17 +49,9 @@ impl ProbeRunner {
             program.env(key, value);
         }
         if let Some(path) = child_library_path() {
-            program.env("LD_LIBRARY_PATH", path);
+            program.env(tree::LIBRARY_PATH.0, path);
         }
-        // Its own process group, so a timeout kills whatever it started too.
-        program.process_group(0);
-        // If the tool itself is killed, a hung probe must not outlive it.
-        unsafe {
-            program.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        tree::prepare(program);
         program
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -72,6 +63,14 @@ impl ProbeRunner {
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => return failed_spawn(e.to_string(), peak),
+        };
+        let tree = match tree::adopt(&child) {
+            Ok(tree) => tree,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return failed_spawn(e.to_string(), peak);
+            }
         };
         let lines = read_lines(child.stdout.take());
         let stderr = read_all(child.stderr.take());
@@ -99,18 +98,18 @@ impl ProbeRunner {
             match child.try_wait() {
                 Ok(Some(status)) => {
                     // Leftovers (a `--gpu-cmd` daemon) would skew the next check's memory.
-                    kill_group(&child);
+                    tree.kill_all();
                     break Ok(status);
                 }
                 Ok(None) => {}
                 Err(e) => break Err(e.to_string()),
             }
             if cancelled.load(Ordering::SeqCst) {
-                kill(&mut child);
+                kill(&mut child, &tree);
                 break Err("cancelled (Ctrl-C): the child was killed".into());
             }
             if Instant::now() >= deadline {
-                kill(&mut child);
+                kill(&mut child, &tree);
                 break Err(format!(
                     "timed out after {:.0} s: the child was killed",
                     self.timeout.as_secs_f64()
@@ -203,11 +202,12 @@ impl ProbeRunner {
         job: &GpuJob,
         cancelled: &AtomicBool,
     ) -> (f64, Result<(), String>) {
-        let quoted = shell_quote(&job.path.display().to_string());
+        let quoted = tree::shell_quote(&job.path.display().to_string());
         // Through the supervisor: whatever the command starts dies with the check.
         let mut command = Command::new(&self.exe);
         command
-            .args(["__supervise", "--", "sh", "-c"])
+            .args(["__supervise", "--"])
+            .args(tree::SHELL)
             .arg(cmd.replace("{file}", &quoted));
         self.command(&mut command, &job.env);
         let run = self.run_child(command, cancelled);
@@ -312,24 +312,15 @@ fn failed_spawn(error: String, peak: f64) -> ChildRun {
 
 /// Kill the child and everything it started (its own process group).
 /// Ask first (a supervisor then kills what its command left), then kill the whole group.
-fn kill(child: &mut Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_millis(500);
-        while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+fn kill(child: &mut Child, tree: &tree::Tree) {
+    tree.ask_to_stop();
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < deadline && matches!(child.try_wait(), Ok(None)) {
+        std::thread::sleep(Duration::from_millis(10));
     }
-    kill_group(child);
+    tree.kill_all();
     let _ = child.kill();
     let _ = child.wait();
-}
-
-fn kill_group(child: &Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    }
 }
 
 /// Lines of the child's stdout, as they come.
@@ -381,8 +372,4 @@ fn order_hint(env: &[(String, String)]) -> &'static str {
         Some((_, v)) if v == "PCI_BUS_ID" => "",
         _ => ": without CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA numbers the cards fastest first",
     }
-}
-
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
 }

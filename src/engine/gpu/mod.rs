@@ -5,6 +5,7 @@ pub mod check;
 pub mod nvml;
 pub mod probe;
 pub mod supervise;
+pub mod tree;
 
 use std::time::Duration;
 

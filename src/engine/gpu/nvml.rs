@@ -1,6 +1,6 @@
 //! The cards as NVML sees them: physical PCI order, whatever `CUDA_VISIBLE_DEVICES` says.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use nvml_wrapper::Nvml;
 use serde::Serialize;
@@ -9,7 +9,15 @@ use crate::model::policy::CardSelector;
 
 /// The variable that points at the directory holding the driver libraries.
 pub const DRIVER_DIR_VAR: &str = "GPU_HOMOGENIZE_DRIVER_DIR";
+#[cfg(unix)]
 pub const NVML_LIB: &str = "libnvidia-ml.so.1";
+#[cfg(unix)]
+pub const CUDA_LIB: &str = "libcuda.so";
+/// The names cudarc and nvml-wrapper load on Windows (from the driver's System32 copy).
+#[cfg(windows)]
+pub const NVML_LIB: &str = "nvml.dll";
+#[cfg(windows)]
+pub const CUDA_LIB: &str = "nvcuda.dll";
 
 /// One physical card.
 #[derive(Debug, Clone, Serialize)]
@@ -50,31 +58,20 @@ pub fn driver_dir() -> Option<PathBuf> {
 /// Whether the CUDA driver library loads: the probe children need it. The error names the
 /// library, the directory and the loader's reason (`invalid ELF header`, a missing symbol…).
 pub fn cuda_driver_loads() -> Result<(), String> {
+    #[cfg(unix)]
     let names = ["libcuda.so.1", "libcuda.so"];
+    #[cfg(windows)]
+    let names = [CUDA_LIB];
     let mut reasons = Vec::new();
     for name in names {
         let path = driver_dir().map_or_else(|| PathBuf::from(name), |d| d.join(name));
         if driver_dir().is_some() && !path.exists() {
             continue;
         }
-        let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
-            continue;
-        };
-        // SAFETY: dlopen/dlclose/dlerror with a valid C string; the handle is closed at once.
-        unsafe {
-            let handle = libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
-            if !handle.is_null() {
-                libc::dlclose(handle);
-                return Ok(());
-            }
-            let error = libc::dlerror();
-            if !error.is_null() {
-                reasons.push(
-                    std::ffi::CStr::from_ptr(error)
-                        .to_string_lossy()
-                        .into_owned(),
-                );
-            }
+        match load_and_close(&path) {
+            Ok(()) => return Ok(()),
+            Err(Some(reason)) => reasons.push(reason),
+            Err(None) => {}
         }
     }
     let place = driver_dir().map_or_else(
@@ -87,8 +84,50 @@ pub fn cuda_driver_loads() -> Result<(), String> {
         reasons.join("; ")
     };
     Err(format!(
-        "no usable CUDA driver: cannot load libcuda.so from {place} ({why})"
+        "no usable CUDA driver: cannot load {CUDA_LIB} from {place} ({why})"
     ))
+}
+
+/// Load the library at `path` and close it at once; the loader's reason when it cannot.
+#[cfg(unix)]
+fn load_and_close(path: &Path) -> Result<(), Option<String>> {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return Err(None);
+    };
+    // SAFETY: dlopen/dlclose/dlerror with a valid C string; the handle is closed at once.
+    unsafe {
+        let handle = libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL);
+        if !handle.is_null() {
+            libc::dlclose(handle);
+            return Ok(());
+        }
+        let error = libc::dlerror();
+        if error.is_null() {
+            return Err(None);
+        }
+        Err(Some(
+            std::ffi::CStr::from_ptr(error)
+                .to_string_lossy()
+                .into_owned(),
+        ))
+    }
+}
+
+#[cfg(windows)]
+fn load_and_close(path: &Path) -> Result<(), Option<String>> {
+    use std::os::windows::ffi::OsStrExt;
+    use windows_sys::Win32::Foundation::FreeLibrary;
+    use windows_sys::Win32::System::LibraryLoader::LoadLibraryW;
+    let wide: Vec<u16> = path.as_os_str().encode_wide().chain([0]).collect();
+    // SAFETY: a NUL-terminated name; the module is freed at once.
+    unsafe {
+        let module = LoadLibraryW(wide.as_ptr());
+        if module.is_null() {
+            return Err(Some(std::io::Error::last_os_error().to_string()));
+        }
+        FreeLibrary(module);
+    }
+    Ok(())
 }
 
 /// Where NVML is loaded from: `$GPU_HOMOGENIZE_DRIVER_DIR/libnvidia-ml.so.1`, else the
@@ -189,12 +228,13 @@ fn parse_bus_id(text: &str) -> Option<(u32, u32, u32, u32)> {
 /// The dynamic-loader path the probe child gets, so cudarc finds the same driver.
 pub fn child_library_path() -> Option<String> {
     let dir = driver_dir()?;
-    let inherited = std::env::var("LD_LIBRARY_PATH").unwrap_or_default();
+    let (var, separator) = super::tree::LIBRARY_PATH;
+    let inherited = std::env::var(var).unwrap_or_default();
     let dir = dir.display().to_string();
     Some(if inherited.is_empty() {
         dir
     } else {
-        format!("{dir}:{inherited}")
+        format!("{dir}{separator}{inherited}")
     })
 }
 

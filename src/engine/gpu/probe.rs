@@ -42,7 +42,10 @@ pub fn run(mib: u64, list: bool) -> i32 {
 fn probe(mib: u64, list_only: bool) -> Result<ProbeReport, String> {
     // cudarc panics when it cannot load the library: look first, and say which one.
     if !unsafe { sys::is_culib_present() } {
-        return Err("no NVIDIA driver: cannot load libcuda.so".into());
+        return Err(format!(
+            "no NVIDIA driver: cannot load {}",
+            super::nvml::CUDA_LIB
+        ));
     }
     result::init().map_err(|e| format!("cuInit: {e}"))?;
     let count = result::device::get_count().map_err(|e| format!("cuDeviceGetCount: {e}"))?;

@@ -1,136 +1,180 @@
-//! The supervisor of a `--gpu-cmd` run: a child of the tool that becomes a subreaper, runs the
-//! command, and kills every process the command left behind, `setsid` daemons included, when
-//! the command ends, when the tool asks (SIGTERM) and when the tool dies (it notices being
-//! reparented), so no process outlives a check, even after `kill -9` of the tool.
+//! The supervisor of a `--gpu-cmd` run: a child of the tool that runs the command and kills
+//! every process the command left behind when the command ends, when the tool asks and when the
+//! tool dies, so no process outlives a check, even after `kill -9` of the tool.
+//!
+//! On Linux it becomes a subreaper and kills its descendants, `setsid` daemons included (it
+//! notices the tool's death by being reparented). On Windows the command runs in a Job Object
+//! of its own with kill-on-close, nested in the check's (see [`super::tree`]): the job ends
+//! whatever the command started when the command ends, and the check's job ends the supervisor
+//! and everything below it when the tool ends. The command line is handed to `cmd /C` as it was
+//! written (never re-quoted), as a cmd prompt would run it.
 
-use std::collections::HashMap;
-use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+#[cfg(target_os = "linux")]
+pub use linux::run;
 
-/// Run `command` under supervision; the exit code is the command's.
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::collections::HashMap;
+    use std::process::Command;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Run `command` under supervision; the exit code is the command's.
+    pub fn run(command: &[String]) -> i32 {
+        let parent = std::os::unix::process::parent_id();
+        // SAFETY: prctl with these options only changes this process's own attributes.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            // Watched by polling below: a signal here could end this process before it cleans up.
+            libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+            let _ = signal_hook::flag::register(signal, Arc::clone(&stop));
+        }
+        // The tool died before the parent-death signal was armed.
+        if std::os::unix::process::parent_id() != parent {
+            return 2;
+        }
+        let Some((program, rest)) = command.split_first() else {
+            eprintln!("__supervise: no command");
+            return 2;
+        };
+        let mut child = match Command::new(program).args(rest).spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("{program}: {e}");
+                return 127;
+            }
+        };
+        let code = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break exit_code(status),
+                Ok(None) => {}
+                Err(_) => break 2,
+            }
+            // The tool asked (SIGTERM), or died: this process was reparented.
+            if stop.load(Ordering::SeqCst) || std::os::unix::process::parent_id() != parent {
+                break 128 + libc::SIGTERM;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        kill_descendants();
+        code
+    }
+
+    fn exit_code(status: std::process::ExitStatus) -> i32 {
+        use std::os::unix::process::ExitStatusExt;
+        status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    }
+
+    /// Kill and reap every descendant of this process until none is left (a dying process's
+    /// children are reparented here, this process being their subreaper).
+    fn kill_descendants() {
+        let me = std::process::id() as i32;
+        for _ in 0..100 {
+            let left = descendants(me);
+            if left.is_empty() {
+                break;
+            }
+            for pid in left {
+                // SAFETY: sending a signal to a pid we found as our descendant.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            reap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        reap();
+    }
+
+    fn reap() {
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid with WNOHANG on any child of ours.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break;
+            }
+        }
+    }
+
+    /// Live descendants of `root`, from the parent links in /proc.
+    fn descendants(root: i32) -> Vec<i32> {
+        let mut parent_of: HashMap<i32, i32> = HashMap::new();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // The command name may hold spaces and parentheses: fields follow the last ')'.
+            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            let mut fields = after.split_whitespace();
+            let state = fields.next().unwrap_or("");
+            let ppid = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+            if state != "Z" {
+                parent_of.insert(pid, ppid);
+            }
+        }
+        parent_of
+            .keys()
+            .copied()
+            .filter(|&pid| {
+                let mut at = pid;
+                for _ in 0..64 {
+                    match parent_of.get(&at) {
+                        Some(&p) if p == root => return true,
+                        Some(&p) if p > 1 => at = p,
+                        _ => return false,
+                    }
+                }
+                false
+            })
+            .collect()
+    }
+}
+
+/// Run `command` (`cmd /C LINE`) under supervision; the exit code is the command's.
+#[cfg(windows)]
 pub fn run(command: &[String]) -> i32 {
-    let parent = std::os::unix::process::parent_id();
-    // SAFETY: prctl with these options only changes this process's own attributes.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        // Watched by polling below: a signal here could end this process before it cleans up.
-        libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
-    }
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        let _ = signal_hook::flag::register(signal, Arc::clone(&stop));
-    }
-    // The tool died before the parent-death signal was armed.
-    if std::os::unix::process::parent_id() != parent {
-        return 2;
-    }
+    use std::os::windows::process::CommandExt;
     let Some((program, rest)) = command.split_first() else {
         eprintln!("__supervise: no command");
         return 2;
     };
-    let mut child = match Command::new(program).args(rest).spawn() {
+    let mut child = std::process::Command::new(program);
+    // `/C` and the line as the user wrote it: cmd parses it, not the MSVC argument rules.
+    child.raw_arg(rest.join(" "));
+    super::tree::prepare(&mut child);
+    let mut child = match child.spawn() {
         Ok(child) => child,
         Err(e) => {
             eprintln!("{program}: {e}");
             return 127;
         }
     };
-    let code = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break exit_code(status),
-            Ok(None) => {}
-            Err(_) => break 2,
-        }
-        // The tool asked (SIGTERM), or died: this process was reparented.
-        if stop.load(Ordering::SeqCst) || std::os::unix::process::parent_id() != parent {
-            break 128 + libc::SIGTERM;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    // Without nested jobs (before Windows 8) the command stays in the check's job alone, which
+    // still ends it with the check; the child is resumed either way.
+    let tree = super::tree::adopt(&child).ok();
+    let code = match child.wait() {
+        Ok(status) => status.code().unwrap_or(2),
+        Err(_) => 2,
     };
-    kill_descendants();
+    if let Some(tree) = tree {
+        tree.kill_all();
+    }
     code
-}
-
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
-}
-
-/// Kill and reap every descendant of this process until none is left (a dying process's
-/// children are reparented here, this process being their subreaper).
-fn kill_descendants() {
-    let me = std::process::id() as i32;
-    for _ in 0..100 {
-        let left = descendants(me);
-        if left.is_empty() {
-            break;
-        }
-        for pid in left {
-            // SAFETY: sending a signal to a pid we found as our descendant.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        reap();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    reap();
-}
-
-fn reap() {
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid with WNOHANG on any child of ours.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid <= 0 {
-            break;
-        }
-    }
-}
-
-/// Live descendants of `root`, from the parent links in /proc.
-fn descendants(root: i32) -> Vec<i32> {
-    let mut parent_of: HashMap<i32, i32> = HashMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // The command name may hold spaces and parentheses: fields follow the last ')'.
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut fields = after.split_whitespace();
-        let state = fields.next().unwrap_or("");
-        let ppid = fields.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        if state != "Z" {
-            parent_of.insert(pid, ppid);
-        }
-    }
-    parent_of
-        .keys()
-        .copied()
-        .filter(|&pid| {
-            let mut at = pid;
-            for _ in 0..64 {
-                match parent_of.get(&at) {
-                    Some(&p) if p == root => return true,
-                    Some(&p) if p > 1 => at = p,
-                    _ => return false,
-                }
-            }
-            false
-        })
-        .collect()
 }

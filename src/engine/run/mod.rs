@@ -451,12 +451,10 @@ pub fn in_shard(rel: &str, i: u32, n: u32) -> bool {
 /// Everything besides the files that a verdict depends on, for the content cache: the tool's
 /// build, the command's mode and flags, the config, the headers as rendered, the baseline.
 fn cache_settings(setup: &Setup, engine: &Engine, input: &RunInput) -> String {
-    use std::os::unix::fs::MetadataExt;
     // The binary's inode and device too: a cache file committed to a repository (crafted to
     // say "compliant") names a build no other machine has, so it is never read there.
     let build = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map(|m| (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.dev()))
+        .and_then(|exe| crate::fs::platform::build_identity(&exe))
         .ok();
     format!(
         "{} {build:?} diff={}\n{}",

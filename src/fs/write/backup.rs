@@ -3,11 +3,11 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use super::{fsync_dir, meta, race_hook, read_all, temp, WriteError, BACKUP_MARKER};
-use crate::fs::confine::{cstring, Parent, RootDir};
+use super::{race_hook, read_all, temp, WriteError, BACKUP_MARKER};
+use crate::fs::confine::{Parent, RootDir};
+use crate::fs::platform::{self, meta};
 
 /// Keep the original under `dir`, same relative path with its exact bytes, owner and mode; an
 /// older backup is never overwritten (the next free `NAME.~N~` is used, as `cp
@@ -39,22 +39,18 @@ pub(super) fn backup(
         let base = match dir.strip_prefix(root) {
             Ok(in_tree) => RootDir::open(root)?.below(in_tree)?,
             Err(_) => {
-                use std::os::unix::fs::DirBuilderExt;
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(dir)?;
+                platform::make_private_dirs(dir)?;
                 RootDir::open(dir)?.private()
             }
         };
         let marker = base.parent(Path::new(BACKUP_MARKER), false)?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW;
-        drop(crate::fs::confine::open_raw(
-            marker.dir.as_raw_fd(),
-            &marker.name,
-            flags,
-            0o644,
-        )?);
+        let how = platform::How {
+            write: true,
+            create: true,
+            mode: 0o644,
+            ..platform::How::READ
+        };
+        drop(platform::open_at(&marker.dir, &marker.name, how)?);
         let parent = base.parent(rel, true)?;
         let mut candidate = parent.name.clone();
         for n in 1.. {
@@ -88,17 +84,10 @@ pub(super) fn backup(
             },
             "backup",
         );
-        let (from, to) = (cstring(&temp.name)?, cstring(&candidate)?);
-        let linked = staged.and_then(|()| {
-            let d = parent.dir.as_raw_fd();
-            if unsafe { libc::linkat(d, from.as_ptr(), d, to.as_ptr(), 0) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        let linked = staged.and_then(|()| platform::link_at(&parent.dir, &temp.name, &candidate));
         temp.remove(&parent);
         linked?;
-        fsync_dir(&parent.dir)
+        platform::sync_dir(&parent.dir)
     };
     write().map_err(
         |source| match crate::fs::resources::Exhausted::of(&source) {

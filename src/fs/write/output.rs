@@ -28,13 +28,7 @@ pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFi
             let name = abs.file_name().ok_or_else(|| {
                 fail(crate::fs::confine::invalid("names a directory, not a file"))
             })?;
-            let fd = crate::fs::confine::open_raw(
-                libc::AT_FDCWD,
-                dir.as_os_str(),
-                libc::O_DIRECTORY | libc::O_RDONLY,
-                0,
-            )
-            .map_err(fail)?;
+            let fd = crate::fs::platform::open_root(dir).map_err(fail)?;
             (
                 crate::fs::confine::Parent {
                     dir: fd,
@@ -52,24 +46,12 @@ pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFi
     .map_err(fail)?;
     let written = (|| {
         use std::io::Write;
-        use std::os::fd::AsRawFd;
         let mut file = &temp.file;
         file.write_all(bytes)?;
         // The output gets the mode a plain `create` would have given it (the umask's).
-        let umask = unsafe { libc::umask(0o022) };
-        unsafe { libc::umask(umask) };
-        let mode = 0o666 & !umask;
-        if unsafe { libc::fchmod(file.as_raw_fd(), mode) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        crate::fs::platform::plain_permissions(file)?;
         file.sync_all()?;
-        let from = crate::fs::confine::cstring(&temp.name)?;
-        let to = crate::fs::confine::cstring(&parent.name)?;
-        let dir = parent.dir.as_raw_fd();
-        if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
+        crate::fs::platform::rename_at(&parent.dir, &temp.name, &parent.name)
     })();
     if written.is_err() {
         temp.remove(&parent);
@@ -81,31 +63,16 @@ pub fn write_output(root: &Path, path: &Path, bytes: &[u8]) -> Result<(), TreeFi
 /// An existing output that is a link, a FIFO or a device is not replaced: it was put there on
 /// purpose, by the user or by someone else, and either way the tool does not decide.
 fn refuse_non_regular(parent: &crate::fs::confine::Parent) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let name = crate::fs::confine::cstring(&parent.name)?;
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::fstatat(
-            parent.dir.as_raw_fd(),
-            name.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return match e.kind() {
-            std::io::ErrorKind::NotFound => Ok(()),
-            _ => Err(e),
-        };
-    }
-    match st.st_mode & libc::S_IFMT {
-        libc::S_IFREG => Ok(()),
-        libc::S_IFLNK => Err(crate::fs::confine::invalid(
+    use crate::fs::platform::Kind;
+    match crate::fs::platform::stat_at(&parent.dir, &parent.name) {
+        Ok(stat) if stat.kind == Kind::File => Ok(()),
+        Ok(stat) if stat.kind == Kind::Link => Err(crate::fs::confine::invalid(
             "a symbolic link; an output is never written through one (remove it)",
         )),
-        _ => Err(crate::fs::confine::invalid(
+        Ok(_) => Err(crate::fs::confine::invalid(
             "not a regular file; an output never replaces one",
         )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
     }
 }

@@ -5,11 +5,10 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::fs::confine::{cstring, open_raw, Parent};
+use crate::fs::confine::Parent;
+use crate::fs::platform::{self, FileId, How};
 
 pub const PREFIX: &str = ".gpu-homogenize-";
 pub const SUFFIX: &str = ".tmp";
@@ -26,14 +25,8 @@ pub fn create(parent: &Parent) -> std::io::Result<TempFile> {
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = OsString::from(format!("{PREFIX}{}-{n}{SUFFIX}", std::process::id()));
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        match open_raw(parent.dir.as_raw_fd(), &name, flags, 0o600) {
-            Ok(fd) => {
-                return Ok(TempFile {
-                    file: File::from(fd),
-                    name,
-                })
-            }
+        match platform::open_at(&parent.dir, &name, How::create_new(0o600)) {
+            Ok(file) => return Ok(TempFile { file, name }),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
@@ -66,11 +59,9 @@ pub fn create_recorded_in(
     loop {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = OsString::from(format!("{PREFIX}{}-{n}{SUFFIX}", std::process::id()));
-        must_record(record_identity(root, &dir.join(&name), 0, 0))?;
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        match open_raw(parent.dir.as_raw_fd(), &name, flags, 0o600) {
-            Ok(fd) => {
-                let file = File::from(fd);
+        must_record(record_identity(root, &dir.join(&name), (0, 0)))?;
+        match platform::open_at(&parent.dir, &name, How::create_new(0o600)) {
+            Ok(file) => {
                 if let Err(e) = must_record(record(root, &dir.join(&name), &file)) {
                     unlink(parent, &name);
                     return Err(e);
@@ -90,14 +81,12 @@ impl TempFile {
 }
 
 pub fn unlink(parent: &Parent, name: &OsStr) {
-    if let Ok(c) = cstring(name) {
-        unsafe { libc::unlinkat(parent.dir.as_raw_fd(), c.as_ptr(), 0) };
-    }
+    let _ = platform::unlink_at(&parent.dir, name);
 }
 
 /// The pid of the run that made a temp file named `name`, if it is one.
 pub fn owner_pid(name: &OsStr) -> Option<i32> {
-    let text = std::str::from_utf8(name.as_bytes()).ok()?;
+    let text = name.to_str()?;
     let rest = text.strip_prefix(PREFIX)?.strip_suffix(SUFFIX)?;
     let (pid, n) = rest.split_once('-')?;
     n.parse::<u64>().ok()?;
@@ -106,9 +95,7 @@ pub fn owner_pid(name: &OsStr) -> Option<i32> {
 
 /// Whether the process `pid` is gone (so its temp files are leftovers).
 pub fn is_dead(pid: i32) -> bool {
-    pid > 0
-        && unsafe { libc::kill(pid, 0) } != 0
-        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    pid > 0 && platform::process_gone(pid as u32)
 }
 
 /// Where the temp files of run `pid` are recorded, under the root.
@@ -130,18 +117,16 @@ pub fn must_record(recorded: std::io::Result<()>) -> std::io::Result<()> {
 
 /// Record a temp file just made (`rel`: its path under the root) in this run's registry.
 pub fn record(root: &std::path::Path, rel: &std::path::Path, file: &File) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = file.metadata()?;
-    record_identity(root, rel, meta.dev(), meta.ino())
+    record_identity(root, rel, platform::stat(file)?.id)
 }
 
-/// Record that the temp name `rel` may hold the inode (`dev`, `ino`): after the exchange it
-/// holds the replaced original until it is removed, and a run killed in between leaves it.
+/// Record that the temp name `rel` may hold the file `(dev, ino)` (on Windows: volume serial,
+/// file index): after the exchange it holds the replaced original until it is removed, and a
+/// run killed in between leaves it.
 pub fn record_identity(
     root: &std::path::Path,
     rel: &std::path::Path,
-    dev: u64,
-    ino: u64,
+    (dev, ino): FileId,
 ) -> std::io::Result<()> {
     use std::io::Write;
     let dir = crate::fs::confine::RootDir::open(root).and_then(|r| {
@@ -152,13 +137,19 @@ pub fn record_identity(
         )
     })?;
     let name = std::process::id().to_string();
-    let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW;
-    let fd = open_raw(dir.as_raw_fd(), OsStr::new(&name), flags, 0o600)?;
+    let how = How {
+        write: true,
+        append: true,
+        create: true,
+        mode: 0o600,
+        ..How::READ
+    };
+    let mut file = platform::open_at(&dir, OsStr::new(&name), how)?;
     let line = format!(
         "{dev} {ino} {}\n",
         crate::base::escape::name(rel.as_os_str())
     );
-    File::from(fd).write_all(line.as_bytes())
+    file.write_all(line.as_bytes())
 }
 
 /// The (device, inode) of every temp file run `pid` recorded, by path under the root.

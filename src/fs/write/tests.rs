@@ -1,4 +1,5 @@
 use super::*;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 
 fn tree(content: &str) -> (tempfile::TempDir, PathBuf) {
@@ -23,6 +24,8 @@ fn write(
     )
 }
 
+// Unix only: modes.
+#[cfg(unix)]
 #[test]
 fn keeps_permissions_and_refuses_changed_files() {
     let (dir, path) = tree("old");
@@ -62,7 +65,14 @@ fn refuses_read_only_files_and_backs_up_without_overwriting() {
         std::fs::read_to_string(backups.join("a.py.~1~")).unwrap(),
         "new"
     );
+    #[cfg(unix)]
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    #[cfg(windows)]
+    {
+        let mut read_only = std::fs::metadata(&path).unwrap().permissions();
+        read_only.set_readonly(true);
+        std::fs::set_permissions(&path, read_only).unwrap();
+    }
     assert!(matches!(
         write(&dir, b"newer", "x", &WriteOptions::default()),
         Err(WriteError::ReadOnly)
@@ -88,6 +98,8 @@ fn refuses_hard_links_unless_asked() {
     );
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn never_writes_through_a_symlinked_directory() {
     let outside = tempfile::tempdir().unwrap();
@@ -110,6 +122,8 @@ fn never_writes_through_a_symlinked_directory() {
     );
 }
 
+// Unix only: links, FIFOs, modes or signals made through unix calls.
+#[cfg(unix)]
 #[test]
 fn keeps_xattrs() {
     let (dir, path) = tree("old");

@@ -7,19 +7,19 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 
-use crate::fs::confine::{cstring, Parent};
+use super::{cstring, Dir};
 
-/// May this user write the file itself (not only its directory)? Mode bits with no write
-/// permission for anyone also count as read-only, even for root.
-pub fn may_write(parent: &Parent, meta: &Metadata) -> bool {
+/// May this user write the file `name` of `dir` itself (not only its directory)? Mode bits with
+/// no write permission for anyone also count as read-only, even for root.
+pub fn may_write(dir: &Dir, name: &std::ffi::OsStr, meta: &Metadata) -> bool {
     if meta.mode() & 0o222 == 0 {
         return false;
     }
-    let Ok(name) = cstring(&parent.name) else {
+    let Ok(name) = cstring(name) else {
         return false;
     };
     let flags = libc::AT_EACCESS | libc::AT_SYMLINK_NOFOLLOW;
-    unsafe { libc::faccessat(parent.dir.as_raw_fd(), name.as_ptr(), libc::W_OK, flags) == 0 }
+    unsafe { libc::faccessat(dir.as_raw_fd(), name.as_ptr(), libc::W_OK, flags) == 0 }
 }
 
 /// Give `to` the owner, group, mode and xattrs of `from` (described by `meta`).
