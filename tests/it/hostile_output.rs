@@ -318,10 +318,11 @@ fn an_error_quoting_the_config_is_printed_escaped() {
     );
     let out = tool(tree.path(), &["scan", "."]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    // The position, then a short excerpt of the line, escaped.
+    // The position, then a short excerpt of the line, escaped, the carets under the place.
     assert!(
-        out.stderr
-            .contains("line 2, column 4: unclosed table, expected `]`\n  | [x\\033[31m\\342\\200\\256::error::y\n"),
+        out.stderr.contains(
+            "line 2, column 4: unclosed table, expected `]`\n  |\n2 | [x\\033[31m\\342\\200\\256::error::y\n  |       ^\n"
+        ),
         "{}",
         out.stderr
     );
