@@ -64,6 +64,13 @@ fn a_refused_plan_is_not_fixable_in_scan_dry_run_or_fix() {
     assert_eq!(fix.code, 1, "{}{}", fix.stdout, fix.stderr);
     assert_eq!(fix.stderr, "", "a refused plan is not an error");
     insta::assert_snapshot!("refused_plan_fix", fix.stdout);
+    // The phase line counts every file of the phase: the one left non-compliant too.
+    assert!(
+        fix.stdout
+            .contains("Core modules: 1/2 compliant (50%), 1 non-compliant\n"),
+        "{}",
+        fix.stdout
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("worker.py")).unwrap(),
         WORKER
