@@ -109,11 +109,15 @@ const INVALID_POLICIES: [&str; 9] = [
     "target = { name = \"RTX 3090\", pci_bus_id = \"bus one\" }",
 ];
 
+/// A place a config is read from: the file, the `--config` argument naming it (if any), and the
+/// file's text around one `[policy]` line.
+type Source = (&'static str, &'static str, fn(&str) -> String);
+
 /// Each invalid policy value, in each place a config is read from, stops `fix` with exit 2
 /// and the line of the value before any source is read or written: the snippet of each.
 #[test]
 fn an_invalid_policy_stops_every_config_source_before_any_file() {
-    let sources: [(&str, &str, fn(&str) -> String); 3] = [
+    let sources: [Source; 3] = [
         ("gpu-homogenize.toml", "", |line| {
             format!("[policy]\n{line}\n")
         }),
