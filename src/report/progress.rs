@@ -283,7 +283,7 @@ mod tests {
         let text = phase_lines(&[spec], &[fixed, other]);
         assert_eq!(
             text,
-            "Core modules: 1/1 compliant (100%)\nOther: 0/1 compliant (0%)\n"
+            "Core modules: 1/1 compliant (100%)\nOther: 0/1 compliant (0%), 1 non-compliant\n"
         );
     }
 }
