@@ -185,7 +185,16 @@ impl Engine {
         outcome.content_hash = Some(content_hash(&file.bytes));
         match self.mode {
             Mode::Scan | Mode::Check => {
-                self.judge(entry, &file.text, analysis.as_ref(), outcome, support)
+                // What scan calls fixable is what fix does: the plan is proved here too.
+                let refused = self
+                    .prove(&file.text, &info, analysis.as_ref(), support, &suppressed)
+                    .err();
+                let mut processed =
+                    self.judge(entry, &file.text, analysis.as_ref(), outcome, support);
+                if let Some(problems) = refused {
+                    refuse(&mut processed.outcome, &problems);
+                }
+                processed
             }
             Mode::Fix { dry_run } => self.fix(
                 entry,
@@ -319,28 +328,23 @@ impl Engine {
             };
             return Processed { outcome, gpu_job };
         }
-        let new = match apply(old, before.edits()) {
+        let new = match self.prove(old, info, before, support, suppressed) {
             Ok(new) => new,
-            Err(e) => return errored(outcome, format!("internal error planning the rewrite: {e}")),
+            Err(Refusal::Internal(e)) => {
+                return errored(outcome, format!("internal error planning the rewrite: {e}"))
+            }
+            Err(refusal) => {
+                // A plan the proof refuses is a violation left, with its reason: not an error.
+                outcome.status = verdict(before.findings(), outcome.accepted);
+                outcome.findings = self.records(old, before.findings(), None);
+                outcome.cpu_check = Some(cpu_check(Vec::new()));
+                refuse(&mut outcome, &refusal);
+                return Processed {
+                    outcome,
+                    gpu_job: None,
+                };
+            }
         };
-        // A suppressed finding's fix was left out on purpose: the rewrite may still have it.
-        let problems: Vec<String> = support
-            .verify(info, old, &new, before)
-            .into_iter()
-            .filter(|p| {
-                !suppressed
-                    .iter()
-                    .any(|code| p.starts_with(&format!("{code} still present")))
-            })
-            .collect();
-        if !problems.is_empty() {
-            outcome.findings = self.records(old, before.findings(), None);
-            outcome.cpu_check = Some(cpu_check(problems.clone()));
-            return errored(
-                outcome,
-                format!("rewrite refused by the CPU check: {}", problems.join("; ")),
-            );
-        }
         let after = support.analyze(info, &new).ok().map(|mut after| {
             self.suppress(entry, language, &new, after.as_mut());
             after
@@ -408,6 +412,38 @@ impl Engine {
             None
         };
         Processed { outcome, gpu_job }
+    }
+
+    /// The file's planned edits applied and proved: the rewritten text, or why the proof
+    /// refuses it. `scan`, `check` and `fix` all ask here, so that they agree on what is
+    /// fixable. A compliant file or one with no edit has nothing to prove.
+    fn prove(
+        &self,
+        old: &str,
+        info: &FileInfo,
+        before: &dyn Analysis,
+        support: &dyn LanguageSupport,
+        suppressed: &[&str],
+    ) -> Result<String, Refusal> {
+        if before.is_compliant() || before.edits().is_empty() {
+            return Ok(old.to_string());
+        }
+        let new = apply(old, before.edits()).map_err(|e| Refusal::Internal(e.to_string()))?;
+        // A suppressed finding's fix was left out on purpose: the rewrite may still have it.
+        let problems: Vec<String> = support
+            .verify(info, old, &new, before)
+            .into_iter()
+            .filter(|p| {
+                !suppressed
+                    .iter()
+                    .any(|code| p.starts_with(&format!("{code} still present")))
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(new)
+        } else {
+            Err(Refusal::Proof(problems))
+        }
     }
 
     /// Findings as records; with `after`, a finding is fixed when the rewrite no longer has it.
@@ -526,6 +562,36 @@ fn cpu_check(problems: Vec<String>) -> CpuCheck {
         CheckStatus::Failed
     };
     CpuCheck { status, problems }
+}
+
+/// Why a planned rewrite is not made.
+#[derive(Debug)]
+enum Refusal {
+    /// The proof (the CPU check of the rewritten text) found what the rewrite leaves or breaks.
+    Proof(Vec<String>),
+    /// The edits do not apply (overlap): a bug of the planner.
+    Internal(String),
+}
+
+/// The file keeps its violations, none of them fixable, and says why: what `scan` marks
+/// `[*]` is exactly what `fix` does.
+fn refuse(outcome: &mut FileOutcome, refusal: &Refusal) {
+    let problems = match refusal {
+        Refusal::Proof(problems) => problems.clone(),
+        Refusal::Internal(e) => vec![e.clone()],
+    };
+    for finding in &mut outcome.findings {
+        finding.fixable = false;
+        finding.fixed = false;
+    }
+    outcome.reason = Some(format!(
+        "{}{}",
+        crate::model::outcome::FIX_REFUSED,
+        problems.join("; ")
+    ));
+    if outcome.cpu_check.is_some() {
+        outcome.cpu_check = Some(cpu_check(problems));
+    }
 }
 
 fn skipped(mut outcome: FileOutcome, reason: &str) -> Processed {

@@ -106,6 +106,9 @@ pub struct GpuCheck {
     pub message: Option<String>,
 }
 
+/// How the reason of a file whose planned fix the CPU check refused starts.
+pub const FIX_REFUSED: &str = "fix refused by the CPU check: ";
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileOutcome {
     /// Relative to the tree root, with `/` separators.
@@ -214,3 +217,12 @@ pub fn display_path(path: &Path) -> String {
 
 /// Names and text from the tree, as every output prints them (see [`crate::base::escape`]).
 pub use crate::base::escape::{name as escape, printable, quoted};
+
+impl FileOutcome {
+    /// Why the planned fix of this file is not made (its violations stay, none fixable).
+    pub fn fix_refused(&self) -> Option<&str> {
+        self.reason
+            .as_deref()
+            .and_then(|r| r.strip_prefix(FIX_REFUSED))
+    }
+}

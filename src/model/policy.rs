@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
+mod check;
+mod located;
+
+pub use check::{mask_entries, parse_bus_id, same_bus_id, Key, MaskEntry, Problem, DEVICE_ORDERS};
+
 /// Name of the config file looked up at the tree root.
 pub const CONFIG_FILE: &str = "gpu-homogenize.toml";
 
@@ -254,24 +259,33 @@ pub enum ConfigError {
     Parse { path: PathBuf, message: String },
 }
 
+/// `pyproject.toml` as far as this tool reads it: its `[tool.gpu-homogenize]` table, read from
+/// the text itself so that an error in it has a line, as the standalone file's do.
+#[derive(Deserialize)]
+struct Pyproject {
+    #[serde(default)]
+    tool: Option<PyprojectTool>,
+}
+
+#[derive(Deserialize)]
+struct PyprojectTool {
+    #[serde(default, rename = "gpu-homogenize")]
+    gpu_homogenize: Option<Config>,
+}
+
 impl Config {
-    /// The config in `text`, read from `path` (a `pyproject.toml` by its name).
+    /// The config in `text`, read from `path` (a `pyproject.toml` by its name); its policy's
+    /// values are checked here, so a typo stops the run before any file is read.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let parse_error = |message: String| ConfigError::Parse {
             path: path.to_path_buf(),
             message,
         };
         let toml_error = |e: toml::de::Error| parse_error(toml_message(&e, text));
-        let config: Config = if path.file_name().is_some_and(|n| n == PYPROJECT) {
-            let table: toml::Table = toml::from_str(text).map_err(toml_error)?;
-            let section = table
-                .get("tool")
-                .and_then(|t| t.get("gpu-homogenize"))
-                .cloned()
-                .unwrap_or(toml::Value::Table(toml::Table::new()));
-            section.try_into().map_err(|e: toml::de::Error| {
-                parse_error(format!("[tool.gpu-homogenize]: {}", toml_message(&e, "")))
-            })?
+        let pyproject = path.file_name().is_some_and(|n| n == PYPROJECT);
+        let config: Config = if pyproject {
+            let file: Pyproject = toml::from_str(text).map_err(toml_error)?;
+            file.tool.and_then(|t| t.gpu_homogenize).unwrap_or_default()
         } else {
             toml::from_str(text).map_err(toml_error)?
         };
@@ -292,8 +306,60 @@ impl Config {
                 })?;
             }
         }
+        let problems = config.policy.problems();
+        if !problems.is_empty() {
+            let prefix: &[&'static str] = if pyproject {
+                &["tool", "gpu-homogenize", "policy"]
+            } else {
+                &["policy"]
+            };
+            return Err(parse_error(policy_message(text, prefix, &problems)));
+        }
         Ok(config)
     }
+}
+
+/// Each problem of a policy where it is written (the line, carets under the value), or with
+/// its key when the value is a default; at most a few, then how many more.
+fn policy_message(text: &str, prefix: &[&'static str], problems: &[Problem]) -> String {
+    const SHOWN: usize = 5;
+    let mut blocks: Vec<String> = problems
+        .iter()
+        .take(SHOWN)
+        .map(|problem| {
+            let Some(span) = located::span_of(text, prefix, &problem.key) else {
+                return format!(
+                    "{}: {}",
+                    problem.dotted(),
+                    bounded(&problem.message, MESSAGE_CHARS)
+                );
+            };
+            // An entry of a string written without escapes is underlined on its own.
+            let range = match (&problem.within, unescaped_string(&text[span.clone()])) {
+                (Some(within), Some(value)) if within.end <= value.len() => {
+                    let at = span.start + 1;
+                    at + within.start..at + within.end.max(within.start + 1)
+                }
+                _ => span,
+            };
+            located::located(text, range, &problem.message)
+        })
+        .collect();
+    if problems.len() > SHOWN {
+        blocks.push(format!("and {} more", problems.len() - SHOWN));
+    }
+    blocks.join("\n")
+}
+
+/// The text between the quotes of a one-line string with no escape in it: then a byte of the
+/// value is a byte of the file.
+fn unescaped_string(quoted: &str) -> Option<&str> {
+    let inner = quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .or_else(|| quoted.strip_prefix('\'').and_then(|q| q.strip_suffix('\'')))?;
+    let plain = !inner.contains(['\\', '"', '\'', '\n', '\r']);
+    plain.then_some(inner)
 }
 
 impl Config {
@@ -328,23 +394,23 @@ pub const GLOB_BUDGET: usize = 64 << 10;
 /// A TOML error as the user can act on it: where (line and column), what, and at most a short
 /// escaped excerpt of the line — never the whole line, which may be anything the tree holds.
 fn toml_message(e: &toml::de::Error, text: &str) -> String {
-    let what = bounded(e.message(), MESSAGE_CHARS);
-    let Some(span) = e.span().filter(|s| s.start <= text.len()) else {
-        return what;
-    };
-    let index = crate::base::line_index::LineIndex::new(text);
-    let (line, column) = index.line_column(span.start);
-    let start = crate::base::lines::line_start(text, span.start);
-    let end = crate::base::lines::line_end(text, span.start);
-    format!(
-        "line {line}, column {column}: {what}\n  | {}",
-        excerpt(&text[start..end])
-    )
+    match e
+        .span()
+        .filter(|s| s.start <= text.len() && s.end <= text.len())
+    {
+        Some(span) => located::located(text, span, e.message()),
+        None => bounded(e.message(), MESSAGE_CHARS),
+    }
 }
 
 /// At most [`EXCERPT_CHARS`] characters of `text`, escaped for a terminal or a CI log.
 pub fn excerpt(text: &str) -> String {
     bounded(text, EXCERPT_CHARS)
+}
+
+/// Text of the config as an error prints it: its hidden characters escaped.
+fn printable_text(text: &str) -> String {
+    crate::model::outcome::printable(text).into_owned()
 }
 
 fn bounded(text: &str, chars: usize) -> String {

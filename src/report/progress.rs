@@ -166,17 +166,21 @@ pub fn phase_lines(specs: &[PhaseSpec], outcomes: &[FileOutcome]) -> String {
 #[derive(Debug, Default)]
 pub struct PhaseTally {
     /// Per phase name: files in scope, then those of each status counted.
-    of_phase: std::collections::HashMap<String, (usize, [usize; 5])>,
+    of_phase: std::collections::HashMap<String, (usize, [usize; 8])>,
 }
 
-/// What a phase line counts apart: compliant (compliant or fixed), then would fix, needing
-/// review, accepted, errors.
-const TALLIED: [&[FileStatus]; 5] = [
+/// What a phase line counts apart, so that its parts sum to its files: compliant (compliant
+/// or fixed), then would fix, non-compliant, needing review, accepted, errors, and the files a
+/// phase names that hold no GPU code or were skipped.
+const TALLIED: [&[FileStatus]; 8] = [
     &[FileStatus::Compliant, FileStatus::Fixed],
     &[FileStatus::WouldFix],
+    &[FileStatus::NonCompliant],
     &[FileStatus::NeedsReview],
     &[FileStatus::Accepted],
     &[FileStatus::Error],
+    &[FileStatus::NoGpuCode],
+    &[FileStatus::Skipped],
 ];
 
 impl PhaseTally {
@@ -196,9 +200,7 @@ impl PhaseTally {
         let has_other = self.of_phase.contains_key(OTHER_PHASE);
         let mut out = String::new();
         for name in phase_order(specs, has_other) {
-            let Some(&(total, [compliant, would_fix, review, accepted, errors])) =
-                self.of_phase.get(&name)
-            else {
+            let Some(&(total, [compliant, rest @ ..])) = self.of_phase.get(&name) else {
                 continue;
             };
             let _ = write!(
@@ -207,13 +209,22 @@ impl PhaseTally {
                 crate::base::escape::printable(&name),
                 format_percent(percent(compliant, total))
             );
-            for (n, label) in [
-                (would_fix, "would fix"),
-                (review, "needing review"),
-                (accepted, "accepted"),
-                (errors, "errors"),
-            ] {
+            let labels = [
+                "would fix",
+                "non-compliant",
+                "needing review",
+                "accepted",
+                "errors",
+                "without GPU code",
+                "skipped",
+            ];
+            for (n, label) in rest.into_iter().zip(labels) {
                 if n > 0 {
+                    let label = if label == "errors" && n == 1 {
+                        "error"
+                    } else {
+                        label
+                    };
                     let _ = write!(out, ", {n} {label}");
                 }
             }
@@ -272,7 +283,7 @@ mod tests {
         let text = phase_lines(&[spec], &[fixed, other]);
         assert_eq!(
             text,
-            "Core modules: 1/1 compliant (100%)\nOther: 0/1 compliant (0%)\n"
+            "Core modules: 1/1 compliant (100%)\nOther: 0/1 compliant (0%), 1 non-compliant\n"
         );
     }
 }

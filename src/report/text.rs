@@ -57,6 +57,14 @@ pub fn findings(files: &[FileOutcome], only_unfixed: bool, paint: Paint) -> Stri
                 printable(&f.message)
             );
         }
+        if let Some(why) = file.fix_refused() {
+            let _ = writeln!(
+                out,
+                "{}: fix refused by the CPU check, its violations stay: {}",
+                paint.path(&file.display),
+                printable(why)
+            );
+        }
     }
     out
 }

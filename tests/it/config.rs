@@ -95,3 +95,81 @@ fn phase_files_are_in_scope_without_gpu_code() {
     assert_eq!(doc["files"][0]["phase"], "Core");
     assert_eq!(doc["files"][0]["findings"][0]["rule"], "GH001");
 }
+
+/// Policy values that cannot be what the user meant, one per line of a `[policy]` table.
+const INVALID_POLICIES: [&str; 9] = [
+    "visible_device = \"1\"",
+    "device_order = \"PCI_BUS\"",
+    "visible_devices = \"banana\"",
+    "visible_devices = \"1,1\"",
+    "visible_devices = \"\"",
+    "alloc_conf = \"max_split_size_mb:1024,expandable_segments:yes\"",
+    "forbidden = [{ name = \"RTX\" }]",
+    "visible_devices = \"GPU-aa11\"\ntarget = { uuid = \"GPU-bb22\" }",
+    "target = { name = \"RTX 3090\", pci_bus_id = \"bus one\" }",
+];
+
+/// A place a config is read from: the file, the `--config` argument naming it (if any), and the
+/// file's text around one `[policy]` line.
+type Source = (&'static str, &'static str, fn(&str) -> String);
+
+/// Each invalid policy value, in each place a config is read from, stops `fix` with exit 2
+/// and the line of the value before any source is read or written: the snippet of each.
+#[test]
+fn an_invalid_policy_stops_every_config_source_before_any_file() {
+    let sources: [Source; 3] = [
+        ("gpu-homogenize.toml", "", |line| {
+            format!("[policy]\n{line}\n")
+        }),
+        ("pyproject.toml", "", |line| {
+            format!("[project]\nname = \"app\"\n\n[tool.gpu-homogenize.policy]\n{line}\n")
+        }),
+        ("settings/mine.toml", "settings/mine.toml", |line| {
+            format!("# the team's policy\n[policy]\n{line}\n")
+        }),
+    ];
+    const BAD: &str = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\nx = torch.zeros(1).to('cuda:1')\n";
+    for (file, named, config) in sources {
+        let mut shown = String::new();
+        for line in INVALID_POLICIES {
+            let dir = crate::common::tree();
+            let root = dir.path();
+            crate::common::write(root, file, &config(line));
+            crate::common::write(root, "train.py", BAD);
+            let mut cmd = gh(root);
+            cmd.args(["fix", "--gpu", "off"]);
+            if !named.is_empty() {
+                cmd.args(["--config", named]);
+            }
+            let out = run(&mut cmd);
+            assert_eq!(out.code, 2, "{file} {line}: {}{}", out.stdout, out.stderr);
+            assert_eq!(out.stdout, "", "{file} {line}");
+            assert_eq!(std::fs::read_to_string(root.join("train.py")).unwrap(), BAD);
+            assert!(!root.join(".gpu-homogenize").exists(), "{file} {line}");
+            let root_text = format!("{}/", root.display());
+            shown.push_str(&out.stderr.replace(&root_text, ""));
+            shown.push('\n');
+        }
+        insta::assert_snapshot!(
+            format!("invalid_policy_{}", file.replace(['/', '.'], "_")),
+            shown
+        );
+    }
+}
+
+/// The values the checks accept: UUIDs and MIG ids, an order and an allocator setting PyTorch
+/// reads.
+#[test]
+fn valid_policies_load() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    crate::common::write(root, "train.py", "print('cpu')\n");
+    for policy in [
+        "visible_devices = \"GPU-8f2c11aa,MIG-GPU-8f2c11aa/1/0\"\ntarget = { uuid = \"GPU-8f2c11aa\" }",
+        "device_order = \"FASTEST_FIRST\"\nalloc_conf = \"expandable_segments:True,roundup_power2_divisions:[256:1,>:4]\"",
+    ] {
+        crate::common::write(root, "gpu-homogenize.toml", &format!("[policy]\n{policy}\n"));
+        let out = run(gh(root).args(["scan"]));
+        assert_eq!(out.code, 0, "{policy}: {}{}", out.stdout, out.stderr);
+    }
+}

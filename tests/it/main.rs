@@ -19,6 +19,7 @@ mod layout;
 mod merge;
 mod mission;
 mod mutation;
+mod one_plan;
 mod projects;
 mod proof;
 mod python_rules;

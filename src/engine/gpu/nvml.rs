@@ -204,26 +204,7 @@ pub fn matches(selector: &CardSelector, card: &Card) -> bool {
     name && memory && bus && uuid
 }
 
-/// `0000:02:00.0` (CUDA) and `00000000:02:00.0` (NVML) name the same slot.
-pub fn same_bus_id(a: &str, b: &str) -> bool {
-    parse_bus_id(a).is_some_and(|x| Some(x) == parse_bus_id(b))
-}
-
-fn parse_bus_id(text: &str) -> Option<(u32, u32, u32, u32)> {
-    let mut parts = text.trim().rsplitn(3, ':');
-    let dev_fn = parts.next()?;
-    let bus = u32::from_str_radix(parts.next()?, 16).ok()?;
-    let domain = parts
-        .next()
-        .map_or(Some(0), |d| u32::from_str_radix(d, 16).ok())?;
-    let (dev, func) = dev_fn.split_once('.').unwrap_or((dev_fn, "0"));
-    Some((
-        domain,
-        bus,
-        u32::from_str_radix(dev, 16).ok()?,
-        u32::from_str_radix(func, 16).ok()?,
-    ))
-}
+pub use crate::model::policy::same_bus_id;
 
 /// The dynamic-loader path the probe child gets, so cudarc finds the same driver.
 pub fn child_library_path() -> Option<String> {
