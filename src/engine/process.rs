@@ -324,7 +324,7 @@ impl Engine {
             Err(e) => return errored(outcome, format!("internal error planning the rewrite: {e}")),
         };
         // A suppressed finding's fix was left out on purpose: the rewrite may still have it.
-        let problems: Vec<String> = support
+        let mut problems: Vec<String> = support
             .verify(info, old, &new, before)
             .into_iter()
             .filter(|p| {
@@ -333,6 +333,11 @@ impl Engine {
                     .any(|code| p.starts_with(&format!("{code} still present")))
             })
             .collect();
+        // A rewrite that wraps code (an async `main` made sync) nests it deeper: one the tool
+        // would refuse to read is never written.
+        if let Err(e) = crate::lang::nesting::check(language, &new) {
+            problems.push(format!("the rewrite nests too deep to be read back ({e})"));
+        }
         if !problems.is_empty() {
             outcome.findings = self.records(old, before.findings(), None);
             outcome.cpu_check = Some(cpu_check(problems.clone()));

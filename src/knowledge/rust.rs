@@ -350,7 +350,8 @@ mod tests {
                 "cuda_if_available",
                 "Cuda",
                 "get_device",
-                "new_cuda_with_stream"
+                "new_cuda_with_stream",
+                "cudaSetDevice"
             ]
         );
     }

@@ -169,7 +169,8 @@ fn a_device_per_index_of_a_literal_range_is_multi_gpu() {
     // Loops and comprehensions over range(2): two cards where the policy allows one, a
     // violation left as written (it names the line and what to change).
     let src = "import torch\nmodels = [torch.nn.Linear(1, 1).to(f'cuda:{i}') for i in range(2)]\nfor k in range(0, 2):\n    torch.zeros(1, device=f'cuda:{k}')\n";
-    assert_eq!(codes(src), ["GH203", "GH203"]);
+    // The header is still missing (GH001, withheld while GH203 stands): no rule hides another.
+    assert_eq!(codes(src), ["GH001", "GH203", "GH203"]);
     // A policy that allows two cards: the same code stays inside them.
     let policy = Policy {
         visible_devices: "0,1".into(),
@@ -788,4 +789,94 @@ fn torch_distributed_is_per_rank_in_a_script_and_information_in_a_library() {
     assert!(info.contains(&"GH201"), "{info:?}");
     let script = "import torch\nimport torch.distributed as dist\n\nif __name__ == \"__main__\":\n    dist.init_process_group(\"nccl\")\n    x = torch.zeros(1).cuda()\n";
     assert!(codes(script).contains(&"GH204"), "{:?}", codes(script));
+}
+
+/// A mask taken from a command-line option (`-g 0`) lets whoever runs the program pick the
+/// card, the forbidden one included: its own violation (GH017) whatever else the file does. A
+/// file that also starts `torch.distributed` (GH204) still gets it, and its env findings too:
+/// one rule never hides another.
+#[test]
+fn a_mask_from_an_option_is_its_own_violation_whatever_else_the_file_does() {
+    let launcher = "import argparse\nimport os\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"-g\", \"--gpu\", default=\"0\")\nargs = parser.parse_args()\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = args.gpu\n\nimport torch\nimport torch.distributed as dist\n\n\ndef main():\n    dist.init_process_group(\"nccl\")\n    torch.nn.Linear(2, 2).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    let found = codes(launcher);
+    for code in ["GH017", "GH002", "GH204"] {
+        assert!(found.contains(&code), "{code} missing: {found:?}");
+    }
+    // Every way a program reads its command line: an option through a local name or a call,
+    // `sys.argv`, a namespace whose parser lives elsewhere, a write inside `main()`.
+    for write in [
+        "gpu = args.gpu\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = str(gpu)\n",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \",\".join(map(str, args.gpu))\n",
+        "os.environ.setdefault(\"CUDA_VISIBLE_DEVICES\", f\"{args.gpu}\")\n",
+        "os.environ.update({\"CUDA_VISIBLE_DEVICES\": args.gpu})\n",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = sys.argv[1]\n",
+    ] {
+        let src = format!("import argparse\nimport os\nimport sys\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"--gpu\")\nargs = parser.parse_args()\n{write}\nimport torch\n\ntorch.zeros(1).cuda()\n");
+        assert!(codes(&src).contains(&"GH017"), "{src}\n{:?}", codes(&src));
+    }
+    let elsewhere = "import os\n\nfrom opts import get_parser\n\n\ndef main():\n    opt = get_parser().parse_args()\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = opt.gpu_ids\n    import torch\n    torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    assert!(
+        codes(elsewhere).contains(&"GH017"),
+        "{:?}",
+        codes(elsewhere)
+    );
+    // A value from elsewhere (the caller's env) is no option.
+    let inherited = "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = os.environ.get(\"GPU\", \"1\")\n\nimport torch\n\ntorch.zeros(1).cuda()\n";
+    assert!(
+        !codes(inherited).contains(&"GH017"),
+        "{:?}",
+        codes(inherited)
+    );
+    // Where the header replaces the write, the plan fixes it: the option no longer selects.
+    let plain = launcher
+        .replace("import torch.distributed as dist\n", "")
+        .replace("    dist.init_process_group(\"nccl\")\n", "");
+    let findings = analyze(&python(), &plain).findings().to_vec();
+    let own = findings
+        .iter()
+        .find(|f| f.rule.code == "GH017")
+        .expect("GH017");
+    assert!(own.fixable, "{own:?}");
+    let out = fixed(&plain);
+    assert!(!out.contains("= args.gpu"), "{out}");
+}
+
+/// `# noqa: GH204` (the launcher starts one process per allowed card) accepts that finding
+/// only: the mask the file takes from `-g` is still a violation, and a program without the
+/// header still needs it — the fix then writes it (the accepted finding no longer holds the
+/// plan back), replacing the mask from `-g` by the policy's.
+#[test]
+fn a_noqa_on_one_rule_silences_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "launch.py",
+        "import argparse\nimport os\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"-g\", default=\"0\")\nargs = parser.parse_args()\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = args.g\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\nif __name__ == \"__main__\":\n    dist.init_process_group(\"nccl\")\n    torch.zeros(1).cuda()\n",
+    );
+    common::write(
+        root,
+        "ddp.py",
+        "import os\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\n\ndef main():\n    torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))  # noqa: GH204\n    dist.init_process_group(\"nccl\")\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    let scan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&scan.stdout);
+    assert_eq!(status["launch.py"], "non_compliant", "{}", scan.stdout);
+    assert_eq!(status["ddp.py"], "non_compliant", "{}", scan.stdout);
+    assert!(scan.stdout.contains("\"GH017\""), "{}", scan.stdout);
+    let fix =
+        common::run(common::gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache"]));
+    let ddp = std::fs::read_to_string(root.join("ddp.py")).unwrap();
+    assert!(
+        ddp.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{}{}\n{ddp}",
+        fix.stdout,
+        fix.stderr
+    );
+    let launch = std::fs::read_to_string(root.join("launch.py")).unwrap();
+    assert!(
+        !launch.contains("= args.g\n") && launch.contains("= \"PCI_BUS_ID\""),
+        "{launch}"
+    );
 }

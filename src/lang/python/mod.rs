@@ -353,9 +353,22 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         };
         // A file is rewritten only when the rewrite leaves no violation it cannot fix: never
         // half-rewritten (a header over an index no card has would hide what to change).
+        // A violation a person accepted on its line (`# noqa: GH204`) holds nothing back: it
+        // is taken out of the report, and the other findings' fix is still due.
+        let python = crate::model::outcome::Language::Python;
+        let file_noqa = crate::lang::suppress::file_noqa(source, python);
+        let accepted = |f: &Finding| {
+            if file_noqa.as_ref().is_some_and(|n| n.covers(f.rule.code)) {
+                return true;
+            }
+            let line = crate::base::lines::line_start(source, f.range.start)
+                ..crate::base::lines::line_end(source, f.range.start);
+            crate::lang::suppress::noqa_of(&source[line], python)
+                .is_some_and(|n| n.covers(f.rule.code))
+        };
         let left = findings
             .iter()
-            .find(|f| f.is_violation() && !f.fixable)
+            .find(|f| f.is_violation() && !f.fixable && !accepted(f))
             .map(|f| {
                 let (line, _) = line_column(source, f.range.start);
                 format!(

@@ -65,6 +65,9 @@ pub struct EnvEffect {
     pub pure: bool,
     /// Edits that take this effect out; `None` when it cannot be removed safely.
     pub removal: Option<Vec<Edit>>,
+    /// The value is read from a command-line option (`args.gpu`, `sys.argv[1]`): the read, as
+    /// written.
+    pub from_option: Option<String>,
 }
 
 impl EnvEffect {
@@ -462,6 +465,7 @@ impl<'s> FactVisitor<'s> {
                 child: false,
                 pure: alone,
                 removal,
+                from_option: None,
             });
         }
         for module in modules {
