@@ -87,3 +87,44 @@ fn targets_and_modules_outside_their_package_directory_are_part_of_the_program()
         out.stdout
     );
 }
+
+/// GPU reach follows code that runs: a module's import-time code runs in every program that
+/// imports it, its functions only in the programs that use them (directly, through a class,
+/// through another module's function). A downloader that imports the helper's config reader is
+/// no GPU program because the same helper loads a model on the GPU in another function.
+#[test]
+fn gpu_reach_follows_the_functions_a_program_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "helper.py",
+        "import json\n\n\ndef load_model():\n    import torch\n\n    return torch.nn.Linear(2, 2).cuda()\n\n\nclass Speaker:\n    def speak(self):\n        import whisper\n\n        return whisper.load_model(\"base\")\n\n\ndef read_config(path):\n    with open(path) as f:\n        return json.load(f)\n",
+    );
+    write(
+        root,
+        "pipeline.py",
+        "from helper import load_model, read_config\n\n\ndef run():\n    return load_model()\n\n\ndef settings():\n    return read_config(\"c.json\")\n",
+    );
+    write(
+        root,
+        "gpu_at_import.py",
+        "import torch\n\nMODEL = torch.zeros(1).cuda()\n\n\ndef name():\n    return \"m\"\n",
+    );
+    let main = |body: &str| format!("{body}\n\nif __name__ == \"__main__\":\n    main()\n");
+    write(root, "download.py", &main("from helper import read_config\n\n\ndef main():\n    print(read_config(\"c.json\"))"));
+    write(root, "train.py", &main("from helper import load_model\n\n\ndef main():\n    load_model()"));
+    write(root, "cli.py", &main("import helper\n\n\ndef main():\n    helper.load_model()"));
+    write(root, "api.py", &main("import helper\n\n\ndef main():\n    print(helper.read_config(\"c.json\"))"));
+    write(root, "talk.py", &main("from helper import Speaker\n\n\ndef main():\n    Speaker().speak()"));
+    write(root, "batch.py", &main("from pipeline import run\n\n\ndef main():\n    run()"));
+    write(root, "show.py", &main("from pipeline import settings\n\n\ndef main():\n    print(settings())"));
+    write(root, "names.py", &main("from gpu_at_import import name\n\n\ndef main():\n    print(name())"));
+    let status = status_of(root);
+    for program in ["train.py", "cli.py", "talk.py", "batch.py", "names.py"] {
+        assert_eq!(status[program], "non_compliant", "{program}: {status:?}");
+    }
+    for program in ["download.py", "api.py", "show.py"] {
+        assert_eq!(status[program], "no_gpu_code", "{program}: {status:?}");
+    }
+}

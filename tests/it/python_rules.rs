@@ -880,3 +880,41 @@ fn a_noqa_on_one_rule_silences_no_other() {
         "{launch}"
     );
 }
+
+/// A device string that only reaches output (a log message, an f-string printed), a
+/// comparison or a validator's list of accepted strings chooses no card: no finding, and alone
+/// it makes no GPU code.
+#[test]
+fn a_device_string_only_shown_or_compared_is_no_device_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "log_only.py",
+        "import logging\n\nlogger = logging.getLogger(__name__)\ndev = \"cuda:1\"\nlogger.info(\"on cuda:1\")\nlogger.info(\"using %s\", \"cuda:1\")\nlogger.info(f\"running on {dev}\")\nprint(f\"device cuda:1 is {dev}\")\n",
+    );
+    common::write(
+        root,
+        "compare_only.py",
+        "import sys\n\n\ndef check(dev):\n    if dev == \"cuda:1\":\n        print(\"second card\")\n    return dev in (\"cuda:0\", \"cuda:1\")\n\n\nif __name__ == \"__main__\":\n    check(sys.argv[1])\n",
+    );
+    common::write(
+        root,
+        "validator.py",
+        "import re\n\nACCEPTED = [\"cpu\", \"cuda\", \"cuda:0\", \"cuda:1\", \"mps\"]\nPATTERNS = [r\"^cuda:\\d+$\", \"cuda:1\"]\n\n\ndef valid(value):\n    return value in ACCEPTED or any(re.match(p, value) for p in PATTERNS)\n\n\nif __name__ == \"__main__\":\n    print(valid(\"x\"))\n",
+    );
+    // The same string reaching a device is a choice.
+    common::write(
+        root,
+        "uses.py",
+        "import torch\n\ndev = \"cuda:1\"\nprint(f\"on {dev}\")\nx = torch.zeros(1).to(dev)\n",
+    );
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    for file in ["log_only.py", "compare_only.py", "validator.py"] {
+        assert_eq!(status[file], "no_gpu_code", "{file}: {}", out.stdout);
+    }
+    assert_eq!(status["uses.py"], "non_compliant", "{}", out.stdout);
+    assert!(!out.stdout.contains("\"GH108\""), "{}", out.stdout);
+}

@@ -88,6 +88,24 @@ struct PyFile {
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
+    /// The module's code that runs when it is imported (outside its top-level functions and
+    /// classes and its `__main__` block) touches a GPU.
+    gpu_at_import: bool,
+    /// Its top-level functions and classes.
+    units: Vec<Unit>,
+    /// The names its import-time code reads.
+    import_refs: Vec<String>,
+    /// The names its `__main__` block reads.
+    main_refs: Vec<String>,
+}
+
+/// A top-level function or class: whether its code touches a GPU, and the names it reads
+/// (`load`, `helper.load_model`), which make the functions they name run too.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Unit {
+    name: String,
+    gpu: bool,
+    refs: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -196,6 +214,10 @@ struct PyFacts {
     constants: Vec<(String, DeviceConst)>,
     dynamic_prefixes: Vec<String>,
     tests: bool,
+    gpu_at_import: bool,
+    units: Vec<Unit>,
+    import_refs: Vec<String>,
+    main_refs: Vec<String>,
 }
 
 impl PyFile {
@@ -215,6 +237,10 @@ impl PyFile {
             constants: f.constants,
             dynamic_prefixes: f.dynamic_prefixes,
             tests: f.tests,
+            gpu_at_import: f.gpu_at_import,
+            units: f.units,
+            import_refs: f.import_refs,
+            main_refs: f.main_refs,
         }
     }
 }
@@ -252,8 +278,65 @@ fn parse_facts(
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let gpu = maybe_gpu && crate::lang::python::touches_gpu(&text, body, own.as_deref());
+    let sites = if maybe_gpu {
+        crate::lang::python::gpu_sites(&text, body, own.as_deref())
+    } else {
+        Vec::new()
+    };
+    let gpu = !sites.is_empty();
+    // What runs at import, and each top-level function and class apart: a program reaches a
+    // function's GPU code only when it uses that function.
+    let mut units = Vec::new();
+    let mut import_refs = Vec::new();
+    let mut main_refs = Vec::new();
+    let mut gpu_at_import = false;
+    for stmt in body {
+        let r = stmt.range();
+        let touches = sites
+            .iter()
+            .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize());
+        // A function a decorator registers (`@app.route`, `@registry.register`) is called by
+        // whoever holds the registry: it runs as if the module named it at import.
+        let registered = |decorators: &[ruff_python_ast::Decorator]| {
+            decorators.iter().any(|d| !is_plain_decorator(&d.expression))
+        };
+        match stmt {
+            Stmt::FunctionDef(d) => {
+                if registered(&d.decorator_list) {
+                    import_refs.push(d.name.to_string());
+                }
+                units.push(Unit {
+                    name: d.name.to_string(),
+                    gpu: touches,
+                    refs: refs_of(stmt),
+                })
+            }
+            Stmt::ClassDef(c) => {
+                if registered(&c.decorator_list) {
+                    import_refs.push(c.name.to_string());
+                }
+                units.push(Unit {
+                    name: c.name.to_string(),
+                    gpu: touches,
+                    refs: refs_of(stmt),
+                })
+            }
+            _ if is_main_guard(stmt) => main_refs.extend(refs_of(stmt)),
+            _ => {
+                gpu_at_import |= touches;
+                import_refs.extend(refs_of(stmt));
+            }
+        }
+    }
+    import_refs.sort();
+    import_refs.dedup();
+    main_refs.sort();
+    main_refs.dedup();
     let facts = PyFacts {
+        gpu_at_import,
+        units,
+        import_refs,
+        main_refs,
         own,
         imports: imports.0,
         dynamic_prefixes: dynamic.0,
@@ -323,6 +406,80 @@ fn device_constants(text: &str, body: &[Stmt]) -> Vec<(String, DeviceConst)> {
             ));
         }
     }
+    out
+}
+
+/// A decorator that only wraps what it decorates (`@dataclass`, `@lru_cache()`,
+/// `@torch.no_grad()`): the function still runs only when something calls it.
+fn is_plain_decorator(expr: &Expr) -> bool {
+    let callee = match expr {
+        Expr::Call(c) => c.func.as_ref(),
+        other => other,
+    };
+    let name = match callee {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    matches!(
+        name,
+        "dataclass"
+            | "property"
+            | "staticmethod"
+            | "classmethod"
+            | "cache"
+            | "lru_cache"
+            | "cached_property"
+            | "wraps"
+            | "no_grad"
+            | "inference_mode"
+            | "enable_grad"
+            | "jit"
+            | "njit"
+            | "overload"
+            | "abstractmethod"
+            | "total_ordering"
+            | "contextmanager"
+            | "asynccontextmanager"
+            | "singledispatch"
+            | "deprecated"
+    )
+}
+
+/// The names a statement reads: plain names and dotted chains rooted at a name
+/// (`helper.load_model`), each once, sorted.
+fn refs_of(stmt: &Stmt) -> Vec<String> {
+    #[derive(Default)]
+    struct Refs(HashSet<String>);
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Name(n) if n.ctx.is_load() => {
+                    self.0.insert(n.id.to_string());
+                }
+                Expr::Attribute(_) => {
+                    let mut parts = Vec::new();
+                    let mut at = expr;
+                    while let Expr::Attribute(a) = at {
+                        parts.push(a.attr.as_str());
+                        at = &a.value;
+                    }
+                    if let Expr::Name(n) = at {
+                        parts.push(n.id.as_str());
+                        parts.reverse();
+                        self.0.insert(parts.join("."));
+                    } else {
+                        self.visit_expr(at);
+                    }
+                }
+                _ => ruff_python_ast::visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut refs = Refs::default();
+    ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);
+    let mut out: Vec<String> = refs.0.into_iter().collect();
+    out.sort();
     out
 }
 
@@ -774,14 +931,21 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             session[top].push(j);
         }
     }
-    // Edges: the modules an import names.
+    // Edges: the modules an import names. `whole`: those whose every function may run once
+    // the importer's code does (a `*` import, a module loaded by name, pytest's test files
+    // and conftests); the others run the functions the importer's running code names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    let mut whole: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
         let mut targets = Vec::new();
+        let mut all_of = Vec::new();
         for imp in &f.imports {
             let Some(base) = import_base(f, imp) else {
                 continue;
             };
+            if imp.names.iter().any(|n| n == "*") {
+                all_of.extend(lookup(&base, i));
+            }
             // The module named and the submodules named from it. The packages above run too,
             // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
             // following them would put every module of a package into every program.
@@ -802,25 +966,35 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for dynamic in &f.dynamic_prefixes {
             match dynamic.strip_prefix('=') {
-                Some(module) => targets.extend(lookup(module, i)),
+                Some(module) => all_of.extend(lookup(module, i)),
                 None => {
                     let under_prefix = (0..files.len())
                         .filter(|&j| files[j].module.starts_with(dynamic.as_str()))
                         .collect();
-                    targets.extend(nearest(under_prefix, i));
+                    all_of.extend(nearest(under_prefix, i));
                 }
             }
         }
-        targets.extend(session[i].iter().copied());
+        all_of.extend(session[i].iter().copied());
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && f.rel.rsplit('/').next() != Some("conftest.py") {
-            targets.extend(conftests_above(&f.rel));
+            all_of.extend(conftests_above(&f.rel));
         }
+        all_of.retain(|&j| j != i);
+        all_of.sort_unstable();
+        all_of.dedup();
+        targets.extend(all_of.iter().copied());
         targets.retain(|&j| j != i);
         targets.sort_unstable();
         targets.dedup();
         edges[i] = targets;
+        whole[i] = all_of;
     }
+    let reach = Reach {
+        files: &files,
+        whole: &whole,
+        lookup: &lookup,
+    };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, targets) in edges.iter().enumerate() {
         for &j in targets {
@@ -876,6 +1050,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
     // many programs run it and the first three (in path order), which is all its role says.
     let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
     let mut reaches_gpu = vec![false; files.len()];
+    let mut reached = Vec::new();
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -885,8 +1060,9 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         }
         queue.push_back(e);
         seen[e] = e + 1;
+        reached.clear();
         while let Some(i) = queue.pop_front() {
-            reaches_gpu[e] |= files[i].gpu;
+            reached.push(i);
             if i != e {
                 let (count, first) = &mut programs_of[i];
                 *count += 1;
@@ -900,6 +1076,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 }
             }
         }
+        reaches_gpu[e] = reach.gpu(e, &reached);
     }
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
@@ -950,6 +1127,135 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
 
 /// The files a module name imported by file `from` resolves to.
 type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
+
+/// What runs in a program's process: the import-time code of every module it imports, the
+/// entry point's whole file, and the functions and classes that running code names — through
+/// its imports (`from helper import load`, `helper.load()`, a re-export), in turn. A module
+/// loaded whole (a `*` import, by name, a test session) runs all of its functions.
+struct Reach<'r> {
+    files: &'r [PyFile],
+    whole: &'r [Vec<usize>],
+    lookup: &'r Lookup<'r>,
+}
+
+/// Code that runs: a top-level function or class of a file, or a whole file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Live {
+    Unit(usize, usize),
+    Whole(usize),
+}
+
+impl Reach<'_> {
+    /// Whether the program of entry `e`, whose imports reach `reached` (`e` first), runs GPU
+    /// code.
+    fn gpu(&self, e: usize, reached: &[usize]) -> bool {
+        let files = self.files;
+        let mut live: HashSet<Live> = HashSet::new();
+        let mut work: Vec<(usize, &str)> = Vec::new();
+        let mut pending: Vec<Live> = vec![Live::Whole(e)];
+        for &j in reached.iter().filter(|&&j| j != e) {
+            if files[j].gpu_at_import {
+                return true;
+            }
+            work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str())));
+            pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+        }
+        loop {
+            while let Some(next) = pending.pop() {
+                if !live.insert(next) {
+                    continue;
+                }
+                match next {
+                    Live::Unit(j, u) => {
+                        let unit = &files[j].units[u];
+                        if unit.gpu {
+                            return true;
+                        }
+                        work.extend(unit.refs.iter().map(|r| (j, r.as_str())));
+                    }
+                    Live::Whole(j) => {
+                        let f = &files[j];
+                        if f.gpu {
+                            return true;
+                        }
+                        let refs = f.units.iter().flat_map(|u| u.refs.iter());
+                        let refs = refs.chain(&f.import_refs).chain(&f.main_refs);
+                        work.extend(refs.map(|r| (j, r.as_str())));
+                        pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+                    }
+                }
+            }
+            let Some((i, name)) = work.pop() else {
+                return false;
+            };
+            let parts: Vec<&str> = name.split('.').collect();
+            self.resolve(i, &parts, 0, &mut pending);
+        }
+    }
+
+    /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
+    /// module an import binds it to.
+    fn resolve(&self, i: usize, parts: &[&str], depth: usize, out: &mut Vec<Live>) {
+        let f = &self.files[i];
+        let Some(&head) = parts.first() else { return };
+        if depth > 4 {
+            return;
+        }
+        if let Some(u) = f.units.iter().position(|u| u.name == head) {
+            out.push(Live::Unit(i, u));
+            return;
+        }
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            if imp.names.is_empty() {
+                // `import a.b as h` binds `h` to `a.b`; `import a.b` binds `a`.
+                let local = imp.locals.first().map(String::as_str).unwrap_or("");
+                if local == head {
+                    self.in_module(i, &base, &parts[1..], depth, out);
+                } else if local.is_empty() && base.split('.').next() == Some(head) {
+                    self.in_module(i, head, &parts[1..], depth, out);
+                }
+                continue;
+            }
+            for (name, local) in imp.names.iter().zip(&imp.locals) {
+                if local != head {
+                    continue;
+                }
+                // A submodule (`from pkg import sub`), or a name of the module.
+                let sub = if base.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{base}.{name}")
+                };
+                self.in_module(i, &sub, &parts[1..], depth, out);
+                for j in (self.lookup)(&base, i) {
+                    if j != i {
+                        self.resolve(j, &[name.as_str()], depth + 1, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `rest` read from module `module` (as file `from` imports it): the module itself when
+    /// nothing is read from it (handed on whole), else the name it reads, or a submodule's.
+    fn in_module(&self, from: usize, module: &str, rest: &[&str], depth: usize, out: &mut Vec<Live>) {
+        let found = (self.lookup)(module, from);
+        if rest.is_empty() {
+            out.extend(found.into_iter().map(Live::Whole));
+            return;
+        }
+        for &j in &found {
+            self.resolve(j, &rest[..1], depth + 1, out);
+        }
+        let deeper = format!("{module}.{}", rest[0]);
+        if !(self.lookup)(&deeper, from).is_empty() {
+            self.in_module(from, &deeper, &rest[1..], depth + 1, out);
+        }
+    }
+}
 
 /// The device constants each file imports from modules of the tree (through up to three
 /// re-exports: `from .config import DEVICE` in a package `__init__.py`).

@@ -428,14 +428,35 @@ fn touches(facts: &Facts) -> bool {
             .any(|i| crate::knowledge::python::gpu_by_default(&i.module))
 }
 
-/// `touches` for the project index: the facts of one parsed file. `own_package`: imports of the
-/// file's own package are not a framework's.
-pub fn touches_gpu(
+/// `touches` for the project index, by place: the offsets where one parsed file touches a GPU
+/// (empty: it does not), so that the index can tell import-time code from each function's.
+/// `own_package`: imports of the file's own package are not a framework's.
+pub fn gpu_sites(
     source: &str,
     body: &[ruff_python_ast::Stmt],
     own_package: Option<&str>,
-) -> bool {
-    touches(&facts::collect(source, body, own_package, false, &[]))
+) -> Vec<usize> {
+    let facts = facts::collect(source, body, own_package, false, &[]);
+    let mut sites = facts.cuda_sites.clone();
+    sites.extend(facts.devices.iter().map(|d| d.at.start));
+    sites.extend(facts.multi_gpu.iter().map(|(at, _, _)| at.start));
+    sites.extend(
+        facts
+            .effects
+            .iter()
+            .filter(|e| e.var().is_some() && !e.child)
+            .map(|e| e.at.start),
+    );
+    sites.extend(
+        facts
+            .runtime_gpu_imports()
+            .filter(|i| crate::knowledge::python::gpu_by_default(&i.module))
+            .map(|i| i.range.start),
+    );
+    debug_assert_eq!(sites.is_empty(), !touches(&facts));
+    sites.sort_unstable();
+    sites.dedup();
+    sites
 }
 
 /// The fix cannot be made: every violation stays, marked not fixable, with the reason.

@@ -463,7 +463,7 @@ impl<'s> FactVisitor<'s> {
                     .push((range(expr), what.to_string(), config));
             }
         } else {
-            self.facts.cuda_use = true;
+            self.cuda_at(range(expr).start);
         }
         for (key, load) in &flow.path {
             self.flow_loads.insert((key.clone(), load.start, load.end));
