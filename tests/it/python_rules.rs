@@ -918,3 +918,45 @@ fn a_device_string_only_shown_or_compared_is_no_device_choice() {
     assert_eq!(status["uses.py"], "non_compliant", "{}", out.stdout);
     assert!(!out.stdout.contains("\"GH108\""), "{}", out.stdout);
 }
+
+/// A dict of parameters splatted into a GPU call holds its keywords: `main_gpu` there is a device
+/// index (remapped, unless the dict is also used for something else), `n_gpu_layers=-1` puts the
+/// model on a GPU (GPU code, the header is due).
+#[test]
+fn a_dict_splatted_into_a_gpu_call_chooses_its_device() {
+    let splat = "from llama_cpp import Llama\n\nparams = {\"model_path\": \"m.gguf\", \"main_gpu\": 1, \"n_gpu_layers\": -1}\nllm = Llama(**params)\n";
+    assert!(codes(splat).contains(&"GH104"), "{:?}", codes(splat));
+    let out = fixed(splat);
+    assert!(out.contains("\"main_gpu\": 0,"), "{out}");
+    let through_dict = "from llama_cpp import Llama\n\nllm = Llama(**dict(model_path=\"m.gguf\", main_gpu=1))\n";
+    assert!(fixed(through_dict).contains("main_gpu=0"), "{}", fixed(through_dict));
+    // The same dict written to a file: rewriting it would change that too.
+    let shared = "import json\n\nfrom llama_cpp import Llama\n\nparams = {\"model_path\": \"m.gguf\", \"main_gpu\": 1}\nllm = Llama(**params)\njson.dump(params, open(\"p.json\", \"w\"))\n";
+    assert!(codes(shared).contains(&"GH106"), "{:?}", codes(shared));
+    let offload = "from llama_cpp import Llama\n\nllm = Llama(model_path=\"m.gguf\", n_gpu_layers=-1)\n";
+    assert!(codes(offload).contains(&"GH001"), "{:?}", codes(offload));
+}
+
+/// A list of device indices (ctranslate2's and faster-whisper's `device_index`, any index
+/// keyword) is several cards: more than the policy allows is GH203; one index is remapped.
+#[test]
+fn a_list_of_device_indices_is_several_cards() {
+    let two = "from faster_whisper import WhisperModel\n\nmodel = WhisperModel(\"small\", device=\"cuda\", device_index=[0, 1])\n";
+    assert!(codes(two).contains(&"GH203"), "{:?}", codes(two));
+    assert_eq!(fixed(two), two, "left as written while GH203 stands");
+    let one = "from faster_whisper import WhisperModel\n\nmodel = WhisperModel(\"small\", device=\"cuda\", device_index=[1])\n";
+    assert!(fixed(one).contains("device_index=[0]"), "{}", fixed(one));
+    let splat = "import ctranslate2\n\nopts = {\"device\": \"cuda\", \"device_index\": [0, 1]}\ntranslator = ctranslate2.Translator(\"m\", **opts)\n";
+    assert!(codes(splat).contains(&"GH203"), "{:?}", codes(splat));
+}
+
+/// `tc = torch.cuda` (or any name bound once to what an import binds) is `torch.cuda`.
+#[test]
+fn an_assigned_alias_of_torch_cuda_is_followed() {
+    let src = "import torch as t\n\ntc = t.cuda\ntc.set_device(1)\nx = t.zeros(1).cuda()\n";
+    assert!(codes(src).contains(&"GH102"), "{:?}", codes(src));
+    assert!(fixed(src).contains("tc.set_device(0)"), "{}", fixed(src));
+    // Bound twice: nothing is known of it.
+    let rebound = "import torch\n\ntc = torch.cuda\ntc = None\ntc.set_device(1)\n";
+    assert!(!codes(rebound).contains(&"GH102"), "{:?}", codes(rebound));
+}
