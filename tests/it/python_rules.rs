@@ -960,3 +960,37 @@ fn an_assigned_alias_of_torch_cuda_is_followed() {
     let rebound = "import torch\n\ntc = torch.cuda\ntc = None\ntc.set_device(1)\n";
     assert!(!codes(rebound).contains(&"GH102"), "{:?}", codes(rebound));
 }
+
+/// A `# noqa: E402` the fix adds to an import that already carries a comment goes after it:
+/// mypy reads `# type: ignore` only as the first comment of a line (CPython's
+/// `ast.parse(type_comments=True).type_ignores` sees it then), and a `# pragma`/`# fmt:` comment
+/// keeps its place too.
+#[test]
+fn a_noqa_marker_goes_after_the_comments_tools_read_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(root, "setup.cfg", "[flake8]\nmax-line-length = 120\n");
+    common::write(
+        root,
+        "m.py",
+        "import numpy as np  # type: ignore\nimport torch  # pragma: no cover\n\nx = torch.zeros(1).cuda(1)\nprint(np)\n",
+    );
+    let out = common::run(common::gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(root.join("m.py")).unwrap();
+    assert!(
+        text.contains("import numpy as np  # type: ignore  # noqa: E402\n")
+            && text.contains("import torch  # pragma: no cover  # noqa: E402\n"),
+        "{text}"
+    );
+    let check = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ast, sys; print(len(ast.parse(open(sys.argv[1]).read(), type_comments=True).type_ignores))",
+        ])
+        .arg(root.join("m.py"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "1", "{text}");
+}

@@ -156,7 +156,11 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
             } else {
                 "  # noqa: E402"
             };
-            edits.push(Edit::insert(r.end, marker.to_string()));
+            // After the comment the line already carries: mypy reads `# type: ignore` only as
+            // the first comment, and a `# pragma`/`# fmt:` comment keeps its place; flake8
+            // and ruff find `# noqa` anywhere on the line.
+            let after_comment = r.end + source[r.end..end].trim_end().len();
+            edits.push(Edit::insert(after_comment, marker.to_string()));
         }
     }
 }
