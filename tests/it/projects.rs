@@ -112,14 +112,48 @@ fn gpu_reach_follows_the_functions_a_program_uses() {
         "import torch\n\nMODEL = torch.zeros(1).cuda()\n\n\ndef name():\n    return \"m\"\n",
     );
     let main = |body: &str| format!("{body}\n\nif __name__ == \"__main__\":\n    main()\n");
-    write(root, "download.py", &main("from helper import read_config\n\n\ndef main():\n    print(read_config(\"c.json\"))"));
-    write(root, "train.py", &main("from helper import load_model\n\n\ndef main():\n    load_model()"));
-    write(root, "cli.py", &main("import helper\n\n\ndef main():\n    helper.load_model()"));
-    write(root, "api.py", &main("import helper\n\n\ndef main():\n    print(helper.read_config(\"c.json\"))"));
-    write(root, "talk.py", &main("from helper import Speaker\n\n\ndef main():\n    Speaker().speak()"));
-    write(root, "batch.py", &main("from pipeline import run\n\n\ndef main():\n    run()"));
-    write(root, "show.py", &main("from pipeline import settings\n\n\ndef main():\n    print(settings())"));
-    write(root, "names.py", &main("from gpu_at_import import name\n\n\ndef main():\n    print(name())"));
+    write(
+        root,
+        "download.py",
+        &main(
+            "from helper import read_config\n\n\ndef main():\n    print(read_config(\"c.json\"))",
+        ),
+    );
+    write(
+        root,
+        "train.py",
+        &main("from helper import load_model\n\n\ndef main():\n    load_model()"),
+    );
+    write(
+        root,
+        "cli.py",
+        &main("import helper\n\n\ndef main():\n    helper.load_model()"),
+    );
+    write(
+        root,
+        "api.py",
+        &main("import helper\n\n\ndef main():\n    print(helper.read_config(\"c.json\"))"),
+    );
+    write(
+        root,
+        "talk.py",
+        &main("from helper import Speaker\n\n\ndef main():\n    Speaker().speak()"),
+    );
+    write(
+        root,
+        "batch.py",
+        &main("from pipeline import run\n\n\ndef main():\n    run()"),
+    );
+    write(
+        root,
+        "show.py",
+        &main("from pipeline import settings\n\n\ndef main():\n    print(settings())"),
+    );
+    write(
+        root,
+        "names.py",
+        &main("from gpu_at_import import name\n\n\ndef main():\n    print(name())"),
+    );
     let status = status_of(root);
     for program in ["train.py", "cli.py", "talk.py", "batch.py", "names.py"] {
         assert_eq!(status[program], "non_compliant", "{program}: {status:?}");

@@ -928,12 +928,18 @@ fn a_dict_splatted_into_a_gpu_call_chooses_its_device() {
     assert!(codes(splat).contains(&"GH104"), "{:?}", codes(splat));
     let out = fixed(splat);
     assert!(out.contains("\"main_gpu\": 0,"), "{out}");
-    let through_dict = "from llama_cpp import Llama\n\nllm = Llama(**dict(model_path=\"m.gguf\", main_gpu=1))\n";
-    assert!(fixed(through_dict).contains("main_gpu=0"), "{}", fixed(through_dict));
+    let through_dict =
+        "from llama_cpp import Llama\n\nllm = Llama(**dict(model_path=\"m.gguf\", main_gpu=1))\n";
+    assert!(
+        fixed(through_dict).contains("main_gpu=0"),
+        "{}",
+        fixed(through_dict)
+    );
     // The same dict written to a file: rewriting it would change that too.
     let shared = "import json\n\nfrom llama_cpp import Llama\n\nparams = {\"model_path\": \"m.gguf\", \"main_gpu\": 1}\nllm = Llama(**params)\njson.dump(params, open(\"p.json\", \"w\"))\n";
     assert!(codes(shared).contains(&"GH106"), "{:?}", codes(shared));
-    let offload = "from llama_cpp import Llama\n\nllm = Llama(model_path=\"m.gguf\", n_gpu_layers=-1)\n";
+    let offload =
+        "from llama_cpp import Llama\n\nllm = Llama(model_path=\"m.gguf\", n_gpu_layers=-1)\n";
     assert!(codes(offload).contains(&"GH001"), "{:?}", codes(offload));
 }
 

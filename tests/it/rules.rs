@@ -337,7 +337,12 @@ const RUNS: &[(&str, &str, &[&str], Before)] = &[
     ("GH102", "search.py", &[], Before::UsesForbiddenCard),
     ("GH102", "pin.py", &[], Before::UsesForbiddenCard),
     ("GH103", "chat.py", &[], Before::UsesForbiddenCard),
-    ("GH103", "transcribe_list.py", &[], Before::UsesForbiddenCard),
+    (
+        "GH103",
+        "transcribe_list.py",
+        &[],
+        Before::UsesForbiddenCard,
+    ),
     ("GH104", "tts.py", &[], Before::UsesForbiddenCard),
     ("GH104", "serve_llm.py", &[], Before::UsesForbiddenCard),
     ("GH109", "gpu_monitor.py", &[], Before::UsesForbiddenCard),

@@ -298,7 +298,9 @@ fn parse_facts(
         // A function a decorator registers (`@app.route`, `@registry.register`) is called by
         // whoever holds the registry: it runs as if the module named it at import.
         let registered = |decorators: &[ruff_python_ast::Decorator]| {
-            decorators.iter().any(|d| !is_plain_decorator(&d.expression))
+            decorators
+                .iter()
+                .any(|d| !is_plain_decorator(&d.expression))
         };
         match stmt {
             Stmt::FunctionDef(d) => {
@@ -1241,7 +1243,14 @@ impl Reach<'_> {
 
     /// `rest` read from module `module` (as file `from` imports it): the module itself when
     /// nothing is read from it (handed on whole), else the name it reads, or a submodule's.
-    fn in_module(&self, from: usize, module: &str, rest: &[&str], depth: usize, out: &mut Vec<Live>) {
+    fn in_module(
+        &self,
+        from: usize,
+        module: &str,
+        rest: &[&str],
+        depth: usize,
+        out: &mut Vec<Live>,
+    ) {
         let found = (self.lookup)(module, from);
         if rest.is_empty() {
             out.extend(found.into_iter().map(Live::Whole));

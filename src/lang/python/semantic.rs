@@ -427,8 +427,7 @@ mod tests {
         );
         // An assignment that names what an import binds is an alias; one rebound is not.
         assert_eq!(
-            qualified_of_last_expr("import torch as t\ntc = t.cuda\ntc.set_device(1)\n")
-                .as_deref(),
+            qualified_of_last_expr("import torch as t\ntc = t.cuda\ntc.set_device(1)\n").as_deref(),
             Some("torch.cuda.set_device")
         );
         assert_eq!(

@@ -9,7 +9,9 @@ use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, 
 
 use super::flow::Scope;
 use super::{range, FactVisitor, MultiKind};
-use crate::knowledge::python::{INDEX_CALLS, INDEX_KEYWORDS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS};
+use crate::knowledge::python::{
+    INDEX_CALLS, INDEX_KEYWORDS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
+};
 
 /// A literal device index that reaches a sink.
 #[derive(Debug, Clone)]

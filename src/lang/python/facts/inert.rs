@@ -102,7 +102,13 @@ fn is_pattern_call(func: &Expr) -> bool {
     };
     matches!(
         name,
-        "match" | "fullmatch" | "search" | "compile" | "findall" | "fnmatch" | "startswith"
+        "match"
+            | "fullmatch"
+            | "search"
+            | "compile"
+            | "findall"
+            | "fnmatch"
+            | "startswith"
             | "endswith"
     )
 }
