@@ -134,6 +134,7 @@ impl Engine {
             Language::Python => self.python.as_ref(),
             Language::Rust => self.rust.as_ref(),
         };
+        outcome.evidence = support.evidence(&entry.rel);
         let in_phase = outcome.phase.is_some();
         // Like ripgrep: a file without a GPU word is never decoded nor parsed.
         if !in_phase

@@ -162,3 +162,82 @@ fn gpu_reach_follows_the_functions_a_program_uses() {
         assert_eq!(status[program], "no_gpu_code", "{program}: {status:?}");
     }
 }
+
+/// A module an application loads by name — `importlib.import_module(f"plugins.{name}")` over a
+/// folder with no `__init__.py`, or the `extensions/*/script.py` files a web UI scans and
+/// executes — runs in the application's process: library code, never a program of its own (no
+/// header in it); the application carries the header. `scan --format json` says for each file
+/// why it is a program or a library.
+#[test]
+fn a_module_loaded_by_name_is_library_code_of_its_loader() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(
+        root,
+        "app.py",
+        "import importlib\nimport os\n\n\ndef load_plugins():\n    for name in os.listdir(\"plugins\"):\n        if name.endswith(\".py\"):\n            importlib.import_module(f\"plugins.{name[:-3]}\").run()\n\n\nif __name__ == \"__main__\":\n    load_plugins()\n",
+    );
+    write(
+        root,
+        "plugins/echo.py",
+        "import torch\n\n\ndef run():\n    return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "webui.py",
+        "import glob\nimport importlib.util\n\n\ndef load_extensions():\n    for path in glob.glob(\"extensions/*/script.py\"):\n        spec = importlib.util.spec_from_file_location(\"ext\", path)\n        module = importlib.util.module_from_spec(spec)\n        spec.loader.exec_module(module)\n        module.setup()\n\n\nif __name__ == \"__main__\":\n    load_extensions()\n",
+    );
+    write(
+        root,
+        "extensions/tts/script.py",
+        "import torch\n\nmodel = None\n\n\ndef setup():\n    global model\n    model = torch.nn.Linear(2, 2).cuda()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["evidence"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(evidence("app.py").starts_with("program"), "{}", out.stdout);
+    assert!(
+        evidence("plugins/echo.py").starts_with("library")
+            && evidence("plugins/echo.py").contains("app.py"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        evidence("extensions/tts/script.py").starts_with("library")
+            && evidence("extensions/tts/script.py").contains("webui.py"),
+        "{}",
+        out.stdout
+    );
+    let fix = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache"]));
+    let has_header = |rel: &str| {
+        std::fs::read_to_string(root.join(rel))
+            .unwrap()
+            .contains("CUDA_VISIBLE_DEVICES")
+    };
+    for program in ["app.py", "webui.py"] {
+        assert!(
+            has_header(program),
+            "{program}: {}{}",
+            fix.stdout,
+            fix.stderr
+        );
+    }
+    for plugin in ["plugins/echo.py", "extensions/tts/script.py"] {
+        assert!(
+            !has_header(plugin),
+            "{plugin}: {}{}",
+            fix.stdout,
+            fix.stderr
+        );
+    }
+}

@@ -66,6 +66,56 @@ pub enum Role {
     },
 }
 
+impl Role {
+    /// Why the file is what it is, for the outputs (`evidence` in JSON).
+    pub fn evidence(&self) -> String {
+        let listed = |names: &[String], count: usize| {
+            let mut shown = names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if count > names.len() {
+                shown.push_str(&format!(" and {} more", count - names.len()));
+            }
+            shown
+        };
+        match self {
+            Role::Program { why, gpu } => format!(
+                "program: {}; {}",
+                why.describe(),
+                if *gpu {
+                    "its process reaches GPU code"
+                } else {
+                    "its process reaches no GPU code"
+                }
+            ),
+            Role::Library { programs, count: 0 } if !programs.is_empty() => {
+                format!("library: embedded by the Rust program of `{}`", programs[0])
+            }
+            Role::Library { count: 0, .. } => {
+                "library: no program of this tree imports or loads it".into()
+            }
+            Role::Library { programs, count } => format!(
+                "library: runs in the process of {} (imported, or loaded by name)",
+                listed(programs, *count)
+            ),
+            Role::Both { why, importers, .. } => format!(
+                "program and library: {}, and {}",
+                why.describe(),
+                if importers.is_empty() {
+                    "a module of an installable package".to_string()
+                } else {
+                    format!(
+                        "imported or loaded by {}",
+                        listed(importers, importers.len())
+                    )
+                }
+            ),
+        }
+    }
+}
+
 /// One Python file, as the index sees it.
 #[derive(Debug, Default)]
 struct PyFile {
@@ -341,7 +391,7 @@ fn parse_facts(
         main_refs,
         own,
         imports: imports.0,
-        dynamic_prefixes: dynamic.0,
+        dynamic_prefixes: dynamic.entries(),
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -541,22 +591,120 @@ impl<'a> StatementVisitor<'a> for Imports {
     }
 }
 
-/// Modules loaded by name at run time: `importlib.import_module("pkg.mod")` (the module) and
-/// `importlib.import_module(f"pkg.models.{name}")` (every module under the prefix).
+/// Modules loaded by name at run time: `importlib.import_module("pkg.mod")` (the module),
+/// `importlib.import_module(f"pkg.models.{name}")` (every module under the prefix, also written
+/// `"pkg.models." + name` or `"pkg.models.{}".format(name)`), and the folders a file scans
+/// (`os.listdir("plugins")`, `glob.glob("extensions/*/script.py")`) when it also loads code by
+/// name or path (`import_module`, `spec_from_file_location`, `exec_module`, `run_path`): every
+/// file under such a folder (`dir:` entries, relative to the file's directory or the root).
 #[derive(Default)]
-struct DynamicImports(Vec<String>);
+struct DynamicImports {
+    loaded: Vec<String>,
+    scanned: Vec<String>,
+    loads_code: bool,
+}
+
+impl DynamicImports {
+    fn entries(mut self) -> Vec<String> {
+        if self.loads_code {
+            self.loaded
+                .extend(self.scanned.into_iter().map(|d| format!("dir:{d}")));
+        }
+        self.loaded.sort();
+        self.loaded.dedup();
+        self.loaded
+    }
+}
+
+/// The literal folder a scan names: the string literals of its argument (and receiver, for
+/// `Path("plugins").glob(…)`), joined, up to the first wildcard.
+fn scanned_folder(call: &ruff_python_ast::ExprCall) -> Option<String> {
+    #[derive(Default)]
+    struct Literals(Vec<String>);
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Literals {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::StringLiteral(s) = expr {
+                self.0.push(s.value.to_str().to_string());
+            }
+            ruff_python_ast::visitor::walk_expr(self, expr);
+        }
+    }
+    let mut lits = Literals::default();
+    if let Expr::Attribute(a) = call.func.as_ref() {
+        ruff_python_ast::visitor::Visitor::visit_expr(&mut lits, &a.value);
+    }
+    if let Some(first) = call.arguments.args.first() {
+        ruff_python_ast::visitor::Visitor::visit_expr(&mut lits, first);
+    }
+    let mut parts = Vec::new();
+    'outer: for lit in &lits.0 {
+        for part in lit.split('/') {
+            if part.contains(['*', '?', '[']) {
+                break 'outer;
+            }
+            if !part.is_empty() && part != "." {
+                parts.push(part.to_string());
+            }
+        }
+    }
+    // A file name (`x.py`) is no folder.
+    if parts.last().is_some_and(|p| p.contains('.')) {
+        parts.pop();
+    }
+    (!parts.is_empty() && parts.iter().all(|p| p != "..")).then(|| parts.join("/"))
+}
 
 impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
-            let loads = match call.func.as_ref() {
-                Expr::Attribute(a) => a.attr.as_str() == "import_module",
-                Expr::Name(n) => matches!(n.id.as_str(), "import_module" | "__import__"),
-                _ => false,
+            let callee = match call.func.as_ref() {
+                Expr::Attribute(a) => a.attr.as_str(),
+                Expr::Name(n) => n.id.as_str(),
+                _ => "",
             };
+            let loads = matches!(callee, "import_module" | "__import__");
+            if loads
+                || matches!(
+                    callee,
+                    "spec_from_file_location"
+                        | "exec_module"
+                        | "load_module"
+                        | "load_source"
+                        | "run_path"
+                        | "SourceFileLoader"
+                )
+            {
+                self.loads_code = true;
+            }
+            if matches!(
+                callee,
+                "listdir" | "scandir" | "walk" | "glob" | "iglob" | "rglob" | "iterdir"
+            ) {
+                self.scanned.extend(scanned_folder(call));
+            }
+            // `"pkg.models." + name`, `"pkg.models.{}".format(name)`.
+            let prefix = match call.arguments.args.first() {
+                Some(Expr::BinOp(b)) if loads => match b.left.as_ref() {
+                    Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                    _ => None,
+                },
+                Some(Expr::Call(c)) if loads => match c.func.as_ref() {
+                    Expr::Attribute(a) if a.attr.as_str() == "format" => match a.value.as_ref() {
+                        Expr::StringLiteral(s) => {
+                            s.value.to_str().split('{').next().map(str::to_string)
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(prefix) = prefix.filter(|p| p.ends_with('.') && p.len() > 1) {
+                self.loaded.push(prefix);
+            }
             match call.arguments.args.first() {
                 Some(Expr::StringLiteral(s)) if loads => {
-                    self.0.push(format!("={}", s.value.to_str()));
+                    self.loaded.push(format!("={}", s.value.to_str()));
                 }
                 Some(Expr::FString(f)) if loads => {
                     let prefix: String = f
@@ -575,7 +723,7 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                         })
                         .unwrap_or_default();
                     if prefix.ends_with('.') && prefix.len() > 1 {
-                        self.0.push(prefix);
+                        self.loaded.push(prefix);
                     }
                 }
                 _ => {}
@@ -967,11 +1115,37 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for dynamic in &f.dynamic_prefixes {
+            if let Some(folder) = dynamic.strip_prefix("dir:") {
+                // The files of a folder the module scans, next to it or at the root.
+                let here = dir_of(&f.rel);
+                let near = if here.is_empty() {
+                    folder.to_string()
+                } else {
+                    format!("{here}/{folder}")
+                };
+                all_of.extend(
+                    (0..files.len())
+                        .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder)),
+                );
+                continue;
+            }
             match dynamic.strip_prefix('=') {
                 Some(module) => all_of.extend(lookup(module, i)),
                 None => {
+                    // Under the prefix as a package names it, or through folders without an
+                    // `__init__.py` (`plugins/echo.py` is `plugins.echo` to an importer whose
+                    // `sys.path` holds the folder above).
                     let under_prefix = (0..files.len())
-                        .filter(|&j| files[j].module.starts_with(dynamic.as_str()))
+                        .filter(|&j| {
+                            let dotted = files[j]
+                                .rel
+                                .trim_end_matches(".py")
+                                .trim_end_matches("/__init__")
+                                .replace('/', ".");
+                            files[j].module.starts_with(dynamic.as_str())
+                                || dotted.starts_with(dynamic.as_str())
+                                || dotted.contains(&format!(".{dynamic}"))
+                        })
                         .collect();
                     all_of.extend(nearest(under_prefix, i));
                 }

@@ -210,6 +210,10 @@ impl LanguageSupport for Python {
         }
     }
 
+    fn evidence(&self, rel: &str) -> Option<String> {
+        self.index.get()?.role(rel).map(Role::evidence)
+    }
+
     fn note_hosted(&self, hosted: Vec<(String, String)>) {
         let _ = self.hosted.set(hosted);
     }
