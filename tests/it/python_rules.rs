@@ -1000,3 +1000,26 @@ fn a_noqa_marker_goes_after_the_comments_tools_read_first() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "1", "{text}");
 }
+
+/// From the trial (insanely-fast-whisper's CLI): `device=f"cuda:{args.device_id}"` is a CUDA
+/// device whatever the option's value: the program is GPU code and gets the header.
+#[test]
+fn a_cuda_f_string_is_cuda_use_whatever_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "cli.py",
+        "import argparse\n\nfrom transformers import pipeline\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"--device-id\", default=\"0\")\nargs = parser.parse_args()\npipe = pipeline(\"automatic-speech-recognition\", device=\"mps\" if args.device_id == \"mps\" else f\"cuda:{args.device_id}\")\n",
+    );
+    common::write(
+        root,
+        "log.py",
+        "import logging\n\ni = 1\nlogging.info(f\"cuda:{i} is busy\")\n",
+    );
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["cli.py"], "non_compliant", "{}", out.stdout);
+    assert_eq!(status["log.py"], "no_gpu_code", "{}", out.stdout);
+}

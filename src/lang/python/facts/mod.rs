@@ -696,6 +696,23 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                     self.facts.cpu_path = Some(range(expr));
                 }
             }
+            // `f"cuda:{args.device_id}"`: a CUDA device whatever the index.
+            Expr::FString(f) => {
+                let first = f.value.iter().find_map(|part| match part {
+                    ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
+                    ruff_python_ast::FStringPart::FString(fs) => match fs.elements.iter().next() {
+                        Some(ruff_python_ast::InterpolatedStringElement::Literal(l)) => {
+                            Some(l.value.to_string())
+                        }
+                        _ => None,
+                    },
+                });
+                if first.is_some_and(|t| t.starts_with("cuda:"))
+                    && !inert::within(&self.inert, &range(expr))
+                {
+                    self.cuda_at(range(expr).start);
+                }
+            }
             Expr::Compare(cmp) => {
                 self.compare(expr);
                 // `x.device.type == "cuda"` asks, it does not use: a string operand of a
