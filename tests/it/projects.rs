@@ -241,3 +241,78 @@ fn a_module_loaded_by_name_is_library_code_of_its_loader() {
         );
     }
 }
+
+/// A module imported inside a function runs only when that function does: a CLI client that
+/// names a package's client class (exported lazily by the package's `__getattr__`, RealtimeSTT's
+/// pattern) does not run the package's GPU recorder module.
+#[test]
+fn a_module_imported_in_a_function_runs_when_the_function_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "def __getattr__(name):\n    if name == \"Client\":\n        from .client import Client\n\n        return Client\n    if name == \"Recorder\":\n        from .recorder import Recorder\n\n        return Recorder\n    raise AttributeError(name)\n");
+    write(
+        root,
+        "pkg/client.py",
+        "import json\n\n\nclass Client:\n    def send(self, x):\n        return json.dumps(x)\n",
+    );
+    write(
+        root,
+        "pkg/recorder.py",
+        "import torch\n\nMODEL = torch.nn.Linear(2, 2).cuda()\n\n\nclass Recorder:\n    pass\n",
+    );
+    write(root, "lazy.py", "def later():\n    import pkg.recorder\n\n    return pkg.recorder.Recorder()\n\n\ndef now():\n    return 1\n");
+    let main = |body: &str| format!("{body}\n\nif __name__ == \"__main__\":\n    main()\n");
+    write(
+        root,
+        "cli_client.py",
+        &main("from pkg import Client\n\n\ndef main():\n    print(Client().send(1))"),
+    );
+    write(
+        root,
+        "record.py",
+        &main("from pkg import Recorder\n\n\ndef main():\n    Recorder()"),
+    );
+    write(
+        root,
+        "quick.py",
+        &main("from lazy import now\n\n\ndef main():\n    print(now())"),
+    );
+    write(
+        root,
+        "slow.py",
+        &main("from lazy import later\n\n\ndef main():\n    later()"),
+    );
+    let status = status_of(root);
+    for program in ["record.py", "slow.py"] {
+        assert_eq!(status[program], "non_compliant", "{program}: {status:?}");
+    }
+    for program in ["cli_client.py", "quick.py"] {
+        assert_eq!(status[program], "no_gpu_code", "{program}: {status:?}");
+    }
+}
+
+/// From the trial (whisper-ctranslate2): a leftover module with relative imports that nothing
+/// imports is no script (`python live_old.py` fails on its first import): no header.
+#[test]
+fn a_file_with_relative_imports_is_no_standalone_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "app/transcribe.py",
+        "import torch\n\nMODEL = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "app/live_old.py",
+        "from .transcribe import MODEL\n\nprint(MODEL)\n",
+    );
+    write(
+        root,
+        "app/live.py",
+        "from .transcribe import MODEL\n\nif __name__ == \"__main__\":\n    print(MODEL)\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["app/live.py"], "non_compliant", "{status:?}");
+    assert_ne!(status["app/live_old.py"], "non_compliant", "{status:?}");
+}

@@ -160,6 +160,9 @@ struct Unit {
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RawImport {
+    /// The top-level function or class it sits in (`None`: it runs at import): such an
+    /// import runs only when that code does.
+    unit: Option<String>,
     level: u32,
     module: Option<String>,
     names: Vec<String>,
@@ -323,7 +326,17 @@ fn parse_facts(
     let parsed = ruff_python_parser::parse_module(&text).ok()?;
     let body = &parsed.syntax().body;
     let mut imports = Imports::default();
-    imports.visit_body(body);
+    for stmt in body {
+        // Which top-level function or class an import runs in (`None`: at import).
+        imports.unit = match stmt {
+            Stmt::FunctionDef(d) => Some(d.name.to_string()),
+            Stmt::ClassDef(c) => Some(c.name.to_string()),
+            // Runs only when the file is the program.
+            _ if is_main_guard(stmt) => Some("__main__".to_string()),
+            _ => None,
+        };
+        imports.visit_stmt(stmt);
+    }
     let mut dynamic = DynamicImports::default();
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
@@ -390,7 +403,7 @@ fn parse_facts(
         import_refs,
         main_refs,
         own,
-        imports: imports.0,
+        imports: imports.found,
         dynamic_prefixes: dynamic.entries(),
         main_guard: body.iter().any(is_main_guard),
         gpu,
@@ -550,7 +563,10 @@ fn is_main_guard(stmt: &Stmt) -> bool {
 
 /// Every import that can run (not under `if TYPE_CHECKING:`), at any depth.
 #[derive(Default)]
-struct Imports(Vec<RawImport>);
+struct Imports {
+    found: Vec<RawImport>,
+    unit: Option<String>,
+}
 
 impl<'a> StatementVisitor<'a> for Imports {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
@@ -563,7 +579,8 @@ impl<'a> StatementVisitor<'a> for Imports {
                         None if !alias.name.contains('.') => alias.name.to_string(),
                         None => String::new(),
                     };
-                    self.0.push(RawImport {
+                    self.found.push(RawImport {
+                        unit: self.unit.clone(),
                         level: 0,
                         module: Some(alias.name.to_string()),
                         names: Vec::new(),
@@ -571,7 +588,8 @@ impl<'a> StatementVisitor<'a> for Imports {
                     });
                 }
             }
-            Stmt::ImportFrom(f) => self.0.push(RawImport {
+            Stmt::ImportFrom(f) => self.found.push(RawImport {
+                unit: self.unit.clone(),
                 level: f.level,
                 module: f.module.as_ref().map(|m| m.to_string()),
                 names: f.names.iter().map(|a| a.name.to_string()).collect(),
@@ -1086,6 +1104,9 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
     // and conftests); the others run the functions the importer's running code names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     let mut whole: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    // Each import's modules, with the top-level function or class it runs in.
+    type Targets = Vec<(Option<String>, Vec<usize>)>;
+    let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
         let mut targets = Vec::new();
         let mut all_of = Vec::new();
@@ -1109,9 +1130,12 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                     });
                 }
             }
+            let mut these = Vec::new();
             for name in names {
-                targets.extend(lookup(&name, i));
+                these.extend(lookup(&name, i));
             }
+            targets.extend(these.iter().copied());
+            import_targets[i].push((imp.unit.clone(), these));
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for dynamic in &f.dynamic_prefixes {
@@ -1169,6 +1193,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
     let reach = Reach {
         files: &files,
         whole: &whole,
+        imports: &import_targets,
         lookup: &lookup,
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
@@ -1215,7 +1240,12 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             top_conftest[i].is_none().then_some(EntryWhy::Test)
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
-        } else if !f.in_package && importers[i].is_empty() {
+        } else if !f.in_package
+            && importers[i].is_empty()
+            && !f.imports.iter().any(|imp| imp.level > 0)
+        {
+            // A file with relative imports runs only as a module of its package
+            // (`python -m pkg.mod`, which a `__main__` block says): never as a script.
             Some(EntryWhy::Standalone)
         } else {
             None
@@ -1226,7 +1256,6 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
     // many programs run it and the first three (in path order), which is all its role says.
     let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
     let mut reaches_gpu = vec![false; files.len()];
-    let mut reached = Vec::new();
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -1236,9 +1265,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         }
         queue.push_back(e);
         seen[e] = e + 1;
-        reached.clear();
         while let Some(i) = queue.pop_front() {
-            reached.push(i);
             if i != e {
                 let (count, first) = &mut programs_of[i];
                 *count += 1;
@@ -1252,7 +1279,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 }
             }
         }
-        reaches_gpu[e] = reach.gpu(e, &reached);
+        reaches_gpu[e] = reach.gpu(e);
     }
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
@@ -1311,43 +1338,57 @@ type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
 struct Reach<'r> {
     files: &'r [PyFile],
     whole: &'r [Vec<usize>],
+    /// Each file's imports: the modules each names, and the function or class it runs in.
+    imports: &'r [Vec<(Option<String>, Vec<usize>)>],
     lookup: &'r Lookup<'r>,
 }
 
-/// Code that runs: a top-level function or class of a file, or a whole file.
+/// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Live {
+    Module(usize),
     Unit(usize, usize),
     Whole(usize),
 }
 
 impl Reach<'_> {
-    /// Whether the program of entry `e`, whose imports reach `reached` (`e` first), runs GPU
-    /// code.
-    fn gpu(&self, e: usize, reached: &[usize]) -> bool {
+    /// Whether the program of entry `e` runs GPU code: its whole file, the import-time code of
+    /// the modules imported by code that runs (at import, or in a function that runs), and the
+    /// functions and classes running code names.
+    fn gpu(&self, e: usize) -> bool {
         let files = self.files;
         let mut live: HashSet<Live> = HashSet::new();
         let mut work: Vec<(usize, &str)> = Vec::new();
         let mut pending: Vec<Live> = vec![Live::Whole(e)];
-        for &j in reached.iter().filter(|&&j| j != e) {
-            if files[j].gpu_at_import {
-                return true;
+        let imported = |j: usize, unit: Option<&str>, all: bool, out: &mut Vec<Live>| {
+            for (at, targets) in &self.imports[j] {
+                if all || at.as_deref() == unit {
+                    out.extend(targets.iter().map(|&t| Live::Module(t)));
+                }
             }
-            work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str())));
-            pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
-        }
+        };
         loop {
             while let Some(next) = pending.pop() {
                 if !live.insert(next) {
                     continue;
                 }
                 match next {
+                    Live::Module(j) => {
+                        if files[j].gpu_at_import {
+                            return true;
+                        }
+                        work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str())));
+                        imported(j, None, false, &mut pending);
+                        pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+                    }
                     Live::Unit(j, u) => {
                         let unit = &files[j].units[u];
                         if unit.gpu {
                             return true;
                         }
                         work.extend(unit.refs.iter().map(|r| (j, r.as_str())));
+                        pending.push(Live::Module(j));
+                        imported(j, Some(&unit.name), false, &mut pending);
                     }
                     Live::Whole(j) => {
                         let f = &files[j];
@@ -1357,6 +1398,7 @@ impl Reach<'_> {
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());
                         let refs = refs.chain(&f.import_refs).chain(&f.main_refs);
                         work.extend(refs.map(|r| (j, r.as_str())));
+                        imported(j, None, true, &mut pending);
                         pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
                     }
                 }
