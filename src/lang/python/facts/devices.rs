@@ -52,6 +52,10 @@ enum Accepts {
     IndexList,
 }
 
+/// A keyword of a call (written, or held by a dict splatted into it): its name, its value, and
+/// the dict's name and load when it came through one.
+type Keyword<'s> = (&'s str, &'s Expr, Option<(String, Range<usize>)>);
+
 /// A literal reached by flow.
 #[derive(Debug, Clone)]
 struct Origin {
@@ -163,7 +167,7 @@ impl<'s> FactVisitor<'s> {
         let parallel = name.ends_with("DataParallel");
         // The keywords as written, and those a dict splatted into the call holds
         // (`Llama(**params)` with `params = {"main_gpu": 1}`), with the dict's name on the way.
-        let mut keywords: Vec<(&'s str, &'s Expr, Option<(String, Range<usize>)>)> = Vec::new();
+        let mut keywords: Vec<Keyword<'s>> = Vec::new();
         for k in &call.arguments.keywords {
             match &k.arg {
                 Some(arg) => keywords.push((arg.as_str(), &k.value, None)),
@@ -459,7 +463,7 @@ impl<'s> FactVisitor<'s> {
         expr: &'s Expr,
         through: Option<(String, Range<usize>)>,
         depth: usize,
-        out: &mut Vec<(&'s str, &'s Expr, Option<(String, Range<usize>)>)>,
+        out: &mut Vec<Keyword<'s>>,
     ) {
         if depth > 3 {
             return;
