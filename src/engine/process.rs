@@ -134,6 +134,7 @@ impl Engine {
             Language::Python => self.python.as_ref(),
             Language::Rust => self.rust.as_ref(),
         };
+        outcome.evidence = support.evidence(&entry.rel);
         let in_phase = outcome.phase.is_some();
         // Like ripgrep: a file without a GPU word is never decoded nor parsed.
         if !in_phase
@@ -430,7 +431,7 @@ impl Engine {
         }
         let new = apply(old, before.edits()).map_err(|e| Refusal::Internal(e.to_string()))?;
         // A suppressed finding's fix was left out on purpose: the rewrite may still have it.
-        let problems: Vec<String> = support
+        let mut problems: Vec<String> = support
             .verify(info, old, &new, before)
             .into_iter()
             .filter(|p| {
@@ -439,6 +440,13 @@ impl Engine {
                     .any(|code| p.starts_with(&format!("{code} still present")))
             })
             .collect();
+        // A rewrite that wraps code (an async `main` made sync) nests it deeper: one the tool
+        // would refuse to read is never written.
+        if let Some(language) = crate::fs::walk::language_of(info.path) {
+            if let Err(e) = crate::lang::nesting::check(language, &new) {
+                problems.push(format!("the rewrite nests too deep to be read back ({e})"));
+            }
+        }
         if problems.is_empty() {
             Ok(new)
         } else {

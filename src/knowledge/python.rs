@@ -133,6 +133,10 @@ pub const INDEX_KEYWORDS: &[&str] = &[
     "output_device",
 ];
 
+/// Keywords of GPU frameworks that put work on a GPU unless they are `0` (llama.cpp's
+/// `n_gpu_layers=-1` offloads every layer): such a call is CUDA use.
+pub const OFFLOAD_KEYWORDS: &[&str] = &["n_gpu_layers", "gpu_layers", "num_gpu_layers"];
+
 /// Calls that start a child process and take its env as `env=`.
 pub const CHILD_ENV_CALLS: &[&str] = &[
     "subprocess.run",

@@ -103,6 +103,10 @@ pub trait LanguageSupport: Sync {
     fn starts_gpu_program(&self, _rel: &str) -> bool {
         false
     }
+    /// Why the file is a program or a library of the tree, for the outputs.
+    fn evidence(&self, _rel: &str) -> Option<String> {
+        None
+    }
     /// Why this file gets no GPU check of its own, if it gets none.
     fn gpu_skip_reason(&self, _source: &str) -> Option<String> {
         None

@@ -121,6 +121,10 @@ pub struct FileOutcome {
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Why the file is a program (what starts it) or a library (what runs it), from the
+    /// project index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
     pub cpu_check: Option<CpuCheck>,
     pub gpu_check: Option<GpuCheck>,
     /// Findings a human closed (`noqa`, baseline, `per-file-ignores`): not reported, counted.
@@ -154,6 +158,7 @@ impl FileOutcome {
             findings: Vec::new(),
             error: None,
             reason: None,
+            evidence: None,
             cpu_check: None,
             gpu_check: None,
             content_hash: None,

@@ -87,3 +87,232 @@ fn targets_and_modules_outside_their_package_directory_are_part_of_the_program()
         out.stdout
     );
 }
+
+/// GPU reach follows code that runs: a module's import-time code runs in every program that
+/// imports it, its functions only in the programs that use them (directly, through a class,
+/// through another module's function). A downloader that imports the helper's config reader is
+/// no GPU program because the same helper loads a model on the GPU in another function.
+#[test]
+fn gpu_reach_follows_the_functions_a_program_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "helper.py",
+        "import json\n\n\ndef load_model():\n    import torch\n\n    return torch.nn.Linear(2, 2).cuda()\n\n\nclass Speaker:\n    def speak(self):\n        import whisper\n\n        return whisper.load_model(\"base\")\n\n\ndef read_config(path):\n    with open(path) as f:\n        return json.load(f)\n",
+    );
+    write(
+        root,
+        "pipeline.py",
+        "from helper import load_model, read_config\n\n\ndef run():\n    return load_model()\n\n\ndef settings():\n    return read_config(\"c.json\")\n",
+    );
+    write(
+        root,
+        "gpu_at_import.py",
+        "import torch\n\nMODEL = torch.zeros(1).cuda()\n\n\ndef name():\n    return \"m\"\n",
+    );
+    let main = |body: &str| format!("{body}\n\nif __name__ == \"__main__\":\n    main()\n");
+    write(
+        root,
+        "download.py",
+        &main(
+            "from helper import read_config\n\n\ndef main():\n    print(read_config(\"c.json\"))",
+        ),
+    );
+    write(
+        root,
+        "train.py",
+        &main("from helper import load_model\n\n\ndef main():\n    load_model()"),
+    );
+    write(
+        root,
+        "cli.py",
+        &main("import helper\n\n\ndef main():\n    helper.load_model()"),
+    );
+    write(
+        root,
+        "api.py",
+        &main("import helper\n\n\ndef main():\n    print(helper.read_config(\"c.json\"))"),
+    );
+    write(
+        root,
+        "talk.py",
+        &main("from helper import Speaker\n\n\ndef main():\n    Speaker().speak()"),
+    );
+    write(
+        root,
+        "batch.py",
+        &main("from pipeline import run\n\n\ndef main():\n    run()"),
+    );
+    write(
+        root,
+        "show.py",
+        &main("from pipeline import settings\n\n\ndef main():\n    print(settings())"),
+    );
+    write(
+        root,
+        "names.py",
+        &main("from gpu_at_import import name\n\n\ndef main():\n    print(name())"),
+    );
+    let status = status_of(root);
+    for program in ["train.py", "cli.py", "talk.py", "batch.py", "names.py"] {
+        assert_eq!(status[program], "non_compliant", "{program}: {status:?}");
+    }
+    for program in ["download.py", "api.py", "show.py"] {
+        assert_eq!(status[program], "no_gpu_code", "{program}: {status:?}");
+    }
+}
+
+/// A module an application loads by name — `importlib.import_module(f"plugins.{name}")` over a
+/// folder with no `__init__.py`, or the `extensions/*/script.py` files a web UI scans and
+/// executes — runs in the application's process: library code, never a program of its own (no
+/// header in it); the application carries the header. `scan --format json` says for each file
+/// why it is a program or a library.
+#[test]
+fn a_module_loaded_by_name_is_library_code_of_its_loader() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(
+        root,
+        "app.py",
+        "import importlib\nimport os\n\n\ndef load_plugins():\n    for name in os.listdir(\"plugins\"):\n        if name.endswith(\".py\"):\n            importlib.import_module(f\"plugins.{name[:-3]}\").run()\n\n\nif __name__ == \"__main__\":\n    load_plugins()\n",
+    );
+    write(
+        root,
+        "plugins/echo.py",
+        "import torch\n\n\ndef run():\n    return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "webui.py",
+        "import glob\nimport importlib.util\n\n\ndef load_extensions():\n    for path in glob.glob(\"extensions/*/script.py\"):\n        spec = importlib.util.spec_from_file_location(\"ext\", path)\n        module = importlib.util.module_from_spec(spec)\n        spec.loader.exec_module(module)\n        module.setup()\n\n\nif __name__ == \"__main__\":\n    load_extensions()\n",
+    );
+    write(
+        root,
+        "extensions/tts/script.py",
+        "import torch\n\nmodel = None\n\n\ndef setup():\n    global model\n    model = torch.nn.Linear(2, 2).cuda()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["evidence"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(evidence("app.py").starts_with("program"), "{}", out.stdout);
+    assert!(
+        evidence("plugins/echo.py").starts_with("library")
+            && evidence("plugins/echo.py").contains("app.py"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        evidence("extensions/tts/script.py").starts_with("library")
+            && evidence("extensions/tts/script.py").contains("webui.py"),
+        "{}",
+        out.stdout
+    );
+    let fix = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache"]));
+    let has_header = |rel: &str| {
+        std::fs::read_to_string(root.join(rel))
+            .unwrap()
+            .contains("CUDA_VISIBLE_DEVICES")
+    };
+    for program in ["app.py", "webui.py"] {
+        assert!(
+            has_header(program),
+            "{program}: {}{}",
+            fix.stdout,
+            fix.stderr
+        );
+    }
+    for plugin in ["plugins/echo.py", "extensions/tts/script.py"] {
+        assert!(
+            !has_header(plugin),
+            "{plugin}: {}{}",
+            fix.stdout,
+            fix.stderr
+        );
+    }
+}
+
+/// A module imported inside a function runs only when that function does: a CLI client that
+/// names a package's client class (exported lazily by the package's `__getattr__`, RealtimeSTT's
+/// pattern) does not run the package's GPU recorder module.
+#[test]
+fn a_module_imported_in_a_function_runs_when_the_function_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "def __getattr__(name):\n    if name == \"Client\":\n        from .client import Client\n\n        return Client\n    if name == \"Recorder\":\n        from .recorder import Recorder\n\n        return Recorder\n    raise AttributeError(name)\n");
+    write(
+        root,
+        "pkg/client.py",
+        "import json\n\n\nclass Client:\n    def send(self, x):\n        return json.dumps(x)\n",
+    );
+    write(
+        root,
+        "pkg/recorder.py",
+        "import torch\n\nMODEL = torch.nn.Linear(2, 2).cuda()\n\n\nclass Recorder:\n    pass\n",
+    );
+    write(root, "lazy.py", "def later():\n    import pkg.recorder\n\n    return pkg.recorder.Recorder()\n\n\ndef now():\n    return 1\n");
+    let main = |body: &str| format!("{body}\n\nif __name__ == \"__main__\":\n    main()\n");
+    write(
+        root,
+        "cli_client.py",
+        &main("from pkg import Client\n\n\ndef main():\n    print(Client().send(1))"),
+    );
+    write(
+        root,
+        "record.py",
+        &main("from pkg import Recorder\n\n\ndef main():\n    Recorder()"),
+    );
+    write(
+        root,
+        "quick.py",
+        &main("from lazy import now\n\n\ndef main():\n    print(now())"),
+    );
+    write(
+        root,
+        "slow.py",
+        &main("from lazy import later\n\n\ndef main():\n    later()"),
+    );
+    let status = status_of(root);
+    for program in ["record.py", "slow.py"] {
+        assert_eq!(status[program], "non_compliant", "{program}: {status:?}");
+    }
+    for program in ["cli_client.py", "quick.py"] {
+        assert_eq!(status[program], "no_gpu_code", "{program}: {status:?}");
+    }
+}
+
+/// From the trial (whisper-ctranslate2): a leftover module with relative imports that nothing
+/// imports is no script (`python live_old.py` fails on its first import): no header.
+#[test]
+fn a_file_with_relative_imports_is_no_standalone_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "app/transcribe.py",
+        "import torch\n\nMODEL = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "app/live_old.py",
+        "from .transcribe import MODEL\n\nprint(MODEL)\n",
+    );
+    write(
+        root,
+        "app/live.py",
+        "from .transcribe import MODEL\n\nif __name__ == \"__main__\":\n    print(MODEL)\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["app/live.py"], "non_compliant", "{status:?}");
+    assert_ne!(status["app/live_old.py"], "non_compliant", "{status:?}");
+}

@@ -169,7 +169,8 @@ fn a_device_per_index_of_a_literal_range_is_multi_gpu() {
     // Loops and comprehensions over range(2): two cards where the policy allows one, a
     // violation left as written (it names the line and what to change).
     let src = "import torch\nmodels = [torch.nn.Linear(1, 1).to(f'cuda:{i}') for i in range(2)]\nfor k in range(0, 2):\n    torch.zeros(1, device=f'cuda:{k}')\n";
-    assert_eq!(codes(src), ["GH203", "GH203"]);
+    // The header is still missing (GH001, withheld while GH203 stands): no rule hides another.
+    assert_eq!(codes(src), ["GH001", "GH203", "GH203"]);
     // A policy that allows two cards: the same code stays inside them.
     let policy = Policy {
         visible_devices: "0,1".into(),
@@ -788,4 +789,237 @@ fn torch_distributed_is_per_rank_in_a_script_and_information_in_a_library() {
     assert!(info.contains(&"GH201"), "{info:?}");
     let script = "import torch\nimport torch.distributed as dist\n\nif __name__ == \"__main__\":\n    dist.init_process_group(\"nccl\")\n    x = torch.zeros(1).cuda()\n";
     assert!(codes(script).contains(&"GH204"), "{:?}", codes(script));
+}
+
+/// A mask taken from a command-line option (`-g 0`) lets whoever runs the program pick the
+/// card, the forbidden one included: its own violation (GH017) whatever else the file does. A
+/// file that also starts `torch.distributed` (GH204) still gets it, and its env findings too:
+/// one rule never hides another.
+#[test]
+fn a_mask_from_an_option_is_its_own_violation_whatever_else_the_file_does() {
+    let launcher = "import argparse\nimport os\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"-g\", \"--gpu\", default=\"0\")\nargs = parser.parse_args()\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = args.gpu\n\nimport torch\nimport torch.distributed as dist\n\n\ndef main():\n    dist.init_process_group(\"nccl\")\n    torch.nn.Linear(2, 2).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    let found = codes(launcher);
+    for code in ["GH017", "GH002", "GH204"] {
+        assert!(found.contains(&code), "{code} missing: {found:?}");
+    }
+    // Every way a program reads its command line: an option through a local name or a call,
+    // `sys.argv`, a namespace whose parser lives elsewhere, a write inside `main()`.
+    for write in [
+        "gpu = args.gpu\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = str(gpu)\n",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \",\".join(map(str, args.gpu))\n",
+        "os.environ.setdefault(\"CUDA_VISIBLE_DEVICES\", f\"{args.gpu}\")\n",
+        "os.environ.update({\"CUDA_VISIBLE_DEVICES\": args.gpu})\n",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = sys.argv[1]\n",
+    ] {
+        let src = format!("import argparse\nimport os\nimport sys\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"--gpu\")\nargs = parser.parse_args()\n{write}\nimport torch\n\ntorch.zeros(1).cuda()\n");
+        assert!(codes(&src).contains(&"GH017"), "{src}\n{:?}", codes(&src));
+    }
+    let elsewhere = "import os\n\nfrom opts import get_parser\n\n\ndef main():\n    opt = get_parser().parse_args()\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = opt.gpu_ids\n    import torch\n    torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    assert!(
+        codes(elsewhere).contains(&"GH017"),
+        "{:?}",
+        codes(elsewhere)
+    );
+    // A value from elsewhere (the caller's env) is no option.
+    let inherited = "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = os.environ.get(\"GPU\", \"1\")\n\nimport torch\n\ntorch.zeros(1).cuda()\n";
+    assert!(
+        !codes(inherited).contains(&"GH017"),
+        "{:?}",
+        codes(inherited)
+    );
+    // Where the header replaces the write, the plan fixes it: the option no longer selects.
+    let plain = launcher
+        .replace("import torch.distributed as dist\n", "")
+        .replace("    dist.init_process_group(\"nccl\")\n", "");
+    let findings = analyze(&python(), &plain).findings().to_vec();
+    let own = findings
+        .iter()
+        .find(|f| f.rule.code == "GH017")
+        .expect("GH017");
+    assert!(own.fixable, "{own:?}");
+    let out = fixed(&plain);
+    assert!(!out.contains("= args.gpu"), "{out}");
+}
+
+/// `# noqa: GH204` (the launcher starts one process per allowed card) accepts that finding
+/// only: the mask the file takes from `-g` is still a violation, and a program without the
+/// header still needs it — the fix then writes it (the accepted finding no longer holds the
+/// plan back), replacing the mask from `-g` by the policy's.
+#[test]
+fn a_noqa_on_one_rule_silences_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "launch.py",
+        "import argparse\nimport os\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"-g\", default=\"0\")\nargs = parser.parse_args()\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = args.g\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\nif __name__ == \"__main__\":\n    dist.init_process_group(\"nccl\")\n    torch.zeros(1).cuda()\n",
+    );
+    common::write(
+        root,
+        "ddp.py",
+        "import os\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\n\ndef main():\n    torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))  # noqa: GH204\n    dist.init_process_group(\"nccl\")\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    let scan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&scan.stdout);
+    assert_eq!(status["launch.py"], "non_compliant", "{}", scan.stdout);
+    assert_eq!(status["ddp.py"], "non_compliant", "{}", scan.stdout);
+    assert!(scan.stdout.contains("\"GH017\""), "{}", scan.stdout);
+    let fix =
+        common::run(common::gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache"]));
+    let ddp = std::fs::read_to_string(root.join("ddp.py")).unwrap();
+    assert!(
+        ddp.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{}{}\n{ddp}",
+        fix.stdout,
+        fix.stderr
+    );
+    let launch = std::fs::read_to_string(root.join("launch.py")).unwrap();
+    assert!(
+        !launch.contains("= args.g\n") && launch.contains("= \"PCI_BUS_ID\""),
+        "{launch}"
+    );
+}
+
+/// A device string that only reaches output (a log message, an f-string printed), a
+/// comparison or a validator's list of accepted strings chooses no card: no finding, and alone
+/// it makes no GPU code.
+#[test]
+fn a_device_string_only_shown_or_compared_is_no_device_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "log_only.py",
+        "import logging\n\nlogger = logging.getLogger(__name__)\ndev = \"cuda:1\"\nlogger.info(\"on cuda:1\")\nlogger.info(\"using %s\", \"cuda:1\")\nlogger.info(f\"running on {dev}\")\nprint(f\"device cuda:1 is {dev}\")\n",
+    );
+    common::write(
+        root,
+        "compare_only.py",
+        "import sys\n\n\ndef check(dev):\n    if dev == \"cuda:1\":\n        print(\"second card\")\n    return dev in (\"cuda:0\", \"cuda:1\")\n\n\nif __name__ == \"__main__\":\n    check(sys.argv[1])\n",
+    );
+    common::write(
+        root,
+        "validator.py",
+        "import re\n\nACCEPTED = [\"cpu\", \"cuda\", \"cuda:0\", \"cuda:1\", \"mps\"]\nPATTERNS = [r\"^cuda:\\d+$\", \"cuda:1\"]\n\n\ndef valid(value):\n    return value in ACCEPTED or any(re.match(p, value) for p in PATTERNS)\n\n\nif __name__ == \"__main__\":\n    print(valid(\"x\"))\n",
+    );
+    // The same string reaching a device is a choice.
+    common::write(
+        root,
+        "uses.py",
+        "import torch\n\ndev = \"cuda:1\"\nprint(f\"on {dev}\")\nx = torch.zeros(1).to(dev)\n",
+    );
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    for file in ["log_only.py", "compare_only.py", "validator.py"] {
+        assert_eq!(status[file], "no_gpu_code", "{file}: {}", out.stdout);
+    }
+    assert_eq!(status["uses.py"], "non_compliant", "{}", out.stdout);
+    assert!(!out.stdout.contains("\"GH108\""), "{}", out.stdout);
+}
+
+/// A dict of parameters splatted into a GPU call holds its keywords: `main_gpu` there is a device
+/// index (remapped, unless the dict is also used for something else), `n_gpu_layers=-1` puts the
+/// model on a GPU (GPU code, the header is due).
+#[test]
+fn a_dict_splatted_into_a_gpu_call_chooses_its_device() {
+    let splat = "from llama_cpp import Llama\n\nparams = {\"model_path\": \"m.gguf\", \"main_gpu\": 1, \"n_gpu_layers\": -1}\nllm = Llama(**params)\n";
+    assert!(codes(splat).contains(&"GH104"), "{:?}", codes(splat));
+    let out = fixed(splat);
+    assert!(out.contains("\"main_gpu\": 0,"), "{out}");
+    let through_dict =
+        "from llama_cpp import Llama\n\nllm = Llama(**dict(model_path=\"m.gguf\", main_gpu=1))\n";
+    assert!(
+        fixed(through_dict).contains("main_gpu=0"),
+        "{}",
+        fixed(through_dict)
+    );
+    // The same dict written to a file: rewriting it would change that too.
+    let shared = "import json\n\nfrom llama_cpp import Llama\n\nparams = {\"model_path\": \"m.gguf\", \"main_gpu\": 1}\nllm = Llama(**params)\njson.dump(params, open(\"p.json\", \"w\"))\n";
+    assert!(codes(shared).contains(&"GH106"), "{:?}", codes(shared));
+    let offload =
+        "from llama_cpp import Llama\n\nllm = Llama(model_path=\"m.gguf\", n_gpu_layers=-1)\n";
+    assert!(codes(offload).contains(&"GH001"), "{:?}", codes(offload));
+}
+
+/// A list of device indices (ctranslate2's and faster-whisper's `device_index`, any index
+/// keyword) is several cards: more than the policy allows is GH203; one index is remapped.
+#[test]
+fn a_list_of_device_indices_is_several_cards() {
+    let two = "from faster_whisper import WhisperModel\n\nmodel = WhisperModel(\"small\", device=\"cuda\", device_index=[0, 1])\n";
+    assert!(codes(two).contains(&"GH203"), "{:?}", codes(two));
+    assert_eq!(fixed(two), two, "left as written while GH203 stands");
+    let one = "from faster_whisper import WhisperModel\n\nmodel = WhisperModel(\"small\", device=\"cuda\", device_index=[1])\n";
+    assert!(fixed(one).contains("device_index=[0]"), "{}", fixed(one));
+    let splat = "import ctranslate2\n\nopts = {\"device\": \"cuda\", \"device_index\": [0, 1]}\ntranslator = ctranslate2.Translator(\"m\", **opts)\n";
+    assert!(codes(splat).contains(&"GH203"), "{:?}", codes(splat));
+}
+
+/// `tc = torch.cuda` (or any name bound once to what an import binds) is `torch.cuda`.
+#[test]
+fn an_assigned_alias_of_torch_cuda_is_followed() {
+    let src = "import torch as t\n\ntc = t.cuda\ntc.set_device(1)\nx = t.zeros(1).cuda()\n";
+    assert!(codes(src).contains(&"GH102"), "{:?}", codes(src));
+    assert!(fixed(src).contains("tc.set_device(0)"), "{}", fixed(src));
+    // Bound twice: nothing is known of it.
+    let rebound = "import torch\n\ntc = torch.cuda\ntc = None\ntc.set_device(1)\n";
+    assert!(!codes(rebound).contains(&"GH102"), "{:?}", codes(rebound));
+}
+
+/// A `# noqa: E402` the fix adds to an import that already carries a comment goes after it:
+/// mypy reads `# type: ignore` only as the first comment of a line (CPython's
+/// `ast.parse(type_comments=True).type_ignores` sees it then), and a `# pragma`/`# fmt:` comment
+/// keeps its place too.
+#[test]
+fn a_noqa_marker_goes_after_the_comments_tools_read_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(root, "setup.cfg", "[flake8]\nmax-line-length = 120\n");
+    common::write(
+        root,
+        "m.py",
+        "import numpy as np  # type: ignore\nimport torch  # pragma: no cover\n\nx = torch.zeros(1).cuda(1)\nprint(np)\n",
+    );
+    let out = common::run(common::gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let text = std::fs::read_to_string(root.join("m.py")).unwrap();
+    assert!(
+        text.contains("import numpy as np  # type: ignore  # noqa: E402\n")
+            && text.contains("import torch  # pragma: no cover  # noqa: E402\n"),
+        "{text}"
+    );
+    let check = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import ast, sys; print(len(ast.parse(open(sys.argv[1]).read(), type_comments=True).type_ignores))",
+        ])
+        .arg(root.join("m.py"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "1", "{text}");
+}
+
+/// From the trial (insanely-fast-whisper's CLI): `device=f"cuda:{args.device_id}"` is a CUDA
+/// device whatever the option's value: the program is GPU code and gets the header.
+#[test]
+fn a_cuda_f_string_is_cuda_use_whatever_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "cli.py",
+        "import argparse\n\nfrom transformers import pipeline\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"--device-id\", default=\"0\")\nargs = parser.parse_args()\npipe = pipeline(\"automatic-speech-recognition\", device=\"mps\" if args.device_id == \"mps\" else f\"cuda:{args.device_id}\")\n",
+    );
+    common::write(
+        root,
+        "log.py",
+        "import logging\n\ni = 1\nlogging.info(f\"cuda:{i} is busy\")\n",
+    );
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["cli.py"], "non_compliant", "{}", out.stdout);
+    assert_eq!(status["log.py"], "no_gpu_code", "{}", out.stdout);
 }

@@ -326,11 +326,25 @@ const RUNS: &[(&str, &str, &[&str], Before)] = &[
     ("GH002", "train.py", &[], Before::NotChecked),
     ("GH005", "serve.py", &[], Before::UsesForbiddenCard),
     ("GH015", "infer.py", &[], Before::SyntaxError),
+    (
+        "GH017",
+        "transcribe.py",
+        &["-g", "0"],
+        Before::UsesForbiddenCard,
+    ),
     ("GH101", "embed.py", &[], Before::UsesForbiddenCard),
     ("GH102", "denoise.py", &[], Before::UsesForbiddenCard),
     ("GH102", "search.py", &[], Before::UsesForbiddenCard),
+    ("GH102", "pin.py", &[], Before::UsesForbiddenCard),
     ("GH103", "chat.py", &[], Before::UsesForbiddenCard),
+    (
+        "GH103",
+        "transcribe_list.py",
+        &[],
+        Before::UsesForbiddenCard,
+    ),
     ("GH104", "tts.py", &[], Before::UsesForbiddenCard),
+    ("GH104", "serve_llm.py", &[], Before::UsesForbiddenCard),
     ("GH109", "gpu_monitor.py", &[], Before::UsesForbiddenCard),
     ("GH201", "batch_infer.py", &[], Before::UsesForbiddenCard),
     ("GH302", "cli.py", &["gpu"], Before::NotChecked),
@@ -437,4 +451,26 @@ fn fixed_python_fixtures_run_on_the_target_card_only() {
         },
     );
     assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// A violation's message says what to change, never to mark it `# noqa`: the tool knows the
+/// line is wrong, and a `noqa` there would call the file accepted (findings for review, which
+/// the tool cannot settle, may say how to accept them).
+#[test]
+fn no_violation_advises_noqa() {
+    let mut advising = Vec::new();
+    for rule in gpu_homogenize::model::rules::all() {
+        let root_dir = copy_rule(rule.code);
+        let out = run(gh(root_dir.path()).args(["scan", "--no-cache", "--format", "json"]));
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        for file in doc["files"].as_array().unwrap() {
+            for f in file["findings"].as_array().unwrap() {
+                let message = f["message"].as_str().unwrap_or_default();
+                if f["severity"] == "violation" && message.contains("noqa") {
+                    advising.push(format!("{}: {} {message}", file["path"], f["rule"]));
+                }
+            }
+        }
+    }
+    assert!(advising.is_empty(), "{}", advising.join("\n"));
 }

@@ -72,11 +72,11 @@ fn is_multi_mask(e: &EnvEffect) -> bool {
             if v.split(',').filter(|p| !p.trim().is_empty()).count() > 1)
 }
 
-/// Left as written: CPU-only on purpose, or code that needs cards the policy does not allow
-/// (the header would break it further).
+/// Left as written: CPU-only on purpose, or a mask that lists several cards (GH203 on the
+/// write itself is the finding about the file's env). Multi-GPU *code* (GH203, GH204) hides
+/// nothing: the file's other findings stand beside it, and the plan waits while it is open.
 pub fn hands_off(facts: &Facts, eff: &Effective, policy: &Policy) -> bool {
     cpu_only(facts, eff)
-        || multi_gpu(facts, policy).iter().any(|m| m.violates)
         || eff
             .executed
             .iter()
@@ -116,7 +116,7 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
                 || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some();
             let (violates, rank, message) = match kind {
                 _ if per_rank && !facts.spawns_per_visible_gpu => (true, true, format!(
-                    "{what}: a launcher that starts more than {} process(es) gives a rank a card outside the policy (CUDA_VISIBLE_DEVICES='{mask}' leaves {}): launch one process per allowed card (`torchrun --nproc_per_node={allowed}`), then mark this line `# noqa: GH204` with that reason",
+                    "{what}: a launcher that starts more than {} process(es) gives a rank a card outside the policy (CUDA_VISIBLE_DEVICES='{mask}' leaves {}): launch one process per allowed card (`torchrun --nproc_per_node={allowed}`), or start one worker per visible GPU (`nprocs=torch.cuda.device_count()`)",
                     allowed, cards(allowed)
                 )),
                 MultiKind::Cards(n) if *n > allowed => (true, false, format!(
@@ -146,6 +146,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     for e in &facts.effects {
         special_effect(e, ctx.policy, &mut out);
     }
+    options_findings(facts, eff, ctx, cpu, &mut out);
     if !cpu {
         if ctx.in_scope && !ctx.is_init {
             env_findings(facts, eff, ctx.policy, &mut out);
@@ -200,6 +201,43 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     out.sort_by_key(|f| (f.range.start, f.rule.code));
     out.dedup_by(|a, b| a.rule.code == b.rule.code && a.range == b.range && a.message == b.message);
     out
+}
+
+/// A mask read from the command line (`-g 0`) is a choice of card the user makes, whatever
+/// else the file does: reported on its own. Where the header's plan replaces the write (it
+/// runs at import, in a file the header is for) the plan fixes it; a write in a function goes
+/// as GH006's does (unsafe); a file left as written keeps it, reported.
+fn options_findings(
+    facts: &Facts,
+    eff: &Effective,
+    ctx: &RuleContext,
+    hands_off: bool,
+    out: &mut Vec<Finding>,
+) {
+    let mask = &ctx.policy.visible_devices;
+    for (i, e) in facts.effects.iter().enumerate() {
+        let (Some(read), Some(EnvVar::VisibleDevices), false) = (&e.from_option, e.var(), e.child)
+        else {
+            continue;
+        };
+        let finding = Finding::new(
+            &MASK_FROM_OPTION,
+            e.at.clone(),
+            format!("CUDA_VISIBLE_DEVICES is taken from the command line (`{read}`): whoever runs the program picks the card, the forbidden one included; the policy's mask is '{mask}' (set by the header), so drop the option or make it choose among the policy's cards"),
+        );
+        out.push(if hands_off {
+            finding
+        } else if eff.executed.contains(&i) && ctx.in_scope && !ctx.is_init {
+            finding.fixed_by_plan()
+        } else if eff.untimed.contains(&i) {
+            match &e.removal {
+                Some(edits) => finding.with_edits(edits.clone()).unsafe_fix(),
+                None => finding,
+            }
+        } else {
+            finding
+        });
+    }
 }
 
 /// What an env effect does, for a message.

@@ -66,6 +66,56 @@ pub enum Role {
     },
 }
 
+impl Role {
+    /// Why the file is what it is, for the outputs (`evidence` in JSON).
+    pub fn evidence(&self) -> String {
+        let listed = |names: &[String], count: usize| {
+            let mut shown = names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if count > names.len() {
+                shown.push_str(&format!(" and {} more", count - names.len()));
+            }
+            shown
+        };
+        match self {
+            Role::Program { why, gpu } => format!(
+                "program: {}; {}",
+                why.describe(),
+                if *gpu {
+                    "its process reaches GPU code"
+                } else {
+                    "its process reaches no GPU code"
+                }
+            ),
+            Role::Library { programs, count: 0 } if !programs.is_empty() => {
+                format!("library: embedded by the Rust program of `{}`", programs[0])
+            }
+            Role::Library { count: 0, .. } => {
+                "library: no program of this tree imports or loads it".into()
+            }
+            Role::Library { programs, count } => format!(
+                "library: runs in the process of {} (imported, or loaded by name)",
+                listed(programs, *count)
+            ),
+            Role::Both { why, importers, .. } => format!(
+                "program and library: {}, and {}",
+                why.describe(),
+                if importers.is_empty() {
+                    "a module of an installable package".to_string()
+                } else {
+                    format!(
+                        "imported or loaded by {}",
+                        listed(importers, importers.len())
+                    )
+                }
+            ),
+        }
+    }
+}
+
 /// One Python file, as the index sees it.
 #[derive(Debug, Default)]
 struct PyFile {
@@ -88,10 +138,31 @@ struct PyFile {
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
+    /// The module's code that runs when it is imported (outside its top-level functions and
+    /// classes and its `__main__` block) touches a GPU.
+    gpu_at_import: bool,
+    /// Its top-level functions and classes.
+    units: Vec<Unit>,
+    /// The names its import-time code reads.
+    import_refs: Vec<String>,
+    /// The names its `__main__` block reads.
+    main_refs: Vec<String>,
+}
+
+/// A top-level function or class: whether its code touches a GPU, and the names it reads
+/// (`load`, `helper.load_model`), which make the functions they name run too.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Unit {
+    name: String,
+    gpu: bool,
+    refs: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct RawImport {
+    /// The top-level function or class it sits in (`None`: it runs at import): such an
+    /// import runs only when that code does.
+    unit: Option<String>,
     level: u32,
     module: Option<String>,
     names: Vec<String>,
@@ -196,6 +267,10 @@ struct PyFacts {
     constants: Vec<(String, DeviceConst)>,
     dynamic_prefixes: Vec<String>,
     tests: bool,
+    gpu_at_import: bool,
+    units: Vec<Unit>,
+    import_refs: Vec<String>,
+    main_refs: Vec<String>,
 }
 
 impl PyFile {
@@ -215,6 +290,10 @@ impl PyFile {
             constants: f.constants,
             dynamic_prefixes: f.dynamic_prefixes,
             tests: f.tests,
+            gpu_at_import: f.gpu_at_import,
+            units: f.units,
+            import_refs: f.import_refs,
+            main_refs: f.main_refs,
         }
     }
 }
@@ -247,16 +326,85 @@ fn parse_facts(
     let parsed = ruff_python_parser::parse_module(&text).ok()?;
     let body = &parsed.syntax().body;
     let mut imports = Imports::default();
-    imports.visit_body(body);
+    for stmt in body {
+        // Which top-level function or class an import runs in (`None`: at import).
+        imports.unit = match stmt {
+            Stmt::FunctionDef(d) => Some(d.name.to_string()),
+            Stmt::ClassDef(c) => Some(c.name.to_string()),
+            // Runs only when the file is the program.
+            _ if is_main_guard(stmt) => Some("__main__".to_string()),
+            _ => None,
+        };
+        imports.visit_stmt(stmt);
+    }
     let mut dynamic = DynamicImports::default();
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let gpu = maybe_gpu && crate::lang::python::touches_gpu(&text, body, own.as_deref());
+    let sites = if maybe_gpu {
+        crate::lang::python::gpu_sites(&text, body, own.as_deref())
+    } else {
+        Vec::new()
+    };
+    let gpu = !sites.is_empty();
+    // What runs at import, and each top-level function and class apart: a program reaches a
+    // function's GPU code only when it uses that function.
+    let mut units = Vec::new();
+    let mut import_refs = Vec::new();
+    let mut main_refs = Vec::new();
+    let mut gpu_at_import = false;
+    for stmt in body {
+        let r = stmt.range();
+        let touches = sites
+            .iter()
+            .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize());
+        // A function a decorator registers (`@app.route`, `@registry.register`) is called by
+        // whoever holds the registry: it runs as if the module named it at import.
+        let registered = |decorators: &[ruff_python_ast::Decorator]| {
+            decorators
+                .iter()
+                .any(|d| !is_plain_decorator(&d.expression))
+        };
+        match stmt {
+            Stmt::FunctionDef(d) => {
+                if registered(&d.decorator_list) {
+                    import_refs.push(d.name.to_string());
+                }
+                units.push(Unit {
+                    name: d.name.to_string(),
+                    gpu: touches,
+                    refs: refs_of(stmt),
+                })
+            }
+            Stmt::ClassDef(c) => {
+                if registered(&c.decorator_list) {
+                    import_refs.push(c.name.to_string());
+                }
+                units.push(Unit {
+                    name: c.name.to_string(),
+                    gpu: touches,
+                    refs: refs_of(stmt),
+                })
+            }
+            _ if is_main_guard(stmt) => main_refs.extend(refs_of(stmt)),
+            _ => {
+                gpu_at_import |= touches;
+                import_refs.extend(refs_of(stmt));
+            }
+        }
+    }
+    import_refs.sort();
+    import_refs.dedup();
+    main_refs.sort();
+    main_refs.dedup();
     let facts = PyFacts {
+        gpu_at_import,
+        units,
+        import_refs,
+        main_refs,
         own,
-        imports: imports.0,
-        dynamic_prefixes: dynamic.0,
+        imports: imports.found,
+        dynamic_prefixes: dynamic.entries(),
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -326,6 +474,80 @@ fn device_constants(text: &str, body: &[Stmt]) -> Vec<(String, DeviceConst)> {
     out
 }
 
+/// A decorator that only wraps what it decorates (`@dataclass`, `@lru_cache()`,
+/// `@torch.no_grad()`): the function still runs only when something calls it.
+fn is_plain_decorator(expr: &Expr) -> bool {
+    let callee = match expr {
+        Expr::Call(c) => c.func.as_ref(),
+        other => other,
+    };
+    let name = match callee {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    matches!(
+        name,
+        "dataclass"
+            | "property"
+            | "staticmethod"
+            | "classmethod"
+            | "cache"
+            | "lru_cache"
+            | "cached_property"
+            | "wraps"
+            | "no_grad"
+            | "inference_mode"
+            | "enable_grad"
+            | "jit"
+            | "njit"
+            | "overload"
+            | "abstractmethod"
+            | "total_ordering"
+            | "contextmanager"
+            | "asynccontextmanager"
+            | "singledispatch"
+            | "deprecated"
+    )
+}
+
+/// The names a statement reads: plain names and dotted chains rooted at a name
+/// (`helper.load_model`), each once, sorted.
+fn refs_of(stmt: &Stmt) -> Vec<String> {
+    #[derive(Default)]
+    struct Refs(HashSet<String>);
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Name(n) if n.ctx.is_load() => {
+                    self.0.insert(n.id.to_string());
+                }
+                Expr::Attribute(_) => {
+                    let mut parts = Vec::new();
+                    let mut at = expr;
+                    while let Expr::Attribute(a) = at {
+                        parts.push(a.attr.as_str());
+                        at = &a.value;
+                    }
+                    if let Expr::Name(n) = at {
+                        parts.push(n.id.as_str());
+                        parts.reverse();
+                        self.0.insert(parts.join("."));
+                    } else {
+                        self.visit_expr(at);
+                    }
+                }
+                _ => ruff_python_ast::visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut refs = Refs::default();
+    ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);
+    let mut out: Vec<String> = refs.0.into_iter().collect();
+    out.sort();
+    out
+}
+
 /// `if __name__ == "__main__":` at module level.
 fn is_main_guard(stmt: &Stmt) -> bool {
     let Stmt::If(s) = stmt else { return false };
@@ -341,7 +563,10 @@ fn is_main_guard(stmt: &Stmt) -> bool {
 
 /// Every import that can run (not under `if TYPE_CHECKING:`), at any depth.
 #[derive(Default)]
-struct Imports(Vec<RawImport>);
+struct Imports {
+    found: Vec<RawImport>,
+    unit: Option<String>,
+}
 
 impl<'a> StatementVisitor<'a> for Imports {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
@@ -354,7 +579,8 @@ impl<'a> StatementVisitor<'a> for Imports {
                         None if !alias.name.contains('.') => alias.name.to_string(),
                         None => String::new(),
                     };
-                    self.0.push(RawImport {
+                    self.found.push(RawImport {
+                        unit: self.unit.clone(),
                         level: 0,
                         module: Some(alias.name.to_string()),
                         names: Vec::new(),
@@ -362,7 +588,8 @@ impl<'a> StatementVisitor<'a> for Imports {
                     });
                 }
             }
-            Stmt::ImportFrom(f) => self.0.push(RawImport {
+            Stmt::ImportFrom(f) => self.found.push(RawImport {
+                unit: self.unit.clone(),
                 level: f.level,
                 module: f.module.as_ref().map(|m| m.to_string()),
                 names: f.names.iter().map(|a| a.name.to_string()).collect(),
@@ -382,22 +609,120 @@ impl<'a> StatementVisitor<'a> for Imports {
     }
 }
 
-/// Modules loaded by name at run time: `importlib.import_module("pkg.mod")` (the module) and
-/// `importlib.import_module(f"pkg.models.{name}")` (every module under the prefix).
+/// Modules loaded by name at run time: `importlib.import_module("pkg.mod")` (the module),
+/// `importlib.import_module(f"pkg.models.{name}")` (every module under the prefix, also written
+/// `"pkg.models." + name` or `"pkg.models.{}".format(name)`), and the folders a file scans
+/// (`os.listdir("plugins")`, `glob.glob("extensions/*/script.py")`) when it also loads code by
+/// name or path (`import_module`, `spec_from_file_location`, `exec_module`, `run_path`): every
+/// file under such a folder (`dir:` entries, relative to the file's directory or the root).
 #[derive(Default)]
-struct DynamicImports(Vec<String>);
+struct DynamicImports {
+    loaded: Vec<String>,
+    scanned: Vec<String>,
+    loads_code: bool,
+}
+
+impl DynamicImports {
+    fn entries(mut self) -> Vec<String> {
+        if self.loads_code {
+            self.loaded
+                .extend(self.scanned.into_iter().map(|d| format!("dir:{d}")));
+        }
+        self.loaded.sort();
+        self.loaded.dedup();
+        self.loaded
+    }
+}
+
+/// The literal folder a scan names: the string literals of its argument (and receiver, for
+/// `Path("plugins").glob(…)`), joined, up to the first wildcard.
+fn scanned_folder(call: &ruff_python_ast::ExprCall) -> Option<String> {
+    #[derive(Default)]
+    struct Literals(Vec<String>);
+    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Literals {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::StringLiteral(s) = expr {
+                self.0.push(s.value.to_str().to_string());
+            }
+            ruff_python_ast::visitor::walk_expr(self, expr);
+        }
+    }
+    let mut lits = Literals::default();
+    if let Expr::Attribute(a) = call.func.as_ref() {
+        ruff_python_ast::visitor::Visitor::visit_expr(&mut lits, &a.value);
+    }
+    if let Some(first) = call.arguments.args.first() {
+        ruff_python_ast::visitor::Visitor::visit_expr(&mut lits, first);
+    }
+    let mut parts = Vec::new();
+    'outer: for lit in &lits.0 {
+        for part in lit.split('/') {
+            if part.contains(['*', '?', '[']) {
+                break 'outer;
+            }
+            if !part.is_empty() && part != "." {
+                parts.push(part.to_string());
+            }
+        }
+    }
+    // A file name (`x.py`) is no folder.
+    if parts.last().is_some_and(|p| p.contains('.')) {
+        parts.pop();
+    }
+    (!parts.is_empty() && parts.iter().all(|p| p != "..")).then(|| parts.join("/"))
+}
 
 impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
-            let loads = match call.func.as_ref() {
-                Expr::Attribute(a) => a.attr.as_str() == "import_module",
-                Expr::Name(n) => matches!(n.id.as_str(), "import_module" | "__import__"),
-                _ => false,
+            let callee = match call.func.as_ref() {
+                Expr::Attribute(a) => a.attr.as_str(),
+                Expr::Name(n) => n.id.as_str(),
+                _ => "",
             };
+            let loads = matches!(callee, "import_module" | "__import__");
+            if loads
+                || matches!(
+                    callee,
+                    "spec_from_file_location"
+                        | "exec_module"
+                        | "load_module"
+                        | "load_source"
+                        | "run_path"
+                        | "SourceFileLoader"
+                )
+            {
+                self.loads_code = true;
+            }
+            if matches!(
+                callee,
+                "listdir" | "scandir" | "walk" | "glob" | "iglob" | "rglob" | "iterdir"
+            ) {
+                self.scanned.extend(scanned_folder(call));
+            }
+            // `"pkg.models." + name`, `"pkg.models.{}".format(name)`.
+            let prefix = match call.arguments.args.first() {
+                Some(Expr::BinOp(b)) if loads => match b.left.as_ref() {
+                    Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                    _ => None,
+                },
+                Some(Expr::Call(c)) if loads => match c.func.as_ref() {
+                    Expr::Attribute(a) if a.attr.as_str() == "format" => match a.value.as_ref() {
+                        Expr::StringLiteral(s) => {
+                            s.value.to_str().split('{').next().map(str::to_string)
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(prefix) = prefix.filter(|p| p.ends_with('.') && p.len() > 1) {
+                self.loaded.push(prefix);
+            }
             match call.arguments.args.first() {
                 Some(Expr::StringLiteral(s)) if loads => {
-                    self.0.push(format!("={}", s.value.to_str()));
+                    self.loaded.push(format!("={}", s.value.to_str()));
                 }
                 Some(Expr::FString(f)) if loads => {
                     let prefix: String = f
@@ -416,7 +741,7 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                         })
                         .unwrap_or_default();
                     if prefix.ends_with('.') && prefix.len() > 1 {
-                        self.0.push(prefix);
+                        self.loaded.push(prefix);
                     }
                 }
                 _ => {}
@@ -774,14 +1099,24 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             session[top].push(j);
         }
     }
-    // Edges: the modules an import names.
+    // Edges: the modules an import names. `whole`: those whose every function may run once
+    // the importer's code does (a `*` import, a module loaded by name, pytest's test files
+    // and conftests); the others run the functions the importer's running code names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    let mut whole: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    // Each import's modules, with the top-level function or class it runs in.
+    type Targets = Vec<(Option<String>, Vec<usize>)>;
+    let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
     for (i, f) in files.iter().enumerate() {
         let mut targets = Vec::new();
+        let mut all_of = Vec::new();
         for imp in &f.imports {
             let Some(base) = import_base(f, imp) else {
                 continue;
             };
+            if imp.names.iter().any(|n| n == "*") {
+                all_of.extend(lookup(&base, i));
+            }
             // The module named and the submodules named from it. The packages above run too,
             // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
             // following them would put every module of a package into every program.
@@ -795,32 +1130,72 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                     });
                 }
             }
+            let mut these = Vec::new();
             for name in names {
-                targets.extend(lookup(&name, i));
+                these.extend(lookup(&name, i));
             }
+            targets.extend(these.iter().copied());
+            import_targets[i].push((imp.unit.clone(), these));
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for dynamic in &f.dynamic_prefixes {
+            if let Some(folder) = dynamic.strip_prefix("dir:") {
+                // The files of a folder the module scans, next to it or at the root.
+                let here = dir_of(&f.rel);
+                let near = if here.is_empty() {
+                    folder.to_string()
+                } else {
+                    format!("{here}/{folder}")
+                };
+                all_of.extend(
+                    (0..files.len())
+                        .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder)),
+                );
+                continue;
+            }
             match dynamic.strip_prefix('=') {
-                Some(module) => targets.extend(lookup(module, i)),
+                Some(module) => all_of.extend(lookup(module, i)),
                 None => {
+                    // Under the prefix as a package names it, or through folders without an
+                    // `__init__.py` (`plugins/echo.py` is `plugins.echo` to an importer whose
+                    // `sys.path` holds the folder above).
                     let under_prefix = (0..files.len())
-                        .filter(|&j| files[j].module.starts_with(dynamic.as_str()))
+                        .filter(|&j| {
+                            let dotted = files[j]
+                                .rel
+                                .trim_end_matches(".py")
+                                .trim_end_matches("/__init__")
+                                .replace('/', ".");
+                            files[j].module.starts_with(dynamic.as_str())
+                                || dotted.starts_with(dynamic.as_str())
+                                || dotted.contains(&format!(".{dynamic}"))
+                        })
                         .collect();
-                    targets.extend(nearest(under_prefix, i));
+                    all_of.extend(nearest(under_prefix, i));
                 }
             }
         }
-        targets.extend(session[i].iter().copied());
+        all_of.extend(session[i].iter().copied());
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && f.rel.rsplit('/').next() != Some("conftest.py") {
-            targets.extend(conftests_above(&f.rel));
+            all_of.extend(conftests_above(&f.rel));
         }
+        all_of.retain(|&j| j != i);
+        all_of.sort_unstable();
+        all_of.dedup();
+        targets.extend(all_of.iter().copied());
         targets.retain(|&j| j != i);
         targets.sort_unstable();
         targets.dedup();
         edges[i] = targets;
+        whole[i] = all_of;
     }
+    let reach = Reach {
+        files: &files,
+        whole: &whole,
+        imports: &import_targets,
+        lookup: &lookup,
+    };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, targets) in edges.iter().enumerate() {
         for &j in targets {
@@ -865,7 +1240,12 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             top_conftest[i].is_none().then_some(EntryWhy::Test)
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
-        } else if !f.in_package && importers[i].is_empty() {
+        } else if !f.in_package
+            && importers[i].is_empty()
+            && !f.imports.iter().any(|imp| imp.level > 0)
+        {
+            // A file with relative imports runs only as a module of its package
+            // (`python -m pkg.mod`, which a `__main__` block says): never as a script.
             Some(EntryWhy::Standalone)
         } else {
             None
@@ -886,7 +1266,6 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         queue.push_back(e);
         seen[e] = e + 1;
         while let Some(i) = queue.pop_front() {
-            reaches_gpu[e] |= files[i].gpu;
             if i != e {
                 let (count, first) = &mut programs_of[i];
                 *count += 1;
@@ -900,6 +1279,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 }
             }
         }
+        reaches_gpu[e] = reach.gpu(e);
     }
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
@@ -950,6 +1330,157 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
 
 /// The files a module name imported by file `from` resolves to.
 type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
+
+/// What runs in a program's process: the import-time code of every module it imports, the
+/// entry point's whole file, and the functions and classes that running code names — through
+/// its imports (`from helper import load`, `helper.load()`, a re-export), in turn. A module
+/// loaded whole (a `*` import, by name, a test session) runs all of its functions.
+struct Reach<'r> {
+    files: &'r [PyFile],
+    whole: &'r [Vec<usize>],
+    /// Each file's imports: the modules each names, and the function or class it runs in.
+    imports: &'r [Vec<(Option<String>, Vec<usize>)>],
+    lookup: &'r Lookup<'r>,
+}
+
+/// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Live {
+    Module(usize),
+    Unit(usize, usize),
+    Whole(usize),
+}
+
+impl Reach<'_> {
+    /// Whether the program of entry `e` runs GPU code: its whole file, the import-time code of
+    /// the modules imported by code that runs (at import, or in a function that runs), and the
+    /// functions and classes running code names.
+    fn gpu(&self, e: usize) -> bool {
+        let files = self.files;
+        let mut live: HashSet<Live> = HashSet::new();
+        let mut work: Vec<(usize, &str)> = Vec::new();
+        let mut pending: Vec<Live> = vec![Live::Whole(e)];
+        let imported = |j: usize, unit: Option<&str>, all: bool, out: &mut Vec<Live>| {
+            for (at, targets) in &self.imports[j] {
+                if all || at.as_deref() == unit {
+                    out.extend(targets.iter().map(|&t| Live::Module(t)));
+                }
+            }
+        };
+        loop {
+            while let Some(next) = pending.pop() {
+                if !live.insert(next) {
+                    continue;
+                }
+                match next {
+                    Live::Module(j) => {
+                        if files[j].gpu_at_import {
+                            return true;
+                        }
+                        work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str())));
+                        imported(j, None, false, &mut pending);
+                        pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+                    }
+                    Live::Unit(j, u) => {
+                        let unit = &files[j].units[u];
+                        if unit.gpu {
+                            return true;
+                        }
+                        work.extend(unit.refs.iter().map(|r| (j, r.as_str())));
+                        pending.push(Live::Module(j));
+                        imported(j, Some(&unit.name), false, &mut pending);
+                    }
+                    Live::Whole(j) => {
+                        let f = &files[j];
+                        if f.gpu {
+                            return true;
+                        }
+                        let refs = f.units.iter().flat_map(|u| u.refs.iter());
+                        let refs = refs.chain(&f.import_refs).chain(&f.main_refs);
+                        work.extend(refs.map(|r| (j, r.as_str())));
+                        imported(j, None, true, &mut pending);
+                        pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+                    }
+                }
+            }
+            let Some((i, name)) = work.pop() else {
+                return false;
+            };
+            let parts: Vec<&str> = name.split('.').collect();
+            self.resolve(i, &parts, 0, &mut pending);
+        }
+    }
+
+    /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
+    /// module an import binds it to.
+    fn resolve(&self, i: usize, parts: &[&str], depth: usize, out: &mut Vec<Live>) {
+        let f = &self.files[i];
+        let Some(&head) = parts.first() else { return };
+        if depth > 4 {
+            return;
+        }
+        if let Some(u) = f.units.iter().position(|u| u.name == head) {
+            out.push(Live::Unit(i, u));
+            return;
+        }
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            if imp.names.is_empty() {
+                // `import a.b as h` binds `h` to `a.b`; `import a.b` binds `a`.
+                let local = imp.locals.first().map(String::as_str).unwrap_or("");
+                if local == head {
+                    self.in_module(i, &base, &parts[1..], depth, out);
+                } else if local.is_empty() && base.split('.').next() == Some(head) {
+                    self.in_module(i, head, &parts[1..], depth, out);
+                }
+                continue;
+            }
+            for (name, local) in imp.names.iter().zip(&imp.locals) {
+                if local != head {
+                    continue;
+                }
+                // A submodule (`from pkg import sub`), or a name of the module.
+                let sub = if base.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{base}.{name}")
+                };
+                self.in_module(i, &sub, &parts[1..], depth, out);
+                for j in (self.lookup)(&base, i) {
+                    if j != i {
+                        self.resolve(j, &[name.as_str()], depth + 1, out);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `rest` read from module `module` (as file `from` imports it): the module itself when
+    /// nothing is read from it (handed on whole), else the name it reads, or a submodule's.
+    fn in_module(
+        &self,
+        from: usize,
+        module: &str,
+        rest: &[&str],
+        depth: usize,
+        out: &mut Vec<Live>,
+    ) {
+        let found = (self.lookup)(module, from);
+        if rest.is_empty() {
+            out.extend(found.into_iter().map(Live::Whole));
+            return;
+        }
+        for &j in &found {
+            self.resolve(j, &rest[..1], depth + 1, out);
+        }
+        let deeper = format!("{module}.{}", rest[0]);
+        if !(self.lookup)(&deeper, from).is_empty() {
+            self.in_module(from, &deeper, &rest[1..], depth + 1, out);
+        }
+    }
+}
 
 /// The device constants each file imports from modules of the tree (through up to three
 /// re-exports: `from .config import DEVICE` in a package `__init__.py`).

@@ -210,6 +210,10 @@ impl LanguageSupport for Python {
         }
     }
 
+    fn evidence(&self, rel: &str) -> Option<String> {
+        self.index.get()?.role(rel).map(Role::evidence)
+    }
+
     fn note_hosted(&self, hosted: Vec<(String, String)>) {
         let _ = self.hosted.set(hosted);
     }
@@ -355,9 +359,22 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         };
         // A file is rewritten only when the rewrite leaves no violation it cannot fix: never
         // half-rewritten (a header over an index no card has would hide what to change).
+        // A violation a person accepted on its line (`# noqa: GH204`) holds nothing back: it
+        // is taken out of the report, and the other findings' fix is still due.
+        let python = crate::model::outcome::Language::Python;
+        let file_noqa = crate::lang::suppress::file_noqa(source, python);
+        let accepted = |f: &Finding| {
+            if file_noqa.as_ref().is_some_and(|n| n.covers(f.rule.code)) {
+                return true;
+            }
+            let line = crate::base::lines::line_start(source, f.range.start)
+                ..crate::base::lines::line_end(source, f.range.start);
+            crate::lang::suppress::noqa_of(&source[line], python)
+                .is_some_and(|n| n.covers(f.rule.code))
+        };
         let left = findings
             .iter()
-            .find(|f| f.is_violation() && !f.fixable)
+            .find(|f| f.is_violation() && !f.fixable && !accepted(f))
             .map(|f| {
                 let (line, _) = line_column(source, f.range.start);
                 format!(
@@ -417,14 +434,35 @@ fn touches(facts: &Facts) -> bool {
             .any(|i| crate::knowledge::python::gpu_by_default(&i.module))
 }
 
-/// `touches` for the project index: the facts of one parsed file. `own_package`: imports of the
-/// file's own package are not a framework's.
-pub fn touches_gpu(
+/// `touches` for the project index, by place: the offsets where one parsed file touches a GPU
+/// (empty: it does not), so that the index can tell import-time code from each function's.
+/// `own_package`: imports of the file's own package are not a framework's.
+pub fn gpu_sites(
     source: &str,
     body: &[ruff_python_ast::Stmt],
     own_package: Option<&str>,
-) -> bool {
-    touches(&facts::collect(source, body, own_package, false, &[]))
+) -> Vec<usize> {
+    let facts = facts::collect(source, body, own_package, false, &[]);
+    let mut sites = facts.cuda_sites.clone();
+    sites.extend(facts.devices.iter().map(|d| d.at.start));
+    sites.extend(facts.multi_gpu.iter().map(|(at, _, _)| at.start));
+    sites.extend(
+        facts
+            .effects
+            .iter()
+            .filter(|e| e.var().is_some() && !e.child)
+            .map(|e| e.at.start),
+    );
+    sites.extend(
+        facts
+            .runtime_gpu_imports()
+            .filter(|i| crate::knowledge::python::gpu_by_default(&i.module))
+            .map(|i| i.range.start),
+    );
+    debug_assert_eq!(sites.is_empty(), !touches(&facts));
+    sites.sort_unstable();
+    sites.dedup();
+    sites
 }
 
 /// The fix cannot be made: every violation stays, marked not fixable, with the reason.

@@ -241,11 +241,32 @@ impl Bindings {
             names: collector.names,
         };
         // `env = os.environ`: an alias of the environment (a copy, `dict(os.environ)`, is not).
+        // `tc = torch.cuda`, `cuda = t.cuda`: an alias of what an import binds, when the name
+        // is bound nowhere else (a module, a function of one).
+        let mut aliases = Vec::new();
         for (alias, value) in collector.assigned {
             if bindings.is(value, "os.environ") {
                 bindings.names.insert(alias, "os.environ".into());
+                continue;
+            }
+            let root = {
+                let mut at = value;
+                while let Expr::Attribute(a) = at {
+                    at = &a.value;
+                }
+                match at {
+                    Expr::Name(n) => n.id.as_str(),
+                    _ => continue,
+                }
+            };
+            let once = collector.bound.get(&alias) == Some(&1);
+            if once && bindings.names.contains_key(root) && !bindings.names.contains_key(&alias) {
+                if let Some(q) = bindings.qualified(value) {
+                    aliases.push((alias, q));
+                }
             }
         }
+        bindings.names.extend(aliases);
         bindings
     }
 
@@ -292,10 +313,41 @@ impl Bindings {
 struct Collector<'a> {
     names: HashMap<String, String>,
     assigned: Vec<(String, &'a Expr)>,
+    /// How many times each name is bound by an assignment, a loop, a `with`, a parameter.
+    bound: HashMap<String, usize>,
+}
+
+impl Collector<'_> {
+    fn bind(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(n) => *self.bound.entry(n.id.to_string()).or_default() += 1,
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.bind(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.bind(e)),
+            Expr::Starred(st) => self.bind(&st.value),
+            _ => {}
+        }
+    }
 }
 
 impl<'a> Visitor<'a> for Collector<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Assign(a) => a.targets.iter().for_each(|t| self.bind(t)),
+            Stmt::AnnAssign(a) => self.bind(&a.target),
+            Stmt::AugAssign(a) => self.bind(&a.target),
+            Stmt::For(f) => self.bind(&f.target),
+            Stmt::With(w) => w
+                .items
+                .iter()
+                .filter_map(|i| i.optional_vars.as_deref())
+                .for_each(|v| self.bind(v)),
+            Stmt::FunctionDef(d) => {
+                for p in d.parameters.iter() {
+                    *self.bound.entry(p.name().to_string()).or_default() += 2;
+                }
+            }
+            _ => {}
+        }
         match stmt {
             Stmt::Assign(assign)
                 if matches!(assign.value.as_ref(), Expr::Name(_) | Expr::Attribute(_)) =>
@@ -372,6 +424,16 @@ mod tests {
             qualified_of_last_expr("def f():\n    import torch.cuda\ntorch.cuda.device(1)\n")
                 .as_deref(),
             Some("torch.cuda.device")
+        );
+        // An assignment that names what an import binds is an alias; one rebound is not.
+        assert_eq!(
+            qualified_of_last_expr("import torch as t\ntc = t.cuda\ntc.set_device(1)\n").as_deref(),
+            Some("torch.cuda.set_device")
+        );
+        assert_eq!(
+            qualified_of_last_expr("import torch\ntc = torch.cuda\ntc = None\ntc.set_device(1)\n")
+                .as_deref(),
+            Some("tc.set_device")
         );
     }
 

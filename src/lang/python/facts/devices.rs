@@ -9,7 +9,9 @@ use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, 
 
 use super::flow::Scope;
 use super::{range, FactVisitor, MultiKind};
-use crate::knowledge::python::{INDEX_CALLS, INDEX_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS};
+use crate::knowledge::python::{
+    INDEX_CALLS, INDEX_KEYWORDS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
+};
 
 /// A literal device index that reaches a sink.
 #[derive(Debug, Clone)]
@@ -49,6 +51,10 @@ enum Accepts {
     /// A list of ints (`device_ids`).
     IndexList,
 }
+
+/// A keyword of a call (written, or held by a dict splatted into it): its name, its value, and
+/// the dict's name and load when it came through one.
+type Keyword<'s> = (&'s str, &'s Expr, Option<(String, Range<usize>)>);
 
 /// A literal reached by flow.
 #[derive(Debug, Clone)]
@@ -159,11 +165,23 @@ impl<'s> FactVisitor<'s> {
             }
         }
         let parallel = name.ends_with("DataParallel");
+        // The keywords as written, and those a dict splatted into the call holds
+        // (`Llama(**params)` with `params = {"main_gpu": 1}`), with the dict's name on the way.
+        let mut keywords: Vec<Keyword<'s>> = Vec::new();
         for k in &call.arguments.keywords {
-            let Some(arg) = k.arg.as_ref().map(|a| a.as_str()) else {
-                continue;
-            };
-            let value = &k.value;
+            match &k.arg {
+                Some(arg) => keywords.push((arg.as_str(), &k.value, None)),
+                None => self.splatted(&k.value, None, 0, &mut keywords),
+            }
+        }
+        for (arg, value, through) in keywords {
+            if gpu_api
+                && OFFLOAD_KEYWORDS.contains(&arg)
+                && int_literal(value).is_none_or(|n| n != 0)
+            {
+                // `n_gpu_layers=-1`: the framework puts the model on a GPU.
+                self.cuda_at(range(value).start);
+            }
             match arg {
                 "device" if method != "to" && method != "cuda" => {
                     let accepts = if gpu_api {
@@ -171,16 +189,17 @@ impl<'s> FactVisitor<'s> {
                     } else {
                         Accepts::DeviceString
                     };
-                    self.sink(value, accepts, "device=…");
+                    self.sink_through(value, accepts, "device=…", through);
                 }
                 "device_ids" if parallel || gpu_api => {
-                    self.sink(value, Accepts::IndexList, "device_ids=…")
+                    self.sink_through(value, Accepts::IndexList, "device_ids=…", through)
                 }
                 "map_location" => self.map_location(value),
                 "device_map" if gpu_api || matches!(value, Expr::Dict(_)) => self.device_map(value),
                 "max_memory" if gpu_api => self.max_memory(value),
+                // A list is several cards (ctranslate2's `device_index=[0, 1]`).
                 _ if INDEX_KEYWORDS.contains(&arg) && (gpu_api || parallel) => {
-                    self.sink(value, Accepts::Index, &format!("{arg}=…"))
+                    self.sink_through(value, Accepts::IndexList, &format!("{arg}=…"), through)
                 }
                 _ => {}
             }
@@ -434,11 +453,74 @@ impl<'s> FactVisitor<'s> {
 
     /// A device-consuming argument: every literal that reaches it is a device use.
     fn sink(&mut self, expr: &'s Expr, accepts: Accepts, what: &str) {
+        self.sink_through(expr, accepts, what, None);
+    }
+
+    /// The keywords a dict splatted into a call holds: a dict literal, `dict(k=v)`, a name
+    /// bound to one (whose name and load are `through`: a dict also used elsewhere is shared).
+    fn splatted(
+        &self,
+        expr: &'s Expr,
+        through: Option<(String, Range<usize>)>,
+        depth: usize,
+        out: &mut Vec<Keyword<'s>>,
+    ) {
+        if depth > 3 {
+            return;
+        }
+        match expr {
+            Expr::Dict(d) => {
+                for item in &d.items {
+                    match &item.key {
+                        Some(Expr::StringLiteral(k)) => {
+                            out.push((k.value.to_str(), &item.value, through.clone()))
+                        }
+                        Some(_) => {}
+                        None => self.splatted(&item.value, through.clone(), depth + 1, out),
+                    }
+                }
+            }
+            Expr::Call(c)
+                if matches!(
+                    self.bindings.qualified(&c.func).as_deref(),
+                    Some("dict" | "builtins.dict")
+                ) =>
+            {
+                for a in &c.arguments.args {
+                    self.splatted(a, through.clone(), depth + 1, out);
+                }
+                for k in &c.arguments.keywords {
+                    match &k.arg {
+                        Some(arg) => out.push((arg.as_str(), &k.value, through.clone())),
+                        None => self.splatted(&k.value, through.clone(), depth + 1, out),
+                    }
+                }
+            }
+            Expr::Name(n) => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                let through = through.or_else(|| Some((n.id.to_string(), range(expr))));
+                for (value, _) in scopes.lookup(n.id.as_str(), scope).unwrap_or_default() {
+                    self.splatted(value, through.clone(), depth + 1, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn sink_through(
+        &mut self,
+        expr: &'s Expr,
+        accepts: Accepts,
+        what: &str,
+        through: Option<(String, Range<usize>)>,
+    ) {
         if self.asserts > 0 {
             return;
         }
         let scope = self.scopes().scope_at(range(expr).start);
         let mut flow = Flow::default();
+        flow.path.extend(through);
         self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
         if flow.rank {
             self.facts.multi_gpu.push((
@@ -463,7 +545,7 @@ impl<'s> FactVisitor<'s> {
                     .push((range(expr), what.to_string(), config));
             }
         } else {
-            self.facts.cuda_use = true;
+            self.cuda_at(range(expr).start);
         }
         for (key, load) in &flow.path {
             self.flow_loads.insert((key.clone(), load.start, load.end));

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{Expr, ExprCall, Keyword, Stmt};
 
 use super::{range, EnvEffect, EnvKey, EnvOp, FactVisitor, Val};
@@ -51,6 +52,8 @@ struct Item {
     range: Range<usize>,
     key: Option<EnvKey>,
     op: EnvOp,
+    /// The value read from a command-line option (`args.gpu`, `sys.argv[1]`), as written.
+    from_option: Option<String>,
 }
 
 impl<'s> FactVisitor<'s> {
@@ -122,12 +125,14 @@ impl<'s> FactVisitor<'s> {
                     return Vec::new();
                 }
                 let value = self.value_of(&assign.value);
+                let from_option = self.option_source(&assign.value, 0);
                 targets
                     .into_iter()
                     .map(|(key, r)| Item {
                         range: r,
                         key,
                         op: EnvOp::Set(value.clone()),
+                        from_option: from_option.clone(),
                     })
                     .collect()
             }
@@ -140,6 +145,7 @@ impl<'s> FactVisitor<'s> {
                     range: r,
                     key,
                     op: EnvOp::Set(Val::Computed),
+                    from_option: None,
                 }],
                 None => Vec::new(),
             },
@@ -151,6 +157,7 @@ impl<'s> FactVisitor<'s> {
                     range: r,
                     key,
                     op: EnvOp::Unset,
+                    from_option: None,
                 })
                 .collect(),
             Stmt::Expr(e) => match e.value.as_ref() {
@@ -172,6 +179,9 @@ impl<'s> FactVisitor<'s> {
                 Some(k) => vec![Item {
                     range: range(k),
                     key: self.env_key(k),
+                    from_option: matches!(op, EnvOp::Set(_) | EnvOp::SetDefault(_))
+                        .then(|| args.get(1).and_then(|v| self.option_source(v, 0)))
+                        .flatten(),
                     op,
                 }],
                 None => Vec::new(),
@@ -260,6 +270,7 @@ impl<'s> FactVisitor<'s> {
                     range: range(k).start..range(&item.value).end,
                     key: self.env_key(k),
                     op: EnvOp::Set(self.value_of(&item.value)),
+                    from_option: self.option_source(&item.value, 0),
                 },
                 None => clobber(range(&item.value)),
             })
@@ -272,6 +283,7 @@ impl<'s> FactVisitor<'s> {
                 range: range(kw),
                 key: key_of_name(arg.as_str()),
                 op: EnvOp::Set(self.value_of(&kw.value)),
+                from_option: self.option_source(&kw.value, 0),
             },
             None => clobber(range(kw)),
         }
@@ -324,6 +336,7 @@ impl<'s> FactVisitor<'s> {
             child,
             pure,
             removal,
+            from_option: item.from_option,
         });
     }
 
@@ -455,6 +468,7 @@ impl<'s> FactVisitor<'s> {
                         range: range(k).start..range(&item.value).end,
                         key: self.env_key(k),
                         op: EnvOp::Set(self.value_of(&item.value)),
+                        from_option: None,
                     })
                 })
                 .collect(),
@@ -489,6 +503,7 @@ impl<'s> FactVisitor<'s> {
                             range: range(*key).start..range(*value).end,
                             key: self.env_key(key),
                             op: EnvOp::Set(self.value_of(value)),
+                            from_option: None,
                         });
                     }
                 }
@@ -523,6 +538,7 @@ impl<'s> FactVisitor<'s> {
                     range: r.clone(),
                     key: Some(EnvKey::Managed(var)),
                     op: EnvOp::Set(val),
+                    from_option: None,
                 })
                 .collect()
         };
@@ -649,6 +665,72 @@ impl<'s> FactVisitor<'s> {
         key_of_name(&name)
     }
 
+    /// Where a written value is read from the command line: an option of the file's parser
+    /// read back (`args.gpu`, `str(opt.gpu_ids)`, `",".join(args.gpus)`), any attribute of a
+    /// parsed namespace, or `sys.argv[…]`, directly or through local names. The read as
+    /// written, for the message.
+    pub(super) fn option_source(&self, expr: &Expr, depth: usize) -> Option<String> {
+        let mut reads = OptionRead {
+            visitor: self,
+            depth,
+            found: None,
+        };
+        reads.visit_expr(expr);
+        reads.found
+    }
+
+    /// `expr` itself reads an option (`None` also when its parts must be looked at).
+    fn option_leaf(&self, expr: &Expr, depth: usize) -> Option<Option<String>> {
+        let text = || Some(self.source[range(expr)].to_string());
+        match expr {
+            Expr::Attribute(a)
+                if self.scopes().options.contains(a.attr.as_str())
+                    || self.is_namespace(&a.value, depth) =>
+            {
+                Some(text())
+            }
+            Expr::Subscript(sub) if self.bindings.is(&sub.value, "sys.argv") => Some(text()),
+            Expr::Name(n) if depth < 4 => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                let found = scopes
+                    .lookup(n.id.as_str(), scope)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find_map(|(value, _)| self.option_source(value, depth + 1));
+                Some(found)
+            }
+            _ => None,
+        }
+    }
+
+    /// A name bound to `parser.parse_args()` (or the first of `parse_known_args()`).
+    fn is_namespace(&self, expr: &Expr, depth: usize) -> bool {
+        let Expr::Name(n) = expr else { return false };
+        if depth >= 4 {
+            return false;
+        }
+        let parsed = |value: &Expr| {
+            let call = match value {
+                Expr::Call(c) => c,
+                Expr::Subscript(s) => match s.value.as_ref() {
+                    Expr::Call(c) => c,
+                    _ => return false,
+                },
+                _ => return false,
+            };
+            matches!(call.func.as_ref(), Expr::Attribute(a) if matches!(a.attr.as_str(), "parse_args" | "parse_known_args"))
+        };
+        let scopes = self.scopes();
+        let scope = scopes.scope_at(range(expr).start);
+        scopes
+            .lookup(n.id.as_str(), scope)
+            .is_some_and(|values| values.iter().any(|(v, _)| parsed(v)))
+            || scopes
+                .unpacked(n.id.as_str(), scope)
+                .is_some_and(|(i, v, _)| i == 0 && parsed(v))
+    }
+
     fn value_of(&self, expr: &Expr) -> Val {
         match expr {
             Expr::StringLiteral(s) => Val::Lit(s.value.to_str().to_string()),
@@ -657,6 +739,25 @@ impl<'s> FactVisitor<'s> {
                 .module_string(expr)
                 .map_or(Val::Computed, Val::Lit),
             _ => Val::Computed,
+        }
+    }
+}
+
+/// Looks for a read of a command-line option in an expression (see `option_source`).
+struct OptionRead<'v, 's> {
+    visitor: &'v FactVisitor<'s>,
+    depth: usize,
+    found: Option<String>,
+}
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for OptionRead<'_, '_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if self.found.is_some() {
+            return;
+        }
+        match self.visitor.option_leaf(expr, self.depth) {
+            Some(found) => self.found = found,
+            None => ruff_python_ast::visitor::walk_expr(self, expr),
         }
     }
 }
@@ -701,6 +802,7 @@ fn clobber(range: Range<usize>) -> Item {
         range,
         key: None,
         op: EnvOp::Clobber,
+        from_option: None,
     }
 }
 

@@ -60,6 +60,9 @@ pub struct Scopes<'a> {
     pub class_attrs: HashMap<(String, String), Vec<&'a Expr>>,
     /// argparse `dest` → default.
     pub argparse: HashMap<String, Vec<&'a Expr>>,
+    /// The `dest` of every command-line option the file declares (`add_argument`,
+    /// optparse's `add_option`), with a default or not.
+    pub options: rustc_hash::FxHashSet<String>,
     /// `a, b, c = value`: each name with its position, the value and its scope.
     pub unpacked: HashMap<String, Vec<(usize, &'a Expr, Scope)>>,
     /// `NAME[key] = value` into a name (a dict being built): name, scope, key, value.
@@ -345,7 +348,7 @@ impl<'a> ScopeCollector<'a> {
             return;
         };
         match attr.attr.as_str() {
-            "add_argument" => {
+            "add_argument" | "add_option" => {
                 let kw = |name: &str| {
                     call.arguments
                         .keywords
@@ -353,7 +356,6 @@ impl<'a> ScopeCollector<'a> {
                         .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))
                         .map(|k| &k.value)
                 };
-                let Some(default) = kw("default") else { return };
                 let dest = match kw("dest") {
                     Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
                     _ => {
@@ -373,7 +375,9 @@ impl<'a> ScopeCollector<'a> {
                             .map(|f| f.trim_start_matches('-').replace('-', "_"))
                     }
                 };
-                if let Some(dest) = dest {
+                let Some(dest) = dest else { return };
+                self.scopes.options.insert(dest.clone());
+                if let Some(default) = kw("default") {
                     self.scopes.argparse.entry(dest).or_default().push(default);
                 }
             }

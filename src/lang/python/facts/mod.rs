@@ -7,6 +7,7 @@
 mod devices;
 mod env;
 mod flow;
+mod inert;
 mod literals;
 mod options;
 
@@ -65,6 +66,9 @@ pub struct EnvEffect {
     pub pure: bool,
     /// Edits that take this effect out; `None` when it cannot be removed safely.
     pub removal: Option<Vec<Edit>>,
+    /// The value is read from a command-line option (`args.gpu`, `sys.argv[1]`): the read, as
+    /// written.
+    pub from_option: Option<String>,
 }
 
 impl EnvEffect {
@@ -160,6 +164,8 @@ pub struct Facts {
     pub forks: Option<Range<usize>>,
     /// Uses a CUDA device (a device selection, `.cuda()`, a `torch.cuda` call, a "cuda" string).
     pub cuda_use: bool,
+    /// Where (offsets) it does.
+    pub cuda_sites: Vec<usize>,
     /// `"cuda:N"` literals that may reach code (see `literals`): the rules report those the
     /// mask renumbers that no device use accounts for.
     pub device_literals: Vec<literals::DeviceLiteral>,
@@ -216,11 +222,19 @@ pub fn collect<'s>(
         asserts: 0,
         own_package: own_package.map(str::to_string),
         imported,
+        inert: if env_only {
+            Vec::new()
+        } else {
+            inert::inert_ranges(body)
+        },
     };
     visitor.module(body);
     visitor.mark_shared(body);
     if !env_only {
-        visitor.facts.device_literals = literals::device_literals(source, body);
+        visitor.facts.device_literals = literals::device_literals(source, body)
+            .into_iter()
+            .filter(|l| !inert::within(&visitor.inert, &l.at))
+            .collect();
         visitor.facts.idle_options = options::idle_device_options(body);
     }
     visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
@@ -260,6 +274,8 @@ struct FactVisitor<'s> {
     device_paths: Vec<(usize, Vec<String>)>,
     /// Device constants imported from other modules of the tree.
     imported: &'s [crate::lang::python::index::ImportedConst],
+    /// Where a string is only shown, compared or matched (`inert`): no device choice there.
+    inert: Vec<Range<usize>>,
 }
 
 impl<'s> FactVisitor<'s> {
@@ -462,6 +478,7 @@ impl<'s> FactVisitor<'s> {
                 child: false,
                 pure: alone,
                 removal,
+                from_option: None,
             });
         }
         for module in modules {
@@ -495,6 +512,12 @@ impl<'s> FactVisitor<'s> {
 }
 
 impl FactVisitor<'_> {
+    /// CUDA is used here.
+    fn cuda_at(&mut self, offset: usize) {
+        self.facts.cuda_use = true;
+        self.facts.cuda_sites.push(offset);
+    }
+
     /// A write that goes on its own (in a `setup_gpu()` function, in a library module) takes
     /// its banner and the prints that echo it along, as the header's replacement of the
     /// configuration blocks does: nothing is left to say "Using GPU 0" about a write that is
@@ -556,14 +579,14 @@ impl FactVisitor<'_> {
         };
         // ONNX Runtime given every available provider runs on CUDA when it can.
         if name.ends_with("get_available_providers") {
-            self.facts.cuda_use = true;
+            self.cuda_at(range(call).start);
         }
         if method == "cuda"
             || name
                 .strip_prefix("torch.cuda.")
                 .is_some_and(|f| !matches!(f, "is_available" | "device_count" | "is_initialized"))
         {
-            self.facts.cuda_use = true;
+            self.cuda_at(range(call).start);
         }
         // Asking whether CUDA is there (other than to assert it) means the program has a way
         // to run without it.
@@ -662,15 +685,32 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
             _ if self.env_only => {}
             Expr::StringLiteral(s) => {
                 let v = s.value.to_str();
-                if v == "cuda"
+                let used = v == "cuda"
                     || v.starts_with("cuda:")
                     || v == "CUDAExecutionProvider"
-                    || v == "TensorrtExecutionProvider"
-                {
-                    self.facts.cuda_use = true;
+                    || v == "TensorrtExecutionProvider";
+                if used && !inert::within(&self.inert, &range(expr)) {
+                    self.cuda_at(range(expr).start);
                 }
                 if (v == "cpu" || v.starts_with("cpu:")) && self.facts.cpu_path.is_none() {
                     self.facts.cpu_path = Some(range(expr));
+                }
+            }
+            // `f"cuda:{args.device_id}"`: a CUDA device whatever the index.
+            Expr::FString(f) => {
+                let first = f.value.iter().find_map(|part| match part {
+                    ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
+                    ruff_python_ast::FStringPart::FString(fs) => match fs.elements.iter().next() {
+                        Some(ruff_python_ast::InterpolatedStringElement::Literal(l)) => {
+                            Some(l.value.to_string())
+                        }
+                        _ => None,
+                    },
+                });
+                if first.is_some_and(|t| t.starts_with("cuda:"))
+                    && !inert::within(&self.inert, &range(expr))
+                {
+                    self.cuda_at(range(expr).start);
                 }
             }
             Expr::Compare(cmp) => {

@@ -156,9 +156,41 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
             } else {
                 "  # noqa: E402"
             };
-            edits.push(Edit::insert(r.end, marker.to_string()));
+            // After a comment another tool reads: mypy reads `# type: ignore` only as the first
+            // comment, and a `# pragma:`/`# fmt:`/`# isort:` comment keeps its place; flake8 and
+            // ruff find `# noqa` anywhere on the line. Before a comment of prose.
+            let at = if reads_first(rest) {
+                r.end + source[r.end..end].trim_end().len()
+            } else {
+                r.end
+            };
+            edits.push(Edit::insert(at, marker.to_string()));
         }
     }
+}
+
+/// A trailing comment that is a directive of another tool (`# type: ignore`, `# pragma: no
+/// cover`, `# fmt: skip`, `# isort: skip`, `# pylint: disable=…`, `# nosec`): it stays first.
+fn reads_first(comment: &str) -> bool {
+    let Some(text) = comment.strip_prefix('#') else {
+        return false;
+    };
+    let text = text.trim_start().to_ascii_lowercase();
+    [
+        "type:",
+        "pragma",
+        "fmt:",
+        "isort:",
+        "pylint:",
+        "mypy:",
+        "pyright:",
+        "nosec",
+        "nosemgrep",
+        "pyre-",
+        "yapf:",
+    ]
+    .iter()
+    .any(|p| text.starts_with(p))
 }
 
 /// A plain `import os` further down goes when the header brings its own: one import, on top.

@@ -148,3 +148,18 @@ pub static CHILD_PROCESS_CARD: Rule = Rule {
     fix_why: "Not fixed: the command or env is the program's own choice; give the child the policy's mask or none.",
     ..Rule::DEFAULT
 };
+
+pub static MASK_FROM_OPTION: Rule = Rule {
+    code: "GH017",
+    name: "mask-from-option",
+    severity: Severity::Violation,
+    summary: "CUDA_VISIBLE_DEVICES is taken from a command-line option: whoever runs the program picks the card, the forbidden one included",
+    why: "A mask read from `-g`/`--gpu` or `sys.argv` selects whatever card the command line names: a launcher, a web UI or a user that passes `-g 0` runs on the forbidden card, whatever else the file does (a `torch.distributed` launch included).",
+    example: "parser.add_argument('-g', '--gpu', default='0')\nargs = parser.parse_args()\nos.environ['CUDA_VISIBLE_DEVICES'] = args.gpu",
+    fix: FixSafety::SafeExcept("a write inside a function is taken out only with `--unsafe-fixes`, as GH006's"),
+    fix_why: "Where the header replaces the file's configuration the write goes with it (the option then selects nothing, which GH014 reports); a file left as written (multi-GPU code, another violation the tool cannot fix) keeps it, reported.",
+    rewrite: "the write replaced by the header (at import), or taken out (in a function, unsafe)",
+    edits: RuleEdits::OwnOutsideHeader,
+    env: true,
+    ..Rule::DEFAULT
+};

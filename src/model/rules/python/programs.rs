@@ -46,7 +46,7 @@ pub static MULTI_GPU_PER_RANK: Rule = Rule {
     why: "One process per GPU, each taking cuda:LOCAL_RANK: a launcher that starts more processes than the policy has cards gives rank 1 an invalid ordinal (or, unmasked, the forbidden card).",
     example: "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))",
     fix: FixSafety::None,
-    fix_why: "Display only: launch one process per allowed card, then `# noqa: GH204` with that reason.",
+    fix_why: "Display only: launch one process per allowed card (under the header rank 0's `cuda:0` is the policy's card), or start one worker per visible GPU (`nprocs=torch.cuda.device_count()`).",
     ..Rule::DEFAULT
 };
 

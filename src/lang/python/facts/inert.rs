@@ -1,0 +1,208 @@
+//! Where a string is only shown, compared or matched: the arguments of output calls (`print`,
+//! `logger.info`), the operands of comparisons (`dev == "cuda:1"`, `dev in ("cuda:0",
+//! "cuda:1")`), the arguments of pattern calls (`re.match`, `fnmatch`, `.startswith`), and the
+//! values of names only read there or iterated into names only read there (a validator's list
+//! of accepted strings or patterns, a device name only logged). A `"cuda:1"` there chooses no
+//! card: it is no device choice and makes no GPU code.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use ruff_python_ast::visitor::{walk_comprehension, walk_expr, walk_stmt, Visitor};
+use ruff_python_ast::{Comprehension, Expr, Stmt};
+
+use super::literals::is_echo;
+use super::range;
+
+/// The ranges of a file where a string is only shown, compared or matched (sorted by start).
+pub fn inert_ranges(body: &[Stmt]) -> Vec<Range<usize>> {
+    let mut v = Inert::default();
+    v.visit_body(body);
+    // A name is inert when it is read, and every read is inert or iterates into names that
+    // are (a fixpoint: a loop variable's loads decide its list's).
+    let mut inert: HashSet<String> = HashSet::new();
+    loop {
+        let before = inert.len();
+        for (name, loads) in &v.loads {
+            if inert.contains(name) || v.other_bindings.contains(name) || loads.is_empty() {
+                continue;
+            }
+            let all = loads.iter().all(|l| match l {
+                Load::Inert => true,
+                Load::Plain => false,
+                Load::Iter(targets) => {
+                    !targets.is_empty() && targets.iter().all(|t| inert.contains(t))
+                }
+            });
+            if all {
+                inert.insert(name.clone());
+            }
+        }
+        if inert.len() == before {
+            break;
+        }
+    }
+    let mut out = v.contexts;
+    for (name, values) in v.values {
+        if inert.contains(&name) {
+            out.extend(values);
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// Whether `at` lies in one of `ranges` (as `inert_ranges` returns them).
+pub fn within(ranges: &[Range<usize>], at: &Range<usize>) -> bool {
+    ranges
+        .iter()
+        .take_while(|r| r.start <= at.start)
+        .any(|r| at.end <= r.end)
+}
+
+enum Load {
+    /// Inside an output call, a comparison or a pattern call.
+    Inert,
+    Plain,
+    /// The iterable of a loop or comprehension binding these names.
+    Iter(Vec<String>),
+}
+
+#[derive(Default)]
+struct Inert {
+    /// Output and pattern calls, comparisons.
+    contexts: Vec<Range<usize>>,
+    /// Inside one of them.
+    depth: usize,
+    loads: HashMap<String, Vec<Load>>,
+    /// `NAME = value` with a value made only of literals: the values, by name. Loop variables
+    /// are entered with no value, so that their loads are counted.
+    values: HashMap<String, Vec<Range<usize>>>,
+    /// Names also bound another way (a computed value, an import, a `with`, a parameter).
+    other_bindings: HashSet<String>,
+}
+
+fn literal_only(expr: &Expr) -> bool {
+    match expr {
+        Expr::StringLiteral(_) | Expr::NumberLiteral(_) | Expr::NoneLiteral(_) => true,
+        Expr::BooleanLiteral(_) => true,
+        Expr::List(l) => l.elts.iter().all(literal_only),
+        Expr::Tuple(t) => t.elts.iter().all(literal_only),
+        Expr::Set(s) => s.elts.iter().all(literal_only),
+        _ => false,
+    }
+}
+
+/// `re.match(p, s)`, `fnmatch(s, p)`, `s.startswith(p)`: a string there is a pattern.
+fn is_pattern_call(func: &Expr) -> bool {
+    let name = match func {
+        Expr::Attribute(a) => a.attr.as_str(),
+        Expr::Name(n) => n.id.as_str(),
+        _ => return false,
+    };
+    matches!(
+        name,
+        "match"
+            | "fullmatch"
+            | "search"
+            | "compile"
+            | "findall"
+            | "fnmatch"
+            | "startswith"
+            | "endswith"
+    )
+}
+
+fn names(target: &Expr, out: &mut Vec<String>) {
+    match target {
+        Expr::Name(n) => out.push(n.id.to_string()),
+        Expr::Tuple(t) => t.elts.iter().for_each(|e| names(e, out)),
+        Expr::List(l) => l.elts.iter().for_each(|e| names(e, out)),
+        _ => {}
+    }
+}
+
+impl Inert {
+    /// `for TARGET in NAME`: the load of NAME is an iteration into TARGET's names.
+    fn iteration(&mut self, target: &Expr, iter: &Expr) -> bool {
+        let Expr::Name(n) = iter else { return false };
+        let mut bound = Vec::new();
+        names(target, &mut bound);
+        let load = if self.depth > 0 {
+            Load::Inert
+        } else {
+            Load::Iter(bound)
+        };
+        self.loads.entry(n.id.to_string()).or_default().push(load);
+        true
+    }
+}
+
+impl<'a> Visitor<'a> for Inert {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        let (target, value) = match stmt {
+            Stmt::Assign(a) if a.targets.len() == 1 => (Some(&a.targets[0]), Some(&*a.value)),
+            Stmt::AnnAssign(a) => (Some(&*a.target), a.value.as_deref()),
+            _ => (None, None),
+        };
+        if let (Some(Expr::Name(n)), Some(value)) = (target, value) {
+            let name = n.id.to_string();
+            if literal_only(value) {
+                self.values.entry(name).or_default().push(range(value));
+            } else {
+                self.other_bindings.insert(name);
+            }
+        }
+        match stmt {
+            Stmt::For(f) if self.iteration(&f.target, &f.iter) => {
+                self.visit_body(&f.body);
+                self.visit_body(&f.orelse);
+            }
+            Stmt::Import(_) | Stmt::ImportFrom(_) => {}
+            Stmt::FunctionDef(d) => {
+                for p in d.parameters.iter() {
+                    self.other_bindings.insert(p.name().to_string());
+                }
+                walk_stmt(self, stmt);
+            }
+            _ => walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_comprehension(&mut self, comprehension: &'a Comprehension) {
+        if self.iteration(&comprehension.target, &comprehension.iter) {
+            for e in &comprehension.ifs {
+                self.visit_expr(e);
+            }
+        } else {
+            walk_comprehension(self, comprehension);
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        let context = match expr {
+            Expr::Compare(_) => true,
+            Expr::Call(c) => is_echo(&c.func) || is_pattern_call(&c.func),
+            _ => false,
+        };
+        if context && self.depth == 0 {
+            self.contexts.push(range(expr));
+        }
+        if let Expr::Name(n) = expr {
+            if n.ctx.is_load() {
+                let load = if self.depth > 0 {
+                    Load::Inert
+                } else {
+                    Load::Plain
+                };
+                self.loads.entry(n.id.to_string()).or_default().push(load);
+            } else if self.depth > 0 {
+                // A walrus inside a comparison: bound to what is compared.
+                self.other_bindings.insert(n.id.to_string());
+            }
+        }
+        self.depth += usize::from(context);
+        walk_expr(self, expr);
+        self.depth -= usize::from(context);
+    }
+}
