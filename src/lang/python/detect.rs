@@ -530,17 +530,7 @@ fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
 /// indices mean what its programs' mask makes them, and a module run as a program that is also
 /// imported cannot carry a header.
 fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<Finding>) {
-    let importers = |names: &[String], count: usize| {
-        let mut shown = names
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if count > names.len() {
-            shown.push_str(&format!(" and {} more", count - names.len()));
-        }
-        shown
-    };
+    let importers = crate::lang::python::index::listed;
     let (library_of, programs) = match role {
         Role::Program { .. } => return,
         Role::Library { programs, count } => (

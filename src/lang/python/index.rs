@@ -66,20 +66,22 @@ pub enum Role {
     },
 }
 
+/// Names as the outputs list them: `` `a`, `b` and 3 more `` when `count` exceeds the names kept.
+pub fn listed(names: &[String], count: usize) -> String {
+    let mut shown = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if count > names.len() {
+        shown.push_str(&format!(" and {} more", count - names.len()));
+    }
+    shown
+}
+
 impl Role {
     /// Why the file is what it is, for the outputs (`evidence` in JSON).
     pub fn evidence(&self) -> String {
-        let listed = |names: &[String], count: usize| {
-            let mut shown = names
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            if count > names.len() {
-                shown.push_str(&format!(" and {} more", count - names.len()));
-            }
-            shown
-        };
         match self {
             Role::Program { why, gpu } => format!(
                 "program: {}; {}",
@@ -365,32 +367,25 @@ fn parse_facts(
                 .iter()
                 .any(|d| !is_plain_decorator(&d.expression))
         };
-        match stmt {
-            Stmt::FunctionDef(d) => {
-                if registered(&d.decorator_list) {
-                    import_refs.push(d.name.to_string());
-                }
-                units.push(Unit {
-                    name: d.name.to_string(),
-                    gpu: touches,
-                    refs: refs_of(stmt),
-                })
+        let defined = match stmt {
+            Stmt::FunctionDef(d) => Some((&d.name, &d.decorator_list)),
+            Stmt::ClassDef(c) => Some((&c.name, &c.decorator_list)),
+            _ => None,
+        };
+        if let Some((name, decorators)) = defined {
+            if registered(decorators) {
+                import_refs.push(name.to_string());
             }
-            Stmt::ClassDef(c) => {
-                if registered(&c.decorator_list) {
-                    import_refs.push(c.name.to_string());
-                }
-                units.push(Unit {
-                    name: c.name.to_string(),
-                    gpu: touches,
-                    refs: refs_of(stmt),
-                })
-            }
-            _ if is_main_guard(stmt) => main_refs.extend(refs_of(stmt)),
-            _ => {
-                gpu_at_import |= touches;
-                import_refs.extend(refs_of(stmt));
-            }
+            units.push(Unit {
+                name: name.to_string(),
+                gpu: touches,
+                refs: refs_of(stmt),
+            });
+        } else if is_main_guard(stmt) {
+            main_refs.extend(refs_of(stmt));
+        } else {
+            gpu_at_import |= touches;
+            import_refs.extend(refs_of(stmt));
         }
     }
     import_refs.sort();

@@ -53,8 +53,9 @@ pub fn open_root(path: &Path) -> io::Result<Dir> {
     Ok(OwnedHandle::from(file))
 }
 
-/// `NtCreateFile` of `name` relative to `dir`, never following a reparse point.
-fn nt_open(
+/// `NtCreateFile` of the single name `name` relative to `dir`, opening a reparse point itself
+/// (`FILE_OPEN_REPARSE_POINT`), never its target.
+fn nt_create(
     dir: &Dir,
     name: &OsStr,
     access: u32,
@@ -111,7 +112,20 @@ fn nt_open(
         return Err(nt_error(status));
     }
     // SAFETY: a handle NtCreateFile just opened.
-    let handle = unsafe { OwnedHandle::from_raw_handle(handle) };
+    Ok(unsafe { OwnedHandle::from_raw_handle(handle) })
+}
+
+/// `NtCreateFile` of `name` relative to `dir`, never following a reparse point: one is refused
+/// as a link.
+fn nt_open(
+    dir: &Dir,
+    name: &OsStr,
+    access: u32,
+    share: u32,
+    disposition: u32,
+    options: u32,
+) -> io::Result<OwnedHandle> {
+    let handle = nt_create(dir, name, access, share, disposition, options)?;
     if attributes_of(&handle)? & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
         return Err(link_error());
     }
@@ -297,44 +311,7 @@ fn open_entry(dir: &Dir, name: &OsStr, access: u32, options: u32) -> io::Result<
 
 /// Like [`nt_open`] but accepting a reparse point (the entry itself is opened, never its target).
 fn nt_open_link(dir: &Dir, name: &OsStr, access: u32, options: u32) -> io::Result<OwnedHandle> {
-    let wide: Vec<u16> = name.encode_wide().collect();
-    let bytes = (wide.len() * 2) as u16;
-    let unicode = win::UNICODE_STRING {
-        Length: bytes,
-        MaximumLength: bytes,
-        Buffer: wide.as_ptr() as *mut u16,
-    };
-    let attributes = OBJECT_ATTRIBUTES {
-        Length: std::mem::size_of::<OBJECT_ATTRIBUTES>() as u32,
-        RootDirectory: dir.as_raw_handle(),
-        ObjectName: &unicode,
-        Attributes: win::OBJ_CASE_INSENSITIVE,
-        SecurityDescriptor: std::ptr::null(),
-        SecurityQualityOfService: std::ptr::null(),
-    };
-    let mut handle: win::HANDLE = std::ptr::null_mut();
-    // SAFETY: as in `nt_open`.
-    let mut status_block: IO_STATUS_BLOCK = unsafe { std::mem::zeroed() };
-    let status = unsafe {
-        nt::NtCreateFile(
-            &mut handle,
-            access | fs::SYNCHRONIZE | fs::FILE_READ_ATTRIBUTES,
-            &attributes,
-            &mut status_block,
-            std::ptr::null(),
-            fs::FILE_ATTRIBUTE_NORMAL,
-            SHARE_ALL,
-            nt::FILE_OPEN,
-            options | nt::FILE_OPEN_REPARSE_POINT | nt::FILE_SYNCHRONOUS_IO_NONALERT,
-            std::ptr::null(),
-            0,
-        )
-    };
-    if status < 0 {
-        return Err(nt_error(status));
-    }
-    // SAFETY: a handle NtCreateFile just opened.
-    Ok(unsafe { OwnedHandle::from_raw_handle(handle) })
+    nt_create(dir, name, access, SHARE_ALL, nt::FILE_OPEN, options)
 }
 
 /// `FILE_RENAME_INFORMATION` and `FILE_LINK_INFORMATION` (the same layout): `to` in `dir`.
