@@ -466,4 +466,8 @@ pub struct ProbeArgs {
     /// Only list the visible devices in CUDA's order (no context, no allocation).
     #[arg(long)]
     pub list: bool,
+    /// Hold the buffer this many milliseconds, then free it, instead of waiting for the
+    /// parent's answer: a worker of a `--gpu-cmd` (tests, scripts/gpu/real-check.sh).
+    #[arg(long, value_name = "MS")]
+    pub hold_ms: Option<u64>,
 }

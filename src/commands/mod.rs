@@ -52,7 +52,11 @@ pub fn run(cli: Cli) -> i32 {
         Command::Cache(args) => cache::run(args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Init(args) => init::run(args),
-        Command::Probe(args) => Ok(crate::engine::gpu::probe::run(args.mib, args.list)),
+        Command::Probe(args) => Ok(crate::engine::gpu::probe::run(
+            args.mib,
+            args.list,
+            args.hold_ms,
+        )),
         Command::Supervise(args) => Ok(crate::engine::gpu::supervise::run(&args.command)),
     };
     match result {

@@ -104,6 +104,49 @@ pub struct GpuCheck {
     pub started_ms: Option<u64>,
     pub finished_ms: Option<u64>,
     pub message: Option<String>,
+    /// The host the check ran on (its name as the system gives it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Every process NVML listed on any card while the check ran: the check's own (its process
+    /// tree) and foreign ones (other users', other programs').
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<GpuProcess>,
+    /// Why the check's processes could not be told apart (the driver lists none, or lists
+    /// them under other pids): the check then rests on the memory counters alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes_unlisted: Option<String>,
+}
+
+/// Whose a process seen on a card during a check is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessOrigin {
+    /// Started by the check: the probe, the `--gpu-cmd` and everything it started.
+    Check,
+    /// Anything else on the machine: never fails a check, never counted as its leak.
+    Foreign,
+}
+
+/// One process on one card, as NVML's running-process lists showed it during a check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuProcess {
+    pub pid: u32,
+    pub origin: ProcessOrigin,
+    /// The command line of a process of the check (bounded); foreign ones are not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The card: NVML index (PCI order), name, PCI bus id, UUID.
+    pub card_index: u32,
+    pub card: String,
+    pub pci_bus_id: String,
+    pub uuid: String,
+    /// Whether the policy forbids the card.
+    pub forbidden: bool,
+    /// The most memory NVML showed for it; none where the driver does not say (WDDM).
+    pub peak_mib: Option<f64>,
+    /// What it still held when the check's command had ended: a lingering child.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lingering_mib: Option<f64>,
 }
 
 /// How the reason of a file whose planned fix the CPU check refused starts.

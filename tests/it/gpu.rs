@@ -60,6 +60,9 @@ impl FakeDriver {
             .env_remove("FAKEGPU_LEAK_MIB")
             .env_remove("FAKEGPU_HANG")
             .env_remove("FAKEGPU_PROBE_DELAY_MS")
+            .env_remove("FAKEGPU_NO_PROCESS_LIST")
+            .env_remove("FAKEGPU_NO_PROCESS_MEMORY")
+            .env_remove("FAKEGPU_PID_OFFSET")
             .env_remove("CUDA_VISIBLE_DEVICES")
             .env_remove("CUDA_DEVICE_ORDER");
         cmd
@@ -967,4 +970,237 @@ fn init_proposes_the_cards_of_the_machine() {
         "{}",
         out.stdout
     );
+}
+
+/// The tool itself as a GPU worker: `__probe` holding `mib` MiB for `ms` on CUDA's device 0.
+fn worker(mib: u64, ms: u64) -> String {
+    let bin = assert_cmd::cargo::cargo_bin("gpu-homogenize");
+    format!(
+        "'{}' __probe --mib {mib} --hold-ms {ms} >/dev/null",
+        bin.display()
+    )
+}
+
+/// `check --gpu-cmd CMD` on the mission's compliant example, as JSON: (exit code, gpu_check).
+fn check_with(driver: &FakeDriver, root: &Path, cmd: &str, env: &[(&str, &str)]) -> (i32, Value) {
+    let mut command = driver.command(root);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = run(command.args([
+        "check",
+        "--gpu",
+        "require",
+        "--no-journal",
+        "--format",
+        "json",
+        "--gpu-cmd",
+        cmd,
+        "tools/compliant_example.py",
+    ]));
+    let doc = json(&out.stdout);
+    (out.code, doc["files"][0]["gpu_check"].clone())
+}
+
+fn processes(check: &Value) -> Vec<Value> {
+    check["processes"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+#[cfg(unix)] // the `--gpu-cmd` lines are sh syntax
+fn a_worker_of_the_check_on_the_forbidden_card_fails_it_by_pid_and_uuid() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    // Two workers: one with the file's env (the target), one that masks the card itself.
+    let cmd = format!(
+        "{} & CUDA_VISIBLE_DEVICES=0 {}; wait",
+        worker(100, 400),
+        worker(50, 400)
+    );
+    let (code, check) = check_with(&driver, tree.path(), &cmd, &[]);
+    assert_eq!(code, 1, "{check}");
+    assert_eq!(check["status"], "failed", "{check}");
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("a process of the check ran on a forbidden card: pid "),
+        "{message}"
+    );
+    assert!(
+        message.contains("NVIDIA GeForce RTX 5060 Ti (00000000:01:00.0, GPU-"),
+        "{message}"
+    );
+    let listed = processes(&check);
+    let ours: Vec<&Value> = listed.iter().filter(|p| p["origin"] == "check").collect();
+    let bad: Vec<&&Value> = ours.iter().filter(|p| p["forbidden"] == true).collect();
+    assert_eq!(bad.len(), 1, "{check}");
+    assert_eq!(bad[0]["card"], "NVIDIA GeForce RTX 5060 Ti");
+    assert_eq!(bad[0]["card_index"], 0);
+    assert!(bad[0]["uuid"].as_str().unwrap().starts_with("GPU-"));
+    assert!(
+        bad[0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("__probe --mib 50"),
+        "{check}"
+    );
+    assert!(
+        bad[0]["peak_mib"].as_f64().unwrap() >= 350.0,
+        "context and buffer: {check}"
+    );
+    let on_target: Vec<&&Value> = ours
+        .iter()
+        .filter(|p| p["card"] == "NVIDIA GeForce RTX 3090")
+        .collect();
+    assert!(
+        on_target.len() >= 2,
+        "the probe and the first worker: {check}"
+    );
+    assert!(check["processes_unlisted"].is_null());
+    assert!(check["host"].as_str().is_some_and(|h| !h.is_empty()));
+}
+
+/// Start a process of another user: the tool's probe holding memory on a card, outside any check.
+fn foreign(driver: &FakeDriver, root: &Path, visible: &str) -> std::process::Child {
+    let state = driver.dir.path().join("state");
+    let child = driver
+        .std_command(root)
+        .args(["__probe", "--mib", "500", "--hold-ms", "60000"])
+        .env("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+        .env("CUDA_VISIBLE_DEVICES", visible)
+        .env("LD_LIBRARY_PATH", driver.dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = format!("{} ", child.id());
+    for _ in 0..400 {
+        let text = std::fs::read_to_string(&state).unwrap_or_default();
+        if text.lines().any(|l| l.starts_with(&needle)) {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("the foreign process never allocated");
+}
+
+#[test]
+#[cfg(unix)] // the `--gpu-cmd` lines are sh syntax
+fn foreign_processes_are_shown_and_never_fail_the_check_or_count_as_its_leak() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let mut on_target = foreign(&driver, tree.path(), "1");
+    let mut on_forbidden = foreign(&driver, tree.path(), "0");
+    let (code, check) = check_with(&driver, tree.path(), &worker(64, 200), &[]);
+    let _ = on_target.kill();
+    let _ = on_forbidden.kill();
+    let _ = on_target.wait();
+    let _ = on_forbidden.wait();
+    assert_eq!(code, 0, "{check}");
+    assert_eq!(check["status"], "passed", "{check}");
+    assert_eq!(check["leak_mib"], 0.0, "{check}");
+    let listed = processes(&check);
+    let foreign_pids: Vec<u64> = listed
+        .iter()
+        .filter(|p| p["origin"] == "foreign")
+        .map(|p| p["pid"].as_u64().unwrap())
+        .collect();
+    assert!(foreign_pids.contains(&u64::from(on_target.id())), "{check}");
+    assert!(
+        foreign_pids.contains(&u64::from(on_forbidden.id())),
+        "{check}"
+    );
+    assert!(
+        listed
+            .iter()
+            .filter(|p| p["origin"] == "foreign")
+            .all(|p| p["command"].is_null()),
+        "another user's command line is not read: {check}"
+    );
+    assert!(listed.iter().any(|p| p["origin"] == "check"), "{check}");
+}
+
+#[test]
+#[cfg(unix)] // the `--gpu-cmd` lines are sh syntax
+fn a_child_still_holding_memory_when_the_command_ends_is_the_leak() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    // The command returns once its worker holds memory; the worker goes on holding it.
+    let cmd = format!(
+        "{} & w=$!; for i in $(seq 400); do grep -q \"^$w \" \"$FAKEGPU_STATE\" && break; sleep 0.05; done",
+        worker(128, 60000)
+    );
+    let (code, check) = check_with(&driver, tree.path(), &cmd, &[]);
+    assert_eq!(code, 1, "{check}");
+    assert_eq!(check["status"], "leak", "{check}");
+    let lingering: Vec<Value> = processes(&check)
+        .into_iter()
+        .filter(|p| p["lingering_mib"].is_number())
+        .collect();
+    assert_eq!(lingering.len(), 1, "{check}");
+    assert!(
+        lingering[0]["lingering_mib"].as_f64().unwrap() >= 428.0,
+        "{check}"
+    );
+    let pid = lingering[0]["pid"].as_u64().unwrap() as i32;
+    assert!(
+        !alive(pid),
+        "the lingering worker {pid} was killed after it was booked"
+    );
+    let message = check["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("pid {pid} (`"))
+            && message
+                .contains("still held 428 MiB on NVIDIA GeForce RTX 3090 when the command ended"),
+        "{message}"
+    );
+}
+
+#[test]
+#[cfg(unix)] // the `--gpu-cmd` lines are sh syntax
+fn a_driver_that_cannot_list_processes_is_said_not_passed_over() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let (code, check) = check_with(
+        &driver,
+        tree.path(),
+        &worker(64, 100),
+        &[("FAKEGPU_NO_PROCESS_LIST", "1")],
+    );
+    assert_eq!(code, 0, "{check}");
+    assert!(processes(&check).is_empty(), "{check}");
+    let why = check["processes_unlisted"].as_str().unwrap();
+    assert!(
+        why.starts_with("NVML cannot list the processes on NVIDIA GeForce RTX 5060 Ti"),
+        "{why}"
+    );
+    // Another PID namespace: listed, but never as the check's.
+    let (_, check) = check_with(
+        &driver,
+        tree.path(),
+        &worker(64, 100),
+        &[("FAKEGPU_PID_OFFSET", "3000000")],
+    );
+    let why = check["processes_unlisted"].as_str().unwrap();
+    assert!(why.contains("another PID namespace"), "{why}");
+    assert!(processes(&check).is_empty(), "{check}");
+}
+
+#[test]
+#[cfg(unix)] // the `--gpu-cmd` lines are sh syntax
+fn without_memory_per_process_the_processes_are_still_attributed() {
+    let driver = FakeDriver::new();
+    let tree = copy_fixture("superwhisper-v6");
+    let cmd = format!("CUDA_VISIBLE_DEVICES=0 {}", worker(64, 300));
+    let (code, check) = check_with(
+        &driver,
+        tree.path(),
+        &cmd,
+        &[("FAKEGPU_NO_PROCESS_MEMORY", "1")],
+    );
+    assert_eq!(code, 1, "{check}");
+    let bad: Vec<Value> = processes(&check)
+        .into_iter()
+        .filter(|p| p["forbidden"] == true)
+        .collect();
+    assert_eq!(bad.len(), 1, "{check}");
+    assert!(bad[0]["peak_mib"].is_null(), "{check}");
 }

@@ -7,10 +7,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::account::{self, Accountant};
 use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
 use super::probe::{ProbeReport, HELD};
+use super::supervise::ENDED;
 use super::{tree, GpuChecker, GpuJob};
-use crate::model::outcome::{CheckStatus, GpuCheck};
+use crate::model::outcome::{CheckStatus, GpuCheck, GpuProcess};
 use crate::model::policy::{EnvVar, Policy};
 
 /// How often memory is sampled while a child runs.
@@ -58,7 +60,14 @@ impl ProbeRunner {
             .stderr(Stdio::piped());
     }
 
-    fn run_child(&self, mut command: Command, cancelled: &AtomicBool) -> ChildRun {
+    /// Run one child of the check, sampling the target's memory and every card's processes
+    /// (into `acct`) until it ends.
+    fn run_child(
+        &self,
+        mut command: Command,
+        cancelled: &AtomicBool,
+        acct: &mut Accountant,
+    ) -> ChildRun {
         let mut peak = self.gpus.used_mib(&self.target).unwrap_or(0.0);
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -72,6 +81,7 @@ impl ProbeRunner {
                 return failed_spawn(e.to_string(), peak);
             }
         };
+        let root_pid = child.id();
         let lines = read_lines(child.stdout.take());
         let stderr = read_all(child.stderr.take());
         let mut stdin = child.stdin.take();
@@ -81,14 +91,22 @@ impl ProbeRunner {
             if let Some(used) = self.gpus.used_mib(&self.target) {
                 peak = peak.max(used);
             }
+            acct.sample(&self.gpus, Some(&tree));
             while let Ok(line) = lines.try_recv() {
                 if line == HELD {
                     // The probe holds its buffer until answered: this sample sees it.
                     if let Some(used) = self.gpus.used_mib(&self.target) {
                         peak = peak.max(used);
                     }
+                    acct.sample(&self.gpus, Some(&tree));
                     if let Some(mut input) = stdin.take() {
                         let _ = input.write_all(b"release\n");
+                    }
+                } else if line == ENDED {
+                    // The supervised command ended; what it started still runs until answered.
+                    acct.book_lingering(&self.gpus, &tree, root_pid);
+                    if let Some(mut input) = stdin.take() {
+                        let _ = input.write_all(b"go\n");
                     }
                 } else {
                     stdout.push_str(&line);
@@ -97,7 +115,9 @@ impl ProbeRunner {
             }
             match child.try_wait() {
                 Ok(Some(status)) => {
-                    // Leftovers (a `--gpu-cmd` daemon) would skew the next check's memory.
+                    // Leftovers (a `--gpu-cmd` daemon) would skew the next check's memory:
+                    // what they hold now is the check's leak, then they are killed.
+                    acct.book_lingering(&self.gpus, &tree, root_pid);
                     tree.kill_all();
                     break Ok(status);
                 }
@@ -120,7 +140,7 @@ impl ProbeRunner {
         // The readers end when the pipes close; a stray grandchild holding them open only
         // costs the grace period.
         while let Ok(line) = lines.recv_timeout(PIPE_GRACE) {
-            if line != HELD {
+            if line != HELD && line != ENDED {
                 stdout.push_str(&line);
                 stdout.push('\n');
             }
@@ -137,11 +157,12 @@ impl ProbeRunner {
         &self,
         job: &GpuJob,
         cancelled: &AtomicBool,
+        acct: &mut Accountant,
     ) -> (ChildRun, Result<ProbeReport, String>) {
         let mut command = Command::new(&self.exe);
         command.args(["__probe", "--mib", &self.probe_mib.to_string()]);
         self.command(&mut command, &job.env);
-        let run = self.run_child(command, cancelled);
+        let run = self.run_child(command, cancelled, acct);
         let report = match &run.ended {
             Err(e) => Err(e.clone()),
             Ok(_) => serde_json::from_str::<ProbeReport>(run.stdout.trim())
@@ -201,6 +222,7 @@ impl ProbeRunner {
         cmd: &str,
         job: &GpuJob,
         cancelled: &AtomicBool,
+        acct: &mut Accountant,
     ) -> (f64, Result<(), String>) {
         let quoted = tree::shell_quote(&job.path.display().to_string());
         // Through the supervisor: whatever the command starts dies with the check.
@@ -210,7 +232,7 @@ impl ProbeRunner {
             .args(tree::SHELL)
             .arg(cmd.replace("{file}", &quoted));
         self.command(&mut command, &job.env);
-        let run = self.run_child(command, cancelled);
+        let run = self.run_child(command, cancelled, acct);
         let verdict = match run.ended {
             Ok(status) if status.success() => Ok(()),
             Ok(status) => Err(format!(
@@ -242,13 +264,17 @@ impl ProbeRunner {
 impl GpuChecker for ProbeRunner {
     fn check(&mut self, job: &GpuJob, started: Instant, cancelled: &AtomicBool) -> GpuCheck {
         let started_ms = started.elapsed().as_millis() as u64;
+        let mut acct = Accountant::new(&self.gpus, &self.target, &self.forbidden);
+        acct.sample(&self.gpus, None);
         let before = self.gpus.used_mib(&self.target);
-        let (run, report) = self.probe(job, cancelled);
+        let foreign_before = acct.foreign_on_target(&self.gpus);
+        let (run, report) = self.probe(job, cancelled, &mut acct);
         let mut peak = run.peak_mib;
         let mut verdict = report
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|r| self.judge(r, &job.env));
+            .and_then(|r| self.judge(r, &job.env))
+            .and_then(|()| on_forbidden(&acct));
         let mut status = if verdict.is_ok() {
             CheckStatus::Passed
         } else {
@@ -258,21 +284,67 @@ impl GpuChecker for ProbeRunner {
             status = CheckStatus::Error;
         }
         if let (Ok(()), Some(cmd)) = (&verdict, self.gpu_cmd.clone()) {
-            let (cmd_peak, cmd_verdict) = self.run_file(&cmd, job, cancelled);
+            let (cmd_peak, cmd_verdict) = self.run_file(&cmd, job, cancelled, &mut acct);
             peak = peak.max(cmd_peak);
+            // A worker on a forbidden card fails the check even when the command succeeded.
+            let cmd_verdict = cmd_verdict.and_then(|()| on_forbidden(&acct));
             if cmd_verdict.is_err() {
                 status = CheckStatus::Failed;
             }
             verdict = cmd_verdict;
         }
         let after = self.settled_used_mib(before);
-        let leak = before.zip(after).map(|(b, a)| a - b);
+        let foreign_after = acct.foreign_on_target(&self.gpus);
+        let allocated = report.as_ref().is_ok_and(|r| r.allocated_mib > 0);
+        let listing = acct.listing();
+        let (processes, unlisted) = acct.finish(allocated);
+        let attributed = listing && unlisted.is_none();
+        let lingering: Vec<&GpuProcess> = processes
+            .iter()
+            .filter(|p| p.lingering_mib.is_some_and(|m| m > 0.0))
+            .collect();
+        let lingering_mib: f64 = lingering.iter().filter_map(|p| p.lingering_mib).sum();
+        // What the counters gained that no foreign process explains (memory the driver keeps
+        // for no process); without attribution, the counters alone.
+        let foreign = if attributed {
+            foreign_after - foreign_before
+        } else {
+            0.0
+        };
+        let unattributed = before.zip(after).map(|(b, a)| a - b - foreign);
+        let leak = unattributed.map(|u| u + lingering_mib);
         if status == CheckStatus::Passed && leak.is_some_and(|l| l > self.policy.leak_alert_mib) {
             status = CheckStatus::Leak;
+            let mut parts: Vec<String> = lingering
+                .iter()
+                .take(3)
+                .map(|p| {
+                    format!(
+                        "pid {}{} still held {:.0} MiB on {} when the command ended",
+                        p.pid,
+                        p.command
+                            .as_deref()
+                            .map_or(String::new(), |c| format!(" (`{c}`)")),
+                        p.lingering_mib.unwrap_or(0.0),
+                        p.card
+                    )
+                })
+                .collect();
+            if unattributed.is_some_and(|u| u > 0.5) {
+                parts.push(format!(
+                    "{:.0} MiB still in use on {} after the check{}",
+                    unattributed.unwrap_or(0.0),
+                    self.target.name,
+                    if attributed {
+                        ", held by no process"
+                    } else {
+                        ""
+                    }
+                ));
+            }
             verdict = Err(format!(
-                "{:.0} MiB still in use on {} after the check (alert above {:.0} MiB)",
-                leak.unwrap_or(0.0),
-                self.target.name,
+                "{} (alert above {:.0} MiB)",
+                parts.join("; "),
                 self.policy.leak_alert_mib
             ));
         }
@@ -293,12 +365,33 @@ impl GpuChecker for ProbeRunner {
             started_ms: Some(started_ms),
             finished_ms: Some(started.elapsed().as_millis() as u64),
             message: verdict.err(),
+            host: super::host_name(),
+            processes,
+            processes_unlisted: unlisted,
         }
     }
 
     fn device(&self) -> Option<String> {
         Some(format!("{} ({})", self.target.name, self.target.pci_bus_id))
     }
+}
+
+/// The check fails when a process of its tree ran on a forbidden card.
+fn on_forbidden(acct: &Accountant) -> Result<(), String> {
+    let bad = acct.on_forbidden();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    let lines: Vec<String> = bad.iter().take(3).map(|p| account::describe(p)).collect();
+    let more = if bad.len() > 3 {
+        format!(" and {} more", bad.len() - 3)
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "a process of the check ran on a forbidden card: {}{more}",
+        lines.join("; ")
+    ))
 }
 
 fn failed_spawn(error: String, peak: f64) -> ChildRun {

@@ -1,6 +1,7 @@
 //! The GPU: NVML (physical cards), the probe child (what CUDA selects), the check that
 //! compares the two, and `doctor`.
 
+pub mod account;
 pub mod check;
 pub mod nvml;
 pub mod probe;
@@ -90,4 +91,21 @@ fn describe_cards(gpus: &Gpus) -> String {
         .map(|c| format!("{} {}", c.index, c.name))
         .collect();
     format!("NVML sees {}", names.join(", "))
+}
+
+/// This machine's name, for the checks a coordinator merges from several hosts.
+pub fn host_name() -> Option<String> {
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 256];
+        // SAFETY: a buffer of the length passed; the name is NUL-terminated when it fits.
+        let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+        let end = buf.iter().position(|b| *b == 0)?;
+        let name = String::from_utf8_lossy(&buf[..end]).into_owned();
+        (ok && !name.is_empty()).then_some(name)
+    }
+    #[cfg(windows)]
+    {
+        std::env::var("COMPUTERNAME").ok().filter(|n| !n.is_empty())
+    }
 }

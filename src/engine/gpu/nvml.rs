@@ -179,6 +179,39 @@ impl Gpus {
         device.memory_info().ok().map(|m| m.used as f64 / 1048576.0)
     }
 
+    /// The processes on a card now, with their memory (none where the driver does not say,
+    /// as under Windows' WDDM): NVML's compute and graphics lists, a pid in both once. An error
+    /// when the driver cannot list compute processes.
+    pub fn processes(&self, card: &Card) -> Result<Vec<(u32, Option<f64>)>, String> {
+        use nvml_wrapper::enums::device::UsedGpuMemory;
+        let device = self
+            .nvml
+            .device_by_index(card.index)
+            .map_err(|e| format!("NVML device {}: {e}", card.index))?;
+        let compute = device
+            .running_compute_processes()
+            .map_err(|e| format!("NVML cannot list the processes on {}: {e}", card.name))?;
+        // Some drivers list no graphics processes (or refuse to): the compute list still holds.
+        let graphics = device.running_graphics_processes().unwrap_or_default();
+        let mut listed: Vec<(u32, Option<f64>)> = Vec::new();
+        for process in compute.into_iter().chain(graphics) {
+            let mib = match process.used_gpu_memory {
+                UsedGpuMemory::Used(bytes) => Some(bytes as f64 / 1048576.0),
+                UsedGpuMemory::Unavailable => None,
+            };
+            match listed.iter_mut().find(|(pid, _)| *pid == process.pid) {
+                Some((_, held)) => {
+                    *held = match (*held, mib) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    }
+                }
+                None => listed.push((process.pid, mib)),
+            }
+        }
+        Ok(listed)
+    }
+
     /// The first card the selector matches.
     pub fn find(&self, selector: &CardSelector) -> Option<&Card> {
         self.cards.iter().find(|c| matches(selector, c))

@@ -24,8 +24,9 @@ pub struct ProbeReport {
     pub error: Option<String>,
 }
 
-pub fn run(mib: u64, list: bool) -> i32 {
-    let report = probe(mib, list).unwrap_or_else(|error| ProbeReport {
+/// `hold_ms`: hold the buffer that long instead of waiting for the parent's answer.
+pub fn run(mib: u64, list: bool, hold_ms: Option<u64>) -> i32 {
+    let report = probe(mib, list, hold_ms).unwrap_or_else(|error| ProbeReport {
         error: Some(error),
         ..ProbeReport::default()
     });
@@ -39,7 +40,7 @@ pub fn run(mib: u64, list: bool) -> i32 {
     }
 }
 
-fn probe(mib: u64, list_only: bool) -> Result<ProbeReport, String> {
+fn probe(mib: u64, list_only: bool, hold_ms: Option<u64>) -> Result<ProbeReport, String> {
     // cudarc panics when it cannot load the library: look first, and say which one.
     if !unsafe { sys::is_culib_present() } {
         return Err(format!(
@@ -56,7 +57,7 @@ fn probe(mib: u64, list_only: bool) -> Result<ProbeReport, String> {
         ..ProbeReport::default()
     };
     if !list_only && count > 0 {
-        allocate(mib)?;
+        allocate(mib, hold_ms)?;
         report.allocated_mib = mib;
     }
     Ok(report)
@@ -102,8 +103,12 @@ pub const HELD: &str = "{\"held\":true}";
 
 /// Tell the parent the buffer is allocated and wait for its answer (or its end), so that
 /// the parent's NVML sample sees the allocation however short the probe is.
-fn hold() {
+fn hold(hold_ms: Option<u64>) {
     use std::io::{BufRead, Write};
+    if let Some(ms) = hold_ms {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        return;
+    }
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "{HELD}");
     let _ = stdout.flush();
@@ -112,7 +117,7 @@ fn hold() {
 }
 
 /// A context on device 0, a buffer allocated, held, freed, the context released.
-fn allocate(mib: u64) -> Result<(), String> {
+fn allocate(mib: u64, hold_ms: Option<u64>) -> Result<(), String> {
     let dev = result::device::get(0).map_err(|e| format!("cuDeviceGet(0): {e}"))?;
     unsafe {
         let ctx = result::primary_ctx::retain(dev)
@@ -120,7 +125,7 @@ fn allocate(mib: u64) -> Result<(), String> {
         result::ctx::set_current(ctx).map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
         let bytes = (mib as usize).saturating_mul(1024 * 1024).max(1);
         let ptr = result::malloc_sync(bytes).map_err(|e| format!("cuMemAlloc({mib} MiB): {e}"))?;
-        hold();
+        hold(hold_ms);
         result::free_sync(ptr).map_err(|e| format!("cuMemFree: {e}"))?;
         result::primary_ctx::release(dev).map_err(|e| format!("cuDevicePrimaryCtxRelease: {e}"))?;
     }

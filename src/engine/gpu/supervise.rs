@@ -12,6 +12,26 @@
 #[cfg(target_os = "linux")]
 pub use linux::run;
 
+/// What the supervisor prints when the command has ended and before it kills what the command
+/// left: the check samples the lingering processes' memory (the check's leak), then answers a
+/// line on the supervisor's stdin (or closes it). The command itself reads no stdin.
+pub const ENDED: &str = "{\"command_ended\":true}";
+
+/// Say the command ended and wait (a bounded while) for the check's answer.
+fn announce_end() {
+    use std::io::{BufRead, Write};
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "{ENDED}");
+    let _ = stdout.flush();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut line);
+        let _ = tx.send(());
+    });
+    let _ = rx.recv_timeout(std::time::Duration::from_secs(2));
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
@@ -41,13 +61,18 @@ mod linux {
             eprintln!("__supervise: no command");
             return 2;
         };
-        let mut child = match Command::new(program).args(rest).spawn() {
+        let mut child = match Command::new(program)
+            .args(rest)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+        {
             Ok(child) => child,
             Err(e) => {
                 eprintln!("{program}: {e}");
                 return 127;
             }
         };
+        let mut stopped = false;
         let code = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break exit_code(status),
@@ -56,10 +81,15 @@ mod linux {
             }
             // The tool asked (SIGTERM), or died: this process was reparented.
             if stop.load(Ordering::SeqCst) || std::os::unix::process::parent_id() != parent {
+                stopped = true;
                 break 128 + libc::SIGTERM;
             }
             std::thread::sleep(Duration::from_millis(20));
         };
+        // Stopped by the tool (or orphaned): nobody samples, kill at once.
+        if !stopped {
+            super::announce_end();
+        }
         kill_descendants();
         code
     }
@@ -158,6 +188,7 @@ pub fn run(command: &[String]) -> i32 {
     let mut child = std::process::Command::new(program);
     // `/C` and the line as the user wrote it: cmd parses it, not the MSVC argument rules.
     child.raw_arg(rest.join(" "));
+    child.stdin(std::process::Stdio::null());
     super::tree::prepare(&mut child);
     let mut child = match child.spawn() {
         Ok(child) => child,
@@ -173,6 +204,7 @@ pub fn run(command: &[String]) -> i32 {
         Ok(status) => status.code().unwrap_or(2),
         Err(_) => 2,
     };
+    announce_end();
     if let Some(tree) = tree {
         tree.kill_all();
     }

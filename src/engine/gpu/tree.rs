@@ -136,6 +136,54 @@ pub fn kill_on_close_job() -> std::io::Result<std::os::windows::io::OwnedHandle>
 }
 
 impl Tree {
+    /// Whether `pid` belongs to the tree. On unix: the tree's process group, or (on Linux) a
+    /// descendant of its root, `setsid` daemons of a supervised command included. On Windows:
+    /// a process of the tree's Job Object (children inherit it).
+    pub fn contains(&self, pid: u32) -> bool {
+        #[cfg(unix)]
+        {
+            let Ok(pid) = i32::try_from(pid) else {
+                return false;
+            };
+            // SAFETY: getpgid only reads another process's group id.
+            if unsafe { libc::getpgid(pid) } == self.pid {
+                return true;
+            }
+            #[cfg(target_os = "linux")]
+            {
+                let mut at = pid;
+                for _ in 0..64 {
+                    match linux_parent(at) {
+                        Some(parent) if parent == self.pid => return true,
+                        Some(parent) if parent > 1 => at = parent,
+                        _ => return false,
+                    }
+                }
+            }
+            false
+        }
+        #[cfg(windows)]
+        {
+            use std::os::windows::io::AsRawHandle;
+            use windows_sys::Win32::Foundation::CloseHandle;
+            use windows_sys::Win32::System::JobObjects::IsProcessInJob;
+            use windows_sys::Win32::System::Threading::{
+                OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+            };
+            // SAFETY: a handle opened for a query only, closed below.
+            let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+            if process.is_null() {
+                return false;
+            }
+            let mut inside = 0;
+            // SAFETY: a live process handle and our job handle.
+            let asked = unsafe { IsProcessInJob(process, self.job.as_raw_handle(), &mut inside) };
+            // SAFETY: the handle opened above.
+            unsafe { CloseHandle(process) };
+            asked != 0 && inside != 0
+        }
+    }
+
     /// Ask the child to stop (a supervisor then kills what its command left). Windows has no
     /// such request for a console program: the caller's kill that follows ends the tree.
     pub fn ask_to_stop(&self) {
@@ -160,4 +208,68 @@ impl Tree {
             windows_sys::Win32::System::JobObjects::TerminateJobObject(self.job.as_raw_handle(), 1);
         }
     }
+}
+
+/// The parent of a live process, from `/proc/PID/stat` (the fields after the name's last `)`).
+#[cfg(target_os = "linux")]
+fn linux_parent(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A process's command line, at most `MAX` characters, control characters replaced, for the
+/// check's own processes. `None` where the system does not say.
+pub fn command_line(pid: u32) -> Option<String> {
+    const MAX: usize = 200;
+    let text: String = command_line_raw(pid)?
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let mut line: String = text.chars().take(MAX).collect();
+    if text.chars().count() > MAX {
+        line.push('…');
+    }
+    Some(line)
+}
+
+#[cfg(target_os = "linux")]
+fn command_line_raw(pid: u32) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(format!("/proc/{pid}/cmdline"))
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).replace('\0', " "))
+}
+
+#[cfg(windows)]
+fn command_line_raw(pid: u32) -> Option<String> {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, QueryFullProcessImageNameW, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: a handle opened for a query only, closed below.
+    let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if process.is_null() {
+        return None;
+    }
+    let mut name = [0u16; 1024];
+    let mut len = name.len() as u32;
+    // SAFETY: a buffer of `len` UTF-16 units.
+    let ok = unsafe { QueryFullProcessImageNameW(process, 0, name.as_mut_ptr(), &mut len) };
+    // SAFETY: the handle opened above.
+    unsafe { CloseHandle(process) };
+    (ok != 0).then(|| String::from_utf16_lossy(&name[..len as usize]))
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn command_line_raw(_pid: u32) -> Option<String> {
+    None
 }
