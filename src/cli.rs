@@ -421,6 +421,11 @@ pub struct ReportArgs {
         conflicts_with_all = ["root", "config", "no_cache"]
     )]
     pub merge: Vec<PathBuf>,
+    /// Journals of the same mission from other hosts (each host's
+    /// `.gpu-homogenize/journal.jsonl`, collected by your scheduler or CI), merged with the
+    /// tree's own: the GPU checks are kept per host.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub journal: Vec<PathBuf>,
     /// Write the report here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

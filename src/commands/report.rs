@@ -43,7 +43,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     setup.paths = vec![setup.root.clone()];
     let engine = engine(&setup, &input, Mode::Scan)?;
     let (outcomes, _) = execute(&setup, &engine, &input, None, None)?;
-    let journal = Journal::read(&setup.root);
+    let mut journal = Journal::read(&setup.root);
+    for path in &args.journal {
+        journal.add(path);
+    }
     for warning in &journal.warnings {
         eprintln!("warning: {}", crate::base::escape::printable(warning));
     }

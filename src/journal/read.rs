@@ -44,6 +44,23 @@ impl Journal {
         }
     }
 
+    /// Add the journal of another host at `path` (read like any named input: no special file,
+    /// bounded size); what cannot be read is a warning.
+    pub fn add(&mut self, path: &Path) {
+        let name = crate::model::outcome::escape(path.as_os_str());
+        match crate::fs::tree_file::read_named(path, crate::fs::tree_file::JOURNAL_LIMIT) {
+            Ok(text) => {
+                let other = Journal::parse(&text, &name);
+                self.files.extend(other.files);
+                self.runs.extend(other.runs);
+                self.warnings.extend(other.warnings);
+            }
+            Err(e) => self
+                .warnings
+                .push(format!("{name}: cannot read this journal ({e}); left out")),
+        }
+    }
+
     /// Parse the text of a journal; `name` is what warnings call the file.
     pub fn parse(text: &str, name: &str) -> Journal {
         let mut journal = Journal::default();

@@ -27,6 +27,8 @@ pub struct Report {
     pub review: Vec<ReviewItem>,
     pub policy: PolicyView,
     pub gpu: GpuView,
+    /// The GPU checks per host, from the tree's journal and those `--journal` adds.
+    pub hosts: Vec<super::hosts::HostView>,
     /// What could not be read from the journal.
     pub warnings: Vec<String>,
 }
@@ -43,6 +45,10 @@ impl Report {
             phase.remaining.iter_mut().for_each(|r| place(&mut r.path));
         }
         self.review.iter_mut().for_each(|r| place(&mut r.path));
+        self.hosts
+            .iter_mut()
+            .flat_map(|h| h.failures.iter_mut())
+            .for_each(|f| place(&mut f.path));
         self.alerts
             .iter_mut()
             .filter_map(|a| a.path.as_mut())
@@ -258,6 +264,7 @@ pub fn build(
         alerts,
         review,
         policy: policy_view(policy),
+        hosts: super::hosts::hosts(&journal.files),
         gpu,
         warnings: journal.warnings.clone(),
     }

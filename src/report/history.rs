@@ -19,8 +19,11 @@ pub struct History<'a> {
     pub cpu: Option<&'a FileLine>,
     /// The latest line whose GPU check ran.
     pub gpu: Option<&'a FileLine>,
-    /// A failure no later run has resolved yet.
+    /// A failure no later run has resolved yet (the latest of [`History::open`]).
     pub failure: Option<Failure<'a>>,
+    /// Every failure still open, per host for GPU failures (a check that fails on one host is
+    /// resolved by a check that passes on that host, not another's), `None` for the others.
+    pub open: Vec<(Option<String>, Failure<'a>)>,
 }
 
 /// Why a file failed, and the run that said so.
@@ -63,6 +66,8 @@ pub fn run_label(line: &FileLine) -> String {
 /// changed and it passed.
 pub fn histories(lines: &[FileLine], leak_alert_mib: f64) -> HashMap<&str, History<'_>> {
     let mut map: HashMap<&str, History> = HashMap::new();
+    // In the order written (clocks of hosts may disagree): the tree's journal, then each added
+    // one; a GPU failure waits for its own host, so hosts need no common order.
     for line in lines.iter().filter(|l| !l.stamp.dry_run) {
         let h = map.entry(line.path.as_str()).or_default();
         h.fixed |= line.status == FileStatus::Fixed;
@@ -76,13 +81,38 @@ pub fn histories(lines: &[FileLine], leak_alert_mib: f64) -> HashMap<&str, Histo
         if gpu_status(line).is_some_and(|s| s != CheckStatus::Skipped) {
             h.gpu = Some(line);
         }
+        let host = host_of(line);
         if let Some(failure) = failure_of(line, leak_alert_mib) {
-            h.failure = Some(failure);
-        } else if h.failure.as_ref().is_some_and(|f| resolves(line, f)) {
-            h.failure = None;
+            let key = failure.kind.on_gpu().then(|| host.clone()).flatten();
+            h.open.retain(|(k, _)| *k != key);
+            h.open.push((key, failure));
+        } else {
+            // A host's GPU failure on this content waits for that host; new content, or a
+            // failure of no host, is resolved as before.
+            h.open.retain(|(k, f)| {
+                let applies = k.is_none() || *k == host || !same_content(line, f);
+                !(applies && resolves(line, f))
+            });
         }
+        h.failure = h.open.last().map(|(_, f)| f.clone());
     }
     map
+}
+
+/// The host a line's GPU check ran on.
+pub fn host_of(line: &FileLine) -> Option<String> {
+    line.gpu_check.as_ref().and_then(|g| g.host.clone())
+}
+
+fn same_content(line: &FileLine, open: &Failure) -> bool {
+    line.content_hash.is_some() && line.content_hash == open.line.content_hash
+}
+
+impl FailureKind {
+    /// A failure of a GPU check, which belongs to the host it ran on.
+    pub fn on_gpu(self) -> bool {
+        matches!(self, FailureKind::GpuFailed | FailureKind::Leak)
+    }
 }
 
 fn failure_of(line: &FileLine, leak_alert_mib: f64) -> Option<Failure<'_>> {

@@ -50,6 +50,7 @@ pub fn render(r: &Report) -> String {
         alerts(&mut out, r);
     }
     policy(&mut out, r);
+    hosts(&mut out, r);
     remaining(&mut out, r);
     review(&mut out, r);
     if !r.warnings.is_empty() {
@@ -275,6 +276,45 @@ fn policy(out: &mut String, r: &Report) {
         let _ = writeln!(out, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
     }
     out.push_str("</table>\n");
+}
+
+/// The checks per host, when journals of several hosts were merged.
+fn hosts(out: &mut String, r: &Report) {
+    if r.hosts.len() < 2 {
+        return;
+    }
+    out.push_str("<h2>GPU checks per host</h2>\n<div class=\"scroll\"><table>\n<tr><th>Host</th><th>Cards</th><th>Checked</th><th>Passed</th><th>Failed</th><th>Leaks</th></tr>\n");
+    for h in &r.hosts {
+        let cards: Vec<String> = h
+            .cards
+            .iter()
+            .map(|(uuid, name)| format!("{} <code>{}</code>", esc(name), esc(uuid)))
+            .collect();
+        let mark = if h.failed + h.leaks > 0 { "❌ " } else { "" };
+        let _ = writeln!(
+            out,
+            "<tr><th>{mark}{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&h.host),
+            cards.join("<br>"),
+            h.checked,
+            h.passed,
+            h.failed,
+            h.leaks
+        );
+    }
+    out.push_str("</table></div>\n");
+    for h in r.hosts.iter().filter(|h| !h.failures.is_empty()) {
+        let _ = writeln!(out, "<h3>Failed on {}</h3>\n<ul>", esc(&h.host));
+        for f in &h.failures {
+            let _ = writeln!(
+                out,
+                "<li><code>{}</code>: {}</li>",
+                esc(&f.path),
+                esc(&f.message)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
 }
 
 fn remaining(out: &mut String, r: &Report) {

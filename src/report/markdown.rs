@@ -18,6 +18,7 @@ pub fn render(r: &Report) -> String {
     metrics(&mut out, r);
     policy(&mut out, r);
     gpu(&mut out, r);
+    hosts(&mut out, r);
     files(&mut out, r);
     review(&mut out, r);
     burndown(&mut out, r);
@@ -226,6 +227,65 @@ fn gpu(out: &mut String, r: &Report) {
         "- Leak drift: {:.0} MiB in all (limit {:.0} MiB) {verdict}\n",
         g.drift_mib, g.leak_fail_mib
     );
+}
+
+/// The checks per host, when journals of several hosts were merged: each host's cards, counts
+/// and failures apart.
+fn hosts(out: &mut String, r: &Report) {
+    if r.hosts.len() < 2 {
+        return;
+    }
+    out.push_str(
+        "## GPU checks per host
+
+| Host | Cards (UUID) | Checked | Passed | Failed | Leaks | Last check |
+|---|---|---:|---:|---:|---:|---|
+",
+    );
+    for h in &r.hosts {
+        let cards: Vec<String> = h
+            .cards
+            .iter()
+            .map(|(uuid, name)| format!("{} {}", text(name), code(uuid)))
+            .collect();
+        let status = if h.failed + h.leaks > 0 { "❌ " } else { "" };
+        let _ = writeln!(
+            out,
+            "| {status}{} | {} | {} | {} | {} | {} | {} |",
+            text(&h.host),
+            cards.join("<br>"),
+            h.checked,
+            h.passed,
+            h.failed,
+            h.leaks,
+            text(&h.last_at)
+        );
+    }
+    out.push('\n');
+    for h in r.hosts.iter().filter(|h| !h.failures.is_empty()) {
+        let _ = writeln!(out, "Failed on {}:\n", text(&h.host));
+        for f in &h.failures {
+            let _ = writeln!(
+                out,
+                "- {} ({}): {}",
+                code(&f.path),
+                kind(f.status),
+                message(&f.message)
+            );
+        }
+        out.push('\n');
+    }
+}
+
+fn kind(status: crate::model::outcome::CheckStatus) -> &'static str {
+    use crate::model::outcome::CheckStatus;
+    match status {
+        CheckStatus::Passed => "passed",
+        CheckStatus::Failed => "failed",
+        CheckStatus::Leak => "leak",
+        CheckStatus::Skipped => "skipped",
+        CheckStatus::Error => "error",
+    }
 }
 
 fn files(out: &mut String, r: &Report) {

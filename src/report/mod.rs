@@ -6,6 +6,7 @@ pub mod coordinator;
 pub mod github;
 pub mod gitlab;
 pub mod history;
+pub mod hosts;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -1204,3 +1204,118 @@ fn without_memory_per_process_the_processes_are_still_attributed() {
     assert_eq!(bad.len(), 1, "{check}");
     assert!(bad[0]["peak_mib"].is_null(), "{check}");
 }
+
+/// The tree's journal with the host of every GPU check set to `host`, as if it ran there.
+fn journal_as_host(root: &Path, host: &str) -> String {
+    let mut out = String::new();
+    for mut line in journal_lines(root) {
+        if let Some(check) = line.get_mut("gpu_check").filter(|c| c.is_object()) {
+            check["host"] = Value::from(host);
+        }
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+#[cfg(unix)] // the `--gpu-cmd` line is sh syntax
+fn journals_of_three_hosts_merge_into_one_report_with_each_hosts_failures_apart() {
+    let driver = FakeDriver::new();
+    let file = "tools/compliant_example.py";
+    let collected = tempfile::tempdir().unwrap();
+    let mut journals = Vec::new();
+    // Three checkouts of the mission, one per host; node-c's command puts a worker on the
+    // forbidden card, and runs first: the later passes on node-a and node-b do not resolve it.
+    for (host, cmd) in [
+        (
+            "node-c",
+            format!("CUDA_VISIBLE_DEVICES=0 {}", worker(32, 200)),
+        ),
+        ("node-a", worker(32, 50)),
+        ("node-b", worker(32, 50)),
+    ] {
+        let tree = copy_fixture("superwhisper-v6");
+        let out = run(driver.command(tree.path()).args([
+            "check",
+            "--gpu",
+            "require",
+            "--gpu-cmd",
+            &cmd,
+            file,
+        ]));
+        assert_eq!(
+            out.code,
+            i32::from(host == "node-c"),
+            "{host}: {}{}",
+            out.stdout,
+            out.stderr
+        );
+        let path = collected.path().join(format!("{host}.jsonl"));
+        std::fs::write(&path, journal_as_host(tree.path(), host)).unwrap();
+        journals.push(path);
+    }
+    let tree = copy_fixture("superwhisper-v6");
+    let report = |format: &str| {
+        let out = run(driver
+            .command(tree.path())
+            .args(["report", "--format", format, "--journal"])
+            .args(&journals));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let doc = json(&report("json"));
+    let hosts = doc["hosts"].as_array().unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(names, ["node-a", "node-b", "node-c"]);
+    for h in &hosts[..2] {
+        assert_eq!(
+            (h["checked"].as_u64(), h["passed"].as_u64()),
+            (Some(1), Some(1)),
+            "{h}"
+        );
+        assert!(h["failures"].as_array().unwrap().is_empty());
+        let cards = h["cards"].as_object().unwrap();
+        assert_eq!(cards.len(), 1, "{h}");
+        let (uuid, name) = cards.iter().next().unwrap();
+        assert!(uuid.starts_with("GPU-"), "{h}");
+        assert_eq!(name, "NVIDIA GeForce RTX 3090 (0000:02:00.0)");
+    }
+    let c = &hosts[2];
+    assert_eq!(
+        (c["checked"].as_u64(), c["failed"].as_u64()),
+        (Some(1), Some(1)),
+        "{c}"
+    );
+    let failure = &c["failures"][0];
+    assert_eq!(failure["path"], file);
+    assert!(
+        failure["message"]
+            .as_str()
+            .unwrap()
+            .contains("ran on NVIDIA GeForce RTX 5060 Ti"),
+        "{failure}"
+    );
+    let md = report("md");
+    assert!(md.contains("## GPU checks per host"), "{md}");
+    assert!(md.contains("| ❌ node-c |"), "{md}");
+    assert!(md.contains("| node-a |"), "{md}");
+    assert!(md.contains("Failed on node-c:\n\n- `tools/compliant_example.py` (failed): a process of the check ran on a forbidden card"), "{md}");
+    let html = report("html");
+    assert!(html.contains("<h2>GPU checks per host</h2>"), "{html}");
+    assert!(html.contains("<h3>Failed on node-c</h3>"), "{html}");
+    // The mission view: the file's GPU check is failed (node-c) until node-c passes it again.
+    assert!(
+        doc["alerts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["path"] == file
+                && a["message"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains("forbidden card")),
+        "{}",
+        doc["alerts"]
+    );
+}
