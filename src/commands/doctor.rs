@@ -206,6 +206,26 @@ fn render(d: &Doctor, policy: &Policy) -> String {
             c.role,
             c.card.uuid
         ));
+        for m in &c.card.mig {
+            let selected = d.visible_devices.split(',').any(|e| {
+                e.starts_with("MIG-")
+                    && m.uuid
+                        .to_ascii_lowercase()
+                        .starts_with(&e.to_ascii_lowercase())
+            });
+            out.push_str(&format!(
+                "       MIG {:<2} {:<26} {:>6.1} GiB  {}{}\n",
+                m.index,
+                m.name,
+                m.memory_mib / 1024.0,
+                m.uuid,
+                if selected {
+                    "  <- the mask selects it"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
     out.push_str(&format!(
         "\nPolicy: target {}, forbidden {}; CUDA_VISIBLE_DEVICES='{}'\n",

@@ -89,6 +89,14 @@ fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
         ("forbidden_names", forbidden.join(", ")),
         ("min_memory_gib", format!("{min_mem}")),
         ("validate_function", policy.validate_function_name()),
+        (
+            "mask_how",
+            if policy.mask_by_uuid() {
+                "The mask names it by UUID, whatever the order".to_string()
+            } else {
+                "PCI bus order, then the mask".to_string()
+            },
+        ),
     ]
 }
 

@@ -10,6 +10,14 @@ mod located;
 
 pub use check::{mask_entries, parse_bus_id, same_bus_id, Key, MaskEntry, Problem, DEVICE_ORDERS};
 
+/// Whether a mask's first entry names a card by UUID or MIG id (CUDA reads a mask of one kind).
+fn mask_by_uuid(mask: &str) -> bool {
+    matches!(
+        mask_entries(mask).first(),
+        Some((_, Ok(MaskEntry::Uuid(_))))
+    )
+}
+
 /// Name of the config file looked up at the tree root.
 pub const CONFIG_FILE: &str = "gpu-homogenize.toml";
 
@@ -123,6 +131,50 @@ impl Policy {
             EnvVar::DeviceOrder => Some(&self.device_order),
             EnvVar::AllocConf => (!self.alloc_conf.is_empty()).then_some(self.alloc_conf.as_str()),
         }
+    }
+
+    /// Whether the policy's mask names its cards by UUID or MIG id: `CUDA_DEVICE_ORDER` then
+    /// changes nothing about which card is selected.
+    pub fn mask_by_uuid(&self) -> bool {
+        mask_by_uuid(&self.visible_devices)
+    }
+
+    /// What a `CUDA_VISIBLE_DEVICES` value written in a file selects, when it names cards by
+    /// UUID or MIG id (an index mask's card depends on the order, said elsewhere): each entry as
+    /// the policy's cards are named (CUDA takes a UUID prefix), `None` for an index mask.
+    pub fn mask_selects(&self, mask: &str) -> Option<String> {
+        if !mask_by_uuid(mask) {
+            return None;
+        }
+        let mut parts = Vec::new();
+        for (_, entry) in mask_entries(mask) {
+            let part = match entry {
+                Ok(MaskEntry::Uuid(id)) if id.starts_with("MIG-") => {
+                    "a MIG instance, listed by `doctor`".to_string()
+                }
+                Ok(MaskEntry::Uuid(id)) => {
+                    let names = |c: &CardSelector| {
+                        c.uuid.as_deref().is_some_and(|u| {
+                            u.to_ascii_lowercase().starts_with(&id.to_ascii_lowercase())
+                        })
+                    };
+                    if names(&self.target) {
+                        format!("the {} by UUID", self.target.label())
+                    } else if let Some(bad) = self.forbidden.iter().find(|c| names(c)) {
+                        format!("the forbidden {} by UUID", bad.label())
+                    } else {
+                        "a card the policy names by no UUID".to_string()
+                    }
+                }
+                Ok(MaskEntry::Index(i)) => format!("card {i} in CUDA's order"),
+                Err(_) => break,
+            };
+            parts.push(part);
+        }
+        Some(format!(
+            "{}, whatever `CUDA_DEVICE_ORDER` says",
+            parts.join(", then ")
+        ))
     }
 
     /// The device index the target card gets once `CUDA_VISIBLE_DEVICES` is applied.

@@ -1319,3 +1319,148 @@ fn journals_of_three_hosts_merge_into_one_report_with_each_hosts_failures_apart(
         doc["alerts"]
     );
 }
+
+/// A tree of one GPU program under a policy whose mask is `mask`.
+fn uuid_tree(mask: &str) -> tempfile::TempDir {
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("gpu-homogenize.toml"),
+        format!(
+            "[policy]\nvisible_devices = \"{mask}\"\ndevice_order = \"PCI_BUS_ID\"\n\
+             target = {{ name = \"RTX 3090\" }}\nforbidden = [{{ name = \"RTX 5060 Ti\" }}]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        tree.path().join("train.py"),
+        "import torch\n\nif __name__ == \"__main__\":\n    x = torch.zeros(1).cuda()\n",
+    )
+    .unwrap();
+    tree
+}
+
+/// The cards of the simulated machine as `doctor --format json` gives them.
+fn doctor_cards(driver: &FakeDriver, env: &[(&str, &str)]) -> Vec<Value> {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut cmd = driver.command(scratch.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run(cmd.args(["doctor", "--format", "json"]));
+    json(&out.stdout)["cards"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_policy_mask_by_uuid_is_written_and_proved_and_a_uuid_of_no_card_fails() {
+    let driver = FakeDriver::new();
+    let cards = doctor_cards(&driver, &[]);
+    let uuid = cards[1]["uuid"].as_str().unwrap().to_string();
+    assert_eq!(cards[1]["name"], "NVIDIA GeForce RTX 3090");
+    let tree = uuid_tree(&uuid);
+    let out = run(driver.command(tree.path()).args([
+        "fix",
+        "--gpu",
+        "require",
+        "--format",
+        "json",
+        "--no-journal",
+    ]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    assert_eq!(check["status"], "passed", "{check}");
+    assert_eq!(check["uuid"], uuid.as_str());
+    let text = std::fs::read_to_string(tree.path().join("train.py")).unwrap();
+    assert!(
+        text.contains(&format!(
+            "# The mask names it by UUID, whatever the order: the RTX 3090 becomes cuda:0.\n\
+             os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"{uuid}\"\n"
+        )),
+        "{text}"
+    );
+    // A UUID no card has: CUDA sees no device, and the check cannot pass.
+    let tree = uuid_tree("GPU-00000000-1111-2222-3333-444444444444");
+    let out = run(driver.command(tree.path()).args([
+        "fix",
+        "--gpu",
+        "require",
+        "--format",
+        "json",
+        "--no-journal",
+    ]));
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    assert_ne!(check["status"], "passed", "{check}");
+}
+
+#[test]
+fn mig_instances_are_listed_by_doctor_and_a_mig_mask_lands_on_their_card() {
+    let driver = FakeDriver::new();
+    let mig = [("FAKEGPU_MIG", "1:2")];
+    let cards = doctor_cards(&driver, &mig);
+    let instances = cards[1]["mig"].as_array().unwrap();
+    assert_eq!(instances.len(), 2, "{}", cards[1]);
+    assert!(cards[0].get("mig").is_none(), "no MIG on the other card");
+    let id = instances[0]["uuid"].as_str().unwrap().to_string();
+    assert!(id.starts_with("MIG-"), "{id}");
+    assert_eq!(instances[0]["name"], "NVIDIA GeForce RTX 3090 MIG 1g.12gb");
+    assert_eq!(instances[0]["memory_mib"], 12288.0);
+    let tree = uuid_tree(&id);
+    let out = run(driver
+        .command(tree.path())
+        .env("FAKEGPU_MIG", "1:2")
+        .arg("doctor"));
+    assert!(
+        out.stdout
+            .contains(&format!("       MIG 0  NVIDIA GeForce RTX 3090 MIG 1g.12gb   12.0 GiB  {id}  <- the mask selects it\n")),
+        "{}",
+        out.stdout
+    );
+    let out = run(driver.command(tree.path()).env("FAKEGPU_MIG", "1:2").args([
+        "fix",
+        "--gpu",
+        "require",
+        "--format",
+        "json",
+        "--no-journal",
+    ]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    assert_eq!(check["status"], "passed", "{check}");
+    assert_eq!(check["device_name"], "NVIDIA GeForce RTX 3090");
+}
+
+#[test]
+fn a_hand_written_uuid_mask_is_said_to_select_its_card_whatever_the_order() {
+    let driver = FakeDriver::new();
+    let cards = doctor_cards(&driver, &[]);
+    let target = cards[1]["uuid"].as_str().unwrap();
+    let forbidden = cards[0]["uuid"].as_str().unwrap();
+    let tree = uuid_tree("1");
+    std::fs::write(
+        tree.path().join("gpu-homogenize.toml"),
+        format!(
+            "[policy]\nvisible_devices = \"1\"\ndevice_order = \"PCI_BUS_ID\"\n\
+             target = {{ name = \"RTX 3090\", uuid = \"{target}\" }}\n\
+             forbidden = [{{ name = \"RTX 5060 Ti\", uuid = \"{forbidden}\" }}]\n"
+        ),
+    )
+    .unwrap();
+    for (name, mask) in [("a.py", &target[..13]), ("b.py", forbidden)] {
+        std::fs::write(
+            tree.path().join(name),
+            format!("import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"{mask}\"\nimport torch\nx = torch.zeros(1).cuda()\n"),
+        )
+        .unwrap();
+    }
+    let out = run(driver.command(tree.path()).args(["scan", "a.py", "b.py"]));
+    assert!(
+        out.stdout.contains(&format!("CUDA_VISIBLE_DEVICES is '{}' (the RTX 3090 by UUID, whatever `CUDA_DEVICE_ORDER` says)", &target[..13])),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("CUDA_VISIBLE_DEVICES is '{forbidden}' (the forbidden RTX 5060 Ti by UUID, whatever `CUDA_DEVICE_ORDER` says)")),
+        "{}",
+        out.stdout
+    );
+}

@@ -30,6 +30,18 @@ pub struct Card {
     pub architecture: &'static str,
     pub pci_bus_id: String,
     pub uuid: String,
+    /// Its MIG instances, when MIG mode is on (a `MIG-…` mask selects one of them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mig: Vec<MigInstance>,
+}
+
+/// One MIG instance of a card, as NVML names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigInstance {
+    pub index: u32,
+    pub name: String,
+    pub memory_mib: f64,
+    pub uuid: String,
 }
 
 /// The architecture of a compute capability (seed 002's table is wrong: 9.0 is Hopper,
@@ -168,6 +180,7 @@ impl Gpus {
                 architecture: architecture(cc.major, cc.minor),
                 pci_bus_id: device.pci_info().map(|p| p.bus_id).unwrap_or_default(),
                 uuid: device.uuid().unwrap_or_default(),
+                mig: mig_instances(&device),
             });
         }
         Ok(Gpus { nvml, cards })
@@ -218,6 +231,28 @@ impl Gpus {
     }
 }
 
+/// The MIG instances of a card in MIG mode; none when MIG is off or not supported.
+fn mig_instances(device: &nvml_wrapper::Device) -> Vec<MigInstance> {
+    if !device.mig_mode().is_ok_and(|m| m.current == 1) {
+        return Vec::new();
+    }
+    let slots = device.mig_device_count().unwrap_or(0);
+    (0..slots)
+        .filter_map(|index| {
+            // A slot without an instance is NOT_FOUND.
+            let mig = device.mig_device_by_index(index).ok()?;
+            Some(MigInstance {
+                index,
+                name: mig.name().unwrap_or_default(),
+                memory_mib: mig
+                    .memory_info()
+                    .map_or(0.0, |m| m.total as f64 / 1048576.0),
+                uuid: mig.uuid().ok()?,
+            })
+        })
+        .collect()
+}
+
 pub fn matches(selector: &CardSelector, card: &Card) -> bool {
     let name = selector
         .name
@@ -230,10 +265,10 @@ pub fn matches(selector: &CardSelector, card: &Card) -> bool {
         .pci_bus_id
         .as_ref()
         .is_none_or(|b| same_bus_id(b, &card.pci_bus_id));
-    let uuid = selector
-        .uuid
-        .as_ref()
-        .is_none_or(|u| card.uuid.eq_ignore_ascii_case(u));
+    let uuid = selector.uuid.as_ref().is_none_or(|u| {
+        // A card, or one of its MIG instances.
+        card.uuid.eq_ignore_ascii_case(u) || card.mig.iter().any(|m| m.uuid.eq_ignore_ascii_case(u))
+    });
     name && memory && bus && uuid
 }
 

@@ -124,7 +124,15 @@ impl Effective {
                 if states.len() == 1 && states.contains(&want) {
                     continue;
                 }
-                let what = describe(states, &want, policy.respect_scheduler);
+                let mut what = describe(states, &want, policy.respect_scheduler);
+                if var == EnvVar::VisibleDevices {
+                    // A hand-written UUID mask: say which card it selects.
+                    if let [State::Lit(mask)] = states.iter().collect::<Vec<_>>().as_slice() {
+                        if let Some(selects) = policy.mask_selects(mask) {
+                            what = format!("{what} ({selects})");
+                        }
+                    }
+                }
                 let when = if at_import {
                     "when the first GPU framework is imported"
                 } else {
