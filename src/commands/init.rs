@@ -100,7 +100,9 @@ fn from_machine(policy: &Policy) -> (Policy, Machine) {
         ),
         min_memory_gib: None,
         pci_bus_id: Some(c.pci_bus_id.clone()),
-        uuid: None,
+        // The exact card of this machine (another machine's cards have other UUIDs: edit the
+        // selectors to a name and memory for a policy shared between machines).
+        uuid: Some(c.uuid.clone()).filter(|u| !u.is_empty()),
     };
     let proposed = Policy {
         visible_devices: target.to_string(),

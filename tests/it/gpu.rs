@@ -962,6 +962,11 @@ fn init_proposes_the_cards_of_the_machine() {
     let target = policy["target"].as_table().unwrap();
     assert_eq!(target["name"].as_str(), Some("RTX 3090"), "{}", out.stdout);
     assert!(target.contains_key("pci_bus_id"), "{}", out.stdout);
+    assert!(
+        target["uuid"].as_str().is_some_and(|u| u.starts_with("GPU-")),
+        "{}",
+        out.stdout
+    );
     let forbidden = policy["forbidden"].as_array().unwrap();
     assert_eq!(forbidden.len(), 1);
     assert_eq!(forbidden[0]["name"].as_str(), Some("RTX 5060 Ti"));
