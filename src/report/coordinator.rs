@@ -45,10 +45,10 @@ impl Report {
             phase.remaining.iter_mut().for_each(|r| place(&mut r.path));
         }
         self.review.iter_mut().for_each(|r| place(&mut r.path));
-        self.hosts
-            .iter_mut()
-            .flat_map(|h| h.failures.iter_mut())
-            .for_each(|f| place(&mut f.path));
+        self.hosts.iter_mut().for_each(|h| {
+            h.failures.iter_mut().for_each(|f| place(&mut f.path));
+            h.checks.iter_mut().for_each(|c| place(&mut c.path));
+        });
         self.alerts
             .iter_mut()
             .filter_map(|a| a.path.as_mut())

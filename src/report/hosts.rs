@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::history::{host_of, run_label};
 use crate::journal::FileLine;
-use crate::model::outcome::CheckStatus;
+use crate::model::outcome::{CheckStatus, GpuProcess, ProcessOrigin};
 
 /// What the checks recorded for a journal line without a host (journals of older versions).
 pub const UNKNOWN_HOST: &str = "(host not recorded)";
@@ -27,6 +27,24 @@ pub struct HostView {
     pub last_at: String,
     /// Its latest check of each file that did not pass.
     pub failures: Vec<HostFailure>,
+    /// Its latest check of each file: the card, and every process of the check by card.
+    pub checks: Vec<HostCheck>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HostCheck {
+    pub path: String,
+    pub status: CheckStatus,
+    /// The card CUDA's device 0 was, and its UUID.
+    pub device: String,
+    pub uuid: Option<String>,
+    /// The processes of the check (the probe, the command and what it started).
+    pub processes: Vec<GpuProcess>,
+    /// Foreign processes seen meanwhile (not the check's; never blamed).
+    pub foreign: usize,
+    /// Why processes were not attributed, when they were not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes_unlisted: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -66,6 +84,7 @@ pub fn hosts(lines: &[FileLine]) -> Vec<HostView> {
             leaks: 0,
             last_at: String::new(),
             failures: Vec::new(),
+            checks: Vec::new(),
         });
         view.checked += 1;
         if line.stamp.at > view.last_at {
@@ -80,6 +99,24 @@ pub fn hosts(lines: &[FileLine]) -> Vec<HostView> {
             CheckStatus::Leak => view.leaks += 1,
             _ => view.failed += 1,
         }
+        view.checks.push(HostCheck {
+            path: path.to_string(),
+            status,
+            device: super::history::device_label(check),
+            uuid: check.uuid.clone(),
+            processes: check
+                .processes
+                .iter()
+                .filter(|p| p.origin == ProcessOrigin::Check)
+                .cloned()
+                .collect(),
+            foreign: check
+                .processes
+                .iter()
+                .filter(|p| p.origin == ProcessOrigin::Foreign)
+                .count(),
+            processes_unlisted: check.processes_unlisted.clone(),
+        });
         if status != CheckStatus::Passed {
             view.failures.push(HostFailure {
                 path: path.to_string(),
@@ -90,4 +127,21 @@ pub fn hosts(lines: &[FileLine]) -> Vec<HostView> {
         }
     }
     views.into_values().collect()
+}
+
+/// One line per process of a check: `pid 4242 (`python3 worker.py`) on NVIDIA GeForce RTX 3090
+/// GPU-…, 350 MiB` (forbidden cards marked), for the report's lists.
+pub fn process_line(p: &GpuProcess) -> String {
+    let command = p
+        .command
+        .as_deref()
+        .map_or(String::new(), |c| format!(" `{c}`"));
+    let memory = p
+        .peak_mib
+        .map_or(String::new(), |m| format!(", {m:.0} MiB"));
+    let forbidden = if p.forbidden { " (FORBIDDEN card)" } else { "" };
+    format!(
+        "pid {}{command} on {} {}{forbidden}{memory}",
+        p.pid, p.card, p.uuid
+    )
 }

@@ -280,7 +280,7 @@ fn policy(out: &mut String, r: &Report) {
 
 /// The checks per host, when journals of several hosts were merged.
 fn hosts(out: &mut String, r: &Report) {
-    if r.hosts.len() < 2 {
+    if r.hosts.is_empty() {
         return;
     }
     out.push_str("<h2>GPU checks per host</h2>\n<div class=\"scroll\"><table>\n<tr><th>Host</th><th>Cards</th><th>Checked</th><th>Passed</th><th>Failed</th><th>Leaks</th></tr>\n");
@@ -303,6 +303,30 @@ fn hosts(out: &mut String, r: &Report) {
         );
     }
     out.push_str("</table></div>\n");
+    for h in &r.hosts {
+        let _ = writeln!(
+            out,
+            "<details><summary>Processes per program on {} ({} checks)</summary>\n<ul>",
+            esc(&h.host),
+            h.checks.len()
+        );
+        for c in &h.checks {
+            let _ = writeln!(
+                out,
+                "<li><code>{}</code> on {}<ul>",
+                esc(&c.path),
+                esc(&c.device)
+            );
+            for p in &c.processes {
+                let _ = writeln!(out, "<li>{}</li>", esc(&super::hosts::process_line(p)));
+            }
+            if let Some(why) = &c.processes_unlisted {
+                let _ = writeln!(out, "<li>processes not attributed: {}</li>", esc(why));
+            }
+            out.push_str("</ul></li>\n");
+        }
+        out.push_str("</ul></details>\n");
+    }
     for h in r.hosts.iter().filter(|h| !h.failures.is_empty()) {
         let _ = writeln!(out, "<h3>Failed on {}</h3>\n<ul>", esc(&h.host));
         for f in &h.failures {

@@ -232,7 +232,7 @@ fn gpu(out: &mut String, r: &Report) {
 /// The checks per host, when journals of several hosts were merged: each host's cards, counts
 /// and failures apart.
 fn hosts(out: &mut String, r: &Report) {
-    if r.hosts.len() < 2 {
+    if r.hosts.is_empty() {
         return;
     }
     out.push_str(
@@ -262,6 +262,37 @@ fn hosts(out: &mut String, r: &Report) {
         );
     }
     out.push('\n');
+    for h in &r.hosts {
+        let _ = writeln!(
+            out,
+            "<details><summary>Processes per program on {} ({} checks)</summary>\n",
+            text(&h.host),
+            h.checks.len()
+        );
+        for c in &h.checks {
+            let _ = writeln!(
+                out,
+                "- {} ({}) on {}",
+                code(&c.path),
+                kind(c.status),
+                text(&c.device)
+            );
+            for p in &c.processes {
+                let _ = writeln!(out, "  - {}", message(&super::hosts::process_line(p)));
+            }
+            if let Some(why) = &c.processes_unlisted {
+                let _ = writeln!(out, "  - processes not attributed: {}", message(why));
+            }
+            if c.foreign > 0 {
+                let _ = writeln!(
+                    out,
+                    "  - {} foreign process(es) on the cards meanwhile",
+                    c.foreign
+                );
+            }
+        }
+        out.push_str("\n</details>\n\n");
+    }
     for h in r.hosts.iter().filter(|h| !h.failures.is_empty()) {
         let _ = writeln!(out, "Failed on {}:\n", text(&h.host));
         for f in &h.failures {

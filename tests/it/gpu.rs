@@ -963,7 +963,9 @@ fn init_proposes_the_cards_of_the_machine() {
     assert_eq!(target["name"].as_str(), Some("RTX 3090"), "{}", out.stdout);
     assert!(target.contains_key("pci_bus_id"), "{}", out.stdout);
     assert!(
-        target["uuid"].as_str().is_some_and(|u| u.starts_with("GPU-")),
+        target["uuid"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("GPU-")),
         "{}",
         out.stdout
     );
@@ -1301,8 +1303,28 @@ fn journals_of_three_hosts_merge_into_one_report_with_each_hosts_failures_apart(
             .contains("ran on NVIDIA GeForce RTX 5060 Ti"),
         "{failure}"
     );
+    let checks = c["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "{c}");
+    let bad: Vec<&Value> = checks[0]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["forbidden"] == true)
+        .collect();
+    assert_eq!(bad.len(), 1, "{c}");
+    assert_eq!(bad[0]["card"], "NVIDIA GeForce RTX 5060 Ti");
     let md = report("md");
     assert!(md.contains("## GPU checks per host"), "{md}");
+    assert!(
+        md.contains("<details><summary>Processes per program on node-c (1 checks)</summary>"),
+        "{md}"
+    );
+    assert!(
+        md.lines().any(|l| l.starts_with("  - pid ")
+            && l.contains("on NVIDIA GeForce RTX 5060 Ti GPU-")
+            && l.contains("(FORBIDDEN card)")),
+        "{md}"
+    );
     assert!(md.contains("| ❌ node-c |"), "{md}");
     assert!(md.contains("| node-a |"), "{md}");
     assert!(md.contains("Failed on node-c:\n\n- `tools/compliant_example.py` (failed): a process of the check ran on a forbidden card"), "{md}");
