@@ -117,6 +117,31 @@ pub struct GpuCheck {
     pub processes_unlisted: Option<String>,
 }
 
+impl GpuProcess {
+    /// `pid 4242 (`python3 worker.py`)`: who it is, for messages.
+    pub fn who(&self) -> String {
+        match &self.command {
+            Some(command) => format!("pid {} (`{command}`)", self.pid),
+            None => format!("pid {}", self.pid),
+        }
+    }
+
+    /// `pid 4242 (`python3 worker.py`) on NVIDIA GeForce RTX 3090 (00000000:02:00.0, GPU-…)
+    /// with 350 MiB`: who, on which card, with how much memory.
+    pub fn describe(&self) -> String {
+        let memory = self
+            .peak_mib
+            .map_or(String::new(), |m| format!(" with {m:.0} MiB"));
+        format!(
+            "{} on {} ({}, {}){memory}",
+            self.who(),
+            self.card,
+            self.pci_bus_id,
+            self.uuid
+        )
+    }
+}
+
 /// Whose a process seen on a card during a check is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

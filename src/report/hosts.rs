@@ -129,19 +129,8 @@ pub fn hosts(lines: &[FileLine]) -> Vec<HostView> {
     views.into_values().collect()
 }
 
-/// One line per process of a check: `pid 4242 (`python3 worker.py`) on NVIDIA GeForce RTX 3090
-/// GPU-…, 350 MiB` (forbidden cards marked), for the report's lists.
+/// One line per process of a check, a forbidden card marked, for the report's lists.
 pub fn process_line(p: &GpuProcess) -> String {
-    let command = p
-        .command
-        .as_deref()
-        .map_or(String::new(), |c| format!(" `{c}`"));
-    let memory = p
-        .peak_mib
-        .map_or(String::new(), |m| format!(", {m:.0} MiB"));
     let forbidden = if p.forbidden { " (FORBIDDEN card)" } else { "" };
-    format!(
-        "pid {}{command} on {} {}{forbidden}{memory}",
-        p.pid, p.card, p.uuid
-    )
+    format!("{}{forbidden}", p.describe())
 }

@@ -1300,7 +1300,7 @@ fn journals_of_three_hosts_merge_into_one_report_with_each_hosts_failures_apart(
         failure["message"]
             .as_str()
             .unwrap()
-            .contains("ran on NVIDIA GeForce RTX 5060 Ti"),
+            .contains("on NVIDIA GeForce RTX 5060 Ti (00000000:01:00.0, GPU-"),
         "{failure}"
     );
     let checks = c["checks"].as_array().unwrap();
@@ -1321,7 +1321,7 @@ fn journals_of_three_hosts_merge_into_one_report_with_each_hosts_failures_apart(
     );
     assert!(
         md.lines().any(|l| l.starts_with("  - pid ")
-            && l.contains("on NVIDIA GeForce RTX 5060 Ti GPU-")
+            && l.contains("on NVIDIA GeForce RTX 5060 Ti (00000000:01:00.0, GPU-")
             && l.contains("(FORBIDDEN card)")),
         "{md}"
     );
@@ -1366,6 +1366,24 @@ fn uuid_tree(mask: &str) -> tempfile::TempDir {
     tree
 }
 
+/// `fix --gpu require --format json --no-journal` in `root`: (exit code, the first file's check).
+fn fix_json(driver: &FakeDriver, root: &Path, env: &[(&str, &str)]) -> (i32, Value, String) {
+    let mut command = driver.command(root);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = run(command.args([
+        "fix",
+        "--gpu",
+        "require",
+        "--format",
+        "json",
+        "--no-journal",
+    ]));
+    let check = json(&out.stdout)["files"][0]["gpu_check"].clone();
+    (out.code, check, out.stderr)
+}
+
 /// The cards of the simulated machine as `doctor --format json` gives them.
 fn doctor_cards(driver: &FakeDriver, env: &[(&str, &str)]) -> Vec<Value> {
     let scratch = tempfile::tempdir().unwrap();
@@ -1384,16 +1402,8 @@ fn a_policy_mask_by_uuid_is_written_and_proved_and_a_uuid_of_no_card_fails() {
     let uuid = cards[1]["uuid"].as_str().unwrap().to_string();
     assert_eq!(cards[1]["name"], "NVIDIA GeForce RTX 3090");
     let tree = uuid_tree(&uuid);
-    let out = run(driver.command(tree.path()).args([
-        "fix",
-        "--gpu",
-        "require",
-        "--format",
-        "json",
-        "--no-journal",
-    ]));
-    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    let (code, check, stderr) = fix_json(&driver, tree.path(), &[]);
+    assert_eq!(code, 0, "{check} {stderr}");
     assert_eq!(check["status"], "passed", "{check}");
     assert_eq!(check["uuid"], uuid.as_str());
     let text = std::fs::read_to_string(tree.path().join("train.py")).unwrap();
@@ -1406,16 +1416,8 @@ fn a_policy_mask_by_uuid_is_written_and_proved_and_a_uuid_of_no_card_fails() {
     );
     // A UUID no card has: CUDA sees no device, and the check cannot pass.
     let tree = uuid_tree("GPU-00000000-1111-2222-3333-444444444444");
-    let out = run(driver.command(tree.path()).args([
-        "fix",
-        "--gpu",
-        "require",
-        "--format",
-        "json",
-        "--no-journal",
-    ]));
-    assert_ne!(out.code, 0, "{}", out.stdout);
-    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    let (code, check, _) = fix_json(&driver, tree.path(), &[]);
+    assert_ne!(code, 0, "{check}");
     assert_ne!(check["status"], "passed", "{check}");
 }
 
@@ -1442,16 +1444,8 @@ fn mig_instances_are_listed_by_doctor_and_a_mig_mask_lands_on_their_card() {
         "{}",
         out.stdout
     );
-    let out = run(driver.command(tree.path()).env("FAKEGPU_MIG", "1:2").args([
-        "fix",
-        "--gpu",
-        "require",
-        "--format",
-        "json",
-        "--no-journal",
-    ]));
-    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let check = &json(&out.stdout)["files"][0]["gpu_check"];
+    let (code, check, stderr) = fix_json(&driver, tree.path(), &mig);
+    assert_eq!(code, 0, "{check} {stderr}");
     assert_eq!(check["status"], "passed", "{check}");
     assert_eq!(check["device_name"], "NVIDIA GeForce RTX 3090");
 }

@@ -198,18 +198,3 @@ fn max_mib(a: Option<f64>, b: Option<f64>) -> Option<f64> {
         (a, b) => a.or(b),
     }
 }
-
-/// One line per process of the check on a forbidden card, for the check's message.
-pub fn describe(process: &GpuProcess) -> String {
-    let command = process
-        .command
-        .as_deref()
-        .map_or(String::new(), |c| format!(" (`{c}`)"));
-    let memory = process
-        .peak_mib
-        .map_or(String::new(), |m| format!(" with {m:.0} MiB"));
-    format!(
-        "pid {}{command} ran on {} ({}, {}){memory}",
-        process.pid, process.card, process.pci_bus_id, process.uuid
-    )
-}

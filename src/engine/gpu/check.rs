@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::account::{self, Accountant};
+use super::account::Accountant;
 use super::nvml::{child_library_path, same_bus_id, Card, Gpus};
 use super::probe::{ProbeReport, HELD};
 use super::supervise::ENDED;
@@ -320,11 +320,8 @@ impl GpuChecker for ProbeRunner {
                 .take(3)
                 .map(|p| {
                     format!(
-                        "pid {}{} still held {:.0} MiB on {} when the command ended",
-                        p.pid,
-                        p.command
-                            .as_deref()
-                            .map_or(String::new(), |c| format!(" (`{c}`)")),
+                        "{} still held {:.0} MiB on {} when the command ended",
+                        p.who(),
                         p.lingering_mib.unwrap_or(0.0),
                         p.card
                     )
@@ -382,7 +379,7 @@ fn on_forbidden(acct: &Accountant) -> Result<(), String> {
     if bad.is_empty() {
         return Ok(());
     }
-    let lines: Vec<String> = bad.iter().take(3).map(|p| account::describe(p)).collect();
+    let lines: Vec<String> = bad.iter().take(3).map(|p| p.describe()).collect();
     let more = if bad.len() > 3 {
         format!(" and {} more", bad.len() - 3)
     } else {
