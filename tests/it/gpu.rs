@@ -980,6 +980,7 @@ fn init_proposes_the_cards_of_the_machine() {
 }
 
 /// The tool itself as a GPU worker: `__probe` holding `mib` MiB for `ms` on CUDA's device 0.
+#[cfg(unix)] // used by the sh-syntax tests only
 fn worker(mib: u64, ms: u64) -> String {
     let bin = assert_cmd::cargo::cargo_bin("gpu-homogenize");
     format!(
@@ -989,6 +990,7 @@ fn worker(mib: u64, ms: u64) -> String {
 }
 
 /// `check --gpu-cmd CMD` on the mission's compliant example, as JSON: (exit code, gpu_check).
+#[cfg(unix)] // used by the sh-syntax tests only
 fn check_with(driver: &FakeDriver, root: &Path, cmd: &str, env: &[(&str, &str)]) -> (i32, Value) {
     let mut command = driver.command(root);
     for (k, v) in env {
@@ -1009,6 +1011,7 @@ fn check_with(driver: &FakeDriver, root: &Path, cmd: &str, env: &[(&str, &str)])
     (out.code, doc["files"][0]["gpu_check"].clone())
 }
 
+#[cfg(unix)] // used by the sh-syntax tests only
 fn processes(check: &Value) -> Vec<Value> {
     check["processes"].as_array().cloned().unwrap_or_default()
 }
@@ -1067,6 +1070,7 @@ fn a_worker_of_the_check_on_the_forbidden_card_fails_it_by_pid_and_uuid() {
 }
 
 /// Start a process of another user: the tool's probe holding memory on a card, outside any check.
+#[cfg(unix)] // used by the sh-syntax tests only
 fn foreign(driver: &FakeDriver, root: &Path, visible: &str) -> std::process::Child {
     let state = driver.dir.path().join("state");
     let child = driver
@@ -1086,6 +1090,9 @@ fn foreign(driver: &FakeDriver, root: &Path, visible: &str) -> std::process::Chi
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
     }
+    let mut child = child;
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the foreign process never allocated");
 }
 
@@ -1213,6 +1220,7 @@ fn without_memory_per_process_the_processes_are_still_attributed() {
 }
 
 /// The tree's journal with the host of every GPU check set to `host`, as if it ran there.
+#[cfg(unix)] // used by the sh-syntax tests only
 fn journal_as_host(root: &Path, host: &str) -> String {
     let mut out = String::new();
     for mut line in journal_lines(root) {
