@@ -148,6 +148,10 @@ pub struct InputArgs {
     /// Read every file, and keep no cache (`.gpu-homogenize/cache/`) of this run.
     #[arg(long)]
     pub no_cache: bool,
+    /// Keep the cache in DIR (below `DIR/gpu-homogenize/`) instead of the tree: a CI cache
+    /// restored into a fresh checkout (`actions/cache`). Also `GPU_HOMOGENIZE_CACHE_DIR`.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache_dir: Option<PathBuf>,
     /// Check only shard I of N (1-based) of the files, chosen by a stable hash of each path: the
     /// jobs of a CI matrix split one tree (the project index still covers all of it).
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
@@ -218,6 +222,11 @@ impl InputArgs {
             stdin_filename: self.stdin_filename.clone(),
             jobs: self.jobs,
             no_cache: self.no_cache,
+            cache_dir: self.cache_dir.clone().or_else(|| {
+                std::env::var_os("GPU_HOMOGENIZE_CACHE_DIR")
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+            }),
             shard: self.shard,
             lint: self.lint.settings(),
             unsafe_fixes: self.lint.unsafe_fixes,

@@ -362,3 +362,56 @@ fn a_packaging_file_that_makes_a_module_a_program_is_seen_though_no_source_chang
         "the script made no difference: the test proves nothing"
     );
 }
+
+/// `scan` in `root` with the cache in `dir`, by the binary at `bin` (the build's own when none):
+/// stdout, and the cache's trace line.
+fn scan_with_cache_dir(root: &Path, dir: &Path, bin: Option<&Path>) -> (String, String) {
+    let mut cmd = gh(root);
+    if let Some(bin) = bin {
+        let mut other = assert_cmd::Command::new(bin);
+        other
+            .current_dir(root)
+            .env_remove("GPU_HOMOGENIZE_DRIVER_DIR")
+            .env("LD_LIBRARY_PATH", "/nonexistent");
+        cmd = other;
+    }
+    let out = run(cmd
+        .env("GPU_HOMOGENIZE_TRACE", "cache")
+        .args(["scan", "--format", "json", "--cache-dir"])
+        .arg(dir));
+    let trace = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("cache: "))
+        .unwrap_or_else(|| panic!("no trace line: {}", out.stderr))
+        .to_string();
+    (out.stdout.replace(root.to_str().unwrap(), "<root>"), trace)
+}
+
+#[test]
+fn a_cache_made_in_one_checkout_is_valid_in_another_at_another_path() {
+    // What a CI cache does: restored from an earlier job into a fresh checkout, elsewhere.
+    let cache = tempfile::tempdir().unwrap();
+    let first = copy_fixture("superwhisper-v6");
+    let (made, trace) = scan_with_cache_dir(first.path(), cache.path(), None);
+    assert!(trace.contains(" 0 verdict(s) from the cache"), "{trace}");
+    // Another checkout: another path, fresh inodes and modification times; and the same build
+    // installed afresh (another file: another inode), as on a new runner.
+    let second = copy_fixture("superwhisper-v6");
+    drop(first);
+    let install = tempfile::tempdir().unwrap();
+    let bin = install.path().join("gpu-homogenize");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("gpu-homogenize"), &bin).unwrap();
+    let (reused, trace) = scan_with_cache_dir(second.path(), cache.path(), Some(&bin));
+    assert!(trace.contains(", 0 file(s) analysed"), "{trace}");
+    assert!(!trace.starts_with("cache: 0 verdict"), "{trace}");
+    assert_eq!(reused, made, "the same verdicts");
+    assert!(
+        !second.path().join(CACHE).exists(),
+        "nothing is written in the tree"
+    );
+    // An edit in that checkout is analysed again, and only it.
+    edit(second.path(), "STT/vad_manager.py", "import", "import  ");
+    let (_, trace) = scan_with_cache_dir(second.path(), cache.path(), Some(&bin));
+    assert!(trace.contains(", 1 file(s) analysed"), "{trace}");
+}

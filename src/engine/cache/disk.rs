@@ -18,6 +18,31 @@ use crate::fs::platform::{self, Dir as OwnedFd, How};
 
 /// Under the tree root.
 pub const CACHE_DIR: &str = ".gpu-homogenize/cache";
+
+/// Where the cache files live: under the tree root (`.gpu-homogenize/cache/`), or below a
+/// directory the user names (`--cache-dir DIR`: `DIR/gpu-homogenize/`), for CI caches restored
+/// into a fresh checkout. Read and written like the tree's own files, confined to `base`.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub base: std::path::PathBuf,
+    pub rel: std::path::PathBuf,
+}
+
+impl Place {
+    pub fn in_tree(root: &Path) -> Place {
+        Place {
+            base: root.to_path_buf(),
+            rel: CACHE_DIR.into(),
+        }
+    }
+
+    pub fn named(dir: &Path) -> Place {
+        Place {
+            base: dir.to_path_buf(),
+            rel: "gpu-homogenize".into(),
+        }
+    }
+}
 const FORMAT: u32 = 1;
 
 #[derive(Serialize, Deserialize)]
@@ -39,10 +64,10 @@ fn facts_name(name: &str) -> String {
 }
 
 /// The facts stored beside `name`, by file; a line that does not parse is a miss.
-pub fn load_facts(root: &Path, name: &str) -> rustc_hash::FxHashMap<String, Facts> {
-    let rel = Path::new(CACHE_DIR).join(facts_name(name));
+pub fn load_facts(place: &Place, name: &str) -> rustc_hash::FxHashMap<String, Facts> {
+    let rel = place.rel.join(facts_name(name));
     let Ok(Some(text)) =
-        crate::fs::tree_file::read_text(root, &rel, crate::fs::tree_file::CACHE_LIMIT)
+        crate::fs::tree_file::read_text(&place.base, &rel, crate::fs::tree_file::CACHE_LIMIT)
     else {
         return Default::default();
     };
@@ -55,13 +80,13 @@ pub fn load_facts(root: &Path, name: &str) -> rustc_hash::FxHashMap<String, Fact
 /// The records stored for `settings` (empty when there are none or the file is not ours), and
 /// the tree's snapshot.
 pub fn load(
-    root: &Path,
+    place: &Place,
     name: &str,
     settings: &str,
 ) -> (rustc_hash::FxHashMap<String, Record>, Option<Snapshot>) {
-    let rel = Path::new(CACHE_DIR).join(name);
+    let rel = place.rel.join(name);
     let Ok(Some(text)) =
-        crate::fs::tree_file::read_text(root, &rel, crate::fs::tree_file::CACHE_LIMIT)
+        crate::fs::tree_file::read_text(&place.base, &rel, crate::fs::tree_file::CACHE_LIMIT)
     else {
         return (Default::default(), None);
     };
@@ -87,7 +112,7 @@ pub fn load(
 /// Replace the file `name` with `records`. Best effort: a cache that cannot be written (a
 /// read-only tree, a link where the directory should be) is simply not kept.
 pub fn save<'a>(
-    root: &Path,
+    place: &Place,
     name: &str,
     settings: &str,
     snapshot: Option<&Snapshot>,
@@ -115,7 +140,7 @@ pub fn save<'a>(
             facts.push(b'\n');
         }
     }
-    let dir = RootDir::open(root)?.dir(Path::new(CACHE_DIR), true)?;
+    let dir = RootDir::open(&place.base)?.dir(&place.rel, true)?;
     ignore_all(&dir);
     // The facts first: records already on disk find theirs by hash, whichever file is newer.
     let written =

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use disk::{clean, CACHE_DIR};
+pub use disk::{clean, Place, CACHE_DIR};
 pub use record::{FileKey, Record, Verdict};
 
 use crate::engine::process::{Engine, Mode, Processed};
@@ -26,6 +26,8 @@ use crate::model::outcome::{FileStatus, Language};
 
 pub struct Cache {
     root: PathBuf,
+    /// Where its files live.
+    place: Place,
     settings: String,
     name: String,
     max_file_size: u64,
@@ -45,21 +47,25 @@ pub struct Cache {
     inputs: Mutex<FxHashMap<String, u64>>,
     /// This run made facts or verdicts (not only found touched files unchanged).
     learnt: std::sync::atomic::AtomicBool,
+    /// Verdicts the cache gave, and files analysed again (`GPU_HOMOGENIZE_TRACE=cache`).
+    hits: std::sync::atomic::AtomicUsize,
+    misses: std::sync::atomic::AtomicUsize,
     /// The facts file, read the first time facts are asked for (an index is built) or kept.
     old_facts: std::sync::OnceLock<FxHashMap<String, record::Facts>>,
 }
 
 impl Cache {
-    /// The cache of `root` for a run with these settings (`settings` names everything besides
-    /// the files that a verdict depends on).
-    pub fn open(root: &Path, settings: String, max_file_size: u64) -> Cache {
+    /// The cache of `root`, kept at `place`, for a run with these settings (`settings` names
+    /// everything besides the files that a verdict depends on).
+    pub fn open(root: &Path, place: Place, settings: String, max_file_size: u64) -> Cache {
         let name = disk::file_name(content_key(settings.as_bytes()));
-        let (old, snapshot) = disk::load(root, &name, &settings);
+        let (old, snapshot) = disk::load(&place, &name, &settings);
         let started_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
         Cache {
             root: root.to_path_buf(),
+            place,
             settings,
             name,
             max_file_size,
@@ -72,6 +78,8 @@ impl Cache {
             index_built: std::sync::Once::new(),
             inputs: Mutex::default(),
             learnt: Default::default(),
+            hits: Default::default(),
+            misses: Default::default(),
             old_facts: std::sync::OnceLock::new(),
         }
     }
@@ -79,7 +87,7 @@ impl Cache {
     /// The stored facts of `rel`, when they were made from the bytes of `hash`.
     fn old_facts(&self, rel: &str, hash: u64) -> Option<&record::Facts> {
         self.old_facts
-            .get_or_init(|| disk::load_facts(&self.root, &self.name))
+            .get_or_init(|| disk::load_facts(&self.place, &self.name))
             .get(rel)
             .filter(|f| f.hash == hash)
     }
@@ -205,8 +213,12 @@ impl Cache {
                 .filter(|v| v.inputs == inputs)
                 .map(|v| v.restore(entry))
         };
+        let count = |n: &std::sync::atomic::AtomicUsize| {
+            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
         if let Some(hit) = from_snapshot.and_then(cached) {
             self.note_inputs(&entry.rel, from_snapshot);
+            count(&self.hits);
             return hit;
         }
         // Analysed again: the indexes must be there (built once, by whichever file asks first).
@@ -216,8 +228,10 @@ impl Cache {
         let inputs = content_key(support.verdict_inputs(&info).as_bytes());
         self.note_inputs(&entry.rel, Some(inputs));
         if let Some(hit) = cached(inputs) {
+            count(&self.hits);
             return hit;
         }
+        count(&self.misses);
         let Some(key) = self.key_of(entry) else {
             return engine.process(entry);
         };
@@ -289,6 +303,14 @@ impl Cache {
     /// `checked`: what it processed, which may lie outside the root's walk): this run's, then
     /// the old ones still valid for all it knows.
     pub fn persist(self, tree: &[Entry], checked: &[Entry]) {
+        if std::env::var("GPU_HOMOGENIZE_TRACE").is_ok_and(|t| t.split(',').any(|t| t == "cache")) {
+            eprintln!(
+                "cache: {} verdict(s) from the cache, {} file(s) analysed, at {}",
+                self.hits.load(std::sync::atomic::Ordering::Relaxed),
+                self.misses.load(std::sync::atomic::Ordering::Relaxed),
+                crate::model::outcome::display_path(&self.place.base.join(&self.place.rel))
+            );
+        }
         let new = std::mem::take(&mut *self.new.lock().unwrap_or_else(|e| e.into_inner()));
         let present: FxHashSet<&str> = tree.iter().chain(checked).map(|e| e.rel.as_str()).collect();
         // Nothing learnt and nothing gone: the file on disk says it all already. Files touched
@@ -320,7 +342,7 @@ impl Cache {
         }
         records.sort_by(|a, b| a.rel.cmp(&b.rel));
         let _ = disk::save(
-            &self.root,
+            &self.place,
             &self.name,
             &self.settings,
             snapshot.as_ref(),

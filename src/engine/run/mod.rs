@@ -45,6 +45,8 @@ pub struct RunInput {
     /// Worker threads; none is one per core.
     pub jobs: Option<u16>,
     pub no_cache: bool,
+    /// The cache's directory, instead of `.gpu-homogenize/cache/` in the tree (a CI cache).
+    pub cache_dir: Option<PathBuf>,
     /// This run covers part `.0` of `.1` of the tree.
     pub shard: Option<(u32, u32)>,
     /// Rule selection over the config's.
@@ -335,6 +337,10 @@ fn run(
     let mut cache = (!input.no_cache).then(|| {
         Cache::open(
             &setup.root,
+            input.cache_dir.as_deref().map_or_else(
+                || crate::engine::cache::Place::in_tree(&setup.root),
+                crate::engine::cache::Place::named,
+            ),
             cache_settings(setup, engine, input),
             engine.max_file_size,
         )
@@ -451,11 +457,22 @@ pub fn in_shard(rel: &str, i: u32, n: u32) -> bool {
 /// Everything besides the files that a verdict depends on, for the content cache: the tool's
 /// build, the command's mode and flags, the config, the headers as rendered, the baseline.
 fn cache_settings(setup: &Setup, engine: &Engine, input: &RunInput) -> String {
-    // The binary's inode and device too: a cache file committed to a repository (crafted to
-    // say "compliant") names a build no other machine has, so it is never read there.
-    let build = std::env::current_exe()
-        .and_then(|exe| crate::fs::platform::build_identity(&exe))
-        .ok();
+    // In the tree, the binary's inode and device too: a cache file committed to a repository
+    // (crafted to say "compliant") names a build no other machine has, so it is never read
+    // there. In a directory the user names (`--cache-dir`, restored by their CI from its own
+    // earlier runs), the build's bytes: valid for the same build in any checkout and on any
+    // runner.
+    let build = std::env::current_exe().ok().and_then(|exe| {
+        if input.cache_dir.is_some() {
+            std::fs::read(&exe)
+                .ok()
+                .map(|bytes| format!("{:016x}", crate::fs::source::content_key(&bytes)))
+        } else {
+            crate::fs::platform::build_identity(&exe)
+                .ok()
+                .map(|id| format!("{id:?}"))
+        }
+    });
     format!(
         "{} {build:?} diff={}\n{}",
         env!("CARGO_PKG_VERSION"),
