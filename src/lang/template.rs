@@ -78,6 +78,13 @@ pub fn join_lines(lines: &[String], newline: &str) -> String {
     out
 }
 
+/// How the header says the mask selects the target: by index in PCI bus order, or by UUID
+/// (where the order does not apply).
+pub const MASK_HOW: [&str; 2] = [
+    "PCI bus order, then the mask",
+    "UUID mask (the order does not apply)",
+];
+
 fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
     let forbidden: Vec<String> = policy.forbidden.iter().map(|c| c.label()).collect();
     let min_mem = policy.target.min_memory_gib.unwrap_or(0.0);
@@ -91,11 +98,7 @@ fn placeholder_values(policy: &Policy) -> Vec<(&'static str, String)> {
         ("validate_function", policy.validate_function_name()),
         (
             "mask_how",
-            if policy.mask_by_uuid() {
-                "The mask names it by UUID, whatever the order".to_string()
-            } else {
-                "PCI bus order, then the mask".to_string()
-            },
+            MASK_HOW[usize::from(policy.mask_by_uuid())].to_string(),
         ),
     ]
 }

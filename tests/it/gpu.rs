@@ -1417,7 +1417,7 @@ fn a_policy_mask_by_uuid_is_written_and_proved_and_a_uuid_of_no_card_fails() {
     let text = std::fs::read_to_string(tree.path().join("train.py")).unwrap();
     assert!(
         text.contains(&format!(
-            "# The mask names it by UUID, whatever the order: the RTX 3090 becomes cuda:0.\n\
+            "# UUID mask (the order does not apply): the RTX 3090 becomes cuda:0.\n\
              os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"{uuid}\"\n"
         )),
         "{text}"

@@ -61,7 +61,8 @@ const CONFIG_WORDS: &[&str] = &[
     "tarjeta", "tarjetas", "nvidia", "geforce", "device", "devices", "visible", "order", "ordre",
     "orden", "alloc", "conf", "vram", "gb", "mb", "id", "ids", "index", "ordinal", "homogenize",
     "env", "environ", "environment", "environnement", "entorno", "variable", "variables", "mask",
-    "masque", "masquée", "masqué", "masked", "hidden", "physical", "physique", "física",
+    "masque", "masquée", "masqué", "masked", "hidden", "physical", "physique", "física", "uuid",
+    "mig",
     // Choosing one.
     "config", "configuration", "configuración", "configure", "configured", "setup", "set", "sets",
     "setting", "settings", "select", "selected", "selection", "sélection", "selección", "choose",
@@ -142,13 +143,17 @@ mod tests {
             crate::lang::python::header::DEFAULT_TEMPLATE,
             crate::lang::python::header::SEED_TEMPLATE,
         ] {
-            let rendered = template
-                .replace("{{target_name}}", "RTX 3090")
-                .replace("{{forbidden_names}}", "RTX 5060 Ti")
-                .replace("{{visible_devices}}", "1");
-            for line in rendered.lines().map(str::trim) {
-                if line.starts_with("# ") || line == "#" {
-                    assert!(is_rule_line(line) || is_title(line), "{line}");
+            // Both ways the mask is told: by index (PCI order), by UUID.
+            for mask_how in crate::lang::template::MASK_HOW {
+                let rendered = template
+                    .replace("{{target_name}}", "RTX 3090")
+                    .replace("{{forbidden_names}}", "RTX 5060 Ti")
+                    .replace("{{visible_devices}}", "1")
+                    .replace("{{mask_how}}", mask_how);
+                for line in rendered.lines().map(str::trim) {
+                    if line.starts_with("# ") || line == "#" {
+                        assert!(is_rule_line(line) || is_title(line), "{line}");
+                    }
                 }
             }
         }
