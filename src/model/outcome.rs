@@ -1,6 +1,7 @@
 //! What happened to each file in a run: the records the JSON output, the text summary
 //! and the journal are made from.
 
+#[cfg(not(windows))]
 use std::ffi::OsStr;
 use std::path::Path;
 

@@ -670,6 +670,10 @@ fn rust_binaries_are_checked_with_the_env_their_main_sets() {
     assert_eq!(out.code, 1, "a failed GPU check fails the run");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn gpu_cmd_runs_the_file_itself_in_the_slot() {
     let driver = FakeDriver::new();
@@ -738,6 +742,10 @@ fn wait_for_pid(file: &Path) -> i32 {
     panic!("the command never wrote {}", file.display());
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn no_process_started_by_gpu_cmd_outlives_its_check() {
     let driver = FakeDriver::new();
@@ -762,6 +770,10 @@ fn no_process_started_by_gpu_cmd_outlives_its_check() {
     assert!(!alive(pid), "the setsid daemon {pid} survived the run");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn killing_the_tool_kills_what_gpu_cmd_started() {
     let driver = FakeDriver::new();
@@ -805,6 +817,10 @@ fn journal_lines(root: &Path) -> Vec<Value> {
         .collect()
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn a_checked_file_is_journalled_while_the_run_goes_on_and_stays_when_it_is_killed() {
     let driver = FakeDriver::new();
