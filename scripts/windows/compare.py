@@ -93,8 +93,9 @@ def tree_forms(side):
     forms = [linux]
     if side.name == "windows":
         windows = "Z:" + linux.replace("/", "\\")
-        forms = [windows, windows.replace("\\", "\\\\"), "Z:" + linux, "file:///Z:" + linux,
-                 "file:///" + windows.replace("\\", "/"), linux]
+        # URIs first: a drive path inside one must not be replaced alone.
+        forms = ["file:///" + windows.replace("\\", "/"), windows,
+                 windows.replace("\\", "\\\\"), "Z:" + linux, linux]
     else:
         forms = ["file://" + linux, linux]
     return forms
