@@ -8,6 +8,10 @@
 #   scripts/windows/test.sh            # build and run every test (cargo test)
 #   scripts/windows/test.sh check      # only check that the crate builds for Windows
 #   scripts/windows/test.sh test NAME  # cargo test's filter, as usual
+#
+# Before `test`, the simulated NVIDIA driver (fixtures/fakegpu) is built as fakegpu.dll and named
+# in FAKEGPU_DLL: the GPU tests copy it as nvcuda.dll and nvml.dll (a test under Wine cannot
+# start the Linux cargo to build it, as tests/it/gpu.rs does on Linux).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -30,6 +34,13 @@ flags=(-Zbuild-std=std,panic_abort --target x86_64-pc-windows-gnu --locked)
 case "$cmd" in
     check) cargo check "${flags[@]}" --all-targets "$@" ;;
     build) cargo build "${flags[@]}" "$@" ;;
-    test) cargo test "${flags[@]}" "$@" ;;
+    test)
+        cargo build "${flags[@]}" -p fakegpu
+        dll=$CARGO_TARGET_DIR/x86_64-pc-windows-gnu/debug/fakegpu.dll
+        # The Windows name of the Linux path: Wine maps / to drive Z:.
+        FAKEGPU_DLL="Z:$(realpath "$dll" | tr / '\\')"
+        export FAKEGPU_DLL
+        cargo test "${flags[@]}" "$@"
+        ;;
     *) echo "usage: $0 [check|build|test] [cargo args]" >&2; exit 2 ;;
 esac

@@ -144,12 +144,12 @@ pub fn write_confined(
     }
     race_hook(&parent, "before-swap");
     let read = ReadFile {
-        file: &file,
+        file,
         meta: &before,
         id: stat.id,
         bytes: original,
     };
-    swap(&parent, temp, &read)?;
+    swap(&parent, temp, read)?;
     let _ = platform::sync_dir(&parent.dir);
     Ok(())
 }
@@ -170,17 +170,17 @@ fn stage(
 
 /// The file as it was read: its handle (still open), metadata, identity and bytes.
 struct ReadFile<'a> {
-    file: &'a File,
+    file: File,
     meta: &'a std::fs::Metadata,
     id: FileId,
     bytes: &'a [u8],
 }
 
 /// Exchange the temp file with the target, then check what came out.
-fn swap(parent: &Parent, temp: temp::TempFile, read: &ReadFile) -> Result<(), WriteError> {
+fn swap(parent: &Parent, temp: temp::TempFile, read: ReadFile) -> Result<(), WriteError> {
     // Held across the swap: a program that opens the file for writing meanwhile waits, and
     // shows (`broken`); one that holds it open already is refused the lease.
-    let Ok(mut lease) = lease::ReadLease::take(read.file) else {
+    let Ok(mut lease) = lease::ReadLease::take(&read.file) else {
         temp.remove(parent);
         return Err(WriteError::HeldOpen);
     };
@@ -199,11 +199,11 @@ fn swap(parent: &Parent, temp: temp::TempFile, read: &ReadFile) -> Result<(), Wr
     // The temp name now holds what was the file: it must be what we read, and no program may be
     // opening it for writing (it would write to the inode just swapped out): else it goes back.
     let held = lease.broken();
-    if !held && same_file(parent, &temp.name, read)? {
+    if !held && same_file(parent, &temp.name, &read)? {
         temp.remove(parent);
         let opened = lease.broken();
         lease.release();
-        return after_swap(parent, read, opened);
+        return after_swap(parent, &read, opened);
     }
     platform::exchange_at(&parent.dir, &temp.name, &parent.name)?;
     let ours = platform::stat(&temp.file)?.id;
@@ -228,13 +228,13 @@ fn swap(parent: &Parent, temp: temp::TempFile, read: &ReadFile) -> Result<(), Wr
 /// with). A program that opened it for writing before the swap (`opened`: it was waiting on the
 /// lease) or wrote to it since would lose what it wrote: that version is kept aside.
 fn after_swap(parent: &Parent, read: &ReadFile, opened: bool) -> Result<(), WriteError> {
-    race_hook_with(parent, "released", &platform::reopen_path(read.file));
-    let writers_done = lease::wait_for_writers(read.file);
-    let now = read_at_start(read.file)?;
+    race_hook_with(parent, "released", &platform::reopen_path(&read.file));
+    let writers_done = lease::wait_for_writers(&read.file);
+    let now = read_at_start(&read.file)?;
     if now == read.bytes && (writers_done || !opened) {
         return Ok(());
     }
-    let kept = keep_copy(parent, &now, read.file, read.meta)?;
+    let kept = keep_copy(parent, &now, &read.file, read.meta)?;
     Err(WriteError::WrittenDuringSwap(
         shown(&kept),
         shown(&parent.name),
@@ -269,16 +269,36 @@ fn keep_copy(
 }
 
 /// Without an atomic exchange: re-read, then rename over (see the module docs).
-fn swap_by_rename(
-    parent: &Parent,
-    temp: temp::TempFile,
-    read: &ReadFile,
-) -> Result<(), WriteError> {
-    if lease::ReadLease::take(read.file).is_err() {
+fn swap_by_rename(parent: &Parent, temp: temp::TempFile, read: ReadFile) -> Result<(), WriteError> {
+    if lease::ReadLease::take(&read.file).is_err() {
         temp.remove(parent);
         return Err(WriteError::HeldOpen);
     }
-    match same_file(parent, &parent.name, read) {
+    if let Err(e) = unchanged(parent, &read) {
+        temp.remove(parent);
+        return Err(e);
+    }
+    match platform::rename_at(&parent.dir, &temp.name, &parent.name) {
+        Ok(()) => return Ok(()),
+        Err(e) if platform::replace_needs_close(&e) => {}
+        Err(e) => {
+            temp.remove(parent);
+            return Err(e.into());
+        }
+    }
+    // The classic rename (Windows on FAT, exFAT and some network shares, and Wine) replaces no
+    // name that any handle holds open, the tool's own included: it is closed, the file checked
+    // once more by a handle of its own, then the rename made. In between, no handle keeps a
+    // writer out (see SECURITY.md).
+    let ReadFile {
+        file, id, bytes, ..
+    } = read;
+    drop(file);
+    let check =
+        platform::open_at(&parent.dir, &parent.name, platform::How::READ).and_then(|mut again| {
+            Ok(platform::stat(&again)?.id == id && read_all(&mut again)? == bytes)
+        });
+    match check {
         Ok(true) => {}
         Ok(false) => {
             temp.remove(parent);
@@ -294,6 +314,15 @@ fn swap_by_rename(
         return Err(e.into());
     }
     Ok(())
+}
+
+/// `Changed` unless the entry is still the file read, with the bytes read.
+fn unchanged(parent: &Parent, read: &ReadFile) -> Result<(), WriteError> {
+    if same_file(parent, &parent.name, read)? {
+        Ok(())
+    } else {
+        Err(WriteError::Changed)
+    }
 }
 
 /// Rename the temp file `name` to `TARGET.edit-kept-by-gpu-homogenize-PID-N`, never over an
@@ -323,7 +352,7 @@ fn keep_aside(parent: &Parent, name: &std::ffi::OsStr) -> io::Result<std::ffi::O
 /// descriptor left) must never read as "another version".
 fn same_file(parent: &Parent, name: &std::ffi::OsStr, read: &ReadFile) -> io::Result<bool> {
     match platform::stat_at(&parent.dir, name) {
-        Ok(stat) if stat.id == read.id => Ok(read_at_start(read.file)? == read.bytes),
+        Ok(stat) if stat.id == read.id => Ok(read_at_start(&read.file)? == read.bytes),
         Ok(_) => Ok(false),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
@@ -350,7 +379,10 @@ fn read_at_start(file: &File) -> io::Result<Vec<u8>> {
 /// Tests inject a race here, deterministically: in debug builds, the shell command in
 /// `GPU_HOMOGENIZE_TEST_RACE` runs in the file's directory with its name as `$1` and the
 /// stage as `$2` (`backup`: a backup staged, not yet linked; `before-swap`; `swapped`;
-/// `released`: swapped, the old inode unlinked, `$3` a path that reopens it).
+/// `released`: swapped, the old inode unlinked, `$3` a path that reopens it). On Windows it
+/// runs under `cmd /C`, which has no `$1`: the name, the stage, the third argument and the
+/// tool's pid are `%GPU_HOMOGENIZE_RACE_FILE%`, `…_STAGE%`, `…_EXTRA%` and `…_PID%` (set on
+/// unix too).
 fn race_hook(parent: &Parent, stage: &str) {
     race_hook_with(parent, stage, "");
 }
@@ -359,13 +391,30 @@ fn race_hook(parent: &Parent, stage: &str) {
 fn race_hook_with(parent: &Parent, stage: &str, extra: &str) {
     #[cfg(debug_assertions)]
     if let Some(command) = std::env::var_os("GPU_HOMOGENIZE_TEST_RACE") {
-        let _ = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .arg("sh")
-            .arg(&parent.name)
-            .arg(stage)
-            .arg(extra)
+        #[cfg(unix)]
+        let mut hook = {
+            let mut hook = std::process::Command::new("sh");
+            hook.arg("-c")
+                .arg(command)
+                .arg("sh")
+                .arg(&parent.name)
+                .arg(stage)
+                .arg(extra);
+            hook
+        };
+        // cmd has no positional arguments: the same values are in the environment below.
+        #[cfg(windows)]
+        let mut hook = {
+            use std::os::windows::process::CommandExt;
+            let mut hook = std::process::Command::new("cmd");
+            hook.arg("/C").raw_arg(command);
+            hook
+        };
+        let _ = hook
+            .env("GPU_HOMOGENIZE_RACE_FILE", &parent.name)
+            .env("GPU_HOMOGENIZE_RACE_STAGE", stage)
+            .env("GPU_HOMOGENIZE_RACE_EXTRA", extra)
+            .env("GPU_HOMOGENIZE_RACE_PID", std::process::id().to_string())
             .current_dir(platform::dir_path(&parent.dir))
             .status();
     }

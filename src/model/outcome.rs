@@ -1,6 +1,7 @@
 //! What happened to each file in a run: the records the JSON output, the text summary
 //! and the journal are made from.
 
+#[cfg(not(windows))]
 use std::ffi::OsStr;
 use std::path::Path;
 
@@ -276,6 +277,7 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// A path as text output shows it: as the user reached it, without a leading `./`.
+#[cfg(not(windows))]
 pub fn display_path(path: &Path) -> String {
     // Bytes that are not UTF-8 are escaped, as git does, never replaced lossily; `./` goes
     // first, so that what follows is escaped as the start of a line.
@@ -288,6 +290,57 @@ pub fn display_path(path: &Path) -> String {
     quoted(&escape(shown)).into_owned()
 }
 
+/// A path as text output shows it on Windows: as a Windows user reads it, `tools\x.py` (as
+/// `dir` and ruff print it), without a leading `.\`. Each name is escaped as on unix; when one
+/// had to be, the path is quoted and its separators are written `\\` too, so that no escape is
+/// mistaken for a separator.
+#[cfg(windows)]
+pub fn display_path(path: &Path) -> String {
+    use std::path::Component;
+    let mut components: Vec<Component> = path.components().collect();
+    if components.len() > 1 && components[0] == Component::CurDir {
+        components.remove(0);
+    }
+    let names: Vec<String> = components
+        .iter()
+        .map(|c| match c {
+            Component::Normal(name) => escape(name),
+            other => other.as_os_str().to_string_lossy().into_owned(),
+        })
+        .collect();
+    let escaped = components.iter().zip(&names).any(|(c, name)| {
+        matches!(c, Component::Normal(_)) && name.as_bytes() != c.as_os_str().as_encoded_bytes()
+    });
+    let separator = if escaped { "\\\\" } else { "\\" };
+    let mut shown = String::new();
+    // No separator after a drive (`C:`) or the root; one between names.
+    let mut between = false;
+    for (component, name) in components.iter().zip(&names) {
+        match component {
+            Component::Prefix(_) => {
+                shown.push_str(name);
+                between = false;
+            }
+            Component::RootDir => {
+                shown.push_str(separator);
+                between = false;
+            }
+            _ => {
+                if between {
+                    shown.push_str(separator);
+                }
+                shown.push_str(name);
+                between = true;
+            }
+        }
+    }
+    if escaped {
+        format!("\"{shown}\"")
+    } else {
+        shown
+    }
+}
+
 /// Names and text from the tree, as every output prints them (see [`crate::base::escape`]).
 pub use crate::base::escape::{name as escape, printable, quoted};
 
@@ -297,5 +350,21 @@ impl FileOutcome {
         self.reason
             .as_deref()
             .and_then(|r| r.strip_prefix(FIX_REFUSED))
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::display_path;
+    use std::path::Path;
+
+    #[test]
+    fn paths_are_shown_as_windows_users_read_them() {
+        assert_eq!(display_path(Path::new(r".\LLM\a.py")), r"LLM\a.py");
+        assert_eq!(display_path(Path::new(r"C:\Dev\a.py")), r"C:\Dev\a.py");
+        assert_eq!(display_path(Path::new(r"C:a.py")), r"C:a.py");
+        assert_eq!(display_path(Path::new(".")), ".");
+        // A name that must be escaped quotes the path; its separators are escaped too.
+        assert_eq!(display_path(Path::new("d\\a\nb.py")), "\"d\\\\a\\nb.py\"");
     }
 }

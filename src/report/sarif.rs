@@ -40,6 +40,28 @@ pub fn help_uri(code: &str) -> String {
 
 pub use crate::model::outcome::source_root;
 
+/// The `file:` URI of a directory, ending in `/`: `file:///home/me/tree/` on unix;
+/// `file:///C:/Dev/tree/` on Windows (RFC 8089: the drive letter and its colon kept, `\`
+/// written `/`), as SARIF viewers resolve it.
+pub fn file_uri_of_dir(dir: &std::path::Path) -> String {
+    let text = dir.to_string_lossy();
+    #[cfg(windows)]
+    let text = {
+        let slashed = text.replace('\\', "/");
+        // `\\?\C:\…` names the same directory as `C:\…`.
+        let slashed = slashed.strip_prefix("//?/").unwrap_or(&slashed).to_string();
+        match slashed.split_once(':') {
+            Some((drive, rest)) if drive.len() == 1 => {
+                format!("/{drive}:{}", relative_uri(rest))
+            }
+            _ => relative_uri(&slashed),
+        }
+    };
+    #[cfg(not(windows))]
+    let text = relative_uri(&text);
+    format!("file://{}/", text.trim_end_matches('/'))
+}
+
 /// A relative path as a percent-encoded relative URI.
 pub fn relative_uri(rel: &str) -> String {
     utf8_percent_encode(rel, PATH).to_string()
@@ -150,10 +172,7 @@ pub fn render(
             results.push(result);
         }
     }
-    let base = format!(
-        "file://{}/",
-        relative_uri(src.to_string_lossy().trim_end_matches('/'))
-    );
+    let base = file_uri_of_dir(src);
     let mut doc = json!({
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -221,6 +240,36 @@ mod tests {
         assert_eq!(
             super::relative_uri("docs de café/a b#1.py"),
             "docs%20de%20caf%C3%A9/a%20b%231.py"
+        );
+    }
+}
+
+#[cfg(test)]
+mod uri_tests {
+    use super::file_uri_of_dir;
+    use std::path::Path;
+
+    #[cfg(not(windows))]
+    #[test]
+    fn a_directory_is_a_file_uri() {
+        assert_eq!(
+            file_uri_of_dir(Path::new("/tmp/a b/")),
+            "file:///tmp/a%20b/"
+        );
+        assert_eq!(file_uri_of_dir(Path::new("/")), "file:///");
+    }
+
+    /// Windows: found by the Linux/Wine comparison (`file://Z%3A%5Ctmp…` before).
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_directory_is_a_file_uri_with_its_drive() {
+        assert_eq!(
+            file_uri_of_dir(Path::new(r"C:\Dev\My Tree")),
+            "file:///C:/Dev/My%20Tree/"
+        );
+        assert_eq!(
+            file_uri_of_dir(Path::new(r"\\?\C:\Dev\x\")),
+            "file:///C:/Dev/x/"
         );
     }
 }

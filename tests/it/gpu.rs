@@ -13,6 +13,7 @@ const TOPOLOGY: &str =
     "NVIDIA GeForce RTX 5060 Ti,16,12.0,0000:01:00.0,1;NVIDIA GeForce RTX 3090,24,8.6,0000:02:00.0,2";
 
 /// Build the simulated driver once per test binary.
+#[cfg(unix)]
 fn fake_library() -> &'static Path {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
@@ -36,7 +37,37 @@ fn fake_library() -> &'static Path {
     })
 }
 
-/// A driver directory (libcuda.so, libcuda.so.1, libnvidia-ml.so.1) and a state file.
+/// The simulated driver built for Windows beforehand: a test under Wine cannot start the
+/// Linux `cargo`, so `scripts/windows/test.sh` builds `fakegpu.dll` and names it in
+/// `FAKEGPU_DLL`.
+#[cfg(windows)]
+fn fake_library() -> &'static Path {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let lib = std::env::var_os("FAKEGPU_DLL").map(PathBuf::from).expect(
+            "FAKEGPU_DLL names fakegpu.dll (scripts/windows/test.sh builds it for the GPU tests)",
+        );
+        assert!(lib.is_file(), "FAKEGPU_DLL: {} not found", lib.display());
+        lib
+    })
+}
+
+/// The names the driver's libraries carry where cudarc and nvml-wrapper look for them.
+#[cfg(unix)]
+const DRIVER_NAMES: [&str; 3] = ["libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1"];
+#[cfg(windows)]
+const DRIVER_NAMES: [&str; 2] = ["nvcuda.dll", "nvml.dll"];
+/// The names an error message gives NVML and the CUDA driver.
+#[cfg(unix)]
+const NVML_LIB: &str = "libnvidia-ml.so.1";
+#[cfg(unix)]
+const CUDA_LIB: &str = "libcuda.so";
+#[cfg(windows)]
+const NVML_LIB: &str = "nvml.dll";
+#[cfg(windows)]
+const CUDA_LIB: &str = "nvcuda.dll";
+
+/// A driver directory (the CUDA driver and NVML under their names) and a state file.
 struct FakeDriver {
     dir: tempfile::TempDir,
 }
@@ -44,7 +75,7 @@ struct FakeDriver {
 impl FakeDriver {
     fn new() -> FakeDriver {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1"] {
+        for name in DRIVER_NAMES {
             std::fs::copy(fake_library(), dir.path().join(name)).unwrap();
         }
         FakeDriver { dir }
@@ -447,7 +478,7 @@ fn without_a_driver_auto_notes_it_once_and_require_fails() {
         out.stderr
     );
     assert!(
-        out.stderr.contains("libnvidia-ml.so.1"),
+        out.stderr.contains(NVML_LIB),
         "names the library: {}",
         out.stderr
     );
@@ -519,7 +550,7 @@ fn doctor_without_a_driver_says_which_library() {
     cmd.env("GPU_HOMOGENIZE_DRIVER_DIR", dir.path());
     let out = run(cmd.arg("doctor"));
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("libnvidia-ml.so.1"), "{}", out.stderr);
+    assert!(out.stderr.contains(NVML_LIB), "{}", out.stderr);
 }
 
 #[test]
@@ -642,6 +673,10 @@ fn rust_binaries_are_checked_with_the_env_their_main_sets() {
     assert_eq!(out.code, 1, "a failed GPU check fails the run");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn gpu_cmd_runs_the_file_itself_in_the_slot() {
     let driver = FakeDriver::new();
@@ -710,6 +745,10 @@ fn wait_for_pid(file: &Path) -> i32 {
     panic!("the command never wrote {}", file.display());
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn no_process_started_by_gpu_cmd_outlives_its_check() {
     let driver = FakeDriver::new();
@@ -734,6 +773,10 @@ fn no_process_started_by_gpu_cmd_outlives_its_check() {
     assert!(!alive(pid), "the setsid daemon {pid} survived the run");
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn killing_the_tool_kills_what_gpu_cmd_started() {
     let driver = FakeDriver::new();
@@ -777,6 +820,10 @@ fn journal_lines(root: &Path) -> Vec<Value> {
         .collect()
 }
 
+#[cfg_attr(
+    windows,
+    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
+)]
 #[test]
 fn a_checked_file_is_journalled_while_the_run_goes_on_and_stays_when_it_is_killed() {
     let driver = FakeDriver::new();
@@ -862,7 +909,11 @@ fn a_checked_file_is_journalled_while_the_run_goes_on_and_stays_when_it_is_kille
 #[test]
 fn an_unloadable_cuda_driver_is_named_with_its_directory_and_reason() {
     let driver = FakeDriver::new();
-    for name in ["libcuda.so", "libcuda.so.1"] {
+    #[cfg(unix)]
+    let (names, reason_of) = (["libcuda.so", "libcuda.so.1"], "libcuda.so.1: ");
+    #[cfg(windows)]
+    let (names, reason_of) = (["nvcuda.dll"], "nvcuda.dll: ");
+    for name in names {
         std::fs::write(driver.dir.path().join(name), "not a library").unwrap();
     }
     let tree = copy_fixture("superwhisper-v6");
@@ -877,12 +928,12 @@ fn an_unloadable_cuda_driver_is_named_with_its_directory_and_reason() {
     let dir = driver.dir.path().display().to_string();
     assert!(
         out.stderr.contains(&format!(
-            "error: --gpu require: no usable CUDA driver: cannot load libcuda.so from {dir} ("
+            "error: --gpu require: no usable CUDA driver: cannot load {CUDA_LIB} from {dir} ("
         )),
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("libcuda.so.1: "), "{}", out.stderr);
+    assert!(out.stderr.contains(reason_of), "{}", out.stderr);
 }
 
 #[test]

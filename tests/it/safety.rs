@@ -902,3 +902,127 @@ fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
+
+/// Windows: an editor that saves by rename-over (write `.e`, then `move` it over the file)
+/// while `fix` holds the file: the move is refused (Windows replaces no name a handle holds
+/// open without POSIX semantics; Wine never does), or it lands and `fix` finds the file
+/// changed. Either way the editor's version is never lost: it is in the file or still in `.e`.
+#[cfg(windows)]
+#[test]
+fn an_editor_saving_by_rename_during_fix_never_loses_its_version() {
+    let root = tree();
+    let a = root.path().join("a.py");
+    std::fs::write(&a, BAD).unwrap();
+    let hook = "if \"%GPU_HOMOGENIZE_RACE_STAGE%\"==\"before-swap\" (echo # v1> .e& move /Y .e %GPU_HOMOGENIZE_RACE_FILE%)";
+    let out = run(gh(root.path()).env("GPU_HOMOGENIZE_TEST_RACE", hook).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+    ]));
+    let now = std::fs::read_to_string(&a).unwrap();
+    let aside = std::fs::read_to_string(root.path().join(".e")).ok();
+    assert!(
+        aside.is_some() || now.contains("# v1"),
+        "the hook ran and saved: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    if now.contains("# v1") {
+        assert_eq!(
+            out.code, 2,
+            "the file changed: {}{}",
+            out.stdout, out.stderr
+        );
+    } else {
+        assert_eq!(aside.as_deref().map(str::trim_end), Some("# v1"));
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(now.contains("cuda:0"), "{now}");
+    }
+}
+
+/// Windows: an editor that saves in place (opens the file for writing) while `fix` holds it is
+/// refused by the share mode (a sharing violation), so nothing it writes is swapped away: the
+/// file is the fixed one, and the writer knew its save failed.
+#[cfg(windows)]
+#[test]
+fn an_editor_saving_in_place_during_fix_is_refused_not_lost() {
+    let root = tree();
+    let a = root.path().join("a.py");
+    std::fs::write(&a, BAD).unwrap();
+    let hook = "if \"%GPU_HOMOGENIZE_RACE_STAGE%\"==\"before-swap\" ((echo # v1> %GPU_HOMOGENIZE_RACE_FILE%) 2>nul || echo refused> result.txt)";
+    let out = run(gh(root.path()).env("GPU_HOMOGENIZE_TEST_RACE", hook).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+    ]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("result.txt"))
+            .unwrap()
+            .trim_end(),
+        "refused"
+    );
+    let now = std::fs::read_to_string(&a).unwrap();
+    assert!(now.contains("cuda:0") && !now.contains("# v1"), "{now}");
+}
+
+/// Windows: the run killed (`taskkill /F`) with a backup staged, then with the temp file
+/// written but not renamed: no partial backup under its name, the original untouched; the
+/// next `fix` makes both whole and removes the dead run's temp file.
+#[cfg(windows)]
+#[cfg_attr(
+    windows,
+    ignore = "under Wine 8 `taskkill /F` from the race hook did not end the run (it exited 0 or 2): not yet investigated"
+)]
+#[test]
+fn a_run_killed_during_fix_leaves_the_original_and_no_partial_file() {
+    for stage in ["backup", "before-swap"] {
+        let root = tree();
+        let a = root.path().join("a.py");
+        std::fs::write(&a, BAD).unwrap();
+        let hook = format!(
+            "if \"%GPU_HOMOGENIZE_RACE_STAGE%\"==\"{stage}\" taskkill /F /PID %GPU_HOMOGENIZE_RACE_PID% >nul"
+        );
+        let out = run(gh(root.path()).env("GPU_HOMOGENIZE_TEST_RACE", hook).args([
+            "fix",
+            "--gpu",
+            "off",
+            "--no-journal",
+            "--backup-dir",
+            "bak",
+        ]));
+        assert!(
+            out.code != 0 && out.code != 2,
+            "{stage}: killed: {} {}{}",
+            out.code,
+            out.stdout,
+            out.stderr
+        );
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), BAD, "{stage}");
+        if stage == "backup" {
+            assert!(!root.path().join("bak/a.py").exists(), "{stage}");
+        }
+        let out = run(gh(root.path()).args([
+            "fix",
+            "--gpu",
+            "off",
+            "--no-journal",
+            "--backup-dir",
+            "bak",
+        ]));
+        assert_eq!(out.code, 0, "{stage}: {}{}", out.stdout, out.stderr);
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("bak/a.py")).unwrap(),
+            BAD
+        );
+        assert!(std::fs::read_to_string(&a).unwrap().contains("cuda:0"));
+        let leftovers: Vec<_> = std::fs::read_dir(root.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "{stage}: {leftovers:?}");
+    }
+}

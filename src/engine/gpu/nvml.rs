@@ -135,7 +135,9 @@ fn load_and_close(path: &Path) -> Result<(), Option<String>> {
     unsafe {
         let module = LoadLibraryW(wide.as_ptr());
         if module.is_null() {
-            return Err(Some(std::io::Error::last_os_error().to_string()));
+            // Named like dlerror's reason: the file, then why.
+            let why = std::io::Error::last_os_error();
+            return Err(Some(format!("{}: {why}", path.display())));
         }
         FreeLibrary(module);
     }

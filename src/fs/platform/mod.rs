@@ -35,8 +35,10 @@ pub struct How {
     pub exclusive: bool,
     pub truncate: bool,
     /// A FIFO is opened without waiting for a writer (unix; Windows has no FIFO in a tree).
+    #[cfg_attr(windows, allow(dead_code))]
     pub nonblock: bool,
-    /// The mode of a file it creates, before the umask (unix).
+    /// The mode of a file it creates, before the umask (unix; Windows: the inherited ACL).
+    #[cfg_attr(windows, allow(dead_code))]
     pub mode: u32,
 }
 
@@ -80,6 +82,7 @@ pub enum Kind {
     Dir,
     /// A symbolic link; on Windows any reparse point (a junction too).
     Link,
+    /// A FIFO, a socket, a device (on Windows, an entry with `FILE_ATTRIBUTE_DEVICE`).
     Other,
 }
 

@@ -164,3 +164,13 @@ pub fn in_own_process(name: &str, body: impl FnOnce()) {
     );
     assert!(out.status.success(), "{name} failed in its own process");
 }
+
+/// A relative path as text output prints it: `/`-joined on unix, `\`-joined on Windows (as a
+/// Windows user reads it; JSON and SARIF keep `/`).
+pub fn shown(rel: &str) -> String {
+    if cfg!(windows) {
+        rel.replace('/', "\\")
+    } else {
+        rel.to_string()
+    }
+}

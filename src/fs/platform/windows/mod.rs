@@ -383,6 +383,13 @@ pub fn exchange_at(_: &Dir, _: &OsStr, _: &OsStr) -> io::Result<()> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
+/// The classic rename refused to replace a name some handle holds open (`Access denied`, as
+/// Windows without POSIX rename semantics and Wine answer); closing the caller's own handle may
+/// let it through.
+pub fn replace_needs_close(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(win::ERROR_ACCESS_DENIED as i32)
+}
+
 pub fn unsupported(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Unsupported
 }
@@ -403,6 +410,8 @@ fn stat_of(info: &fs::BY_HANDLE_FILE_INFORMATION) -> Stat {
     let attributes = info.dwFileAttributes;
     let kind = if attributes & fs::FILE_ATTRIBUTE_REPARSE_POINT != 0 {
         Kind::Link
+    } else if attributes & fs::FILE_ATTRIBUTE_DEVICE != 0 {
+        Kind::Other
     } else if attributes & fs::FILE_ATTRIBUTE_DIRECTORY != 0 {
         Kind::Dir
     } else {
