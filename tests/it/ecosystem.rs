@@ -32,7 +32,7 @@ fn noqa_suppresses_the_named_rule_on_its_line_and_fix_leaves_that_line() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stdout,
-        format!("a.py:6:18: {L6}\na.py:9:18: {L6}\nFound 2 violations in 1 file (2 fixable with `gpu-homogenize fix`), 0 findings for review, 2 findings accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n")
+        format!("a.py:6:18: {L6}\na.py:9:18: {L6}\nFound 2 violations in 1 file (2 fixable with `gpu-homogenize fix`), 0 left for review, 2 findings accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n")
     );
     let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
@@ -97,10 +97,10 @@ fn select_ignore_and_exclude_on_the_command_line() {
         out.stdout,
         // Without the header (deselected) the index is not fixable: cuda:0 selects the target
         // card only under the policy's mask.
-        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 findings for review, 1 finding accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n"
+        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 left for review, 1 finding accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n"
     );
     let out = run(gh(dir.path()).args(["scan", "--ignore", "GH0,GH1", "a.py"]));
-    assert_eq!((out.code, out.stdout.as_str()), (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 findings for review, 2 findings accepted by noqa/baseline/ignore.\n1 file: 1 accepted by noqa/baseline/ignore.\n"));
+    assert_eq!((out.code, out.stdout.as_str()), (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 left for review, 2 findings accepted by noqa/baseline/ignore.\n1 file: 1 accepted by noqa/baseline/ignore.\n"));
     let out = run(gh(dir.path()).args(["scan", "--select", "XY9"]));
     assert_eq!(out.code, 2);
     assert!(
@@ -127,7 +127,7 @@ fn pyproject_tool_table_is_read_and_gpu_homogenize_toml_wins() {
         out.stdout,
         // Without the header (deselected) the index is not fixable: cuda:0 selects the target
         // card only under the policy's mask.
-        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 findings for review, 1 finding accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n"
+        "a.py:2:18: GH101 torch.device(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' that card is device 0\nFound 1 violation in 1 file (0 fixable with `gpu-homogenize fix`), 0 left for review, 1 finding accepted by noqa/baseline/ignore.\n1 file: 1 non-compliant.\n"
     );
     std::fs::write(
         dir.path().join("gpu-homogenize.toml"),
@@ -137,7 +137,7 @@ fn pyproject_tool_table_is_read_and_gpu_homogenize_toml_wins() {
     let out = run(gh(dir.path()).args(["scan"]));
     assert_eq!(
         (out.code, out.stdout.as_str()),
-        (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 findings for review, 4 findings accepted by noqa/baseline/ignore.\n2 files: 2 accepted by noqa/baseline/ignore.\n")
+        (0, "Found 0 violations in 0 files (0 fixable with `gpu-homogenize fix`), 0 left for review, 4 findings accepted by noqa/baseline/ignore.\n2 files: 2 accepted by noqa/baseline/ignore.\n")
     );
 }
 
@@ -223,7 +223,7 @@ fn statistics_quiet_and_color() {
     assert_eq!(out.code, 1);
     assert_eq!(
         out.stdout,
-        "2\tGH001\t[*] header-missing\n2\tGH101\t[*] device-string-index\n"
+        "2\tGH001\t[*]      header-missing\n2\tGH101\t[*]      device-string-index\n"
     );
     let out = run(gh(dir.path()).args(["scan", "--quiet", "--select", "GH101", "a.py"]));
     assert_eq!(
