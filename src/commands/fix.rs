@@ -42,7 +42,7 @@ pub fn run(args: FixArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let journal = (!args.no_journal && !dry_run).then_some(command);
     let left = |s: &crate::model::summary::Summary| {
         if dry_run {
-            s.count(FileStatus::WouldFix) + s.count(FileStatus::NonCompliant) > 0
+            s.files_fixed + s.count(FileStatus::NonCompliant) > 0
         } else {
             s.count(FileStatus::NonCompliant) > 0 || s.cpu_failed > 0 || gpu_failed(s)
         }

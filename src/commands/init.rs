@@ -14,15 +14,67 @@ use crate::cli::InitArgs;
 use crate::engine::process::Mode;
 use crate::engine::run::{engine, execute, setup};
 use crate::model::outcome::{FileOutcome, FileStatus};
-use crate::model::policy::{Policy, CONFIG_FILE};
+use crate::model::policy::{PhaseSpec, Policy, CONFIG_FILE};
 
 pub fn run(args: InitArgs) -> anyhow::Result<i32> {
     let input = args.input.run_input();
     let setup = setup(&input)?;
-    let engine = engine(&setup, &input, Mode::Scan)?;
-    let (outcomes, _) = execute(&setup, &engine, &input, None, None)?;
+    // The plan `fix` would make under the proposed phases, proved, never written (no journal, no
+    // GPU): a file in a phase must carry the header, which a module both run and imported cannot
+    // (GH013 after the rewrite). Such a file is left out of the phases, and the plan checked again:
+    // what is still refused is named, with why.
+    let mut setup = setup;
+    let dry_run = |setup: &crate::engine::run::Setup| -> anyhow::Result<Vec<FileOutcome>> {
+        // Unsafe fixes as the config or `init --unsafe-fixes` say: the fixes `fix` will make.
+        let engine = engine(setup, &input, Mode::Fix { dry_run: true })?;
+        Ok(execute(setup, &engine, &input, None, None)?.0)
+    };
+    let outcomes = dry_run(&setup)?;
+    let mut left_out: Vec<(String, String)> = Vec::new();
+    setup.config.phases = phase_specs(&setup.root, &outcomes, &[]);
+    let refused: Vec<(String, String)> = dry_run(&setup)?
+        .iter()
+        .filter(|o| o.fix_refused().is_some())
+        .map(|o| (o.path.clone(), refusal(o)))
+        .collect();
+    let mut still: Vec<(String, String)> = Vec::new();
+    if !refused.is_empty() {
+        let out: Vec<&str> = refused.iter().map(|(p, _)| p.as_str()).collect();
+        setup.config.phases = phase_specs(&setup.root, &outcomes, &out);
+        let again = dry_run(&setup)?;
+        for (path, why) in refused {
+            match again
+                .iter()
+                .find(|o| o.path == path && o.fix_refused().is_some())
+            {
+                Some(o) => still.push((path, refusal(o))),
+                None => left_out.push((path, why)),
+            }
+        }
+    }
     let (policy, machine) = from_machine(&setup.config.policy);
-    let mut text = propose(&setup.root, &policy, &outcomes)?;
+    let mut text = render_in(
+        &setup.root,
+        &policy,
+        &setup.config.phases,
+        &outcomes,
+        &left_out,
+        &still,
+    )?;
+    for (path, why) in &left_out {
+        err!(
+            "{}: left out of the phases: in a phase `fix` cannot rewrite it ({}); in none it can\n",
+            crate::base::escape::printable(path),
+            crate::base::escape::printable(why)
+        );
+    }
+    for (path, why) in &still {
+        err!(
+            "{}: `fix` cannot rewrite it under this config ({}): edit it by hand\n",
+            crate::base::escape::printable(path),
+            crate::base::escape::printable(why)
+        );
+    }
     text = with_machine_note(&text, &machine);
     if args.stdout {
         out!("{text}");
@@ -212,20 +264,30 @@ struct PolicyTable<'a> {
     policy: &'a Policy,
 }
 
-/// The proposed config: the policy, then one phase for the code and one for the tests, each
-/// file that does not comply yet listed by name.
-pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow::Result<String> {
+/// The files of each proposed phase: the code (library modules and entry points) and the tests
+/// that do not comply yet, each listed by name; `left_out` in none.
+fn classify<'a>(
+    root: &Path,
+    outcomes: &'a [FileOutcome],
+    left_out: &[&str],
+) -> (Vec<(&'a str, Kind)>, Vec<&'a str>, usize) {
     let mut core: Vec<(&str, Kind)> = Vec::new();
     let mut tests: Vec<&str> = Vec::new();
     let mut compliant = 0;
     for o in outcomes {
         match o.status {
-            FileStatus::NonCompliant | FileStatus::NeedsReview | FileStatus::Error => {}
+            FileStatus::NonCompliant
+            | FileStatus::NeedsReview
+            | FileStatus::Error
+            | FileStatus::WouldFix => {}
             FileStatus::Compliant => {
                 compliant += 1;
                 continue;
             }
             _ => continue,
+        }
+        if left_out.contains(&o.path.as_str()) {
+            continue;
         }
         // Only a regular file of the tree (an error's path may be a link or a FIFO).
         let text = crate::fs::tree_file::read_text(
@@ -241,38 +303,109 @@ pub fn propose(root: &Path, policy: &Policy, outcomes: &[FileOutcome]) -> anyhow
             kind => core.push((&o.path, kind)),
         }
     }
+    (core, tests, compliant)
+}
+
+const CORE: &str = "Core modules";
+const TESTS: &str = "Test scripts";
+
+/// The proposed phases as the engine reads them.
+fn phase_specs(root: &Path, outcomes: &[FileOutcome], left_out: &[&str]) -> Vec<PhaseSpec> {
+    let (core, tests, _) = classify(root, outcomes, left_out);
+    let spec = |name: &str, files: Vec<String>| PhaseSpec {
+        name: name.into(),
+        files,
+        ..PhaseSpec::default()
+    };
+    vec![
+        spec(CORE, core.iter().map(|(p, _)| p.to_string()).collect()),
+        spec(TESTS, tests.iter().map(|p| p.to_string()).collect()),
+    ]
+}
+
+/// The proposed config: the policy, then one phase for the code and one for the tests, each
+/// file that does not comply yet listed by name; the files left out, and why.
+fn render_in(
+    root: &Path,
+    policy: &Policy,
+    phases: &[PhaseSpec],
+    outcomes: &[FileOutcome],
+    left_out: &[(String, String)],
+    still: &[(String, String)],
+) -> anyhow::Result<String> {
+    let compliant = outcomes
+        .iter()
+        .filter(|o| o.status == FileStatus::Compliant)
+        .count();
+    let files = |name: &str| {
+        phases
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(&[][..], |p| &p.files[..])
+    };
+    let (core, tests) = (files(CORE), files(TESTS));
+    let entry_point = |p: &str| {
+        let text = crate::fs::tree_file::read_text(
+            root,
+            Path::new(p),
+            crate::fs::tree_file::SETTINGS_LIMIT,
+        )
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+        kind_of(p, &text) == Kind::EntryPoint
+    };
     let mut out = String::new();
     let _ = writeln!(
         out,
         "# Proposed by `gpu-homogenize init` from a scan of {} file(s) with GPU code that do not\n\
          # comply yet ({compliant} more already comply and are left out). Edit the policy and the\n\
          # phases, then run `gpu-homogenize scan`.\n",
-        core.len() + tests.len()
+        core.len() + tests.len() + left_out.len()
     );
+    for (path, why) in left_out {
+        let _ = writeln!(
+            out,
+            "# Left out of the phases (in \"Other\"): {}: in a phase `fix` cannot rewrite it ({}).",
+            crate::base::escape::printable(path),
+            crate::base::escape::printable(why)
+        );
+    }
+    for (path, why) in still {
+        let _ = writeln!(
+            out,
+            "# `fix` cannot rewrite {} under this config ({}): edit it by hand.",
+            crate::base::escape::printable(path),
+            crate::base::escape::printable(why)
+        );
+    }
+    if !(left_out.is_empty() && still.is_empty()) {
+        out.push('\n');
+    }
     out.push_str(&toml::to_string(&PolicyTable { policy })?);
-    let entry = core.iter().filter(|(_, k)| *k == Kind::EntryPoint).count();
+    let entry = core.iter().filter(|p| entry_point(p)).count();
     phase(
         &mut out,
-        "Core modules",
+        CORE,
         &format!(
             "{} file(s): {} library module(s), {entry} entry-point script(s)",
             core.len(),
             core.len() - entry
         ),
-        core.iter().map(|(p, k)| {
-            let note = if *k == Kind::EntryPoint {
+        core.iter().map(|p| {
+            let note = if entry_point(p) {
                 "  # entry-point script"
             } else {
                 ""
             };
-            (*p, note)
+            (p.as_str(), note)
         }),
     );
     phase(
         &mut out,
-        "Test scripts",
+        TESTS,
         &format!("{} test file(s)", tests.len()),
-        tests.iter().map(|p| (*p, "")),
+        tests.iter().map(|p| (p.as_str(), "")),
     );
     Ok(out)
 }
@@ -281,7 +414,7 @@ fn phase<'a>(
     out: &mut String,
     name: &str,
     summary: &str,
-    files: impl Iterator<Item = (&'a str, &'static str)>,
+    files: impl Iterator<Item = (&'a str, &'a str)>,
 ) {
     let _ = writeln!(
         out,
@@ -292,4 +425,16 @@ fn phase<'a>(
         let _ = writeln!(out, "    {quoted},{note}");
     }
     out.push_str("]\n");
+}
+
+/// Why `fix` refuses a file's plan, in a line: the rule still present, and the rule that says
+/// what to do by hand (a module run and imported: GH205).
+fn refusal(o: &FileOutcome) -> String {
+    let why = o.fix_refused().unwrap_or_default();
+    let first = why.split(": ").next().unwrap_or(why);
+    let guide = o.findings.iter().find(|f| f.severity == "review");
+    match guide {
+        Some(f) => format!("{first}; see `gpu-homogenize rule {}`", f.rule),
+        None => first.to_string(),
+    }
 }

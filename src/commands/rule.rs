@@ -46,6 +46,52 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
     Ok(EXIT_OK)
 }
 
+/// The rule codes from the registry, then the prefixes of their families (`GH1`), as the shells
+/// complete `rule CODE`, `--select`, `--extend-select` and `--ignore`.
+fn rule_codes() -> Vec<&'static str> {
+    let mut codes: Vec<&'static str> = crate::model::rules::all().iter().map(|r| r.code).collect();
+    let mut families: Vec<&'static str> = codes.iter().map(|c| &c[..3]).collect();
+    families.sort_unstable();
+    families.dedup();
+    codes.extend(families);
+    codes
+}
+
+/// A subcommand whose rule-code arguments complete the registry's codes: only in the script
+/// (parsing still takes any prefix, and says which code it does not know).
+fn with_rule_codes(sub: clap::Command) -> clap::Command {
+    let is_rule = sub.get_name() == "rule";
+    sub.mut_args(|arg| {
+        let code = arg
+            .get_value_names()
+            .is_some_and(|names| names.iter().any(|n| n == "RULE_CODE"))
+            || (is_rule && arg.get_id() == "code");
+        if code {
+            arg.value_parser(clap::builder::PossibleValuesParser::new(rule_codes()))
+        } else {
+            arg
+        }
+    })
+}
+
+/// clap_complete's PowerShell script completes no argument values: `rule <TAB>` is given the
+/// registry's codes (with each rule's summary as the tooltip) in the block of the `rule` command.
+fn powershell_rule_codes(script: &str) -> String {
+    let block = format!("'{BIN};rule' {{\n");
+    let Some(at) = script.find(&block).map(|i| i + block.len()) else {
+        return script.to_string();
+    };
+    let mut entries = String::new();
+    for rule in crate::model::rules::all() {
+        entries.push_str(&format!(
+            "            [CompletionResult]::new('{0}', '{0}', [CompletionResultType]::ParameterValue, '{1}')\n",
+            rule.code,
+            rule.summary.replace('\'', "''")
+        ));
+    }
+    format!("{}{entries}{}", &script[..at], &script[at..])
+}
+
 /// The program's name, as users type it.
 const BIN: &str = "gpu-homogenize";
 /// The name bash's completion functions are generated under (see `completion_script`).
@@ -71,11 +117,14 @@ pub fn completion_script(shell: clap_complete::Shell) -> String {
         visible = visible.arg(arg.clone());
     }
     for sub in full.get_subcommands().filter(|s| !s.is_hide_set()) {
-        visible = visible.subcommand(sub.clone());
+        visible = visible.subcommand(with_rule_codes(sub.clone()));
     }
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut visible, name, &mut script);
     let mut script = String::from_utf8_lossy(&script).into_owned();
+    if shell == clap_complete::Shell::PowerShell {
+        script = powershell_rule_codes(&script);
+    }
     if name != BIN {
         // The same registration as the generated one, for the name users type.
         script.push_str(&format!(

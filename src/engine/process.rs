@@ -374,8 +374,18 @@ impl Engine {
         if self.keep_rewrite {
             outcome.rewritten = Some(new.clone());
         }
+        // The status is the rewritten text's: a partial fix leaves the file non-compliant, a
+        // fix that leaves a finding for review needs review, so a second run reports what this
+        // one ended with (a dry run says what `fix` would end with).
+        let status = match after.as_ref().map(|a| verdict(a.findings(), 0)) {
+            Some(FileStatus::Compliant) if dry_run => FileStatus::WouldFix,
+            Some(FileStatus::Compliant) => FileStatus::Fixed,
+            Some(status) => status,
+            None => FileStatus::NonCompliant,
+        };
         if dry_run {
-            outcome.status = FileStatus::WouldFix;
+            outcome.status = status;
+            outcome.changed = true;
             return Processed {
                 outcome,
                 gpu_job: None,
@@ -400,13 +410,8 @@ impl Engine {
         let written_bytes = crate::fs::source::codec::encode_declared(&new)
             .unwrap_or_else(|_| new.clone().into_bytes());
         outcome.content_hash = Some(content_hash(&written_bytes));
-        // The status is the rewritten text's: a partial fix leaves the file non-compliant, so
-        // a second run reports what this one ended with.
-        outcome.status = match after.as_ref().map(|a| verdict(a.findings(), 0)) {
-            Some(FileStatus::Compliant) => FileStatus::Fixed,
-            Some(status) => status,
-            None => FileStatus::NonCompliant,
-        };
+        outcome.status = status;
+        outcome.changed = true;
         let gpu_job = if proven(outcome.status) && after.as_ref().is_some_and(|a| a.gpu_code()) {
             gpu_job(entry, support, &new, &mut outcome)
         } else {

@@ -259,7 +259,7 @@ fn file_line(stamp: &Stamp, prefix: &str, o: &FileOutcome) -> FileLine {
     let mut rules: Vec<String> = o
         .findings
         .iter()
-        .filter(|f| f.severity == "violation" && !(f.fixed && o.status == FileStatus::Fixed))
+        .filter(|f| f.severity == "violation" && !(f.fixed && o.changed))
         .map(|f| f.rule.clone())
         .collect();
     rules.sort();
@@ -427,6 +427,7 @@ mod tests {
     fn a_run_reads_back_as_written() {
         let root = tempfile::tempdir().unwrap();
         let mut fixed = outcome("a.py", FileStatus::Fixed);
+        fixed.changed = true;
         fixed.findings = vec![finding("GH001", true), finding("GH201", false)];
         let mut plain = outcome("tools/x.py", FileStatus::NoGpuCode);
         plain.phase = None;

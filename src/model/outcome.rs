@@ -202,6 +202,10 @@ pub struct FileOutcome {
     /// Unsafe fixes held back in this file (run with `--unsafe-fixes` to apply them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unsafe_fixes_held: usize,
+    /// `fix` rewrote the file on disk (a dry run: would rewrite it), whatever it is left with:
+    /// what "Fixed N files" and "Would fix N files" count.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
     /// Hash of the file's content after the run (for detecting hand edits later).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
@@ -233,6 +237,7 @@ impl FileOutcome {
             content_hash: None,
             accepted: 0,
             unsafe_fixes_held: 0,
+            changed: false,
             diff: None,
             display: display_path(path),
             rewritten: None,

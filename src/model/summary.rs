@@ -78,6 +78,9 @@ impl GpuSummary {
     }
 }
 
+/// The one count of a run, in the one vocabulary every command and format prints: violations
+/// (open before the run), fixable, fixed, left for review, information, errors; and the files
+/// `fix` rewrote (or would).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub files: usize,
@@ -85,8 +88,14 @@ pub struct Summary {
     pub by_language: BTreeMap<&'static str, usize>,
     pub violations: usize,
     pub fixable: usize,
+    /// Violations `fix` fixed (a dry run: would fix).
     pub fixed: usize,
+    /// Files `fix` rewrote on disk (a dry run: would rewrite).
+    pub files_fixed: usize,
+    /// Findings left for a person to review.
     pub review: usize,
+    /// Findings for information only.
+    pub info: usize,
     /// Findings a human closed (`noqa`, baseline, `per-file-ignores`).
     pub accepted: usize,
     pub errors: usize,
@@ -131,9 +140,10 @@ impl Summary {
                     self.fixed += usize::from(f.fixed);
                 }
                 "review" => self.review += 1,
-                _ => {}
+                _ => self.info += 1,
             }
         }
+        self.files_fixed += usize::from(o.changed);
         self.errors += usize::from(o.status == FileStatus::Error);
         self.accepted += o.accepted;
         self.unsafe_fixes_held += o.unsafe_fixes_held;

@@ -35,13 +35,23 @@ ul.alerts li{margin:3px 0}.kind{font-weight:bold;color:#cf222e}.regressed{color:
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
     head(&mut out, r);
-    // Failures, leaks and drift before any good news.
+    // The answer first (mission status, then the phases); failures, leaks and drift are named
+    // in one line under the status and listed right after the phase table.
     let urgent = super::markdown::urgent(r);
     if urgent {
-        alerts(&mut out, r);
+        let _ = writeln!(
+            out,
+            "<p class=\"urgent\"><a href=\"#alerts\">{} alert{} need{} attention</a> (failures, leaks or regressions): listed after the phase table.</p>",
+            r.alerts.len(),
+            if r.alerts.len() == 1 { "" } else { "s" },
+            if r.alerts.len() == 1 { "s" } else { "" }
+        );
     }
     phases(&mut out, r);
     table(&mut out, r);
+    if urgent {
+        alerts(&mut out, r);
+    }
     // Below ~720 px the chart scrolls sideways rather than shrink its labels out of sight.
     out.push_str("<h2>Burndown</h2>\n<div class=\"scroll\">\n");
     out.push_str(&chart::burndown(r));
@@ -182,7 +192,7 @@ const ALERTS_SHOWN: usize = 3;
 /// Alerts grouped by kind (most urgent first, as they are sorted), each group showing its first
 /// few and folding the rest: mid-mission the page opened with 27 paragraphs before any number.
 fn alerts(out: &mut String, r: &Report) {
-    out.push_str("<h2>Alerts</h2>\n");
+    out.push_str("<h2 id=\"alerts\">Alerts</h2>\n");
     if r.alerts.is_empty() {
         out.push_str("<p>No alerts.</p>\n");
         return;

@@ -11,10 +11,21 @@ use crate::model::policy::OTHER_PHASE;
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
     header(&mut out, r);
+    // The answer first (the mission's status, then the phases); failures, leaks and drift are
+    // named in one line under the status and listed right after the phase table.
+    if urgent(r) {
+        let n = r.alerts.len();
+        let _ = writeln!(
+            out,
+            "**{n} alert{} need{} attention** (failures, leaks or regressions): listed after the phase table.\n",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "s" } else { "" }
+        );
+    }
+    phase_table(&mut out, r);
     if urgent(r) {
         alerts(&mut out, &r.alerts);
     }
-    phase_table(&mut out, r);
     metrics(&mut out, r);
     policy(&mut out, r);
     gpu(&mut out, r);

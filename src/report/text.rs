@@ -69,25 +69,39 @@ pub fn findings(files: &[FileOutcome], only_unfixed: bool, paint: Paint) -> Stri
     out
 }
 
-/// `--statistics`: one line per rule, the most frequent first, as ruff prints them.
+/// `--statistics`: one line per rule, as ruff prints them: the violations first (`[*]` when
+/// `fix` rewrites some), then what is left for review, then information, each group the most
+/// frequent first; each group sums to the summary's count of it.
 pub fn statistics(files: &[FileOutcome], paint: Paint) -> String {
-    let mut counts: std::collections::BTreeMap<(&str, &str), (usize, bool)> = Default::default();
+    type Row<'a> = ((u8, &'a str, &'a str), (usize, bool));
+    let mut counts: std::collections::BTreeMap<(u8, &str, &str), (usize, bool)> =
+        Default::default();
     for f in files.iter().flat_map(|file| &file.findings) {
+        let group = match f.severity.as_str() {
+            "violation" => 0,
+            "review" => 1,
+            _ => 2,
+        };
         let entry = counts
-            .entry((f.rule.as_str(), f.name.as_str()))
+            .entry((group, f.rule.as_str(), f.name.as_str()))
             .or_default();
         entry.0 += 1;
         entry.1 |= f.fixable;
     }
-    let mut rows: Vec<_> = counts.into_iter().collect();
-    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-    let width = rows.first().map_or(1, |r| r.1 .0.to_string().len());
+    let mut rows: Vec<Row> = counts.into_iter().collect();
+    rows.sort_by(|a, b| (a.0 .0, b.1 .0, a.0).cmp(&(b.0 .0, a.1 .0, b.0)));
+    let width = rows
+        .iter()
+        .map(|r| r.1 .0.to_string().len())
+        .max()
+        .unwrap_or(1);
     let mut out = String::new();
-    for ((code, name), (count, fixable)) in rows {
-        let mark = if fixable {
-            paint.mark("[*]")
-        } else {
-            "   ".to_string()
+    for ((group, code, name), (count, fixable)) in rows {
+        let mark = match (group, fixable) {
+            (0, true) => paint.mark("[*]     "),
+            (0, false) => " ".repeat(8),
+            (1, _) => "[review]".to_string(),
+            _ => "[info]  ".to_string(),
         };
         let _ = writeln!(out, "{count:>width$}\t{}\t{mark} {name}", paint.code(code));
     }
@@ -223,51 +237,36 @@ pub fn gpu_checks(files: &[FileOutcome]) -> String {
 pub fn summary(command: &str, s: &Summary) -> String {
     let mut out = String::new();
     let n = |status| s.count(status);
-    match command {
-        "scan" => {
-            let _ = writeln!(
-                out,
-                "Found {} violation{} in {} file{} ({} fixable with `gpu-homogenize fix`), {} finding{} for review{}.",
-                s.violations,
-                plural(s.violations),
-                n(FileStatus::NonCompliant),
-                plural(n(FileStatus::NonCompliant)),
-                s.fixable,
-                s.review,
-                plural(s.review),
-                accepted_findings(s)
-            );
-        }
-        "fix --dry-run" => {
-            let _ = writeln!(
-                out,
-                "Would fix {} file{} ({} of {} violation{}{}).",
-                n(FileStatus::WouldFix),
-                plural(n(FileStatus::WouldFix)),
-                s.fixed,
-                s.violations,
-                plural(s.violations),
-                accepted_findings(s)
-            );
-        }
-        "fix" => {
-            let _ = writeln!(
-                out,
-                "Fixed {} file{} ({} of {} violation{}{}).",
-                n(FileStatus::Fixed),
-                plural(n(FileStatus::Fixed)),
-                s.fixed,
-                s.violations,
-                plural(s.violations),
-                accepted_findings(s)
-            );
-        }
-        _ => {}
-    }
+    let (files, files_fixed) = (n(FileStatus::NonCompliant), s.files_fixed);
+    let _ = match command {
+        "fix --dry-run" | "fix" => writeln!(
+            out,
+            "{} {files_fixed} file{} ({} of {} violation{}), {}.",
+            if command == "fix" {
+                "Fixed"
+            } else {
+                "Would fix"
+            },
+            plural(files_fixed),
+            s.fixed,
+            s.violations,
+            plural(s.violations),
+            counted(s)
+        ),
+        _ => writeln!(
+            out,
+            "Found {} violation{} in {files} file{} ({} fixable with `gpu-homogenize fix`), {}.",
+            s.violations,
+            plural(s.violations),
+            plural(files),
+            s.fixable,
+            counted(s)
+        ),
+    };
     let _ = write!(out, "{} file{}:", s.files, plural(s.files));
     let parts: Vec<String> = [
-        (FileStatus::Fixed, "fixed"),
-        (FileStatus::WouldFix, "would fix"),
+        (FileStatus::Fixed, "compliant after the fix"),
+        (FileStatus::WouldFix, "compliant after the fix"),
         (FileStatus::NonCompliant, "non-compliant"),
         (FileStatus::NeedsReview, "needing review"),
         (FileStatus::Compliant, "compliant"),
@@ -335,13 +334,26 @@ pub fn summary(command: &str, s: &Summary) -> String {
 /// What a person accepted: a `noqa` comment, the baseline, `ignore`/`per-file-ignores`.
 const ACCEPTED_BY: &str = "accepted by noqa/baseline/ignore";
 
-/// `, 4 findings accepted by noqa/baseline/ignore` when a person accepted findings: they are
-/// not reported, and not counted as violations either.
-fn accepted_findings(s: &Summary) -> String {
-    match s.accepted {
-        0 => String::new(),
-        n => format!(", {n} finding{} {ACCEPTED_BY}", plural(n)),
+/// The rest of the one vocabulary, after the violations: what is left for review, then
+/// information, errors and what a person accepted when there are any (accepted findings are
+/// not reported, and not counted as violations either).
+fn counted(s: &Summary) -> String {
+    let mut out = format!("{} left for review", s.review);
+    if s.info > 0 {
+        let _ = write!(out, ", {} for information", s.info);
     }
+    if s.errors > 0 {
+        let _ = write!(out, ", {} error{}", s.errors, plural(s.errors));
+    }
+    if s.accepted > 0 {
+        let _ = write!(
+            out,
+            ", {} finding{} {ACCEPTED_BY}",
+            s.accepted,
+            plural(s.accepted)
+        );
+    }
+    out
 }
 
 fn plural(n: usize) -> &'static str {

@@ -37,7 +37,7 @@ fn fix_never_touches_bad_files_and_fixes_the_good_one() {
     }
     let good = std::fs::read_to_string(tree.path().join("good.py")).unwrap();
     assert!(good.contains("\"cuda:0\""), "{good}");
-    assert!(out.stdout.contains("1 fixed"), "{}", out.stdout);
+    assert!(out.stdout.contains("Fixed 1 file "), "{}", out.stdout);
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn a_read_only_file_is_an_error_for_that_file_only() {
         out.stderr
     );
     assert_eq!(std::fs::read(&locked).unwrap(), original);
-    assert!(out.stdout.contains("39 fixed"), "{}", out.stdout);
+    assert!(out.stdout.contains("Fixed 39 files "), "{}", out.stdout);
 }
 
 // Unix only: links, FIFOs, modes or signals made through unix calls.

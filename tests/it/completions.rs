@@ -164,3 +164,43 @@ fn option_values_complete() {
         );
     });
 }
+
+/// Rule codes complete from the registry (issue 34): `rule <TAB>` and `--select <TAB>` in the
+/// shells installed here; every code is in the bash, zsh, fish and PowerShell scripts.
+#[test]
+fn rule_codes_complete() {
+    each_shell(|shell, offered| {
+        let nines: Vec<String> = (1..=9).map(|i| format!("GH10{i}")).collect();
+        assert_eq!(offered("gpu-homogenize rule GH10"), nines, "{shell}");
+        let after = offered("gpu-homogenize scan --select GH01");
+        assert!(after.iter().any(|w| w == "GH013"), "{shell}: {after:?}");
+        assert!(
+            after.iter().all(|w| w.starts_with("GH01")),
+            "{shell}: {after:?}"
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let all = run(gh(dir.path()).args(["rule", "--all"])).stdout;
+    let codes: Vec<&str> = all
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| {
+            w.len() == 5 && w.starts_with("GH") && w[2..].bytes().all(|b| b.is_ascii_digit())
+        })
+        .collect();
+    assert!(codes.len() > 40, "{all}");
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let script = run(gh(dir.path()).args(["completions", shell])).stdout;
+        for code in &codes {
+            assert!(script.contains(code), "{shell}: {code} missing");
+        }
+    }
+    let ps = run(gh(dir.path()).args(["completions", "powershell"])).stdout;
+    let rule_block = &ps[ps.find("'gpu-homogenize;rule' {").unwrap()..];
+    let rule_block = &rule_block[..rule_block.find("break").unwrap()];
+    assert!(
+        rule_block.contains(
+            "[CompletionResult]::new('GH101', 'GH101', [CompletionResultType]::ParameterValue"
+        ),
+        "{rule_block}"
+    );
+}

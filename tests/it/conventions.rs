@@ -201,7 +201,7 @@ fn accepted_findings_are_counted_as_such() {
     ]));
     assert_eq!(out.code, 1);
     assert!(
-        out.stdout.contains("Would fix 1 file (2 of 2 violations, 4 findings accepted by noqa/baseline/ignore).\n3 files: 1 would fix, 2 accepted by noqa/baseline/ignore.\n"),
+        out.stdout.contains("Would fix 1 file (2 of 2 violations), 0 left for review, 4 findings accepted by noqa/baseline/ignore.\n3 files: 1 compliant after the fix, 2 accepted by noqa/baseline/ignore.\n"),
         "{}",
         out.stdout
     );

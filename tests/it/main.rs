@@ -8,6 +8,7 @@ mod cache;
 mod completions;
 mod config;
 mod conventions;
+mod counts;
 mod ecosystem;
 mod gates;
 mod gitlab;

@@ -55,7 +55,7 @@ fn fix_makes_all_forty_compliant_and_a_second_fix_changes_nothing() {
     assert!(
         first
             .stdout
-            .contains("40 fixed, 1 compliant, 2 without GPU code"),
+            .contains("40 compliant after the fix, 1 compliant, 2 without GPU code"),
         "{}",
         first.stdout
     );

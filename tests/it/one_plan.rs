@@ -53,7 +53,8 @@ fn a_refused_plan_is_not_fixable_in_scan_dry_run_or_fix() {
     let dry = run(gh(root).args(["fix", "--dry-run"]));
     assert_eq!(dry.code, 1, "{}{}", dry.stdout, dry.stderr);
     assert!(
-        dry.stdout.contains("Would fix 1 file (1 of 4 violations)."),
+        dry.stdout
+            .contains("Would fix 1 file (1 of 4 violations), 1 left for review."),
         "{}",
         dry.stdout
     );

@@ -493,10 +493,17 @@ fn an_input_error_stays_failing_after_an_unrelated_check_until_the_file_passes()
     let md = markdown(&tree);
     assert!(md.contains("— ⚠️ needs attention\n"), "{md}");
     assert!(!md.contains("No alerts"), "{md}");
-    assert!(
-        md.find("## Alerts").unwrap() < md.find("## Progress by phase").unwrap(),
-        "failures come first"
-    );
+    // The answer first: the status, a line naming the alerts, the phase table, then the alerts.
+    let pointer = md
+        .find("alert needs attention** (failures, leaks or regressions)")
+        .expect(&md);
+    let table = md.find("## Progress by phase").unwrap();
+    assert!(pointer < table, "{md}");
+    assert!(table < md.find("## Alerts").unwrap(), "{md}");
+    let html = String::from_utf8(tool(&tree, &["report", "--format", "html"]).stdout).unwrap();
+    let pointer = html.find("alert needs attention</a>").expect(&html);
+    let table = html.find("<h2>Progress by phase</h2>").unwrap();
+    assert!(pointer < table && table < html.find("<h2 id=\"alerts\">Alerts</h2>").unwrap());
 
     std::fs::write(&path, &good).unwrap();
     fix(&tree, &[CORE.to_string()]);

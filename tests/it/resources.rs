@@ -114,7 +114,8 @@ fn a_file_too_large_for_memory_is_its_own_error_and_the_others_are_fixed() {
         out.stderr
     );
     assert!(
-        out.stdout.contains("3 files: 2 fixed, 1 error."),
+        out.stdout
+            .contains("3 files: 2 compliant after the fix, 1 error."),
         "{}",
         out.stdout
     );
@@ -148,7 +149,8 @@ fn a_panic_in_one_file_is_that_files_error_and_the_others_go_on() {
     // The default panic report is held back: the file's error says it.
     assert!(!out.stderr.contains("thread '"), "{}", out.stderr);
     assert!(
-        out.stdout.contains("3 files: 2 fixed, 1 error."),
+        out.stdout
+            .contains("3 files: 2 compliant after the fix, 1 error."),
         "{}",
         out.stdout
     );

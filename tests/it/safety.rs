@@ -512,7 +512,7 @@ fn ten_thousand_findings_on_one_line_are_counted_and_fixed() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(
         out.stdout.ends_with(
-            "Found 10001 violations in 1 file (10001 fixable with `gpu-homogenize fix`), 0 findings for review.\n1 file: 1 non-compliant.\n"
+            "Found 10001 violations in 1 file (10001 fixable with `gpu-homogenize fix`), 0 left for review.\n1 file: 1 non-compliant.\n"
         ),
         "{}",
         &out.stdout[out.stdout.len().saturating_sub(300)..]

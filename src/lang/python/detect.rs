@@ -116,11 +116,11 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
                 || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some();
             let (violates, rank, message) = match kind {
                 _ if per_rank && !facts.spawns_per_visible_gpu => (true, true, format!(
-                    "{what}: a launcher that starts more than {} process(es) gives a rank a card outside the policy (CUDA_VISIBLE_DEVICES='{mask}' leaves {}): launch one process per allowed card (`torchrun --nproc_per_node={allowed}`), or start one worker per visible GPU (`nprocs=torch.cuda.device_count()`)",
+                    "{what}: more than {} rank(s) leave mask '{mask}' ({})",
                     allowed, cards(allowed)
                 )),
                 MultiKind::Cards(n) if *n > allowed => (true, false, format!(
-                    "{what}: it needs {} but the policy allows {} (CUDA_VISIBLE_DEVICES='{mask}'), so it fails with an invalid device ordinal; use device 0 only, or allow more cards in the policy",
+                    "{what}: needs {}, mask '{mask}' allows {}",
                     cards(*n), cards(allowed)
                 )),
                 _ if per_rank => (false, false, format!(
@@ -128,10 +128,10 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
                     cards(allowed)
                 )),
                 MultiKind::Distributed => (false, false, format!(
-                    "uses torch.distributed in a library module; under the header a launcher runs one process per allowed card (`torchrun --nproc_per_node={allowed}`, CUDA_VISIBLE_DEVICES='{mask}')"
+                    "torch.distributed in a library; {allowed} process(es) under mask '{mask}'"
                 )),
                 MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank => (false, false, format!(
-                    "{what}; under the header it sees the policy's {} (CUDA_VISIBLE_DEVICES='{mask}')",
+                    "{what}; sees {} under mask '{mask}'",
                     cards(allowed)
                 )),
             };
@@ -184,7 +184,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             &MULTI_GPU_CARDS,
             e.at.clone(),
             format!(
-                "CUDA_VISIBLE_DEVICES lists several cards, but the policy allows CUDA_VISIBLE_DEVICES='{}': the file is left as written; make it use one card, or allow those cards in the policy",
+                "CUDA_VISIBLE_DEVICES lists several cards; the policy's mask is '{}'",
                 ctx.policy.visible_devices
             ),
         ));
@@ -223,7 +223,9 @@ fn options_findings(
         let finding = Finding::new(
             &MASK_FROM_OPTION,
             e.at.clone(),
-            format!("CUDA_VISIBLE_DEVICES is taken from the command line (`{read}`): whoever runs the program picks the card, the forbidden one included; the policy's mask is '{mask}' (set by the header), so drop the option or make it choose among the policy's cards"),
+            format!(
+                "CUDA_VISIBLE_DEVICES from the command line (`{read}`), not the policy's '{mask}'"
+            ),
         );
         out.push(if hands_off {
             finding
@@ -328,10 +330,8 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
             Finding::new(
                 &HEADER_MISSING,
                 0..0,
-                format!(
-                    "GPU code without the GPU configuration: {}",
-                    detail.join("; ")
-                ),
+                // Nothing writes a GPU variable: every one is inherited, which the name says.
+                "GPU header missing".to_string(),
             )
             .fixed_by_plan(),
         ),
@@ -339,10 +339,7 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
             let finding = Finding::new(
                 &HEADER_INCOMPLETE,
                 first.at.clone(),
-                format!(
-                    "the GPU configuration is not the policy's: {}",
-                    detail.join("; ")
-                ),
+                format!("GPU env not the policy's: {}", detail.join("; ")),
             )
             .fixed_by_plan();
             // An assignment in place of `setdefault` overrides a scheduler's mask.
@@ -362,7 +359,7 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
                     Finding::new(
                         &ENV_AFTER_GPU_IMPORT,
                         e.at.clone(),
-                        format!("{} is changed after a GPU framework is imported: CUDA may already be initialised", var.name()),
+                        format!("{} set after the GPU import", var.name()),
                     )
                     .fixed_by_plan(),
                 );
@@ -431,7 +428,7 @@ fn device_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                 let finding = Finding::new(
                     rule,
                     d.at.clone(),
-                    format!("{} selects device {}: with CUDA_VISIBLE_DEVICES='{mask}' that card is device {new}", d.what, d.index),
+                    format!("{} selects device {}, device {new} under mask '{mask}'", d.what, d.index),
                 );
                 out.push(match &d.digits {
                     Some(digits) => finding.with_edits(vec![Edit::replace(digits.clone(), new.to_string())]),
@@ -507,7 +504,7 @@ fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                 Finding::new(
                     &DEVICE_KEYWORD_INDEX,
                     at.clone(),
-                    format!("the default of `{option}` selects device {index}: with CUDA_VISIBLE_DEVICES='{mask}' that card is device {new}"),
+                    format!("default of `{option}` selects device {index}, device {new} under mask '{mask}'"),
                 )
                 .with_edits(vec![Edit::replace(digits.clone(), new.to_string())]),
             ),
@@ -572,13 +569,16 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                             && !is_cpu_mask(e)
                     })
                     .map_or(String::new(), |e| {
-                        format!("; as a program it sets CUDA_VISIBLE_DEVICES itself ({}), so a value naming a card the policy forbids selects that card", shown_op(&e.op))
+                        format!(
+                            "; it sets CUDA_VISIBLE_DEVICES itself ({})",
+                            shown_op(&e.op)
+                        )
                     });
                 out.push(Finding::new(
                     &PROGRAM_IN_LIBRARY,
                     at,
                     format!(
-                        "this module runs as a program ({}) but {imported}: a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header{own}",
+                        "module runs as a program ({}) but {imported}{own}",
                         why.describe()
                     ),
                 ));
@@ -609,9 +609,13 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             &ENV_WRITE_IN_LIBRARY,
             e.at.clone(),
             format!(
-                "a library module sets {} when it is imported: it overrides the env of every program that imports it ({}); the header belongs in the programs' entry points (or set `scope = \"every-gpu-file\"` in the policy)",
+                "library module sets {} at import ({})",
                 var.name(),
-                if library_of.is_empty() { "this module is also imported".to_string() } else { library_of.clone() }
+                if library_of.is_empty() {
+                    "this module is also imported".to_string()
+                } else {
+                    library_of.clone()
+                }
             ),
         );
         // Taking it out leaves the programs of this tree on their own header; an importer

@@ -134,9 +134,9 @@ impl Effective {
                     }
                 }
                 let when = if at_import {
-                    "when the first GPU framework is imported"
+                    "at first GPU import"
                 } else {
-                    "after the module code runs"
+                    "after the module runs"
                 };
                 out.push((var, what, when));
                 break;
@@ -151,21 +151,21 @@ fn describe(states: &BTreeSet<State>, want: &State, scheduler: bool) -> String {
         .iter()
         .filter(|s| *s != want)
         .map(|s| match s {
-            State::Inherited => "is not set (inherited from the caller)".to_string(),
+            State::Inherited => "is unset".to_string(),
             State::Unset => "is removed".to_string(),
             State::Lit(v) if scheduler => format!("is forced to '{v}' over the scheduler's mask"),
             State::Lit(v) => format!("is '{v}'"),
             State::Computed => "is a computed value".to_string(),
             State::DefaultTo(v) if scheduler => format!("defaults to '{v}'"),
             State::DefaultTo(v) => {
-                format!("is only defaulted to '{v}' (setdefault): an inherited value wins")
+                format!("is only defaulted to '{v}'")
             }
         })
         .collect();
     parts.dedup();
     let joined = parts.join(" or ");
     if states.len() > 1 {
-        format!("depends on the path taken: it {joined}")
+        format!("depends on the path: it {joined}")
     } else {
         joined
     }

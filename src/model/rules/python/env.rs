@@ -102,7 +102,7 @@ pub static ENV_WRITE_IN_LIBRARY: Rule = Rule {
     name: "env-write-in-library",
     severity: Severity::Violation,
     summary: "a library module writes a GPU env variable when imported: it overrides its importers' env",
-    why: "CUDA reads the mask once per process: a library module that writes it when imported overrides the env its importer chose (an application's own mask, a scheduler's).",
+    why: "CUDA reads the mask once per process: a library module that writes it when imported overrides the env its importer chose (an application's own mask, a scheduler's). The header belongs in the programs' entry points; to put it in every GPU file instead, set `scope = \"every-gpu-file\"` in the policy.",
     example: "# mylib/model.py\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'",
     fix: FixSafety::Unsafe,
     fix_why: "Taking the write out leaves the programs of the tree on their entry points' header, but an importer outside the tree loses it.",
