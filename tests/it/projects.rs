@@ -316,3 +316,88 @@ fn a_file_with_relative_imports_is_no_standalone_script() {
     assert_eq!(status["app/live.py"], "non_compliant", "{status:?}");
     assert_ne!(status["app/live_old.py"], "non_compliant", "{status:?}");
 }
+
+/// What setuptools ships decides what is a module of an installable package: a web UI next
+/// to the one package a `setup.py` names, a `tests` package `find_packages` excludes and a
+/// folder `[tool.setuptools.packages.find]` does not include are programs (they get the
+/// header); a module of a shipped package is both, and its GH205 names the setting.
+#[test]
+fn setuptools_package_discovery_decides_what_an_installable_package_ships() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let gpu_main = "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(
+        root,
+        "named/setup.py",
+        "from setuptools import setup\n\nsetup(name=\"core\", packages=[\"core\"])\n",
+    );
+    for pkg in [
+        "named/core",
+        "named/webui",
+        "found/app",
+        "found/tests",
+        "toml/pkg",
+        "toml/tools",
+    ] {
+        write(root, &format!("{pkg}/__init__.py"), "");
+    }
+    write(root, "named/core/cli.py", gpu_main);
+    write(root, "named/webui/app.py", gpu_main);
+    write(
+        root,
+        "found/setup.py",
+        "import setuptools\n\nsetuptools.setup(\n    name=\"app\",\n    packages=setuptools.find_packages(exclude=[\"tests\", \"tests.*\"]),\n)\n",
+    );
+    write(root, "found/app/serve.py", gpu_main);
+    write(root, "found/tests/bench.py", gpu_main);
+    write(
+        root,
+        "toml/pyproject.toml",
+        "[project]\nname = \"pkg\"\n\n[tool.setuptools.packages.find]\ninclude = [\"pkg*\"]\n",
+    );
+    write(root, "toml/pkg/run.py", gpu_main);
+    write(root, "toml/tools/train.py", gpu_main);
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path}: {}", out.stdout))
+    };
+    for program in [
+        "named/webui/app.py",
+        "found/tests/bench.py",
+        "toml/tools/train.py",
+    ] {
+        let f = file(program);
+        assert_eq!(f["status"], "non_compliant", "{program}: {f}");
+        assert!(
+            f["evidence"].as_str().unwrap().starts_with("program:"),
+            "{program}: {f}"
+        );
+    }
+    for (library, setting) in [
+        ("named/core/cli.py", "`named/setup.py` (`packages=[\"core\"]`)"),
+        (
+            "found/app/serve.py",
+            "`found/setup.py` (`packages=setuptools.find_packages(exclude=[\"tests\", \"tests.*\"])`)",
+        ),
+        (
+            "toml/pkg/run.py",
+            "`toml/pyproject.toml` (`[tool.setuptools.packages.find]`)",
+        ),
+    ] {
+        let f = file(library);
+        assert_eq!(f["status"], "needs_review", "{library}: {f}");
+        let message = f["findings"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(setting), "{library}: {message}");
+        assert!(
+            f["evidence"].as_str().unwrap().contains(setting),
+            "{library}: {f}"
+        );
+    }
+}

@@ -546,21 +546,13 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             },
             *count,
         ),
-        Role::Both {
-            why,
-            gpu,
-            importers: by,
-        } => {
+        Role::Both { why, gpu, .. } => {
             if *gpu {
                 let at = facts
                     .main_block
                     .as_ref()
                     .map_or(0..0, |m| m.if_start..m.if_start);
-                let imported = if by.is_empty() {
-                    "it is a module of an installable package".to_string()
-                } else {
-                    format!("it is imported by {}", importers(by, by.len()))
-                };
+                let imported = role.library_why();
                 // Its own mask write, as a program (from `--gpus`, in `main()`): say what it risks.
                 let own = eff
                     .executed
@@ -578,7 +570,7 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                     &PROGRAM_IN_LIBRARY,
                     at,
                     format!(
-                        "this module runs as a program ({}) but {imported}: a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header{own}",
+                        "this module runs as a program ({}) but is a library too ({imported}): a header at its top would set the GPU env of every program that imports it; set the policy's env at the start of the `__main__` block (before anything starts CUDA), or run it through an entry point that carries the header{own}",
                         why.describe()
                     ),
                 ));

@@ -19,6 +19,9 @@ use crate::fs::walk::{Entry, EntryKind};
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
+mod packaging;
+use packaging::Projects;
+
 /// Why a file starts a process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryWhy {
@@ -63,6 +66,8 @@ pub enum Role {
         why: EntryWhy,
         gpu: bool,
         importers: Vec<String>,
+        /// Why an installable package ships it (the packaging file and setting), when it does.
+        shipped: Option<String>,
     },
 }
 
@@ -102,18 +107,30 @@ impl Role {
                 "library: runs in the process of {} (imported, or loaded by name)",
                 listed(programs, *count)
             ),
-            Role::Both { why, importers, .. } => format!(
+            Role::Both { why, .. } => format!(
                 "program and library: {}, and {}",
                 why.describe(),
-                if importers.is_empty() {
-                    "a module of an installable package".to_string()
-                } else {
-                    format!(
-                        "imported or loaded by {}",
-                        listed(importers, importers.len())
-                    )
-                }
+                self.library_why()
             ),
+        }
+    }
+}
+
+impl Role {
+    /// Why a program is also a library: who imports it, else the packaging that ships it.
+    pub fn library_why(&self) -> String {
+        match self {
+            Role::Both {
+                importers, shipped, ..
+            } => match (importers.is_empty(), shipped) {
+                (false, _) => format!(
+                    "imported or loaded by {}",
+                    listed(importers, importers.len())
+                ),
+                (true, Some(shipped)) => shipped.clone(),
+                (true, None) => "a module of an installable package".into(),
+            },
+            _ => String::new(),
         }
     }
 }
@@ -808,86 +825,6 @@ fn slash(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
-/// The packaging files of the tree: the console/GUI scripts they declare and the directories
-/// whose packages are installable.
-#[derive(Debug, Default)]
-struct Projects {
-    /// (project directory, script name, target module).
-    scripts: Vec<(String, String, String)>,
-    /// Directories holding a `pyproject.toml`, `setup.py` or `setup.cfg`.
-    dirs: Vec<String>,
-}
-
-impl Projects {
-    fn find(root: &Path, files: &[PyFile]) -> Projects {
-        let mut dirs: HashSet<String> = HashSet::new();
-        for f in files {
-            let mut dir = Path::new(&f.rel).parent();
-            while let Some(d) = dir {
-                if !dirs.insert(slash(d)) {
-                    break;
-                }
-                dir = d.parent();
-            }
-        }
-        let mut projects = Projects::default();
-        let mut dirs: Vec<String> = dirs.into_iter().collect();
-        dirs.sort();
-        for dir in dirs {
-            let read = |name: &str| {
-                let rel = Path::new(&dir).join(name);
-                crate::fs::tree_file::read_optional(root, &rel, "its packaging metadata")
-            };
-            let (pyproject, setup_cfg, setup_py) =
-                (read("pyproject.toml"), read("setup.cfg"), read("setup.py"));
-            let mut installable = setup_py.is_some();
-            let mut scripts = Vec::new();
-            if let Some(text) = &pyproject {
-                let table = toml::from_str::<toml::Table>(text).unwrap_or_default();
-                let project = table.get("project");
-                let poetry = table.get("tool").and_then(|t| t.get("poetry"));
-                installable |= project.is_some() || poetry.is_some();
-                for t in [
-                    project.and_then(|p| p.get("scripts")),
-                    project.and_then(|p| p.get("gui-scripts")),
-                    poetry.and_then(|p| p.get("scripts")),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    for (name, target) in t.as_table().into_iter().flatten() {
-                        if let Some(target) = target.as_str() {
-                            scripts.push((name.clone(), target.to_string()));
-                        }
-                    }
-                }
-            }
-            if let Some(text) = &setup_cfg {
-                installable |= text.contains("[metadata]") || text.contains("[options]");
-                scripts.extend(setup_cfg_scripts(text));
-            }
-            if let Some(text) = &setup_py {
-                scripts.extend(setup_py_scripts(text));
-            }
-            if installable {
-                projects.dirs.push(dir.clone());
-            }
-            for (name, target) in scripts {
-                let module = target.split(':').next().unwrap_or("").trim().to_string();
-                if !module.is_empty() {
-                    projects.scripts.push((dir.clone(), name, module));
-                }
-            }
-        }
-        projects
-    }
-
-    /// `rel` is a module of an installable package.
-    fn installable(&self, f: &PyFile) -> bool {
-        f.in_package && self.dirs.iter().any(|d| d.is_empty() || under(&f.rel, d))
-    }
-}
-
 /// The directory of a path relative to the root (`""` at the root).
 fn dir_of(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(d, _)| d)
@@ -895,83 +832,6 @@ fn dir_of(rel: &str) -> &str {
 
 fn under(rel: &str, dir: &str) -> bool {
     rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
-}
-
-/// `name = module:function` lines of `[options.entry_points]` `console_scripts`/`gui_scripts`.
-fn setup_cfg_scripts(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut in_section = false;
-    let mut in_scripts = false;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_section = trimmed == "[options.entry_points]";
-            in_scripts = false;
-            continue;
-        }
-        if !in_section || trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
-            continue;
-        }
-        let indented = line.starts_with([' ', '\t']);
-        if !indented {
-            let key = trimmed.split('=').next().unwrap_or("").trim();
-            in_scripts = matches!(key, "console_scripts" | "gui_scripts");
-            let rest = trimmed.split_once('=').map_or("", |(_, r)| r.trim());
-            if in_scripts && !rest.is_empty() {
-                out.extend(script_spec(rest));
-            }
-        } else if in_scripts {
-            out.extend(script_spec(trimmed));
-        }
-    }
-    out
-}
-
-/// `name = module:function` (the form both setup.cfg and setup.py use).
-fn script_spec(spec: &str) -> Option<(String, String)> {
-    let (name, target) = spec.split_once('=')?;
-    let target = target.split('[').next().unwrap_or(target).trim();
-    target
-        .contains(':')
-        .then(|| (name.trim().to_string(), target.to_string()))
-}
-
-/// The string literals of `setup(entry_points={"console_scripts": [...]})` in a setup.py.
-fn setup_py_scripts(text: &str) -> Vec<(String, String)> {
-    let Ok(parsed) = ruff_python_parser::parse_module(text) else {
-        return Vec::new();
-    };
-    #[derive(Default)]
-    struct Specs(Vec<(String, String)>);
-    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Specs {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            if let Expr::Dict(d) = expr {
-                for item in &d.items {
-                    let key = match &item.key {
-                        Some(Expr::StringLiteral(k)) => k.value.to_str(),
-                        _ => continue,
-                    };
-                    if !matches!(key, "console_scripts" | "gui_scripts") {
-                        continue;
-                    }
-                    let values: Vec<&Expr> = match &item.value {
-                        Expr::List(l) => l.elts.iter().collect(),
-                        Expr::Tuple(t) => t.elts.iter().collect(),
-                        other => vec![other],
-                    };
-                    for v in values {
-                        if let Expr::StringLiteral(s) = v {
-                            self.0.extend(script_spec(s.value.to_str()));
-                        }
-                    }
-                }
-            }
-            ruff_python_ast::visitor::walk_expr(self, expr);
-        }
-    }
-    let mut specs = Specs::default();
-    ruff_python_ast::visitor::Visitor::visit_body(&mut specs, &parsed.syntax().body);
-    specs.0
 }
 
 fn is_test_file(rel: &str) -> bool {
@@ -1287,8 +1147,9 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 // A script's target and a `__main__.py` are run, not imported; a module with a
                 // `__main__` block that other modules import (or that an installable package
                 // ships) is a library too.
+                let shipped = projects.installable(f);
                 let library = (matches!(why, EntryWhy::MainGuard)
-                    && (!importers[i].is_empty() || projects.installable(f))
+                    && (!importers[i].is_empty() || shipped.is_some())
                     || matches!(why, EntryWhy::Script(_)) && !importers[i].is_empty())
                     && name != "__init__.py";
                 if library {
@@ -1296,6 +1157,7 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                         why,
                         gpu: reaches_gpu[i],
                         importers: names(&importers[i]),
+                        shipped,
                     }
                 } else {
                     Role::Program {
