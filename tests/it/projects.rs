@@ -401,3 +401,158 @@ fn setuptools_package_discovery_decides_what_an_installable_package_ships() {
         );
     }
 }
+
+/// A command in the tree that runs a file makes it a program, whatever its folder: a module
+/// of a package with no `__main__` block that a shell script starts under `torchrun`, one a
+/// README runs with `python -m`, one a Dockerfile's `CMD` runs by its path in the container.
+/// The evidence names the file and line; a command asking for more cards than the policy
+/// allows (`--nproc_per_node 2`, `CUDA_VISIBLE_DEVICES=0,1`) is GH203 in the program it starts.
+#[test]
+fn a_command_in_the_tree_that_runs_a_file_makes_it_a_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let gpu = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\nprint(model(torch.zeros(1, 2).cuda()))\n";
+    for pkg in ["train", "tools", "serve"] {
+        write(root, &format!("{pkg}/__init__.py"), "");
+    }
+    write(root, "train/main.py", gpu);
+    write(root, "tools/demo.py", gpu);
+    write(root, "serve/web.py", gpu);
+    write(root, "tools/unused.py", gpu);
+    write(
+        root,
+        "scripts/train.sh",
+        "#!/bin/sh\nset -e\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 \\\n    train/main.py --epochs 3\n",
+    );
+    write(
+        root,
+        "README.md",
+        "# Demo\n\nRun the demo:\n\n```bash\n$ python -m tools.demo\n```\n",
+    );
+    write(
+        root,
+        "Dockerfile",
+        "FROM python:3.11\nCOPY . /app\nWORKDIR /app\nCMD [\"python\", \"/app/serve/web.py\"]\n",
+    );
+    // A workflow that links out of the tree is never read (a warning names it).
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("ci.yml"),
+        "steps:\n  - run: python tools/unused.py\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        outside.path().join("ci.yml"),
+        root.join(".github/workflows/ci.yml"),
+    )
+    .unwrap();
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    #[cfg(unix)]
+    assert!(
+        out.stderr.contains(".github/workflows/ci.yml") && out.stderr.contains("symbolic link"),
+        "{}",
+        out.stderr
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path}: {}", out.stdout))
+    };
+    for (program, by) in [
+        ("train/main.py", "(scripts/train.sh, line 3)"),
+        (
+            "tools/demo.py",
+            "the command `$ python -m tools.demo` (README.md, line 6)",
+        ),
+        ("serve/web.py", "(Dockerfile, line 4)"),
+    ] {
+        let f = file(program);
+        let evidence = f["evidence"].as_str().unwrap();
+        assert!(
+            evidence.starts_with("program:") && evidence.contains(by),
+            "{program}: {f}"
+        );
+        assert_eq!(f["status"], "non_compliant", "{program}: {f}");
+    }
+    let train = file("train/main.py");
+    let codes: Vec<&str> = train["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(codes.contains(&"GH203"), "{train}");
+    assert!(
+        file("tools/unused.py")["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("library"),
+        "{}",
+        out.stdout
+    );
+    // The README's and the Dockerfile's programs get the header; the one whose command asks
+    // for two cards is left as written until the command changes.
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache"]));
+    let text = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap();
+    assert!(text("tools/demo.py").contains("CUDA_VISIBLE_DEVICES"));
+    assert!(text("serve/web.py").contains("CUDA_VISIBLE_DEVICES"));
+    assert_eq!(text("train/main.py"), gpu);
+    assert!(!text("tools/unused.py").contains("CUDA_VISIBLE_DEVICES"));
+}
+
+/// GH205 says why a program is a library, truly: the importer and the line of its import, or
+/// the loader and how it loads the module by name.
+#[test]
+fn a_program_that_is_a_library_says_which_import_or_load_makes_it_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let gpu_main = "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(
+        root,
+        "app/__init__.py",
+        "\"\"\"The app.\"\"\"\nfrom . import cli\n",
+    );
+    write(root, "app/cli.py", gpu_main);
+    write(root, "plugins/tool.py", gpu_main);
+    write(
+        root,
+        "host.py",
+        "import importlib\n\n\ndef load():\n    return importlib.import_module(\"plugins.tool\")\n\n\nif __name__ == \"__main__\":\n    load().main()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let message = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| {
+                f["findings"]
+                    .as_array()?
+                    .iter()
+                    .find(|x| x["rule"] == "GH205")
+                    .cloned()
+            })
+            .and_then(|x| x["message"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("{path}: {}", out.stdout))
+    };
+    let cli = message("app/cli.py");
+    assert!(
+        cli.contains("imported by `app/__init__.py` (line 2)"),
+        "{cli}"
+    );
+    let tool = message("plugins/tool.py");
+    assert!(
+        tool.contains("loaded by name by `host.py` (`import_module(\"plugins.tool\")`)"),
+        "{tool}"
+    );
+}
