@@ -629,3 +629,80 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
         failures.join("\n\n")
     );
 }
+
+/// The launch command a README documents runs under the stub `torchrun`
+/// (`fixtures/pystubs/bin/torchrun`), each rank with the variables the real one sets: after
+/// `fix`, the program it starts (found through that command) lands on the RTX 3090 with one
+/// rank; the same program started with two ranks, which the tool reports (GH203 on the
+/// command), fails in rank 1 with an invalid ordinal rather than reaching the forbidden card.
+#[test]
+fn a_documented_torchrun_command_runs_each_rank_on_the_allowed_card() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let train = "import os\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\n\ndef main():\n    local_rank = int(os.environ[\"LOCAL_RANK\"])\n    dist.init_process_group(\"nccl\")\n    torch.cuda.set_device(local_rank)  # noqa: GH204\n    x = torch.zeros(1).cuda()\n    print(\"rank\", dist.get_rank(), \"of\", dist.get_world_size(), \"on\", x.device)\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    std::fs::write(root.join("train.py"), train).unwrap();
+    std::fs::write(
+        root.join("README.md"),
+        "# Train\n\n```bash\ntorchrun --nproc_per_node 1 train.py\n```\n",
+    )
+    .unwrap();
+    let fix = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    assert!(fix.stdout.contains("(README.md, line 4)"), "{}", fix.stdout);
+    assert!(
+        std::fs::read_to_string(root.join("train.py"))
+            .unwrap()
+            .contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{}",
+        fix.stdout
+    );
+    let bin = fixture("pystubs").join("bin");
+    // The stub's own interpreter line is `/usr/bin/env python3`: run it with the one found.
+    let launch = |nproc: &str, log: &Path| {
+        let mut cmd = Command::new(&python);
+        cmd.arg(bin.join("torchrun"))
+            .args(["--nproc_per_node", nproc, "train.py"])
+            .current_dir(root);
+        execute(cmd, root, log)
+    };
+    let logs = tempfile::tempdir().unwrap();
+    let one = launch("1", &logs.path().join("one.jsonl"));
+    assert_eq!(
+        verdict(&one),
+        Verdict::Lands,
+        "{}",
+        one.describe("train.py")
+    );
+    let events = one.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "launch" && e["rank"] == 0 && e["world_size"] == 1),
+        "{}",
+        one.describe("train.py")
+    );
+    assert!(
+        one.stdout.contains("rank 0 of 1 on cuda:0"),
+        "{}",
+        one.describe("train.py")
+    );
+    let two = launch("2", &logs.path().join("two.jsonl"));
+    assert_ne!(two.code, Some(0), "{}", two.describe("train.py"));
+    assert!(
+        two.events().iter().any(|e| e["event"] == "invalid_ordinal")
+            && !two.events().iter().any(|e| e["event"] == "forbidden"),
+        "{}",
+        two.describe("train.py")
+    );
+}
