@@ -706,3 +706,61 @@ fn a_documented_torchrun_command_runs_each_rank_on_the_allowed_card() {
         two.describe("train.py")
     );
 }
+
+/// A JAX or TensorFlow GPU list indexed by a literal is a device index like `cuda:1`: as
+/// written it reaches the forbidden card (unmasked, the RTX 5060 Ti is visible GPU 1); `fix`
+/// moves it with the mask (`[1]` → `[0]`) and the program lands on the RTX 3090. A list that
+/// starts with the CPU (`list_physical_devices()`) is not remapped.
+#[test]
+fn jax_and_tensorflow_gpu_lists_indexed_by_a_literal_are_remapped_and_land() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let files = [
+        ("jx.py", "import jax\nimport numpy as np\n\nx = jax.device_put(np.zeros(2), jax.devices(\"gpu\")[1])\nprint(x)\n"),
+        ("tfm.py", "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\ntf.config.set_visible_devices(gpus[1], \"GPU\")\nprint(tf.reduce_sum(tf.constant([1, 2])).numpy())\n"),
+    ];
+    let logs = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        std::fs::write(root.join(rel), text).unwrap();
+        let before = run_python(
+            &python,
+            root,
+            rel,
+            &[],
+            &logs.path().join(format!("{rel}.0")),
+        );
+        assert!(
+            matches!(verdict(&before), Verdict::Trapped(_)),
+            "{}",
+            before.describe(rel)
+        );
+    }
+    std::fs::write(
+        root.join("mixed.py"),
+        "import tensorflow as tf\n\ndev = tf.config.list_physical_devices()[1]\n",
+    )
+    .unwrap();
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    for (rel, _) in files {
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        assert!(
+            text.contains("[0]") && !text.contains("[1]"),
+            "{rel}:\n{text}"
+        );
+        let after = run_python(
+            &python,
+            root,
+            rel,
+            &[],
+            &logs.path().join(format!("{rel}.1")),
+        );
+        assert_eq!(verdict(&after), Verdict::Lands, "{}", after.describe(rel));
+    }
+    assert!(std::fs::read_to_string(root.join("mixed.py"))
+        .unwrap()
+        .contains("list_physical_devices()[1]"));
+}
