@@ -556,3 +556,62 @@ fn a_program_that_is_a_library_says_which_import_or_load_makes_it_one() {
         "{tool}"
     );
 }
+
+/// From the trial (rvc-python): a README's `python -m pkg [-h] {cli,api}` runs the package's
+/// `__main__.py`, never its `__init__.py`; a file outside any package that only defines
+/// classes and functions (`lib/infer_pack/onnx_inference.py`, loaded by its library) is no
+/// script: running it would do nothing, so it gets no header.
+#[test]
+fn a_package_run_with_dash_m_is_its_main_and_a_file_that_only_defines_is_no_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(
+        root,
+        "README.md",
+        "Usage:\n\n```\npython -m rvc [-h] {cli,api} ...\n```\n",
+    );
+    write(root, "rvc/__init__.py", "from .infer import Infer\n");
+    write(
+        root,
+        "rvc/infer.py",
+        "import torch\n\n\nclass Infer:\n    def run(self):\n        return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "rvc/__main__.py",
+        "from rvc.infer import Infer\n\nInfer().run()\n",
+    );
+    write(
+        root,
+        "lib/onnx_inference.py",
+        "\"\"\"ONNX inference.\"\"\"\nimport onnxruntime\n\nPROVIDERS = [\"CUDAExecutionProvider\"]\n\n\nclass Model:\n    def __init__(self, path):\n        self.session = onnxruntime.InferenceSession(path, providers=PROVIDERS)\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["evidence"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        evidence("rvc/__main__.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !evidence("rvc/__init__.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !evidence("lib/onnx_inference.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+}
