@@ -615,3 +615,31 @@ fn a_package_run_with_dash_m_is_its_main_and_a_file_that_only_defines_is_no_scri
         out.stdout
     );
 }
+
+/// From the trial (whisperlivekit): `pkg/test_harness.py` defines `class TestHarness` with an
+/// `__init__` (pytest collects no such class) and the package imports it: a library module,
+/// never a test file with a header.
+#[test]
+fn a_test_named_helper_with_an_init_is_library_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(
+        root,
+        "pkg/__init__.py",
+        "from .test_harness import TestHarness\n",
+    );
+    write(
+        root,
+        "pkg/test_harness.py",
+        "import torch\n\n\nclass TestHarness:\n    def __init__(self):\n        self.x = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "run.py",
+        "from pkg import TestHarness\n\nif __name__ == \"__main__\":\n    TestHarness()\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["run.py"], "non_compliant", "{status:?}");
+    assert_ne!(status["pkg/test_harness.py"], "non_compliant", "{status:?}");
+}

@@ -457,9 +457,17 @@ fn parse_facts(
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
+        // pytest collects `test…` functions and `Test…` classes without an `__init__`
+        // (`class TestHarness` with one is a helper pytest skips).
         tests: body.iter().any(|stmt| match stmt {
             Stmt::FunctionDef(d) => d.name.as_str().starts_with("test"),
-            Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
+            Stmt::ClassDef(c) => {
+                c.name.as_str().starts_with("Test")
+                    && !c
+                        .body
+                        .iter()
+                        .any(|s| matches!(s, Stmt::FunctionDef(d) if d.name.as_str() == "__init__"))
+            }
             _ => false,
         }),
         acts: body.iter().any(acts),
