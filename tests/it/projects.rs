@@ -632,7 +632,7 @@ fn a_test_named_helper_with_an_init_is_library_code() {
     write(
         root,
         "pkg/test_harness.py",
-        "import torch\n\n\nclass TestHarness:\n    def __init__(self):\n        self.x = torch.zeros(1).cuda()\n",
+        "from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass TestState:\n    n: int = 0\n\n\nclass TestHarness:\n    def __init__(self):\n        self.x = torch.zeros(1).cuda()\n",
     );
     write(
         root,

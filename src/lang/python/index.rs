@@ -462,7 +462,17 @@ fn parse_facts(
         tests: body.iter().any(|stmt| match stmt {
             Stmt::FunctionDef(d) => d.name.as_str().starts_with("test"),
             Stmt::ClassDef(c) => {
+                // A dataclass has a generated `__init__`.
+                let dataclass = c.decorator_list.iter().any(|d| {
+                    let callee = match &d.expression {
+                        Expr::Call(call) => call.func.as_ref(),
+                        other => other,
+                    };
+                    matches!(callee, Expr::Name(n) if n.id.as_str() == "dataclass")
+                        || matches!(callee, Expr::Attribute(a) if a.attr.as_str() == "dataclass")
+                });
                 c.name.as_str().starts_with("Test")
+                    && !dataclass
                     && !c
                         .body
                         .iter()
