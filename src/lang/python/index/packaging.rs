@@ -205,7 +205,7 @@ impl Projects {
             format!("{dir}/")
         };
         let shipped = match &shipping.select {
-            _ if package.is_empty() => shipping.modules.iter().any(|m| *m == stem),
+            _ if package.is_empty() => shipping.modules.contains(&stem),
             Select::All => f.in_package,
             Select::Named(names) => names.contains(&package),
             Select::Find {
@@ -214,8 +214,11 @@ impl Projects {
                 exclude,
                 namespace,
             } => {
-                let complete = f.source_root == join(dir, base);
-                (f.in_package && complete || *namespace && under(inner, base) | base.is_empty())
+                // A package's `__init__.py` chain reaches up to `where`; a namespace find takes
+                // any folder below it.
+                let complete = f.in_package && f.source_root == join(dir, base);
+                let below = base.is_empty() || under(inner, base);
+                (complete || *namespace && below)
                     && fnmatch_any(include, &package)
                     && !fnmatch_any(exclude, &package)
             }
