@@ -168,9 +168,6 @@ struct PyFile {
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
-    /// Its module-level code does something when run (a call, a loop, a `with`), beyond
-    /// defining functions, classes and constants: a file that only defines is no script.
-    acts: bool,
     /// The module's code that runs when it is imported (outside its top-level functions and
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
@@ -315,9 +312,6 @@ struct PyFacts {
     constants: Vec<(String, DeviceConst)>,
     dynamic_prefixes: Vec<String>,
     tests: bool,
-    /// Read before this fact existed: taken as acting (what every script was then).
-    #[serde(default = "acting")]
-    acts: bool,
     gpu_at_import: bool,
     units: Vec<Unit>,
     import_refs: Vec<String>,
@@ -341,7 +335,6 @@ impl PyFile {
             constants: f.constants,
             dynamic_prefixes: f.dynamic_prefixes,
             tests: f.tests,
-            acts: f.acts,
             gpu_at_import: f.gpu_at_import,
             units: f.units,
             import_refs: f.import_refs,
@@ -480,39 +473,8 @@ fn parse_facts(
             }
             _ => false,
         }),
-        acts: body.iter().any(acts),
     };
     Some(facts)
-}
-
-fn acting() -> bool {
-    true
-}
-
-/// A module-level statement that does something when the file runs: a call, a loop, a
-/// `with`, a `match`, or a branch or `try` holding one (not `if TYPE_CHECKING:`, not a
-/// docstring, not a definition, import or plain assignment).
-fn acts(stmt: &Stmt) -> bool {
-    match stmt {
-        Stmt::Expr(e) => !matches!(
-            e.value.as_ref(),
-            Expr::StringLiteral(_) | Expr::EllipsisLiteral(_)
-        ),
-        Stmt::For(_)
-        | Stmt::While(_)
-        | Stmt::With(_)
-        | Stmt::Match(_)
-        | Stmt::Raise(_)
-        | Stmt::Assert(_) => true,
-        Stmt::If(s) if is_type_checking(&s.test) => false,
-        Stmt::If(s) => {
-            s.body.iter().any(acts) || s.elif_else_clauses.iter().any(|c| c.body.iter().any(acts))
-        }
-        Stmt::Try(t) => {
-            t.body.iter().any(acts) || t.orelse.iter().any(acts) || t.finalbody.iter().any(acts)
-        }
-        _ => false,
-    }
 }
 
 /// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
@@ -1237,7 +1199,6 @@ fn link(
         } else if !f.in_package
             && importers[i].is_empty()
             && !f.imports.iter().any(|imp| imp.level > 0)
-            && f.acts
         {
             // A file with relative imports runs only as a module of its package
             // (`python -m pkg.mod`, which a `__main__` block says): never as a script.
