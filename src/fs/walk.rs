@@ -50,6 +50,10 @@ pub struct Walk {
     pub entries: Vec<Entry>,
     /// Root-relative paths of `.gpu-homogenize-PID-N.tmp` files.
     pub temp_files: Vec<PathBuf>,
+    /// Root-relative paths of the regular files that may hold commands launching Python
+    /// programs (shell scripts, Makefiles, Dockerfiles, Procfiles, compose files, READMEs),
+    /// and the CI workflows of the root (`.github/workflows/*.yml`, `.gitlab-ci.yml`).
+    pub launch_files: Vec<PathBuf>,
     /// The walk ran out of descriptors or memory: the run's error, not a gap in the tree.
     pub exhausted: Option<crate::fs::resources::Exhausted>,
 }
@@ -177,7 +181,58 @@ pub fn walk_tree(
     // `a.py ./a.py /abs/a.py` are one file.
     walk.entries.retain(|e| seen.insert(e.rel_path.clone()));
     walk.temp_files.sort();
+    walk.launch_files.extend(ci_files(root));
+    walk.launch_files.sort();
+    walk.launch_files.dedup();
     walk
+}
+
+/// A name that may hold commands that start programs: `*.sh`, `Makefile`, `Dockerfile`,
+/// `Procfile`, a compose file, a README.
+pub fn is_launch_file(name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    let lower = name.to_ascii_lowercase();
+    [".sh", ".bash", ".zsh", ".mk", ".dockerfile"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+        || matches!(
+            name,
+            "Makefile" | "makefile" | "GNUmakefile" | "Procfile" | "Justfile" | "justfile"
+        )
+        || lower.starts_with("dockerfile")
+        || lower.starts_with("containerfile")
+        || (lower.starts_with("docker-compose") || lower.starts_with("compose"))
+            && (lower.ends_with(".yml") || lower.ends_with(".yaml"))
+        || lower.starts_with("readme")
+            && [".md", ".rst", ".txt", "readme"]
+                .iter()
+                .any(|e| lower.ends_with(e))
+}
+
+/// The CI workflows of the root, which the walk (hidden folders skipped) never enters:
+/// `.github/workflows/*.yml` listed through the root's handle, and `.gitlab-ci.yml`. Each is
+/// read later through the confined reader (a link is refused there).
+fn ci_files(root: &Path) -> Vec<PathBuf> {
+    let Ok(dir) = crate::fs::confine::RootDir::open(root) else {
+        return Vec::new();
+    };
+    let workflows = Path::new(".github/workflows");
+    let mut out: Vec<PathBuf> = dir
+        .list(workflows)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| {
+            let n = n.to_string_lossy();
+            n.ends_with(".yml") || n.ends_with(".yaml")
+        })
+        .map(|n| workflows.join(n))
+        .collect();
+    if std::fs::symlink_metadata(root.join(".gitlab-ci.yml")).is_ok() {
+        out.push(PathBuf::from(".gitlab-ci.yml"));
+    }
+    out
 }
 
 fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, found: &Mutex<Walk>) {
@@ -207,6 +262,13 @@ fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, foun
         return;
     }
     let Some(language) = language_of(path) else {
+        if file_type.is_file() && is_launch_file(dirent.file_name()) {
+            found
+                .lock()
+                .unwrap()
+                .launch_files
+                .push(relative_path(root, path));
+        }
         return;
     };
     let kind = if file_type.is_symlink() {

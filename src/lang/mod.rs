@@ -88,6 +88,9 @@ pub trait LanguageSupport: Sync {
     /// What another language's programs embed (see [`LanguageSupport::hosted_sources`]),
     /// told before `prepare`: such a file is not a program of its own.
     fn note_hosted(&self, _hosted: Vec<(String, String)>) {}
+    /// The files of the tree that may hold commands starting programs (shell scripts,
+    /// Makefiles, Dockerfiles, READMEs, CI workflows; root-relative), told before `prepare`.
+    fn note_launch_files(&self, _files: &[std::path::PathBuf]) {}
     /// Everything besides the file's own bytes and the run's settings that its verdict reads
     /// (its role in the project index, the constants it imports, its crate): the content
     /// cache reuses a verdict only while this is unchanged.

@@ -109,6 +109,28 @@ fn a_change_to_an_imported_module_reaches_its_importers() {
     );
 }
 
+/// A launch command is part of the tree the cache signs: a shell script that starts editing
+/// to run a package module makes it a program on the next cached run, as without the cache.
+#[test]
+fn a_changed_launch_command_reaches_the_program_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::create_dir(root.join("pkg")).unwrap();
+    std::fs::write(root.join("pkg/__init__.py"), "").unwrap();
+    let gpu = "import torch\n\nprint(torch.zeros(1).cuda())\n";
+    std::fs::write(root.join("pkg/train.py"), gpu).unwrap();
+    std::fs::write(root.join("run.sh"), "echo nothing yet\n").unwrap();
+    age(root);
+    let args = ["scan", "--format", "json"];
+    let before = output(root, &args, true);
+    assert!(before.1.contains("\"evidence\": \"library"), "{}", before.1);
+    std::fs::write(root.join("run.sh"), "python -m pkg.train\n").unwrap();
+    let after = output(root, &args, true);
+    assert_eq!(after, output(root, &args, false));
+    assert!(after.1.contains("(run.sh, line 1)"), "{}", after.1);
+}
+
 #[test]
 fn a_file_is_judged_by_its_metadata_while_size_mtime_and_inode_hold() {
     // What the cache promises and no more, as ruff: an edit that keeps the size, the mtime

@@ -316,3 +316,323 @@ fn a_file_with_relative_imports_is_no_standalone_script() {
     assert_eq!(status["app/live.py"], "non_compliant", "{status:?}");
     assert_ne!(status["app/live_old.py"], "non_compliant", "{status:?}");
 }
+
+/// What setuptools ships decides what is a module of an installable package: a web UI next
+/// to the one package a `setup.py` names, a `tests` package `find_packages` excludes and a
+/// folder `[tool.setuptools.packages.find]` does not include are programs (they get the
+/// header); a module of a shipped package is both, and its GH205 names the setting.
+#[test]
+fn setuptools_package_discovery_decides_what_an_installable_package_ships() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let gpu_main = "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(
+        root,
+        "named/setup.py",
+        "from setuptools import setup\n\nsetup(name=\"core\", packages=[\"core\"])\n",
+    );
+    for pkg in [
+        "named/core",
+        "named/webui",
+        "found/app",
+        "found/tests",
+        "toml/pkg",
+        "toml/tools",
+    ] {
+        write(root, &format!("{pkg}/__init__.py"), "");
+    }
+    write(root, "named/core/cli.py", gpu_main);
+    write(root, "named/webui/app.py", gpu_main);
+    write(
+        root,
+        "found/setup.py",
+        "import setuptools\n\nsetuptools.setup(\n    name=\"app\",\n    packages=setuptools.find_packages(exclude=[\"tests\", \"tests.*\"]),\n)\n",
+    );
+    write(root, "found/app/serve.py", gpu_main);
+    write(root, "found/tests/bench.py", gpu_main);
+    write(
+        root,
+        "toml/pyproject.toml",
+        "[project]\nname = \"pkg\"\n\n[tool.setuptools.packages.find]\ninclude = [\"pkg*\"]\n",
+    );
+    write(root, "toml/pkg/run.py", gpu_main);
+    write(root, "toml/tools/train.py", gpu_main);
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path}: {}", out.stdout))
+    };
+    for program in [
+        "named/webui/app.py",
+        "found/tests/bench.py",
+        "toml/tools/train.py",
+    ] {
+        let f = file(program);
+        assert_eq!(f["status"], "non_compliant", "{program}: {f}");
+        assert!(
+            f["evidence"].as_str().unwrap().starts_with("program:"),
+            "{program}: {f}"
+        );
+    }
+    for (library, setting) in [
+        ("named/core/cli.py", "`named/setup.py` (`packages=[\"core\"]`)"),
+        (
+            "found/app/serve.py",
+            "`found/setup.py` (`packages=setuptools.find_packages(exclude=[\"tests\", \"tests.*\"])`)",
+        ),
+        (
+            "toml/pkg/run.py",
+            "`toml/pyproject.toml` (`[tool.setuptools.packages.find]`)",
+        ),
+    ] {
+        let f = file(library);
+        assert_eq!(f["status"], "needs_review", "{library}: {f}");
+        let message = f["findings"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(setting), "{library}: {message}");
+        assert!(
+            f["evidence"].as_str().unwrap().contains(setting),
+            "{library}: {f}"
+        );
+    }
+}
+
+/// A command in the tree that runs a file makes it a program, whatever its folder: a module
+/// of a package with no `__main__` block that a shell script starts under `torchrun`, one a
+/// README runs with `python -m`, one a Dockerfile's `CMD` runs by its path in the container.
+/// The evidence names the file and line; a command asking for more cards than the policy
+/// allows (`--nproc_per_node 2`, `CUDA_VISIBLE_DEVICES=0,1`) is GH203 in the program it starts.
+#[test]
+fn a_command_in_the_tree_that_runs_a_file_makes_it_a_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let gpu = "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\nprint(model(torch.zeros(1, 2).cuda()))\n";
+    for pkg in ["train", "tools", "serve"] {
+        write(root, &format!("{pkg}/__init__.py"), "");
+    }
+    write(root, "train/main.py", gpu);
+    write(root, "tools/demo.py", gpu);
+    write(root, "serve/web.py", gpu);
+    write(root, "tools/unused.py", gpu);
+    write(
+        root,
+        "scripts/train.sh",
+        "#!/bin/sh\nset -e\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 \\\n    train/main.py --epochs 3\n",
+    );
+    write(
+        root,
+        "README.md",
+        "# Demo\n\nRun the demo:\n\n```bash\n$ python -m tools.demo\n```\n",
+    );
+    write(
+        root,
+        "Dockerfile",
+        "FROM python:3.11\nCOPY . /app\nWORKDIR /app\nCMD [\"python\", \"/app/serve/web.py\"]\n",
+    );
+    // A workflow that links out of the tree is never read (a warning names it).
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("ci.yml"),
+        "steps:\n  - run: python tools/unused.py\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join(".github/workflows")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(
+        outside.path().join("ci.yml"),
+        root.join(".github/workflows/ci.yml"),
+    )
+    .unwrap();
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    #[cfg(unix)]
+    assert!(
+        out.stderr.contains(".github/workflows/ci.yml") && out.stderr.contains("symbolic link"),
+        "{}",
+        out.stderr
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_else(|| panic!("{path}: {}", out.stdout))
+    };
+    for (program, by) in [
+        ("train/main.py", "(scripts/train.sh, line 3)"),
+        (
+            "tools/demo.py",
+            "the command `$ python -m tools.demo` (README.md, line 6)",
+        ),
+        ("serve/web.py", "(Dockerfile, line 4)"),
+    ] {
+        let f = file(program);
+        let evidence = f["evidence"].as_str().unwrap();
+        assert!(
+            evidence.starts_with("program:") && evidence.contains(by),
+            "{program}: {f}"
+        );
+        assert_eq!(f["status"], "non_compliant", "{program}: {f}");
+    }
+    let train = file("train/main.py");
+    let codes: Vec<&str> = train["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(codes.contains(&"GH203"), "{train}");
+    assert!(
+        file("tools/unused.py")["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("library"),
+        "{}",
+        out.stdout
+    );
+    // The README's and the Dockerfile's programs get the header; the one whose command asks
+    // for two cards is left as written until the command changes.
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache"]));
+    let text = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap();
+    assert!(text("tools/demo.py").contains("CUDA_VISIBLE_DEVICES"));
+    assert!(text("serve/web.py").contains("CUDA_VISIBLE_DEVICES"));
+    assert_eq!(text("train/main.py"), gpu);
+    assert!(!text("tools/unused.py").contains("CUDA_VISIBLE_DEVICES"));
+}
+
+/// GH205 says why a program is a library, truly: the importer and the line of its import, or
+/// the loader and how it loads the module by name.
+#[test]
+fn a_program_that_is_a_library_says_which_import_or_load_makes_it_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let gpu_main = "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(
+        root,
+        "app/__init__.py",
+        "\"\"\"The app.\"\"\"\nfrom . import cli\n",
+    );
+    write(root, "app/cli.py", gpu_main);
+    write(root, "plugins/tool.py", gpu_main);
+    write(
+        root,
+        "host.py",
+        "import importlib\n\n\ndef load():\n    return importlib.import_module(\"plugins.tool\")\n\n\nif __name__ == \"__main__\":\n    load().main()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let message = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| {
+                f["findings"]
+                    .as_array()?
+                    .iter()
+                    .find(|x| x["rule"] == "GH205")
+                    .cloned()
+            })
+            .and_then(|x| x["message"].as_str().map(str::to_string))
+            .unwrap_or_else(|| panic!("{path}: {}", out.stdout))
+    };
+    let cli = message("app/cli.py");
+    assert!(
+        cli.contains("imported by `app/__init__.py` (line 2)"),
+        "{cli}"
+    );
+    let tool = message("plugins/tool.py");
+    assert!(
+        tool.contains("loaded by name by `host.py` (`import_module(\"plugins.tool\")`)"),
+        "{tool}"
+    );
+}
+
+/// From the trial (rvc-python): a README's `python -m pkg [-h] {cli,api}` runs the package's
+/// `__main__.py`, never its `__init__.py`.
+#[test]
+fn a_package_run_with_dash_m_is_its_main_not_its_init() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(
+        root,
+        "README.md",
+        "Usage:\n\n```\npython -m rvc [-h] {cli,api} ...\n```\n",
+    );
+    write(root, "rvc/__init__.py", "from .infer import Infer\n");
+    write(
+        root,
+        "rvc/infer.py",
+        "import torch\n\n\nclass Infer:\n    def run(self):\n        return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "rvc/__main__.py",
+        "from rvc.infer import Infer\n\nInfer().run()\n",
+    );
+    write(
+        root,
+        "lib/onnx_inference.py",
+        "\"\"\"ONNX inference.\"\"\"\nimport onnxruntime\n\nPROVIDERS = [\"CUDAExecutionProvider\"]\n\n\nclass Model:\n    def __init__(self, path):\n        self.session = onnxruntime.InferenceSession(path, providers=PROVIDERS)\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["evidence"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        evidence("rvc/__main__.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !evidence("rvc/__init__.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// From the trial (whisperlivekit): `pkg/test_harness.py` defines `class TestHarness` with an
+/// `__init__` (pytest collects no such class) and the package imports it: a library module,
+/// never a test file with a header.
+#[test]
+fn a_test_named_helper_with_an_init_is_library_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(
+        root,
+        "pkg/__init__.py",
+        "from .test_harness import TestHarness\n",
+    );
+    write(
+        root,
+        "pkg/test_harness.py",
+        "from dataclasses import dataclass\n\nimport torch\n\n\n@dataclass\nclass TestState:\n    n: int = 0\n\n\nclass TestHarness:\n    def __init__(self):\n        self.x = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "run.py",
+        "from pkg import TestHarness\n\nif __name__ == \"__main__\":\n    TestHarness()\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["run.py"], "non_compliant", "{status:?}");
+    assert_ne!(status["pkg/test_harness.py"], "non_compliant", "{status:?}");
+}

@@ -629,3 +629,138 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
         failures.join("\n\n")
     );
 }
+
+/// The launch command a README documents runs under the stub `torchrun`
+/// (`fixtures/pystubs/bin/torchrun`), each rank with the variables the real one sets: after
+/// `fix`, the program it starts (found through that command) lands on the RTX 3090 with one
+/// rank; the same program started with two ranks, which the tool reports (GH203 on the
+/// command), fails in rank 1 with an invalid ordinal rather than reaching the forbidden card.
+#[test]
+fn a_documented_torchrun_command_runs_each_rank_on_the_allowed_card() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let train = "import os\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\n\ndef main():\n    local_rank = int(os.environ[\"LOCAL_RANK\"])\n    dist.init_process_group(\"nccl\")\n    torch.cuda.set_device(local_rank)  # noqa: GH204\n    x = torch.zeros(1).cuda()\n    print(\"rank\", dist.get_rank(), \"of\", dist.get_world_size(), \"on\", x.device)\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    std::fs::write(root.join("train.py"), train).unwrap();
+    std::fs::write(
+        root.join("README.md"),
+        "# Train\n\n```bash\ntorchrun --nproc_per_node 1 train.py\n```\n",
+    )
+    .unwrap();
+    let fix = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    assert!(fix.stdout.contains("(README.md, line 4)"), "{}", fix.stdout);
+    assert!(
+        std::fs::read_to_string(root.join("train.py"))
+            .unwrap()
+            .contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{}",
+        fix.stdout
+    );
+    let bin = fixture("pystubs").join("bin");
+    // The stub's own interpreter line is `/usr/bin/env python3`: run it with the one found.
+    let launch = |nproc: &str, log: &Path| {
+        let mut cmd = Command::new(&python);
+        cmd.arg(bin.join("torchrun"))
+            .args(["--nproc_per_node", nproc, "train.py"])
+            .current_dir(root);
+        execute(cmd, root, log)
+    };
+    let logs = tempfile::tempdir().unwrap();
+    let one = launch("1", &logs.path().join("one.jsonl"));
+    assert_eq!(
+        verdict(&one),
+        Verdict::Lands,
+        "{}",
+        one.describe("train.py")
+    );
+    let events = one.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "launch" && e["rank"] == 0 && e["world_size"] == 1),
+        "{}",
+        one.describe("train.py")
+    );
+    assert!(
+        one.stdout.contains("rank 0 of 1 on cuda:0"),
+        "{}",
+        one.describe("train.py")
+    );
+    let two = launch("2", &logs.path().join("two.jsonl"));
+    assert_ne!(two.code, Some(0), "{}", two.describe("train.py"));
+    assert!(
+        two.events().iter().any(|e| e["event"] == "invalid_ordinal")
+            && !two.events().iter().any(|e| e["event"] == "forbidden"),
+        "{}",
+        two.describe("train.py")
+    );
+}
+
+/// A JAX or TensorFlow GPU list indexed by a literal is a device index like `cuda:1`: as
+/// written it reaches the forbidden card (unmasked, the RTX 5060 Ti is visible GPU 1); `fix`
+/// moves it with the mask (`[1]` → `[0]`) and the program lands on the RTX 3090. A list that
+/// starts with the CPU (`list_physical_devices()`) is not remapped.
+#[test]
+fn jax_and_tensorflow_gpu_lists_indexed_by_a_literal_are_remapped_and_land() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    let files = [
+        ("jx.py", "import jax\nimport numpy as np\n\nx = jax.device_put(np.zeros(2), jax.devices(\"gpu\")[1])\nprint(x)\n"),
+        ("tfm.py", "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\ntf.config.set_visible_devices(gpus[1], \"GPU\")\nprint(tf.reduce_sum(tf.constant([1, 2])).numpy())\n"),
+    ];
+    let logs = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        std::fs::write(root.join(rel), text).unwrap();
+        let before = run_python(
+            &python,
+            root,
+            rel,
+            &[],
+            &logs.path().join(format!("{rel}.0")),
+        );
+        assert!(
+            matches!(verdict(&before), Verdict::Trapped(_)),
+            "{}",
+            before.describe(rel)
+        );
+    }
+    std::fs::write(
+        root.join("mixed.py"),
+        "import tensorflow as tf\n\ndev = tf.config.list_physical_devices()[1]\n",
+    )
+    .unwrap();
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    for (rel, _) in files {
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        assert!(
+            text.contains("[0]") && !text.contains("[1]"),
+            "{rel}:\n{text}"
+        );
+        let after = run_python(
+            &python,
+            root,
+            rel,
+            &[],
+            &logs.path().join(format!("{rel}.1")),
+        );
+        assert_eq!(verdict(&after), Verdict::Lands, "{}", after.describe(rel));
+    }
+    assert!(std::fs::read_to_string(root.join("mixed.py"))
+        .unwrap()
+        .contains("list_physical_devices()[1]"));
+}

@@ -52,6 +52,8 @@ pub struct Cache {
     misses: std::sync::atomic::AtomicUsize,
     /// The facts file, read the first time facts are asked for (an index is built) or kept.
     old_facts: std::sync::OnceLock<FxHashMap<String, record::Facts>>,
+    /// The files besides sources and packaging that the indexes read (launch commands).
+    watched: Vec<PathBuf>,
 }
 
 impl Cache {
@@ -81,7 +83,14 @@ impl Cache {
             hits: Default::default(),
             misses: Default::default(),
             old_facts: std::sync::OnceLock::new(),
+            watched: Vec::new(),
         }
+    }
+
+    /// Files besides the sources and packaging files that the indexes read (the launch
+    /// commands of the tree): part of the tree's signature.
+    pub fn watch(&mut self, files: &[PathBuf]) {
+        self.watched = files.to_vec();
     }
 
     /// The stored facts of `rel`, when they were made from the bytes of `hash`.
@@ -99,7 +108,7 @@ impl Cache {
         let Some(expected) = self.snapshot.as_ref().map(|s| s.signature) else {
             return false;
         };
-        let now = tree::signature(&self.root, all, self.started_ns, |e| {
+        let now = tree::signature(&self.root, all, &self.watched, self.started_ns, |e| {
             self.probe(e).0.map(|r| r.hash)
         });
         self.unchanged_tree = now == Some(expected);
@@ -283,7 +292,7 @@ impl Cache {
                 }
                 old.signature
             }
-            _ => tree::signature(&self.root, tree, self.started_ns, |e| {
+            _ => tree::signature(&self.root, tree, &self.watched, self.started_ns, |e| {
                 tree::hash_of(new, &self.old, &e.rel, self.key_of(e), self.started_ns)
             })?,
         };

@@ -41,6 +41,7 @@ pub struct Snapshot {
 pub fn signature<'a>(
     root: &Path,
     all: &'a [Entry],
+    watched: &[std::path::PathBuf],
     started_ns: i64,
     record_of: impl Fn(&'a Entry) -> Option<u64> + Sync,
 ) -> Option<u64> {
@@ -91,7 +92,12 @@ pub fn signature<'a>(
             })
         })
         .collect();
-    for (named, key) in packaging {
+    // The launch commands the Python index reads (scripts, READMEs, CI workflows).
+    let watched = watched.iter().filter_map(|rel| {
+        let meta = std::fs::symlink_metadata(root.join(rel)).ok()?;
+        Some((crate::fs::walk::slash_joined(rel), FileKey::of(&meta)))
+    });
+    for (named, key) in packaging.into_iter().chain(watched) {
         // Modified around the start of the run: its metadata says too little.
         if key.trusted_from(started_ns) != key {
             return None;

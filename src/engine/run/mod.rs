@@ -190,15 +190,16 @@ fn process_stdin(
     name: &std::path::Path,
     bytes: Vec<u8>,
 ) -> crate::engine::process::Processed {
-    let all = walk_tree(
+    let walked = walk_tree(
         std::slice::from_ref(&setup.root),
         &setup.root,
         jobs(input),
         &[],
         engine.lint.exclude_globs(),
         false,
-    )
-    .entries;
+    );
+    let all = walked.entries;
+    engine.python.note_launch_files(&walked.launch_files);
     let store = crate::lang::NoFacts;
     engine
         .rust
@@ -292,6 +293,7 @@ fn run(
     let backup_dir = engine.write.backup_dir.as_deref();
     crate::engine::leftovers::handle(&setup.root, &found.temp_files, removing, backup_dir);
     let entries = found.entries;
+    let mut launch_files = found.launch_files;
     // Paths that yield nothing to read because of how they were named (symbolic links, never
     // followed) are not a pass.
     if !entries.is_empty() && entries.iter().all(|e| e.kind == EntryKind::Symlink) {
@@ -317,7 +319,11 @@ fn run(
     if let Some(what) = root_walk.as_ref().and_then(|w| w.exhausted) {
         anyhow::bail!("{what} (the tree could not be listed whole; nothing was processed)");
     }
-    let root_entries = root_walk.map(|w| w.entries);
+    let root_entries = root_walk.map(|w| {
+        launch_files = w.launch_files;
+        w.entries
+    });
+    engine.python.note_launch_files(&launch_files);
     let all = root_entries.as_deref().unwrap_or(&entries);
     // `--shard I/N`: this job's part of the files; the index still reads them all.
     let sharded: Option<Vec<Entry>> = input.shard.map(|(i, n)| {
@@ -345,6 +351,9 @@ fn run(
             engine.max_file_size,
         )
     });
+    if let Some(cache) = &mut cache {
+        cache.watch(&launch_files);
+    }
     // The tree as the indexes last saw it: they are built only if a file must be analysed.
     let index_deferred = cache.as_mut().is_some_and(|c| c.tree_unchanged(all));
     let store: &dyn FactStore = match &cache {

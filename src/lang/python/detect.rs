@@ -173,6 +173,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         }
         if let Some(role) = ctx.role {
             program_findings(facts, eff, role, &mut out);
+            launch_findings(facts, role, ctx.policy, &mut out);
         }
     }
     for e in facts
@@ -201,6 +202,53 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     out.sort_by_key(|f| (f.range.start, f.rule.code));
     out.dedup_by(|a, b| a.rule.code == b.rule.code && a.range == b.range && a.message == b.message);
     out
+}
+
+/// The command of the tree that starts this program asks for more cards than the policy
+/// allows (`torchrun --nproc_per_node 2`, `--gpu_ids 0,1`, `CUDA_VISIBLE_DEVICES=0,1`), or
+/// gives it a card the policy forbids: the command is what to change (the tool never rewrites
+/// it), reported in the program it starts.
+fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Finding>) {
+    let (Role::Program { why, .. } | Role::Both { why, .. }) = role else {
+        return;
+    };
+    let crate::lang::python::index::EntryWhy::Launched(l) = why else {
+        return;
+    };
+    let at = facts
+        .main_block
+        .as_ref()
+        .map_or(0..0, |m| m.if_start..m.if_start);
+    let allowed = policy.visible_count();
+    let place = format!("`{}` ({}, line {})", l.command, l.file, l.line);
+    if let Some((n, what)) = l.cards.as_ref().filter(|(n, _)| *n > allowed) {
+        let count = if *n == usize::MAX {
+            "every visible card".to_string()
+        } else {
+            format!("{n} cards")
+        };
+        out.push(Finding::new(
+            &MULTI_GPU_CARDS,
+            at.clone(),
+            format!("this program is started by {place}, which asks for {count} ({what}), but the policy allows CUDA_VISIBLE_DEVICES='{}': a second process or card gets an invalid device ordinal (or, unmasked, the forbidden card); change the command to use the policy's cards, or allow more cards in the policy", policy.visible_devices),
+        ));
+    }
+    let allowed: Vec<&str> = policy.visible_devices.split(',').map(str::trim).collect();
+    let forbidden: Vec<&str> = l
+        .mask
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|c| c.parse::<u64>().is_ok() && !allowed.contains(c))
+        .collect();
+    if !forbidden.is_empty() {
+        out.push(Finding::new(
+            &CHILD_PROCESS_CARD,
+            at,
+            format!("this program is started by {place}, which gives it CUDA_VISIBLE_DEVICES={}: card {} is not one the policy allows ('{}'); change the command to the policy's mask, or drop it", l.mask.as_deref().unwrap_or(""), forbidden.join(", "), policy.visible_devices),
+        ));
+    }
 }
 
 /// A mask read from the command line (`-g 0`) is a choice of card the user makes, whatever
@@ -543,21 +591,13 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             },
             *count,
         ),
-        Role::Both {
-            why,
-            gpu,
-            importers: by,
-        } => {
+        Role::Both { why, gpu, .. } => {
             if *gpu {
                 let at = facts
                     .main_block
                     .as_ref()
                     .map_or(0..0, |m| m.if_start..m.if_start);
-                let imported = if by.is_empty() {
-                    "it is a module of an installable package".to_string()
-                } else {
-                    format!("it is imported by {}", importers(by, by.len()))
-                };
+                let imported = role.library_why();
                 // Its own mask write, as a program (from `--gpus`, in `main()`): say what it risks.
                 let own = eff
                     .executed

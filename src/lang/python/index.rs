@@ -19,6 +19,10 @@ use crate::fs::walk::{Entry, EntryKind};
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
+mod launch;
+mod packaging;
+use packaging::Projects;
+
 /// Why a file starts a process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryWhy {
@@ -32,6 +36,21 @@ pub enum EntryWhy {
     TestSession,
     /// A script no module of the tree imports, outside any package.
     Standalone,
+    /// A command in the tree starts it (`python x.py`, `torchrun x.py`, `python -m pkg.mod`).
+    Launched(Box<Launched>),
+}
+
+/// A command of the tree that starts a program, where it is and what it asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launched {
+    /// The file holding the command (root-relative) and its 1-based line.
+    pub file: String,
+    pub line: usize,
+    pub command: String,
+    /// More than one card asked for: how many (`usize::MAX`: every visible card) and what asks.
+    pub cards: Option<(usize, String)>,
+    /// The `CUDA_VISIBLE_DEVICES` the command gives the program.
+    pub mask: Option<String>,
 }
 
 impl EntryWhy {
@@ -45,6 +64,9 @@ impl EntryWhy {
                 "the conftest.py pytest imports first for the tests below it".into()
             }
             EntryWhy::Standalone => "a script no module imports".into(),
+            EntryWhy::Launched(l) => {
+                format!("the command `{}` ({}, line {})", l.command, l.file, l.line)
+            }
         }
     }
 }
@@ -57,12 +79,14 @@ pub enum Role {
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
     Library { programs: Vec<String>, count: usize },
-    /// Runs as a program and is also a library (imported by `importers`, or a module of an
+    /// Runs as a program and is also a library (imported, loaded by name, or a module of an
     /// installable package): a header here would set the env of every program that imports it.
     Both {
         why: EntryWhy,
         gpu: bool,
-        importers: Vec<String>,
+        /// Why it is a library: the importers with the line of each import (or how each loads
+        /// it by name), else the packaging file and setting that ship it.
+        library: String,
     },
 }
 
@@ -102,18 +126,22 @@ impl Role {
                 "library: runs in the process of {} (imported, or loaded by name)",
                 listed(programs, *count)
             ),
-            Role::Both { why, importers, .. } => format!(
+            Role::Both { why, .. } => format!(
                 "program and library: {}, and {}",
                 why.describe(),
-                if importers.is_empty() {
-                    "a module of an installable package".to_string()
-                } else {
-                    format!(
-                        "imported or loaded by {}",
-                        listed(importers, importers.len())
-                    )
-                }
+                self.library_why()
             ),
+        }
+    }
+}
+
+impl Role {
+    /// Why a program is also a library: who imports it and where, or loads it and how, else
+    /// the packaging that ships it.
+    pub fn library_why(&self) -> String {
+        match self {
+            Role::Both { library, .. } => library.clone(),
+            _ => String::new(),
         }
     }
 }
@@ -165,6 +193,9 @@ struct RawImport {
     /// The top-level function or class it sits in (`None`: it runs at import): such an
     /// import runs only when that code does.
     unit: Option<String>,
+    /// 1-based line of the import statement.
+    #[serde(default)]
+    line: usize,
     level: u32,
     module: Option<String>,
     names: Vec<String>,
@@ -222,6 +253,7 @@ impl ProjectIndex {
         max_file_size: u64,
         store: &dyn FactStore,
         hosted: &[(String, String)],
+        launch_files: &[std::path::PathBuf],
     ) -> ProjectIndex {
         let prefilter = crate::fs::source::Prefilter::new();
         let packages = PackageDirs::default();
@@ -254,7 +286,18 @@ impl ProjectIndex {
             .collect();
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
         let projects = Projects::find(root, &files);
-        link(files, &projects, hosted)
+        let launches = launch_files
+            .iter()
+            .flat_map(|rel| {
+                let text = crate::fs::tree_file::read_optional(root, rel, "its launch commands");
+                let name = rel.file_name().map(|n| n.to_string_lossy().into_owned());
+                let file = crate::fs::walk::slash_joined(rel);
+                launch::launches(&name.unwrap_or_default(), text.as_deref().unwrap_or(""))
+                    .into_iter()
+                    .map(move |l| (file.clone(), l))
+            })
+            .collect::<Vec<_>>();
+        link(files, &projects, hosted, &launches)
     }
 }
 
@@ -327,7 +370,11 @@ fn parse_facts(
     crate::lang::nesting::check(Language::Python, &text).ok()?;
     let parsed = ruff_python_parser::parse_module(&text).ok()?;
     let body = &parsed.syntax().body;
-    let mut imports = Imports::default();
+    let mut imports = Imports {
+        found: Vec::new(),
+        unit: None,
+        text: &text,
+    };
     for stmt in body {
         // Which top-level function or class an import runs in (`None`: at import).
         imports.unit = match stmt {
@@ -403,9 +450,27 @@ fn parse_facts(
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
+        // pytest collects `test…` functions and `Test…` classes without an `__init__`
+        // (`class TestHarness` with one is a helper pytest skips).
         tests: body.iter().any(|stmt| match stmt {
             Stmt::FunctionDef(d) => d.name.as_str().starts_with("test"),
-            Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
+            Stmt::ClassDef(c) => {
+                // A dataclass has a generated `__init__`.
+                let dataclass = c.decorator_list.iter().any(|d| {
+                    let callee = match &d.expression {
+                        Expr::Call(call) => call.func.as_ref(),
+                        other => other,
+                    };
+                    matches!(callee, Expr::Name(n) if n.id.as_str() == "dataclass")
+                        || matches!(callee, Expr::Attribute(a) if a.attr.as_str() == "dataclass")
+                });
+                c.name.as_str().starts_with("Test")
+                    && !dataclass
+                    && !c
+                        .body
+                        .iter()
+                        .any(|s| matches!(s, Stmt::FunctionDef(d) if d.name.as_str() == "__init__"))
+            }
             _ => false,
         }),
     };
@@ -557,14 +622,15 @@ fn is_main_guard(stmt: &Stmt) -> bool {
 }
 
 /// Every import that can run (not under `if TYPE_CHECKING:`), at any depth.
-#[derive(Default)]
-struct Imports {
+struct Imports<'t> {
     found: Vec<RawImport>,
     unit: Option<String>,
+    text: &'t str,
 }
 
-impl<'a> StatementVisitor<'a> for Imports {
+impl<'a> StatementVisitor<'a> for Imports<'_> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        let line = crate::base::line_index::line_of_offset(self.text, stmt.start().to_usize());
         match stmt {
             Stmt::Import(i) => {
                 for alias in &i.names {
@@ -576,6 +642,7 @@ impl<'a> StatementVisitor<'a> for Imports {
                     };
                     self.found.push(RawImport {
                         unit: self.unit.clone(),
+                        line,
                         level: 0,
                         module: Some(alias.name.to_string()),
                         names: Vec::new(),
@@ -585,6 +652,7 @@ impl<'a> StatementVisitor<'a> for Imports {
             }
             Stmt::ImportFrom(f) => self.found.push(RawImport {
                 unit: self.unit.clone(),
+                line,
                 level: f.level,
                 module: f.module.as_ref().map(|m| m.to_string()),
                 names: f.names.iter().map(|a| a.name.to_string()).collect(),
@@ -808,86 +876,6 @@ fn slash(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
-/// The packaging files of the tree: the console/GUI scripts they declare and the directories
-/// whose packages are installable.
-#[derive(Debug, Default)]
-struct Projects {
-    /// (project directory, script name, target module).
-    scripts: Vec<(String, String, String)>,
-    /// Directories holding a `pyproject.toml`, `setup.py` or `setup.cfg`.
-    dirs: Vec<String>,
-}
-
-impl Projects {
-    fn find(root: &Path, files: &[PyFile]) -> Projects {
-        let mut dirs: HashSet<String> = HashSet::new();
-        for f in files {
-            let mut dir = Path::new(&f.rel).parent();
-            while let Some(d) = dir {
-                if !dirs.insert(slash(d)) {
-                    break;
-                }
-                dir = d.parent();
-            }
-        }
-        let mut projects = Projects::default();
-        let mut dirs: Vec<String> = dirs.into_iter().collect();
-        dirs.sort();
-        for dir in dirs {
-            let read = |name: &str| {
-                let rel = Path::new(&dir).join(name);
-                crate::fs::tree_file::read_optional(root, &rel, "its packaging metadata")
-            };
-            let (pyproject, setup_cfg, setup_py) =
-                (read("pyproject.toml"), read("setup.cfg"), read("setup.py"));
-            let mut installable = setup_py.is_some();
-            let mut scripts = Vec::new();
-            if let Some(text) = &pyproject {
-                let table = toml::from_str::<toml::Table>(text).unwrap_or_default();
-                let project = table.get("project");
-                let poetry = table.get("tool").and_then(|t| t.get("poetry"));
-                installable |= project.is_some() || poetry.is_some();
-                for t in [
-                    project.and_then(|p| p.get("scripts")),
-                    project.and_then(|p| p.get("gui-scripts")),
-                    poetry.and_then(|p| p.get("scripts")),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    for (name, target) in t.as_table().into_iter().flatten() {
-                        if let Some(target) = target.as_str() {
-                            scripts.push((name.clone(), target.to_string()));
-                        }
-                    }
-                }
-            }
-            if let Some(text) = &setup_cfg {
-                installable |= text.contains("[metadata]") || text.contains("[options]");
-                scripts.extend(setup_cfg_scripts(text));
-            }
-            if let Some(text) = &setup_py {
-                scripts.extend(setup_py_scripts(text));
-            }
-            if installable {
-                projects.dirs.push(dir.clone());
-            }
-            for (name, target) in scripts {
-                let module = target.split(':').next().unwrap_or("").trim().to_string();
-                if !module.is_empty() {
-                    projects.scripts.push((dir.clone(), name, module));
-                }
-            }
-        }
-        projects
-    }
-
-    /// `rel` is a module of an installable package.
-    fn installable(&self, f: &PyFile) -> bool {
-        f.in_package && self.dirs.iter().any(|d| d.is_empty() || under(&f.rel, d))
-    }
-}
-
 /// The directory of a path relative to the root (`""` at the root).
 fn dir_of(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(d, _)| d)
@@ -897,83 +885,6 @@ fn under(rel: &str, dir: &str) -> bool {
     rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }
 
-/// `name = module:function` lines of `[options.entry_points]` `console_scripts`/`gui_scripts`.
-fn setup_cfg_scripts(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut in_section = false;
-    let mut in_scripts = false;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            in_section = trimmed == "[options.entry_points]";
-            in_scripts = false;
-            continue;
-        }
-        if !in_section || trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
-            continue;
-        }
-        let indented = line.starts_with([' ', '\t']);
-        if !indented {
-            let key = trimmed.split('=').next().unwrap_or("").trim();
-            in_scripts = matches!(key, "console_scripts" | "gui_scripts");
-            let rest = trimmed.split_once('=').map_or("", |(_, r)| r.trim());
-            if in_scripts && !rest.is_empty() {
-                out.extend(script_spec(rest));
-            }
-        } else if in_scripts {
-            out.extend(script_spec(trimmed));
-        }
-    }
-    out
-}
-
-/// `name = module:function` (the form both setup.cfg and setup.py use).
-fn script_spec(spec: &str) -> Option<(String, String)> {
-    let (name, target) = spec.split_once('=')?;
-    let target = target.split('[').next().unwrap_or(target).trim();
-    target
-        .contains(':')
-        .then(|| (name.trim().to_string(), target.to_string()))
-}
-
-/// The string literals of `setup(entry_points={"console_scripts": [...]})` in a setup.py.
-fn setup_py_scripts(text: &str) -> Vec<(String, String)> {
-    let Ok(parsed) = ruff_python_parser::parse_module(text) else {
-        return Vec::new();
-    };
-    #[derive(Default)]
-    struct Specs(Vec<(String, String)>);
-    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Specs {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            if let Expr::Dict(d) = expr {
-                for item in &d.items {
-                    let key = match &item.key {
-                        Some(Expr::StringLiteral(k)) => k.value.to_str(),
-                        _ => continue,
-                    };
-                    if !matches!(key, "console_scripts" | "gui_scripts") {
-                        continue;
-                    }
-                    let values: Vec<&Expr> = match &item.value {
-                        Expr::List(l) => l.elts.iter().collect(),
-                        Expr::Tuple(t) => t.elts.iter().collect(),
-                        other => vec![other],
-                    };
-                    for v in values {
-                        if let Expr::StringLiteral(s) = v {
-                            self.0.extend(script_spec(s.value.to_str()));
-                        }
-                    }
-                }
-            }
-            ruff_python_ast::visitor::walk_expr(self, expr);
-        }
-    }
-    let mut specs = Specs::default();
-    ruff_python_ast::visitor::Visitor::visit_body(&mut specs, &parsed.syntax().body);
-    specs.0
-}
-
 fn is_test_file(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.strip_suffix(".py").unwrap_or(name);
@@ -981,7 +892,12 @@ fn is_test_file(rel: &str) -> bool {
 }
 
 /// Resolve the imports, find the entry points and the programs each module runs in.
-fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) -> ProjectIndex {
+fn link(
+    files: Vec<PyFile>,
+    projects: &Projects,
+    hosted: &[(String, String)],
+    launches: &[(String, launch::Launch)],
+) -> ProjectIndex {
     let by_rel: HashMap<&str, usize> = files
         .iter()
         .enumerate()
@@ -1102,6 +1018,15 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
     // Each import's modules, with the top-level function or class it runs in.
     type Targets = Vec<(Option<String>, Vec<usize>)>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
+    // Why each edge is there, as a library's GH205 says it (the first reason of each edge).
+    let mut edge_why: HashMap<(usize, usize), String> = HashMap::new();
+    let mut because = |i: usize, js: &[usize], why: &dyn Fn() -> String| {
+        for &j in js {
+            if j != i {
+                edge_why.entry((i, j)).or_insert_with(why);
+            }
+        }
+    };
     for (i, f) in files.iter().enumerate() {
         let mut targets = Vec::new();
         let mut all_of = Vec::new();
@@ -1129,6 +1054,12 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
             for name in names {
                 these.extend(lookup(&name, i));
             }
+            because(i, &these, &|| {
+                format!("imported by `{}` (line {})", f.rel, imp.line)
+            });
+            because(i, &all_of, &|| {
+                format!("imported by `{}` (line {})", f.rel, imp.line)
+            });
             targets.extend(these.iter().copied());
             import_targets[i].push((imp.unit.clone(), these));
         }
@@ -1142,14 +1073,26 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 } else {
                     format!("{here}/{folder}")
                 };
-                all_of.extend(
-                    (0..files.len())
-                        .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder)),
-                );
+                let scanned: Vec<usize> = (0..files.len())
+                    .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder))
+                    .collect();
+                because(i, &scanned, &|| {
+                    format!("loaded by `{}` from the folder `{folder}` it scans", f.rel)
+                });
+                all_of.extend(scanned);
                 continue;
             }
             match dynamic.strip_prefix('=') {
-                Some(module) => all_of.extend(lookup(module, i)),
+                Some(module) => {
+                    let named = lookup(module, i);
+                    because(i, &named, &|| {
+                        format!(
+                            "loaded by name by `{}` (`import_module(\"{module}\")`)",
+                            f.rel
+                        )
+                    });
+                    all_of.extend(named);
+                }
                 None => {
                     // Under the prefix as a package names it, or through folders without an
                     // `__init__.py` (`plugins/echo.py` is `plugins.echo` to an importer whose
@@ -1166,14 +1109,28 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                                 || dotted.contains(&format!(".{dynamic}"))
                         })
                         .collect();
-                    all_of.extend(nearest(under_prefix, i));
+                    let loaded = nearest(under_prefix, i);
+                    because(i, &loaded, &|| {
+                        format!(
+                            "loaded by name by `{}` (a computed module name under `{dynamic}`)",
+                            f.rel
+                        )
+                    });
+                    all_of.extend(loaded);
                 }
             }
         }
+        because(i, &session[i], &|| {
+            format!("collected in the pytest session `{}` starts", f.rel)
+        });
         all_of.extend(session[i].iter().copied());
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && f.rel.rsplit('/').next() != Some("conftest.py") {
-            all_of.extend(conftests_above(&f.rel));
+            let above = conftests_above(&f.rel);
+            because(i, &above, &|| {
+                format!("imported by pytest before `{}`", f.rel)
+            });
+            all_of.extend(above);
         }
         all_of.retain(|&j| j != i);
         all_of.sort_unstable();
@@ -1211,6 +1168,8 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 .collect::<Vec<_>>()
         })
         .collect();
+    let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    let launched = launched_files(launches, &rels, &by_rel, &by_module, &by_suffix);
     let host_of = |rel: &str| {
         hosted
             .iter()
@@ -1233,6 +1192,8 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         } else if is_test_file(&f.rel) && f.tests {
             // Below a conftest.py the session starts there, not in the test file.
             top_conftest[i].is_none().then_some(EntryWhy::Test)
+        } else if let Some(l) = launched.get(&i) {
+            Some(EntryWhy::Launched(Box::new(l.clone())))
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
         } else if !f.in_package
@@ -1287,15 +1248,35 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
                 // A script's target and a `__main__.py` are run, not imported; a module with a
                 // `__main__` block that other modules import (or that an installable package
                 // ships) is a library too.
-                let library = (matches!(why, EntryWhy::MainGuard)
-                    && (!importers[i].is_empty() || projects.installable(f))
+                let shipped = projects.installable(f);
+                let library = (matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
+                    && (!importers[i].is_empty() || shipped.is_some())
                     || matches!(why, EntryWhy::Script(_)) && !importers[i].is_empty())
                     && name != "__init__.py";
                 if library {
+                    let by: Vec<String> = importers[i]
+                        .iter()
+                        .take(3)
+                        .map(|&j| {
+                            edge_why
+                                .get(&(j, i))
+                                .cloned()
+                                .unwrap_or_else(|| format!("imported by `{}`", files[j].rel))
+                        })
+                        .collect();
+                    let more = importers[i].len().saturating_sub(by.len());
+                    let library = match shipped {
+                        _ if !by.is_empty() && more > 0 => {
+                            format!("{} and {more} more", by.join("; "))
+                        }
+                        _ if !by.is_empty() => by.join("; "),
+                        Some(shipped) => shipped,
+                        None => "a module of an installable package".into(),
+                    };
                     Role::Both {
                         why,
                         gpu: reaches_gpu[i],
-                        importers: names(&importers[i]),
+                        library,
                     }
                 } else {
                     Role::Program {
@@ -1321,6 +1302,69 @@ fn link(files: Vec<PyFile>, projects: &Projects, hosted: &[(String, String)]) ->
         roles.insert(f.rel.clone(), role);
     }
     ProjectIndex { roles, imported }
+}
+
+/// The files the commands of the tree start, each with the command asking for the most cards
+/// (else the first): a path from the command's folder, else from the root (an absolute one,
+/// a container's `/app/x.py`, by its longest tail in the tree); a module by its name.
+fn launched_files(
+    launches: &[(String, launch::Launch)],
+    rels: &[&str],
+    by_rel: &HashMap<&str, usize>,
+    by_module: &HashMap<&str, Vec<usize>>,
+    by_suffix: &HashMap<String, Vec<usize>>,
+) -> HashMap<usize, Launched> {
+    let mut out: HashMap<usize, Launched> = HashMap::new();
+    for (file, l) in launches {
+        let targets: Vec<usize> = match &l.target {
+            launch::Target::File(p) => {
+                let here = dir_of(file);
+                let mut candidates = Vec::new();
+                if !p.starts_with('/') && !here.is_empty() {
+                    candidates.push(format!("{here}/{p}"));
+                }
+                let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+                let tails = if p.starts_with('/') { parts.len() } else { 1 };
+                candidates.extend((0..tails).map(|k| parts[k..].join("/")));
+                candidates
+                    .iter()
+                    .filter_map(|c| crate::fs::tree_file::below_root(Path::new(c)))
+                    .find_map(|c| by_rel.get(slash(&c).as_str()).copied())
+                    .into_iter()
+                    .collect()
+            }
+            // `python -m pkg` runs the package's `__main__.py`, never its `__init__.py`.
+            launch::Target::Module(m) => by_module
+                .get(m.as_str())
+                .cloned()
+                .or_else(|| by_suffix.get(m).cloned())
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|j| match rels[j].strip_suffix("__init__.py") {
+                    Some(dir) => by_rel.get(format!("{dir}__main__.py").as_str()).copied(),
+                    None => Some(j),
+                })
+                .collect(),
+        };
+        let this = Launched {
+            file: file.clone(),
+            line: l.line,
+            command: l.command.clone(),
+            cards: l.cards.clone(),
+            mask: l.mask.clone(),
+        };
+        for t in targets {
+            let more =
+                |o: &Launched| this.cards.as_ref().map(|c| c.0) > o.cards.as_ref().map(|c| c.0);
+            match out.get(&t) {
+                Some(old) if !more(old) => {}
+                _ => {
+                    out.insert(t, this.clone());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The files a module name imported by file `from` resolves to.

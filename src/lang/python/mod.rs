@@ -62,6 +62,7 @@ pub struct Python {
     styled: std::sync::OnceLock<StyledHeaders>,
     /// Python files a Rust program of the tree embeds (file → the Rust file).
     hosted: std::sync::OnceLock<Vec<(String, String)>>,
+    launch_files: std::sync::OnceLock<Vec<std::path::PathBuf>>,
 }
 
 /// The header in each style the tree's directories want (`prepare`): few styles, many
@@ -113,6 +114,7 @@ impl Python {
             index: std::sync::OnceLock::new(),
             styled: std::sync::OnceLock::new(),
             hosted: std::sync::OnceLock::new(),
+            launch_files: std::sync::OnceLock::new(),
         }
     }
 
@@ -206,6 +208,7 @@ impl LanguageSupport for Python {
                 max,
                 store,
                 self.hosted(),
+                self.launch_files.get().map_or(&[], Vec::as_slice),
             ));
         }
     }
@@ -216,6 +219,10 @@ impl LanguageSupport for Python {
 
     fn note_hosted(&self, hosted: Vec<(String, String)>) {
         let _ = self.hosted.set(hosted);
+    }
+
+    fn note_launch_files(&self, files: &[std::path::PathBuf]) {
+        let _ = self.launch_files.set(files.to_vec());
     }
 
     fn verdict_inputs(&self, info: &FileInfo) -> String {

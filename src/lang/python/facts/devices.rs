@@ -52,6 +52,16 @@ enum Accepts {
     IndexList,
 }
 
+/// What a device list holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeviceList {
+    None,
+    /// GPUs only, in CUDA's order.
+    Gpus,
+    /// Devices of several kinds, or of a kind not known.
+    Mixed,
+}
+
 /// A keyword of a call (written, or held by a dict splatted into it): its name, its value, and
 /// the dict's name and load when it came through one.
 type Keyword<'s> = (&'s str, &'s Expr, Option<(String, Range<usize>)>);
@@ -361,33 +371,84 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
-    /// `jax.devices()[1]`, `tf.config.list_physical_devices("GPU")[1]`, `gpus[1]`.
+    /// `jax.devices()[1]`, `tf.config.list_physical_devices("GPU")[1]`, `gpus[1]`: a list of
+    /// GPUs only, in CUDA's order, indexed by a literal is a device index like `cuda:1` (the
+    /// mask moves it); a list that mixes kinds (`list_physical_devices()` starts with the CPU)
+    /// is not, and a position past the first there is several devices.
     pub(super) fn device_list_subscript(&mut self, sub: &'s ExprSubscript) {
         let Some(index) = int_literal(&sub.slice) else {
             return;
         };
-        if index == 0 || !self.is_device_list(&sub.value, 0) {
-            return;
+        match self.device_list(&sub.value, 0) {
+            DeviceList::Gpus => {
+                self.sink(&sub.slice, Accepts::Index, "a GPU device list's position");
+            }
+            DeviceList::Mixed if index > 0 => self.facts.multi_gpu.push((
+                range(sub),
+                format!("takes visible GPU number {index} from a device list"),
+                MultiKind::Cards(index + 1),
+            )),
+            _ => {}
         }
-        self.facts.multi_gpu.push((
-            range(sub),
-            format!("takes visible GPU number {index} from a device list"),
-            MultiKind::Cards(index + 1),
-        ));
     }
 
-    fn is_device_list(&self, expr: &Expr, depth: usize) -> bool {
+    fn device_list(&self, expr: &Expr, depth: usize) -> DeviceList {
         match expr {
             Expr::Call(call) => {
                 let name = self.bindings.qualified(&call.func).unwrap_or_default();
-                name == "jax.devices"
-                    || name == "jax.local_devices"
-                    || name.ends_with("list_physical_devices")
+                // The kind asked for: the first argument or the `backend`/`device_type` keyword.
+                let kind = call
+                    .arguments
+                    .args
+                    .first()
+                    .or_else(|| {
+                        call.arguments
+                            .keywords
+                            .iter()
+                            .find(|k| {
+                                k.arg.as_ref().is_some_and(|a| {
+                                    matches!(a.as_str(), "backend" | "device_type")
+                                })
+                            })
+                            .map(|k| &k.value)
+                    })
+                    .map(|e| match e {
+                        Expr::StringLiteral(s) => Some(s.value.to_str().to_ascii_lowercase()),
+                        _ => None,
+                    });
+                let jax = name == "jax.devices" || name == "jax.local_devices";
+                let tf = name.ends_with("list_physical_devices")
                     || name.ends_with("list_logical_devices")
-                    || name.ends_with("get_visible_devices")
+                    || name.ends_with("get_visible_devices");
+                match (jax, tf, kind.as_ref().map(|k| k.as_deref())) {
+                    // JAX's default backend is the GPU where there is one.
+                    (true, _, None) | (true, _, Some(Some("gpu" | "cuda"))) => DeviceList::Gpus,
+                    (_, true, Some(Some("gpu"))) => DeviceList::Gpus,
+                    (true, _, _) | (_, true, _) => DeviceList::Mixed,
+                    _ => DeviceList::None,
+                }
             }
-            Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.is_device_list(v, d)),
-            _ => false,
+            Expr::Name(n) if depth < 4 => {
+                let scope = self.scopes().scope_at(range(expr).start);
+                let kinds: Vec<DeviceList> = self
+                    .scopes()
+                    .lookup(n.id.as_str(), scope)
+                    .map(|values| {
+                        values
+                            .iter()
+                            .map(|(v, _)| self.device_list(v, depth + 1))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if kinds.is_empty() || kinds.iter().all(|k| *k == DeviceList::None) {
+                    DeviceList::None
+                } else if kinds.iter().all(|k| *k == DeviceList::Gpus) {
+                    DeviceList::Gpus
+                } else {
+                    DeviceList::Mixed
+                }
+            }
+            _ => DeviceList::None,
         }
     }
 

@@ -1,0 +1,531 @@
+//! Commands in the tree that start a Python program: `python x.py`, `python -m pkg.mod`,
+//! `torchrun x.py`, `accelerate launch x.py`, `deepspeed x.py`, in shell scripts, Makefile
+//! recipes, Dockerfile `RUN`/`CMD`/`ENTRYPOINT`, Procfiles, compose files, CI workflows and the
+//! code blocks of a README. Each is evidence that the file it names is a program, with the
+//! file and line that says so, and the cards the command asks for (`--nproc_per_node 2`,
+//! `--gpu_ids 0,1`, `CUDA_VISIBLE_DEVICES=0,1`). The text is only read, never run.
+
+/// One command that starts a Python file or module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Launch {
+    /// 1-based line of the command in its file.
+    pub line: usize,
+    /// The command as written (on one line, shortened).
+    pub command: String,
+    pub target: Target,
+    /// More than one card asked for: how many, and what asks (`` `--nproc_per_node 2` ``).
+    pub cards: Option<(usize, String)>,
+    /// The `CUDA_VISIBLE_DEVICES` the command sets for the program.
+    pub mask: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Target {
+    /// A path as written (`scripts/train.py`, `./app.py`).
+    File(String),
+    /// A dotted module (`python -m pkg.serve`).
+    Module(String),
+}
+
+/// The launches a file of the tree holds; `name` is its file name, which says its kind.
+pub(super) fn launches(name: &str, text: &str) -> Vec<Launch> {
+    let lower = name.to_ascii_lowercase();
+    let lines = if lower.starts_with("readme") {
+        readme_lines(&lower, text)
+    } else if lower.starts_with("dockerfile")
+        || lower.starts_with("containerfile")
+        || lower.ends_with(".dockerfile")
+    {
+        dockerfile_lines(text)
+    } else if name == "Procfile" {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.split_once(':').map_or("", |(_, c)| c).to_string()))
+            .collect()
+    } else if lower.ends_with(".yml") || lower.ends_with(".yaml") {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, yaml_command(l)))
+            .collect()
+    } else if lower.ends_with("makefile") || lower.ends_with(".mk") {
+        joined(text)
+            .into_iter()
+            .filter(|(_, l)| l.starts_with('\t'))
+            .map(|(n, l)| (n, l.trim_start_matches(['\t', '@', '-', '+']).to_string()))
+            .collect()
+    } else {
+        joined(text)
+    };
+    let mut out = Vec::new();
+    for (line, text) in lines {
+        for command in split_commands(&text) {
+            if let Some(launch) = parse(&command, line) {
+                out.push(launch);
+            }
+        }
+    }
+    out
+}
+
+/// Lines with their `\` continuations joined, each with the line it starts on.
+fn joined(text: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (i, line) in text.lines().enumerate() {
+        let (body, more) = match line.trim_end().strip_suffix('\\') {
+            Some(body) => (body, true),
+            None => (line, false),
+        };
+        match out.last_mut() {
+            Some((_, acc)) if open => {
+                acc.push(' ');
+                acc.push_str(body.trim());
+            }
+            _ => out.push((i + 1, body.to_string())),
+        }
+        open = more;
+    }
+    out
+}
+
+/// The code of a README's blocks that are not Python source: fenced blocks in Markdown
+/// (a shell prompt `$ ` dropped), every line elsewhere (reStructuredText, plain text).
+fn readme_lines(lower: &str, text: &str) -> Vec<(usize, String)> {
+    if !lower.ends_with(".md") {
+        return joined(text);
+    }
+    let mut out = Vec::new();
+    let mut fence: Option<(String, bool)> = None;
+    for (n, line) in joined(text) {
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (&fence, marker) {
+            (None, Some(m)) => {
+                let lang = trimmed.trim_start_matches(m).trim().to_ascii_lowercase();
+                let python = lang.starts_with("py") && !lang.starts_with("pycon");
+                fence = Some((m.to_string(), python));
+            }
+            (Some((m, _)), Some(found)) if found == m => fence = None,
+            (Some((_, false)), _) => out.push((n, line)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A Dockerfile's `RUN`, `CMD` and `ENTRYPOINT` (shell form, or an exec form's JSON array).
+fn dockerfile_lines(text: &str) -> Vec<(usize, String)> {
+    joined(text)
+        .into_iter()
+        .filter_map(|(n, line)| {
+            let trimmed = line.trim_start();
+            let (word, rest) = trimmed.split_once(char::is_whitespace)?;
+            matches!(
+                word.to_ascii_uppercase().as_str(),
+                "RUN" | "CMD" | "ENTRYPOINT"
+            )
+            .then(|| (n, exec_form(rest.trim())))
+        })
+        .collect()
+}
+
+/// `["python", "app.py"]` as the command line it runs; anything else as written.
+fn exec_form(text: &str) -> String {
+    match serde_json::from_str::<Vec<String>>(text) {
+        Ok(words) => words
+            .iter()
+            .map(|w| {
+                if w.contains(char::is_whitespace) {
+                    format!("'{w}'")
+                } else {
+                    w.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        Err(_) => text.to_string(),
+    }
+}
+
+/// A YAML line as a command: a list item's dash and a `run:`, `command:`, `script:` or
+/// `entrypoint:` key dropped (a block's lines are commands of their own).
+fn yaml_command(line: &str) -> String {
+    let mut text = line.trim_start().trim_start_matches("- ").trim_start();
+    for key in ["run:", "command:", "script:", "entrypoint:", "cmd:"] {
+        if let Some(rest) = text.strip_prefix(key) {
+            text = rest.trim_start();
+        }
+    }
+    exec_form(text.trim_start_matches(['|', '>']).trim())
+}
+
+/// The commands of a line: split at `&&`, `||`, `;` and `|` outside quotes, a comment cut.
+fn split_commands(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars().peekable();
+    let mut previous = ' ';
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '#' && previous.is_whitespace() => break,
+            None if c == ';' || c == '|' || c == '&' && chars.peek() == Some(&'&') => {
+                if matches!(chars.peek(), Some('|' | '&')) {
+                    chars.next();
+                }
+                out.push(std::mem::take(&mut current));
+                previous = ' ';
+                continue;
+            }
+            None => {}
+        }
+        current.push(c);
+        previous = c;
+    }
+    out.push(current);
+    out.retain(|c| !c.trim().is_empty());
+    out
+}
+
+/// Words as a shell splits them (quotes removed; no expansion).
+fn words(command: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in command.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => current.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                any = true;
+            }
+            None if c.is_whitespace() => {
+                if any || !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+                any = false;
+            }
+            None => current.push(c),
+        }
+    }
+    if any || !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn is_python(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    let version = base
+        .strip_prefix("python")
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    version
+        || matches!(base, "py" | "pythonw")
+        || matches!(
+            word,
+            "$(PYTHON)" | "${PYTHON}" | "$PYTHON" | "$(PY)" | "${PY}" | "$PY"
+        )
+}
+
+/// Options of a launcher that take no value (any other `--option` takes the next word).
+const FLAGS: &[&str] = &[
+    "--standalone",
+    "--no-python",
+    "--no_python",
+    "--run-path",
+    "--run_path",
+    "--multi_gpu",
+    "--multi-gpu",
+    "--cpu",
+    "--use_deepspeed",
+    "--use_fsdp",
+    "--use_megatron_lm",
+    "--debug",
+    "--quiet",
+    "-q",
+    "--no_local_rank",
+    "--same_network",
+    "--tee",
+];
+
+/// The launch a command makes, if it starts a Python file or module.
+fn parse(command: &str, line: usize) -> Option<Launch> {
+    // A prompt (`$ `, `> `, `% `) or a notebook's `!`.
+    let command = command.trim();
+    let bare = ["$ ", "> ", "% ", "!"]
+        .iter()
+        .find_map(|p| command.strip_prefix(p))
+        .unwrap_or(command);
+    let words = words(bare);
+    let mut i = 0;
+    let mut mask = None;
+    let mut cards: Option<(usize, String)> = None;
+    // Env assignments and wrappers before the launcher.
+    loop {
+        let w = words.get(i)?;
+        if let Some((key, value)) = w.split_once('=').filter(|(k, _)| is_env_name(k)) {
+            if key == "CUDA_VISIBLE_DEVICES" {
+                mask = Some(value.to_string());
+            }
+            i += 1;
+        } else if matches!(
+            w.as_str(),
+            "sudo" | "nohup" | "exec" | "time" | "env" | "nice"
+        ) {
+            i += 1;
+        } else if matches!(
+            w.as_str(),
+            "uv" | "poetry" | "pipenv" | "pdm" | "hatch" | "rye"
+        ) && words.get(i + 1).is_some_and(|r| r == "run")
+        {
+            i += 2;
+        } else if w == "conda" && words.get(i + 1).is_some_and(|r| r == "run") {
+            i += 2;
+            while words.get(i).is_some_and(|w| w.starts_with('-')) {
+                i += if matches!(words[i].as_str(), "-n" | "--name" | "-p" | "--prefix") {
+                    2
+                } else {
+                    1
+                };
+            }
+        } else {
+            break;
+        }
+    }
+    let launcher = words.get(i)?.clone();
+    let base = launcher.rsplit('/').next().unwrap_or(&launcher).to_string();
+    i += 1;
+    let distributed = if is_python(&launcher) {
+        // Interpreter options; `-m torch.distributed.run` is torchrun.
+        loop {
+            let w = words.get(i)?;
+            match w.as_str() {
+                "-m" => {
+                    let module = words.get(i + 1)?;
+                    if matches!(
+                        module.as_str(),
+                        "torch.distributed.run" | "torch.distributed.launch"
+                    ) {
+                        i += 2;
+                        break true;
+                    }
+                    let cards = script_cards(&words[i + 2..]).or(cards);
+                    return Some(launch(
+                        command,
+                        line,
+                        Target::Module(module.clone()),
+                        cards,
+                        mask,
+                    ));
+                }
+                "-c" => return None,
+                "-W" | "-X" => i += 2,
+                o if o.starts_with('-') => i += 1,
+                _ => break false,
+            }
+        }
+    } else if base == "torchrun" || base == "deepspeed" {
+        true
+    } else if base == "accelerate" && words.get(i).is_some_and(|w| w == "launch") {
+        i += 1;
+        true
+    } else {
+        return None;
+    };
+    let mut module = false;
+    if distributed {
+        // The launcher's options, up to the script.
+        while let Some(w) = words.get(i) {
+            if !w.starts_with('-') {
+                break;
+            }
+            let (option, inline) = match w.split_once('=') {
+                Some((o, v)) => (o, Some(v.to_string())),
+                None => (w.as_str(), None),
+            };
+            if matches!(option, "-m" | "--module") {
+                module = true;
+                i += 1;
+                continue;
+            }
+            if matches!(option, "--multi_gpu" | "--multi-gpu") {
+                cards = cards.or_else(|| Some((usize::MAX, format!("`{option}`"))));
+            }
+            let takes = inline.is_none() && !FLAGS.contains(&option);
+            let value = inline.or_else(|| takes.then(|| words.get(i + 1).cloned()).flatten());
+            cards = launcher_cards(option, value.as_deref()).or(cards);
+            i += if takes { 2 } else { 1 };
+        }
+    }
+    let script = words.get(i)?;
+    let target = if module {
+        Target::Module(script.clone())
+    } else if script.ends_with(".py") && !script.contains(['$', '{', '*']) {
+        Target::File(script.clone())
+    } else {
+        return None;
+    };
+    if matches!(&target, Target::File(f) if f.rsplit('/').next() == Some("setup.py")) {
+        return None;
+    }
+    let cards = script_cards(&words[i + 1..]).or(cards);
+    Some(launch(command, line, target, cards, mask))
+}
+
+/// A launch; a mask of several cards asks for them too.
+fn launch(
+    command: &str,
+    line: usize,
+    target: Target,
+    cards: Option<(usize, String)>,
+    mask: Option<String>,
+) -> Launch {
+    let from_mask = mask.as_deref().and_then(|m| {
+        let n = list_count(m)?;
+        (n > 1).then(|| (n, format!("`CUDA_VISIBLE_DEVICES={m}`")))
+    });
+    Launch {
+        line,
+        command: shown(command),
+        target,
+        cards: cards.or(from_mask),
+        mask,
+    }
+}
+
+fn is_env_name(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The cards a launcher option asks for, when more than one.
+fn launcher_cards(written: &str, value: Option<&str>) -> Option<(usize, String)> {
+    let value = value?;
+    let option = written.replace('-', "_");
+    let count = match option.as_str() {
+        "__nproc_per_node" | "__num_processes" | "__num_gpus" => match value {
+            "gpu" | "auto" => usize::MAX,
+            v => v.parse().ok()?,
+        },
+        "__gpu_ids" => list_count(value)?,
+        "__include" => value
+            .split('@')
+            .map(|host| {
+                host.split_once(':')
+                    .map_or(1, |(_, ids)| ids.split(',').count())
+            })
+            .sum(),
+        "__multi_gpu" => usize::MAX,
+        _ => return None,
+    };
+    (count > 1).then(|| (count, format!("`{written} {value}`")))
+}
+
+/// Cards an option of the program asks for (`--gpu_ids 0,1`, `--num_gpus 2`), when more than one.
+fn script_cards(words: &[String]) -> Option<(usize, String)> {
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        let (option, inline) = match w.split_once('=') {
+            Some((o, v)) => (o.to_string(), Some(v.to_string())),
+            None => (w.clone(), None),
+        };
+        let value = inline.or_else(|| words.get(i + 1).cloned());
+        let name = option.trim_start_matches('-').replace('-', "_");
+        let count = match (name.as_str(), value.as_deref()) {
+            ("gpu_ids" | "gpus" | "device_ids" | "gpu_id" | "devices", Some(v))
+                if v.contains(',') =>
+            {
+                list_count(v)
+            }
+            ("num_gpus" | "n_gpus" | "ngpus" | "gpu_num" | "nproc_per_node", Some(v)) => {
+                v.parse().ok()
+            }
+            _ => None,
+        };
+        if let (true, Some(count), Some(v)) = (option.starts_with('-'), count, &value) {
+            if count > 1 {
+                return Some((count, format!("`{option} {v}`")));
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The number of indices in `0,1`.
+fn list_count(value: &str) -> Option<usize> {
+    let ids: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    ids.iter()
+        .all(|i| i.parse::<u64>().is_ok())
+        .then_some(ids.len())
+}
+
+fn shown(command: &str) -> String {
+    let one = command.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one.chars().count() > 100 {
+        format!("{}…", one.chars().take(99).collect::<String>())
+    } else {
+        one
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(name: &str, text: &str) -> Vec<(usize, Target, Option<usize>, Option<String>)> {
+        launches(name, text)
+            .into_iter()
+            .map(|l| (l.line, l.target, l.cards.map(|c| c.0), l.mask))
+            .collect()
+    }
+
+    #[test]
+    fn commands_of_each_kind_of_file_name_their_program() {
+        let file = |p: &str| Target::File(p.into());
+        assert_eq!(
+            one("train.sh", "#!/bin/sh\nset -e\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 2 \\\n  train.py --lr 1\n"),
+            vec![(3, file("train.py"), Some(2), Some("0,1".into()))]
+        );
+        assert_eq!(
+            one(
+                "Makefile",
+                "serve:\n\t@$(PYTHON) -u -m app.serve --port 1\nx = python no.py\n"
+            ),
+            vec![(2, Target::Module("app.serve".into()), None, None)]
+        );
+        assert_eq!(
+            one("Dockerfile", "FROM x\nRUN pip install . && python setup.py build\nCMD [\"python\", \"web/app.py\"]\n"),
+            vec![(3, file("web/app.py"), None, None)]
+        );
+        assert_eq!(
+            one("Procfile", "web: python server.py\n"),
+            vec![(1, file("server.py"), None, None)]
+        );
+        assert_eq!(
+            one("ci.yml", "jobs:\n  t:\n    steps:\n      - run: |\n          accelerate launch --multi_gpu --num_processes=2 finetune.py\n          deepspeed --num_gpus 4 ds.py\n"),
+            vec![(5, file("finetune.py"), Some(2), None), (6, file("ds.py"), Some(4), None)]
+        );
+        assert_eq!(
+            one("README.md", "Run it:\n\n```bash\n$ python demo.py --gpu_ids 0,1\n```\n\n```python\nimport os\nos.system('python hidden.py')\n```\n\n    python indented.py\n"),
+            vec![(4, file("demo.py"), Some(2), None)]
+        );
+        assert_eq!(
+            one("run.sh", "python -m torch.distributed.run --nproc-per-node=2 -m pkg.train\nuv run python tools/x.py # python y.py\n"),
+            vec![(1, Target::Module("pkg.train".into()), Some(2), None), (2, file("tools/x.py"), None, None)]
+        );
+    }
+}
