@@ -769,3 +769,114 @@ fn wrappers_vendored_in_the_tree_and_unified_features_reach_cuda() {
     assert!(touch.contains("chat/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `mywrap` (a crate of this tree) → `mysys` (a crate of this tree) with its `cuda` feature"), "{touch}");
     assert!(touch.contains("ex/examples/run.rs:1:1: GH531 [info] this program reaches CUDA through `core_lib` (a crate of this tree) → `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `ex`"), "{touch}");
 }
+
+/// Index provenance across modules and crates: a `const` of a settings crate imported under
+/// another name, a `static` named through `super::` and a command-line default written in a
+/// library's options struct (`default_value = "1"`) reach `Device::new_cuda` in other files.
+/// Each is remapped where it is written, since every program running it masks; the fixed
+/// workspace type-checks against the stub crates and its program opens device 0 under the
+/// mask. Where one program running the definition sets no mask (an edition-2024 program that
+/// forbids unsafe code), the definition is for review, naming it.
+#[test]
+fn an_index_written_in_another_module_or_crate_is_remapped_where_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    let root = root.as_path();
+    let layout = |root: &Path| {
+        write(
+            root,
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"conf\", \"engine\", \"app\"]\nresolver = \"2\"\n",
+        );
+        write(
+            root,
+            "conf/Cargo.toml",
+            "[package]\nname = \"conf\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        );
+        write(root, "conf/src/lib.rs", "pub mod settings;\n");
+        write(root, "conf/src/settings.rs", "/// The card the engine opens.\npub const GPU_INDEX: usize = 1;\npub const WORKERS: usize = 1;\n");
+        write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nconf = { path = \"../conf\" }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+        write(root, "engine/src/lib.rs", "pub mod dev;\npub mod limits;\n");
+        write(
+            root,
+            "engine/src/limits.rs",
+            "pub static SPARE: usize = 1;\n",
+        );
+        write(root, "engine/src/dev.rs", "use candle_core::Device;\nuse conf::settings::GPU_INDEX as IDX;\n\npub fn open() -> Device {\n    Device::new_cuda(IDX).unwrap()\n}\n\npub fn spare() -> Device {\n    Device::new_cuda(super::limits::SPARE).unwrap()\n}\n");
+        write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\nconf = { path = \"../conf\" }\n");
+        write(root, "app/src/main.rs", "fn main() {\n    let a = engine::dev::open();\n    let b = engine::dev::spare();\n    println!(\"{a:?} {b:?} {}\", conf::settings::WORKERS);\n}\n");
+    };
+    layout(root);
+    let (_, text) = statuses(root);
+    assert!(text.contains("conf/src/settings.rs:2:11: GH511 [*] `Device::new_cuda` (engine/src/dev.rs:5), selects device 1 through `GPU_INDEX` (line 2)"), "{text}");
+    assert!(text.contains("engine/src/limits.rs:1:12: GH511 [*] `Device::new_cuda` (engine/src/dev.rs:9), selects device 1 through `SPARE` (line 1)"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let settings = std::fs::read_to_string(root.join("conf/src/settings.rs")).unwrap();
+    assert_eq!(settings, "/// The card the engine opens.\npub const GPU_INDEX: usize = 0;\npub const WORKERS: usize = 1;\n");
+    let limits = std::fs::read_to_string(root.join("engine/src/limits.rs")).unwrap();
+    assert_eq!(limits, "pub static SPARE: usize = 0;\n");
+    let (status, text) = statuses(root);
+    for f in [
+        "conf/src/settings.rs",
+        "engine/src/limits.rs",
+        "app/src/main.rs",
+    ] {
+        assert_eq!(status[f], "compliant", "{f}: {text}");
+    }
+    let out = common::cargo_with_stubs(
+        root,
+        &dir.path().join("target"),
+        &["candle-core"],
+        &["run", "-p", "app"],
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("candle Device::new_cuda(0) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID")).count(),
+        2,
+        "{out}"
+    );
+
+    // A second program runs the settings without a mask: the definition is for review.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    layout(root);
+    write(
+        root,
+        "app/src/bin/strict.rs",
+        "#![forbid(unsafe_code)]\n\nfn main() {\n    let _d = engine::dev::open();\n}\n",
+    );
+    std::fs::write(root.join("app/Cargo.toml"), "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\nengine = { path = \"../engine\" }\nconf = { path = \"../conf\" }\n").unwrap();
+    let (_, text) = statuses(root);
+    assert!(text.contains("conf/src/settings.rs:2:11: GH514 [review] `Device::new_cuda` (engine/src/dev.rs:5), selects device 1 through `GPU_INDEX` (line 2)"), "{text}");
+    assert!(
+        text.contains("`app/src/bin/strict.rs` run(s) this library without a mask"),
+        "{text}"
+    );
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let settings = std::fs::read_to_string(root.join("conf/src/settings.rs")).unwrap();
+    assert!(settings.contains("GPU_INDEX: usize = 1;"), "{settings}");
+}
+
+/// A library's options struct whose default another crate hands to a device index, in a file
+/// with no GPU word: remapped where it is written.
+#[test]
+fn an_options_default_in_a_library_crate_reaches_another_crates_constructor() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"cli\", \"app\"]\n",
+    );
+    write(root, "cli/Cargo.toml", "[package]\nname = \"cli\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "cli/src/lib.rs", "#[derive(clap::Parser, Debug)]\npub struct Args {\n    #[arg(long, default_value = \"1\")]\n    pub gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    pub batch: usize,\n}\n");
+    write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncli = { path = \"../cli\" }\nclap = \"4\"\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "app/src/main.rs", "use clap::Parser;\n\nfn main() {\n    let args = cli::Args::parse();\n    let d = candle_core::Device::new_cuda(args.gpu).unwrap();\n    println!(\"{d:?} {}\", args.batch);\n}\n");
+    let (_, text) = statuses(root);
+    assert!(text.contains("cli/src/lib.rs:3:34: GH511 [*] `Device::new_cuda` (app/src/main.rs:5), selects device 1 through the default of the `gpu` option (line 3)"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let lib = std::fs::read_to_string(root.join("cli/src/lib.rs")).unwrap();
+    assert!(lib.contains("default_value = \"0\")]\n    pub gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    pub batch"), "{lib}");
+    let (status, text) = statuses(root);
+    assert_eq!(status["cli/src/lib.rs"], "compliant", "{text}");
+    assert_eq!(status["app/src/main.rs"], "compliant", "{text}");
+}

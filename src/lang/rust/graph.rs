@@ -76,6 +76,11 @@ pub struct RustIndex {
     /// The struct fields each file's package hands to a device index, with what they reach:
     /// a command-line option of that name holds an index.
     index_fields: HashMap<String, Arc<Vec<(String, String)>>>,
+    /// The `const`/`static` items each file's package or a package using it hands to a device
+    /// index in another file, with what they reach.
+    index_consts: HashMap<String, Arc<Vec<(String, String)>>>,
+    /// Files that declare such an option or item: analysed even when they hold no GPU word.
+    carriers: HashSet<String>,
     hosted: Vec<(String, String)>,
     /// Files whose own code chooses a CUDA device (`cuda_if_available()`, a `Cuda` backend).
     chooses_cuda: HashSet<String>,
@@ -151,6 +156,17 @@ impl RustIndex {
 
     pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
         self.index_fields.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The `const`/`static` items handed to a device index elsewhere (see `index_consts`).
+    pub fn index_consts(&self, rel: &str) -> &[(String, String)] {
+        self.index_consts.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The file writes an index another file hands to a device (an option's default, a
+    /// `const`): it is analysed even when it holds no GPU word.
+    pub fn carries_index(&self, rel: &str) -> bool {
+        self.carriers.contains(rel)
     }
 
     pub fn build(
@@ -285,6 +301,10 @@ impl RustIndex {
         for (rel, fields) in other.index_fields {
             self.index_fields.entry(rel).or_insert(fields);
         }
+        for (rel, consts) in other.index_consts {
+            self.index_consts.entry(rel).or_insert(consts);
+        }
+        self.carriers.extend(other.carriers);
         self.hosted.extend(other.hosted);
         self.chooses_cuda.extend(other.chooses_cuda);
     }
@@ -348,6 +368,12 @@ struct RsFile {
     index_fns: Vec<IndexFn>,
     forwards: Vec<super::index_fns::Forward>,
     field_args: Vec<super::index_fns::FieldArg>,
+    /// `const`/`static` items of other files handed to a call (`new_cuda(config::GPU)`).
+    const_args: Vec<super::index_fns::FieldArg>,
+    /// The command-line options with an integer default it declares, and its `const`/`static`
+    /// items of an integer literal: where an index handed on elsewhere is written.
+    option_fields: Vec<String>,
+    consts: Vec<String>,
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
@@ -393,6 +419,7 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.visit_file(&file);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
     v.file.field_args = super::index_fns::field_args(&file, rel, &text);
+    v.file.const_args = super::index_fns::const_args(&file, rel, &text);
     v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
@@ -425,6 +452,9 @@ impl RsFile {
         self.index_fns.shrink_to_fit();
         self.forwards.shrink_to_fit();
         self.field_args.shrink_to_fit();
+        self.const_args.shrink_to_fit();
+        self.option_fields.shrink_to_fit();
+        self.consts.shrink_to_fit();
     }
 }
 
@@ -584,6 +614,33 @@ impl<'a> Visit<'a> for Reader {
             }
         }
         visit::visit_path(self, p);
+    }
+
+    fn visit_field(&mut self, f: &'a syn::Field) {
+        if let Some(name) = &f.ident {
+            if f.attrs
+                .iter()
+                .any(|a| super::facts::option_default(a).is_some())
+            {
+                self.file.option_fields.push(name.to_string());
+            }
+        }
+        visit::visit_field(self, f);
+    }
+
+    fn visit_item_const(&mut self, c: &'a syn::ItemConst) {
+        if super::facts::int_lit(&c.expr).is_some() {
+            self.file.consts.push(c.ident.to_string());
+        }
+        visit::visit_item_const(self, c);
+    }
+
+    fn visit_item_static(&mut self, st: &'a syn::ItemStatic) {
+        let fixed = matches!(st.mutability, syn::StaticMutability::None);
+        if fixed && super::facts::int_lit(&st.expr).is_some() {
+            self.file.consts.push(st.ident.to_string());
+        }
+        visit::visit_item_static(self, st);
     }
 
     fn visit_local(&mut self, l: &'a syn::Local) {
@@ -1356,7 +1413,12 @@ fn link(
             });
         }
     }
-    let (callable, index_fields) = callable(files, packages, &lib_files, &package_files, &in_group);
+    let Callable {
+        fns: callable,
+        fields: index_fields,
+        consts: index_consts,
+        carriers,
+    } = callable(files, packages, &lib_files, &package_files, &in_group);
     let mut hosted: Vec<(String, String)> = files
         .iter()
         .flat_map(|(rel, f)| {
@@ -1378,17 +1440,40 @@ fn link(
         files: roles,
         callable,
         index_fields,
+        index_consts,
+        carriers,
         hosted,
         chooses_cuda,
     }
 }
 
 /// For each file of a package: the index functions of its package and of the libraries of
-/// the tree crates it depends on, and the struct fields the package hands to an index.
-type Callable = (
-    HashMap<String, Arc<Vec<IndexFn>>>,
-    HashMap<String, Arc<Vec<(String, String)>>>,
-);
+/// the tree crates it depends on; for each file of a package or of a library it uses: the
+/// struct fields and the `const`/`static` items that package hands to an index.
+struct Callable {
+    fns: HashMap<String, Arc<Vec<IndexFn>>>,
+    fields: HashMap<String, Arc<Vec<(String, String)>>>,
+    consts: HashMap<String, Arc<Vec<(String, String)>>>,
+    /// Files that declare one of those fields or items.
+    carriers: HashSet<String>,
+}
+
+/// Adds `found` to what each file of `tree` holds (a library's file gets what every package
+/// using it hands on), once per name.
+fn hand_to(
+    out: &mut HashMap<String, Vec<(String, String)>>,
+    tree: &[&String],
+    found: &[(String, String)],
+) {
+    for f in tree {
+        let held = out.entry((*f).clone()).or_default();
+        for (name, what) in found {
+            if !held.iter().any(|(n, _)| n == name) {
+                held.push((name.clone(), what.clone()));
+            }
+        }
+    }
+}
 
 fn callable(
     files: &HashMap<String, RsFile>,
@@ -1398,7 +1483,8 @@ fn callable(
     in_group: &[bool],
 ) -> Callable {
     let mut out = HashMap::new();
-    let mut fields_out = HashMap::new();
+    let mut fields_out: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    let mut consts_out: HashMap<String, Vec<(String, String)>> = HashMap::new();
     // The names a call path into the tree starts with: its crates and its modules.
     let roots: Vec<String> = packages
         .iter()
@@ -1436,10 +1522,14 @@ fn callable(
             read().flat_map(|f| f.field_args.iter().cloned()).collect();
         let fields = super::index_fns::index_fields(&field_args, &fns);
         if !fields.is_empty() {
-            let fields = Arc::new(fields);
-            for f in &package_files[i] {
-                fields_out.insert(f.clone(), fields.clone());
-            }
+            hand_to(&mut fields_out, &tree, &fields);
+        }
+        // `const`/`static` items of another module or crate handed to an index.
+        let const_args: Vec<super::index_fns::FieldArg> =
+            read().flat_map(|f| f.const_args.iter().cloned()).collect();
+        let consts = super::index_fns::index_fields(&const_args, &fns);
+        if !consts.is_empty() {
+            hand_to(&mut consts_out, &tree, &consts);
         }
         if fns.is_empty() {
             continue;
@@ -1460,7 +1550,31 @@ fn callable(
             out.insert(f.clone(), fns.clone());
         }
     }
-    (out, fields_out)
+    let declares = |rel: &String,
+                    held: &HashMap<String, Vec<(String, String)>>,
+                    names: &dyn Fn(&RsFile) -> &Vec<String>| {
+        let file = files.get(rel);
+        held.get(rel).is_some_and(|h| {
+            file.is_some_and(|f| names(f).iter().any(|n| h.iter().any(|(m, _)| m == n)))
+        })
+    };
+    let carriers = files
+        .keys()
+        .filter(|rel| {
+            declares(rel, &fields_out, &|f| &f.option_fields)
+                || declares(rel, &consts_out, &|f| &f.consts)
+        })
+        .cloned()
+        .collect();
+    let arc = |m: HashMap<String, Vec<(String, String)>>| {
+        m.into_iter().map(|(k, v)| (k, Arc::new(v))).collect()
+    };
+    Callable {
+        fns: out,
+        fields: arc(fields_out),
+        consts: arc(consts_out),
+        carriers,
+    }
 }
 
 /// A library's files with their module paths.

@@ -199,14 +199,24 @@ fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
     }
 }
 
+/// What other files of the tree hand to a device index: (name, what it reaches).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HandedOn<'a> {
+    /// Struct fields: a command-line default of that name in this file is an index.
+    pub fields: &'a [(String, String)],
+    /// `const`/`static` items: one of that name in this file is an index.
+    pub consts: &'a [(String, String)],
+}
+
 /// The facts of a file; `callable`: the functions of the tree that take a device index (see
-/// `index_fns`), whose calls are device indices too; `fields`: the struct fields the crate hands
-/// to a device index elsewhere, whose command-line default in this file is one.
+/// `index_fns`), whose calls are device indices too; `handed`: the struct fields and items the
+/// crate hands to a device index elsewhere, whose default or value in this file is one.
 pub fn collect(
     file: &syn::File,
     callable: &[super::index_fns::IndexFn],
-    fields: &[(String, String)],
+    handed: HandedOn,
 ) -> Facts {
+    let fields = handed.fields;
     let mut aliases = HashMap::new();
     // A `use` inside `cfg_if!` imports as much as one outside it.
     let expanded = mains::expand_cfg_if(&file.items);
@@ -266,6 +276,43 @@ pub fn collect(
                 scope: None,
                 expr: d.digits.start,
             });
+        }
+    }
+    // An item of this file another file hands to an index (`new_cuda(config::GPU)`): a sink
+    // where its value is written (unless this file hands it to an index itself). Each is its
+    // own choice: two items of one file are not two cards of one function.
+    let items: Vec<Binding> = v
+        .facts
+        .bindings
+        .iter()
+        .filter(|b| b.scope.is_none() && !b.literals.is_empty())
+        .cloned()
+        .collect();
+    for b in items {
+        let here = v
+            .facts
+            .sinks
+            .iter()
+            .any(|s| matches!(&s.arg, Arg::Name { name, .. } if *name == b.name));
+        let twice = v
+            .facts
+            .bindings
+            .iter()
+            .filter(|o| o.scope.is_none() && o.name == b.name)
+            .count()
+            > 1;
+        if let Some((_, what)) = handed.consts.iter().find(|(n, _)| *n == b.name) {
+            if !here && !twice {
+                v.facts.sinks.push(DeviceSink {
+                    what: format!("{what},"),
+                    arg: Arg::Name {
+                        name: b.name.clone(),
+                        at: b.at.clone(),
+                    },
+                    scope: Some(b.at.clone()),
+                    expr: b.at.start,
+                });
+            }
         }
     }
     let main = v.facts.main.clone();
@@ -337,7 +384,7 @@ pub fn is_gpu_path(path: &str) -> bool {
     crate::knowledge::rust::is_gpu_crate(first)
 }
 
-fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
+pub(super) fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
     let join = |name: &str| {
         if prefix.is_empty() {
             name.to_string()
@@ -1130,7 +1177,7 @@ fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
 
 /// `default_value_t = 1` / `default_value = "1"` in a `#[arg(…)]`, `#[clap(…)]` or
 /// `#[structopt(…)]` attribute: the digits and their value.
-fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64)> {
+pub(super) fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64)> {
     let path = attr.path();
     if !(path.is_ident("arg") || path.is_ident("clap") || path.is_ident("structopt")) {
         return None;
@@ -1181,7 +1228,11 @@ mod tests {
     use super::*;
 
     fn facts(source: &str) -> Facts {
-        let facts = collect(&crate::lang::rust::parse(source).unwrap(), &[], &[]);
+        let facts = collect(
+            &crate::lang::rust::parse(source).unwrap(),
+            &[],
+            HandedOn::default(),
+        );
         proc_macro2::extra::invalidate_current_thread_spans();
         facts
     }
