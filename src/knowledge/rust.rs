@@ -263,6 +263,25 @@ pub const INDEX_CALLS: &[&str] = &[
     "cudaSetDevice",
 ];
 
+/// Command-line options that select several cards, by their name with `-`/`_` taken out and
+/// lower-cased: a list of devices (any option whose name says device or GPU and whose type is
+/// a list, or whose default lists several) and counts of cards, multi-GPU when their default
+/// is above 1.
+pub const DEVICE_WORDS: &[&str] = &["device", "gpu", "cuda"];
+pub const CARD_COUNT_OPTIONS: &[&str] = &[
+    "numgpus",
+    "ngpus",
+    "gpus",
+    "gpucount",
+    "numdevices",
+    "ndevices",
+    "devicecount",
+    "worldsize",
+    "tensorparallelsize",
+    "tpsize",
+    "numshards",
+];
+
 /// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).
 pub const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
 

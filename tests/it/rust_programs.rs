@@ -880,3 +880,61 @@ fn an_options_default_in_a_library_crate_reaches_another_crates_constructor() {
     assert_eq!(status["cli/src/lib.rs"], "compliant", "{text}");
     assert_eq!(status["app/src/main.rs"], "compliant", "{text}");
 }
+
+/// Command-line options that select several cards (`--devices`/`--device-ids` lists, a
+/// `--gpus "0,1"` default, `--num-gpus 2`) make a GPU program multi-GPU (GH513): no mask is
+/// written into it. A count of cards whose default is 1, and a `--devices` list in a CPU tool
+/// (audio devices), are no finding.
+#[test]
+fn multi_gpu_command_line_options_get_the_multi_gpu_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"mg\", \"audio\"]\n",
+    );
+    write(root, "mg/Cargo.toml", "[package]\nname = \"mg\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "mg/src/bin/shard.rs", "use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    /// Devices to shard over.\n    #[arg(long, value_delimiter = ',')]\n    devices: Vec<usize>,\n}\n\nfn main() {\n    let args = Args::parse();\n    let devs: Vec<Device> = args.devices.iter().map(|d| Device::new_cuda(*d).unwrap()).collect();\n    println!(\"{}\", devs.len());\n}\n");
+    write(root, "mg/src/bin/ids.rs", "use candle_core::Device;\n\n#[derive(clap::Parser)]\nstruct Args {\n    device_ids: Option<Vec<u32>>,\n    #[clap(long = \"gpus\", default_value = \"0,1\")]\n    gpu_list: String,\n}\n\nfn main() {\n    let d = Device::new_cuda(0).unwrap();\n    println!(\"{d:?}\");\n}\n");
+    write(root, "mg/src/bin/count.rs", "use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 2)]\n    num_gpus: usize,\n}\n\nfn main() {\n    let args = Args::parse();\n    let mut devs = Vec::new();\n    for i in 0..args.num_gpus {\n        devs.push(Device::new_cuda(i).unwrap());\n    }\n    println!(\"{}\", devs.len());\n}\n");
+    write(root, "mg/src/bin/one.rs", "use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 1)]\n    world_size: usize,\n}\n\nfn main() {\n    let args = Args::parse();\n    let d = Device::new_cuda(0).unwrap();\n    println!(\"{d:?} {}\", args.world_size);\n}\n");
+    write(root, "audio/Cargo.toml", "[package]\nname = \"audio\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "audio/src/main.rs", "use clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    /// Sound devices to record from (a GPU is nowhere here).\n    #[arg(long)]\n    devices: Vec<String>,\n}\n\nfn main() {\n    println!(\"{:?}\", Args::parse().devices);\n}\n");
+    let (status, text) = statuses(root);
+    for (at, option, what) in [
+        (
+            "mg/src/bin/shard.rs:8:5",
+            "devices",
+            "takes a list of devices",
+        ),
+        (
+            "mg/src/bin/ids.rs:5:5",
+            "device-ids",
+            "takes a list of devices",
+        ),
+        ("mg/src/bin/ids.rs:7:5", "gpus", "takes a list of devices"),
+        (
+            "mg/src/bin/count.rs:7:5",
+            "num-gpus",
+            "opens 2 cards by default",
+        ),
+    ] {
+        assert!(
+            text.contains(&format!("{at}: GH513 [review] the command-line option `--{option}` {what}: several cards by design")),
+            "{at}: {text}"
+        );
+    }
+    assert!(!text.contains("one.rs:7"), "{text}");
+    assert_eq!(status["audio/src/main.rs"], "no_gpu_code", "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    for bin in ["shard", "ids", "count"] {
+        let src = std::fs::read_to_string(root.join(format!("mg/src/bin/{bin}.rs"))).unwrap();
+        assert!(!src.contains("CUDA_VISIBLE_DEVICES"), "{bin}: {src}");
+    }
+    let one = std::fs::read_to_string(root.join("mg/src/bin/one.rs")).unwrap();
+    assert!(
+        one.contains("std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"),
+        "{one}"
+    );
+}

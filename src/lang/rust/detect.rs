@@ -178,6 +178,20 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
         ));
     }
+    // An option that selects several cards, in the code of a GPU program (`--devices` is an
+    // audio device list in a CPU tool).
+    let gpu_code = match ctx.role {
+        Some(FileRole::Program { cuda, cpu, .. }) => cuda.is_some() && cpu.is_none(),
+        Some(FileRole::Module { programs, .. }) => !programs.is_empty(),
+        None => facts.uses_gpu_crate || !facts.sinks.is_empty(),
+    };
+    for (at, what) in facts.multi_gpu_options.iter().filter(|_| gpu_code) {
+        out.push(Finding::new(
+            &MULTI_GPU,
+            at.clone(),
+            format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so a second card it is given is an invalid ordinal", ctx.policy.visible_devices),
+        ));
+    }
     library_indices(facts, ctx, kind, &mut out);
     // The touchpoint map: where programs reach CUDA and where devices are built.
     if let Some(FileRole::Program {
