@@ -938,3 +938,57 @@ fn multi_gpu_command_line_options_get_the_multi_gpu_finding() {
         "{one}"
     );
 }
+
+/// Tests and benches as programs: a test binary is judged test by test (a `Device::Cpu` test
+/// next to one that builds a default config, whose library picks CUDA, is a GPU test binary:
+/// GH508), a test reaching CUDA through a helper of the library is one, a bench with a
+/// harness is one, an integration test with `harness = false` has a real `main` and is fixed
+/// like a binary; tests whose every function binds the CPU, or that use no device, get nothing.
+#[test]
+fn tests_and_benches_are_programs_judged_test_by_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"mdl\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n[[test]]\nname = \"standalone\"\nharness = false\n");
+    write(root, "src/lib.rs", "use candle_core::Device;\n\npub struct Config {\n    pub device: Device,\n}\n\nimpl Default for Config {\n    fn default() -> Self {\n        Config {\n            device: Device::cuda_if_available(0).unwrap(),\n        }\n    }\n}\n\npub fn helper_device() -> Device {\n    Device::cuda_if_available(0).unwrap()\n}\n\npub fn add(a: usize, b: usize) -> usize {\n    a + b\n}\n");
+    write(root, "tests/mixed.rs", "use candle_core::Device;\nuse mdl::Config;\n\n#[test]\nfn runs_with_default_config() {\n    let c = Config::default();\n    let _ = c.device;\n}\n\n#[test]\nfn on_cpu() {\n    let d = Device::Cpu;\n    let _ = d;\n}\n");
+    write(
+        root,
+        "tests/helper.rs",
+        "#[test]\nfn via_helper() {\n    let _d = mdl::helper_device();\n}\n",
+    );
+    write(root, "tests/cpu_only.rs", "use candle_core::Device;\n\n#[test]\nfn a() {\n    let dev = Device::Cpu;\n    let _ = dev;\n}\n\n#[test]\nfn b() {\n    let d: Device = Device::Cpu;\n    let _ = d;\n}\n");
+    write(
+        root,
+        "tests/math.rs",
+        "#[test]\nfn adds() {\n    assert_eq!(mdl::add(1, 2), 3);\n}\n",
+    );
+    write(
+        root,
+        "tests/standalone.rs",
+        "fn main() {\n    let _d = mdl::helper_device();\n}\n",
+    );
+    write(root, "benches/speed.rs", "#![feature(test)]\nextern crate test;\n\n#[bench]\nfn speed(b: &mut test::Bencher) {\n    b.iter(mdl::helper_device);\n}\n");
+    let (status, text) = statuses(root);
+    for gpu_test in ["tests/mixed.rs", "tests/helper.rs", "benches/speed.rs"] {
+        assert!(
+            text.contains(&format!("{gpu_test}:1:1: GH508 [review] this GPU program")),
+            "{gpu_test}: {text}"
+        );
+        assert_eq!(status[gpu_test], "needs_review", "{gpu_test}: {text}");
+    }
+    for cpu_test in ["tests/cpu_only.rs", "tests/math.rs"] {
+        assert_eq!(status[cpu_test], "no_gpu_code", "{cpu_test}: {text}");
+    }
+    assert!(
+        text.contains("tests/standalone.rs:1:1: GH502 [*]"),
+        "{text}"
+    );
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let standalone = std::fs::read_to_string(root.join("tests/standalone.rs")).unwrap();
+    assert!(
+        standalone.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"),
+        "{standalone}"
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["tests/standalone.rs"], "compliant", "{text}");
+}

@@ -381,6 +381,12 @@ struct RsFile {
     /// A binding that is a CPU device itself (`let dev: Cpu = …`, `let d = Device::Cpu`,
     /// `Cpu::default()`): the program chooses the CPU, whatever a library could choose.
     cpu_binding: bool,
+    /// Its `#[test]` functions, and those of them that bind a CPU device themselves: a test
+    /// binary is judged test by test (one CPU test does not make the others CPU).
+    tests: usize,
+    cpu_tests: Vec<String>,
+    /// A CPU device is bound outside a `#[test]` function (a helper, `main`).
+    cpu_binding_other: bool,
     async_main: bool,
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
@@ -506,6 +512,27 @@ impl Unit for RsFile {
     }
 }
 
+/// A test binary's file without its tests that bind a CPU device (see `link`).
+struct TestsOf<'f> {
+    file: &'f RsFile,
+    items: super::items::Items,
+}
+
+impl Unit for TestsOf<'_> {
+    fn names(&self) -> &HashSet<String> {
+        &self.file.names
+    }
+    fn segments(&self) -> &HashSet<String> {
+        &self.file.segments
+    }
+    fn cuda(&self) -> bool {
+        self.file.cuda
+    }
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+        super::items::entries(&self.items)
+    }
+}
+
 impl Unit for super::items::Reached {
     fn names(&self) -> &HashSet<String> {
         &self.names
@@ -568,6 +595,17 @@ fn use_segments(t: &syn::UseTree, out: &mut HashSet<String>) {
 struct Reader {
     file: RsFile,
     inline: Vec<String>,
+    /// The functions being read, outermost first, each with whether it is a `#[test]`.
+    function: Vec<(String, bool)>,
+}
+
+/// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`-free: an attribute that makes a function a
+/// test of libtest's `main`.
+fn is_test_attr(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "test")
 }
 
 impl<'a> Visit<'a> for Reader {
@@ -616,6 +654,15 @@ impl<'a> Visit<'a> for Reader {
         visit::visit_path(self, p);
     }
 
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        let test =
+            self.function.is_empty() && self.inline.is_empty() && f.attrs.iter().any(is_test_attr);
+        self.file.tests += usize::from(test);
+        self.function.push((f.sig.ident.to_string(), test));
+        visit::visit_item_fn(self, f);
+        self.function.pop();
+    }
+
     fn visit_field(&mut self, f: &'a syn::Field) {
         if let Some(name) = &f.ident {
             if f.attrs
@@ -652,7 +699,18 @@ impl<'a> Visit<'a> for Reader {
             .init
             .as_ref()
             .is_some_and(|init| is_cpu_device(&init.expr));
-        self.file.cpu_binding |= cpu_type || cpu_value;
+        let binds_cpu = cpu_type || cpu_value;
+        self.file.cpu_binding |= binds_cpu;
+        if binds_cpu {
+            match self.function.first() {
+                Some((name, true)) => {
+                    if !self.file.cpu_tests.contains(name) {
+                        self.file.cpu_tests.push(name.clone());
+                    }
+                }
+                _ => self.file.cpu_binding_other = true,
+            }
+        }
         visit::visit_local(self, l);
     }
 
@@ -1303,13 +1361,26 @@ fn link(
             let tree = module_tree(bin, files);
             package_files[i].extend(tree.iter().cloned());
             let named = names_of(&tree);
-            let mut cuda = program_reach(i, &units_of(&tree, files));
+            // A test binary with CPU tests and others: the others are what may run on a GPU
+            // (a test that builds a default config next to one that binds `Device::Cpu`).
+            let split = files
+                .get(bin)
+                .filter(|f| *test && !f.cpu_tests.is_empty() && f.tests > f.cpu_tests.len())
+                .map(|f| TestsOf {
+                    file: f,
+                    items: f.items.without(&f.cpu_tests),
+                });
+            let mut units = units_of(&tree, files);
+            if let Some(split) = &split {
+                units[0] = split;
+            }
+            let mut cuda = program_reach(i, &units);
             let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
             if named.contains(p.lib_name.as_str()) {
                 // Only the library code the program's paths and method calls reach.
                 let lib_reach = match &lib_index[i] {
                     Some(index) => {
-                        let (entry, methods) = entries_into(&units_of(&tree, files), &p.lib_name);
+                        let (entry, methods) = entries_into(&units, &p.lib_name);
                         let used = index.reach(&entry, &methods);
                         if used.incomplete {
                             // Too large to follow: all of the library counts.
@@ -1336,7 +1407,10 @@ fn link(
             for f in own {
                 any_cuda |= f.cuda;
                 any_cpu |= f.cpu;
-                cpu_binding |= f.cpu_binding;
+                cpu_binding |= match &split {
+                    Some(s) if std::ptr::eq(s.file, f) => f.cpu_binding_other,
+                    _ => f.cpu_binding,
+                };
             }
             // Chooses only CPU devices: a CPU program whatever it links; or names only CUDA
             // crates that are built without CUDA.
