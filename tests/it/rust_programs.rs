@@ -992,3 +992,78 @@ fn tests_and_benches_are_programs_judged_test_by_test() {
     let (status, text) = statuses(root);
     assert_eq!(status["tests/standalone.rs"], "compliant", "{text}");
 }
+
+/// rustfmt: an async `main` made sync keeps its body where it was (`async fn async_main`, not
+/// one line re-indented) and gets a sync `main` laid out as rustfmt lays it out, so a file
+/// `rustfmt --check` accepted before the fix (with the project's rustfmt.toml and edition) it
+/// accepts after, even with lines at the width limit; the result type-checks against the stub
+/// crates and opens device 0 under the mask.
+#[test]
+fn an_async_main_made_sync_stays_rustfmt_clean_with_the_projects_settings() {
+    let rustfmt_ok = std::process::Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !rustfmt_ok {
+        eprintln!("rustfmt is not installed: formatting after the fix is not checked");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    let root = root.as_path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"srv\", \"narrow\"]\nresolver = \"2\"\n",
+    );
+    write(root, "srv/Cargo.toml", "[package]\nname = \"srv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntokio = { version = \"1\", features = [\"full\"] }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    // A line of 100 columns at the body's indentation: one step deeper, rustfmt would wrap it.
+    let long = format!("    let message = \"{}\";\n", "x".repeat(79));
+    assert_eq!(long.len(), 101);
+    write(root, "srv/src/main.rs", &format!("use candle_core::Device;\n\n#[tokio::main]\nasync fn main() -> Result<(), candle_core::Error> {{\n    let device = Device::new_cuda(1)?;\n{long}    println!(\"{{message}} {{device:?}}\");\n    Ok(())\n}}\n"));
+    write(
+        root,
+        "narrow/rustfmt.toml",
+        "max_width = 60\ntab_spaces = 2\n",
+    );
+    write(root, "narrow/Cargo.toml", "[package]\nname = \"narrow\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ntokio = { version = \"1\", features = [\"full\"] }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "narrow/src/main.rs", "use candle_core::Device;\n\n#[tokio::main(flavor = \"current_thread\")]\nasync fn main() {\n  let d = Device::new_cuda(1).unwrap();\n  let shown = format!(\"narrow {:?} {}\", d, 1_000_000);\n  println!(\"{shown}\");\n}\n");
+    let formatted = |rel: &str, edition: &str| {
+        std::process::Command::new("rustfmt")
+            .args(["--check", "--edition", edition])
+            .arg(root.join(rel))
+            .output()
+            .unwrap()
+    };
+    for (rel, edition) in [("srv/src/main.rs", "2021"), ("narrow/src/main.rs", "2024")] {
+        let out = formatted(rel, edition);
+        assert!(
+            out.status.success(),
+            "{rel} before: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    run(gh(root).args(["fix", "--unsafe-fixes", "--no-journal", "--gpu", "off", "."]));
+    for (rel, edition) in [("srv/src/main.rs", "2021"), ("narrow/src/main.rs", "2024")] {
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        assert!(text.contains("async fn async_main()"), "{rel}: {text}");
+        let out = formatted(rel, edition);
+        assert!(
+            out.status.success(),
+            "{rel} after: {}\n{text}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let srv = std::fs::read_to_string(root.join("srv/src/main.rs")).unwrap();
+    assert!(srv.contains(&long), "{srv}");
+    let target = dir.path().join("target");
+    for package in ["srv", "narrow"] {
+        let out = common::cargo_with_stubs(
+            root,
+            &target,
+            &["tokio", "candle-core"],
+            &["run", "-p", package],
+        );
+        assert!(out.contains("candle Device::new_cuda(0) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID"), "{package}: {out}");
+    }
+}

@@ -445,14 +445,8 @@ fn async_fix(
             respect: super::Respect::of(ctx.policy),
         },
     );
-    let mut edits = super::async_main::sync_main_edits(
-        ctx.source,
-        main,
-        &env,
-        &format!("{base}{unit}"),
-        &unit,
-        ctx.newline,
-    )?;
+    let mut edits =
+        super::async_main::sync_main_edits(ctx.source, main, &env, base, &unit, ctx.newline)?;
     edits.extend(super::async_main::body_env_removals(ctx, &facts.env));
     if sites.comment.is_none() {
         edits.push(fix::comment_edit(facts, ctx));

@@ -6,15 +6,27 @@ use super::facts::Facts;
 use crate::base::edit::Edit;
 use crate::model::finding::Finding;
 
-/// Four spaces, or a tab in a file indented with tabs.
+/// The file's indentation step: a tab in a file indented with tabs, else its smallest
+/// indentation in spaces (rustfmt's `tab_spaces`), four by default.
 pub fn indent_unit(source: &str) -> String {
-    let tabs = crate::base::lines::texts(source)
-        .find(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
-        .is_some_and(|l| l.starts_with('\t'));
-    if tabs {
-        "\t".into()
-    } else {
-        "    ".into()
+    let indented = || {
+        crate::base::lines::texts(source)
+            .filter(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
+            // ` * ` of a block comment is aligned, not indented.
+            .filter(|l| !l.trim_start().starts_with('*'))
+    };
+    if indented().next().is_some_and(|l| l.starts_with('\t')) {
+        return "\t".into();
+    }
+    // The file's step (rustfmt's `tab_spaces`): its smallest indentation, 4 when it has none
+    // or an odd one.
+    let step = indented()
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .filter(|n| *n > 0)
+        .min();
+    match step {
+        Some(n @ (2 | 3 | 4 | 8)) => " ".repeat(n),
+        _ => "    ".into(),
     }
 }
 
