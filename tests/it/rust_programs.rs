@@ -1067,3 +1067,75 @@ fn an_async_main_made_sync_stays_rustfmt_clean_with_the_projects_settings() {
         assert!(out.contains("candle Device::new_cuda(0) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID"), "{package}: {out}");
     }
 }
+
+/// Registry crates that turn on each other's features (`candle-transformers/cuda` turns on
+/// `candle-core/cuda`: the knowledge table's `features_enable`), in the package itself and
+/// across a path dependency of the build; a renamed dependency turned on through `dep:` and
+/// `?/` syntax or a feature of any name: each program using `Device::cuda_if_available` picks
+/// CUDA and is found, with the reason. Without the feature, the same program is CPU.
+#[test]
+fn registry_crates_turning_on_each_others_cuda_and_renamed_dependencies_are_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[workspace]\nmembers = [\"direct\", \"models\", \"viaLib\", \"renamed\", \"named\", \"cpu\"]\nresolver = \"2\"\n");
+    let pkg = |name: &str, deps: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{deps}")
+    };
+    let main = |krate: &str| {
+        format!("fn main() {{\n    let d = {krate}::Device::cuda_if_available(0).unwrap();\n    println!(\"{{d:?}}\");\n}}\n")
+    };
+    write(root, "direct/Cargo.toml", &pkg("direct", "[dependencies]\ncandle-core = \"0.9\"\ncandle-transformers = { version = \"0.9\", features = [\"cuda\"] }\n"));
+    write(root, "direct/src/main.rs", &main("candle_core"));
+    write(
+        root,
+        "models/Cargo.toml",
+        &pkg(
+            "models",
+            "[dependencies]\ncandle-nn = { version = \"0.9\", features = [\"cuda\"] }\n",
+        ),
+    );
+    write(
+        root,
+        "models/src/lib.rs",
+        "pub fn layers() -> usize {\n    1\n}\n",
+    );
+    write(
+        root,
+        "viaLib/Cargo.toml",
+        &pkg(
+            "via-lib",
+            "[dependencies]\ncandle-core = \"0.9\"\nmodels = { path = \"../models\" }\n",
+        ),
+    );
+    write(root, "viaLib/src/main.rs", &main("candle_core"));
+    write(root, "renamed/Cargo.toml", &pkg("renamed", "[dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\", optional = true }\n[features]\ndefault = [\"gpu\"]\ngpu = [\"dep:candle\", \"candle?/cuda\"]\n"));
+    write(root, "renamed/src/main.rs", &main("candle"));
+    write(root, "named/Cargo.toml", &pkg("named", "[dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\n[features]\n_cuda = [\"candle/cuda\"]\n"));
+    write(root, "named/src/main.rs", &main("candle"));
+    write(
+        root,
+        "cpu/Cargo.toml",
+        &pkg(
+            "cpu",
+            "[dependencies]\ncandle-core = \"0.9\"\ncandle-transformers = \"0.9\"\n",
+        ),
+    );
+    write(root, "cpu/src/main.rs", &main("candle_core"));
+    let out = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
+    assert!(out.contains("direct/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `candle_transformers/cuda`"), "{out}");
+    assert!(out.contains("viaLib/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `models`"), "{out}");
+    for found in ["renamed", "named"] {
+        assert!(out.contains(&format!("{found}/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `candle_core` with its `cuda` feature")), "{found}: {out}");
+    }
+    let (status, text) = statuses(root);
+    for gpu in ["direct", "viaLib", "renamed", "named"] {
+        assert_eq!(
+            status[&format!("{gpu}/src/main.rs")],
+            "non_compliant",
+            "{gpu}: {text}"
+        );
+    }
+    // Built without CUDA: a CPU program, no finding and no fix.
+    assert_eq!(status["cpu/src/main.rs"], "compliant", "{text}");
+    assert!(!text.contains("cpu/src/main.rs"), "{text}");
+}

@@ -905,10 +905,34 @@ impl Packages {
                     tree,
                 });
             }
+            // A registry crate's feature that turns on another's (`candle-transformers/cuda`
+            // turns on `candle-core/cuda`): a sibling dependency of that package gets it too.
+            let implied = implied_features(&raw);
             let mut deps: Vec<(String, Dep)> = raw
                 .iter()
-                .map(|d| (d.local.clone(), resolve(d, &d.on, None)))
+                .enumerate()
+                .map(|(n, d)| {
+                    let by = implied.iter().filter(|(k, _, _)| *k == n);
+                    let extra: Vec<String> = by
+                        .clone()
+                        .filter(|(_, f, _)| !d.on.contains(f))
+                        .map(|(_, f, _)| f.clone())
+                        .collect();
+                    let base = resolve(d, &d.on, None);
+                    if extra.is_empty() || matches!(base, Dep::Cuda(..)) {
+                        return (d.local.clone(), base);
+                    }
+                    let on: Vec<String> = d.on.iter().cloned().chain(extra).collect();
+                    let mut who: Vec<String> = by.map(|(_, _, w)| w.clone()).collect();
+                    who.dedup();
+                    (d.local.clone(), resolve(d, &on, Some(&who.join("`, `"))))
+                })
                 .collect();
+            for (n, f, _) in &implied {
+                if !raw[*n].on.contains(f) {
+                    raw[*n].on.push(f.clone());
+                }
+            }
             packages[i].raw = raw;
             // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
             // with its own `cuda` feature).
@@ -995,6 +1019,34 @@ impl Package {
             .cloned()
             .chain(self.binaries.iter().map(|(b, _)| b.clone()))
     }
+}
+
+/// The features registry dependencies of one package turn on in its other dependencies
+/// through their own `[features]` (the knowledge table's `features_enable`): (the dependency
+/// it turns on, the feature, what turned it on: `candle_transformers/cuda`).
+fn implied_features(raw: &[RawDep]) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for d in raw.iter().filter(|d| d.tree.is_none()) {
+        let Some(row) = rust::by_package(&d.package) else {
+            continue;
+        };
+        for (feature, enables) in row.features_enable {
+            if !d.on.iter().any(|f| f == feature) {
+                continue;
+            }
+            for target in *enables {
+                let Some((package, feat)) = target.split_once('/') else {
+                    continue;
+                };
+                for (n, other) in raw.iter().enumerate() {
+                    if other.package == package && other.tree.is_none() {
+                        out.push((n, feat.to_string(), format!("{}/{feature}", d.package)));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// How a dependency reaches CUDA with the features `on` for it in the build; `by`: the package
@@ -1699,6 +1751,20 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
                     all.push((f.as_str(), c));
                 }
             }
+            // What its own features turn on in other registry crates of the build, whether
+            // or not this package names them (`candle-nn/cuda` → `candle-core/cuda`).
+            let rows = rust::by_package(&d.package).filter(|_| d.tree.is_none());
+            for (feature, enables) in rows.map_or(&[][..], |r| r.features_enable) {
+                if !d.on.iter().any(|f| f == feature) {
+                    continue;
+                }
+                for (package, feat) in enables.iter().filter_map(|t| t.split_once('/')) {
+                    let all = union.entry(package).or_default();
+                    if !all.iter().any(|(g, _)| *g == feat) {
+                        all.push((feat, c));
+                    }
+                }
+            }
         }
     }
     let reaches = |d: &Dep| match d {
@@ -1709,8 +1775,10 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
     let mut view: Option<Vec<Package>> = None;
     for &c in &closure {
         for (n, d) in packages[c].raw.iter().enumerate() {
-            let extra: Vec<&(&str, usize)> = union[d.package.as_str()]
-                .iter()
+            let extra: Vec<&(&str, usize)> = union
+                .get(d.package.as_str())
+                .into_iter()
+                .flatten()
                 .filter(|(f, _)| !d.on.iter().any(|g| g == f))
                 .collect();
             if extra.is_empty() || reaches(&packages[c].deps[n].1) {
