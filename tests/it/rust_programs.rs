@@ -1014,8 +1014,11 @@ fn an_async_main_made_sync_stays_rustfmt_clean_with_the_projects_settings() {
     write(
         root,
         "Cargo.toml",
-        "[workspace]\nmembers = [\"srv\", \"narrow\"]\nresolver = \"2\"\n",
+        "[workspace]\nmembers = [\"srv\", \"narrow\", \"aligned\"]\nresolver = \"2\"\n",
     );
+    // A block comment aligned by 3 spaces (tch's examples): the step stays 4, as main's body.
+    write(root, "aligned/Cargo.toml", "[package]\nname = \"aligned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "aligned/src/main.rs", "/* Trains on CIFAR-10.\n   The data goes in data/.\n*/\nuse candle_core::Device;\n\nfn main() {\n    let d = Device::new_cuda(1).unwrap();\n    println!(\"{d:?}\");\n}\n");
     write(root, "srv/Cargo.toml", "[package]\nname = \"srv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntokio = { version = \"1\", features = [\"full\"] }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
     // A line of 100 columns at the body's indentation: one step deeper, rustfmt would wrap it.
     let long = format!("    let message = \"{}\";\n", "x".repeat(79));
@@ -1035,7 +1038,11 @@ fn an_async_main_made_sync_stays_rustfmt_clean_with_the_projects_settings() {
             .output()
             .unwrap()
     };
-    for (rel, edition) in [("srv/src/main.rs", "2021"), ("narrow/src/main.rs", "2024")] {
+    for (rel, edition) in [
+        ("srv/src/main.rs", "2021"),
+        ("narrow/src/main.rs", "2024"),
+        ("aligned/src/main.rs", "2021"),
+    ] {
         let out = formatted(rel, edition);
         assert!(
             out.status.success(),
@@ -1056,8 +1063,19 @@ fn an_async_main_made_sync_stays_rustfmt_clean_with_the_projects_settings() {
     }
     let srv = std::fs::read_to_string(root.join("srv/src/main.rs")).unwrap();
     assert!(srv.contains(&long), "{srv}");
+    let aligned = std::fs::read_to_string(root.join("aligned/src/main.rs")).unwrap();
+    assert!(
+        aligned.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"),
+        "{aligned}"
+    );
+    let out = formatted("aligned/src/main.rs", "2021");
+    assert!(
+        out.status.success(),
+        "aligned after: {}\n{aligned}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let target = dir.path().join("target");
-    for package in ["srv", "narrow"] {
+    for package in ["srv", "narrow", "aligned"] {
         let out = common::cargo_with_stubs(
             root,
             &target,
@@ -1138,4 +1156,29 @@ fn registry_crates_turning_on_each_others_cuda_and_renamed_dependencies_are_foll
     // Built without CUDA: a CPU program, no finding and no fix.
     assert_eq!(status["cpu/src/main.rs"], "compliant", "{text}");
     assert!(!text.contains("cpu/src/main.rs"), "{text}");
+}
+
+/// Two misjudgements of candle's examples, as a class: a program whose own code only computes
+/// with a crate that has no device of its own (`candle_nn::ops::softmax` on an image its library
+/// loads on `Device::Cpu`) is a CPU program, left alone; a program that binds its device from a
+/// library call that picks CUDA (`let device = lib::device(args.cpu)?`) is a GPU program though
+/// one branch binds `Device::Cpu` (a quantized path).
+#[test]
+fn handed_device_crates_and_a_cpu_branch_next_to_a_library_device_are_judged_as_they_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ex\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\ncandle-nn = \"0.9\"\n[features]\ncuda = [\"candle/cuda\", \"candle-nn/cuda\"]\n");
+    write(root, "src/lib.rs", "pub mod imagenet;\n\nuse candle::{Device, Result};\n\npub fn device(cpu: bool) -> Result<Device> {\n    if cpu {\n        Ok(Device::Cpu)\n    } else {\n        Device::new_cuda(0)\n    }\n}\n");
+    write(root, "src/imagenet.rs", "use candle::{Device, Result, Tensor};\n\npub fn load_image(path: &str) -> Result<Tensor> {\n    println!(\"{path}\");\n    Tensor::zeros((3, 224), candle::DType::F32, &Device::Cpu)\n}\n");
+    write(root, "examples/onnx.rs", "use candle::D;\n\nfn main() -> anyhow::Result<()> {\n    let image = ex::imagenet::load_image(\"cat.jpg\")?;\n    let prs = candle_nn::ops::softmax(&image, D::Minus1)?;\n    println!(\"{prs:?}\");\n    Ok(())\n}\n");
+    write(root, "examples/blip.rs", "use candle::{Device, Tensor};\n\nfn main() -> anyhow::Result<()> {\n    let quantized = std::env::args().count() > 1;\n    let device = ex::device(false)?;\n    let image = if quantized {\n        let device = Device::Cpu;\n        ex::imagenet::load_image(\"cat.jpg\")?.to_device(&device)?\n    } else {\n        ex::imagenet::load_image(\"cat.jpg\")?.to_device(&device)?\n    };\n    let t = Tensor::zeros(1, candle::DType::F32, &device)?;\n    println!(\"{image:?} {t:?}\");\n    Ok(())\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/onnx.rs"], "no_gpu_code", "{text}");
+    assert!(!text.contains("examples/onnx.rs"), "{text}");
+    assert!(text.contains("examples/blip.rs:1:1: GH501 [*]"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let onnx = std::fs::read_to_string(root.join("examples/onnx.rs")).unwrap();
+    assert!(!onnx.contains("CUDA_VISIBLE_DEVICES"), "{onnx}");
+    let blip = std::fs::read_to_string(root.join("examples/blip.rs")).unwrap();
+    assert!(blip.contains("fn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"), "{blip}");
 }

@@ -120,7 +120,7 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
                 let text = ctx.header.main_env_text(
                     ctx.krate.edition,
                     fix::line_indent(ctx.source, m.sig.start),
-                    &fix::indent_unit(ctx.source),
+                    &fix::main_unit(ctx.source, m),
                     ctx.newline,
                     super::EnvText {
                         alloc,
@@ -433,7 +433,7 @@ fn async_fix(
         return None;
     }
     let base = fix::line_indent(ctx.source, main.sig.start);
-    let unit = fix::indent_unit(ctx.source);
+    let unit = fix::main_unit(ctx.source, main);
     let env = ctx.header.main_env_text(
         ctx.krate.edition,
         base,

@@ -387,6 +387,9 @@ struct RsFile {
     cpu_tests: Vec<String>,
     /// A CPU device is bound outside a `#[test]` function (a helper, `main`).
     cpu_binding_other: bool,
+    /// A device bound from a call (`let device = lib::device(cpu)?`): whatever that call
+    /// chooses.
+    device_call_binding: bool,
     async_main: bool,
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
@@ -700,6 +703,34 @@ impl<'a> Visit<'a> for Reader {
             .as_ref()
             .is_some_and(|init| is_cpu_device(&init.expr));
         let binds_cpu = cpu_type || cpu_value;
+        let device_name = match &l.pat {
+            syn::Pat::Ident(id) => Some(&id.ident),
+            syn::Pat::Type(t) => match t.pat.as_ref() {
+                syn::Pat::Ident(id) => Some(&id.ident),
+                _ => None,
+            },
+            _ => None,
+        }
+        .is_some_and(|id| {
+            let id = id.to_string();
+            id == "device" || id == "dev" || id.ends_with("_device")
+        });
+        let from_call = l.init.as_ref().is_some_and(|init| {
+            let mut e = init.expr.as_ref();
+            loop {
+                match e {
+                    syn::Expr::Try(t) => e = &t.expr,
+                    syn::Expr::MethodCall(m)
+                        if matches!(m.method.to_string().as_str(), "unwrap" | "expect") =>
+                    {
+                        e = &m.receiver
+                    }
+                    syn::Expr::Call(c) => break matches!(c.func.as_ref(), syn::Expr::Path(p) if p.path.segments.len() > 1),
+                    _ => break false,
+                }
+            }
+        });
+        self.file.device_call_binding |= device_name && from_call && !binds_cpu;
         self.file.cpu_binding |= binds_cpu;
         if binds_cpu {
             match self.function.first() {
@@ -1282,6 +1313,11 @@ fn link(
                     let counts = match gate {
                         _ if handed => units.iter().any(|u| u.cuda()),
                         Some(apis) => chooses(apis),
+                        // A crate with no device of its own (candle-nn's ops, candle-transformers'
+                        // models) computes on the tensors it is handed, in a program too: only
+                        // a device chosen by this code makes it CUDA (a device a library
+                        // chooses is that library's reach).
+                        None if *follows => units.iter().any(|u| u.cuda()),
                         None => true,
                     };
                     if counts {
@@ -1474,13 +1510,22 @@ fn link(
             // A device a library of the tree chooses (`select_device()`, `DeviceSetup::new`) is
             // not undone by the program's own `Device::Cpu` in a copy-back or a result tensor;
             // a CPU device the program binds itself (`let dev: Cpu = …`) is its choice.
-            let cpu = if any_cpu && !any_cuda && (!library_chooses || cpu_binding) {
-                Some("its code chooses only CPU devices".to_string())
-            } else if cuda.is_none() {
-                off.map(|name| format!("`{name}` is built without its CUDA feature"))
-            } else {
-                None
-            };
+            // A device the program binds from a library call (`let device =
+            // candle_examples::device(cpu)?`) next to a `Device::Cpu` of one branch: the CPU
+            // is one alternative, not its choice.
+            let library_device = library_chooses
+                && tree
+                    .iter()
+                    .filter_map(|f| files.get(f))
+                    .any(|f| f.device_call_binding);
+            let cpu =
+                if any_cpu && !any_cuda && (!library_chooses || (cpu_binding && !library_device)) {
+                    Some("its code chooses only CPU devices".to_string())
+                } else if cuda.is_none() {
+                    off.map(|name| format!("`{name}` is built without its CUDA feature"))
+                } else {
+                    None
+                };
             // Its fix sets the mask in its main: a sync main (or an async one the fix makes
             // sync) that runs first on the first thread, and that may call `set_var` (in
             // edition 2024, only where unsafe code is allowed).
