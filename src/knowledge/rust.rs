@@ -37,6 +37,11 @@ pub struct Crate {
     pub libtorch: bool,
     /// Names code gives it through a renamed dependency (`candle = { package = "candle-core" }`).
     pub aliases: &'static [&'static str],
+    /// What its own features turn on in other registry crates (its `[features]` table on
+    /// crates.io, transitively): `cuda = ["candle/cuda", "candle-nn/cuda"]`. Cargo unifies a
+    /// crate's features in a build, so a sibling dependency of the same package gets CUDA
+    /// too (`candle-core = "0.9"` next to `candle-transformers` with `cuda`).
+    pub features_enable: &'static [(&'static str, &'static [&'static str])],
 }
 
 impl Crate {
@@ -48,6 +53,7 @@ impl Crate {
         handed_device: false,
         libtorch: false,
         aliases: &[],
+        features_enable: &[],
     };
 }
 
@@ -149,6 +155,10 @@ pub const CRATES: &[Crate] = &[
         cuda: Cuda::Feature(&["cuda", "cudnn"]),
         why: "candle with CUDA",
         handed_device: true,
+        features_enable: &[
+            ("cuda", &["candle_core/cuda"]),
+            ("cudnn", &["candle_core/cudnn"]),
+        ],
         ..Crate::DEFAULT
     },
     Crate {
@@ -156,6 +166,11 @@ pub const CRATES: &[Crate] = &[
         cuda: Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
         why: "candle with CUDA",
         handed_device: true,
+        features_enable: &[
+            ("cuda", &["candle_core/cuda", "candle_nn/cuda"]),
+            ("cudnn", &["candle_core/cudnn", "candle_nn/cudnn"]),
+            ("flash-attn", &["candle_core/cuda", "candle_nn/cuda"]),
+        ],
         ..Crate::DEFAULT
     },
     Crate {
@@ -214,12 +229,23 @@ pub const CRATES: &[Crate] = &[
         name: "mistralrs",
         cuda: Cuda::Feature(&["cuda", "cudnn", "flash-attn"]),
         why: "mistral.rs with CUDA",
+        // Through mistralrs-core's own features.
+        features_enable: &[
+            ("cuda", &["candle_core/cuda", "candle_nn/cuda"]),
+            ("cudnn", &["candle_core/cudnn"]),
+            ("flash-attn", &["candle_core/cuda", "candle_nn/cuda"]),
+        ],
         ..Crate::DEFAULT
     },
     Crate {
         name: "fastembed",
         cuda: Cuda::Feature(&["cuda"]),
         why: "ONNX Runtime with CUDA",
+        // fastembed 5+ runs its candle models with CUDA under `cuda`.
+        features_enable: &[
+            ("cuda", &["candle_core/cuda", "candle_nn/cuda"]),
+            ("cudnn", &["candle_core/cudnn", "candle_nn/cudnn"]),
+        ],
         entry_points: &[(
             "CUDAExecutionProvider",
             "fastembed run on ONNX Runtime's CUDA provider",
@@ -261,6 +287,25 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::new_cuda_with_stream",
     // The CUDA runtime API (`cuda-runtime-sys`, cudarc's `runtime::sys`).
     "cudaSetDevice",
+];
+
+/// Command-line options that select several cards, by their name with `-`/`_` taken out and
+/// lower-cased: a list of devices (any option whose name says device or GPU and whose type is
+/// a list, or whose default lists several) and counts of cards, multi-GPU when their default
+/// is above 1.
+pub const DEVICE_WORDS: &[&str] = &["device", "gpu", "cuda"];
+pub const CARD_COUNT_OPTIONS: &[&str] = &[
+    "numgpus",
+    "ngpus",
+    "gpus",
+    "gpucount",
+    "numdevices",
+    "ndevices",
+    "devicecount",
+    "worldsize",
+    "tensorparallelsize",
+    "tpsize",
+    "numshards",
 ];
 
 /// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).

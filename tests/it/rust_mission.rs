@@ -492,7 +492,7 @@ fn an_async_main_is_made_sync_only_under_unsafe_fixes() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     let fixed = std::fs::read_to_string(dir.path().join("tool.rs")).unwrap();
     assert!(
-        fixed.ends_with("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    std::env::set_var(\"PYTORCH_CUDA_ALLOC_CONF\", \"max_split_size_mb:1024\");\n    tokio::runtime::Builder::new_current_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n            let d = Device::new_cuda(0);\n        })\n}\n"),
+        fixed.ends_with("async fn async_main() {\n    let d = Device::new_cuda(0);\n}\n\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    std::env::set_var(\"PYTORCH_CUDA_ALLOC_CONF\", \"max_split_size_mb:1024\");\n    tokio::runtime::Builder::new_current_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async_main())\n}\n"),
         "{fixed}"
     );
     let again = run(gh(dir.path()).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));

@@ -769,3 +769,416 @@ fn wrappers_vendored_in_the_tree_and_unified_features_reach_cuda() {
     assert!(touch.contains("chat/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `mywrap` (a crate of this tree) → `mysys` (a crate of this tree) with its `cuda` feature"), "{touch}");
     assert!(touch.contains("ex/examples/run.rs:1:1: GH531 [info] this program reaches CUDA through `core_lib` (a crate of this tree) → `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `ex`"), "{touch}");
 }
+
+/// Index provenance across modules and crates: a `const` of a settings crate imported under
+/// another name, a `static` named through `super::` and a command-line default written in a
+/// library's options struct (`default_value = "1"`) reach `Device::new_cuda` in other files.
+/// Each is remapped where it is written, since every program running it masks; the fixed
+/// workspace type-checks against the stub crates and its program opens device 0 under the
+/// mask. Where one program running the definition sets no mask (an edition-2024 program that
+/// forbids unsafe code), the definition is for review, naming it.
+#[test]
+fn an_index_written_in_another_module_or_crate_is_remapped_where_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    let root = root.as_path();
+    let layout = |root: &Path| {
+        write(
+            root,
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"conf\", \"engine\", \"app\"]\nresolver = \"2\"\n",
+        );
+        write(
+            root,
+            "conf/Cargo.toml",
+            "[package]\nname = \"conf\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        );
+        write(root, "conf/src/lib.rs", "pub mod settings;\n");
+        write(root, "conf/src/settings.rs", "/// The card the engine opens.\npub const GPU_INDEX: usize = 1;\npub const WORKERS: usize = 1;\n");
+        write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nconf = { path = \"../conf\" }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+        write(root, "engine/src/lib.rs", "pub mod dev;\npub mod limits;\n");
+        write(
+            root,
+            "engine/src/limits.rs",
+            "pub static SPARE: usize = 1;\n",
+        );
+        write(root, "engine/src/dev.rs", "use candle_core::Device;\nuse conf::settings::GPU_INDEX as IDX;\n\npub fn open() -> Device {\n    Device::new_cuda(IDX).unwrap()\n}\n\npub fn spare() -> Device {\n    Device::new_cuda(super::limits::SPARE).unwrap()\n}\n");
+        write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\nconf = { path = \"../conf\" }\n");
+        write(root, "app/src/main.rs", "fn main() {\n    let a = engine::dev::open();\n    let b = engine::dev::spare();\n    println!(\"{a:?} {b:?} {}\", conf::settings::WORKERS);\n}\n");
+    };
+    layout(root);
+    let (_, text) = statuses(root);
+    assert!(text.contains("conf/src/settings.rs:2:11: GH511 [*] `Device::new_cuda` (engine/src/dev.rs:5), selects device 1 through `GPU_INDEX` (line 2)"), "{text}");
+    assert!(text.contains("engine/src/limits.rs:1:12: GH511 [*] `Device::new_cuda` (engine/src/dev.rs:9), selects device 1 through `SPARE` (line 1)"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let settings = std::fs::read_to_string(root.join("conf/src/settings.rs")).unwrap();
+    assert_eq!(settings, "/// The card the engine opens.\npub const GPU_INDEX: usize = 0;\npub const WORKERS: usize = 1;\n");
+    let limits = std::fs::read_to_string(root.join("engine/src/limits.rs")).unwrap();
+    assert_eq!(limits, "pub static SPARE: usize = 0;\n");
+    let (status, text) = statuses(root);
+    for f in [
+        "conf/src/settings.rs",
+        "engine/src/limits.rs",
+        "app/src/main.rs",
+    ] {
+        assert_eq!(status[f], "compliant", "{f}: {text}");
+    }
+    let out = common::cargo_with_stubs(
+        root,
+        &dir.path().join("target"),
+        &["candle-core"],
+        &["run", "-p", "app"],
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("candle Device::new_cuda(0) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID")).count(),
+        2,
+        "{out}"
+    );
+
+    // A second program runs the settings without a mask: the definition is for review.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    layout(root);
+    write(
+        root,
+        "app/src/bin/strict.rs",
+        "#![forbid(unsafe_code)]\n\nfn main() {\n    let _d = engine::dev::open();\n}\n",
+    );
+    std::fs::write(root.join("app/Cargo.toml"), "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\nengine = { path = \"../engine\" }\nconf = { path = \"../conf\" }\n").unwrap();
+    let (_, text) = statuses(root);
+    assert!(text.contains("conf/src/settings.rs:2:11: GH514 [review] `Device::new_cuda` (engine/src/dev.rs:5), selects device 1 through `GPU_INDEX` (line 2)"), "{text}");
+    assert!(
+        text.contains("`app/src/bin/strict.rs` run(s) this library without a mask"),
+        "{text}"
+    );
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let settings = std::fs::read_to_string(root.join("conf/src/settings.rs")).unwrap();
+    assert!(settings.contains("GPU_INDEX: usize = 1;"), "{settings}");
+}
+
+/// A library's options struct whose default another crate hands to a device index, in a file
+/// with no GPU word: remapped where it is written.
+#[test]
+fn an_options_default_in_a_library_crate_reaches_another_crates_constructor() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"cli\", \"app\"]\n",
+    );
+    write(root, "cli/Cargo.toml", "[package]\nname = \"cli\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "cli/src/lib.rs", "#[derive(clap::Parser, Debug)]\npub struct Args {\n    #[arg(long, default_value = \"1\")]\n    pub gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    pub batch: usize,\n}\n");
+    write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncli = { path = \"../cli\" }\nclap = \"4\"\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "app/src/main.rs", "use clap::Parser;\n\nfn main() {\n    let args = cli::Args::parse();\n    let d = candle_core::Device::new_cuda(args.gpu).unwrap();\n    println!(\"{d:?} {}\", args.batch);\n}\n");
+    let (_, text) = statuses(root);
+    assert!(text.contains("cli/src/lib.rs:3:34: GH511 [*] `Device::new_cuda` (app/src/main.rs:5), selects device 1 through the default of the `gpu` option (line 3)"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let lib = std::fs::read_to_string(root.join("cli/src/lib.rs")).unwrap();
+    assert!(lib.contains("default_value = \"0\")]\n    pub gpu: usize,\n    #[arg(long, default_value_t = 1)]\n    pub batch"), "{lib}");
+    let (status, text) = statuses(root);
+    assert_eq!(status["cli/src/lib.rs"], "compliant", "{text}");
+    assert_eq!(status["app/src/main.rs"], "compliant", "{text}");
+}
+
+/// Command-line options that select several cards (`--devices`/`--device-ids` lists, a
+/// `--gpus "0,1"` default, `--num-gpus 2`) make a GPU program multi-GPU (GH513): no mask is
+/// written into it. A count of cards whose default is 1, and a `--devices` list in a CPU tool
+/// (audio devices), are no finding.
+#[test]
+fn multi_gpu_command_line_options_get_the_multi_gpu_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"mg\", \"audio\"]\n",
+    );
+    write(root, "mg/Cargo.toml", "[package]\nname = \"mg\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "mg/src/bin/shard.rs", "use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    /// Devices to shard over.\n    #[arg(long, value_delimiter = ',')]\n    devices: Vec<usize>,\n}\n\nfn main() {\n    let args = Args::parse();\n    let devs: Vec<Device> = args.devices.iter().map(|d| Device::new_cuda(*d).unwrap()).collect();\n    println!(\"{}\", devs.len());\n}\n");
+    write(root, "mg/src/bin/ids.rs", "use candle_core::Device;\n\n#[derive(clap::Parser)]\nstruct Args {\n    device_ids: Option<Vec<u32>>,\n    #[clap(long = \"gpus\", default_value = \"0,1\")]\n    gpu_list: String,\n}\n\nfn main() {\n    let d = Device::new_cuda(0).unwrap();\n    println!(\"{d:?}\");\n}\n");
+    write(root, "mg/src/bin/count.rs", "use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 2)]\n    num_gpus: usize,\n}\n\nfn main() {\n    let args = Args::parse();\n    let mut devs = Vec::new();\n    for i in 0..args.num_gpus {\n        devs.push(Device::new_cuda(i).unwrap());\n    }\n    println!(\"{}\", devs.len());\n}\n");
+    write(root, "mg/src/bin/one.rs", "use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    #[arg(long, default_value_t = 1)]\n    world_size: usize,\n}\n\nfn main() {\n    let args = Args::parse();\n    let d = Device::new_cuda(0).unwrap();\n    println!(\"{d:?} {}\", args.world_size);\n}\n");
+    write(root, "audio/Cargo.toml", "[package]\nname = \"audio\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\n");
+    write(root, "audio/src/main.rs", "use clap::Parser;\n\n#[derive(Parser)]\nstruct Args {\n    /// Sound devices to record from (a GPU is nowhere here).\n    #[arg(long)]\n    devices: Vec<String>,\n}\n\nfn main() {\n    println!(\"{:?}\", Args::parse().devices);\n}\n");
+    let (status, text) = statuses(root);
+    for (at, option, what) in [
+        (
+            "mg/src/bin/shard.rs:8:5",
+            "devices",
+            "takes a list of devices",
+        ),
+        (
+            "mg/src/bin/ids.rs:5:5",
+            "device-ids",
+            "takes a list of devices",
+        ),
+        ("mg/src/bin/ids.rs:7:5", "gpus", "takes a list of devices"),
+        (
+            "mg/src/bin/count.rs:7:5",
+            "num-gpus",
+            "opens 2 cards by default",
+        ),
+    ] {
+        assert!(
+            text.contains(&format!("{at}: GH513 [review] the command-line option `--{option}` {what}: several cards by design")),
+            "{at}: {text}"
+        );
+    }
+    assert!(!text.contains("one.rs:7"), "{text}");
+    assert_eq!(status["audio/src/main.rs"], "no_gpu_code", "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    for bin in ["shard", "ids", "count"] {
+        let src = std::fs::read_to_string(root.join(format!("mg/src/bin/{bin}.rs"))).unwrap();
+        assert!(!src.contains("CUDA_VISIBLE_DEVICES"), "{bin}: {src}");
+    }
+    let one = std::fs::read_to_string(root.join("mg/src/bin/one.rs")).unwrap();
+    assert!(
+        one.contains("std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"),
+        "{one}"
+    );
+}
+
+/// Tests and benches as programs: a test binary is judged test by test (a `Device::Cpu` test
+/// next to one that builds a default config, whose library picks CUDA, is a GPU test binary:
+/// GH508), a test reaching CUDA through a helper of the library is one, a bench with a
+/// harness is one, an integration test with `harness = false` has a real `main` and is fixed
+/// like a binary; tests whose every function binds the CPU, or that use no device, get nothing.
+#[test]
+fn tests_and_benches_are_programs_judged_test_by_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"mdl\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n[[test]]\nname = \"standalone\"\nharness = false\n");
+    write(root, "src/lib.rs", "use candle_core::Device;\n\npub struct Config {\n    pub device: Device,\n}\n\nimpl Default for Config {\n    fn default() -> Self {\n        Config {\n            device: Device::cuda_if_available(0).unwrap(),\n        }\n    }\n}\n\npub fn helper_device() -> Device {\n    Device::cuda_if_available(0).unwrap()\n}\n\npub fn add(a: usize, b: usize) -> usize {\n    a + b\n}\n");
+    write(root, "tests/mixed.rs", "use candle_core::Device;\nuse mdl::Config;\n\n#[test]\nfn runs_with_default_config() {\n    let c = Config::default();\n    let _ = c.device;\n}\n\n#[test]\nfn on_cpu() {\n    let d = Device::Cpu;\n    let _ = d;\n}\n");
+    write(
+        root,
+        "tests/helper.rs",
+        "#[test]\nfn via_helper() {\n    let _d = mdl::helper_device();\n}\n",
+    );
+    write(root, "tests/cpu_only.rs", "use candle_core::Device;\n\n#[test]\nfn a() {\n    let dev = Device::Cpu;\n    let _ = dev;\n}\n\n#[test]\nfn b() {\n    let d: Device = Device::Cpu;\n    let _ = d;\n}\n");
+    write(
+        root,
+        "tests/math.rs",
+        "#[test]\nfn adds() {\n    assert_eq!(mdl::add(1, 2), 3);\n}\n",
+    );
+    write(
+        root,
+        "tests/standalone.rs",
+        "fn main() {\n    let _d = mdl::helper_device();\n}\n",
+    );
+    write(root, "benches/speed.rs", "#![feature(test)]\nextern crate test;\n\n#[bench]\nfn speed(b: &mut test::Bencher) {\n    b.iter(mdl::helper_device);\n}\n");
+    let (status, text) = statuses(root);
+    for gpu_test in ["tests/mixed.rs", "tests/helper.rs", "benches/speed.rs"] {
+        assert!(
+            text.contains(&format!("{gpu_test}:1:1: GH508 [review] this GPU program")),
+            "{gpu_test}: {text}"
+        );
+        assert_eq!(status[gpu_test], "needs_review", "{gpu_test}: {text}");
+    }
+    for cpu_test in ["tests/cpu_only.rs", "tests/math.rs"] {
+        assert_eq!(status[cpu_test], "no_gpu_code", "{cpu_test}: {text}");
+    }
+    assert!(
+        text.contains("tests/standalone.rs:1:1: GH502 [*]"),
+        "{text}"
+    );
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let standalone = std::fs::read_to_string(root.join("tests/standalone.rs")).unwrap();
+    assert!(
+        standalone.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"),
+        "{standalone}"
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["tests/standalone.rs"], "compliant", "{text}");
+}
+
+/// rustfmt: an async `main` made sync keeps its body where it was (`async fn async_main`, not
+/// one line re-indented) and gets a sync `main` laid out as rustfmt lays it out, so a file
+/// `rustfmt --check` accepted before the fix (with the project's rustfmt.toml and edition) it
+/// accepts after, even with lines at the width limit; the result type-checks against the stub
+/// crates and opens device 0 under the mask.
+#[test]
+fn an_async_main_made_sync_stays_rustfmt_clean_with_the_projects_settings() {
+    let rustfmt_ok = std::process::Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !rustfmt_ok {
+        eprintln!("rustfmt is not installed: formatting after the fix is not checked");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    let root = root.as_path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"srv\", \"narrow\", \"aligned\"]\nresolver = \"2\"\n",
+    );
+    // A block comment aligned by 3 spaces (tch's examples): the step stays 4, as main's body.
+    write(root, "aligned/Cargo.toml", "[package]\nname = \"aligned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "aligned/src/main.rs", "/* Trains on CIFAR-10.\n   The data goes in data/.\n*/\nuse candle_core::Device;\n\nfn main() {\n    let d = Device::new_cuda(1).unwrap();\n    println!(\"{d:?}\");\n}\n");
+    write(root, "srv/Cargo.toml", "[package]\nname = \"srv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntokio = { version = \"1\", features = [\"full\"] }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    // A line of 100 columns at the body's indentation: one step deeper, rustfmt would wrap it.
+    let long = format!("    let message = \"{}\";\n", "x".repeat(79));
+    assert_eq!(long.len(), 101);
+    write(root, "srv/src/main.rs", &format!("use candle_core::Device;\n\n#[tokio::main]\nasync fn main() -> Result<(), candle_core::Error> {{\n    let device = Device::new_cuda(1)?;\n{long}    println!(\"{{message}} {{device:?}}\");\n    Ok(())\n}}\n"));
+    write(
+        root,
+        "narrow/rustfmt.toml",
+        "max_width = 60\ntab_spaces = 2\n",
+    );
+    write(root, "narrow/Cargo.toml", "[package]\nname = \"narrow\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ntokio = { version = \"1\", features = [\"full\"] }\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "narrow/src/main.rs", "use candle_core::Device;\n\n#[tokio::main(flavor = \"current_thread\")]\nasync fn main() {\n  let d = Device::new_cuda(1).unwrap();\n  let shown = format!(\"narrow {:?} {}\", d, 1_000_000);\n  println!(\"{shown}\");\n}\n");
+    let formatted = |rel: &str, edition: &str| {
+        std::process::Command::new("rustfmt")
+            .args(["--check", "--edition", edition])
+            .arg(root.join(rel))
+            .output()
+            .unwrap()
+    };
+    for (rel, edition) in [
+        ("srv/src/main.rs", "2021"),
+        ("narrow/src/main.rs", "2024"),
+        ("aligned/src/main.rs", "2021"),
+    ] {
+        let out = formatted(rel, edition);
+        assert!(
+            out.status.success(),
+            "{rel} before: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    run(gh(root).args(["fix", "--unsafe-fixes", "--no-journal", "--gpu", "off", "."]));
+    for (rel, edition) in [("srv/src/main.rs", "2021"), ("narrow/src/main.rs", "2024")] {
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        assert!(text.contains("async fn async_main()"), "{rel}: {text}");
+        let out = formatted(rel, edition);
+        assert!(
+            out.status.success(),
+            "{rel} after: {}\n{text}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let srv = std::fs::read_to_string(root.join("srv/src/main.rs")).unwrap();
+    assert!(srv.contains(&long), "{srv}");
+    let aligned = std::fs::read_to_string(root.join("aligned/src/main.rs")).unwrap();
+    assert!(
+        aligned.contains("fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"),
+        "{aligned}"
+    );
+    let out = formatted("aligned/src/main.rs", "2021");
+    assert!(
+        out.status.success(),
+        "aligned after: {}\n{aligned}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let target = dir.path().join("target");
+    for package in ["srv", "narrow", "aligned"] {
+        let out = common::cargo_with_stubs(
+            root,
+            &target,
+            &["tokio", "candle-core"],
+            &["run", "-p", package],
+        );
+        assert!(out.contains("candle Device::new_cuda(0) sees CUDA_VISIBLE_DEVICES=1 CUDA_DEVICE_ORDER=PCI_BUS_ID"), "{package}: {out}");
+    }
+}
+
+/// Registry crates that turn on each other's features (`candle-transformers/cuda` turns on
+/// `candle-core/cuda`: the knowledge table's `features_enable`), in the package itself and
+/// across a path dependency of the build; a renamed dependency turned on through `dep:` and
+/// `?/` syntax or a feature of any name: each program using `Device::cuda_if_available` picks
+/// CUDA and is found, with the reason. Without the feature, the same program is CPU.
+#[test]
+fn registry_crates_turning_on_each_others_cuda_and_renamed_dependencies_are_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[workspace]\nmembers = [\"direct\", \"models\", \"viaLib\", \"renamed\", \"named\", \"cpu\"]\nresolver = \"2\"\n");
+    let pkg = |name: &str, deps: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{deps}")
+    };
+    let main = |krate: &str| {
+        format!("fn main() {{\n    let d = {krate}::Device::cuda_if_available(0).unwrap();\n    println!(\"{{d:?}}\");\n}}\n")
+    };
+    write(root, "direct/Cargo.toml", &pkg("direct", "[dependencies]\ncandle-core = \"0.9\"\ncandle-transformers = { version = \"0.9\", features = [\"cuda\"] }\n"));
+    write(root, "direct/src/main.rs", &main("candle_core"));
+    write(
+        root,
+        "models/Cargo.toml",
+        &pkg(
+            "models",
+            "[dependencies]\ncandle-nn = { version = \"0.9\", features = [\"cuda\"] }\n",
+        ),
+    );
+    write(
+        root,
+        "models/src/lib.rs",
+        "pub fn layers() -> usize {\n    1\n}\n",
+    );
+    write(
+        root,
+        "viaLib/Cargo.toml",
+        &pkg(
+            "via-lib",
+            "[dependencies]\ncandle-core = \"0.9\"\nmodels = { path = \"../models\" }\n",
+        ),
+    );
+    write(root, "viaLib/src/main.rs", &main("candle_core"));
+    write(root, "renamed/Cargo.toml", &pkg("renamed", "[dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\", optional = true }\n[features]\ndefault = [\"gpu\"]\ngpu = [\"dep:candle\", \"candle?/cuda\"]\n"));
+    write(root, "renamed/src/main.rs", &main("candle"));
+    write(root, "named/Cargo.toml", &pkg("named", "[dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\n[features]\n_cuda = [\"candle/cuda\"]\n"));
+    write(root, "named/src/main.rs", &main("candle"));
+    write(
+        root,
+        "cpu/Cargo.toml",
+        &pkg(
+            "cpu",
+            "[dependencies]\ncandle-core = \"0.9\"\ncandle-transformers = \"0.9\"\n",
+        ),
+    );
+    write(root, "cpu/src/main.rs", &main("candle_core"));
+    let out = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
+    assert!(out.contains("direct/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `candle_transformers/cuda`"), "{out}");
+    assert!(out.contains("viaLib/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `models`"), "{out}");
+    for found in ["renamed", "named"] {
+        assert!(out.contains(&format!("{found}/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `candle_core` with its `cuda` feature")), "{found}: {out}");
+    }
+    let (status, text) = statuses(root);
+    for gpu in ["direct", "viaLib", "renamed", "named"] {
+        assert_eq!(
+            status[&format!("{gpu}/src/main.rs")],
+            "non_compliant",
+            "{gpu}: {text}"
+        );
+    }
+    // Built without CUDA: a CPU program, no finding and no fix.
+    assert_eq!(status["cpu/src/main.rs"], "compliant", "{text}");
+    assert!(!text.contains("cpu/src/main.rs"), "{text}");
+}
+
+/// Two misjudgements of candle's examples, as a class: a program whose own code only computes
+/// with a crate that has no device of its own (`candle_nn::ops::softmax` on an image its library
+/// loads on `Device::Cpu`) is a CPU program, left alone; a program that binds its device from a
+/// library call that picks CUDA (`let device = lib::device(args.cpu)?`) is a GPU program though
+/// one branch binds `Device::Cpu` (a quantized path).
+#[test]
+fn handed_device_crates_and_a_cpu_branch_next_to_a_library_device_are_judged_as_they_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ex\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle = { package = \"candle-core\", version = \"0.9\" }\ncandle-nn = \"0.9\"\n[features]\ncuda = [\"candle/cuda\", \"candle-nn/cuda\"]\n");
+    write(root, "src/lib.rs", "pub mod imagenet;\n\nuse candle::{Device, Result};\n\npub fn device(cpu: bool) -> Result<Device> {\n    if cpu {\n        Ok(Device::Cpu)\n    } else {\n        Device::new_cuda(0)\n    }\n}\n");
+    write(root, "src/imagenet.rs", "use candle::{Device, Result, Tensor};\n\npub fn load_image(path: &str) -> Result<Tensor> {\n    println!(\"{path}\");\n    Tensor::zeros((3, 224), candle::DType::F32, &Device::Cpu)\n}\n");
+    write(root, "examples/onnx.rs", "use candle::D;\n\nfn main() -> anyhow::Result<()> {\n    let image = ex::imagenet::load_image(\"cat.jpg\")?;\n    let prs = candle_nn::ops::softmax(&image, D::Minus1)?;\n    println!(\"{prs:?}\");\n    Ok(())\n}\n");
+    write(root, "examples/blip.rs", "use candle::{Device, Tensor};\n\nfn main() -> anyhow::Result<()> {\n    let quantized = std::env::args().count() > 1;\n    let device = ex::device(false)?;\n    let image = if quantized {\n        let device = Device::Cpu;\n        ex::imagenet::load_image(\"cat.jpg\")?.to_device(&device)?\n    } else {\n        ex::imagenet::load_image(\"cat.jpg\")?.to_device(&device)?\n    };\n    let t = Tensor::zeros(1, candle::DType::F32, &device)?;\n    println!(\"{image:?} {t:?}\");\n    Ok(())\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/onnx.rs"], "no_gpu_code", "{text}");
+    assert!(!text.contains("examples/onnx.rs"), "{text}");
+    assert!(text.contains("examples/blip.rs:1:1: GH501 [*]"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let onnx = std::fs::read_to_string(root.join("examples/onnx.rs")).unwrap();
+    assert!(!onnx.contains("CUDA_VISIBLE_DEVICES"), "{onnx}");
+    let blip = std::fs::read_to_string(root.join("examples/blip.rs")).unwrap();
+    assert!(blip.contains("fn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"), "{blip}");
+}

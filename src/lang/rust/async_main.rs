@@ -1,7 +1,10 @@
 //! `#[tokio::main] async fn main() { BODY }` made a sync `main` that sets the env first and then
-//! builds the runtime the attribute built, with its flavor and worker count, to run the body
-//! unchanged: `Builder::new_multi_thread().enable_all().build()….block_on(async { BODY })`.
-//! Byte edits only: the attribute and the `async` keyword go, the body's braces are wrapped.
+//! builds the runtime the attribute built, with its flavor and worker count, to run the async
+//! function unchanged: the attribute goes, `main` is renamed (`async fn async_main() { BODY }`,
+//! not one byte of its body moved or re-indented), and after it comes
+//! `fn main() { ENV Builder::new_multi_thread().enable_all().build()….block_on(async_main()) }`
+//! with the same return type and `#[cfg]`, laid out as rustfmt lays it out: a file rustfmt
+//! accepted before, it accepts after (no line of the body gets longer).
 //! An attribute with options this does not know is left alone (the finding stays, for review).
 
 use std::ops::Range;
@@ -11,51 +14,58 @@ use super::facts::mains::{MainFn, RuntimeAttr};
 use super::facts::{EnvEffect, Place};
 use crate::base::edit::Edit;
 
-/// The edits, given the env block (`env`, as it opens a sync main's body) and the indentation
-/// of the body's statements; `None` when the runtime or its options are unknown.
+/// The edits, given the env block (`env`, as it opens a sync main's body), the indentation of
+/// `main`'s own line (`base`) and the file's indentation step; `None` when the runtime or its
+/// options are unknown.
 pub fn sync_main_edits(
     source: &str,
     main: &MainFn,
     env: &str,
-    body_indent: &str,
+    base: &str,
     unit: &str,
     nl: &str,
 ) -> Option<Vec<Edit>> {
     let attr = main.runtime.as_ref()?;
-    let runtime = runtime_expr(attr, body_indent, unit, nl)?;
-    let async_token = main.async_token.clone()?;
-    let mut edits = vec![
+    let body_indent = format!("{base}{unit}");
+    let runtime = runtime_expr(attr, &body_indent, unit, nl)?;
+    main.async_token.as_ref()?;
+    let name = async_name(source);
+    let output = main
+        .output
+        .as_ref()
+        .map_or(String::new(), |r| format!(" {}", &source[r.clone()]));
+    let cfgs: String = main
+        .cfgs
+        .iter()
+        .map(|r| format!("{base}{}{nl}", &source[r.clone()]))
+        .collect();
+    let sync_main = format!(
+        "{nl}{nl}{cfgs}{base}fn main(){output} {{{env}{nl}{body_indent}{runtime}({name}()){nl}{base}}}"
+    );
+    Some(vec![
         Edit::delete(whole_lines(source, attr.range.clone())),
-        // `async fn` → `fn`: the keyword and the space after it.
-        Edit::delete(async_token.start..skip_spaces(source, async_token.end)),
-        Edit::insert(
-            main.body_start,
-            format!("{env}{nl}{body_indent}{runtime}(async {{"),
-        ),
-    ];
-    // The body's closing brace on a line of its own: `})` on the line before it, and the
-    // body one block deeper, as rustfmt lays out `.block_on(async {` (`unit`: the file's own
-    // indentation step).
-    let close_line = crate::base::lines::line_start(source, main.body_close);
-    if source[close_line..main.body_close].trim().is_empty() {
-        // A chain on several lines puts `.block_on(` one step in; a call on one line does not.
-        let chained = runtime.contains('\n');
-        let (deeper, close) = if chained {
-            (format!("{unit}{unit}"), format!("{body_indent}{unit}"))
-        } else {
-            (unit.to_string(), body_indent.to_string())
-        };
-        edits.extend(reindent(source, main.body_start..main.body_close, &deeper));
-        edits.push(Edit::insert(close_line, format!("{close}}}){nl}")));
-    } else {
-        let space = if source[..main.body_close].ends_with([' ', '\t']) {
-            ""
-        } else {
-            " "
-        };
-        edits.push(Edit::insert(main.body_close, format!("{space}}}) ")));
-    }
-    Some(edits)
+        Edit::replace(main.ident.clone(), name),
+        // After the async function's closing brace.
+        Edit::insert(main.body_close + 1, sync_main),
+    ])
+}
+
+/// The async function's new name: `async_main`, or another the file does not use.
+fn async_name(source: &str) -> String {
+    let used = |name: &str| {
+        source.match_indices(name).any(|(at, _)| {
+            let before = source[..at].chars().next_back();
+            let after = source[at + name.len()..].chars().next();
+            let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !ident(before) && !ident(after)
+        })
+    };
+    ["async_main", "main_async", "run_async_main"]
+        .into_iter()
+        .map(str::to_string)
+        .chain((2..).map(|n| format!("async_main{n}")))
+        .find(|n| !used(n))
+        .unwrap_or_else(|| "async_main".to_string())
 }
 
 /// The body's own writes of the variables the program reads go, as a sync main's do: once the
@@ -121,43 +131,6 @@ fn runtime_expr(attr: &RuntimeAttr, indent: &str, unit: &str, nl: &str) -> Optio
     }
 }
 
-/// Insert `by` at the start of every line of the body that holds code, except the lines
-/// that begin inside a string literal spanning lines (their bytes are the program's data).
-/// A line another edit deletes gets nothing (see `fix::plan`).
-fn reindent(source: &str, body: Range<usize>, by: &str) -> Vec<Edit> {
-    let text = &source[body.clone()];
-    let mut literals = Vec::new();
-    if let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() {
-        multiline_literals(tokens, &mut literals);
-    }
-    let mut out = Vec::new();
-    for (at, end) in crate::base::lines::line_ranges(text).skip(1) {
-        let line = &text[at..end];
-        if line.trim().is_empty()
-            || literals
-                .iter()
-                .any(|r: &Range<usize>| r.start < at && at < r.end)
-        {
-            continue;
-        }
-        out.push(Edit::insert(body.start + at, by));
-    }
-    out
-}
-
-fn multiline_literals(tokens: proc_macro2::TokenStream, out: &mut Vec<Range<usize>>) {
-    for t in tokens {
-        match t {
-            proc_macro2::TokenTree::Literal(l) => {
-                let r = l.span().byte_range();
-                out.push(r);
-            }
-            proc_macro2::TokenTree::Group(g) => multiline_literals(g.stream(), out),
-            _ => {}
-        }
-    }
-}
-
 /// The attribute's lines when it is alone on them (with their line ending), else its bytes.
 fn whole_lines(source: &str, r: Range<usize>) -> Range<usize> {
     let start = crate::base::lines::line_start(source, r.start);
@@ -170,10 +143,6 @@ fn whole_lines(source: &str, r: Range<usize>) -> Range<usize> {
     }
 }
 
-fn skip_spaces(source: &str, at: usize) -> usize {
-    at + source[at..].len() - source[at..].trim_start_matches([' ', '\t']).len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,7 +153,7 @@ mod tests {
     fn fixed(source: &str) -> Option<String> {
         let file = super::super::parse(source).unwrap();
         let main = super::super::facts::mains::choose(&file.items).unwrap();
-        let edits = sync_main_edits(source, &main, ENV, "    ", "    ", "\n")?;
+        let edits = sync_main_edits(source, &main, ENV, "", "    ", "\n")?;
         Some(crate::base::edit::apply(source, &edits).unwrap())
     }
 
@@ -193,7 +162,7 @@ mod tests {
         let source = "#[tokio::main]\nasync fn main() {\n    serve().await;\n}\n";
         assert_eq!(
             fixed(source).unwrap(),
-            "fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n            serve().await;\n        })\n}\n"
+            "async fn async_main() {\n    serve().await;\n}\n\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async_main())\n}\n"
         );
     }
 
@@ -203,16 +172,31 @@ mod tests {
             "#[tokio::main(flavor = \"current_thread\")]\nasync fn main() { serve().await }\n";
         assert_eq!(
             fixed(source).unwrap(),
-            "fn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_current_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async { serve().await }) }\n"
+            "async fn async_main() { serve().await }\n\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_current_thread()\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async_main())\n}\n"
         );
     }
 
     #[test]
-    fn worker_threads_and_the_return_type_docs_and_other_attributes_survive() {
-        let source = "/// Serves.\n#[tokio::main(flavor = \"multi_thread\", worker_threads = 4)]\n#[allow(unused)]\nasync fn main() -> anyhow::Result<()> {\n    let x = run().await?; // the server\n    Ok(())\n}\n";
+    fn worker_threads_the_return_type_cfg_docs_and_other_attributes_survive() {
+        let source = "/// Serves.\n#[cfg(feature = \"cuda\")]\n#[tokio::main(flavor = \"multi_thread\", worker_threads = 4)]\n#[allow(unused)]\nasync fn main() -> anyhow::Result<()> {\n    let x = run().await?; // the server\n    Ok(())\n}\n";
         assert_eq!(
             fixed(source).unwrap(),
-            "/// Serves.\n#[allow(unused)]\nfn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .worker_threads(4)\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async {\n            let x = run().await?; // the server\n            Ok(())\n        })\n}\n"
+            "/// Serves.\n#[cfg(feature = \"cuda\")]\n#[allow(unused)]\nasync fn async_main() -> anyhow::Result<()> {\n    let x = run().await?; // the server\n    Ok(())\n}\n\n#[cfg(feature = \"cuda\")]\nfn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    tokio::runtime::Builder::new_multi_thread()\n        .worker_threads(4)\n        .enable_all()\n        .build()\n        .expect(\"failed to build the tokio runtime\")\n        .block_on(async_main())\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_name_the_file_uses_is_not_taken() {
+        let source =
+            "fn async_main() {}\n#[async_std::main]\nasync fn main() {\n    go().await;\n}\n";
+        let out = fixed(source).unwrap();
+        assert!(
+            out.contains("async fn main_async() {\n    go().await;\n}\n\nfn main() {"),
+            "{out}"
+        );
+        assert!(
+            out.contains("    async_std::task::block_on(main_async())\n}"),
+            "{out}"
         );
     }
 
@@ -221,15 +205,12 @@ mod tests {
         let std_main =
             fixed("#[async_std::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
         assert!(
-            std_main
-                .contains("    async_std::task::block_on(async {\n        go().await;\n    })\n}"),
+            std_main.ends_with("    async_std::task::block_on(async_main())\n}\n"),
             "{std_main}"
         );
         let actix = fixed("#[actix_web::main]\nasync fn main() {\n    go().await;\n}\n").unwrap();
         assert!(
-            actix.contains(
-                "    actix_web::rt::System::new().block_on(async {\n        go().await;\n    })\n}"
-            ),
+            actix.ends_with("    actix_web::rt::System::new().block_on(async_main())\n}\n"),
             "{actix}"
         );
         for unknown in [

@@ -120,7 +120,7 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
                 let text = ctx.header.main_env_text(
                     ctx.krate.edition,
                     fix::line_indent(ctx.source, m.sig.start),
-                    &fix::indent_unit(ctx.source),
+                    &fix::main_unit(ctx.source, m),
                     ctx.newline,
                     super::EnvText {
                         alloc,
@@ -176,6 +176,20 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             &MULTI_GPU,
             at.clone(),
             format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
+        ));
+    }
+    // An option that selects several cards, in the code of a GPU program (`--devices` is an
+    // audio device list in a CPU tool).
+    let gpu_code = match ctx.role {
+        Some(FileRole::Program { cuda, cpu, .. }) => cuda.is_some() && cpu.is_none(),
+        Some(FileRole::Module { programs, .. }) => !programs.is_empty(),
+        None => facts.uses_gpu_crate || !facts.sinks.is_empty(),
+    };
+    for (at, what) in facts.multi_gpu_options.iter().filter(|_| gpu_code) {
+        out.push(Finding::new(
+            &MULTI_GPU,
+            at.clone(),
+            format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so a second card it is given is an invalid ordinal", ctx.policy.visible_devices),
         ));
     }
     library_indices(facts, ctx, kind, &mut out);
@@ -419,7 +433,7 @@ fn async_fix(
         return None;
     }
     let base = fix::line_indent(ctx.source, main.sig.start);
-    let unit = fix::indent_unit(ctx.source);
+    let unit = fix::main_unit(ctx.source, main);
     let env = ctx.header.main_env_text(
         ctx.krate.edition,
         base,
@@ -431,14 +445,8 @@ fn async_fix(
             respect: super::Respect::of(ctx.policy),
         },
     );
-    let mut edits = super::async_main::sync_main_edits(
-        ctx.source,
-        main,
-        &env,
-        &format!("{base}{unit}"),
-        &unit,
-        ctx.newline,
-    )?;
+    let mut edits =
+        super::async_main::sync_main_edits(ctx.source, main, &env, base, &unit, ctx.newline)?;
     edits.extend(super::async_main::body_env_removals(ctx, &facts.env));
     if sites.comment.is_none() {
         edits.push(fix::comment_edit(facts, ctx));

@@ -6,16 +6,48 @@ use super::facts::Facts;
 use crate::base::edit::Edit;
 use crate::model::finding::Finding;
 
-/// Four spaces, or a tab in a file indented with tabs.
+/// The file's indentation step: a tab in a file indented with tabs, else the step all its
+/// indentations are multiples of (rustfmt's `tab_spaces`: 2 in a 2-space file), four when
+/// there is none (an aligned continuation line of 3 spaces leaves 4).
 pub fn indent_unit(source: &str) -> String {
-    let tabs = crate::base::lines::texts(source)
-        .find(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
-        .is_some_and(|l| l.starts_with('\t'));
-    if tabs {
-        "\t".into()
-    } else {
-        "    ".into()
+    let indented = || {
+        crate::base::lines::texts(source)
+            .filter(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty())
+            // ` * ` of a block comment is aligned, not indented.
+            .filter(|l| !l.trim_start().starts_with('*'))
+    };
+    if indented().next().is_some_and(|l| l.starts_with('\t')) {
+        return "\t".into();
     }
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let step = indented()
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .fold(0, gcd);
+    match step {
+        2 | 4 | 8 => " ".repeat(step),
+        _ => "    ".into(),
+    }
+}
+
+/// The indentation step of `main`'s body: its first statement's indentation past `main`'s own
+/// (what rustfmt wrote there), else the file's (see [`indent_unit`]).
+pub fn main_unit(source: &str, main: &super::facts::MainFn) -> String {
+    let base = line_indent(source, main.sig.start);
+    main.stmts
+        .first()
+        .filter(|s| crate::base::lines::line_start(source, s.start) >= main.body_start)
+        .and_then(|s| {
+            let unit = line_indent(source, s.start).strip_prefix(base)?;
+            let plain = unit == "\t" || (!unit.is_empty() && unit.bytes().all(|b| b == b' '));
+            plain.then(|| unit.to_string())
+        })
+        .unwrap_or_else(|| indent_unit(source))
 }
 
 /// The whitespace that starts the line holding `offset`.
@@ -75,7 +107,7 @@ pub fn plan(
         let text = ctx.header.main_env_text(
             ctx.krate.edition,
             line_indent(ctx.source, main.sig.start),
-            &indent_unit(ctx.source),
+            &main_unit(ctx.source, main),
             ctx.newline,
             super::EnvText {
                 alloc: ctx.torch(),

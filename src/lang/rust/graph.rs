@@ -76,6 +76,11 @@ pub struct RustIndex {
     /// The struct fields each file's package hands to a device index, with what they reach:
     /// a command-line option of that name holds an index.
     index_fields: HashMap<String, Arc<Vec<(String, String)>>>,
+    /// The `const`/`static` items each file's package or a package using it hands to a device
+    /// index in another file, with what they reach.
+    index_consts: HashMap<String, Arc<Vec<(String, String)>>>,
+    /// Files that declare such an option or item: analysed even when they hold no GPU word.
+    carriers: HashSet<String>,
     hosted: Vec<(String, String)>,
     /// Files whose own code chooses a CUDA device (`cuda_if_available()`, a `Cuda` backend).
     chooses_cuda: HashSet<String>,
@@ -151,6 +156,17 @@ impl RustIndex {
 
     pub fn index_fields(&self, rel: &str) -> &[(String, String)] {
         self.index_fields.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The `const`/`static` items handed to a device index elsewhere (see `index_consts`).
+    pub fn index_consts(&self, rel: &str) -> &[(String, String)] {
+        self.index_consts.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The file writes an index another file hands to a device (an option's default, a
+    /// `const`): it is analysed even when it holds no GPU word.
+    pub fn carries_index(&self, rel: &str) -> bool {
+        self.carriers.contains(rel)
     }
 
     pub fn build(
@@ -285,6 +301,10 @@ impl RustIndex {
         for (rel, fields) in other.index_fields {
             self.index_fields.entry(rel).or_insert(fields);
         }
+        for (rel, consts) in other.index_consts {
+            self.index_consts.entry(rel).or_insert(consts);
+        }
+        self.carriers.extend(other.carriers);
         self.hosted.extend(other.hosted);
         self.chooses_cuda.extend(other.chooses_cuda);
     }
@@ -348,6 +368,12 @@ struct RsFile {
     index_fns: Vec<IndexFn>,
     forwards: Vec<super::index_fns::Forward>,
     field_args: Vec<super::index_fns::FieldArg>,
+    /// `const`/`static` items of other files handed to a call (`new_cuda(config::GPU)`).
+    const_args: Vec<super::index_fns::FieldArg>,
+    /// The command-line options with an integer default it declares, and its `const`/`static`
+    /// items of an integer literal: where an index handed on elsewhere is written.
+    option_fields: Vec<String>,
+    consts: Vec<String>,
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
@@ -355,6 +381,15 @@ struct RsFile {
     /// A binding that is a CPU device itself (`let dev: Cpu = …`, `let d = Device::Cpu`,
     /// `Cpu::default()`): the program chooses the CPU, whatever a library could choose.
     cpu_binding: bool,
+    /// Its `#[test]` functions, and those of them that bind a CPU device themselves: a test
+    /// binary is judged test by test (one CPU test does not make the others CPU).
+    tests: usize,
+    cpu_tests: Vec<String>,
+    /// A CPU device is bound outside a `#[test]` function (a helper, `main`).
+    cpu_binding_other: bool,
+    /// A device bound from a call (`let device = lib::device(cpu)?`): whatever that call
+    /// chooses.
+    device_call_binding: bool,
     async_main: bool,
     /// An async main the fix makes sync (`--unsafe-fixes`): it masks once fixed.
     made_sync: bool,
@@ -393,6 +428,7 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     v.visit_file(&file);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
     v.file.field_args = super::index_fns::field_args(&file, rel, &text);
+    v.file.const_args = super::index_fns::const_args(&file, rel, &text);
     v.file.items = super::items::collect(&file);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
@@ -425,6 +461,9 @@ impl RsFile {
         self.index_fns.shrink_to_fit();
         self.forwards.shrink_to_fit();
         self.field_args.shrink_to_fit();
+        self.const_args.shrink_to_fit();
+        self.option_fields.shrink_to_fit();
+        self.consts.shrink_to_fit();
     }
 }
 
@@ -470,6 +509,27 @@ impl Unit for RsFile {
     }
     fn cuda(&self) -> bool {
         self.cuda
+    }
+    fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
+        super::items::entries(&self.items)
+    }
+}
+
+/// A test binary's file without its tests that bind a CPU device (see `link`).
+struct TestsOf<'f> {
+    file: &'f RsFile,
+    items: super::items::Items,
+}
+
+impl Unit for TestsOf<'_> {
+    fn names(&self) -> &HashSet<String> {
+        &self.file.names
+    }
+    fn segments(&self) -> &HashSet<String> {
+        &self.file.segments
+    }
+    fn cuda(&self) -> bool {
+        self.file.cuda
     }
     fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         super::items::entries(&self.items)
@@ -538,6 +598,17 @@ fn use_segments(t: &syn::UseTree, out: &mut HashSet<String>) {
 struct Reader {
     file: RsFile,
     inline: Vec<String>,
+    /// The functions being read, outermost first, each with whether it is a `#[test]`.
+    function: Vec<(String, bool)>,
+}
+
+/// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`-free: an attribute that makes a function a
+/// test of libtest's `main`.
+fn is_test_attr(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "test")
 }
 
 impl<'a> Visit<'a> for Reader {
@@ -586,6 +657,42 @@ impl<'a> Visit<'a> for Reader {
         visit::visit_path(self, p);
     }
 
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        let test =
+            self.function.is_empty() && self.inline.is_empty() && f.attrs.iter().any(is_test_attr);
+        self.file.tests += usize::from(test);
+        self.function.push((f.sig.ident.to_string(), test));
+        visit::visit_item_fn(self, f);
+        self.function.pop();
+    }
+
+    fn visit_field(&mut self, f: &'a syn::Field) {
+        if let Some(name) = &f.ident {
+            if f.attrs
+                .iter()
+                .any(|a| super::facts::option_default(a).is_some())
+            {
+                self.file.option_fields.push(name.to_string());
+            }
+        }
+        visit::visit_field(self, f);
+    }
+
+    fn visit_item_const(&mut self, c: &'a syn::ItemConst) {
+        if super::facts::int_lit(&c.expr).is_some() {
+            self.file.consts.push(c.ident.to_string());
+        }
+        visit::visit_item_const(self, c);
+    }
+
+    fn visit_item_static(&mut self, st: &'a syn::ItemStatic) {
+        let fixed = matches!(st.mutability, syn::StaticMutability::None);
+        if fixed && super::facts::int_lit(&st.expr).is_some() {
+            self.file.consts.push(st.ident.to_string());
+        }
+        visit::visit_item_static(self, st);
+    }
+
     fn visit_local(&mut self, l: &'a syn::Local) {
         let cpu_type = match &l.pat {
             syn::Pat::Type(t) => is_cpu_type(&t.ty),
@@ -595,7 +702,46 @@ impl<'a> Visit<'a> for Reader {
             .init
             .as_ref()
             .is_some_and(|init| is_cpu_device(&init.expr));
-        self.file.cpu_binding |= cpu_type || cpu_value;
+        let binds_cpu = cpu_type || cpu_value;
+        let device_name = match &l.pat {
+            syn::Pat::Ident(id) => Some(&id.ident),
+            syn::Pat::Type(t) => match t.pat.as_ref() {
+                syn::Pat::Ident(id) => Some(&id.ident),
+                _ => None,
+            },
+            _ => None,
+        }
+        .is_some_and(|id| {
+            let id = id.to_string();
+            id == "device" || id == "dev" || id.ends_with("_device")
+        });
+        let from_call = l.init.as_ref().is_some_and(|init| {
+            let mut e = init.expr.as_ref();
+            loop {
+                match e {
+                    syn::Expr::Try(t) => e = &t.expr,
+                    syn::Expr::MethodCall(m)
+                        if matches!(m.method.to_string().as_str(), "unwrap" | "expect") =>
+                    {
+                        e = &m.receiver
+                    }
+                    syn::Expr::Call(c) => break matches!(c.func.as_ref(), syn::Expr::Path(p) if p.path.segments.len() > 1),
+                    _ => break false,
+                }
+            }
+        });
+        self.file.device_call_binding |= device_name && from_call && !binds_cpu;
+        self.file.cpu_binding |= binds_cpu;
+        if binds_cpu {
+            match self.function.first() {
+                Some((name, true)) => {
+                    if !self.file.cpu_tests.contains(name) {
+                        self.file.cpu_tests.push(name.clone());
+                    }
+                }
+                _ => self.file.cpu_binding_other = true,
+            }
+        }
         visit::visit_local(self, l);
     }
 
@@ -790,10 +936,34 @@ impl Packages {
                     tree,
                 });
             }
+            // A registry crate's feature that turns on another's (`candle-transformers/cuda`
+            // turns on `candle-core/cuda`): a sibling dependency of that package gets it too.
+            let implied = implied_features(&raw);
             let mut deps: Vec<(String, Dep)> = raw
                 .iter()
-                .map(|d| (d.local.clone(), resolve(d, &d.on, None)))
+                .enumerate()
+                .map(|(n, d)| {
+                    let by = implied.iter().filter(|(k, _, _)| *k == n);
+                    let extra: Vec<String> = by
+                        .clone()
+                        .filter(|(_, f, _)| !d.on.contains(f))
+                        .map(|(_, f, _)| f.clone())
+                        .collect();
+                    let base = resolve(d, &d.on, None);
+                    if extra.is_empty() || matches!(base, Dep::Cuda(..)) {
+                        return (d.local.clone(), base);
+                    }
+                    let on: Vec<String> = d.on.iter().cloned().chain(extra).collect();
+                    let mut who: Vec<String> = by.map(|(_, _, w)| w.clone()).collect();
+                    who.dedup();
+                    (d.local.clone(), resolve(d, &on, Some(&who.join("`, `"))))
+                })
                 .collect();
+            for (n, f, _) in &implied {
+                if !raw[*n].on.contains(f) {
+                    raw[*n].on.push(f.clone());
+                }
+            }
             packages[i].raw = raw;
             // A CUDA crate's own examples and tests use it (`cust`'s examples, a wrapper built
             // with its own `cuda` feature).
@@ -880,6 +1050,34 @@ impl Package {
             .cloned()
             .chain(self.binaries.iter().map(|(b, _)| b.clone()))
     }
+}
+
+/// The features registry dependencies of one package turn on in its other dependencies
+/// through their own `[features]` (the knowledge table's `features_enable`): (the dependency
+/// it turns on, the feature, what turned it on: `candle_transformers/cuda`).
+fn implied_features(raw: &[RawDep]) -> Vec<(usize, String, String)> {
+    let mut out = Vec::new();
+    for d in raw.iter().filter(|d| d.tree.is_none()) {
+        let Some(row) = rust::by_package(&d.package) else {
+            continue;
+        };
+        for (feature, enables) in row.features_enable {
+            if !d.on.iter().any(|f| f == feature) {
+                continue;
+            }
+            for target in *enables {
+                let Some((package, feat)) = target.split_once('/') else {
+                    continue;
+                };
+                for (n, other) in raw.iter().enumerate() {
+                    if other.package == package && other.tree.is_none() {
+                        out.push((n, feat.to_string(), format!("{}/{feature}", d.package)));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// How a dependency reaches CUDA with the features `on` for it in the build; `by`: the package
@@ -1115,6 +1313,11 @@ fn link(
                     let counts = match gate {
                         _ if handed => units.iter().any(|u| u.cuda()),
                         Some(apis) => chooses(apis),
+                        // A crate with no device of its own (candle-nn's ops, candle-transformers'
+                        // models) computes on the tensors it is handed, in a program too: only
+                        // a device chosen by this code makes it CUDA (a device a library
+                        // chooses is that library's reach).
+                        None if *follows => units.iter().any(|u| u.cuda()),
                         None => true,
                     };
                     if counts {
@@ -1246,13 +1449,26 @@ fn link(
             let tree = module_tree(bin, files);
             package_files[i].extend(tree.iter().cloned());
             let named = names_of(&tree);
-            let mut cuda = program_reach(i, &units_of(&tree, files));
+            // A test binary with CPU tests and others: the others are what may run on a GPU
+            // (a test that builds a default config next to one that binds `Device::Cpu`).
+            let split = files
+                .get(bin)
+                .filter(|f| *test && !f.cpu_tests.is_empty() && f.tests > f.cpu_tests.len())
+                .map(|f| TestsOf {
+                    file: f,
+                    items: f.items.without(&f.cpu_tests),
+                });
+            let mut units = units_of(&tree, files);
+            if let Some(split) = &split {
+                units[0] = split;
+            }
+            let mut cuda = program_reach(i, &units);
             let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
             if named.contains(p.lib_name.as_str()) {
                 // Only the library code the program's paths and method calls reach.
                 let lib_reach = match &lib_index[i] {
                     Some(index) => {
-                        let (entry, methods) = entries_into(&units_of(&tree, files), &p.lib_name);
+                        let (entry, methods) = entries_into(&units, &p.lib_name);
                         let used = index.reach(&entry, &methods);
                         if used.incomplete {
                             // Too large to follow: all of the library counts.
@@ -1279,7 +1495,10 @@ fn link(
             for f in own {
                 any_cuda |= f.cuda;
                 any_cpu |= f.cpu;
-                cpu_binding |= f.cpu_binding;
+                cpu_binding |= match &split {
+                    Some(s) if std::ptr::eq(s.file, f) => f.cpu_binding_other,
+                    _ => f.cpu_binding,
+                };
             }
             // Chooses only CPU devices: a CPU program whatever it links; or names only CUDA
             // crates that are built without CUDA.
@@ -1291,13 +1510,22 @@ fn link(
             // A device a library of the tree chooses (`select_device()`, `DeviceSetup::new`) is
             // not undone by the program's own `Device::Cpu` in a copy-back or a result tensor;
             // a CPU device the program binds itself (`let dev: Cpu = …`) is its choice.
-            let cpu = if any_cpu && !any_cuda && (!library_chooses || cpu_binding) {
-                Some("its code chooses only CPU devices".to_string())
-            } else if cuda.is_none() {
-                off.map(|name| format!("`{name}` is built without its CUDA feature"))
-            } else {
-                None
-            };
+            // A device the program binds from a library call (`let device =
+            // candle_examples::device(cpu)?`) next to a `Device::Cpu` of one branch: the CPU
+            // is one alternative, not its choice.
+            let library_device = library_chooses
+                && tree
+                    .iter()
+                    .filter_map(|f| files.get(f))
+                    .any(|f| f.device_call_binding);
+            let cpu =
+                if any_cpu && !any_cuda && (!library_chooses || (cpu_binding && !library_device)) {
+                    Some("its code chooses only CPU devices".to_string())
+                } else if cuda.is_none() {
+                    off.map(|name| format!("`{name}` is built without its CUDA feature"))
+                } else {
+                    None
+                };
             // Its fix sets the mask in its main: a sync main (or an async one the fix makes
             // sync) that runs first on the first thread, and that may call `set_var` (in
             // edition 2024, only where unsafe code is allowed).
@@ -1356,7 +1584,12 @@ fn link(
             });
         }
     }
-    let (callable, index_fields) = callable(files, packages, &lib_files, &package_files, &in_group);
+    let Callable {
+        fns: callable,
+        fields: index_fields,
+        consts: index_consts,
+        carriers,
+    } = callable(files, packages, &lib_files, &package_files, &in_group);
     let mut hosted: Vec<(String, String)> = files
         .iter()
         .flat_map(|(rel, f)| {
@@ -1378,17 +1611,40 @@ fn link(
         files: roles,
         callable,
         index_fields,
+        index_consts,
+        carriers,
         hosted,
         chooses_cuda,
     }
 }
 
 /// For each file of a package: the index functions of its package and of the libraries of
-/// the tree crates it depends on, and the struct fields the package hands to an index.
-type Callable = (
-    HashMap<String, Arc<Vec<IndexFn>>>,
-    HashMap<String, Arc<Vec<(String, String)>>>,
-);
+/// the tree crates it depends on; for each file of a package or of a library it uses: the
+/// struct fields and the `const`/`static` items that package hands to an index.
+struct Callable {
+    fns: HashMap<String, Arc<Vec<IndexFn>>>,
+    fields: HashMap<String, Arc<Vec<(String, String)>>>,
+    consts: HashMap<String, Arc<Vec<(String, String)>>>,
+    /// Files that declare one of those fields or items.
+    carriers: HashSet<String>,
+}
+
+/// Adds `found` to what each file of `tree` holds (a library's file gets what every package
+/// using it hands on), once per name.
+fn hand_to(
+    out: &mut HashMap<String, Vec<(String, String)>>,
+    tree: &[&String],
+    found: &[(String, String)],
+) {
+    for f in tree {
+        let held = out.entry((*f).clone()).or_default();
+        for (name, what) in found {
+            if !held.iter().any(|(n, _)| n == name) {
+                held.push((name.clone(), what.clone()));
+            }
+        }
+    }
+}
 
 fn callable(
     files: &HashMap<String, RsFile>,
@@ -1398,7 +1654,8 @@ fn callable(
     in_group: &[bool],
 ) -> Callable {
     let mut out = HashMap::new();
-    let mut fields_out = HashMap::new();
+    let mut fields_out: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    let mut consts_out: HashMap<String, Vec<(String, String)>> = HashMap::new();
     // The names a call path into the tree starts with: its crates and its modules.
     let roots: Vec<String> = packages
         .iter()
@@ -1436,10 +1693,14 @@ fn callable(
             read().flat_map(|f| f.field_args.iter().cloned()).collect();
         let fields = super::index_fns::index_fields(&field_args, &fns);
         if !fields.is_empty() {
-            let fields = Arc::new(fields);
-            for f in &package_files[i] {
-                fields_out.insert(f.clone(), fields.clone());
-            }
+            hand_to(&mut fields_out, &tree, &fields);
+        }
+        // `const`/`static` items of another module or crate handed to an index.
+        let const_args: Vec<super::index_fns::FieldArg> =
+            read().flat_map(|f| f.const_args.iter().cloned()).collect();
+        let consts = super::index_fns::index_fields(&const_args, &fns);
+        if !consts.is_empty() {
+            hand_to(&mut consts_out, &tree, &consts);
         }
         if fns.is_empty() {
             continue;
@@ -1460,7 +1721,31 @@ fn callable(
             out.insert(f.clone(), fns.clone());
         }
     }
-    (out, fields_out)
+    let declares = |rel: &String,
+                    held: &HashMap<String, Vec<(String, String)>>,
+                    names: &dyn Fn(&RsFile) -> &Vec<String>| {
+        let file = files.get(rel);
+        held.get(rel).is_some_and(|h| {
+            file.is_some_and(|f| names(f).iter().any(|n| h.iter().any(|(m, _)| m == n)))
+        })
+    };
+    let carriers = files
+        .keys()
+        .filter(|rel| {
+            declares(rel, &fields_out, &|f| &f.option_fields)
+                || declares(rel, &consts_out, &|f| &f.consts)
+        })
+        .cloned()
+        .collect();
+    let arc = |m: HashMap<String, Vec<(String, String)>>| {
+        m.into_iter().map(|(k, v)| (k, Arc::new(v))).collect()
+    };
+    Callable {
+        fns: out,
+        fields: arc(fields_out),
+        consts: arc(consts_out),
+        carriers,
+    }
 }
 
 /// A library's files with their module paths.
@@ -1511,6 +1796,20 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
                     all.push((f.as_str(), c));
                 }
             }
+            // What its own features turn on in other registry crates of the build, whether
+            // or not this package names them (`candle-nn/cuda` → `candle-core/cuda`).
+            let rows = rust::by_package(&d.package).filter(|_| d.tree.is_none());
+            for (feature, enables) in rows.map_or(&[][..], |r| r.features_enable) {
+                if !d.on.iter().any(|f| f == feature) {
+                    continue;
+                }
+                for (package, feat) in enables.iter().filter_map(|t| t.split_once('/')) {
+                    let all = union.entry(package).or_default();
+                    if !all.iter().any(|(g, _)| *g == feat) {
+                        all.push((feat, c));
+                    }
+                }
+            }
         }
     }
     let reaches = |d: &Dep| match d {
@@ -1521,8 +1820,10 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
     let mut view: Option<Vec<Package>> = None;
     for &c in &closure {
         for (n, d) in packages[c].raw.iter().enumerate() {
-            let extra: Vec<&(&str, usize)> = union[d.package.as_str()]
-                .iter()
+            let extra: Vec<&(&str, usize)> = union
+                .get(d.package.as_str())
+                .into_iter()
+                .flatten()
                 .filter(|(f, _)| !d.on.iter().any(|g| g == f))
                 .collect();
             if extra.is_empty() || reaches(&packages[c].deps[n].1) {

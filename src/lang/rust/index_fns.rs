@@ -48,6 +48,103 @@ pub struct FieldArg {
     pub at: String,
 }
 
+/// Every `const`/`static` named by a path handed to a call in a file (`new_cuda(GPU_INDEX)`,
+/// `open(crate::config::GPU)`, `load(super::ORDINAL as usize)`, a `use … as` rename): the
+/// item's own name in [`FieldArg::field`]. A name is an item's when it is written as one
+/// (upper case, rustc's `non_upper_case_globals`); the file's own items are the file's
+/// bindings (see `facts`), so only a name this file does not define is kept.
+pub fn const_args(file: &syn::File, rel: &str, text: &str) -> Vec<FieldArg> {
+    let mut aliases = std::collections::HashMap::new();
+    let mut own = std::collections::HashSet::new();
+    let expanded = super::facts::mains::expand_cfg_if(&file.items);
+    for item in expanded.as_deref().unwrap_or(&file.items) {
+        match item {
+            syn::Item::Use(u) => super::facts::collect_use(&u.tree, String::new(), &mut aliases),
+            syn::Item::Const(c) => {
+                own.insert(c.ident.to_string());
+            }
+            syn::Item::Static(s) => {
+                own.insert(s.ident.to_string());
+            }
+            _ => {}
+        }
+    }
+    struct V<'r> {
+        rel: &'r str,
+        lines: &'r LineIndex<'r>,
+        aliases: &'r std::collections::HashMap<String, String>,
+        own: &'r std::collections::HashSet<String>,
+        out: Vec<FieldArg>,
+    }
+    impl<'a> Visit<'a> for V<'_> {
+        fn visit_expr_call(&mut self, call: &'a syn::ExprCall) {
+            if let Expr::Path(func) = call.func.as_ref() {
+                let callee: Vec<String> = func
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                for (arg, e) in call.args.iter().enumerate() {
+                    let Some(path) = const_path(e) else { continue };
+                    let segments: Vec<String> =
+                        path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    let name = match segments.as_slice() {
+                        // Through a `use` (renamed or not); a name of this file is its own.
+                        [one] if !self.own.contains(one) => self
+                            .aliases
+                            .get(one)
+                            .and_then(|full| full.rsplit("::").next())
+                            .map(str::to_string),
+                        [.., last] if segments.len() > 1 => Some(last.clone()),
+                        _ => None,
+                    };
+                    let Some(name) = name.filter(|n| item_like(n)) else {
+                        continue;
+                    };
+                    let line = self.lines.line(span_offset(&func.path.segments[0].ident));
+                    self.out.push(FieldArg {
+                        callee: callee.clone(),
+                        arg,
+                        field: name,
+                        at: format!("{}:{line}", self.rel),
+                    });
+                }
+            }
+            visit::visit_expr_call(self, call);
+        }
+    }
+    let lines = LineIndex::new(text);
+    let mut v = V {
+        rel,
+        lines: &lines,
+        aliases: &aliases,
+        own: &own,
+        out: Vec::new(),
+    };
+    v.visit_file(file);
+    v.out
+}
+
+/// `GPU`, `config::GPU`, `GPU as usize`, `(GPU)`, `&GPU`: the path given as is.
+fn const_path(expr: &Expr) -> Option<&syn::Path> {
+    match expr {
+        Expr::Path(p) if p.qself.is_none() => Some(&p.path),
+        Expr::Cast(c) => const_path(&c.expr),
+        Expr::Paren(p) => const_path(&p.expr),
+        Expr::Reference(r) => const_path(&r.expr),
+        _ => None,
+    }
+}
+
+/// `GPU_INDEX`, `DEVICE0`: a name written as a `const`/`static` item's.
+fn item_like(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
 /// Every field handed to a call in a file.
 pub fn field_args(file: &syn::File, rel: &str, text: &str) -> Vec<FieldArg> {
     struct V<'r>(&'r str, &'r LineIndex<'r>, Vec<FieldArg>);
@@ -397,5 +494,24 @@ mod tests {
         assert!(calls(&load, &seg("load")));
         assert!(calls(&load, &seg("engine::load")));
         assert!(!calls(&load, &seg("safetensors::load")));
+    }
+
+    #[test]
+    fn items_of_other_files_handed_to_a_call_are_found_by_their_own_name() {
+        let src = "use crate::config::GPU_INDEX as IDX;\nuse conf::SPARE;\nconst LOCAL: usize = 1;\nfn f(gpu: usize) {\n    let _ = Device::new_cuda(IDX);\n    let _ = Device::new_cuda(super::limits::OTHER as usize);\n    let _ = load(\"p\", &SPARE);\n    let _ = Device::new_cuda(LOCAL);\n    let _ = Device::new_cuda(gpu);\n    let _ = Device::new_cuda(Default::default());\n}\n";
+        let file = syn::parse_file(src).unwrap();
+        let found: Vec<(String, usize, String)> = const_args(&file, "a.rs", src)
+            .into_iter()
+            .map(|a| (a.callee.join("::"), a.arg, a.field))
+            .collect();
+        let want = |c: &str, a: usize, f: &str| (c.to_string(), a, f.to_string());
+        assert_eq!(
+            found,
+            [
+                want("Device::new_cuda", 0, "GPU_INDEX"),
+                want("Device::new_cuda", 0, "OTHER"),
+                want("load", 1, "SPARE"),
+            ]
+        );
     }
 }

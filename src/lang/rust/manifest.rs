@@ -133,8 +133,9 @@ pub fn build_script(manifest: &Manifest) -> PathBuf {
     }
 }
 
-/// The roots of the targets that are programs of their own: binaries, examples, benches
-/// whose `main` is not libtest's. Paths relative to the package.
+/// The roots of the targets that are programs of their own: binaries, examples, benches and
+/// integration tests whose `main` is not libtest's (`harness = false`: a real `fn main`).
+/// Paths relative to the package.
 pub fn program_roots(manifest: &Manifest) -> Vec<PathBuf> {
     let path = |p: &Product| p.path.as_ref().map(PathBuf::from);
     manifest
@@ -146,18 +147,21 @@ pub fn program_roots(manifest: &Manifest) -> Vec<PathBuf> {
             manifest
                 .bench
                 .iter()
+                .chain(&manifest.test)
                 .filter(|b| !b.harness)
                 .filter_map(path),
         )
         .collect()
 }
 
-/// Integration tests (their `main` is libtest's, unless `harness = false`) and benches with a
-/// harness. Paths relative to the package.
+/// Integration tests and benches whose `main` libtest writes (`harness = true`, the
+/// default). Paths relative to the package.
 pub fn test_roots(manifest: &Manifest) -> Vec<PathBuf> {
     manifest
         .test
         .iter()
+        .chain(&manifest.bench)
+        .filter(|t| t.harness)
         .filter_map(|t| t.path.as_ref().map(PathBuf::from))
         .collect()
 }
@@ -225,12 +229,14 @@ mod tests {
             std::fs::write(p, text).unwrap();
         };
         write("Cargo.toml", "[workspace]\nmembers = [\"m\"]\n[workspace.package]\nedition = \"2024\"\n[workspace.dependencies]\neng = { path = \"eng\" }\n[workspace.lints.rust]\nunsafe_code = \"forbid\"\n");
-        write("m/Cargo.toml", "[package]\nname = \"my-tool\"\nversion = \"0.1.0\"\nedition.workspace = true\n[dependencies]\neng.workspace = true\ncandle = { package = \"candle-core\", version = \"0.9\", features = [\"cuda\"] }\n[lints]\nworkspace = true\n[[bench]]\nname = \"b\"\nharness = false\n");
+        write("m/Cargo.toml", "[package]\nname = \"my-tool\"\nversion = \"0.1.0\"\nedition.workspace = true\n[dependencies]\neng.workspace = true\ncandle = { package = \"candle-core\", version = \"0.9\", features = [\"cuda\"] }\n[lints]\nworkspace = true\n[[bench]]\nname = \"b\"\nharness = false\n[[test]]\nname = \"h\"\nharness = false\n");
         write("m/src/main.rs", "fn main() {}\n");
         write("m/src/lib.rs", "\n");
         write("m/src/bin/other.rs", "fn main() {}\n");
         write("m/benches/b.rs", "fn main() {}\n");
         write("m/tests/t.rs", "\n");
+        write("m/tests/h.rs", "fn main() {}\n");
+        write("m/benches/c.rs", "#[bench]\nfn c() {}\n");
         let m = load(dir.path(), Path::new("m")).unwrap();
         assert_eq!(edition(&m), 2024);
         assert!(forbids_unsafe(&m));
@@ -238,9 +244,17 @@ mod tests {
         roots.sort();
         assert_eq!(
             roots,
-            ["benches/b.rs", "src/bin/other.rs", "src/main.rs"].map(PathBuf::from)
+            [
+                "benches/b.rs",
+                "src/bin/other.rs",
+                "src/main.rs",
+                "tests/h.rs"
+            ]
+            .map(PathBuf::from)
         );
-        assert_eq!(test_roots(&m), [PathBuf::from("tests/t.rs")]);
+        let mut tests = test_roots(&m);
+        tests.sort();
+        assert_eq!(tests, ["benches/c.rs", "tests/t.rs"].map(PathBuf::from));
         assert_eq!(
             library(&m),
             Some(("my_tool".to_string(), PathBuf::from("src/lib.rs")))

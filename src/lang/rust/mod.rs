@@ -229,17 +229,17 @@ pub fn parse(source: &str) -> Result<syn::File, SyntaxError> {
 }
 
 fn facts_of(source: &str) -> Result<facts::Facts, SyntaxError> {
-    facts_with(source, &[], &[])
+    facts_with(source, &[], facts::HandedOn::default())
 }
 
 /// The facts, with the tree's functions that take a device index (calls to them are indices).
 fn facts_with(
     source: &str,
     callable: &[index_fns::IndexFn],
-    fields: &[(String, String)],
+    handed: facts::HandedOn,
 ) -> Result<facts::Facts, SyntaxError> {
     let file = parse(source)?;
-    let facts = facts::collect(&file, callable, fields);
+    let facts = facts::collect(&file, callable, handed);
     proc_macro2::extra::invalidate_current_thread_spans();
     Ok(facts)
 }
@@ -302,8 +302,11 @@ impl RustSupport {
     ) -> Result<Analysis, SyntaxError> {
         let role = at.and_then(|rel| index.and_then(|i| i.role(rel)));
         let callable = at.map_or(&[][..], |rel| index.map_or(&[], |i| i.callable(rel)));
-        let fields = at.map_or(&[][..], |rel| index.map_or(&[], |i| i.index_fields(rel)));
-        let facts = facts_with(source, callable, fields)?;
+        let handed = facts::HandedOn {
+            fields: at.map_or(&[][..], |rel| index.map_or(&[], |i| i.index_fields(rel))),
+            consts: at.map_or(&[][..], |rel| index.map_or(&[], |i| i.index_consts(rel))),
+        };
+        let facts = facts_with(source, callable, handed)?;
         let ctx = detect::Context {
             source,
             policy: &self.policy,
@@ -511,11 +514,12 @@ impl LanguageSupport for RustSupport {
 
     fn verdict_inputs(&self, info: &FileInfo) -> String {
         format!(
-            "{:?}|{:?}|{:?}|{:?}",
+            "{:?}|{:?}|{:?}|{:?}|{:?}",
             self.role(info.rel),
             self.krate(info.path),
             self.callable(info.rel),
-            self.index_fields(info.rel)
+            self.index_fields(info.rel),
+            self.index.get().map(|i| i.index_consts(info.rel))
         )
     }
 
@@ -524,14 +528,15 @@ impl LanguageSupport for RustSupport {
     }
 
     fn starts_gpu_program(&self, rel: &str) -> bool {
-        matches!(
+        let program = matches!(
             self.role(rel),
             Some(graph::FileRole::Program {
                 cuda: Some(_),
                 cpu: None,
                 ..
             })
-        )
+        );
+        program || self.index.get().is_some_and(|i| i.carries_index(rel))
     }
 
     fn gpu_skip_reason(&self, source: &str) -> Option<String> {

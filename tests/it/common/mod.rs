@@ -174,3 +174,41 @@ pub fn shown(rel: &str) -> String {
         rel.to_string()
     }
 }
+
+/// `cargo <args> --offline --quiet` in the workspace at `ws`, its crates.io dependencies
+/// patched with the stub crates of `fixtures/rust-stubs` (`stubs`: which), the target dir
+/// under `target`: the output, or the failure with cargo's stderr. A warning fails it too
+/// (a rewrite stays warning-free).
+pub fn cargo_with_stubs(ws: &Path, target: &Path, stubs: &[&str], args: &[&str]) -> String {
+    let manifest = std::fs::read_to_string(ws.join("Cargo.toml")).unwrap();
+    if !manifest.contains("[patch.crates-io]") {
+        let patch: String = stubs
+            .iter()
+            .map(|c| {
+                let at = fixture("rust-stubs").join(c);
+                format!("{c} = {{ path = {:?} }}\n", at.to_string_lossy())
+            })
+            .collect();
+        std::fs::write(
+            ws.join("Cargo.toml"),
+            format!("{manifest}\n[patch.crates-io]\n{patch}"),
+        )
+        .unwrap();
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(args)
+        .args(["--offline", "--quiet"])
+        .current_dir(ws)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .env_remove("CUDA_DEVICE_ORDER")
+        .env_remove("PYTORCH_CUDA_ALLOC_CONF")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "cargo {args:?}: {stderr}");
+    let warnings = stderr.lines().filter(|l| l.starts_with("warning"));
+    assert_eq!(warnings.count(), 0, "cargo {args:?}: {stderr}");
+    String::from_utf8_lossy(&out.stdout).to_string()
+}

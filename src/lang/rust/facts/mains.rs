@@ -53,6 +53,11 @@ pub struct MainFn {
     pub body_close: usize,
     /// The `async` keyword of an async main.
     pub async_token: Option<Range<usize>>,
+    /// The name `main`, the return type as written (`-> anyhow::Result<()>`, `None` for `()`)
+    /// and the `#[cfg(…)]` attributes: what a sync `main` written next to an async one needs.
+    pub ident: Range<usize>,
+    pub output: Option<Range<usize>>,
+    pub cfgs: Vec<Range<usize>>,
     /// The runtime attribute of an async main (`#[tokio::main(flavor = "current_thread")]`):
     /// its range, its path, and its `name = value` arguments (`None` when they are not all of
     /// that form).
@@ -205,6 +210,19 @@ fn main_fn(f: &ItemFn) -> MainFn {
         stmts: f.block.stmts.iter().map(range).collect(),
         body_close: f.block.brace_token.span.close().byte_range().start,
         async_token: f.sig.asyncness.map(|t| t.span.byte_range()),
+        ident: f.sig.ident.span().byte_range(),
+        output: match &f.sig.output {
+            syn::ReturnType::Default => None,
+            syn::ReturnType::Type(arrow, ty) => {
+                Some(arrow.spans[0].byte_range().start..range(ty.as_ref()).end)
+            }
+        },
+        cfgs: f
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("cfg"))
+            .map(range)
+            .collect(),
         runtime: f
             .sig
             .asyncness

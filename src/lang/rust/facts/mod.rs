@@ -163,6 +163,9 @@ pub struct Facts {
     /// a rank or by arithmetic (`new_cuda(rank + 1)`): where, and what it is.
     pub computed_indices: Vec<(Range<usize>, String)>,
     pub option_defaults: Vec<OptionDefault>,
+    /// Command-line options that select several cards (`--devices 0,1`, `--num-gpus 2`):
+    /// where, and what each is.
+    pub multi_gpu_options: Vec<(Range<usize>, String)>,
     pub main: Option<MainFn>,
     /// `#[cfg(test)]` modules: unit tests, run by libtest in a process no `main` masks.
     pub test_code: Vec<Range<usize>>,
@@ -199,14 +202,24 @@ fn ident_range(p: &syn::ExprPath, ident: &syn::Ident) -> Range<usize> {
     }
 }
 
+/// What other files of the tree hand to a device index: (name, what it reaches).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HandedOn<'a> {
+    /// Struct fields: a command-line default of that name in this file is an index.
+    pub fields: &'a [(String, String)],
+    /// `const`/`static` items: one of that name in this file is an index.
+    pub consts: &'a [(String, String)],
+}
+
 /// The facts of a file; `callable`: the functions of the tree that take a device index (see
-/// `index_fns`), whose calls are device indices too; `fields`: the struct fields the crate hands
-/// to a device index elsewhere, whose command-line default in this file is one.
+/// `index_fns`), whose calls are device indices too; `handed`: the struct fields and items the
+/// crate hands to a device index elsewhere, whose default or value in this file is one.
 pub fn collect(
     file: &syn::File,
     callable: &[super::index_fns::IndexFn],
-    fields: &[(String, String)],
+    handed: HandedOn,
 ) -> Facts {
+    let fields = handed.fields;
     let mut aliases = HashMap::new();
     // A `use` inside `cfg_if!` imports as much as one outside it.
     let expanded = mains::expand_cfg_if(&file.items);
@@ -233,6 +246,7 @@ pub fn collect(
         display: 0,
         handled_calls: Vec::new(),
         callable: callable.to_vec(),
+        cli_struct: false,
     };
     v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
     v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
@@ -266,6 +280,43 @@ pub fn collect(
                 scope: None,
                 expr: d.digits.start,
             });
+        }
+    }
+    // An item of this file another file hands to an index (`new_cuda(config::GPU)`): a sink
+    // where its value is written (unless this file hands it to an index itself). Each is its
+    // own choice: two items of one file are not two cards of one function.
+    let items: Vec<Binding> = v
+        .facts
+        .bindings
+        .iter()
+        .filter(|b| b.scope.is_none() && !b.literals.is_empty())
+        .cloned()
+        .collect();
+    for b in items {
+        let here = v
+            .facts
+            .sinks
+            .iter()
+            .any(|s| matches!(&s.arg, Arg::Name { name, .. } if *name == b.name));
+        let twice = v
+            .facts
+            .bindings
+            .iter()
+            .filter(|o| o.scope.is_none() && o.name == b.name)
+            .count()
+            > 1;
+        if let Some((_, what)) = handed.consts.iter().find(|(n, _)| *n == b.name) {
+            if !here && !twice {
+                v.facts.sinks.push(DeviceSink {
+                    what: format!("{what},"),
+                    arg: Arg::Name {
+                        name: b.name.clone(),
+                        at: b.at.clone(),
+                    },
+                    scope: Some(b.at.clone()),
+                    expr: b.at.start,
+                });
+            }
         }
     }
     let main = v.facts.main.clone();
@@ -337,7 +388,7 @@ pub fn is_gpu_path(path: &str) -> bool {
     crate::knowledge::rust::is_gpu_crate(first)
 }
 
-fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
+pub(super) fn collect_use(tree: &UseTree, prefix: String, out: &mut HashMap<String, String>) {
     let join = |name: &str| {
         if prefix.is_empty() {
             name.to_string()
@@ -409,6 +460,9 @@ pub(super) struct FactVisitor {
     /// Loop variables over literal ranges: where each is bound, how many indices it takes,
     /// and where it is visible.
     loop_vars: Vec<(usize, u64, Range<usize>)>,
+    /// Inside a struct deriving a command-line parser (`#[derive(Parser)]`, `Args`,
+    /// `StructOpt`): its fields are options.
+    cli_struct: bool,
 }
 
 impl FactVisitor {
@@ -929,8 +983,19 @@ impl<'ast> Visit<'ast> for FactVisitor {
         });
     }
 
+    fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+        let outer = self.cli_struct;
+        self.cli_struct = s.attrs.iter().any(derives_parser);
+        visit::visit_item_struct(self, s);
+        self.cli_struct = outer;
+    }
+
     fn visit_field(&mut self, field: &'ast syn::Field) {
         if let Some(name) = &field.ident {
+            let option = self.cli_struct || field.attrs.iter().any(is_option_attr);
+            if let Some(what) = option.then(|| multi_gpu_option(name, field)).flatten() {
+                self.facts.multi_gpu_options.push((range(name), what));
+            }
             if let Some((digits, value)) = field.attrs.iter().find_map(option_default) {
                 self.facts.option_defaults.push(OptionDefault {
                     field: name.to_string(),
@@ -1128,9 +1193,127 @@ fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
     }
 }
 
+/// `#[derive(Parser)]`, `#[derive(clap::Args)]`, `#[derive(StructOpt)]`: a struct of
+/// command-line options.
+fn derives_parser(attr: &syn::Attribute) -> bool {
+    attr.path().is_ident("derive")
+        && attr
+            .parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|paths| {
+                paths
+                    .iter()
+                    .any(|p| last_is(p, &["Parser", "Args", "StructOpt"]))
+            })
+}
+
+/// `#[arg(…)]`, `#[clap(…)]`, `#[structopt(…)]`: a command-line option.
+fn is_option_attr(attr: &syn::Attribute) -> bool {
+    let path = attr.path();
+    path.is_ident("arg") || path.is_ident("clap") || path.is_ident("structopt")
+}
+
+/// The option's metas (`long = "gpus"`, `default_value = "0,1"`).
+fn option_metas(field: &syn::Field) -> Vec<syn::Meta> {
+    field
+        .attrs
+        .iter()
+        .filter(|a| is_option_attr(a))
+        .filter_map(|a| {
+            a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            )
+            .ok()
+        })
+        .flatten()
+        .collect()
+}
+
+/// An option that selects several cards: a list of devices (`devices: Vec<usize>`, a
+/// `--gpus 0,1` default), or a count of cards whose default is above 1 (`num_gpus = 2`).
+/// What it is, for the message; `None` for any other option.
+fn multi_gpu_option(name: &syn::Ident, field: &syn::Field) -> Option<String> {
+    use crate::knowledge::rust::{CARD_COUNT_OPTIONS, DEVICE_WORDS};
+    let metas = option_metas(field);
+    let long = metas.iter().find_map(|m| match m {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("long") => match &nv.value {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    });
+    let shown = long.unwrap_or_else(|| name.to_string().replace('_', "-"));
+    let key: String = name
+        .to_string()
+        .chars()
+        .filter(|c| *c != '_')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let default = metas.iter().find_map(|m| match m {
+        syn::Meta::NameValue(nv)
+            if nv.path.is_ident("default_value") || nv.path.is_ident("default_value_t") =>
+        {
+            Some(&nv.value)
+        }
+        _ => None,
+    });
+    // `Vec<…>`, `Option<Vec<…>>`: a list.
+    fn is_list(ty: &syn::Type) -> bool {
+        let syn::Type::Path(p) = ty else {
+            return false;
+        };
+        let Some(last) = p.path.segments.last() else {
+            return false;
+        };
+        if last.ident == "Vec" {
+            return true;
+        }
+        match &last.arguments {
+            syn::PathArguments::AngleBracketed(a) if last.ident == "Option" => a
+                .args
+                .iter()
+                .any(|g| matches!(g, syn::GenericArgument::Type(t) if is_list(t))),
+            _ => false,
+        }
+    }
+    let several_listed = default.is_some_and(|d| match d {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => {
+            let v = s.value();
+            let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+            parts.len() > 1 && parts.iter().all(|p| p.parse::<u64>().is_ok())
+        }
+        _ => false,
+    });
+    let device_word = DEVICE_WORDS.iter().any(|w| key.contains(w));
+    if device_word && (is_list(&field.ty) || several_listed) {
+        return Some(format!(
+            "the command-line option `--{shown}` takes a list of devices"
+        ));
+    }
+    if CARD_COUNT_OPTIONS.contains(&key.as_str()) {
+        let count = default.and_then(|d| match d {
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) => s.value().trim().parse::<u64>().ok(),
+            e => int_lit(e).map(|(_, v)| v),
+        });
+        if let Some(n) = count.filter(|n| *n > 1) {
+            return Some(format!(
+                "the command-line option `--{shown}` opens {n} cards by default"
+            ));
+        }
+    }
+    None
+}
+
 /// `default_value_t = 1` / `default_value = "1"` in a `#[arg(…)]`, `#[clap(…)]` or
 /// `#[structopt(…)]` attribute: the digits and their value.
-fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64)> {
+pub(super) fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64)> {
     let path = attr.path();
     if !(path.is_ident("arg") || path.is_ident("clap") || path.is_ident("structopt")) {
         return None;
@@ -1181,7 +1364,11 @@ mod tests {
     use super::*;
 
     fn facts(source: &str) -> Facts {
-        let facts = collect(&crate::lang::rust::parse(source).unwrap(), &[], &[]);
+        let facts = collect(
+            &crate::lang::rust::parse(source).unwrap(),
+            &[],
+            HandedOn::default(),
+        );
         proc_macro2::extra::invalidate_current_thread_spans();
         facts
     }

@@ -54,7 +54,7 @@ pub static ENV_IN_ASYNC_MAIN: Rule = Rule {
     example: "#[tokio::main]\nasync fn main() {}",
     fix: FixSafety::Unsafe,
     fix_why: "`main` becomes a sync function that sets the env first and builds the same runtime to run the body unchanged: the program's shape changes, so only `--unsafe-fixes` applies it; or set the env before the process starts (a launcher, the service's environment).",
-    rewrite: "`#[tokio::main]` (with `flavor`, `worker_threads`), `#[async_std::main]`, `#[actix_web::main]`/`#[actix_rt::main]` become a sync `main` that sets the env first and then builds the same runtime to run the body unchanged (`Builder::new_multi_thread()…block_on(async { … })`); other options: none, the file stays `non_compliant`. Held back, it holds back the whole plan (an index remapped without the env would select the forbidden card)",
+    rewrite: "`#[tokio::main]` (with `flavor`, `worker_threads`), `#[async_std::main]`, `#[actix_web::main]`/`#[actix_rt::main]` become a sync `main` that sets the env first and then builds the same runtime to run the async function unchanged, renamed (`async fn async_main() { … }`, its body not moved, so rustfmt-clean stays clean; then `fn main() { …; Builder::new_multi_thread()…block_on(async_main()) }`); other options: none, the file stays `non_compliant`. Held back, it holds back the whole plan (an index remapped without the env would select the forbidden card)",
     edits: RuleEdits::SetsEnv,
     env: true,
     ..Rule::DEFAULT
