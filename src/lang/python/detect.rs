@@ -618,7 +618,7 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                     &PROGRAM_IN_LIBRARY,
                     at,
                     format!(
-                        "module runs as a program ({}) but {imported}{own}",
+                        "module runs as a program ({}) but is also a library: {imported}{own}",
                         why.describe()
                     ),
                 ));
