@@ -43,7 +43,7 @@ fn counts_tree() -> tempfile::TempDir {
     write(
         root,
         "spread.py",
-        "import torch\n\ndef shards(model):\n    for i in range(torch.cuda.device_count()):\n        model.to(f\"cuda:{i}\")\n",
+        "import torch\n\ndef shards(model):\n    for i in range(torch.cuda.device_count()):\n        model.to(f\"cuda:{i}\")\n\nshards(torch.nn.Linear(1, 1))\n",
     );
     dir
 }

@@ -558,9 +558,11 @@ fn a_program_that_is_a_library_says_which_import_or_load_makes_it_one() {
 }
 
 /// From the trial (rvc-python): a README's `python -m pkg [-h] {cli,api}` runs the package's
-/// `__main__.py`, never its `__init__.py`.
+/// `__main__.py`, never its `__init__.py`; a file outside any package that only defines
+/// classes and functions (`lib/infer_pack/onnx_inference.py`, loaded by its library) is no
+/// script: running it would do nothing, so it gets no header.
 #[test]
-fn a_package_run_with_dash_m_is_its_main_not_its_init() {
+fn a_package_run_with_dash_m_is_its_main_and_a_file_that_only_defines_is_no_script() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir(root.join(".git")).unwrap();
@@ -585,6 +587,11 @@ fn a_package_run_with_dash_m_is_its_main_not_its_init() {
         "lib/onnx_inference.py",
         "\"\"\"ONNX inference.\"\"\"\nimport onnxruntime\n\nPROVIDERS = [\"CUDAExecutionProvider\"]\n\n\nclass Model:\n    def __init__(self, path):\n        self.session = onnxruntime.InferenceSession(path, providers=PROVIDERS)\n",
     );
+    write(
+        root,
+        "tools/warm.py",
+        "import torch\n\nBUFFER = torch.zeros(1).cuda()\n\n\ndef size():\n    return BUFFER.numel()\n",
+    );
     let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let evidence = |path: &str| {
@@ -604,6 +611,26 @@ fn a_package_run_with_dash_m_is_its_main_not_its_init() {
     );
     assert!(
         !evidence("rvc/__init__.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !evidence("lib/onnx_inference.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    // The evidence says how the program reaches GPU code: entry, module, the class it uses.
+    assert!(
+        evidence("rvc/__main__.py").ends_with(
+            "its process reaches GPU code: `rvc/__main__.py` → `rvc/infer.py` (`Infer`)"
+        ),
+        "{}",
+        evidence("rvc/__main__.py")
+    );
+    // A file that defines and also takes a card when run is a script all the same.
+    assert_eq!(
+        evidence("tools/warm.py"),
+        "program: a script no module imports; its process reaches GPU code: `tools/warm.py`",
         "{}",
         out.stdout
     );
@@ -635,4 +662,57 @@ fn a_test_named_helper_with_an_init_is_library_code() {
     let status = status_of(root);
     assert_eq!(status["run.py"], "non_compliant", "{status:?}");
     assert_ne!(status["pkg/test_harness.py"], "non_compliant", "{status:?}");
+}
+
+/// From a trial (f5-tts 1.1.22): a framework that takes a GPU unasked (accelerate) takes it where
+/// its names are used, not where a library module imports it. `tools/count.py` imports the
+/// package's `count` helper from the module whose `Trainer` builds an `Accelerator`: it runs on
+/// the CPU and gets no header; `tools/fit.py` builds the `Trainer` and is a GPU program, its
+/// evidence naming the chain to the class.
+#[test]
+fn a_framework_imported_by_a_library_takes_a_gpu_only_where_its_names_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/train.py",
+        "from accelerate import Accelerator\n\n\nclass Trainer:\n    def __init__(self):\n        self.acc = Accelerator()\n\n\ndef count(model):\n    return sum(p.numel() for p in model.parameters())\n",
+    );
+    write(
+        root,
+        "tools/count.py",
+        "import torch\n\nfrom pkg.train import count\n\nprint(count(torch.nn.Linear(2, 2)))\n",
+    );
+    write(
+        root,
+        "tools/fit.py",
+        "from pkg.train import Trainer\n\nTrainer()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        file("tools/count.py")["evidence"],
+        "program: a script no module imports; its process reaches no GPU code",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(file("tools/count.py")["status"], "no_gpu_code");
+    assert_eq!(
+        file("tools/fit.py")["evidence"],
+        "program: a script no module imports; its process reaches GPU code: `tools/fit.py` → `pkg/train.py` (`Trainer`)",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(file("tools/fit.py")["status"], "non_compliant");
 }

@@ -74,8 +74,13 @@ impl EntryWhy {
 /// What a file is to the processes that run it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Role {
-    /// Starts a process; `gpu`: the process reaches GPU code (its own or an imported module's).
-    Program { why: EntryWhy, gpu: bool },
+    /// Starts a process; `gpu`: the process reaches GPU code (its own or an imported module's),
+    /// `via` the chain of code that reaches it (entry → module → use), for the evidence.
+    Program {
+        why: EntryWhy,
+        gpu: bool,
+        via: String,
+    },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
     Library { programs: Vec<String>, count: usize },
@@ -84,10 +89,20 @@ pub enum Role {
     Both {
         why: EntryWhy,
         gpu: bool,
+        via: String,
         /// Why it is a library: the importers with the line of each import (or how each loads
         /// it by name), else the packaging file and setting that ship it.
         library: String,
     },
+}
+
+/// Whether a program's process reaches GPU code, and through what (`a.py` → `b.py` (`load`)).
+fn reach_words(gpu: bool, via: &str) -> String {
+    match (gpu, via) {
+        (false, _) => "its process reaches no GPU code".into(),
+        (true, "") => "its process reaches GPU code".into(),
+        (true, via) => format!("its process reaches GPU code: {via}"),
+    }
 }
 
 /// Names as the outputs list them: `` `a`, `b` and 3 more `` when `count` exceeds the names kept.
@@ -107,15 +122,9 @@ impl Role {
     /// Why the file is what it is, for the outputs (`evidence` in JSON).
     pub fn evidence(&self) -> String {
         match self {
-            Role::Program { why, gpu } => format!(
-                "program: {}; {}",
-                why.describe(),
-                if *gpu {
-                    "its process reaches GPU code"
-                } else {
-                    "its process reaches no GPU code"
-                }
-            ),
+            Role::Program { why, gpu, via } => {
+                format!("program: {}; {}", why.describe(), reach_words(*gpu, via))
+            }
             Role::Library { programs, count: 0 } if !programs.is_empty() => {
                 format!("library: embedded by the Rust program of `{}`", programs[0])
             }
@@ -168,6 +177,9 @@ struct PyFile {
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
+    /// Its module-level code does something when run (a call, a loop, a `with`, GPU code), or
+    /// it defines no function or class: a file that only defines is no script.
+    acts: bool,
     /// The module's code that runs when it is imported (outside its top-level functions and
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
@@ -312,6 +324,9 @@ struct PyFacts {
     constants: Vec<(String, DeviceConst)>,
     dynamic_prefixes: Vec<String>,
     tests: bool,
+    /// Read before this fact existed: taken as acting (what every script was then).
+    #[serde(default = "acting")]
+    acts: bool,
     gpu_at_import: bool,
     units: Vec<Unit>,
     import_refs: Vec<String>,
@@ -335,6 +350,7 @@ impl PyFile {
             constants: f.constants,
             dynamic_prefixes: f.dynamic_prefixes,
             tests: f.tests,
+            acts: f.acts,
             gpu_at_import: f.gpu_at_import,
             units: f.units,
             import_refs: f.import_refs,
@@ -396,17 +412,29 @@ fn parse_facts(
         Vec::new()
     };
     let gpu = !sites.is_empty();
+    // A framework that takes a GPU unasked (TensorFlow, faster-whisper, accelerate) takes it
+    // where its names are used, not where it is imported: a module that imports it at the top
+    // touches the GPU in the functions and import-time code that use what the import binds.
+    let (framework_names, framework_imports) = framework_bindings(body, own.as_deref());
+    let uses_framework = |refs: &[String]| {
+        refs.iter()
+            .any(|r| framework_names.contains(r.split('.').next().unwrap_or_default()))
+    };
     // What runs at import, and each top-level function and class apart: a program reaches a
     // function's GPU code only when it uses that function.
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
+    let mut gpu_acts_at_import = false;
     for stmt in body {
         let r = stmt.range();
-        let touches = sites
-            .iter()
-            .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize());
+        let refs = refs_of(stmt);
+        let touches = sites.iter().any(|&o| {
+            r.start().to_usize() <= o
+                && o < r.end().to_usize()
+                && !framework_imports.iter().any(|i| i.contains(&o))
+        }) || uses_framework(&refs);
         // A function a decorator registers (`@app.route`, `@registry.register`) is called by
         // whoever holds the registry: it runs as if the module named it at import.
         let registered = |decorators: &[ruff_python_ast::Decorator]| {
@@ -426,13 +454,16 @@ fn parse_facts(
             units.push(Unit {
                 name: name.to_string(),
                 gpu: touches,
-                refs: refs_of(stmt),
+                refs,
             });
         } else if is_main_guard(stmt) {
-            main_refs.extend(refs_of(stmt));
+            main_refs.extend(refs);
         } else {
             gpu_at_import |= touches;
-            import_refs.extend(refs_of(stmt));
+            // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
+            // GPU code a program may use, but running the file does nothing with it.
+            gpu_acts_at_import |= touches && !is_constant(stmt);
+            import_refs.extend(refs);
         }
     }
     import_refs.sort();
@@ -473,8 +504,153 @@ fn parse_facts(
             }
             _ => false,
         }),
+        // A file that only defines (functions or classes, with imports and constants) and
+        // acts on no GPU when run does nothing as a script: a plugin its host loads by name
+        // (Triton's `model.py`), never a program. A file with no definition is taken as
+        // acting, whatever it holds (a one-line `DEVICE = "cuda:1"` script).
+        acts: gpu_acts_at_import
+            || body.iter().any(acts)
+            || !body
+                .iter()
+                .any(|s| matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))),
     };
     Some(facts)
+}
+
+/// The names that module-level imports of frameworks taking a GPU unasked bind (`tf` for
+/// `import tensorflow as tf`, `WhisperModel` for `from faster_whisper import WhisperModel`), and
+/// the ranges of those import statements (inside `if`/`try` too; not under `TYPE_CHECKING`, not
+/// the file's own package).
+fn framework_bindings(
+    body: &[Stmt],
+    own: Option<&str>,
+) -> (HashSet<String>, Vec<std::ops::Range<usize>>) {
+    use crate::knowledge::python::gpu_by_default;
+    let foreign = |module: &str| own != Some(module.split('.').next().unwrap_or_default());
+    let mut names = HashSet::new();
+    let mut ranges = Vec::new();
+    let mut stack: Vec<&Stmt> = body.iter().rev().collect();
+    while let Some(stmt) = stack.pop() {
+        let mut framework = false;
+        match stmt {
+            Stmt::Import(i) => {
+                for a in &i.names {
+                    let module = a.name.as_str();
+                    if gpu_by_default(module) && foreign(module) {
+                        framework = true;
+                        names.insert(match &a.asname {
+                            Some(as_) => as_.to_string(),
+                            None => module.split('.').next().unwrap_or(module).to_string(),
+                        });
+                    }
+                }
+            }
+            Stmt::ImportFrom(i) if i.level == 0 => {
+                let module = i.module.as_ref().map_or("", |m| m.as_str());
+                for a in &i.names {
+                    let full = format!("{module}.{}", a.name);
+                    if (gpu_by_default(module) || gpu_by_default(&full)) && foreign(module) {
+                        framework = true;
+                        names.insert(a.asname.as_ref().unwrap_or(&a.name).to_string());
+                    }
+                }
+            }
+            Stmt::If(i) if !is_type_checking(&i.test) => {
+                stack.extend(i.body.iter().rev());
+                for c in &i.elif_else_clauses {
+                    stack.extend(c.body.iter().rev());
+                }
+            }
+            Stmt::Try(t) => {
+                stack.extend(t.body.iter().rev());
+                stack.extend(t.orelse.iter().rev());
+                stack.extend(t.finalbody.iter().rev());
+                for h in &t.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    stack.extend(h.body.iter().rev());
+                }
+            }
+            _ => {}
+        }
+        if framework {
+            let r = stmt.range();
+            ranges.push(r.start().to_usize()..r.end().to_usize());
+        }
+    }
+    (names, ranges)
+}
+
+/// An assignment whose value calls nothing (`NAME = "cuda:1"`, `PROVIDERS = [...]`): it names
+/// a value, it does not act.
+fn is_constant(stmt: &Stmt) -> bool {
+    use ruff_python_ast::visitor::{walk_expr, Visitor};
+    struct Calls(bool);
+    impl<'a> Visitor<'a> for Calls {
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if matches!(expr, Expr::Call(_) | Expr::Await(_) | Expr::Yield(_)) {
+                self.0 = true;
+            } else {
+                walk_expr(self, expr);
+            }
+        }
+    }
+    let value = match stmt {
+        Stmt::Assign(a) if a.targets.iter().all(names_only) => Some(a.value.as_ref()),
+        Stmt::AnnAssign(a) if names_only(&a.target) => a.value.as_deref(),
+        _ => None,
+    };
+    value.is_some_and(|v| {
+        let mut calls = Calls(false);
+        calls.visit_expr(v);
+        !calls.0
+    })
+}
+
+/// An assignment target that binds names (`A`, `a, b`), not one that writes into an object
+/// (`os.environ["X"] = …`, `torch.backends.cudnn.benchmark = …`), which acts.
+fn names_only(target: &Expr) -> bool {
+    match target {
+        Expr::Name(_) => true,
+        Expr::Tuple(t) => t.elts.iter().all(names_only),
+        Expr::List(l) => l.elts.iter().all(names_only),
+        Expr::Starred(s) => names_only(&s.value),
+        _ => false,
+    }
+}
+
+fn acting() -> bool {
+    true
+}
+
+/// A module-level statement that does something when the file runs: a call, a loop, a
+/// `with`, a `match`, a write into an object (`os.environ["X"] = …`), or a branch or `try`
+/// holding one (not `if TYPE_CHECKING:`, not a docstring, not a definition, import or an
+/// assignment to names).
+fn acts(stmt: &Stmt) -> bool {
+    match stmt {
+        Stmt::Expr(e) => !matches!(
+            e.value.as_ref(),
+            Expr::StringLiteral(_) | Expr::EllipsisLiteral(_)
+        ),
+        Stmt::For(_)
+        | Stmt::While(_)
+        | Stmt::With(_)
+        | Stmt::Match(_)
+        | Stmt::Raise(_)
+        | Stmt::Assert(_) => true,
+        Stmt::Assign(a) => !a.targets.iter().all(names_only),
+        Stmt::AnnAssign(a) => a.value.is_some() && !names_only(&a.target),
+        Stmt::AugAssign(a) => !names_only(&a.target),
+        Stmt::Delete(_) => true,
+        Stmt::If(s) if is_type_checking(&s.test) => false,
+        Stmt::If(s) => {
+            s.body.iter().any(acts) || s.elif_else_clauses.iter().any(|c| c.body.iter().any(acts))
+        }
+        Stmt::Try(t) => {
+            t.body.iter().any(acts) || t.orelse.iter().any(acts) || t.finalbody.iter().any(acts)
+        }
+        _ => false,
+    }
 }
 
 /// `NAME = "cuda:1"`, `NAME: str = "cuda:1"`, `NAME = torch.device("cuda", 1)`, and a bare index
@@ -1199,6 +1375,7 @@ fn link(
         } else if !f.in_package
             && importers[i].is_empty()
             && !f.imports.iter().any(|imp| imp.level > 0)
+            && f.acts
         {
             // A file with relative imports runs only as a module of its package
             // (`python -m pkg.mod`, which a `__main__` block says): never as a script.
@@ -1211,7 +1388,7 @@ fn link(
     // Each entry point's process: the modules it reaches through imports. A library keeps how
     // many programs run it and the first three (in path order), which is all its role says.
     let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
-    let mut reaches_gpu = vec![false; files.len()];
+    let mut reaches_gpu: Vec<Option<String>> = vec![None; files.len()];
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -1235,7 +1412,7 @@ fn link(
                 }
             }
         }
-        reaches_gpu[e] = reach.gpu(e);
+        reaches_gpu[e] = reach.gpu(e).map(|chain| reach.describe(&chain));
     }
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
@@ -1275,13 +1452,15 @@ fn link(
                     };
                     Role::Both {
                         why,
-                        gpu: reaches_gpu[i],
+                        gpu: reaches_gpu[i].is_some(),
+                        via: reaches_gpu[i].clone().unwrap_or_default(),
                         library,
                     }
                 } else {
                     Role::Program {
                         why,
-                        gpu: reaches_gpu[i],
+                        gpu: reaches_gpu[i].is_some(),
+                        via: reaches_gpu[i].clone().unwrap_or_default(),
                     }
                 }
             }
@@ -1394,60 +1573,106 @@ impl Reach<'_> {
     /// Whether the program of entry `e` runs GPU code: its whole file, the import-time code of
     /// the modules imported by code that runs (at import, or in a function that runs), and the
     /// functions and classes running code names.
-    fn gpu(&self, e: usize) -> bool {
+    fn gpu(&self, e: usize) -> Option<Vec<Live>> {
         let files = self.files;
-        let mut live: HashSet<Live> = HashSet::new();
-        let mut work: Vec<(usize, &str)> = Vec::new();
-        let mut pending: Vec<Live> = vec![Live::Whole(e)];
-        let imported = |j: usize, unit: Option<&str>, all: bool, out: &mut Vec<Live>| {
+        // Each live piece of code, with the one that made it run (for the chain).
+        let mut live: HashMap<Live, Option<Live>> = HashMap::new();
+        let mut work: Vec<(usize, &str, Live)> = Vec::new();
+        let mut pending: Vec<(Live, Option<Live>)> = vec![(Live::Whole(e), None)];
+        let imported = |j: usize, unit: Option<&str>, all: bool, from: Live, out: &mut Vec<_>| {
             for (at, targets) in &self.imports[j] {
                 if all || at.as_deref() == unit {
-                    out.extend(targets.iter().map(|&t| Live::Module(t)));
+                    out.extend(targets.iter().map(|&t| (Live::Module(t), Some(from))));
                 }
             }
         };
+        let chain = |live: &HashMap<Live, Option<Live>>, mut at: Live| {
+            let mut chain = vec![at];
+            while let Some(Some(up)) = live.get(&at) {
+                chain.push(*up);
+                at = *up;
+            }
+            chain.reverse();
+            Some(chain)
+        };
+        let mut found = Vec::new();
         loop {
-            while let Some(next) = pending.pop() {
-                if !live.insert(next) {
+            while let Some((next, from)) = pending.pop() {
+                if live.contains_key(&next) {
                     continue;
                 }
+                live.insert(next, from);
                 match next {
                     Live::Module(j) => {
                         if files[j].gpu_at_import {
-                            return true;
+                            return chain(&live, next);
                         }
-                        work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str())));
-                        imported(j, None, false, &mut pending);
-                        pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+                        work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str(), next)));
+                        imported(j, None, false, next, &mut pending);
+                        pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
                     }
                     Live::Unit(j, u) => {
                         let unit = &files[j].units[u];
                         if unit.gpu {
-                            return true;
+                            return chain(&live, next);
                         }
-                        work.extend(unit.refs.iter().map(|r| (j, r.as_str())));
-                        pending.push(Live::Module(j));
-                        imported(j, Some(&unit.name), false, &mut pending);
+                        work.extend(unit.refs.iter().map(|r| (j, r.as_str(), next)));
+                        pending.push((Live::Module(j), Some(next)));
+                        imported(j, Some(&unit.name), false, next, &mut pending);
                     }
                     Live::Whole(j) => {
                         let f = &files[j];
                         if f.gpu {
-                            return true;
+                            return chain(&live, next);
                         }
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());
                         let refs = refs.chain(&f.import_refs).chain(&f.main_refs);
-                        work.extend(refs.map(|r| (j, r.as_str())));
-                        imported(j, None, true, &mut pending);
-                        pending.extend(self.whole[j].iter().map(|&k| Live::Whole(k)));
+                        work.extend(refs.map(|r| (j, r.as_str(), next)));
+                        imported(j, None, true, next, &mut pending);
+                        pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
                     }
                 }
             }
-            let Some((i, name)) = work.pop() else {
-                return false;
+            let Some((i, name, from)) = work.pop() else {
+                return None;
             };
             let parts: Vec<&str> = name.split('.').collect();
-            self.resolve(i, &parts, 0, &mut pending);
+            found.clear();
+            self.resolve(i, &parts, 0, &mut found);
+            pending.extend(found.drain(..).map(|l| (l, Some(from))));
         }
+    }
+
+    /// The chain of code that brings a program to GPU code, for its evidence: each file once,
+    /// the last with the function or class (or the import-time code) that uses the GPU.
+    fn describe(&self, chain: &[Live]) -> String {
+        let mut shown: Vec<String> = Vec::new();
+        let mut last_file = usize::MAX;
+        for (n, l) in chain.iter().enumerate() {
+            let (j, what) = match *l {
+                Live::Module(j) => (j, None),
+                Live::Whole(j) => (j, None),
+                Live::Unit(j, u) => (j, Some(self.files[j].units[u].name.as_str())),
+            };
+            let end = n + 1 == chain.len();
+            let file = format!("`{}`", self.files[j].rel);
+            let piece = match (what, end, *l) {
+                (Some(name), _, _) => format!("{file} (`{name}`)"),
+                (None, true, Live::Module(_)) => format!("{file} (at import)"),
+                _ => file,
+            };
+            if j == last_file {
+                // The same file again (its import-time code, then a function of it): keep
+                // the more precise piece.
+                if what.is_some() || end {
+                    *shown.last_mut().unwrap() = piece;
+                }
+                continue;
+            }
+            last_file = j;
+            shown.push(piece);
+        }
+        shown.join(" → ")
     }
 
     /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
