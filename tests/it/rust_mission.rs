@@ -268,26 +268,10 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
     copy_dir(&fixture(FIXTURE), &ws);
     run(gh(&ws).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     patch_with_stubs(&ws);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let cargo_run = |args: &[&str]| {
-        let out = std::process::Command::new(&cargo)
-            .args(args)
-            .args(["--offline", "--quiet"])
-            .current_dir(&ws)
-            .env("CARGO_TARGET_DIR", dir.path().join("target"))
-            .env_remove("CUDA_VISIBLE_DEVICES")
-            .env_remove("CUDA_DEVICE_ORDER")
-            .env_remove("PYTORCH_CUDA_ALLOC_CONF")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(out.status.success(), "cargo {args:?}: {stderr}");
-        // No warning either: async-bin's `use std::env;` served only the write the fix
-        // removed, and goes with it.
-        let warnings = stderr.lines().filter(|l| l.starts_with("warning"));
-        assert_eq!(warnings.count(), 0, "cargo {args:?}: {stderr}");
-        String::from_utf8_lossy(&out.stdout).to_string()
-    };
+    // No warning either: async-bin's `use std::env;` served only the write the fix removed, and
+    // goes with it (`cargo_with_stubs` fails on a warning).
+    let target = dir.path().join("target");
+    let cargo_run = |args: &[&str]| common::cargo_with_stubs(&ws, &target, &[], args);
     cargo_run(&["check", "--workspace", "--all-targets"]);
     // PYTORCH_CUDA_ALLOC_CONF only where libtorch reads it (tch-bin).
     let policy =
