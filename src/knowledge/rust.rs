@@ -42,6 +42,11 @@ pub struct Crate {
     /// crate's features in a build, so a sibling dependency of the same package gets CUDA
     /// too (`candle-core = "0.9"` next to `candle-transformers` with `cuda`).
     pub features_enable: &'static [(&'static str, &'static [&'static str])],
+    /// Features of other registry crates that make this one reach CUDA when they are on in the
+    /// same build, though it has no CUDA feature of its own: kalosm-common's device chooser
+    /// returns candle's CUDA device whenever candle is built with `cuda`. Such a crate's row
+    /// has `Cuda::Feature(&["cuda"])`, and `cuda` is on for it when one of these is.
+    pub cuda_with: &'static [&'static str],
 }
 
 impl Crate {
@@ -54,6 +59,7 @@ impl Crate {
         libtorch: false,
         aliases: &[],
         features_enable: &[],
+        cuda_with: &[],
     };
 }
 
@@ -148,6 +154,17 @@ pub const CRATES: &[Crate] = &[
         )],
         handed_device: true,
         aliases: &["candle"],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "kalosm_common",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: "`accelerated_device_if_available()` returns candle's CUDA device 0 when candle is built with CUDA",
+        entry_points: &[(
+            "accelerated_device_if_available",
+            "candle's CUDA device 0 when candle has CUDA, else Metal, else the CPU",
+        )],
+        cuda_with: &["candle_core/cuda", "candle_core/cudnn"],
         ..Crate::DEFAULT
     },
     Crate {

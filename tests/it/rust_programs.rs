@@ -1182,3 +1182,42 @@ fn handed_device_crates_and_a_cpu_branch_next_to_a_library_device_are_judged_as_
     let blip = std::fs::read_to_string(root.join("examples/blip.rs")).unwrap();
     assert!(blip.contains("fn main() -> anyhow::Result<()> {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");"), "{blip}");
 }
+
+/// From a trial (kalosm-llama 0.4.0): a registry crate with no CUDA feature of its own whose
+/// function picks the device for its caller (`kalosm_common::accelerated_device_if_available()`:
+/// candle's CUDA device 0 whenever candle is built with `cuda`) reaches CUDA when the build
+/// turns candle's `cuda` on (a knowledge row with `cuda_with`). The example that loads through
+/// the package's library is a GPU program; one that never reaches the call, and the same
+/// library in a build without candle's `cuda`, are left alone.
+#[test]
+fn a_registry_crates_device_chooser_reaches_cuda_with_candles_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"llm\", \"cpu\"]\nresolver = \"2\"\n",
+    );
+    let lib = "use kalosm_common::accelerated_device_if_available;\n\npub fn load() -> candle_core::Result<candle_core::Device> {\n    accelerated_device_if_available()\n}\n\npub fn version() -> &'static str {\n    \"0.1\"\n}\n";
+    write(root, "llm/Cargo.toml", "[package]\nname = \"llm\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.8\"\nkalosm-common = \"0.4\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(root, "llm/src/lib.rs", lib);
+    write(
+        root,
+        "llm/examples/infer.rs",
+        "fn main() {\n    let _d = llm::load();\n}\n",
+    );
+    write(
+        root,
+        "llm/examples/version.rs",
+        "fn main() {\n    println!(\"{}\", llm::version());\n}\n",
+    );
+    write(root, "cpu/Cargo.toml", "[package]\nname = \"cpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.8\"\nkalosm-common = \"0.4\"\n");
+    write(root, "cpu/src/main.rs", "use kalosm_common::accelerated_device_if_available;\n\nfn main() {\n    let _d = accelerated_device_if_available();\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["llm/examples/infer.rs"], "non_compliant", "{text}");
+    assert!(text.contains("llm/examples/infer.rs:1:1: GH501"), "{text}");
+    assert_eq!(status["llm/examples/version.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["cpu/src/main.rs"], "no_gpu_code", "{text}");
+    let touch = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
+    assert!(touch.contains("llm/examples/infer.rs:1:1: GH531 [info] this program reaches CUDA through its package's library `llm` → `kalosm_common`: `accelerated_device_if_available()` returns candle's CUDA device 0 when candle is built with CUDA"), "{touch}");
+}

@@ -1077,6 +1077,31 @@ fn implied_features(raw: &[RawDep]) -> Vec<(usize, String, String)> {
             }
         }
     }
+    // A crate that reaches CUDA when another's feature is on in the build (the knowledge
+    // table's `cuda_with`): its `cuda` is on when that feature is.
+    for (n, d) in raw.iter().enumerate().filter(|(_, d)| d.tree.is_none()) {
+        let Some(row) = rust::by_package(&d.package) else {
+            continue;
+        };
+        for target in row.cuda_with {
+            let Some((package, feat)) = target.split_once('/') else {
+                continue;
+            };
+            let on = |other: &RawDep| {
+                other.package == package
+                    && other.tree.is_none()
+                    && other.on.iter().any(|f| f == feat)
+            };
+            if raw.iter().any(on)
+                || out
+                    .iter()
+                    .any(|(k, f, _)| raw[*k].package == package && f == feat)
+            {
+                out.push((n, "cuda".to_string(), target.to_string()));
+                break;
+            }
+        }
+    }
     out
 }
 
@@ -1135,6 +1160,11 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
         Cuda::Always => Some((format!("`{package}`: {why}"), torch_crate, false)),
         Cuda::WhenSelected => Some((format!("`{package}`: {why}"), torch_crate, true)),
         Cuda::Never => None,
+        // A crate with no CUDA feature of its own, on with another's (`cuda_with`).
+        Cuda::Feature(features) if !krate.cuda_with.is_empty() => on
+            .iter()
+            .any(|f| features.contains(&f.as_str()))
+            .then(|| (format!("`{package}`: {why}"), torch_crate, false)),
         Cuda::Feature(features) => on.iter().find(|f| features.contains(&f.as_str())).map(|f| {
             (
                 format!("`{package}` with its `{f}` feature: {why}"),
