@@ -89,7 +89,6 @@ pub enum Role {
     Both {
         why: EntryWhy,
         gpu: bool,
-        via: String,
         /// Why it is a library: the importers with the line of each import (or how each loads
         /// it by name), else the packaging file and setting that ship it.
         library: String,
@@ -1453,7 +1452,6 @@ fn link(
                     Role::Both {
                         why,
                         gpu: reaches_gpu[i].is_some(),
-                        via: reaches_gpu[i].clone().unwrap_or_default(),
                         library,
                     }
                 } else {
@@ -1570,9 +1568,10 @@ enum Live {
 }
 
 impl Reach<'_> {
-    /// Whether the program of entry `e` runs GPU code: its whole file, the import-time code of
+    /// Whether the program of entry `e` runs GPU code — its whole file, the import-time code of
     /// the modules imported by code that runs (at import, or in a function that runs), and the
-    /// functions and classes running code names.
+    /// functions and classes running code names — as the chain of code from the entry to the
+    /// first GPU code found; `None` when it runs none.
     fn gpu(&self, e: usize) -> Option<Vec<Live>> {
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain).
