@@ -1632,9 +1632,7 @@ impl Reach<'_> {
                     }
                 }
             }
-            let Some((i, name, from)) = work.pop() else {
-                return None;
-            };
+            let (i, name, from) = work.pop()?;
             let parts: Vec<&str> = name.split('.').collect();
             found.clear();
             self.resolve(i, &parts, 0, &mut found);
