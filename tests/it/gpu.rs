@@ -214,7 +214,10 @@ fn a_leak_is_reported_per_file_and_fails_the_run() {
         ]));
     assert!(
         text.stdout
-            .contains("gpu LEAK: STT/vad_manager.py on NVIDIA GeForce RTX 3090, leak 200 MiB"),
+            .contains(&format!(
+                "gpu LEAK: {} on NVIDIA GeForce RTX 3090, leak 200 MiB",
+                common::shown("STT/vad_manager.py")
+            )),
         "{}",
         text.stdout
     );
@@ -673,10 +676,13 @@ fn rust_binaries_are_checked_with_the_env_their_main_sets() {
     assert_eq!(out.code, 1, "a failed GPU check fails the run");
 }
 
-#[cfg_attr(
-    windows,
-    ignore = "its --gpu-cmd is a sh command line (sleep, $!, case); cmd variants are not written yet"
-)]
+/// `--gpu-cmd` lines for each platform's shell (`sh -c`; `cmd /C` on Windows): one that reads
+/// the file and passes, one that prints `boom` to stderr and exits 3; and how the exit shows.
+#[cfg(unix)]
+const READ_FILE_CMD: [&str; 3] = ["test -f {file}", "echo boom >&2; exit 3", "exit status: 3"];
+#[cfg(windows)]
+const READ_FILE_CMD: [&str; 3] = ["type {file} >nul", "echo boom 1>&2& exit 3", "exit code: 3"];
+
 #[test]
 fn gpu_cmd_runs_the_file_itself_in_the_slot() {
     let driver = FakeDriver::new();
@@ -690,7 +696,7 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         "--format",
         "json",
         "--gpu-cmd",
-        "test -f {file}",
+        READ_FILE_CMD[0],
         file,
     ]));
     assert_eq!(passed.code, 0, "{}", passed.stderr);
@@ -706,7 +712,7 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         "--format",
         "json",
         "--gpu-cmd",
-        "echo boom >&2; exit 3",
+        READ_FILE_CMD[1],
         file,
     ]));
     assert_eq!(failed.code, 1);
@@ -716,7 +722,7 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         check["message"]
             .as_str()
             .unwrap()
-            .contains("exit status: 3: boom"),
+            .contains(&format!("{}: boom", READ_FILE_CMD[2])),
         "{check}"
     );
 }
