@@ -213,11 +213,10 @@ fn a_leak_is_reported_per_file_and_fails_the_run() {
             "STT/vad_manager.py",
         ]));
     assert!(
-        text.stdout
-            .contains(&format!(
-                "gpu LEAK: {} on NVIDIA GeForce RTX 3090, leak 200 MiB",
-                common::shown("STT/vad_manager.py")
-            )),
+        text.stdout.contains(&format!(
+            "gpu LEAK: {} on NVIDIA GeForce RTX 3090, leak 200 MiB",
+            common::shown("STT/vad_manager.py")
+        )),
         "{}",
         text.stdout
     );
