@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI's Windows step (called by .ci/run after the Linux suite): build gpu-homogenize for
+# CI's Windows step (meant for .ci/run after the Linux suite; not called yet: docs/windows.md): build gpu-homogenize for
 # x86_64-pc-windows-gnu, run a named subset of its tests under Wine (the library's unit tests,
 # and the integration tests of the modules in MODULES below, GPU tests on the simulated driver
 # built as nvcuda.dll / nvml.dll), then compare the mission through the Linux binary and the
