@@ -1,7 +1,7 @@
 //! The 40-file mission, end to end through the CLI: scan, fix, idempotence, and the fixed
 //! bytes of every file (insta snapshots, reviewed by eye).
 
-use crate::common::{copy_fixture, files_under, fixture, gh, run};
+use crate::common::{copy_fixture, files_under, fixture, gh, run, unix_paths};
 
 const MISSION: &str = "superwhisper-v6";
 
@@ -10,7 +10,7 @@ fn scan_lists_every_mission_file_with_its_findings() {
     let tree = copy_fixture(MISSION);
     let out = run(gh(tree.path()).args(["scan"]));
     assert_eq!(out.code, 1, "findings exit 1; stderr: {}", out.stderr);
-    insta::assert_snapshot!("scan_text", out.stdout);
+    insta::assert_snapshot!("scan_text", unix_paths(&out.stdout));
 }
 
 #[test]

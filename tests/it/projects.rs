@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::common::{gh, run, statuses, write};
+use crate::common::{gh, run, shown, statuses, write};
 
 fn status_of(root: &Path) -> BTreeMap<String, String> {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
@@ -81,8 +81,10 @@ fn targets_and_modules_outside_their_package_directory_are_part_of_the_program()
     assert_eq!(status["tools/runner.rs"], "non_compliant", "{status:?}");
     let out = run(gh(root).args(["scan", "."]));
     assert!(
-        out.stdout
-            .contains("tools/runner.rs:4:1: GH502 [*] fn main must set CUDA_VISIBLE_DEVICES"),
+        out.stdout.contains(&format!(
+            "{}:4:1: GH502 [*] fn main must set CUDA_VISIBLE_DEVICES",
+            shown("tools/runner.rs")
+        )),
         "{}",
         out.stdout
     );

@@ -338,12 +338,13 @@ fn listing(root: &Path) -> Vec<(String, String)> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let meta = std::fs::symlink_metadata(&path).unwrap();
-            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            let under = path.strip_prefix(root).unwrap();
+            let rel = under.display().to_string();
             // The content cache is the one thing a run that writes nothing keeps.
-            if rel.starts_with(".gpu-homogenize/cache") {
+            if under.starts_with(Path::new(".gpu-homogenize").join("cache")) {
                 continue;
             }
-            if rel == ".gpu-homogenize" {
+            if under == Path::new(".gpu-homogenize") {
                 dirs.push(path);
                 continue;
             }

@@ -45,7 +45,7 @@ fn scan_reports_every_rule_and_leaves_modules_without_card_selection_alone() {
         assert_eq!(status[quiet], "no_gpu_code", "{quiet}");
     }
     let text = run(gh(tree.path()).args(["scan"]));
-    insta::assert_snapshot!("rust_scan_text", text.stdout);
+    insta::assert_snapshot!("rust_scan_text", common::unix_paths(&text.stdout));
 }
 
 #[test]
@@ -142,7 +142,8 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         "GH521 [review] device_by_index(0)",
         "env-forms/src/child.rs:5:5: GH507",
     ] {
-        assert!(scan.stdout.contains(left), "{left}: {}", scan.stdout);
+        let stdout = common::unix_paths(&scan.stdout);
+        assert!(stdout.contains(left), "{left}: {}", scan.stdout);
     }
 }
 
@@ -261,6 +262,10 @@ fn patch_with_stubs(ws: &std::path::Path) {
 /// The fixed workspace type-checks and runs against the stub crates of
 /// `fixtures/rust-stubs` (crates.io patched, offline): every binary's device constructor
 /// sees the policy's env, and the child gets the policy's mask.
+#[cfg_attr(
+    windows,
+    ignore = "it builds the fixed workspace with the Linux `cargo`, which a Windows program under Wine cannot start"
+)]
 #[test]
 fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
     let dir = tempfile::tempdir().unwrap();
@@ -328,6 +333,10 @@ fn the_fixed_workspace_builds_against_stubs_and_runs_with_the_policy_env() {
 
 /// The stubs' `#[tokio::main]` builds the unfixed async mains as the real macro does: they
 /// type-check as written, and run, their device sees no device order (set too late or never).
+#[cfg_attr(
+    windows,
+    ignore = "it builds the unfixed workspace with the Linux `cargo`, which a Windows program under Wine cannot start"
+)]
 #[test]
 fn the_unfixed_async_mains_build_against_the_stubs_too() {
     let dir = tempfile::tempdir().unwrap();
@@ -501,7 +510,7 @@ fn a_library_file_no_program_runs_keeps_its_index_for_review() {
     let out = run(gh(root).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal"]));
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(
-        out.stdout.contains("src/gpu.rs:3:22: GH514 [review]"),
+        common::unix_paths(&out.stdout).contains("src/gpu.rs:3:22: GH514 [review]"),
         "{}",
         out.stdout
     );
@@ -629,7 +638,7 @@ fn a_cleared_child_env_outside_gpu_crates_is_not_a_finding() {
     .unwrap();
     let out = run(gh(root).args(["scan"]));
     assert!(
-        out.stdout.contains(
+        common::unix_paths(&out.stdout).contains(
             "src/build.rs:3:5: GH507 the child process is started with a cleared env (env_clear)"
         ),
         "{}",

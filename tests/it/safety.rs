@@ -284,6 +284,10 @@ fn a_root_named_through_a_link_is_read_and_a_run_that_reads_nothing_fails() {
 /// as a workflow command; ANSI escapes passed through to the terminal. Names and messages are
 /// escaped the way git quotes paths (`"a\n…"`, `\033`) in text, diff headers and GitHub
 /// annotations, whose properties also escape `%`, `:` and `,`.
+#[cfg_attr(
+    windows,
+    ignore = "Windows file names cannot hold control characters (1 to 31): the names cannot be made"
+)]
 #[test]
 fn control_characters_in_names_are_escaped_in_every_printed_form() {
     let root = tree();
@@ -527,6 +531,10 @@ fn ten_thousand_findings_on_one_line_are_counted_and_fixed() {
 /// swap and once during its undo (injected by the test hook) leaves the first version in place
 /// and the second under a name no cleanup looks at; the message says how to restore it, and the
 /// next `fix` leaves it alone.
+#[cfg_attr(
+    windows,
+    ignore = "under Wine every swap is the classic rename (no FileRenameInformationEx), which has no `swapped` stage to save in; the Windows editor test is an_editor_saving_by_rename_during_fix_never_loses_its_version"
+)]
 #[test]
 fn a_version_kept_aside_is_named_for_what_it_is_and_never_cleaned_up() {
     let root = tree();
@@ -604,6 +612,10 @@ fn a_file_held_open_for_writing_is_not_swapped_away_from_its_writer() {
 /// Issue 19: `kill -9` left truncated backups under their real name (8 of 90 trials). The run is
 /// killed (by the test hook) with the backup staged but not yet linked: no backup under its
 /// name, the original untouched; the next `fix` makes it whole.
+#[cfg_attr(
+    windows,
+    ignore = "its race hook is `kill -9 $PPID` (sh); the Windows kill test is a_run_killed_during_fix_leaves_the_original_and_no_partial_file"
+)]
 #[test]
 fn a_run_killed_while_backing_up_leaves_no_partial_backup_under_its_name() {
     let root = tree();
@@ -685,6 +697,10 @@ fn backups_of_a_private_directory_are_not_readable_by_others() {
 /// wrote to the inode swapped out, and its edit was lost (1 of 140,748 appends in the edits
 /// trial, with only a check before the swap). The old inode is re-read after the swap: a write
 /// that reached it (injected by the test hook through `/proc`) is kept aside and reported.
+#[cfg_attr(
+    windows,
+    ignore = "under Wine every swap is the classic rename (no FileRenameInformationEx): no file is swapped out, so no `released` stage to write in; the Windows writer test is a_file_held_open_for_writing_is_not_swapped_away_from_its_writer"
+)]
 #[test]
 fn a_write_to_the_swapped_out_file_is_kept_aside() {
     let root = tree();

@@ -175,6 +175,17 @@ pub fn shown(rel: &str) -> String {
     }
 }
 
+/// Text output with its paths `/`-joined, as a snapshot of the Linux output holds them: on
+/// Windows every `\` becomes `/` (for output whose Linux form has no `\` of its own); the
+/// text itself on unix.
+pub fn unix_paths(text: &str) -> String {
+    if cfg!(windows) {
+        text.replace('\\', "/")
+    } else {
+        text.to_string()
+    }
+}
+
 /// `cargo <args> --offline --quiet` in the workspace at `ws`, its crates.io dependencies
 /// patched with the stub crates of `fixtures/rust-stubs` (`stubs`: which), the target dir
 /// under `target`: the output, or the failure with cargo's stderr. A warning fails it too
