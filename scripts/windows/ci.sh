@@ -2,14 +2,14 @@
 # CI's Windows step (.ci/run calls it after the Linux suite): build gpu-homogenize for
 # x86_64-pc-windows-gnu and run a named subset of its tests under Wine (the library's unit
 # tests, and the integration tests of the modules in MODULES below, GPU tests on the simulated
-# driver built as nvcuda.dll / nvml.dll). WINDOWS_COMPARE=1 also compares the mission through
-# the Linux binary and the Windows .exe (scripts/windows/compare.py; not in CI yet, see below).
+# driver built as nvcuda.dll / nvml.dll), then compare the mission through the Linux binary and
+# the Windows .exe (scripts/windows/compare.py).
 #
 # The subset, and why each test left out is left out, is in docs/windows.md. Needs the shared
 # recipe (../shared/windows-cross/setup.sh: Debian packages through apt-get, crates through
 # crates.io, fetched once into WINCROSS); when the recipe cannot install the toolchain (no
 # recipe, no network, no apt) the step says SKIPPED and exits 0, so that CI never goes red for
-# the machine's sake. A build or test failure fails it (non-zero exit).
+# the machine's sake. A build, test or comparison failure fails it (non-zero exit).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 t0=$(date +%s)
@@ -44,19 +44,14 @@ scripts/windows/test.sh test --lib 2>&1 | tee "$log"
 stage "integration tests under Wine: ${MODULES[*]}"
 scripts/windows/test.sh test --test it -- "${MODULES[@]}" 2>&1 | tee -a "$log"
 
-# The mission through both builds (scripts/windows/compare.py) is not part of CI yet: under
-# Wine no process of a GPU check is attributed to it (`processes_unlisted`), so 4 of its 31
-# steps differ from Linux (docs/windows.md). WINDOWS_COMPARE=1 runs it.
-if [ "${WINDOWS_COMPARE:-0}" = 1 ]; then
-    stage "mission: Linux and Windows compared"
-    cargo build --locked --quiet
-    cargo build --locked --quiet -p fakegpu --target-dir target/fakegpu
-    # shellcheck disable=SC1091
-    source "$WINCROSS/env.sh"
-    win=${CARGO_TARGET_DIR_WINDOWS:-$PWD/target-win}/x86_64-pc-windows-gnu/debug
-    python3 scripts/windows/compare.py target/debug/gpu-homogenize "$win/gpu-homogenize.exe" \
-        target/fakegpu/debug/libfakegpu.so "$win/fakegpu.dll"
-fi
+stage "mission: Linux and Windows compared"
+cargo build --locked --quiet
+cargo build --locked --quiet -p fakegpu --target-dir target/fakegpu
+# shellcheck disable=SC1091
+source "$WINCROSS/env.sh"
+win=${CARGO_TARGET_DIR_WINDOWS:-$PWD/target-win}/x86_64-pc-windows-gnu/debug
+python3 scripts/windows/compare.py target/debug/gpu-homogenize "$win/gpu-homogenize.exe" \
+    target/fakegpu/debug/libfakegpu.so "$win/fakegpu.dll"
 stage "done"
 # One closing line over both test binaries run under Wine.
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "windows: %d passed, %d failed, %d skipped\n", p, f, i }' "$log"

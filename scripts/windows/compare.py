@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -75,8 +76,22 @@ class Side:
             out.stderr.decode("utf-8", "replace")
 
 
+# A GPU process as text names its pid and command: each side's own (Windows tells a process's
+# image, not its arguments).
+PROCESS = re.compile(r"pid \d+ \(`[^`]*`\)")
+
+
+def host_form(side):
+    """How each side names this machine: Linux's host name; Windows's computer name, in capitals."""
+    host = re.escape(socket.gethostname().split(".")[0])
+    return re.compile(r"\b" + (host.upper() if side.name == "windows" else host) + r"\b")
+
+
 def scrub_text(text, side):
-    """Text for people: its own tree's path, clocks, and Windows separators made neutral."""
+    """Text for people: its own tree's path, clocks, processes, host and Windows separators made
+    neutral."""
+    text = PROCESS.sub("pid <PID> (<COMMAND>)", text)
+    text = host_form(side).sub("<HOST>", text)
     for form in tree_forms(side):
         text = text.replace(form, "<TREE>")
     text = ISO_TIME.sub("<TIME>", text)
@@ -102,12 +117,17 @@ def tree_forms(side):
 
 
 def scrub_json(value, side, key=""):
+    if isinstance(value, dict) and "pid" in value and "origin" in value:
+        # A GPU process of a check: its pid and command are each side's own.
+        value = dict(value, pid="<PID>", command="<COMMAND>")
     if isinstance(value, dict):
         return {k: ("<TIME>" if TIME_KEY.search(k) and not isinstance(v, (dict, list))
                     else scrub_json(v, side, k)) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub_json(v, side, key) for v in value]
     if isinstance(value, str):
+        value = PROCESS.sub("pid <PID> (<COMMAND>)", value)
+        value = host_form(side).sub("<HOST>", value)
         for form in tree_forms(side):
             value = value.replace(form, "<TREE>")
         value = ISO_TIME.sub("<TIME>", value)

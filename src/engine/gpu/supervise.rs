@@ -177,6 +177,15 @@ mod linux {
     }
 }
 
+/// cmd's arguments for `/C LINE`: `/S /C "LINE"` (anything else as given).
+#[cfg(any(windows, test))]
+fn cmd_arguments(rest: &[String]) -> String {
+    match rest.split_first() {
+        Some((c, line)) if c.eq_ignore_ascii_case("/C") => format!("/S /C \"{}\"", line.join(" ")),
+        _ => rest.join(" "),
+    }
+}
+
 /// Run `command` (`cmd /C LINE`) under supervision; the exit code is the command's.
 #[cfg(windows)]
 pub fn run(command: &[String]) -> i32 {
@@ -186,8 +195,10 @@ pub fn run(command: &[String]) -> i32 {
         return 2;
     };
     let mut child = std::process::Command::new(program);
-    // `/C` and the line as the user wrote it: cmd parses it, not the MSVC argument rules.
-    child.raw_arg(rest.join(" "));
+    // The line as the user wrote it: cmd parses it, not the MSVC argument rules. `/S /C "LINE"`:
+    // cmd then removes exactly the outer pair of quotes, so a line that starts and ends with
+    // its own (a quoted program, `{file}` last) keeps them; with a bare `/C` it would lose both.
+    child.raw_arg(cmd_arguments(rest));
     child.stdin(std::process::Stdio::null());
     super::tree::prepare(&mut child);
     let mut child = match child.spawn() {
@@ -209,4 +220,22 @@ pub fn run(command: &[String]) -> i32 {
         tree.kill_all();
     }
     code
+}
+
+#[cfg(test)]
+mod cmd_tests {
+    use super::cmd_arguments;
+
+    #[test]
+    fn a_line_keeps_its_own_quotes_under_cmd() {
+        let line = |l: &str| cmd_arguments(&["/C".to_string(), l.to_string()]);
+        assert_eq!(
+            line(r#""C:\Program Files\Python\python.exe" "C:\tree\x.py""#),
+            r#"/S /C ""C:\Program Files\Python\python.exe" "C:\tree\x.py"""#
+        );
+        assert_eq!(
+            line("python x.py & echo done"),
+            r#"/S /C "python x.py & echo done""#
+        );
+    }
 }

@@ -168,10 +168,16 @@ impl Tree {
             use windows_sys::Win32::Foundation::CloseHandle;
             use windows_sys::Win32::System::JobObjects::IsProcessInJob;
             use windows_sys::Win32::System::Threading::{
-                OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+                OpenProcess, PROCESS_QUERY_INFORMATION, PROCESS_QUERY_LIMITED_INFORMATION,
             };
-            // SAFETY: a handle opened for a query only, closed below.
-            let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+            // Windows asks either right of `IsProcessInJob`; Wine asks the full one. The
+            // limited one is what a process of another user grants.
+            // SAFETY: handles opened for a query only, closed below.
+            let mut process = unsafe { OpenProcess(PROCESS_QUERY_INFORMATION, 0, pid) };
+            if process.is_null() {
+                // SAFETY: as above.
+                process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+            }
             if process.is_null() {
                 return false;
             }
