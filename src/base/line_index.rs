@@ -78,7 +78,21 @@ impl LineIndex<'_> {
 /// 1-based line and column (in characters) of `offset` in `text`: one lookup (a caller with
 /// many offsets keeps a [`LineIndex`]).
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    LineIndex::new(text).line_column(offset)
+    // Only the text before `offset` is read, and nothing is kept: a caller with one offset
+    // pays for its prefix, never for the whole file.
+    let mut offset = offset.min(text.len());
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let bytes = text.as_bytes();
+    let (mut line, mut start) = (1, 0);
+    for (i, &b) in bytes[..offset].iter().enumerate() {
+        if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+            line += 1;
+            start = i + 1;
+        }
+    }
+    (line, text[start..offset].chars().count() + 1)
 }
 
 /// The 1-based line of `offset` in `text`.
@@ -111,6 +125,7 @@ mod tests {
         let index = LineIndex::new(src);
         for offset in (0..=src.len() + 2).chain((0..src.len()).rev()) {
             assert_eq!(index.line_column(offset), slow(src, offset), "{offset}");
+            assert_eq!(line_column(src, offset), slow(src, offset), "{offset}");
         }
     }
 

@@ -388,7 +388,7 @@ fn parse_facts(
     let mut imports = Imports {
         found: Vec::new(),
         unit: None,
-        text: &text,
+        lines: crate::base::line_index::LineIndex::new(&text),
     };
     for stmt in body {
         // Which top-level function or class an import runs in (`None`: at import).
@@ -800,14 +800,16 @@ fn is_main_guard(stmt: &Stmt) -> bool {
 struct Imports<'t> {
     found: Vec<RawImport>,
     unit: Option<String>,
-    text: &'t str,
+    lines: crate::base::line_index::LineIndex<'t>,
 }
 
 impl<'a> StatementVisitor<'a> for Imports<'_> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
-        let line = crate::base::line_index::line_of_offset(self.text, stmt.start().to_usize());
+        // Only imports need their line: a file's every statement passes here.
+        let line = |v: &Self| v.lines.line(stmt.start().to_usize());
         match stmt {
             Stmt::Import(i) => {
+                let line = line(self);
                 for alias in &i.names {
                     // `import a.b` binds `a`; `import a.b as c` binds `c` to `a.b`.
                     let local = match &alias.asname {
@@ -827,7 +829,7 @@ impl<'a> StatementVisitor<'a> for Imports<'_> {
             }
             Stmt::ImportFrom(f) => self.found.push(RawImport {
                 unit: self.unit.clone(),
-                line,
+                line: line(self),
                 level: f.level,
                 module: f.module.as_ref().map(|m| m.to_string()),
                 names: f.names.iter().map(|a| a.name.to_string()).collect(),
@@ -1322,6 +1324,7 @@ fn link(
         whole: &whole,
         imports: &import_targets,
         lookup: &lookup,
+        resolved: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, targets) in edges.iter().enumerate() {
@@ -1557,6 +1560,9 @@ struct Reach<'r> {
     /// Each file's imports: the modules each names, and the function or class it runs in.
     imports: &'r [Vec<(Option<String>, Vec<usize>)>],
     lookup: &'r Lookup<'r>,
+    /// What each name read in a file runs ([`Reach::resolve`] from the file): the same for
+    /// every program that reaches the file, so resolved once for all of them.
+    resolved: std::cell::RefCell<HashMap<(usize, &'r str), Vec<Live>>>,
 }
 
 /// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
@@ -1594,7 +1600,6 @@ impl Reach<'_> {
             chain.reverse();
             Some(chain)
         };
-        let mut found = Vec::new();
         loop {
             while let Some((next, from)) = pending.pop() {
                 if live.contains_key(&next) {
@@ -1633,10 +1638,14 @@ impl Reach<'_> {
                 }
             }
             let (i, name, from) = work.pop()?;
-            let parts: Vec<&str> = name.split('.').collect();
-            found.clear();
-            self.resolve(i, &parts, 0, &mut found);
-            pending.extend(found.drain(..).map(|l| (l, Some(from))));
+            let mut resolved = self.resolved.borrow_mut();
+            let found = resolved.entry((i, name)).or_insert_with(|| {
+                let parts: Vec<&str> = name.split('.').collect();
+                let mut found = Vec::new();
+                self.resolve(i, &parts, 0, &mut found);
+                found
+            });
+            pending.extend(found.iter().map(|&l| (l, Some(from))));
         }
     }
 
