@@ -50,8 +50,10 @@ pub struct Cache {
     /// Verdicts the cache gave, and files analysed again (`GPU_HOMOGENIZE_TRACE=cache`).
     hits: std::sync::atomic::AtomicUsize,
     misses: std::sync::atomic::AtomicUsize,
-    /// The facts file, read the first time facts are asked for (an index is built) or kept.
+    /// The facts file, read the first time facts are asked for (an index is built).
     old_facts: std::sync::OnceLock<FxHashMap<String, record::Facts>>,
+    /// The facts this run made, on disk as they are made (made at the first).
+    spool: std::sync::OnceLock<Option<disk::Spool>>,
     /// The files besides sources and packaging that the indexes read (launch commands).
     watched: Vec<PathBuf>,
 }
@@ -83,6 +85,7 @@ impl Cache {
             hits: Default::default(),
             misses: Default::default(),
             old_facts: std::sync::OnceLock::new(),
+            spool: std::sync::OnceLock::new(),
             watched: Vec::new(),
         }
     }
@@ -334,28 +337,19 @@ impl Cache {
             return;
         }
         let snapshot = self.snapshot_now(tree, &new);
-        let mut records: Vec<Record> = new
+        let mut records: Vec<&Record> = new
             .values()
             .chain(self.old.values().filter(|r| !new.contains_key(&r.rel)))
             .filter(|r| present.contains(r.rel.as_str()))
-            .cloned()
             .collect();
-        // Facts this run did not make are the stored ones, for the same bytes.
-        for r in &mut records {
-            if r.python.is_none() || r.rust.is_none() {
-                if let Some(old) = self.old_facts(&r.rel, r.hash) {
-                    r.python = r.python.take().or_else(|| old.python.clone());
-                    r.rust = r.rust.take().or_else(|| old.rust.clone());
-                }
-            }
-        }
         records.sort_by(|a, b| a.rel.cmp(&b.rel));
         let _ = disk::save(
             &self.place,
             &self.name,
             &self.settings,
             snapshot.as_ref(),
-            records.iter(),
+            &records,
+            self.spool.get().and_then(Option::as_ref),
         );
     }
 }
@@ -364,17 +358,23 @@ impl FactStore for Cache {
     fn load(&self, entry: &Entry, kind: FactKind) -> Option<String> {
         let (record, _) = self.probe(entry);
         let record = record?;
-        let pick = |python: &Option<Box<serde_json::value::RawValue>>,
-                    rust: &Option<Box<serde_json::value::RawValue>>| {
-            match kind {
-                FactKind::Python => python.as_deref().and_then(record::unwrap),
-                FactKind::Rust => rust.as_deref().and_then(record::unwrap),
-            }
+        let lang = match kind {
+            FactKind::Python => 0,
+            FactKind::Rust => 1,
         };
-        pick(&record.python, &record.rust).or_else(|| {
-            let old = self.old_facts(&record.rel, record.hash)?;
-            pick(&old.python, &old.rust)
-        })
+        let pick = |facts: &record::Facts| {
+            let raw = if lang == 0 {
+                &facts.python
+            } else {
+                &facts.rust
+            };
+            raw.as_deref().and_then(record::unwrap)
+        };
+        let spooled = self.spool.get().and_then(Option::as_ref);
+        spooled
+            .and_then(|s| s.read(&record.rel, record.hash, lang))
+            .and_then(|f| pick(&f))
+            .or_else(|| pick(self.old_facts(&record.rel, record.hash)?))
     }
 
     fn save(&self, entry: &Entry, hash: u64, kind: FactKind, facts: String) {
@@ -383,10 +383,18 @@ impl FactStore for Cache {
         };
         self.learnt
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        let facts = record::wrap(&facts);
-        self.update(&entry.rel, key, hash, |r| match kind {
-            FactKind::Python => r.python = facts,
-            FactKind::Rust => r.rust = facts,
-        });
+        // The record says which bytes the file was read as; the facts go to the spool.
+        self.update(&entry.rel, key, hash, |_| {});
+        let (Some(spool), Some(facts)) = (
+            self.spool.get_or_init(|| disk::Spool::create(&self.place)),
+            record::wrap(&facts),
+        ) else {
+            return;
+        };
+        let lang = match kind {
+            FactKind::Python => 0,
+            FactKind::Rust => 1,
+        };
+        spool.write(&entry.rel, hash, lang, &facts);
     }
 }

@@ -51,12 +51,8 @@ pub struct Record {
     pub key: FileKey,
     /// [`crate::fs::source::content_key`] of the bytes everything below was read from.
     pub hash: u64,
-    /// The facts the indexes read, as JSON inside `[…]`, kept raw. On disk they live in a file
-    /// of their own ([`Facts`]): a warm run that does not build the indexes never reads them.
-    #[serde(default, skip_serializing)]
-    pub python: Option<Box<RawValue>>,
-    #[serde(default, skip_serializing)]
-    pub rust: Option<Box<RawValue>>,
+    // The facts the indexes read live in a file of their own ([`Facts`]; a run's own in its
+    // spool): a warm run that does not build the indexes never reads them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
 }
@@ -89,8 +85,6 @@ impl Record {
             rel: rel.to_string(),
             key,
             hash,
-            python: None,
-            rust: None,
             verdict: None,
         }
     }
