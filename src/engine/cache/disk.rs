@@ -121,10 +121,12 @@ pub struct Spool {
 struct SpoolFile {
     file: std::fs::File,
     len: u64,
-    /// Per file: the hash of the bytes its facts were made from, and where its lines are
-    /// (Python, Rust).
-    at: FxHashMap<String, (u64, [Option<(u64, usize)>; 2])>,
+    /// Per file: the hash of the bytes its facts were made from, and where its lines are.
+    at: FxHashMap<String, (u64, [Option<Line>; 2])>,
 }
+
+/// Where a line of the spool is: its offset and length. One per language (Python, Rust).
+type Line = (u64, usize);
 
 impl Spool {
     /// A new spool in the cache directory of `place`; `None` when the directory cannot be
