@@ -42,7 +42,7 @@ peak() { # <out> <cmd...>: peak RSS in MiB and wall seconds of one run; stdout t
   local out=$1
   shift
   /usr/bin/time -f '%M %e' -o "$tmp/t" "$@" >"$out" 2>/dev/null || true
-  awk '{ printf "%.0f %.2f", $1 / 1024, $2 }' "$tmp/t"
+  tail -n1 "$tmp/t" | awk '{ printf "%.0f %.2f", $1 / 1024, $2 }'
 }
 ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
 
@@ -54,7 +54,7 @@ for d in "$tree"/*/ "$tree"; do
   files=$(find "$d" -type f \( -name '*.py' -o -name '*.rs' \) | wc -l)
   scan=$(cd "$d" && median "$GH_BIN" scan --no-cache --format json .)
   floor=$(cd "$d" && median "$FLOOR_BIN" --all .)
-  py=$(find "$d" -name '*.py' | head -1)
+  py=$(find "$d" -name '*.py' -print -quit)
   if [[ -n $py ]]; then
     ruff=$(cd "$d" && median ruff check --no-cache --quiet --exit-zero --isolated .)
     vs="$(ratio "$scan" "$ruff")×"
