@@ -321,6 +321,7 @@ pub fn reopen_path(file: &File) -> String {
 }
 
 /// A path naming the directory `dir` (for a test's script to start in).
+#[cfg(debug_assertions)]
 pub fn dir_path(dir: &Dir) -> String {
     format!("/proc/self/fd/{}", dir.as_raw_fd())
 }

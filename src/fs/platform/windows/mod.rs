@@ -554,6 +554,7 @@ pub fn reopen_path(file: &File) -> String {
 }
 
 /// A path naming the directory `dir` (for a test's script to start in).
+#[cfg(debug_assertions)]
 pub fn dir_path(dir: &Dir) -> String {
     final_path(dir)
 }
