@@ -22,6 +22,7 @@ use super::record::{Facts, FactsRef, Record};
 use super::tree::Snapshot;
 use crate::fs::confine::RootDir;
 use crate::fs::platform::{self, Dir as OwnedFd, How};
+use crate::lang::FactKind;
 
 /// Under the tree root.
 pub const CACHE_DIR: &str = ".gpu-homogenize/cache";
@@ -107,12 +108,18 @@ fn for_each_line(place: &Place, name: &str, mut each: impl FnMut(&str)) {
     }
 }
 
-/// The facts a run makes, in a file of the cache directory (`.spool-PID.tmp`), a line each as
+const SPOOL_PREFIX: &str = ".spool-";
+
+/// How old a spool must be to be taken for the leftover of a run that died.
+const STALE_SPOOL: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// The facts a run makes, in a file of the cache directory (`.spool-PID-CLOCK.tmp`), a line each as
 /// they are made: what the run holds is where each line is, not the facts. Read back by offset
 /// when the same run asks again; copied into the facts file when the cache is saved; removed
 /// when dropped.
 pub struct Spool {
     dir: OwnedFd,
+    /// `.spool-PID-CLOCK.tmp`.
     name: String,
     /// `None` once dropped: the file is closed before it is removed (Windows).
     inner: Mutex<Option<SpoolFile>>,
@@ -125,8 +132,15 @@ struct SpoolFile {
     at: FxHashMap<String, (u64, [Option<Line>; 2])>,
 }
 
-/// Where a line of the spool is: its offset and length. One per language (Python, Rust).
+/// Where a line of the spool is: its offset and length. One per index ([`slot`]).
 type Line = (u64, usize);
+
+fn slot(kind: FactKind) -> usize {
+    match kind {
+        FactKind::Python => 0,
+        FactKind::Rust => 1,
+    }
+}
 
 impl Spool {
     /// A new spool in the cache directory of `place`; `None` when the directory cannot be
@@ -137,9 +151,12 @@ impl Spool {
             .dir(&place.rel, true)
             .ok()?;
         ignore_all(&dir);
-        let name = format!(".spool-{}.tmp", std::process::id());
-        // A spool of a dead run with the same pid.
-        unlink_in(&dir, OsStr::new(&name));
+        // Unique to this run, also in a cache directory that runs on several hosts share
+        // (`--cache-dir` on a network file system): the pid and the clock.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!("{SPOOL_PREFIX}{}-{nanos:x}.tmp", std::process::id());
         let how = How {
             read: true,
             ..How::create_new(0o600)
@@ -156,13 +173,11 @@ impl Spool {
         })
     }
 
-    /// Keep the facts of `rel` (made from the bytes of `hash`) for one language
-    /// (`0`: Python, `1`: Rust).
-    pub fn write(&self, rel: &str, hash: u64, lang: usize, facts: &RawValue) {
-        let (python, rust) = if lang == 0 {
-            (Some(facts), None)
-        } else {
-            (None, Some(facts))
+    /// Keep the facts of `rel` (made from the bytes of `hash`) that one index read.
+    pub fn write(&self, rel: &str, hash: u64, kind: FactKind, facts: &RawValue) {
+        let (python, rust) = match kind {
+            FactKind::Python => (Some(facts), None),
+            FactKind::Rust => (None, Some(facts)),
         };
         let line = FactsRef {
             rel,
@@ -192,14 +207,15 @@ impl Spool {
         if entry.0 != hash {
             *entry = (hash, [None, None]);
         }
-        entry.1[lang] = Some((at, bytes.len()));
+        entry.1[slot(kind)] = Some((at, bytes.len()));
     }
 
-    /// The facts of `rel` for one language that this run kept, if made from the bytes of `hash`.
-    pub fn read(&self, rel: &str, hash: u64, lang: usize) -> Option<Facts> {
+    /// The facts of `rel` that one index read and this run kept, if made from the bytes of
+    /// `hash`.
+    pub fn read(&self, rel: &str, hash: u64, kind: FactKind) -> Option<Facts> {
         let mut guard = self.inner.lock().ok()?;
         let spool = guard.as_mut()?;
-        let (at, len) = spool.at.get(rel).filter(|(h, _)| *h == hash)?.1[lang]?;
+        let (at, len) = spool.at.get(rel).filter(|(h, _)| *h == hash)?.1[slot(kind)]?;
         let mut bytes = vec![0; len];
         spool.file.seek(SeekFrom::Start(at)).ok()?;
         spool.file.read_exact(&mut bytes).ok()?;
@@ -377,6 +393,15 @@ fn prune(dir: &OwnedFd) {
         return;
     };
     let modified = |name: &OsStr| platform::stat_at(dir, name).ok().map(|s| s.modified);
+    // The spools of runs that died (a live run's is younger than a day).
+    for name in &listing {
+        let stale = modified(name)
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > STALE_SPOOL);
+        if name.to_string_lossy().starts_with(SPOOL_PREFIX) && stale {
+            unlink_in(dir, name);
+        }
+    }
     let mut files: Vec<(std::time::SystemTime, std::ffi::OsString)> = listing
         .into_iter()
         .filter(|name| {
@@ -469,29 +494,53 @@ mod tests {
         // Stored by an earlier run: `a.py` (bytes since changed), `b.rs` (unchanged), `gone.py`.
         let old = [record("a.py", 1), record("b.rs", 2), record("gone.py", 3)];
         let spool = Spool::create(&place).unwrap();
-        for (r, lang) in old.iter().zip([0, 1, 0]) {
-            spool.write(&r.rel, r.hash, lang, &raw(&format!("[\"old {}\"]", r.rel)));
+        let kinds = [FactKind::Python, FactKind::Rust, FactKind::Python];
+        for (r, kind) in old.iter().zip(kinds) {
+            spool.write(&r.rel, r.hash, kind, &raw(&format!("[\"old {}\"]", r.rel)));
         }
         let refs: Vec<&Record> = old.iter().collect();
         save(&place, &name, "s", None, &refs, Some(&spool)).unwrap();
         drop(spool);
         assert_eq!(names(&place), [".gitignore", &facts_name(&name), &name]);
 
+        // Another run's spool (live: young), and one of a run that died two days ago.
+        let cache_dir = place.base.join(&place.rel);
+        std::fs::write(cache_dir.join(".spool-1-0.tmp"), "").unwrap();
+        let dead = std::fs::File::create(cache_dir.join(".spool-2-0.tmp")).unwrap();
+        let two_days = std::time::Duration::from_secs(2 * 24 * 3600);
+        dead.set_modified(std::time::SystemTime::now() - two_days)
+            .unwrap();
+        drop(dead);
+
         // This run: `a.py` changed (hash 10), `c.rs` is new, `gone.py` is gone.
         let spool = Spool::create(&place).unwrap();
-        spool.write("a.py", 10, 0, &raw("[\"new a\"]"));
-        spool.write("c.rs", 4, 1, &raw("[\"new c\"]"));
-        let back = spool.read("a.py", 10, 0).unwrap();
+        spool.write("a.py", 10, FactKind::Python, &raw("[\"new a\"]"));
+        spool.write("c.rs", 4, FactKind::Rust, &raw("[\"new c\"]"));
+        let back = spool.read("a.py", 10, FactKind::Python).unwrap();
         assert_eq!(back.python.unwrap().get(), "[\"new a\"]");
-        assert!(spool.read("a.py", 1, 0).is_none(), "facts of other bytes");
-        assert!(spool.read("a.py", 10, 1).is_none(), "the other language");
-        assert!(spool.read("b.rs", 2, 1).is_none(), "not made by this run");
+        assert!(
+            spool.read("a.py", 1, FactKind::Python).is_none(),
+            "facts of other bytes"
+        );
+        assert!(
+            spool.read("a.py", 10, FactKind::Rust).is_none(),
+            "the other language"
+        );
+        assert!(
+            spool.read("b.rs", 2, FactKind::Rust).is_none(),
+            "not made by this run"
+        );
         assert!(names(&place).iter().any(|n| n.starts_with(".spool-")));
         let now = [record("a.py", 10), record("b.rs", 2), record("c.rs", 4)];
         let refs: Vec<&Record> = now.iter().collect();
         save(&place, &name, "s", None, &refs, Some(&spool)).unwrap();
         drop(spool);
-        assert_eq!(names(&place), [".gitignore", &facts_name(&name), &name]);
+        let left = [".gitignore", ".spool-1-0.tmp", &facts_name(&name), &name];
+        assert_eq!(
+            names(&place),
+            left,
+            "the live run's spool kept, the dead run's removed"
+        );
 
         let facts = load_facts(&place, &name);
         let fact = |rel: &str| {

@@ -358,21 +358,16 @@ impl FactStore for Cache {
     fn load(&self, entry: &Entry, kind: FactKind) -> Option<String> {
         let (record, _) = self.probe(entry);
         let record = record?;
-        let lang = match kind {
-            FactKind::Python => 0,
-            FactKind::Rust => 1,
-        };
         let pick = |facts: &record::Facts| {
-            let raw = if lang == 0 {
-                &facts.python
-            } else {
-                &facts.rust
+            let raw = match kind {
+                FactKind::Python => &facts.python,
+                FactKind::Rust => &facts.rust,
             };
             raw.as_deref().and_then(record::unwrap)
         };
         let spooled = self.spool.get().and_then(Option::as_ref);
         spooled
-            .and_then(|s| s.read(&record.rel, record.hash, lang))
+            .and_then(|s| s.read(&record.rel, record.hash, kind))
             .and_then(|f| pick(&f))
             .or_else(|| pick(self.old_facts(&record.rel, record.hash)?))
     }
@@ -391,10 +386,6 @@ impl FactStore for Cache {
         ) else {
             return;
         };
-        let lang = match kind {
-            FactKind::Python => 0,
-            FactKind::Rust => 1,
-        };
-        spool.write(&entry.rel, hash, lang, &facts);
+        spool.write(&entry.rel, hash, kind, &facts);
     }
 }
