@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 
 use crate::common::{gh, run};
 
-/// The pinned gate tools installed when PATH lacks one.
+/// The pinned gate tools, installed when PATH lacks one or has another version of one (the
+/// gates' verdicts depend on the version: black 26 and isort's `lines_after_imports = 2`
+/// disagree where 24 and 5 agree).
 const PINS: &[&str] = &[
     "ruff==0.6.9",
     "black==24.8.0",
@@ -29,11 +31,11 @@ enum Tools {
 fn tools() -> &'static Tools {
     static TOOLS: OnceLock<Tools> = OnceLock::new();
     TOOLS.get_or_init(|| {
-        let on_path = ["ruff", "black", "isort", "flake8"].iter().all(|t| {
-            Command::new(t)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
+        let on_path = PINS.iter().all(|pin| {
+            let (tool, version) = pin.split_once("==").unwrap();
+            Command::new(tool).arg("--version").output().is_ok_and(|o| {
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains(version)
+            })
         });
         if on_path {
             return Tools::Path;
