@@ -183,11 +183,46 @@ struct PyFile {
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
     /// Its top-level functions and classes.
-    units: Vec<Unit>,
+    units: Vec<LinkUnit>,
     /// The names its import-time code reads.
-    import_refs: Vec<String>,
+    import_refs: Box<[Name]>,
     /// The names its `__main__` block reads.
-    main_refs: Vec<String>,
+    main_refs: Box<[Name]>,
+}
+
+/// A name code reads, held once for the whole index: the same names (`torch.cuda`,
+/// `os.environ`, `self.model`) recur in every file, and the index holds every file at once.
+type Name = std::sync::Arc<str>;
+
+/// The names of the index, each held once.
+#[derive(Default)]
+struct Names(std::sync::Mutex<rustc_hash::FxHashSet<Name>>);
+
+impl Names {
+    fn intern(&self, names: Vec<String>) -> Box<[Name]> {
+        let Ok(mut known) = self.0.lock() else {
+            return names.into_iter().map(Name::from).collect();
+        };
+        names
+            .into_iter()
+            .map(|n| match known.get(n.as_str()) {
+                Some(name) => name.clone(),
+                None => {
+                    let name = Name::from(n);
+                    known.insert(name.clone());
+                    name
+                }
+            })
+            .collect()
+    }
+}
+
+/// A [`Unit`] as `link` reads it: its names interned.
+#[derive(Debug)]
+struct LinkUnit {
+    name: String,
+    gpu: bool,
+    refs: Box<[Name]>,
 }
 
 /// A top-level function or class: whether its code touches a GPU, and the names it reads
@@ -268,6 +303,7 @@ impl ProjectIndex {
     ) -> ProjectIndex {
         let prefilter = crate::fs::source::Prefilter::new();
         let packages = PackageDirs::default();
+        let names = Names::default();
         let mut files: Vec<PyFile> = entries
             .par_iter()
             .filter(|e| e.kind == EntryKind::Source(Language::Python))
@@ -292,7 +328,7 @@ impl ProjectIndex {
                         facts
                     }
                 }?;
-                Some(PyFile::of(e.rel.clone(), place, facts))
+                Some(PyFile::of(e.rel.clone(), place, facts, &names))
             })
             .collect();
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -337,6 +373,7 @@ impl PyFile {
         rel: String,
         (module, source_root, in_package): (String, String, bool),
         f: PyFacts,
+        names: &Names,
     ) -> Self {
         PyFile {
             rel,
@@ -351,9 +388,17 @@ impl PyFile {
             tests: f.tests,
             acts: f.acts,
             gpu_at_import: f.gpu_at_import,
-            units: f.units,
-            import_refs: f.import_refs,
-            main_refs: f.main_refs,
+            units: f
+                .units
+                .into_iter()
+                .map(|u| LinkUnit {
+                    name: u.name,
+                    gpu: u.gpu,
+                    refs: names.intern(u.refs),
+                })
+                .collect(),
+            import_refs: names.intern(f.import_refs),
+            main_refs: names.intern(f.main_refs),
         }
     }
 }
@@ -1611,7 +1656,7 @@ impl Reach<'_> {
                         if files[j].gpu_at_import {
                             return chain(&live, next);
                         }
-                        work.extend(files[j].import_refs.iter().map(|r| (j, r.as_str(), next)));
+                        work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
                         imported(j, None, false, next, &mut pending);
                         pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
                     }
@@ -1620,7 +1665,7 @@ impl Reach<'_> {
                         if unit.gpu {
                             return chain(&live, next);
                         }
-                        work.extend(unit.refs.iter().map(|r| (j, r.as_str(), next)));
+                        work.extend(unit.refs.iter().map(|r| (j, &**r, next)));
                         pending.push((Live::Module(j), Some(next)));
                         imported(j, Some(&unit.name), false, next, &mut pending);
                     }
@@ -1630,8 +1675,8 @@ impl Reach<'_> {
                             return chain(&live, next);
                         }
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());
-                        let refs = refs.chain(&f.import_refs).chain(&f.main_refs);
-                        work.extend(refs.map(|r| (j, r.as_str(), next)));
+                        let refs = refs.chain(f.import_refs.iter()).chain(f.main_refs.iter());
+                        work.extend(refs.map(|r| (j, &**r, next)));
                         imported(j, None, true, next, &mut pending);
                         pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
                     }
