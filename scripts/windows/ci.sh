@@ -22,6 +22,8 @@ MODULES=(
     safety:: bad_input:: gpu:: mission::
     completions:: counts:: ecosystem:: gitlab:: half_migrated:: init:: layout:: mutation::
     projects:: proof:: python_rules:: report:: rule_docs:: streaming::
+    cache:: config:: conventions:: hostile_output:: merge:: one_plan:: resources:: rules::
+    rust_programs::
 )
 
 setup=${WINCROSS_SETUP:-$PWD/../shared/windows-cross/setup.sh}

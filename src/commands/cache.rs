@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use crate::cli::{CacheAction, CacheArgs};
-use crate::fs::walk::{escape, find_root};
+use crate::fs::walk::find_root;
+use crate::model::outcome::display_path;
 
 pub fn run(args: CacheArgs) -> anyhow::Result<i32> {
     let CacheAction::Clean { paths } = args.action;
@@ -16,12 +17,12 @@ pub fn run(args: CacheArgs) -> anyhow::Result<i32> {
     let removed = crate::engine::cache::clean(&root).map_err(|e| {
         anyhow::anyhow!(
             "{}: cannot remove the cache: {e}",
-            escape(root.join(crate::engine::cache::CACHE_DIR).as_os_str())
+            display_path(&root.join(crate::engine::cache::CACHE_DIR))
         )
     })?;
     out!(
         "removed {removed} file(s) of the cache at {}\n",
-        escape(root.join(crate::engine::cache::CACHE_DIR).as_os_str())
+        display_path(&root.join(crate::engine::cache::CACHE_DIR))
     );
     Ok(super::EXIT_OK)
 }

@@ -174,7 +174,7 @@ fn stdin(
 /// the root (written with no link followed) and left out of the walk, so a later `fix` never
 /// rewrites a backup; outside it, it is the user's choice.
 fn backup_dir(root: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
-    let shown = || crate::model::outcome::escape(dir.as_os_str());
+    let shown = || crate::model::outcome::display_path(dir);
     let lexical = lexical(&absolute(dir));
     if std::fs::symlink_metadata(&lexical).is_ok_and(|m| m.file_type().is_symlink()) {
         anyhow::bail!(
@@ -212,7 +212,7 @@ fn backup_dir(root: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
         anyhow::bail!(
             "--backup-dir {}: goes through {}, {what} of the tree; name a directory of the tree, or one outside it",
             shown(),
-            crate::model::outcome::escape(at.as_os_str())
+            crate::model::outcome::display_path(&at)
         );
     }
     let marked = at.join(crate::fs::write::BACKUP_MARKER).exists();

@@ -72,7 +72,7 @@ fn merge(args: &ReportArgs) -> anyhow::Result<i32> {
         .merge
         .iter()
         .map(|path| {
-            let name = crate::model::outcome::escape(path.as_os_str());
+            let name = crate::model::outcome::display_path(path);
             let text = crate::fs::tree_file::read_named(path, crate::fs::tree_file::DOCUMENT_LIMIT)
                 .map_err(|e| anyhow::anyhow!("cannot read it: {e}"))?;
             Ok(Input { name, text })

@@ -47,7 +47,7 @@ impl Journal {
     /// Add the journal of another host at `path` (read like any named input: no special file,
     /// bounded size); what cannot be read is a warning.
     pub fn add(&mut self, path: &Path) {
-        let name = crate::model::outcome::escape(path.as_os_str());
+        let name = crate::model::outcome::display_path(path);
         match crate::fs::tree_file::read_named(path, crate::fs::tree_file::JOURNAL_LIMIT) {
             Ok(text) => {
                 let other = Journal::parse(&text, &name);

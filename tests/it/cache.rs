@@ -36,7 +36,7 @@ fn output(root: &Path, args: &[&str], cached: bool) -> (i32, String) {
     let out = run(&mut cmd);
     (
         out.code,
-        out.stdout.replace(root.to_str().unwrap(), "<root>"),
+        crate::common::redact_path(&out.stdout, root, "<root>"),
     )
 }
 
@@ -227,7 +227,7 @@ fn two_runs_at_once_leave_a_cache_that_reads_back() {
         for child in children {
             let out = child.wait_with_output().unwrap();
             let stdout = String::from_utf8(out.stdout).unwrap();
-            let stdout = stdout.replace(root.to_str().unwrap(), "<root>");
+            let stdout = crate::common::redact_path(&stdout, root, "<root>");
             assert_eq!((out.status.code().unwrap(), stdout), fresh);
         }
     }
@@ -407,7 +407,10 @@ fn scan_with_cache_dir(root: &Path, dir: &Path, bin: Option<&Path>) -> (String, 
         .find(|l| l.starts_with("cache: "))
         .unwrap_or_else(|| panic!("no trace line: {}", out.stderr))
         .to_string();
-    (out.stdout.replace(root.to_str().unwrap(), "<root>"), trace)
+    (
+        crate::common::redact_path(&out.stdout, root, "<root>"),
+        trace,
+    )
 }
 
 #[test]

@@ -1,6 +1,13 @@
 //! The config file and the template override, as a user sets them up.
 
-use crate::common::{gh, run};
+use crate::common::{self, gh};
+
+/// The binary's run, the locations of its text output `/`-joined on Windows too.
+fn run(cmd: &mut assert_cmd::Command) -> common::Run {
+    let mut out = common::run(cmd);
+    out.stdout = common::unix_locations(&out.stdout);
+    out
+}
 
 #[test]
 fn a_custom_template_and_policy_drive_the_header() {
@@ -146,8 +153,8 @@ fn an_invalid_policy_stops_every_config_source_before_any_file() {
             assert_eq!(out.stdout, "", "{file} {line}");
             assert_eq!(std::fs::read_to_string(root.join("train.py")).unwrap(), BAD);
             assert!(!root.join(".gpu-homogenize").exists(), "{file} {line}");
-            let root_text = format!("{}/", root.display());
-            shown.push_str(&out.stderr.replace(&root_text, ""));
+            let root_text = format!("{}{}", root.display(), std::path::MAIN_SEPARATOR);
+            shown.push_str(&common::unix_paths(&out.stderr.replace(&root_text, "")));
             shown.push('\n');
         }
         insta::assert_snapshot!(

@@ -4,7 +4,16 @@
 
 use std::path::Path;
 
-use crate::common::{gh, run};
+use crate::common::{self, gh};
+
+/// The binary's run as the Linux snapshots hold it: on Windows the locations of its text
+/// output and the paths of its errors `/`-joined.
+fn run(cmd: &mut assert_cmd::Command) -> common::Run {
+    let mut out = common::run(cmd);
+    out.stdout = common::unix_locations(&out.stdout);
+    out.stderr = common::unix_paths(&out.stderr);
+    out
+}
 
 /// A monorepo: the repository at the top, the config in `svc/`, and in `svc/app/` a file with
 /// findings, one with a syntax error and one that is not UTF-8 (an input the tool refuses).
@@ -29,7 +38,7 @@ fn monorepo() -> tempfile::TempDir {
 }
 
 fn redact(text: &str, repo: &Path) -> String {
-    text.replace(&repo.display().to_string(), "[REPO]")
+    crate::common::redact_path(text, repo, "[REPO]")
 }
 
 /// The SARIF a user sees inline: the invocation (notifications) and the results, without the

@@ -47,6 +47,10 @@ fn tool_debris(root: &Path) -> Vec<String> {
 /// were kept aside and temp files left. Running out of open files is the run's error, said once;
 /// every file is as it was or fixed whole, and nothing of the tool is left in the tree.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "its limit is a `ulimit -n` set by `sh`, a unix resource limit"
+)]
 fn running_out_of_open_files_is_one_run_error_and_leaves_nothing_behind() {
     let root = tree();
     for i in 0..60 {
@@ -82,6 +86,10 @@ fn running_out_of_open_files_is_one_run_error_and_leaves_nothing_behind() {
 /// Issue 31, item 9: a file larger than the memory there is aborted the whole run (134, nothing
 /// fixed). It is that file's error; the others are fixed.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "its limit is a `ulimit -v` set by `sh`, a unix resource limit"
+)]
 fn a_file_too_large_for_memory_is_its_own_error_and_the_others_are_fixed() {
     let root = tree();
     write(root.path(), "a.py", BAD);
@@ -170,6 +178,10 @@ fn a_panic_in_one_file_is_that_files_error_and_the_others_go_on() {
 /// the backup directory, and no later run removed it. It is recorded like every temp file, and
 /// the next run removes it: in the tree, and in a backup directory outside it.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "its race hook is `kill -9 $PPID` (`sh`); a kill run by `cmd` did not end the run under Wine 8 (docs/windows.md)"
+)]
 fn a_staged_backup_left_by_a_killed_run_is_removed_by_the_next_run() {
     let outside = tempfile::tempdir().unwrap();
     let outside_dir = outside.path().join("bak");

@@ -451,9 +451,18 @@ pub fn clean(root: &Path) -> std::io::Result<usize> {
             removed += 1;
         }
     }
+    // Windows removes no directory a handle holds open (Wine refuses it; Windows leaves it
+    // pending until the handle closes): this run's handle goes first.
+    drop(dir);
     let parent = root_dir.dir(Path::new(crate::fs::state::STATE_DIR), false)?;
-    let _ = platform::remove_dir_at(&parent, OsStr::new("cache"));
-    Ok(removed)
+    match platform::remove_dir_at(&parent, OsStr::new("cache")) {
+        Ok(()) => Ok(removed),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(removed),
+        Err(e) => Err(std::io::Error::new(
+            e.kind(),
+            format!("removed {removed} file(s), but not the directory itself: {e}"),
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -124,7 +124,11 @@ fn header<'a>(name: &'a str, doc: &Value) -> anyhow::Result<Header<'a>> {
         if driver["name"] != "gpu-homogenize" {
             return Err(not_ours());
         }
-        let place = run["originalUriBaseIds"].to_string();
+        let base = &run["originalUriBaseIds"];
+        let place = match base["%SRCROOT%"]["uri"].as_str() {
+            Some(uri) if base.as_object().is_some_and(|b| b.len() == 1) => uri.to_string(),
+            _ => base.to_string(),
+        };
         (
             Format::Sarif,
             text(&driver["version"]),
@@ -134,7 +138,16 @@ fn header<'a>(name: &'a str, doc: &Value) -> anyhow::Result<Header<'a>> {
             &run["properties"]["shard"],
         )
     } else if doc.get("files").is_some() && doc.get("summary").is_some() {
-        let place = format!("{} (repository {})", doc["root"], doc["repository"]);
+        // As text shows a path (on Windows `C:\work\svc`, not JSON's doubled separators).
+        let shown = |v: &Value| match v.as_str() {
+            Some(path) => crate::model::outcome::display_path(std::path::Path::new(path)),
+            None => v.to_string(),
+        };
+        let place = format!(
+            "{} (repository {})",
+            shown(&doc["root"]),
+            shown(&doc["repository"])
+        );
         let policy = Some(doc["policy"].to_string());
         (
             Format::Json,

@@ -186,6 +186,77 @@ pub fn unix_paths(text: &str) -> String {
     }
 }
 
+/// Text output with the path of each location (`path:LINE:COL: ` leading a line, after its
+/// indent) `/`-joined, as the Linux output prints it; the rest of each line as it is (a quoted
+/// source line or a diff keeps its own `\`). The text itself on unix.
+pub fn unix_locations(text: &str) -> String {
+    if !cfg!(windows) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        match location_end(body) {
+            Some(end) if !body[..end].contains(": ") => {
+                out.push_str(indent);
+                out.push_str(&body[..end].replace('\\', "/"));
+                out.push_str(&body[end..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// Where the path of a `path:LINE:COL: ` at the start of `line` ends.
+fn location_end(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    for (i, _) in line.match_indices(':') {
+        let digits = |from: usize| {
+            bytes[from..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+        };
+        let line_digits = digits(i + 1);
+        if line_digits == 0 || bytes.get(i + 1 + line_digits) != Some(&b':') {
+            continue;
+        }
+        let col = i + 2 + line_digits;
+        let col_digits = digits(col);
+        if col_digits > 0 && line[col + col_digits..].starts_with(": ") {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// `text` with every form in which a command prints the directory `root` replaced by `with`:
+/// as the platform writes it, JSON-escaped (on Windows each `\` doubled) and as the path of a
+/// `file://` URI (on Windows `/C:/…`). On unix the three are one.
+pub fn redact_path(text: &str, root: &Path, with: &str) -> String {
+    let plain = root.to_str().expect("a UTF-8 temp path");
+    let json = serde_json::to_string(plain).unwrap();
+    let json = &json[1..json.len() - 1];
+    let uri = if cfg!(windows) {
+        format!("/{}", plain.replace('\\', "/"))
+    } else {
+        plain.to_string()
+    };
+    let text = text
+        .replace(json, with)
+        .replace(plain, with)
+        .replace(&uri, with);
+    if cfg!(windows) {
+        // The separator right after the root, as on unix: `[REPO]\\svc` is `[REPO]/svc`.
+        text.replace(&format!("{with}\\\\"), &format!("{with}/"))
+            .replace(&format!("{with}\\"), &format!("{with}/"))
+    } else {
+        text
+    }
+}
+
 /// `cargo <args> --offline --quiet` in the workspace at `ws`, its crates.io dependencies
 /// patched with the stub crates of `fixtures/rust-stubs` (`stubs`: which), the target dir
 /// under `target`: the output, or the failure with cargo's stderr. A warning fails it too
