@@ -558,6 +558,38 @@ fn a_child_given_a_forbidden_card_is_a_violation_wherever_its_env_is_built() {
     assert!(found.findings().iter().all(|f| f.edits.is_empty()));
 }
 
+/// Issue 35: a launcher whose helper builds the child's env or command line was "without GPU
+/// code", green, while it started its worker on card 0. The helper's `return` is followed from
+/// the call that starts the child; each write is judged once, where the helper writes it.
+#[test]
+fn a_child_env_or_command_built_by_a_helper_is_judged_where_the_helper_writes_it() {
+    let src = "import subprocess\n\n\ndef env_for(i):\n    return {\"CUDA_VISIBLE_DEVICES\": str(i)}\n\n\ndef pinned():\n    env = dict(PATH=\"/usr/bin\")\n    env[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n    return env\n\n\ndef command(i, script):\n    return \"CUDA_VISIBLE_DEVICES=%d python %s\" % (i, script)\n\n\nclass Pool:\n    def line(self):\n        return \"CUDA_VISIBLE_DEVICES=0 python w.py\"\n\n    def start(self):\n        subprocess.Popen(self.line(), shell=True)\n\n\nif __name__ == \"__main__\":\n    subprocess.run([\"python\", \"w.py\"], env=env_for(0))\n    subprocess.run([\"python\", \"w.py\"], env=env_for(1))\n    subprocess.run([\"python\", \"w.py\"], env=pinned())\n    subprocess.Popen(command(0, \"w.py\"), shell=True)\n    print(command(1, \"w.py\"))\n";
+    let py = python();
+    let found = analyze(&py, src);
+    let child: Vec<(&str, usize)> = found
+        .findings()
+        .iter()
+        .filter(|f| f.rule.code == "GH016" || f.rule.code == "GH011")
+        .map(|f| (f.rule.code, src[..f.range.start].lines().count()))
+        .collect();
+    // `env_for` (computed, called twice: one finding), `pinned` (card 0 in a dict built in a
+    // variable), `command` (a `%` format: computed), the method's literal card 0.
+    assert_eq!(
+        child,
+        [("GH011", 5), ("GH016", 10), ("GH011", 15), ("GH016", 20)]
+    );
+    // The launcher is not a file "without GPU code": it starts a child on the forbidden card.
+    let tree = common::tree();
+    common::write(tree.path(), "launch.py", src);
+    let out = common::run(common::gh(tree.path()).args(["scan", "--format", "json", "."]));
+    assert_eq!(
+        common::statuses(&out.stdout)["launch.py"],
+        "non_compliant",
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn env_helpers_are_env_writes() {
     // `import setGPU` picks the least busy card at import: it goes, the header decides.

@@ -327,6 +327,14 @@ impl<'s> FactVisitor<'s> {
         removal: Option<Vec<Edit>>,
         child: bool,
     ) {
+        // A helper that builds a child's env or command, called twice, is one effect where it
+        // writes the variable.
+        let again = self.facts.effects.iter().any(|e| {
+            child && e.child && e.at == item.range && e.key == item.key && e.op == item.op
+        });
+        if again {
+            return;
+        }
         self.facts.effects.push(EnvEffect {
             key: item.key,
             op: item.op,
@@ -485,6 +493,13 @@ impl<'s> FactVisitor<'s> {
                     .map(|kw| self.keyword_item(kw))
                     .collect()
             }
+            // An env a helper of the file builds: `run(…, env=env_for(gpu))`.
+            Expr::Call(call) if depth < 3 => self
+                .scopes()
+                .returned_by(call)
+                .into_iter()
+                .flat_map(|v| self.child_env_items_at(v, depth + 1))
+                .collect(),
             // `env = os.environ.copy(); env[K] = V; run(..., env=env)`: the dict as the
             // scope of the call builds it.
             Expr::Name(n) if depth < 2 => {
@@ -593,7 +608,13 @@ impl<'s> FactVisitor<'s> {
                     }
                     items
                 }
-                _ => Vec::new(),
+                // A command a helper of the file builds: `Popen(command_for(gpu), shell=True)`.
+                _ => self
+                    .scopes()
+                    .returned_by(c)
+                    .into_iter()
+                    .flat_map(|v| self.shell_env_items(v, depth + 1))
+                    .collect(),
             },
             Expr::Name(n) if depth < 2 => {
                 let scopes = self.scopes();

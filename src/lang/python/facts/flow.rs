@@ -16,8 +16,12 @@ use super::range;
 pub struct FunctionScope<'a> {
     pub range: Range<usize>,
     pub class: Option<String>,
+    /// The name the `def` binds.
+    pub name: &'a str,
     pub params: HashMap<String, Option<&'a Expr>>,
     pub assigns: HashMap<String, Vec<&'a Expr>>,
+    /// The values of its own `return` statements (not those of a function nested in it).
+    pub returns: Vec<&'a Expr>,
 }
 
 /// What a load reads: a name, `self.attr`, or `.attr` of anything else (borrowed from the AST:
@@ -80,6 +84,23 @@ pub struct Scopes<'a> {
 }
 
 impl<'a> Scopes<'a> {
+    /// What a call of the file's own function returns, as its `return` statements write it:
+    /// `helper(…)` of a module-level (or nested) function, `self.helper(…)` of a method.
+    pub fn returned_by(&self, call: &ruff_python_ast::ExprCall) -> Vec<&'a Expr> {
+        let (name, method) = match call.func.as_ref() {
+            Expr::Name(n) => (n.id.as_str(), false),
+            Expr::Attribute(a) if matches!(a.value.as_ref(), Expr::Name(s) if s.id.as_str() == "self") => {
+                (a.attr.as_str(), true)
+            }
+            _ => return Vec::new(),
+        };
+        self.functions
+            .iter()
+            .filter(|f| f.name == name && f.class.is_some() == method)
+            .flat_map(|f| f.returns.iter().copied())
+            .collect()
+    }
+
     /// What `name`, loaded at `at`, iterates over, as the variable of a loop that holds the load
     /// (a loop over a literal range is [`Self::loop_count`]'s).
     pub fn loop_iter(&self, name: &str, at: usize) -> Option<&'a Expr> {
@@ -404,6 +425,7 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                 let mut scope = FunctionScope {
                     range: range(stmt),
                     class: self.class.last().cloned(),
+                    name: def.name.as_str(),
                     ..FunctionScope::default()
                 };
                 for p in def.parameters.iter_non_variadic_params() {
@@ -447,6 +469,11 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                 }
             }
             Stmt::AugAssign(aug) => self.opaque_target(&aug.target),
+            Stmt::Return(ret) => {
+                if let (Some(value), Some(&i)) = (&ret.value, self.stack.last()) {
+                    self.scopes.functions[i].returns.push(value);
+                }
+            }
             Stmt::For(f) => {
                 self.loop_target(&f.target, &f.iter, range(stmt));
                 self.opaque_target(&f.target);
