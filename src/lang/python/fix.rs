@@ -70,6 +70,9 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
     let removals = to_remove(facts, input.effective, input.ctx.policy, input.env_fix);
     let mut covered: Vec<Range<usize>> = Vec::new();
     if input.env_fix {
+        if let Some(why) = input.ctx.header.style.header_conflict() {
+            return Err(why);
+        }
         let site = header_site(input);
         for block in input.blocks {
             if Some(block.range.start) == site.as_ref().map(|s| s.start) {

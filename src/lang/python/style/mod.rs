@@ -3,6 +3,7 @@
 //! black and flake8 from the root they run in; `.editorconfig`), reduced to what the header
 //! needs: quotes, import order, blank lines, indentation, line length, `noqa: E402`.
 
+mod black;
 mod ruff;
 mod tools;
 
@@ -29,6 +30,8 @@ pub struct ImportOrder {
     pub from_first: bool,
     /// Blank lines after an import block that code follows (`None`: the tools' automatic one).
     pub lines_after_imports: Option<usize>,
+    /// Whose setting that is (`isort`, `ruff`), for a message.
+    pub lines_after_imports_from: Option<&'static str>,
     /// Blank lines between the plain and the `from` imports of a section.
     pub lines_between_types: usize,
 }
@@ -59,6 +62,24 @@ pub struct ProjectStyle {
     /// The project is gated by flake8/pycodestyle, whose E402 flags the imports after the
     /// header's writes (ruff exempts `os.environ[...] = …`): they get `# noqa: E402`.
     pub noqa_e402: bool,
+    /// The black the project runs, when it runs one.
+    pub black: Option<black::BlackRelease>,
+}
+
+impl ProjectStyle {
+    /// Why no header can be written that both the project's formatter and its import sorter
+    /// accept: the header is code right after an import block (`import os` at least), where
+    /// black 26 puts one blank line and an import sorter set to two puts two. `None` when
+    /// they agree.
+    pub fn header_conflict(&self) -> Option<String> {
+        let black = self.black.filter(|b| b.one_line_after_imports())?;
+        let lines = self.imports.lines_after_imports.filter(|&n| n >= 2)?;
+        let sorter = self.imports.lines_after_imports_from.unwrap_or("isort");
+        Some(format!(
+            "the header is code right after `import os`, where {} puts one blank line and {sorter}'s `lines_after_imports = {lines}` puts {lines}: no header passes both; set `lines_after_imports` to 1 (or drop it: one blank line before code, two before a def or class), or pin black below 26, then run fix again",
+            black.shown()
+        ))
+    }
 }
 
 /// Settings by directory: the root-level tools read once, ruff's and `.editorconfig` per
@@ -87,6 +108,7 @@ impl StyleResolver {
             indent: indent(ruff.as_ref(), &self.root, &dir),
             max_line: max_line(ruff.as_ref(), tools),
             noqa_e402: tools.flake8_gated(),
+            black: tools.black_release,
         }
     }
 }
@@ -135,6 +157,7 @@ fn import_order(ruff: Option<&toml::Table>, tools: &RootTools) -> ImportOrder {
         order.lines_after_imports = number("lines_after_imports")
             .or(matches!(profile, Some("plone" | "wemake")).then_some(2))
             .and_then(|n| usize::try_from(n).ok());
+        order.lines_after_imports_from = order.lines_after_imports.map(|_| "isort");
         order.lines_between_types = number("lines_between_types")
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(0);
@@ -149,6 +172,7 @@ fn import_order(ruff: Option<&toml::Table>, tools: &RootTools) -> ImportOrder {
         }
         if let Some(n) = option("lines-after-imports").and_then(|v| v.as_integer()) {
             order.lines_after_imports = usize::try_from(n).ok();
+            order.lines_after_imports_from = order.lines_after_imports.map(|_| "ruff");
         }
         if let Some(n) = option("lines-between-types").and_then(|v| v.as_integer()) {
             order.lines_between_types = usize::try_from(n).unwrap_or(0);

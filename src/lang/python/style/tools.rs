@@ -17,6 +17,8 @@ pub struct RootTools {
     pub flake8: Option<Options>,
     /// Hook ids of the pre-commit config (`black`, `ruff-format`, `flake8`, …).
     pub hooks: Vec<String>,
+    /// The black the project runs, when it runs one.
+    pub black_release: Option<super::black::BlackRelease>,
 }
 
 impl RootTools {
@@ -39,7 +41,9 @@ impl RootTools {
         let flake8 = ini_section(root, ".flake8", &["flake8"])
             .or_else(|| ini_section(root, "setup.cfg", &["flake8", "pycodestyle"]))
             .or_else(|| ini_section(root, "tox.ini", &["flake8", "pycodestyle"]));
-        let hooks = read(root, ".pre-commit-config.yaml")
+        let pre_commit = read(root, ".pre-commit-config.yaml");
+        let hooks: Vec<String> = pre_commit
+            .as_deref()
             .unwrap_or_default()
             .lines()
             .filter_map(|l| {
@@ -51,11 +55,16 @@ impl RootTools {
                 Some(id.trim().trim_matches(['"', '\'']).to_string())
             })
             .collect();
+        let black = tool("black");
+        let configured = black.is_some() || hooks.iter().any(|h| h == "black");
+        let black_release =
+            super::black::release(root, pyproject.as_ref(), pre_commit.as_deref(), configured);
         RootTools {
             isort,
-            black: tool("black"),
+            black,
             flake8,
             hooks,
+            black_release,
         }
     }
 
