@@ -34,6 +34,11 @@ pub struct Report {
 }
 
 impl Report {
+    /// The runs the journal holds (the burndown's starting point is not one).
+    pub fn journalled_runs(&self) -> usize {
+        self.runs.iter().filter(|r| !r.as_found).count()
+    }
+
     /// Paths relative to the repository (`prefix`: the tree root's place in it, `svc/`), as
     /// every output of the tool has them; the report is built on root-relative ones.
     pub fn place_in_repository(&mut self, prefix: &str) {
@@ -140,6 +145,14 @@ pub struct ReviewItem {
     pub message: String,
 }
 
+/// Alerts shown in full per kind before the rest of that kind is folded into a <details>.
+pub const ALERTS_SHOWN: usize = 3;
+
+/// The alerts in groups of one kind, in their order (they are sorted by kind, then path).
+pub fn alert_groups(alerts: &[Alert]) -> Vec<&[Alert]> {
+    alerts.chunk_by(|a, b| a.kind == b.kind).collect()
+}
+
 /// One point of the burndown: a journalled run.
 #[derive(Debug, Serialize)]
 pub struct RunPoint {
@@ -151,6 +164,10 @@ pub struct RunPoint {
     pub files: usize,
     /// Files known compliant after this run: the journal's latest word on every file.
     pub compliant: usize,
+    /// The tree as the first run found it, before its fixes: the burndown's starting point
+    /// (`compliant` counts the files that run found compliant, not those it fixed).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub as_found: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

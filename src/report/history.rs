@@ -262,7 +262,8 @@ fn leak(g: &GpuCheck, alert_mib: f64) -> Option<f64> {
     (g.status == Some(CheckStatus::Leak) || mib > alert_mib).then_some(mib)
 }
 
-/// One point per journalled run: how many files the journal knew compliant after it.
+/// One point per journalled run: how many files the journal knew compliant after it; first,
+/// when the first run fixed files, the tree as it found them.
 pub fn burndown(journal: &Journal) -> Vec<RunPoint> {
     let mut by_run: HashMap<&str, Vec<&FileLine>> = HashMap::new();
     for line in &journal.files {
@@ -272,10 +273,25 @@ pub fn burndown(journal: &Journal) -> Vec<RunPoint> {
             .push(line);
     }
     let mut known: HashMap<&str, bool> = HashMap::new();
-    journal
-        .runs
-        .iter()
-        .map(|run| {
+    // When the journal's first run fixed files, the tree as that run found it is the starting
+    // point: without it the line would start after the fixes, flat.
+    let start = journal.runs.first().and_then(|run| {
+        let lines = by_run.get(run.stamp.run_id.as_str())?;
+        lines
+            .iter()
+            .any(|l| l.status == FileStatus::Fixed)
+            .then(|| {
+                let found = lines
+                    .iter()
+                    .filter(|l| l.status == FileStatus::Compliant)
+                    .count();
+                RunPoint {
+                    as_found: true,
+                    ..point(run, found)
+                }
+            })
+    });
+    let runs = journal.runs.iter().map(|run| {
             for line in by_run.get(run.stamp.run_id.as_str()).into_iter().flatten() {
                 match line.status {
                     FileStatus::Compliant | FileStatus::Fixed => known.insert(&line.path, true),
@@ -283,9 +299,9 @@ pub fn burndown(journal: &Journal) -> Vec<RunPoint> {
                     _ => known.insert(&line.path, false),
                 };
             }
-            point(run, known.values().filter(|&&ok| ok).count())
-        })
-        .collect()
+        point(run, known.values().filter(|&&ok| ok).count())
+    });
+    start.into_iter().chain(runs).collect()
 }
 
 fn point(run: &RunLine, compliant: usize) -> RunPoint {
@@ -296,6 +312,7 @@ fn point(run: &RunLine, compliant: usize) -> RunPoint {
         dry_run: run.stamp.dry_run,
         files: run.files,
         compliant,
+        as_found: false,
     }
 }
 
@@ -455,7 +472,45 @@ mod tests {
             runs: vec![run("r1"), run("r2")],
             warnings: Vec::new(),
         };
-        let points: Vec<usize> = burndown(&journal).iter().map(|p| p.compliant).collect();
-        assert_eq!(points, [2, 1]);
+        let points: Vec<(usize, bool)> = burndown(&journal)
+            .iter()
+            .map(|p| (p.compliant, p.as_found))
+            .collect();
+        // The tree as r1 found it (both files non-compliant), after r1, after r2.
+        assert_eq!(points, [(0, true), (2, false), (1, false)]);
+    }
+
+    #[test]
+    fn the_burndown_starts_where_the_first_fix_found_the_tree() {
+        let run = |id: &str, command: &str| -> RunLine {
+            serde_json::from_value(json!({"schema": 1, "run_id": id, "at": "t", "tool_version": "0.1.0", "command": command}))
+                .unwrap()
+        };
+        let lines = |id: &str| {
+            vec![
+                line(id, "a.py", "compliant", "h", json!(null)),
+                line(id, "b.py", "fixed", "h", json!(null)),
+                line(id, "c.py", "non_compliant", "h", json!(null)),
+            ]
+        };
+        let journal = Journal {
+            files: lines("r1"),
+            runs: vec![run("r1", "fix")],
+            warnings: Vec::new(),
+        };
+        let points: Vec<(usize, bool)> = burndown(&journal)
+            .iter()
+            .map(|p| (p.compliant, p.as_found))
+            .collect();
+        assert_eq!(points, [(1, true), (2, false)]);
+        // A first run that fixed nothing found the tree as it left it: no second point.
+        let mut checked = lines("r0");
+        checked[1].status = FileStatus::NonCompliant;
+        let journal = Journal {
+            files: checked,
+            runs: vec![run("r0", "check")],
+            warnings: Vec::new(),
+        };
+        assert_eq!(burndown(&journal).len(), 1);
     }
 }

@@ -87,8 +87,8 @@ fn head(out: &mut String, r: &Report) {
         esc(&r.generated_at),
         esc(r.version),
         esc(&r.root),
-        r.runs.len(),
-        if r.runs.len() == 1 { "" } else { "s" }
+        r.journalled_runs(),
+        if r.journalled_runs() == 1 { "" } else { "s" }
     );
     let m = &r.mission;
     let _ = writeln!(
@@ -186,9 +186,6 @@ fn row(out: &mut String, name: &str, c: &Counts, class: &str) {
     out.push_str("</tr>\n");
 }
 
-/// Alerts shown in full per kind before the rest of that kind is folded into a <details>.
-const ALERTS_SHOWN: usize = 3;
-
 /// Alerts grouped by kind (most urgent first, as they are sorted), each group showing its first
 /// few and folding the rest: mid-mission the page opened with 27 paragraphs before any number.
 fn alerts(out: &mut String, r: &Report) {
@@ -197,21 +194,15 @@ fn alerts(out: &mut String, r: &Report) {
         out.push_str("<p>No alerts.</p>\n");
         return;
     }
-    let mut start = 0;
-    while start < r.alerts.len() {
-        let kind = r.alerts[start].kind;
-        let end = r.alerts[start..]
-            .iter()
-            .position(|a| a.kind != kind)
-            .map_or(r.alerts.len(), |n| start + n);
-        let group = &r.alerts[start..end];
+    for group in super::coordinator::alert_groups(&r.alerts) {
+        let kind = group[0].kind;
         let _ = writeln!(
             out,
             "<h3><span class=\"kind\">{}</span> ({})</h3>\n<ul class=\"alerts\">",
             kind_label(kind),
             group.len()
         );
-        let (shown, folded) = group.split_at(group.len().min(ALERTS_SHOWN));
+        let (shown, folded) = group.split_at(group.len().min(super::coordinator::ALERTS_SHOWN));
         shown.iter().for_each(|a| alert(out, a));
         out.push_str("</ul>\n");
         if !folded.is_empty() {
@@ -225,7 +216,6 @@ fn alerts(out: &mut String, r: &Report) {
             folded.iter().for_each(|a| alert(out, a));
             out.push_str("</ul></details>\n");
         }
-        start = end;
     }
 }
 

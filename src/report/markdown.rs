@@ -77,8 +77,8 @@ fn header(out: &mut String, r: &Report) {
         r.generated_at,
         r.version,
         code(&r.root),
-        r.runs.len(),
-        if r.runs.len() == 1 { "" } else { "s" }
+        r.journalled_runs(),
+        if r.journalled_runs() == 1 { "" } else { "s" }
     );
     let _ = writeln!(
         out,
@@ -413,18 +413,23 @@ fn burndown(out: &mut String, r: &Report) {
     }
     out.push_str("| # | When (UTC) | Command | Files in run | Compliant after | |\n|---:|---|---|---:|---:|---|\n");
     let total = r.overall.total.max(1);
-    for (i, run) in r.runs.iter().enumerate() {
+    let mut number = 0;
+    for run in &r.runs {
         let command = if run.dry_run {
             format!("{} --dry-run", run.command)
         } else {
             run.command.clone()
         };
+        let (label, command) = if run.as_found {
+            ("start".to_string(), format!("as {} found it", cell(&code(&command))))
+        } else {
+            number += 1;
+            (number.to_string(), cell(&code(&command)))
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} |",
-            i + 1,
+            "| {label} | {} | {command} | {} | {} | {} |",
             text(&run.at),
-            cell(&code(&command)),
             run.files,
             run.compliant,
             bar(run.compliant, total)
@@ -452,22 +457,43 @@ fn alerts(out: &mut String, alerts: &[Alert]) {
         out.push_str("No alerts.\n\n");
         return;
     }
-    for a in alerts {
-        let path = a
-            .path
-            .as_deref()
-            .map_or(String::new(), |p| format!(" {}", code(p)));
-        let _ = writeln!(
-            out,
-            "- ⚠️ **{}**{path}: {}",
-            kind_label(a.kind),
-            message(&a.message)
-        );
-        if let (Some(run), None) = (&a.run, &a.path) {
-            let _ = writeln!(out, "  ({})", message(run));
+    // By kind, most urgent first, a few of each shown and the rest folded (GitHub renders
+    // `<details>` in a comment or a job summary): the page leads with numbers, not a wall.
+    for group in crate::report::coordinator::alert_groups(alerts) {
+        let kind = group[0].kind;
+        let _ = writeln!(out, "**{}** ({}):\n", kind_label(kind), group.len());
+        let shown = group.len().min(crate::report::coordinator::ALERTS_SHOWN);
+        let (first, folded) = group.split_at(shown);
+        first.iter().for_each(|a| alert(out, a));
+        if !folded.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n<details><summary>{} more {} alert{}</summary>\n",
+                folded.len(),
+                kind_label(kind),
+                if folded.len() == 1 { "" } else { "s" }
+            );
+            folded.iter().for_each(|a| alert(out, a));
+            out.push_str("\n</details>\n");
         }
+        out.push('\n');
     }
-    out.push('\n');
+}
+
+fn alert(out: &mut String, a: &Alert) {
+    let path = a
+        .path
+        .as_deref()
+        .map_or(String::new(), |p| format!(" {}", code(p)));
+    let _ = writeln!(
+        out,
+        "- ⚠️ **{}**{path}: {}",
+        kind_label(a.kind),
+        message(&a.message)
+    );
+    if let (Some(run), None) = (&a.run, &a.path) {
+        let _ = writeln!(out, "  ({})", message(run));
+    }
 }
 
 pub fn kind_label(kind: AlertKind) -> &'static str {

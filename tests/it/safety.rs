@@ -988,10 +988,6 @@ fn an_editor_saving_in_place_during_fix_is_refused_not_lost() {
 /// written but not renamed: no partial backup under its name, the original untouched; the
 /// next `fix` makes both whole and removes the dead run's temp file.
 #[cfg(windows)]
-#[cfg_attr(
-    windows,
-    ignore = "under Wine 8 `taskkill /F` from the race hook did not end the run (it exited 0 or 2): not yet investigated"
-)]
 #[test]
 fn a_run_killed_during_fix_leaves_the_original_and_no_partial_file() {
     for stage in ["backup", "before-swap"] {
@@ -1009,8 +1005,10 @@ fn a_run_killed_during_fix_leaves_the_original_and_no_partial_file() {
             "--backup-dir",
             "bak",
         ]));
+        // Killed: no summary. Windows' `taskkill /F` ends the run with exit status 1, Wine 8's
+        // with 0, so the status says nothing more than that it is no error's (2).
         assert!(
-            out.code != 0 && out.code != 2,
+            out.code != 2 && !out.stdout.contains("Fixed") && !out.stdout.contains("file"),
             "{stage}: killed: {} {}{}",
             out.code,
             out.stdout,

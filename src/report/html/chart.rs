@@ -23,18 +23,25 @@ struct Point {
 }
 
 fn points(r: &Report) -> Vec<Point> {
+    let mut number = 0;
     let mut points: Vec<Point> = r
         .runs
         .iter()
-        .enumerate()
-        .map(|(i, run)| Point {
-            label: format!(
-                "#{} {}{}",
-                i + 1,
-                run.command,
-                if run.dry_run { " (dry)" } else { "" }
-            ),
-            value: run.compliant,
+        .map(|run| {
+            let label = if run.as_found {
+                "start".to_string()
+            } else {
+                number += 1;
+                format!(
+                    "#{number} {}{}",
+                    run.command,
+                    if run.dry_run { " (dry)" } else { "" }
+                )
+            };
+            Point {
+                label,
+                value: run.compliant,
+            }
         })
         .collect();
     points.push(Point {

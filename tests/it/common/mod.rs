@@ -109,7 +109,19 @@ pub struct Run {
 }
 
 pub fn run(cmd: &mut Command) -> Run {
-    let out = cmd.output().expect("run gpu-homogenize");
+    // Wine 8 under load sometimes fails to start a process at all ("Internal error.", OS error
+    // 1359, seen in CI with four tests starting the binary at once): the start is tried again;
+    // nothing of the tool ran.
+    let mut tries = 0;
+    let out = loop {
+        match cmd.output() {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            other => break other.expect("run gpu-homogenize"),
+        }
+    };
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
