@@ -292,13 +292,13 @@ pub fn burndown(journal: &Journal) -> Vec<RunPoint> {
             })
     });
     let runs = journal.runs.iter().map(|run| {
-            for line in by_run.get(run.stamp.run_id.as_str()).into_iter().flatten() {
-                match line.status {
-                    FileStatus::Compliant | FileStatus::Fixed => known.insert(&line.path, true),
-                    FileStatus::NoGpuCode | FileStatus::Skipped => known.remove(line.path.as_str()),
-                    _ => known.insert(&line.path, false),
-                };
-            }
+        for line in by_run.get(run.stamp.run_id.as_str()).into_iter().flatten() {
+            match line.status {
+                FileStatus::Compliant | FileStatus::Fixed => known.insert(&line.path, true),
+                FileStatus::NoGpuCode | FileStatus::Skipped => known.remove(line.path.as_str()),
+                _ => known.insert(&line.path, false),
+            };
+        }
         point(run, known.values().filter(|&&ok| ok).count())
     });
     start.into_iter().chain(runs).collect()

@@ -421,7 +421,10 @@ fn burndown(out: &mut String, r: &Report) {
             run.command.clone()
         };
         let (label, command) = if run.as_found {
-            ("start".to_string(), format!("as {} found it", cell(&code(&command))))
+            (
+                "start".to_string(),
+                format!("as {} found it", cell(&code(&command))),
+            )
         } else {
             number += 1;
             (number.to_string(), cell(&code(&command)))

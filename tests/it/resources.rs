@@ -207,7 +207,11 @@ fn a_staged_backup_left_by_a_killed_run_is_removed_by_the_next_run() {
         // with status 1, under Wine 8 with 0).
         let no_summary = killed.stdout.is_empty() && killed.code != 2;
         assert!(
-            if cfg!(windows) { no_summary } else { killed.code == -1 },
+            if cfg!(windows) {
+                no_summary
+            } else {
+                killed.code == -1
+            },
             "killed: {} {}{}",
             killed.code,
             killed.stdout,
