@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::fs::confine::{Parent, RootDir};
-use crate::fs::walk::escape;
 use crate::fs::write::temp;
 
 /// Report (and with `remove`, delete) the temp files of dead runs: those among `found` (the
@@ -52,7 +51,7 @@ pub fn handle(root: &Path, found: &[PathBuf], remove: bool, backup_dir: Option<&
     }
     let unrecorded: Vec<String> = dead_found
         .iter()
-        .map(|p| escape(p.as_os_str()))
+        .map(|p| temp::registry_path(p))
         .filter(|shown| !ours.iter().any(|(path, _)| path == shown))
         .collect();
     let shown_ours: Vec<String> = ours.iter().map(|(path, _)| path.clone()).collect();

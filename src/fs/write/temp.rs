@@ -145,11 +145,33 @@ pub fn record_identity(
         ..How::READ
     };
     let mut file = platform::open_at(&dir, OsStr::new(&name), how)?;
-    let line = format!(
-        "{dev} {ino} {}\n",
-        crate::base::escape::name(rel.as_os_str())
-    );
+    let line = format!("{dev} {ino} {}\n", registry_path(rel));
     file.write_all(line.as_bytes())
+}
+
+/// A path as the registry holds it, and as the leftovers compare and print them: escaped as a
+/// file name is (a unix name's `\` and `"` escaped, git-style), its separators `/` on every
+/// platform. On Windows `\` is only ever a separator: escaped, it made every temp file in a
+/// directory look like an escaped name, which a later run never removes.
+pub fn registry_path(path: &std::path::Path) -> String {
+    #[cfg(windows)]
+    {
+        use std::os::windows::ffi::{OsStrExt, OsStringExt};
+        let wide: Vec<u16> = path
+            .as_os_str()
+            .encode_wide()
+            .map(|c| {
+                if c == u16::from(b'\\') {
+                    u16::from(b'/')
+                } else {
+                    c
+                }
+            })
+            .collect();
+        crate::base::escape::name(&std::ffi::OsString::from_wide(&wide))
+    }
+    #[cfg(not(windows))]
+    crate::base::escape::name(path.as_os_str())
 }
 
 /// The (device, inode) of every temp file run `pid` recorded, by path under the root.
