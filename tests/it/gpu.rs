@@ -505,10 +505,13 @@ fn doctor_shows_both_orderings_and_what_the_policy_selects() {
     insta::assert_snapshot!("doctor_two_cards", out.stdout);
     // Under Slurm the doctor names what the scheduler assigned and the policy option for it.
     let out = run(doctor().env("SLURM_JOB_GPUS", "1"));
+    // Once in a CI run under Wine this output was empty: the status and stderr say why.
     assert!(
         out.stdout.contains("  SLURM_JOB_GPUS=1\n"),
-        "{}",
-        out.stdout
+        "exit {}: {}{}",
+        out.code,
+        out.stdout,
+        out.stderr
     );
     assert!(
         out.stdout.contains("respect_scheduler = true"),
