@@ -559,6 +559,46 @@ fn a_program_that_is_a_library_says_which_import_or_load_makes_it_one() {
     );
 }
 
+/// From a trial on whisperx 3.8.6: its `__init__.py` loads submodules through a private helper,
+/// `_lazy_import("asr")` → `import_module(f"whisperx.{name}")`, and the package's `__main__.py`
+/// (the `whisperx` script) was taken for a module it may load, so left for review (GH205)
+/// instead of getting its header. Every call of a private loader in its module passes a
+/// literal: those are the modules it loads. A public loader (others may call it with any
+/// name), or one called with a computed name, still loads any module under its prefix.
+#[test]
+fn a_private_loader_called_with_literals_loads_those_modules_only() {
+    let loader = |name: &str, calls: &str| {
+        format!("import importlib\n\n\ndef {name}(name):\n    return importlib.import_module(f\"pkg.{{name}}\")\n\n\ndef load_model(*args):\n    return {name}(\"asr\").load_model(*args)\n{calls}")
+    };
+    let main = "import argparse\n\nimport torch\n\n\ndef cli():\n    argparse.ArgumentParser().parse_args()\n    return torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    cli()\n";
+    let asr = "import torch\n\n\ndef load_model():\n    return torch.nn.Linear(2, 2).cuda()\n";
+    for (init, main_status) in [
+        (loader("_lazy_import", ""), "non_compliant"),
+        (
+            loader(
+                "_lazy_import",
+                "\n\ndef other(n):\n    return _lazy_import(n)\n",
+            ),
+            "needs_review",
+        ),
+        (loader("lazy_import", ""), "needs_review"),
+    ] {
+        let dir = crate::common::tree();
+        let root = dir.path();
+        write(root, "pkg/__init__.py", &init);
+        write(root, "pkg/__main__.py", main);
+        write(root, "pkg/asr.py", asr);
+        write(
+            root,
+            "pyproject.toml",
+            "[project]\nname = \"pkg\"\n[project.scripts]\npkg = \"pkg.__main__:cli\"\n",
+        );
+        let status = status_of(root);
+        assert_eq!(status["pkg/__main__.py"], main_status, "{init}");
+        assert_eq!(status["pkg/asr.py"], "compliant", "{init}");
+    }
+}
+
 /// From the trial (rvc-python): a README's `python -m pkg [-h] {cli,api}` runs the package's
 /// `__main__.py`, never its `__init__.py`; a file outside any package that only defines
 /// classes and functions (`lib/infer_pack/onnx_inference.py`, loaded by its library) is no

@@ -905,10 +905,71 @@ struct DynamicImports {
     loaded: Vec<String>,
     scanned: Vec<String>,
     loads_code: bool,
+    /// The functions around the visit: each one's name and parameters.
+    functions: Vec<(String, Vec<String>)>,
+    /// A prefix completed by a parameter of a function of the file (`def _lazy_import(name):
+    /// import_module(f"pkg.{name}")`): the prefix, the function, the parameter and its position.
+    by_parameter: Vec<(String, String, String, usize)>,
+    /// Calls of the file's functions by name: the callee, its positional arguments and its
+    /// keywords, each a string literal or not.
+    calls: Vec<NamedCall>,
 }
 
+/// A call of a function by name: the callee, its positional arguments and its keywords (each
+/// a string literal, or `None`).
+type NamedCall = (String, Vec<Option<String>>, Vec<(String, Option<String>)>);
+
 impl DynamicImports {
+    /// The computed name's variable part, when it is a parameter of the function around it.
+    fn parameter_of(&self, expr: &Expr) -> Option<(String, String, usize)> {
+        let Expr::Name(n) = expr else { return None };
+        let (function, params) = self.functions.last()?;
+        let at = params.iter().position(|p| p == n.id.as_str())?;
+        Some((function.clone(), params[at].clone(), at))
+    }
+
+    /// Record a prefix a name completes: when that name is a parameter of the file's function,
+    /// what its calls pass decides the modules (see [`Self::entries`]).
+    fn prefix(&mut self, prefix: String, rest: Option<&Expr>) {
+        match rest.and_then(|e| self.parameter_of(e)) {
+            Some((function, param, at)) => self.by_parameter.push((prefix, function, param, at)),
+            None => self.loaded.push(prefix),
+        }
+    }
+
     fn entries(mut self) -> Vec<String> {
+        // A private loader helper (`_name`: by convention called only in its module) every
+        // call of which names its module with a literal loads those modules only (whisperx's
+        // `_lazy_import("asr")`); a public one (others may call it), one called with anything
+        // else, or one never called here loads any module under its prefix.
+        for (prefix, function, param, at) in std::mem::take(&mut self.by_parameter) {
+            if !function.starts_with('_') {
+                self.loaded.push(prefix);
+                continue;
+            }
+            let passed: Vec<Option<&String>> = self
+                .calls
+                .iter()
+                .filter(|(callee, _, _)| *callee == function)
+                .map(|(_, args, keywords)| match args.get(at) {
+                    Some(arg) => arg.as_ref(),
+                    None => keywords
+                        .iter()
+                        .find(|(k, _)| *k == param)
+                        .and_then(|(_, v)| v.as_ref()),
+                })
+                .collect();
+            if passed.is_empty() || passed.iter().any(Option::is_none) {
+                self.loaded.push(prefix);
+            } else {
+                self.loaded.extend(
+                    passed
+                        .into_iter()
+                        .flatten()
+                        .map(|m| format!("={prefix}{m}")),
+                );
+            }
+        }
         if self.loads_code {
             self.loaded
                 .extend(self.scanned.into_iter().map(|d| format!("dir:{d}")));
@@ -958,8 +1019,39 @@ fn scanned_folder(call: &ruff_python_ast::ExprCall) -> Option<String> {
 }
 
 impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if let Stmt::FunctionDef(def) = stmt {
+            let params = def
+                .parameters
+                .posonlyargs
+                .iter()
+                .chain(&def.parameters.args)
+                .map(|p| p.parameter.name.to_string())
+                .collect();
+            self.functions.push((def.name.to_string(), params));
+            ruff_python_ast::visitor::walk_stmt(self, stmt);
+            self.functions.pop();
+        } else {
+            ruff_python_ast::visitor::walk_stmt(self, stmt);
+        }
+    }
+
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
+            if let Expr::Name(n) = call.func.as_ref() {
+                let literal = |e: &Expr| match e {
+                    Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                    _ => None,
+                };
+                let args = call.arguments.args.iter().map(literal).collect();
+                let keywords = call
+                    .arguments
+                    .keywords
+                    .iter()
+                    .filter_map(|k| Some((k.arg.as_ref()?.to_string(), literal(&k.value))))
+                    .collect();
+                self.calls.push((n.id.to_string(), args, keywords));
+            }
             let callee = match call.func.as_ref() {
                 Expr::Attribute(a) => a.attr.as_str(),
                 Expr::Name(n) => n.id.as_str(),
@@ -985,16 +1077,22 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
             ) {
                 self.scanned.extend(scanned_folder(call));
             }
-            // `"pkg.models." + name`, `"pkg.models.{}".format(name)`.
+            // `"pkg.models." + name`, `"pkg.models.{}".format(name)`; the expression that
+            // completes the name, when it is the whole rest of it.
             let prefix = match call.arguments.args.first() {
                 Some(Expr::BinOp(b)) if loads => match b.left.as_ref() {
-                    Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                    Expr::StringLiteral(s) => {
+                        Some((s.value.to_str().to_string(), Some(b.right.as_ref())))
+                    }
                     _ => None,
                 },
                 Some(Expr::Call(c)) if loads => match c.func.as_ref() {
                     Expr::Attribute(a) if a.attr.as_str() == "format" => match a.value.as_ref() {
                         Expr::StringLiteral(s) => {
-                            s.value.to_str().split('{').next().map(str::to_string)
+                            let text = s.value.to_str();
+                            let whole = text.ends_with("{}") && text.matches('{').count() == 1;
+                            let rest = c.arguments.args.first().filter(|_| whole);
+                            text.split('{').next().map(|p| (p.to_string(), rest))
                         }
                         _ => None,
                     },
@@ -1002,31 +1100,46 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                 },
                 _ => None,
             };
-            if let Some(prefix) = prefix.filter(|p| p.ends_with('.') && p.len() > 1) {
-                self.loaded.push(prefix);
+            if let Some((prefix, rest)) = prefix.filter(|(p, _)| p.ends_with('.') && p.len() > 1) {
+                self.prefix(prefix, rest);
             }
             match call.arguments.args.first() {
                 Some(Expr::StringLiteral(s)) if loads => {
                     self.loaded.push(format!("={}", s.value.to_str()));
                 }
                 Some(Expr::FString(f)) if loads => {
+                    use ruff_python_ast::InterpolatedStringElement as Element;
                     let prefix: String = f
                         .value
                         .iter()
                         .find_map(|part| match part {
                             ruff_python_ast::FStringPart::FString(fs) => {
                                 match fs.elements.iter().next() {
-                                    Some(ruff_python_ast::InterpolatedStringElement::Literal(
-                                        l,
-                                    )) => Some(l.value.to_string()),
+                                    Some(Element::Literal(l)) => Some(l.value.to_string()),
                                     _ => None,
                                 }
                             }
                             ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
                         })
                         .unwrap_or_default();
+                    // `f"pkg.{name}"`: one f-string, its literal prefix and one interpolation.
+                    let rest = match f.value.iter().collect::<Vec<_>>().as_slice() {
+                        [ruff_python_ast::FStringPart::FString(fs)] => {
+                            match fs.elements.iter().collect::<Vec<_>>().as_slice() {
+                                [Element::Literal(_), Element::Interpolation(i)]
+                                    if i.format_spec.is_none()
+                                        && i.conversion
+                                            == ruff_python_ast::ConversionFlag::None =>
+                                {
+                                    Some(i.expression.as_ref())
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     if prefix.ends_with('.') && prefix.len() > 1 {
-                        self.loaded.push(prefix);
+                        self.prefix(prefix, rest);
                     }
                 }
                 _ => {}
