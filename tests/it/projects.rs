@@ -559,6 +559,44 @@ fn a_program_that_is_a_library_says_which_import_or_load_makes_it_one() {
     );
 }
 
+/// Issue 34: a finding is one line; the evidence holds the whole reason. A program that three
+/// modules import says the first importer and how many more (demucs's `train.py` listed
+/// three importers and "and 3 more" in each output); the JSON `evidence` lists them.
+#[test]
+fn gh205_names_the_first_importer_and_the_evidence_all_of_them() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "train.py", "import torch\n\n\ndef main():\n    return torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n");
+    for name in ["a.py", "b.py", "c.py"] {
+        write(
+            root,
+            name,
+            "from train import main\n\nif __name__ == \"__main__\":\n    main()\n",
+        );
+    }
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let train = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "train.py")
+        .unwrap();
+    assert_eq!(
+        train["findings"][0]["message"],
+        "module runs as a program (an `if __name__ == \"__main__\"` block) but is also a library: imported by `a.py` (line 1) and 2 more",
+        "{}",
+        out.stdout
+    );
+    let evidence = train["evidence"].as_str().unwrap();
+    for importer in ["a.py", "b.py", "c.py"] {
+        assert!(
+            evidence.contains(&format!("imported by `{importer}` (line 1)")),
+            "{evidence}"
+        );
+    }
+}
+
 /// From a trial on whisperx 3.8.6: its `__init__.py` loads submodules through a private helper,
 /// `_lazy_import("asr")` → `import_module(f"whisperx.{name}")`, and the package's `__main__.py`
 /// (the `whisperx` script) was taken for a module it may load, so left for review (GH205)

@@ -597,7 +597,7 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                     .main_block
                     .as_ref()
                     .map_or(0..0, |m| m.if_start..m.if_start);
-                let imported = role.library_why();
+                let imported = role.library_why_short();
                 // Its own mask write, as a program (from `--gpus`, in `main()`): say what it risks.
                 let own = eff
                     .executed

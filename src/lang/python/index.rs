@@ -92,6 +92,8 @@ pub enum Role {
         /// Why it is a library: the importers with the line of each import (or how each loads
         /// it by name), else the packaging file and setting that ship it.
         library: String,
+        /// The same, short, for a finding's one line: the first reason and how many more.
+        library_short: String,
     },
 }
 
@@ -149,6 +151,15 @@ impl Role {
     pub fn library_why(&self) -> String {
         match self {
             Role::Both { library, .. } => library.clone(),
+            _ => String::new(),
+        }
+    }
+
+    /// [`Self::library_why`] for a finding's line: the first reason and how many more (the
+    /// evidence lists them).
+    pub fn library_why_short(&self) -> String {
+        match self {
+            Role::Both { library_short, .. } => library_short.clone(),
             _ => String::new(),
         }
     }
@@ -1610,10 +1621,18 @@ fn link(
                         Some(shipped) => shipped,
                         None => "a module of an installable package".into(),
                     };
+                    let library_short = match by.first() {
+                        Some(first) if importers[i].len() > 1 => {
+                            format!("{first} and {} more", importers[i].len() - 1)
+                        }
+                        Some(first) => first.clone(),
+                        None => library.clone(),
+                    };
                     Role::Both {
                         why,
                         gpu: reaches_gpu[i].is_some(),
                         library,
+                        library_short,
                     }
                 } else {
                     Role::Program {
