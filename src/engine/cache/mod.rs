@@ -269,7 +269,7 @@ impl Cache {
             self.learnt
                 .store(true, std::sync::atomic::Ordering::Relaxed);
             self.update(&entry.rel, key, hash, |r| {
-                r.verdict = Some(Verdict::of(&processed, inputs));
+                r.verdict = Some(Box::new(Verdict::of(&processed, inputs)));
             });
         }
         processed
