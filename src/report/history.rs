@@ -503,7 +503,7 @@ mod tests {
             .map(|p| (p.compliant, p.as_found))
             .collect();
         assert_eq!(points, [(1, true), (2, false)]);
-        // A first run that fixed nothing found the tree as it left it: no second point.
+        // A first run that fixed nothing found the tree as it left it: no starting point.
         let mut checked = lines("r0");
         checked[1].status = FileStatus::NonCompliant;
         let journal = Journal {

@@ -538,17 +538,22 @@ fn a_callable_passed_with_its_device_is_a_device_use() {
     );
 }
 
+/// The child-process findings (GH016: a forbidden card, GH011: another value) with their lines.
+fn child_env_findings(found: &dyn Analysis, src: &str) -> Vec<(&'static str, usize)> {
+    found
+        .findings()
+        .iter()
+        .filter(|f| f.rule.code == "GH016" || f.rule.code == "GH011")
+        .map(|f| (f.rule.code, src[..f.range.start].lines().count()))
+        .collect()
+}
+
 #[test]
 fn a_child_given_a_forbidden_card_is_a_violation_wherever_its_env_is_built() {
     let src = "import os\nimport subprocess\nimport torch\n\ndef launch(gpu):\n    env = os.environ.copy()\n    env[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n    subprocess.run([\"python\", \"w.py\"], env=env)\n    os.system(\"CUDA_VISIBLE_DEVICES=0 python w.py\")\n    subprocess.run([\"env\", \"CUDA_VISIBLE_DEVICES=0\", \"python\", \"w.py\"])\n    subprocess.run(f\"CUDA_VISIBLE_DEVICES={gpu} python w.py\", shell=True)\n    subprocess.run(\"CUDA_VISIBLE_DEVICES=1 python w.py\", shell=True)\n";
     let py = python();
     let found = analyze(&py, src);
-    let child: Vec<(&str, usize)> = found
-        .findings()
-        .iter()
-        .filter(|f| f.rule.code == "GH016" || f.rule.code == "GH011")
-        .map(|f| (f.rule.code, src[..f.range.start].lines().count()))
-        .collect();
+    let child = child_env_findings(&*found, src);
     // The dict built in a variable, the shell prefix, the `env` argument list; a computed
     // value is for review; the policy's own card is fine.
     assert_eq!(
@@ -566,12 +571,7 @@ fn a_child_env_or_command_built_by_a_helper_is_judged_where_the_helper_writes_it
     let src = "import subprocess\n\n\ndef env_for(i):\n    return {\"CUDA_VISIBLE_DEVICES\": str(i)}\n\n\ndef pinned():\n    env = dict(PATH=\"/usr/bin\")\n    env[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n    return env\n\n\ndef command(i, script):\n    return \"CUDA_VISIBLE_DEVICES=%d python %s\" % (i, script)\n\n\nclass Pool:\n    def line(self):\n        return \"CUDA_VISIBLE_DEVICES=0 python w.py\"\n\n    def start(self):\n        subprocess.Popen(self.line(), shell=True)\n\n\nif __name__ == \"__main__\":\n    subprocess.run([\"python\", \"w.py\"], env=env_for(0))\n    subprocess.run([\"python\", \"w.py\"], env=env_for(1))\n    subprocess.run([\"python\", \"w.py\"], env=pinned())\n    subprocess.Popen(command(0, \"w.py\"), shell=True)\n    print(command(1, \"w.py\"))\n";
     let py = python();
     let found = analyze(&py, src);
-    let child: Vec<(&str, usize)> = found
-        .findings()
-        .iter()
-        .filter(|f| f.rule.code == "GH016" || f.rule.code == "GH011")
-        .map(|f| (f.rule.code, src[..f.range.start].lines().count()))
-        .collect();
+    let child = child_env_findings(&*found, src);
     // `env_for` (computed, called twice: one finding), `pinned` (card 0 in a dict built in a
     // variable), `command` (a `%` format: computed), the method's literal card 0.
     assert_eq!(

@@ -78,9 +78,15 @@ pub fn release(
         return found(Some(rev), ".pre-commit-config.yaml");
     }
     for name in LOCK_FILES {
-        let text = crate::fs::tree_file::read_text(root, Path::new(name), LOCK_LIMIT)
-            .ok()
-            .flatten();
+        // Through the confined reader, as every settings file: a link or a special file is
+        // named in a warning and read as absent.
+        let text = match crate::fs::tree_file::read_text(root, Path::new(name), LOCK_LIMIT) {
+            Ok(text) => text,
+            Err(e) => {
+                crate::fs::tree_file::warn_once(&format!("{e}; its pinned black not read"));
+                None
+            }
+        };
         if let Some(major) = text.as_deref().and_then(locked) {
             return found(Some(major), name);
         }
