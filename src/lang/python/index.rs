@@ -921,8 +921,8 @@ struct DynamicImports {
     /// A prefix completed by a parameter of a function of the file (`def _lazy_import(name):
     /// import_module(f"pkg.{name}")`): the prefix, the function, the parameter and its position.
     by_parameter: Vec<(String, String, String, usize)>,
-    /// Calls of the file's functions by name: the callee, its positional arguments and its
-    /// keywords, each a string literal or not.
+    /// Calls of the file's private functions (`_name`) by name: the callee, its positional
+    /// arguments and its keywords, each a string literal or not.
     calls: Vec<NamedCall>,
 }
 
@@ -1049,7 +1049,13 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
 
     fn visit_expr(&mut self, expr: &'a Expr) {
         if let Expr::Call(call) = expr {
-            if let Expr::Name(n) = call.func.as_ref() {
+            // Only a private helper's calls can narrow its loads (see `entries`): no other
+            // call is kept.
+            let private = match call.func.as_ref() {
+                Expr::Name(n) if n.id.starts_with('_') => Some(n),
+                _ => None,
+            };
+            if let Some(n) = private {
                 let literal = |e: &Expr| match e {
                     Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
                     _ => None,

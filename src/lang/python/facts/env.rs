@@ -329,9 +329,12 @@ impl<'s> FactVisitor<'s> {
     ) {
         // A helper that builds a child's env or command, called twice, is one effect where it
         // writes the variable.
-        let again = self.facts.effects.iter().any(|e| {
-            child && e.child && e.at == item.range && e.key == item.key && e.op == item.op
-        });
+        let again = child
+            && self
+                .facts
+                .effects
+                .iter()
+                .any(|e| e.child && e.at == item.range && e.key == item.key && e.op == item.op);
         if again {
             return;
         }
