@@ -24,7 +24,8 @@ trap 'rm -rf "$work"' EXIT
 
 nvidia-smi --query-gpu=index,name,pci.bus_id,uuid,driver_version --format=csv > "$out/nvidia-smi.csv" || true
 "$bin" doctor > "$out/doctor.txt" || true
-"$bin" doctor --format json > "$out/doctor.json"
+# doctor exits 1 here: the repository's own policy names the mission's two cards, not this machine's.
+"$bin" doctor --format json > "$out/doctor.json" || true
 count=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["cards"]))' "$out/doctor.json")
 target=$(python3 -c '
 import json, sys
@@ -64,6 +65,53 @@ if ((count > 1)); then
   bad="CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=$other '$bin' __probe --mib 64 --hold-ms 1500 >/dev/null"
   (cd "$work/index" && "$bin" check --gpu require --no-journal --format json --gpu-cmd "$bad" tools/compliant_example.py > "$out/forbidden-worker.json") || true
 fi
+# 2b. Workers of a real framework (PyTorch, where python3 has it): a program that starts two
+#     processes by multiprocessing's spawn, each allocating on cuda:0 under the policy's mask.
+if python3 -c 'import torch' 2>/dev/null; then
+  cat > "$work/torch_workers.py" <<'PY'
+import multiprocessing as mp
+import time
+
+import torch
+
+
+def work(mib):
+    block = torch.empty(mib * 2**20, dtype=torch.uint8, device="cuda:0")
+    torch.cuda.synchronize()
+    time.sleep(2.0)
+    del block
+
+
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    workers = [ctx.Process(target=work, args=(mib,)) for mib in (512, 256)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    raise SystemExit(max(w.exitcode for w in workers))
+PY
+  (cd "$work/index" && "$bin" check --gpu require --no-journal --format json --gpu-cmd "python3 '$work/torch_workers.py'" tools/compliant_example.py > "$out/torch-workers.json") || true
+fi
+# 2c. Another user's process on the card during a check: shown as foreign, never failing it nor
+#     counted as its leak. 2d. A worker still holding memory when the command ends: the leak.
+listed() { # PID: until NVML lists it (10 s at most)
+  for _ in $(seq 100); do
+    nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | grep -qx "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+if command -v nvidia-smi >/dev/null; then
+  CUDA_VISIBLE_DEVICES=$target_uuid "$bin" __probe --mib 512 --hold-ms 30000 >/dev/null &
+  stranger=$!
+  listed "$stranger" || echo "the foreign process $stranger was never listed" >&2
+  (cd "$work/index" && "$bin" check --gpu require --no-journal --format json --gpu-cmd "'$bin' __probe --mib 64 --hold-ms 1000 >/dev/null" tools/compliant_example.py > "$out/foreign.json") || true
+  kill "$stranger" 2>/dev/null || true
+  wait "$stranger" 2>/dev/null || true
+  linger="'$bin' __probe --mib 128 --hold-ms 30000 >/dev/null & w=\$!; for i in \$(seq 100); do nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -qx \"\$w\" && break; sleep 0.1; done"
+  (cd "$work/index" && "$bin" check --gpu require --no-journal --format json --gpu-cmd "$linger" tools/compliant_example.py > "$out/lingering.json") || true
+fi
 # 3. The policy's mask by the target's UUID, and by a UUID no card has.
 tree "$target_uuid" "$work/uuid"
 (cd "$work/uuid" && "$bin" fix --gpu require --no-journal --format json > "$out/uuid-mask.json") || true
@@ -90,20 +138,25 @@ def checks(name):
         return []
     return [f for f in doc["files"] if f.get("gpu_check")]
 for name, want in [("index-mask.json", "passed"), ("forbidden-worker.json", "failed"),
+                   ("torch-workers.json", "passed"), ("foreign.json", "passed"),
+                   ("lingering.json", "leak"),
                    ("uuid-mask.json", "passed"), ("bad-uuid.json", "not passed")]:
     files = checks(name)
     if files is None:
-        lines.append(f"- {name}: not run (one card)")
+        lines.append(f"- {name}: not run (one card, or no PyTorch)")
         continue
     statuses = sorted({f["gpu_check"].get("status") for f in files})
     good = (statuses == [want]) if want != "not passed" else ("passed" not in statuses and bool(files))
+    if name == "foreign.json":  # the stranger must be listed, as foreign
+        good &= any(p["origin"] == "foreign" for f in files for p in f["gpu_check"].get("processes", []))
     ok &= good
     lines.append(f"- {name}: {len(files)} checks, statuses {statuses}, expected {want}: {'OK' if good else 'UNEXPECTED'}")
     for f in files[:3]:
         g = f["gpu_check"]
         lines.append(f"  - `{f['path']}` on {g.get('device_name')} {g.get('uuid')}, host {g.get('host')}: {g.get('message') or ''}")
         for p in g.get("processes", []):
-            lines.append(f"    - pid {p['pid']} {p['origin']} on {p['card']} {p['uuid']} peak {p.get('peak_mib')} MiB{' FORBIDDEN' if p['forbidden'] else ''}: {p.get('command') or ''}")
+            still = f", still {p['lingering_mib']} MiB when the command ended" if p.get("lingering_mib") is not None else ""
+            lines.append(f"    - pid {p['pid']} {p['origin']} on {p['card']} {p['uuid']} peak {p.get('peak_mib')} MiB{still}{' FORBIDDEN' if p['forbidden'] else ''}: {p.get('command') or ''}")
         if g.get("processes_unlisted"):
             lines.append(f"    - processes not attributed: {g['processes_unlisted']}")
 open(os.path.join(out, "summary.md"), "w").write("\n".join(lines) + "\n")

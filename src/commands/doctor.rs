@@ -129,7 +129,8 @@ fn examine(gpus: &Gpus, policy: &Policy) -> anyhow::Result<Doctor> {
         let first = seen.devices.first();
         selections.push(Selection {
             order,
-            device_0: first.map(|d| format!("{} ({})", d.name, d.pci_bus_id)),
+            device_0: first
+                .map(|d| format!("{} ({})", d.name, gpus.bus_id(&d.uuid, &d.pci_bus_id))),
             selects_target: first
                 .zip(target)
                 .is_some_and(|(d, t)| same_bus_id(&d.pci_bus_id, &t.pci_bus_id)),

@@ -295,6 +295,30 @@ fn docstring_shapes_get_the_marker() {
 }
 
 #[test]
+fn a_marker_written_under_another_policy_is_replaced_not_doubled() {
+    const MARKER: &str = "🚨 CONFIGURATION GPU: RTX 3090 (CUDA:1) OBLIGATOIRE";
+    // Another card and mask (the policy changed since the last fix), twice (a file fixed by
+    // an earlier version): one current marker, in the first one's place.
+    let out = fixed("\"\"\"Doc.\n🚨 CONFIGURATION GPU: RTX 4090 (CUDA:0) OBLIGATOIRE\n  🚨 CONFIGURATION GPU: GPU 00000000:19:00.0 (CUDA:0) OBLIGATOIRE\nMore.\n\"\"\"\nimport torch\n");
+    assert!(
+        out.starts_with(&format!("\"\"\"Doc.\n{MARKER}\nMore.\n\"\"\"\n")),
+        "{out}"
+    );
+    // On the lines that open and close the literal: the quotes stay.
+    let out =
+        fixed("\"\"\"🚨 CONFIGURATION GPU: RTX 4090 (CUDA:0) OBLIGATOIRE\"\"\"\nimport torch\n");
+    assert!(out.starts_with(&format!("\"\"\"{MARKER}\"\"\"\n")), "{out}");
+    // Prose that only shares words with the marker is the project's own.
+    let out = fixed("\"\"\"CONFIGURATION GPU: see the README.\n\"\"\"\nimport torch\n");
+    assert!(
+        out.starts_with(&format!(
+            "\"\"\"CONFIGURATION GPU: see the README.\n{MARKER}\n\"\"\"\n"
+        )),
+        "{out}"
+    );
+}
+
+#[test]
 fn main_block_calls_the_validation_first() {
     let out = fixed(
         "import torch\n\ndef main():\n    torch.zeros(1).cuda()\n\nif __name__ == \"__main__\":\n    main()\n",

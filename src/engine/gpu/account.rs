@@ -123,7 +123,7 @@ impl Accountant {
 
     /// The check's command has ended (its root `root_pid` excepted, everything it started may
     /// still run): what the check's processes still hold now is booked as lingering. Returns
-    /// the MiB booked.
+    /// the MiB this call added to the booking.
     pub fn book_lingering(&mut self, gpus: &Gpus, tree: &Tree, root_pid: u32) -> f64 {
         let mut booked = 0.0;
         for (pid, card, mib) in self.sample(gpus, Some(tree)) {
@@ -138,9 +138,12 @@ impl Accountant {
                 continue;
             };
             // A process whose memory the driver does not give still lingers: 0 MiB booked.
+            // Booked when the command says it ended and again when its root exits: what a
+            // process holds is its largest sample, never their sum.
             let held = mib.unwrap_or(0.0);
-            process.lingering_mib = Some(process.lingering_mib.unwrap_or(0.0) + held);
-            booked += held;
+            let before = process.lingering_mib.unwrap_or(0.0);
+            process.lingering_mib = Some(before.max(held));
+            booked += (held - before).max(0.0);
         }
         booked
     }

@@ -197,7 +197,7 @@ impl ProbeRunner {
             return Err(format!(
                 "{why} {} ({}), a forbidden card, with {}{}",
                 bad.name,
-                bad.pci_bus_id,
+                self.gpus.bus_id(&bad.uuid, &bad.pci_bus_id),
                 describe_env(env),
                 order_hint(env)
             ));
@@ -206,7 +206,7 @@ impl ProbeRunner {
             return Err(format!(
                 "device 0 is {} ({}), not the target {} ({}), with {}{}",
                 first.name,
-                first.pci_bus_id,
+                self.gpus.bus_id(&first.uuid, &first.pci_bus_id),
                 self.target.name,
                 self.target.pci_bus_id,
                 describe_env(env),
@@ -352,7 +352,9 @@ impl GpuChecker for ProbeRunner {
         GpuCheck {
             status: Some(status),
             device_name: first.as_ref().map(|d| d.name.clone()),
-            pci_bus_id: first.as_ref().map(|d| d.pci_bus_id.clone()),
+            pci_bus_id: first
+                .as_ref()
+                .map(|d| self.gpus.bus_id(&d.uuid, &d.pci_bus_id)),
             uuid: first.as_ref().map(|d| d.uuid.clone()),
             visible_devices: report.as_ref().ok().map(|r| r.visible),
             mem_before_mib: before,

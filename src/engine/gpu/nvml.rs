@@ -227,6 +227,19 @@ impl Gpus {
         Ok(listed)
     }
 
+    /// A card CUDA named (its UUID, its PCI bus id in CUDA's short form `0000:02:00.0`) by
+    /// NVML's bus id (`00000000:02:00.0`), the form `doctor`, the processes and the policy's
+    /// cards give; CUDA's own when NVML lists no such card.
+    pub fn bus_id(&self, uuid: &str, cuda_bus_id: &str) -> String {
+        self.cards
+            .iter()
+            .find(|c| {
+                (!uuid.is_empty() && c.uuid.eq_ignore_ascii_case(uuid))
+                    || same_bus_id(&c.pci_bus_id, cuda_bus_id)
+            })
+            .map_or_else(|| cuda_bus_id.to_string(), |c| c.pci_bus_id.clone())
+    }
+
     /// The first card the selector matches.
     pub fn find(&self, selector: &CardSelector) -> Option<&Card> {
         self.cards.iter().find(|c| matches(selector, c))

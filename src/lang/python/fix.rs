@@ -261,6 +261,23 @@ fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
             if text.contains(marker.as_str()) {
                 return;
             }
+            // A marker written under another policy (another card or mask) is replaced in
+            // place, never left beside the new one.
+            let stale = stale_markers(source, literal.clone(), &input.ctx.header.marker_shape);
+            if let Some((first, rest)) = stale.split_first() {
+                edits.push(Edit::replace(first.clone(), marker.clone()));
+                for span in rest {
+                    let (start, end) = (line_start(source, span.start), line_end(source, span.end));
+                    let alone = source[start..span.start].trim().is_empty()
+                        && source[span.end..end].trim().is_empty();
+                    edits.push(Edit::delete(if alone {
+                        start..next_line_start(source, span.end)
+                    } else {
+                        span.clone()
+                    }));
+                }
+                return;
+            }
             let quoted = &source[literal.clone()];
             let triple = quoted.ends_with("\"\"\"") || quoted.ends_with("'''");
             let close = literal.end - if triple { 3 } else { 1 };
@@ -287,6 +304,39 @@ fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
             edits.insert(0, Edit::insert(at, doc));
         }
     }
+}
+
+/// The text of each line of the docstring `literal` that has the marker's `shape` (its quotes
+/// and prefix left out where the line opens or closes the literal).
+fn stale_markers(source: &str, literal: Range<usize>, shape: &[String]) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    if shape.is_empty() {
+        return found;
+    }
+    let mut at = literal.start;
+    while at < literal.end {
+        let end = line_end(source, at).min(literal.end);
+        let mut span = at..end;
+        let text = &source[span.clone()];
+        span.start += text.len() - text.trim_start().len();
+        if span.start == literal.start {
+            let opening = &source[span.clone()];
+            let body = opening.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+            let body = body.trim_start_matches(['"', '\'']);
+            span.start = span.end - body.len();
+        }
+        if span.end == literal.end {
+            let closing = &source[span.clone()];
+            span.end = span.start + closing.trim_end_matches(['"', '\'']).len();
+        }
+        let text = &source[span.clone()];
+        span.end = span.start + text.trim_end().len();
+        if span.start < span.end && super::header::has_shape(&source[span.clone()], shape) {
+            found.push(span);
+        }
+        at = next_line_start(source, at).max(end + 1);
+    }
+    found
 }
 
 /// The template's validation function and its call in the main block, where they do no harm.

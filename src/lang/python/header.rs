@@ -21,6 +21,10 @@ pub const SEED_TEMPLATE: &str = include_str!("../../../templates/seed/python_hea
 pub struct PythonHeader {
     /// The line the module docstring must contain.
     pub docstring_marker: String,
+    /// The marker's template line cut at its placeholders: the fixed text a marker written
+    /// under another policy (another card, another mask) still has, in order. Empty when the
+    /// fixed text is too short to tell a marker from a line of the project's own.
+    pub marker_shape: Vec<String>,
     /// The block that sets the environment (comments, env writes, prints).
     pub block: Vec<String>,
     /// The validation function added to files that use torch.
@@ -78,6 +82,11 @@ impl PythonHeader {
                         .into(),
                 )),
             };
+        let marker_shape = if docstring_marker.is_empty() {
+            Vec::new()
+        } else {
+            shape(&raw_section(template, "docstring_marker"))
+        };
         let validate_fn_name = function_name(&validate_fn.join("\n"))?;
         check_block_parses(&block)?;
         let block_imports = ["os", "sys"]
@@ -87,6 +96,7 @@ impl PythonHeader {
             .collect();
         Ok(PythonHeader {
             docstring_marker,
+            marker_shape,
             block,
             validate_fn,
             validate_fn_name,
@@ -256,6 +266,65 @@ fn check_block_parses(block: &[String]) -> Result<(), TemplateError> {
     ruff_python_parser::parse_module(&source)
         .map(|_| ())
         .map_err(|e| TemplateError::Invalid(format!("`@@ header` does not parse: {e}")))
+}
+
+/// The first non-blank line of a template's section, as written (placeholders unrendered).
+fn raw_section(template: &str, name: &str) -> String {
+    let mut lines = template.lines();
+    lines
+        .by_ref()
+        .find(|l| l.strip_prefix("@@ ").is_some_and(|n| n.trim() == name));
+    lines
+        .take_while(|l| !l.starts_with("@@ "))
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A template line's fixed text between its `{{placeholders}}`, trimmed; empty when that text
+/// (at least 12 characters, one run of them 6) is too little to recognise the line by.
+fn shape(line: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut rest = line.trim();
+    while let Some(open) = rest.find("{{") {
+        pieces.push(rest[..open].to_string());
+        rest = rest[open..]
+            .find("}}")
+            .map_or("", |close| &rest[open + close + 2..]);
+    }
+    pieces.push(rest.to_string());
+    let fixed: usize = pieces.iter().map(|p| p.trim().chars().count()).sum();
+    let longest = pieces.iter().map(|p| p.trim().chars().count()).max();
+    if fixed < 12 || longest < Some(6) {
+        return Vec::new();
+    }
+    pieces
+}
+
+/// Whether `line` (trimmed) is the template's marker line under some policy: it starts with
+/// the first fixed piece, ends with the last, and holds the others in order between them.
+pub fn has_shape(line: &str, shape: &[String]) -> bool {
+    let (Some(first), Some(last)) = (shape.first(), shape.last()) else {
+        return false;
+    };
+    let line = line.trim();
+    let Some(mut rest) = line.strip_prefix(first.as_str()) else {
+        return false;
+    };
+    if shape.len() < 2 {
+        return rest.is_empty();
+    }
+    let Some(body) = rest.strip_suffix(last.as_str()) else {
+        return false;
+    };
+    rest = body;
+    for piece in &shape[1..shape.len() - 1] {
+        match rest.find(piece.as_str()) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 #[cfg(test)]
