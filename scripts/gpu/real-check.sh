@@ -93,6 +93,30 @@ if __name__ == "__main__":
 PY
   (cd "$work/index" && "$bin" check --gpu require --no-journal --format json --gpu-cmd "python3 '$work/torch_workers.py'" tools/compliant_example.py > "$out/torch-workers.json") || true
 fi
+# 2b'. The mission's own programs, as fixed, run by the real PyTorch: those whose every import
+#      is installed here (the rest need faster_whisper, TTS, llama_cpp...). Informational: a
+#      program may still stop on its own checks (a card name it expects), but every process it
+#      starts must be listed on the target.
+if python3 -c 'import torch' 2>/dev/null; then
+  mapfile -t runnable < <(cd "$work/index" && python3 - <<'PY'
+import ast, importlib.util, pathlib, sys
+for path in sorted(pathlib.Path(".").rglob("*.py")):
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError):
+        continue
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    if "torch" in names and all(n == "__future__" or importlib.util.find_spec(n) for n in names):
+        print(path)
+PY
+)
+  (cd "$work/index" && "$bin" check --gpu require --no-journal --format json --gpu-timeout 20 --gpu-cmd "python3 {file}" "${runnable[@]}" > "$out/programs.json") || true
+fi
 # 2c. Another user's process on the card during a check: shown as foreign, never failing it nor
 #     counted as its leak. 2d. A worker still holding memory when the command ends: the leak.
 listed() { # PID: until NVML lists it (10 s at most)
@@ -138,6 +162,7 @@ def checks(name):
         return []
     return [f for f in doc["files"] if f.get("gpu_check")]
 for name, want in [("index-mask.json", "passed"), ("forbidden-worker.json", "failed"),
+                   ("programs.json", None),
                    ("torch-workers.json", "passed"), ("foreign.json", "passed"),
                    ("lingering.json", "leak"),
                    ("uuid-mask.json", "passed"), ("bad-uuid.json", "not passed")]:
@@ -147,6 +172,20 @@ for name, want in [("index-mask.json", "passed"), ("forbidden-worker.json", "fai
         continue
     statuses = sorted({f["gpu_check"].get("status") for f in files})
     good = (statuses == [want]) if want != "not passed" else ("passed" not in statuses and bool(files))
+    if name == "programs.json":  # informational: each process on the target, none foreign
+        procs = [p for f in files for p in f["gpu_check"].get("processes", [])]
+        good = bool(files) and all(not p["forbidden"] for p in procs)
+        ok &= good
+        lines.append(f"- {name}: {len(files)} programs run by python3, statuses {statuses}, "
+                     f"{len(procs)} processes listed, none on a forbidden card: {'OK' if good else 'UNEXPECTED'}")
+        for f in files:
+            g = f["gpu_check"]
+            mine = [p for p in g.get("processes", []) if "python" in (p.get("command") or "")]
+            lines.append(f"  - `{f['path']}`: {g.get('status')}, {len(mine)} python process(es) on "
+                         f"{', '.join(sorted({p['uuid'] for p in mine})) or '-'}, peak "
+                         f"{max([p.get('peak_mib') or 0 for p in mine], default=0)} MiB"
+                         f"{': ' + g['message'][:160] if g.get('message') else ''}")
+        continue
     if name == "foreign.json":  # the stranger must be listed, as foreign
         good &= any(p["origin"] == "foreign" for f in files for p in f["gpu_check"].get("processes", []))
     ok &= good

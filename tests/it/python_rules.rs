@@ -319,6 +319,38 @@ fn a_marker_written_under_another_policy_is_replaced_not_doubled() {
 }
 
 #[test]
+fn a_check_of_the_value_the_file_sets_follows_the_header() {
+    // The file sets '0' and validates '0': the header sets the policy's '1', and the check
+    // would then raise. Its literal follows; the message text is the project's own.
+    let src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\n\n\ndef check():\n    mask = os.environ.get('CUDA_VISIBLE_DEVICES', '')\n    if mask != '0':\n        raise RuntimeError(f\"mask {mask}, not '0'\")\n    assert os.environ[\"CUDA_VISIBLE_DEVICES\"] == \"0\"\n    if os.getenv('CUDA_VISIBLE_DEVICES') == '':\n        print('cpu')\n";
+    assert!(codes(src).contains(&"GH018"), "{:?}", codes(src));
+    let out = fixed(src);
+    assert!(
+        out.contains("os.environ['CUDA_VISIBLE_DEVICES'] = '1'"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "    if mask != '1':\n        raise RuntimeError(f\"mask {mask}, not '0'\")\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("assert os.environ[\"CUDA_VISIBLE_DEVICES\"] == \"1\"\n"),
+        "{out}"
+    );
+    // A value the file never sets is a question the program asks, left alone.
+    assert!(
+        out.contains("if os.getenv('CUDA_VISIBLE_DEVICES') == '':"),
+        "{out}"
+    );
+    assert!(!codes(&out).contains(&"GH018"), "{out}");
+    // Checking the policy's own value is not a finding.
+    let src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\nassert os.environ['CUDA_VISIBLE_DEVICES'] == '1'\n";
+    assert!(!codes(src).contains(&"GH018"), "{:?}", codes(src));
+}
+
+#[test]
 fn main_block_calls_the_validation_first() {
     let out = fixed(
         "import torch\n\ndef main():\n    torch.zeros(1).cuda()\n\nif __name__ == \"__main__\":\n    main()\n",

@@ -150,6 +150,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     if !cpu {
         if ctx.in_scope && !ctx.is_init {
             env_findings(facts, eff, ctx.policy, &mut out);
+            env_check_findings(facts, eff, ctx.policy, &mut out);
         }
         untimed_findings(facts, eff, ctx.policy, &mut out);
         device_findings(facts, ctx.policy, &mut out);
@@ -417,6 +418,43 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
 }
 
 /// Writes in functions the module does not call at import: they may run before CUDA starts.
+/// The file checks a managed variable against the value it writes itself, which the header
+/// replaces with the policy's: the check's literal follows (see GH018).
+fn env_check_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<Finding>) {
+    for (var, at, value, inner) in &facts.env_checks {
+        let Some(want) = policy.env_value(*var) else {
+            continue;
+        };
+        if value == want {
+            continue;
+        }
+        let own = eff.executed.iter().any(|&i| {
+            let e = &facts.effects[i];
+            !e.child
+                && e.var() == Some(*var)
+                && matches!(&e.op, EnvOp::Set(Val::Lit(v)) | EnvOp::SetDefault(Val::Lit(v)) if v == value)
+        });
+        if !own {
+            continue;
+        }
+        let finding = Finding::new(
+            &ENV_CHECK_OWN_VALUE,
+            at.clone(),
+            format!(
+                "checks {} against '{value}'; the header sets '{want}'",
+                var.name()
+            ),
+        );
+        let plain = !want.contains(['\'', '"', '\\', '\n', '\r']);
+        out.push(match inner {
+            Some(inner) if plain => {
+                finding.with_edits(vec![Edit::replace(inner.clone(), want.to_string())])
+            }
+            _ => finding,
+        });
+    }
+}
+
 fn untimed_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<Finding>) {
     for &i in &eff.untimed {
         let e = &facts.effects[i];

@@ -664,6 +664,67 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
+    /// `READ == "literal"` / `READ != "literal"` where READ reads a managed variable back.
+    pub(super) fn env_check(&mut self, cmp: &ruff_python_ast::ExprCompare) {
+        use ruff_python_ast::CmpOp;
+        let mut left = cmp.left.as_ref();
+        for (op, right) in cmp.ops.iter().zip(cmp.comparators.iter()) {
+            if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
+                for (read, literal) in [(left, right), (right, left)] {
+                    let Expr::StringLiteral(s) = literal else {
+                        continue;
+                    };
+                    if let Some(var) = self.env_read(read, 0) {
+                        let value = s.value.to_str().to_string();
+                        let at = range(literal);
+                        let text = &self.source[at.clone()];
+                        let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+                        let quote = quoted.len() - quoted.trim_start_matches(['"', '\'']).len();
+                        let inner = (at.start + text.len() - quoted.len() + quote)
+                            ..(at.end - quote.min(quoted.len()));
+                        let written = s.value.iter().count() == 1
+                            && inner.start <= inner.end
+                            && self.source.get(inner.clone()) == Some(value.as_str());
+                        self.facts
+                            .env_checks
+                            .push((var, at, value, written.then_some(inner)));
+                    }
+                }
+            }
+            left = right;
+        }
+    }
+
+    /// The managed variable `expr` reads: `os.environ.get(K)`, `os.getenv(K)`,
+    /// `os.environ[K]`, or a local name bound only to one of those.
+    fn env_read(&self, expr: &Expr, depth: usize) -> Option<EnvVar> {
+        let key = match expr {
+            Expr::Call(call)
+                if matches!(
+                    self.call_name(call).as_deref(),
+                    Some("os.environ.get" | "os.getenv")
+                ) =>
+            {
+                self.env_key(call.arguments.args.first()?)
+            }
+            Expr::Subscript(_) => self.environ_subscript(expr)?.0,
+            Expr::Name(n) if depth < 2 => {
+                let scopes = self.scopes();
+                let scope = scopes.scope_at(range(expr).start);
+                let values = scopes.lookup(n.id.as_str(), scope)?;
+                let [(value, _)] = values.as_slice() else {
+                    return None;
+                };
+                return self.env_read(value, depth + 1);
+            }
+            _ => None,
+        };
+        match key? {
+            EnvKey::Managed(var) => Some(var),
+            EnvKey::Amd(_) => None,
+        }
+    }
+
     pub(super) fn is_environ(&self, expr: &Expr) -> bool {
         self.bindings.is(expr, "os.environ")
     }

@@ -31,6 +31,10 @@ pub enum EnvKey {
     Amd(&'static str),
 }
 
+/// A managed variable's read compared with a literal: the variable, the literal (quotes
+/// included), its value, and that value's range in the source when written there as is.
+pub type EnvCheck = (EnvVar, Range<usize>, String, Option<Range<usize>>);
+
 /// A value written to a variable.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Val {
@@ -179,6 +183,11 @@ pub struct Facts {
     /// Can run without CUDA: a "cpu" device string, a `torch.cuda.is_available()` check, or a
     /// command-line option choosing the device.
     pub cpu_path: Option<Range<usize>>,
+    /// A managed variable read back and compared (`==`, `!=`) with a string literal
+    /// (`os.environ.get("CUDA_VISIBLE_DEVICES") != "1"`, directly or through a local name):
+    /// the variable, the literal (quotes included), its value, and the range of that value in
+    /// the source when it is written there as is (no escape, one literal).
+    pub env_checks: Vec<EnvCheck>,
 }
 
 impl Facts {
@@ -715,6 +724,7 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
             }
             Expr::Compare(cmp) => {
                 self.compare(expr);
+                self.env_check(cmp);
                 // `x.device.type == "cuda"` asks, it does not use: a string operand of a
                 // comparison is not CUDA use (its other operands are still read).
                 for operand in std::iter::once(cmp.left.as_ref()).chain(cmp.comparators.iter()) {

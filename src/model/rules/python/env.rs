@@ -163,3 +163,17 @@ pub static MASK_FROM_OPTION: Rule = Rule {
     env: true,
     ..Rule::DEFAULT
 };
+
+pub static ENV_CHECK_OWN_VALUE: Rule = Rule {
+    code: "GH018",
+    name: "env-check-own-value",
+    severity: Severity::Violation,
+    summary: "the program checks that a GPU variable holds the value it set itself, a value the header changes",
+    why: "A file that sets CUDA_VISIBLE_DEVICES='1' and later checks `os.environ.get('CUDA_VISIBLE_DEVICES') != '1'` stops (or takes another branch) once the header sets the policy's value instead: the rewrite would break the program's own validation.",
+    example: "os.environ['CUDA_VISIBLE_DEVICES'] = '1'\nif os.environ.get('CUDA_VISIBLE_DEVICES') != '1':\n    raise RuntimeError('wrong mask')",
+    fix: FixSafety::Safe,
+    fix_why: "The compared literal becomes the policy's value, with the header that replaces the write: the check still holds exactly when the variable is what the file sets. Only a literal equal to the file's own write is changed; the text of messages is left as written.",
+    rewrite: "the compared literal → the policy's value, with the header",
+    edits: RuleEdits::Own,
+    ..Rule::DEFAULT
+};
