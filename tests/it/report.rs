@@ -538,9 +538,26 @@ fn journal_refusal(tree: &Path, path: &str) {
     let text = format!("{file}\n{run}\n");
     std::fs::create_dir_all(tree.join(".gpu-homogenize")).unwrap();
     let target = tree.join(".gpu-homogenize/journal.jsonl");
-    let mut old = std::fs::read_to_string(&target).unwrap_or_default();
-    old.push_str(&text);
-    std::fs::write(target, old).unwrap();
+    // Appended, never read and rewritten: under Wine the journal of the run that just ended
+    // can still be held for a moment (a sharing violation), and a failed read must not
+    // become an empty journal. A refused open is retried, then fails the test.
+    use std::io::Write;
+    let mut tries = 0;
+    let mut journal = loop {
+        match std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&target)
+        {
+            Ok(file) => break file,
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => panic!("{}: {e}", target.display()),
+        }
+    };
+    journal.write_all(text.as_bytes()).unwrap();
 }
 
 #[test]
