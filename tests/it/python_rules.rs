@@ -345,6 +345,17 @@ fn a_check_of_the_value_the_file_sets_follows_the_header() {
         "{out}"
     );
     assert!(!codes(&out).contains(&"GH018"), "{out}");
+    // A table of expected values checked in a loop: each managed key's value is a check.
+    let src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\n\nEXPECTED = {\n    \"CUDA_VISIBLE_DEVICES\": \"0\",\n    \"OMP_NUM_THREADS\": \"0\",\n}\n\n\ndef check():\n    for key, want in EXPECTED.items():\n        now = os.environ.get(key)\n        if now != want:\n            return False\n    return True\n";
+    assert!(codes(src).contains(&"GH018"), "{:?}", codes(src));
+    let out = fixed(src);
+    assert!(
+        out.contains("EXPECTED = {\n    \"CUDA_VISIBLE_DEVICES\": \"1\",\n    \"OMP_NUM_THREADS\": \"0\",\n}"),
+        "{out}"
+    );
+    // The same table never compared with the env is data, left alone.
+    let unread = src.replace("now != want", "now is None");
+    assert!(!codes(&unread).contains(&"GH018"), "{:?}", codes(&unread));
     // Checking the policy's own value is not a finding.
     let src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\nassert os.environ['CUDA_VISIBLE_DEVICES'] == '1'\n";
     assert!(!codes(src).contains(&"GH018"), "{:?}", codes(src));

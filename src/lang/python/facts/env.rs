@@ -675,23 +675,113 @@ impl<'s> FactVisitor<'s> {
                         continue;
                     };
                     if let Some(var) = self.env_read(read, 0) {
-                        let value = s.value.to_str().to_string();
-                        let at = range(literal);
-                        let text = &self.source[at.clone()];
-                        let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-                        let quote = quoted.len() - quoted.trim_start_matches(['"', '\'']).len();
-                        let inner = (at.start + text.len() - quoted.len() + quote)
-                            ..(at.end - quote.min(quoted.len()));
-                        let written = s.value.iter().count() == 1
-                            && inner.start <= inner.end
-                            && self.source.get(inner.clone()) == Some(value.as_str());
-                        self.facts
-                            .env_checks
-                            .push((var, at, value, written.then_some(inner)));
+                        self.push_env_check(var, literal, s);
                     }
                 }
             }
             left = right;
+        }
+    }
+
+    /// A string literal a managed variable is checked against, with where its value is
+    /// written in the source (when as is: one literal, no escape).
+    fn push_env_check(&mut self, var: EnvVar, literal: &Expr, s: &ruff_python_ast::ExprStringLiteral) {
+        let value = s.value.to_str().to_string();
+        let at = range(literal);
+        let text = &self.source[at.clone()];
+        let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let quote = quoted.len() - quoted.trim_start_matches(['"', '\'']).len();
+        let inner = (at.start + text.len() - quoted.len() + quote)..(at.end - quote.min(quoted.len()));
+        let written = s.value.iter().count() == 1
+            && inner.start <= inner.end
+            && self.source.get(inner.clone()) == Some(value.as_str());
+        self.facts
+            .env_checks
+            .push((var, at, value, written.then_some(inner)));
+    }
+
+    /// A table of expected values checked in a loop: `for key, want in TABLE.items():` whose
+    /// body compares the variable read by `key` (`os.environ.get(key)`, directly or through
+    /// a local name) with `want`. Each managed key of the dict literal is a check of its value.
+    pub(super) fn env_table_check(&mut self, stmt: &ruff_python_ast::StmtFor) {
+        use ruff_python_ast::CmpOp;
+        let Expr::Tuple(target) = stmt.target.as_ref() else {
+            return;
+        };
+        let [Expr::Name(key), Expr::Name(want)] = target.elts.as_slice() else {
+            return;
+        };
+        let Expr::Call(call) = stmt.iter.as_ref() else {
+            return;
+        };
+        let Expr::Attribute(items) = call.func.as_ref() else {
+            return;
+        };
+        if items.attr.as_str() != "items" || !call.arguments.args.is_empty() {
+            return;
+        }
+        let Some(Expr::Dict(table)) = self.single_value(&items.value) else {
+            return;
+        };
+        let mut compares = Compares(Vec::new());
+        for body in &stmt.body {
+            compares.visit_stmt(body);
+        }
+        let checked = compares.0.iter().any(|cmp| {
+            let mut left = cmp.left.as_ref();
+            cmp.ops.iter().zip(cmp.comparators.iter()).any(|(op, right)| {
+                let sides = [(left, right), (right, left)];
+                left = right;
+                matches!(op, CmpOp::Eq | CmpOp::NotEq)
+                    && sides.iter().any(|(read, other)| {
+                        matches!(other, Expr::Name(n) if n.id == want.id)
+                            && self.reads_env_by(read, key.id.as_str(), 0)
+                    })
+            })
+        });
+        if !checked {
+            return;
+        }
+        for item in &table.items {
+            let (Some(Expr::StringLiteral(k)), Expr::StringLiteral(v)) = (&item.key, &item.value)
+            else {
+                continue;
+            };
+            if let Some(EnvKey::Managed(var)) = key_of_name(k.value.to_str()) {
+                self.push_env_check(var, &item.value, v);
+            }
+        }
+    }
+
+    /// What a local name is bound to, when it is bound once.
+    fn single_value(&self, expr: &Expr) -> Option<&'s Expr> {
+        let Expr::Name(n) = expr else { return None };
+        let scopes = self.scopes();
+        let scope = scopes.scope_at(range(expr).start);
+        match scopes.lookup(n.id.as_str(), scope)?.as_slice() {
+            [(value, _)] => Some(*value),
+            _ => None,
+        }
+    }
+
+    /// `expr` reads the variable whose name `key` holds: `os.environ.get(key)`,
+    /// `os.getenv(key)`, `os.environ[key]`, or a local name bound once to one of those.
+    fn reads_env_by(&self, expr: &Expr, key: &str, depth: usize) -> bool {
+        let is_key = |e: Option<&Expr>| matches!(e, Some(Expr::Name(n)) if n.id.as_str() == key);
+        match expr {
+            Expr::Call(call)
+                if matches!(
+                    self.call_name(call).as_deref(),
+                    Some("os.environ.get" | "os.getenv")
+                ) =>
+            {
+                is_key(call.arguments.args.first())
+            }
+            Expr::Subscript(sub) => self.is_environ(&sub.value) && is_key(Some(&sub.slice)),
+            Expr::Name(_) if depth < 2 => self
+                .single_value(expr)
+                .is_some_and(|v| self.reads_env_by(v, key, depth + 1)),
+            _ => false,
         }
     }
 
@@ -833,6 +923,18 @@ struct OptionRead<'v, 's> {
     visitor: &'v FactVisitor<'s>,
     depth: usize,
     found: Option<String>,
+}
+
+/// The comparisons of a loop body.
+struct Compares<'a>(Vec<&'a ruff_python_ast::ExprCompare>);
+
+impl<'a> Visitor<'a> for Compares<'a> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Compare(cmp) = expr {
+            self.0.push(cmp);
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
 }
 
 impl<'a> ruff_python_ast::visitor::Visitor<'a> for OptionRead<'_, '_> {

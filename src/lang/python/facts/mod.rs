@@ -662,6 +662,10 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                     self.visit_body(&clause.body);
                 }
             }
+            Stmt::For(f) if !self.env_only => {
+                self.env_table_check(f);
+                walk_stmt(self, stmt);
+            }
             Stmt::FunctionDef(def) => {
                 for decorator in &def.decorator_list {
                     self.visit_expr(&decorator.expression);
