@@ -685,13 +685,19 @@ impl<'s> FactVisitor<'s> {
 
     /// A string literal a managed variable is checked against, with where its value is
     /// written in the source (when as is: one literal, no escape).
-    fn push_env_check(&mut self, var: EnvVar, literal: &Expr, s: &ruff_python_ast::ExprStringLiteral) {
+    fn push_env_check(
+        &mut self,
+        var: EnvVar,
+        literal: &Expr,
+        s: &ruff_python_ast::ExprStringLiteral,
+    ) {
         let value = s.value.to_str().to_string();
         let at = range(literal);
         let text = &self.source[at.clone()];
         let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
         let quote = quoted.len() - quoted.trim_start_matches(['"', '\'']).len();
-        let inner = (at.start + text.len() - quoted.len() + quote)..(at.end - quote.min(quoted.len()));
+        let inner =
+            (at.start + text.len() - quoted.len() + quote)..(at.end - quote.min(quoted.len()));
         let written = s.value.iter().count() == 1
             && inner.start <= inner.end
             && self.source.get(inner.clone()) == Some(value.as_str());
@@ -729,15 +735,18 @@ impl<'s> FactVisitor<'s> {
         }
         let checked = compares.0.iter().any(|cmp| {
             let mut left = cmp.left.as_ref();
-            cmp.ops.iter().zip(cmp.comparators.iter()).any(|(op, right)| {
-                let sides = [(left, right), (right, left)];
-                left = right;
-                matches!(op, CmpOp::Eq | CmpOp::NotEq)
-                    && sides.iter().any(|(read, other)| {
-                        matches!(other, Expr::Name(n) if n.id == want.id)
-                            && self.reads_env_by(read, key.id.as_str(), 0)
-                    })
-            })
+            cmp.ops
+                .iter()
+                .zip(cmp.comparators.iter())
+                .any(|(op, right)| {
+                    let sides = [(left, right), (right, left)];
+                    left = right;
+                    matches!(op, CmpOp::Eq | CmpOp::NotEq)
+                        && sides.iter().any(|(read, other)| {
+                            matches!(other, Expr::Name(n) if n.id == want.id)
+                                && self.reads_env_by(read, key.id.as_str(), 0)
+                        })
+                })
         });
         if !checked {
             return;
