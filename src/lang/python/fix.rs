@@ -309,9 +309,9 @@ fn docstring_edit(input: &FixInput, edits: &mut Vec<Edit>) {
 /// The text of each line of the docstring `literal` that has the marker's `shape` (its quotes
 /// and prefix left out where the line opens or closes the literal).
 fn stale_markers(source: &str, literal: Range<usize>, shape: &[String]) -> Vec<Range<usize>> {
-    let mut found = Vec::new();
+    let mut found_spans = Vec::new();
     if shape.is_empty() {
-        return found;
+        return found_spans;
     }
     let mut at = literal.start;
     while at < literal.end {
@@ -329,14 +329,12 @@ fn stale_markers(source: &str, literal: Range<usize>, shape: &[String]) -> Vec<R
             let closing = &source[span.clone()];
             span.end = span.start + closing.trim_end_matches(['"', '\'']).len();
         }
-        let text = &source[span.clone()];
-        span.end = span.start + text.trim_end().len();
-        if span.start < span.end && super::header::has_shape(&source[span.clone()], shape) {
-            found.push(span);
+        if let Some(found) = super::header::find_shape(&source[span.clone()], shape) {
+            found_spans.push(span.start + found.start..span.start + found.end);
         }
         at = next_line_start(source, at).max(end + 1);
     }
-    found
+    found_spans
 }
 
 /// The template's validation function and its call in the main block, where they do no harm.

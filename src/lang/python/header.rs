@@ -301,30 +301,52 @@ fn shape(line: &str) -> Vec<String> {
     pieces
 }
 
-/// Whether `line` (trimmed) is the template's marker line under some policy: it starts with
-/// the first fixed piece, ends with the last, and holds the others in order between them.
-pub fn has_shape(line: &str, shape: &[String]) -> bool {
-    let (Some(first), Some(last)) = (shape.first(), shape.last()) else {
-        return false;
+/// Where in `line` the template's marker line stands under some policy: from an occurrence
+/// of the first fixed piece to the end of the last, with the others in order between them
+/// (a one-line docstring holds the marker after its own text). When the first piece is empty
+/// (the line opens with a placeholder) the marker is the whole trimmed line.
+pub fn find_shape(line: &str, shape: &[String]) -> Option<std::ops::Range<usize>> {
+    let (first, last) = (shape.first()?, shape.last()?);
+    let lead = line.len() - line.trim_start().len();
+    let trimmed = line.trim();
+    let starts: Vec<usize> = if first.is_empty() {
+        vec![lead]
+    } else {
+        line.match_indices(first.as_str()).map(|(at, _)| at).collect()
     };
-    let line = line.trim();
-    let Some(mut rest) = line.strip_prefix(first.as_str()) else {
-        return false;
-    };
-    if shape.len() < 2 {
-        return rest.is_empty();
-    }
-    let Some(body) = rest.strip_suffix(last.as_str()) else {
-        return false;
-    };
-    rest = body;
-    for piece in &shape[1..shape.len() - 1] {
-        match rest.find(piece.as_str()) {
-            Some(at) => rest = &rest[at + piece.len()..],
-            None => return false,
+    for start in starts {
+        let mut at = start + first.len();
+        if shape.len() < 2 {
+            return Some(start..at);
+        }
+        let middle = &shape[1..shape.len() - 1];
+        let mut ok = true;
+        for piece in middle {
+            match line[at..].find(piece.as_str()) {
+                Some(found) => at += found + piece.len(),
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if !ok {
+            continue;
+        }
+        let end = if last.is_empty() {
+            lead + trimmed.len()
+        } else {
+            match line[at..].find(last.as_str()) {
+                Some(found) => at + found + last.len(),
+                None => continue,
+            }
+        };
+        // Nothing but the policy's values between the pieces: no line break, no quote.
+        if end >= at && !line[start..end].contains(['\n', '"', '\'']) {
+            return Some(start..end);
         }
     }
-    true
+    None
 }
 
 #[cfg(test)]
