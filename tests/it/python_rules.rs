@@ -309,8 +309,13 @@ fn a_marker_written_under_another_policy_is_replaced_not_doubled() {
         fixed("\"\"\"🚨 CONFIGURATION GPU: RTX 4090 (CUDA:0) OBLIGATOIRE\"\"\"\nimport torch\n");
     assert!(out.starts_with(&format!("\"\"\"{MARKER}\"\"\"\n")), "{out}");
     // A one-line docstring holds the marker after its own text.
-    let out = fixed("'Single quotes. 🚨 CONFIGURATION GPU: RTX 4090 (CUDA:0) OBLIGATOIRE'\nimport torch\n");
-    assert!(out.starts_with(&format!("'Single quotes. {MARKER}'\n")), "{out}");
+    let out = fixed(
+        "'Single quotes. 🚨 CONFIGURATION GPU: RTX 4090 (CUDA:0) OBLIGATOIRE'\nimport torch\n",
+    );
+    assert!(
+        out.starts_with(&format!("'Single quotes. {MARKER}'\n")),
+        "{out}"
+    );
     // Prose that only shares words with the marker is the project's own.
     let out = fixed("\"\"\"CONFIGURATION GPU: see the README.\n\"\"\"\nimport torch\n");
     assert!(

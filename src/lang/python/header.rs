@@ -312,7 +312,9 @@ pub fn find_shape(line: &str, shape: &[String]) -> Option<std::ops::Range<usize>
     let starts: Vec<usize> = if first.is_empty() {
         vec![lead]
     } else {
-        line.match_indices(first.as_str()).map(|(at, _)| at).collect()
+        line.match_indices(first.as_str())
+            .map(|(at, _)| at)
+            .collect()
     };
     for start in starts {
         let mut at = start + first.len();
