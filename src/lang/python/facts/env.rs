@@ -665,7 +665,7 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// `READ == "literal"` / `READ != "literal"` where READ reads a managed variable back.
-    pub(super) fn env_check(&mut self, cmp: &ruff_python_ast::ExprCompare) {
+    pub(super) fn env_check(&mut self, cmp: &'s ruff_python_ast::ExprCompare) {
         use ruff_python_ast::CmpOp;
         let mut left = cmp.left.as_ref();
         for (op, right) in cmp.ops.iter().zip(cmp.comparators.iter()) {
@@ -674,7 +674,8 @@ impl<'s> FactVisitor<'s> {
                     let Expr::StringLiteral(s) = literal else {
                         continue;
                     };
-                    if let Some(var) = self.env_read(read, 0) {
+                    let key = self.env_read_key(read, 0).and_then(|k| self.env_key(k));
+                    if let Some(EnvKey::Managed(var)) = key {
                         self.push_env_check(var, literal, s);
                     }
                 }
@@ -684,7 +685,8 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// A string literal a managed variable is checked against, with where its value is
-    /// written in the source (when as is: one literal, no escape).
+    /// written in the source (when as is: one literal, the value once in it), as device
+    /// strings' indices are found.
     fn push_env_check(
         &mut self,
         var: EnvVar,
@@ -694,22 +696,22 @@ impl<'s> FactVisitor<'s> {
         let value = s.value.to_str().to_string();
         let at = range(literal);
         let text = &self.source[at.clone()];
-        let quoted = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-        let quote = quoted.len() - quoted.trim_start_matches(['"', '\'']).len();
-        let inner =
-            (at.start + text.len() - quoted.len() + quote)..(at.end - quote.min(quoted.len()));
-        let written = s.value.iter().count() == 1
-            && inner.start <= inner.end
-            && self.source.get(inner.clone()) == Some(value.as_str());
-        self.facts
-            .env_checks
-            .push((var, at, value, written.then_some(inner)));
+        let inner = match (
+            text.find(value.as_str()),
+            text.matches(value.as_str()).count(),
+        ) {
+            (Some(found), 1) if !value.is_empty() && s.value.iter().count() == 1 => {
+                Some(at.start + found..at.start + found + value.len())
+            }
+            _ => None,
+        };
+        self.facts.env_checks.push((var, at, value, inner));
     }
 
     /// A table of expected values checked in a loop: `for key, want in TABLE.items():` whose
     /// body compares the variable read by `key` (`os.environ.get(key)`, directly or through
     /// a local name) with `want`. Each managed key of the dict literal is a check of its value.
-    pub(super) fn env_table_check(&mut self, stmt: &ruff_python_ast::StmtFor) {
+    pub(super) fn env_table_check(&mut self, stmt: &'s ruff_python_ast::StmtFor) {
         use ruff_python_ast::CmpOp;
         let Expr::Tuple(target) = stmt.target.as_ref() else {
             return;
@@ -744,7 +746,10 @@ impl<'s> FactVisitor<'s> {
                     matches!(op, CmpOp::Eq | CmpOp::NotEq)
                         && sides.iter().any(|(read, other)| {
                             matches!(other, Expr::Name(n) if n.id == want.id)
-                                && self.reads_env_by(read, key.id.as_str(), 0)
+                                && matches!(
+                                    self.env_read_key(read, 0),
+                                    Some(Expr::Name(k)) if k.id == key.id
+                                )
                         })
                 })
         });
@@ -773,10 +778,9 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
-    /// `expr` reads the variable whose name `key` holds: `os.environ.get(key)`,
-    /// `os.getenv(key)`, `os.environ[key]`, or a local name bound once to one of those.
-    fn reads_env_by(&self, expr: &Expr, key: &str, depth: usize) -> bool {
-        let is_key = |e: Option<&Expr>| matches!(e, Some(Expr::Name(n)) if n.id.as_str() == key);
+    /// The key `expr` reads a variable by: `K` of `os.environ.get(K)`, `os.getenv(K)` or
+    /// `os.environ[K]`, or of the one read a local name is bound to.
+    fn env_read_key(&self, expr: &'s Expr, depth: usize) -> Option<&'s Expr> {
         match expr {
             Expr::Call(call)
                 if matches!(
@@ -784,43 +788,11 @@ impl<'s> FactVisitor<'s> {
                     Some("os.environ.get" | "os.getenv")
                 ) =>
             {
-                is_key(call.arguments.args.first())
+                call.arguments.args.first()
             }
-            Expr::Subscript(sub) => self.is_environ(&sub.value) && is_key(Some(&sub.slice)),
-            Expr::Name(_) if depth < 2 => self
-                .single_value(expr)
-                .is_some_and(|v| self.reads_env_by(v, key, depth + 1)),
-            _ => false,
-        }
-    }
-
-    /// The managed variable `expr` reads: `os.environ.get(K)`, `os.getenv(K)`,
-    /// `os.environ[K]`, or a local name bound only to one of those.
-    fn env_read(&self, expr: &Expr, depth: usize) -> Option<EnvVar> {
-        let key = match expr {
-            Expr::Call(call)
-                if matches!(
-                    self.call_name(call).as_deref(),
-                    Some("os.environ.get" | "os.getenv")
-                ) =>
-            {
-                self.env_key(call.arguments.args.first()?)
-            }
-            Expr::Subscript(_) => self.environ_subscript(expr)?.0,
-            Expr::Name(n) if depth < 2 => {
-                let scopes = self.scopes();
-                let scope = scopes.scope_at(range(expr).start);
-                let values = scopes.lookup(n.id.as_str(), scope)?;
-                let [(value, _)] = values.as_slice() else {
-                    return None;
-                };
-                return self.env_read(value, depth + 1);
-            }
+            Expr::Subscript(sub) if self.is_environ(&sub.value) => Some(&sub.slice),
+            Expr::Name(_) if depth < 2 => self.env_read_key(self.single_value(expr)?, depth + 1),
             _ => None,
-        };
-        match key? {
-            EnvKey::Managed(var) => Some(var),
-            EnvKey::Amd(_) => None,
         }
     }
 
