@@ -796,3 +796,154 @@ fn a_framework_imported_by_a_library_takes_a_gpu_only_where_its_names_run() {
     );
     assert_eq!(file("tools/fit.py")["status"], "non_compliant");
 }
+
+/// From a trial on funasr and kokoro: scripts that never touch a card got the header.
+/// - An import that is itself GPU code (`import torch.distributed as dist`) touches no card:
+///   the names it binds do, where they are used. A program that imports the module for another
+///   function reaches no GPU code through it.
+/// - A function defined in a module-level `if`/`try` (a compatibility shim) runs when it is
+///   called, like one at the top; the condition runs at import.
+/// - A call that names the CPU as its device (`Model(device="cpu")`, `use_gpu=False`) runs
+///   nothing on a card through the callee.
+#[test]
+fn an_import_counts_where_its_names_are_used_and_a_call_naming_the_cpu_reaches_no_card() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/dist.py",
+        "import torch\nimport torch.distributed as dist\n\n\ndef rank():\n    return dist.get_rank()\n\n\ndef load(x):\n    return torch.as_tensor(x)\n",
+    );
+    write(
+        root,
+        "pkg/amp.py",
+        "import torch\n\nif hasattr(torch, \"amp\"):\n\n    def autocast(enabled=True):\n        return torch.amp.autocast(\"cuda\", enabled=enabled)\n\nelse:\n    from torch.cuda.amp import autocast\n\n\ndef scale(x):\n    return x * 2\n",
+    );
+    write(
+        root,
+        "pkg/model.py",
+        "import torch\n\n\nclass Model:\n    def __init__(self, device=None, use_gpu=True):\n        self.device = device or (\"cuda\" if torch.cuda.is_available() else \"cpu\")\n",
+    );
+    let script = |body: &str| format!("{body}\n\nif __name__ == \"__main__\":\n    main()\n");
+    write(
+        root,
+        "load_only.py",
+        &script("from pkg.amp import scale\nfrom pkg.dist import load\n\n\ndef main():\n    print(load([1]), scale(2))"),
+    );
+    write(
+        root,
+        "ranks.py",
+        &script("from pkg.dist import rank\n\n\ndef main():\n    print(rank())"),
+    );
+    write(
+        root,
+        "mixed.py",
+        &script(
+            "from pkg.amp import autocast\n\n\ndef main():\n    with autocast():\n        pass",
+        ),
+    );
+    write(
+        root,
+        "on_cpu.py",
+        &script("from pkg.model import Model\n\n\ndef main():\n    Model(device=\"cpu\")\n    Model(use_gpu=False)"),
+    );
+    write(
+        root,
+        "auto.py",
+        &script("from pkg.model import Model\n\n\ndef main():\n    Model()"),
+    );
+    let status = status_of(root);
+    assert_eq!(status["load_only.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["on_cpu.py"], "no_gpu_code", "{status:?}");
+    for program in ["ranks.py", "mixed.py", "auto.py"] {
+        assert_eq!(status[program], "non_compliant", "{program}: {status:?}");
+    }
+}
+
+/// From a trial on funasr (30 test files, no `conftest.py`): pytest runs a suite in one
+/// process, so its header goes once in the `conftest.py` pytest imports first, never as a copy
+/// per test file. A test file with no conftest.py above it is left as it is, with a finding
+/// that names the file to create; a `unittest.TestCase` whose `__main__` block runs
+/// `unittest.main()` is such a test file, whatever the class is called. A test file whose fix
+/// renumbers a device keeps the header beside its index.
+#[test]
+fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/model.py",
+        "import torch\n\n\ndef load():\n    return torch.nn.Linear(2, 2).cuda()\n",
+    );
+    let uses = "from pkg.model import load\n\n\ndef test_load():\n    assert load() is not None\n";
+    let case = "import unittest\n\nfrom pkg.model import load\n\n\nclass LoadCase(unittest.TestCase):\n    def test_load(self):\n        self.assertIsNotNone(load())\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+    let own = "import torch\n\n\ndef test_second_card():\n    x = torch.zeros(1, device=\"cuda:1\")\n    assert x is not None\n";
+    write(root, "tests/unit/test_load.py", uses);
+    write(root, "tests/test_case.py", case);
+    write(root, "tests/test_own.py", own);
+    let out = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |rel: &str| {
+        report["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == rel)
+            .unwrap_or_else(|| panic!("{rel}: {}", out.stdout))
+            .clone()
+    };
+    for (rel, text) in [
+        ("tests/unit/test_load.py", uses),
+        ("tests/test_case.py", case),
+    ] {
+        let f = file(rel);
+        assert_eq!(f["status"], "non_compliant", "{f}");
+        assert_eq!(f["findings"][0]["rule"], "GH001", "{f}");
+        assert_eq!(f["findings"][0]["fixable"], false, "{f}");
+        assert!(
+            f["findings"][0]["message"].as_str().unwrap().ends_with(
+                "not fixed automatically: pytest runs `tests/` in one process: the header goes \
+                 once in `tests/conftest.py` (create it, then run `fix`)"
+            ),
+            "{f}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join(rel)).unwrap(),
+            text,
+            "{rel}"
+        );
+    }
+    assert_eq!(file("tests/test_own.py")["status"], "fixed");
+    let own_fixed = std::fs::read_to_string(root.join("tests/test_own.py")).unwrap();
+    assert!(own_fixed.contains("CUDA_VISIBLE_DEVICES"), "{own_fixed}");
+    assert!(own_fixed.contains("\"cuda:0\""), "{own_fixed}");
+
+    // As the finding says: an empty conftest.py, then `fix`.
+    write(root, "tests/conftest.py", "");
+    let out = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    let status = statuses(&out.stdout);
+    assert_eq!(status["tests/conftest.py"], "fixed", "{}", out.stdout);
+    for rel in ["tests/unit/test_load.py", "tests/test_case.py"] {
+        assert_eq!(status[rel], "no_gpu_code", "{rel}: {}", out.stdout);
+    }
+    let conftest = std::fs::read_to_string(root.join("tests/conftest.py")).unwrap();
+    assert!(conftest.contains("CUDA_VISIBLE_DEVICES"), "{conftest}");
+}

@@ -30,7 +30,12 @@ pub enum EntryWhy {
     DunderMain,
     /// The target of a console or GUI script (its name).
     Script(String),
-    Test,
+    /// A test file with no `conftest.py` above it. `suite`: the directory pytest runs it from
+    /// (the nearest `tests`, `test` or `testing` above it, else its own; root-relative, `""`
+    /// at the root), where a `conftest.py` would configure the session once.
+    Test {
+        suite: String,
+    },
     /// The top-most `conftest.py` above test files: pytest imports it first, so the test
     /// session's process is configured there (the test files are its modules).
     TestSession,
@@ -59,7 +64,7 @@ impl EntryWhy {
             EntryWhy::MainGuard => "an `if __name__ == \"__main__\"` block".into(),
             EntryWhy::DunderMain => "a package's `__main__.py`".into(),
             EntryWhy::Script(name) => format!("the `{name}` script"),
-            EntryWhy::Test => "a test file".into(),
+            EntryWhy::Test { .. } => "a test file".into(),
             EntryWhy::TestSession => {
                 "the conftest.py pytest imports first for the tests below it".into()
             }
@@ -466,14 +471,17 @@ fn parse_facts(
     } else {
         Vec::new()
     };
-    let gpu = !sites.is_empty();
     // A framework that takes a GPU unasked (TensorFlow, faster-whisper, accelerate) takes it
     // where its names are used, not where it is imported: a module that imports it at the top
     // touches the GPU in the functions and import-time code that use what the import binds.
-    let (framework_names, framework_imports) = framework_bindings(body, own.as_deref());
+    let (framework_names, framework_imports) = framework_bindings(body, own.as_deref(), &sites);
     let uses_framework = |refs: &[String]| {
-        refs.iter()
-            .any(|r| framework_names.contains(r.split('.').next().unwrap_or_default()))
+        refs.iter().any(|r| {
+            framework_names.iter().any(|n| {
+                r.strip_prefix(n.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+            })
+        })
     };
     // What runs at import, and each top-level function and class apart: a program reaches a
     // function's GPU code only when it uses that function.
@@ -482,7 +490,26 @@ fn parse_facts(
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
     let mut gpu_acts_at_import = false;
-    for stmt in body {
+    let mut main_gpu = false;
+    // The module's code a statement at a time, through the `if`/`try` that hold definitions
+    // (`try: from x import f` / `except ImportError: def f(…)`): a function defined there runs
+    // when it is called, like one at the top; the conditions run at import.
+    for piece in module_pieces(body) {
+        let stmt = match piece {
+            Piece::Stmt(stmt) => stmt,
+            Piece::Expr(e) => {
+                let r = e.range();
+                let refs = refs_of_expr(e);
+                let touches = sites
+                    .iter()
+                    .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize())
+                    || uses_framework(&refs);
+                gpu_at_import |= touches;
+                gpu_acts_at_import |= touches;
+                import_refs.extend(refs);
+                continue;
+            }
+        };
         let r = stmt.range();
         let refs = refs_of(stmt);
         let touches = sites.iter().any(|&o| {
@@ -512,6 +539,7 @@ fn parse_facts(
                 refs,
             });
         } else if is_main_guard(stmt) {
+            main_gpu |= touches;
             main_refs.extend(refs);
         } else {
             gpu_at_import |= touches;
@@ -521,6 +549,9 @@ fn parse_facts(
             import_refs.extend(refs);
         }
     }
+    // The file's code as a whole (every function run): an import of GPU code counts only where
+    // what it binds is used.
+    let gpu = gpu_at_import || main_gpu || units.iter().any(|u| u.gpu);
     import_refs.sort();
     import_refs.dedup();
     main_refs.sort();
@@ -550,12 +581,21 @@ fn parse_facts(
                     matches!(callee, Expr::Name(n) if n.id.as_str() == "dataclass")
                         || matches!(callee, Expr::Attribute(a) if a.attr.as_str() == "dataclass")
                 });
-                c.name.as_str().starts_with("Test")
-                    && !dataclass
-                    && !c
-                        .body
-                        .iter()
-                        .any(|s| matches!(s, Stmt::FunctionDef(d) if d.name.as_str() == "__init__"))
+                // A `unittest.TestCase` is collected whatever its name.
+                let test_case = c.bases().iter().any(|b| {
+                    let name = match b {
+                        Expr::Name(n) => n.id.as_str(),
+                        Expr::Attribute(a) => a.attr.as_str(),
+                        _ => "",
+                    };
+                    name.ends_with("TestCase")
+                });
+                test_case
+                    || (c.name.as_str().starts_with("Test")
+                        && !dataclass
+                        && !c.body.iter().any(
+                            |s| matches!(s, Stmt::FunctionDef(d) if d.name.as_str() == "__init__"),
+                        ))
             }
             _ => false,
         }),
@@ -572,13 +612,17 @@ fn parse_facts(
     Some(facts)
 }
 
-/// The names that module-level imports of frameworks taking a GPU unasked bind (`tf` for
-/// `import tensorflow as tf`, `WhisperModel` for `from faster_whisper import WhisperModel`), and
-/// the ranges of those import statements (inside `if`/`try` too; not under `TYPE_CHECKING`, not
-/// the file's own package).
+/// The names that module-level imports of GPU code bind, as dotted prefixes of the names code
+/// uses, and the ranges of those import statements (inside `if`/`try` too; not under
+/// `TYPE_CHECKING`, not the file's own package). Two kinds: a framework that takes a GPU unasked
+/// (`tf` for `import tensorflow as tf`, `WhisperModel` for `from faster_whisper import
+/// WhisperModel`), and an import that is itself a GPU site (`import torch.distributed as dist`:
+/// `dist`; `import torch.distributed`: `torch.distributed`). Importing binds a name and touches
+/// no card: the GPU is touched where the name is used.
 fn framework_bindings(
     body: &[Stmt],
     own: Option<&str>,
+    sites: &[usize],
 ) -> (HashSet<String>, Vec<std::ops::Range<usize>>) {
     use crate::knowledge::python::gpu_by_default;
     let foreign = |module: &str| own != Some(module.split('.').next().unwrap_or_default());
@@ -587,15 +631,25 @@ fn framework_bindings(
     let mut stack: Vec<&Stmt> = body.iter().rev().collect();
     while let Some(stmt) = stack.pop() {
         let mut framework = false;
+        let r = stmt.range();
+        let a_site = || {
+            sites
+                .iter()
+                .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize())
+        };
         match stmt {
             Stmt::Import(i) => {
                 for a in &i.names {
                     let module = a.name.as_str();
-                    if gpu_by_default(module) && foreign(module) {
+                    let unasked = gpu_by_default(module);
+                    if (unasked || a_site()) && foreign(module) {
                         framework = true;
                         names.insert(match &a.asname {
                             Some(as_) => as_.to_string(),
-                            None => module.split('.').next().unwrap_or(module).to_string(),
+                            None if unasked => {
+                                module.split('.').next().unwrap_or(module).to_string()
+                            }
+                            None => module.to_string(),
                         });
                     }
                 }
@@ -604,7 +658,9 @@ fn framework_bindings(
                 let module = i.module.as_ref().map_or("", |m| m.as_str());
                 for a in &i.names {
                     let full = format!("{module}.{}", a.name);
-                    if (gpu_by_default(module) || gpu_by_default(&full)) && foreign(module) {
+                    if (gpu_by_default(module) || gpu_by_default(&full) || a_site())
+                        && foreign(module)
+                    {
                         framework = true;
                         names.insert(a.asname.as_ref().unwrap_or(&a.name).to_string());
                     }
@@ -804,39 +860,138 @@ fn is_plain_decorator(expr: &Expr) -> bool {
 
 /// The names a statement reads: plain names and dotted chains rooted at a name
 /// (`helper.load_model`), each once, sorted.
-fn refs_of(stmt: &Stmt) -> Vec<String> {
-    #[derive(Default)]
-    struct Refs(HashSet<String>);
-    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            match expr {
-                Expr::Name(n) if n.ctx.is_load() => {
-                    self.0.insert(n.id.to_string());
-                }
-                Expr::Attribute(_) => {
-                    let mut parts = Vec::new();
-                    let mut at = expr;
-                    while let Expr::Attribute(a) = at {
-                        parts.push(a.attr.as_str());
-                        at = &a.value;
+/// A piece of a module's code: a statement, or the condition of an `if` whose branches are
+/// pieces of their own.
+enum Piece<'a> {
+    Stmt(&'a Stmt),
+    Expr(&'a Expr),
+}
+
+/// The module's statements, with the `if` (not the `__main__` guard) and `try` statements
+/// opened: their conditions and the statements of their branches, in turn.
+fn module_pieces(body: &[Stmt]) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Stmt> = body.iter().rev().collect();
+    while let Some(stmt) = stack.pop() {
+        match stmt {
+            Stmt::If(i) if !is_main_guard(stmt) => {
+                out.push(Piece::Expr(&i.test));
+                let mut inner: Vec<&Stmt> = i.body.iter().collect();
+                for c in &i.elif_else_clauses {
+                    if let Some(test) = &c.test {
+                        out.push(Piece::Expr(test));
                     }
-                    if let Expr::Name(n) = at {
-                        parts.push(n.id.as_str());
-                        parts.reverse();
-                        self.0.insert(parts.join("."));
-                    } else {
-                        self.visit_expr(at);
-                    }
+                    inner.extend(c.body.iter());
                 }
-                _ => ruff_python_ast::visitor::walk_expr(self, expr),
+                stack.extend(inner.into_iter().rev());
             }
+            Stmt::Try(t) => {
+                let mut inner: Vec<&Stmt> = t.body.iter().collect();
+                for h in &t.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    if let Some(ty) = &h.type_ {
+                        out.push(Piece::Expr(ty));
+                    }
+                    inner.extend(h.body.iter());
+                }
+                inner.extend(t.orelse.iter());
+                inner.extend(t.finalbody.iter());
+                stack.extend(inner.into_iter().rev());
+            }
+            _ => out.push(Piece::Stmt(stmt)),
         }
     }
+    out
+}
+
+fn refs_of_expr(expr: &Expr) -> Vec<String> {
+    let mut refs = Refs::default();
+    ruff_python_ast::visitor::Visitor::visit_expr(&mut refs, expr);
+    let mut out: Vec<String> = refs.0.into_iter().collect();
+    out.sort();
+    out
+}
+
+/// The names (dotted: `torch.cuda.set_device`) a piece of code reads.
+#[derive(Default)]
+struct Refs(HashSet<String>);
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            // A call that names the CPU as its device (`KPipeline(device="cpu")`,
+            // `load(use_gpu=False)`) runs nothing on a card through the callee: the caller
+            // chose. Its arguments are still read.
+            Expr::Call(call) if asks_for_cpu(&call.arguments.keywords) => {
+                for arg in &call.arguments.args {
+                    self.visit_expr(arg);
+                }
+                for kw in &call.arguments.keywords {
+                    self.visit_expr(&kw.value);
+                }
+            }
+            Expr::Name(n) if n.ctx.is_load() => {
+                self.0.insert(n.id.to_string());
+            }
+            Expr::Attribute(_) => {
+                let mut parts = Vec::new();
+                let mut at = expr;
+                while let Expr::Attribute(a) = at {
+                    parts.push(a.attr.as_str());
+                    at = &a.value;
+                }
+                if let Expr::Name(n) = at {
+                    parts.push(n.id.as_str());
+                    parts.reverse();
+                    self.0.insert(parts.join("."));
+                } else {
+                    self.visit_expr(at);
+                }
+            }
+            _ => ruff_python_ast::visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+fn refs_of(stmt: &Stmt) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);
     let mut out: Vec<String> = refs.0.into_iter().collect();
     out.sort();
     out
+}
+
+/// Keywords that choose the CPU: `device="cpu"` (or `"cpu:0"`, `torch.device("cpu")`, `-1`, the
+/// CPU of Hugging Face pipelines), or a GPU switch set to `False` (`use_gpu=False`).
+fn asks_for_cpu(keywords: &[ruff_python_ast::Keyword]) -> bool {
+    let cpu_string = |e: &Expr| {
+        matches!(e, Expr::StringLiteral(s) if {
+            let v = s.value.to_str().to_ascii_lowercase();
+            v == "cpu" || v.starts_with("cpu:")
+        })
+    };
+    keywords.iter().any(|kw| {
+        let Some(arg) = kw.arg.as_ref().map(|a| a.as_str()) else {
+            return false;
+        };
+        let value = &kw.value;
+        match arg {
+            "device" => {
+                cpu_string(value)
+                    || matches!(value, Expr::Call(c)
+                        if matches!(c.func.as_ref(), Expr::Attribute(a) if a.attr.as_str() == "device")
+                            && c.arguments.args.first().is_some_and(cpu_string))
+                    || matches!(value, Expr::UnaryOp(u)
+                        if u.op == ruff_python_ast::UnaryOp::USub
+                            && matches!(u.operand.as_ref(), Expr::NumberLiteral(n)
+                                if matches!(&n.value, ruff_python_ast::Number::Int(i) if i.as_u64() == Some(1))))
+            }
+            "use_gpu" | "use_cuda" | "gpu" | "cuda" => {
+                matches!(value, Expr::BooleanLiteral(b) if !b.value)
+            }
+            _ => false,
+        }
+    })
 }
 
 /// `if __name__ == "__main__":` at module level.
@@ -1237,6 +1392,22 @@ fn under(rel: &str, dir: &str) -> bool {
     rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
 }
 
+/// The directory a test suite runs from, for a test file with no `conftest.py` above it: the
+/// nearest directory above it named `tests`, `test` or `testing`, else its own.
+fn test_suite_dir(rel: &str) -> &str {
+    let dir = dir_of(rel);
+    let mut at = dir;
+    loop {
+        if matches!(at.rsplit('/').next(), Some("tests" | "test" | "testing")) {
+            return at;
+        }
+        match at.rsplit_once('/') {
+            Some((up, _)) => at = up,
+            None => return dir,
+        }
+    }
+}
+
 fn is_test_file(rel: &str) -> bool {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.strip_suffix(".py").unwrap_or(name);
@@ -1544,7 +1715,9 @@ fn link(
             (top_conftest[i] == Some(i) && tests_below).then_some(EntryWhy::TestSession)
         } else if is_test_file(&f.rel) && f.tests {
             // Below a conftest.py the session starts there, not in the test file.
-            top_conftest[i].is_none().then_some(EntryWhy::Test)
+            top_conftest[i].is_none().then(|| EntryWhy::Test {
+                suite: test_suite_dir(&f.rel).to_string(),
+            })
         } else if let Some(l) = launched.get(&i) {
             Some(EntryWhy::Launched(Box::new(l.clone())))
         } else if f.main_guard {

@@ -379,16 +379,34 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
             crate::lang::suppress::noqa_of(&source[line], python)
                 .is_some_and(|n| n.covers(f.rule.code))
         };
-        let left = findings
-            .iter()
-            .find(|f| f.is_violation() && !f.fixable && !accepted(f))
-            .map(|f| {
-                let (line, _) = line_column(source, f.range.start);
-                format!(
-                    "{} on line {line} would be left, and a file is not half-rewritten",
-                    f.rule.code
-                )
-            });
+        // A test file pytest runs with the others of its suite is configured once for the
+        // suite, in the `conftest.py` pytest imports first, not by a copy of the header per
+        // test file; unless its fix changes a device choice in it (an index renumbered keeps
+        // its mask beside it).
+        let suite = match ctx.role {
+            Some(Role::Program {
+                why: index::EntryWhy::Test { suite },
+                ..
+            }) if findings
+                .iter()
+                .all(|f| !f.is_violation() || f.rule.subject == Subject::Header) =>
+            {
+                Some(suite_conftest(suite))
+            }
+            _ => None,
+        };
+        let left = suite.or_else(|| {
+            findings
+                .iter()
+                .find(|f| f.is_violation() && !f.fixable && !accepted(f))
+                .map(|f| {
+                    let (line, _) = line_column(source, f.range.start);
+                    format!(
+                        "{} on line {line} would be left, and a file is not half-rewritten",
+                        f.rule.code
+                    )
+                })
+        });
         let planned = match (left, minimal) {
             (Some(why), _) => Err(why),
             (None, Some(edits)) => Ok(edits),
@@ -470,6 +488,22 @@ pub fn gpu_sites(
     sites.sort_unstable();
     sites.dedup();
     sites
+}
+
+/// Why a test file of a suite with no `conftest.py` gets no header of its own, and what to do.
+fn suite_conftest(suite: &str) -> String {
+    let (tests, conftest) = if suite.is_empty() {
+        (
+            "the tests at the root".to_string(),
+            "conftest.py".to_string(),
+        )
+    } else {
+        (format!("`{suite}/`"), format!("{suite}/conftest.py"))
+    };
+    format!(
+        "pytest runs {tests} in one process: the header goes once in `{conftest}` (create it, \
+         then run `fix`)"
+    )
 }
 
 /// The fix cannot be made: every violation stays, marked not fixable, with the reason.
