@@ -1140,3 +1140,18 @@ fn a_cuda_f_string_is_cuda_use_whatever_its_index() {
     assert_eq!(status["cli.py"], "non_compliant", "{}", out.stdout);
     assert_eq!(status["log.py"], "no_gpu_code", "{}", out.stdout);
 }
+
+/// A file with a validator of its own under another name (`validate_mask`, `check_visible_env`)
+/// gets no second one from the template with `--unsafe-fixes`: the header goes in, and the
+/// file's own check stays the only one.
+#[test]
+fn a_validator_of_the_files_own_is_not_doubled_by_the_templates() {
+    for name in ["validate_mask", "check_visible_env", "verify_card"] {
+        let source = format!(
+            "import os\n\nimport torch\n\n\ndef {name}():\n    if \"3090\" not in torch.cuda.get_device_name(0):\n        raise RuntimeError(\"wrong card\")\n\n\nif __name__ == \"__main__\":\n    {name}()\n    print(torch.zeros(1).cuda())\n"
+        );
+        let new = fixed(&source);
+        assert!(new.contains("CUDA_VISIBLE_DEVICES"), "{new}");
+        assert_eq!(new.matches("\ndef ").count(), 1, "{name}: a second validator\n{new}");
+    }
+}

@@ -383,11 +383,12 @@ fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
     edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
 }
 
-/// `validate_rtx3090_configuration`, `validate_gpu`: a validator the file already has.
+/// `validate_rtx3090_configuration`, `validate_gpu`, `validate_mask`, `check_visible_env`: a
+/// validator the file already has (the template's would be a second one).
 fn looks_like_validator(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     (lower.starts_with("validate") || lower.starts_with("check") || lower.starts_with("verify"))
-        && ["gpu", "rtx", "cuda", "device"]
+        && ["gpu", "rtx", "cuda", "device", "mask", "visible", "card"]
             .iter()
             .any(|w| lower.contains(w))
 }

@@ -183,15 +183,24 @@ impl Projects {
     }
 
     /// Why `f` is a module of an installable package (the project's file and the setting that
-    /// ships its package), or `None` when it is not: its nearest project ships no package
-    /// holding it.
+    /// ships its package), or `None` when it is not: no project above it ships a package
+    /// holding it. The nearest project is asked first; a project vendored inside another's
+    /// package (a copied repository with its own `setup.py`) is shipped by the outer one too.
     pub(super) fn installable(&self, f: &PyFile) -> Option<String> {
-        let (k, dir) = self
+        let mut above: Vec<(usize, &String)> = self
             .dirs
             .iter()
             .enumerate()
             .filter(|(_, d)| d.is_empty() || under(&f.rel, d))
-            .max_by_key(|(_, d)| d.len())?;
+            .collect();
+        above.sort_by_key(|(_, d)| std::cmp::Reverse(d.len()));
+        above
+            .into_iter()
+            .find_map(|(k, dir)| self.ships(k, dir, f))
+    }
+
+    /// Why project `k` (at `dir`) ships `f`, if it does.
+    fn ships(&self, k: usize, dir: &str, f: &PyFile) -> Option<String> {
         let shipping = &self.shipping[k];
         let inner = if dir.is_empty() {
             f.rel.as_str()
