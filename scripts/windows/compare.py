@@ -72,6 +72,13 @@ class Side:
             env["GPU_HOMOGENIZE_DRIVER_DIR"] = os.path.join(self.driver, "none")
         out = subprocess.run(self.argv + args, cwd=self.tree, env=env, capture_output=True,
                              timeout=900)
+        if out.returncode < 0 and self.name == "windows":
+            # Wine itself killed by a signal (its loader crashed; seen once as -11 after the
+            # program had written all of its output): not the program's exit status, which is
+            # an NTSTATUS when the program crashes. Said, and run once more.
+            print(f"  note: wine was killed by signal {-out.returncode}; running it again")
+            out = subprocess.run(self.argv + args, cwd=self.tree, env=env,
+                                 capture_output=True, timeout=900)
         return out.returncode, out.stdout.decode("utf-8", "replace"), \
             out.stderr.decode("utf-8", "replace")
 

@@ -947,3 +947,58 @@ fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file()
     let conftest = std::fs::read_to_string(root.join("tests/conftest.py")).unwrap();
     assert!(conftest.contains("CUDA_VISIBLE_DEVICES"), "{conftest}");
 }
+
+/// From a trial on invokeai: a repository copied into a package (`efficientnet_repo/`, with
+/// its own `setup.py`) is shipped by the outer project's package discovery too. Its
+/// `validate.py` script is a module of the installed package, so it cannot carry a header
+/// (GH205, for review, naming the outer project's setting), where asking only the nearest
+/// project (the copy's `setup.py`, which ships no such module) made it a program to rewrite.
+#[test]
+fn a_project_copied_into_a_package_is_shipped_by_the_outer_project() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"app\"\n\n[tool.setuptools.packages.find]\nwhere = [\".\"]\ninclude = [\"app*\"]\n",
+    );
+    write(root, "app/__init__.py", "");
+    write(root, "app/vendor/__init__.py", "");
+    write(root, "app/vendor/effnet/__init__.py", "");
+    write(
+        root,
+        "app/vendor/effnet/setup.py",
+        "from setuptools import find_packages, setup\n\nsetup(name=\"geffnet\", packages=find_packages(exclude=[\"tests\"]))\n",
+    );
+    write(
+        root,
+        "app/vendor/effnet/validate.py",
+        "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "app/vendor/effnet/validate.py")
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert_eq!(file["status"], "needs_review", "{file}");
+    let codes: Vec<&str> = file["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(
+        codes.contains(&"GH205") && !codes.contains(&"GH001"),
+        "{file}"
+    );
+    assert!(
+        file["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("its package `app.vendor.effnet` is shipped by `pyproject.toml`"),
+        "{file}"
+    );
+}

@@ -1152,6 +1152,10 @@ fn a_validator_of_the_files_own_is_not_doubled_by_the_templates() {
         );
         let new = fixed(&source);
         assert!(new.contains("CUDA_VISIBLE_DEVICES"), "{new}");
-        assert_eq!(new.matches("\ndef ").count(), 1, "{name}: a second validator\n{new}");
+        assert_eq!(
+            new.matches("\ndef ").count(),
+            1,
+            "{name}: a second validator\n{new}"
+        );
     }
 }

@@ -194,9 +194,7 @@ impl Projects {
             .filter(|(_, d)| d.is_empty() || under(&f.rel, d))
             .collect();
         above.sort_by_key(|(_, d)| std::cmp::Reverse(d.len()));
-        above
-            .into_iter()
-            .find_map(|(k, dir)| self.ships(k, dir, f))
+        above.into_iter().find_map(|(k, dir)| self.ships(k, dir, f))
     }
 
     /// Why project `k` (at `dir`) ships `f`, if it does.
