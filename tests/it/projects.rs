@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::common::{gh, run, shown, statuses, write};
+use crate::common::{file_in, gh, run, shown, statuses, write};
 
 fn status_of(root: &Path) -> BTreeMap<String, String> {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
@@ -893,15 +893,7 @@ fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file()
         ".",
     ]));
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let file = |rel: &str| {
-        report["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == rel)
-            .unwrap_or_else(|| panic!("{rel}: {}", out.stdout))
-            .clone()
-    };
+    let file = |rel: &str| file_in(&report, rel);
     for (rel, text) in [
         ("tests/unit/test_load.py", uses),
         ("tests/test_case.py", case),
@@ -977,12 +969,7 @@ fn a_project_copied_into_a_package_is_shipped_by_the_outer_project() {
     );
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let file = report["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"] == "app/vendor/effnet/validate.py")
-        .unwrap_or_else(|| panic!("{}", out.stdout));
+    let file = file_in(&report, "app/vendor/effnet/validate.py");
     assert_eq!(file["status"], "needs_review", "{file}");
     let codes: Vec<&str> = file["findings"]
         .as_array()
@@ -1001,4 +988,39 @@ fn a_project_copied_into_a_package_is_shipped_by_the_outer_project() {
             .contains("its package `app.vendor.effnet` is shipped by `pyproject.toml`"),
         "{file}"
     );
+}
+
+/// From a trial on funasr and wyoming-faster-whisper: a console script that its own tests
+/// import (`from pkg.cli import main` in `tests/test_cli.py`) was left for review (GH205,
+/// "imported by `tests/test_cli.py`"), though its header would only set, in pytest's session,
+/// the policy's env that the session's own header sets. Only an importer that is not a test
+/// makes a program a library; the header goes in, and the test file is judged as before.
+#[test]
+fn a_program_its_tests_import_is_still_a_program() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\n[project.scripts]\npkg = \"pkg.cli:main\"\nother = \"pkg.serve:main\"\n",
+    );
+    write(root, "pkg/__init__.py", "");
+    let cli = "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n";
+    write(root, "pkg/cli.py", cli);
+    write(root, "pkg/serve.py", cli);
+    write(root, "pkg/app.py", "from pkg.serve import main\n\nmain()\n");
+    write(
+        root,
+        "tests/test_cli.py",
+        "from pkg.cli import main\nfrom pkg.serve import main as serve\n\n\ndef test_main():\n    assert main and serve\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["pkg/cli.py"], "non_compliant", "{status:?}");
+    // Imported by a module that is no test: a library too, for review.
+    assert_eq!(status["pkg/serve.py"], "needs_review", "{status:?}");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_ne!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(root.join("pkg/cli.py")).unwrap();
+    assert!(fixed.contains("CUDA_VISIBLE_DEVICES"), "{fixed}");
+    assert_eq!(std::fs::read_to_string(root.join("pkg/serve.py")).unwrap(), cli);
 }

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::common::{copy_fixture, files_under, fixture, gh, run};
+use crate::common::{copy_fixture, file_in, files_under, fixture, gh, run};
 
 /// Files `fix` reports for review instead of fixing (tree/path, why): left byte-identical, not run.
 const REVIEW: &[(&str, &str)] = &[
@@ -567,12 +567,7 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
             // no device choice), the reason names the file to create; then, created empty,
             // the session's header goes there.
             let test = "tests/test_model.py";
-            let file = report["files"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["path"] == test)
-                .unwrap_or_else(|| panic!("{test} not in the report: {report}"));
+            let file = file_in(&report, test);
             assert_eq!(file["status"], "non_compliant", "{file}");
             let header = &file["findings"][0];
             assert_eq!(header["rule"], "GH001", "{file}");

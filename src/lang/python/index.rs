@@ -907,9 +907,7 @@ fn module_pieces(body: &[Stmt]) -> Vec<Piece<'_>> {
 fn refs_of_expr(expr: &Expr) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_expr(&mut refs, expr);
-    let mut out: Vec<String> = refs.0.into_iter().collect();
-    out.sort();
-    out
+    refs.sorted()
 }
 
 /// The names (dotted: `torch.cuda.set_device`) a piece of code reads.
@@ -953,12 +951,18 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
     }
 }
 
+impl Refs {
+    fn sorted(self) -> Vec<String> {
+        let mut out: Vec<String> = self.0.into_iter().collect();
+        out.sort();
+        out
+    }
+}
+
 fn refs_of(stmt: &Stmt) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);
-    let mut out: Vec<String> = refs.0.into_iter().collect();
-    out.sort();
-    out
+    refs.sorted()
 }
 
 /// Keywords that choose the CPU: `device="cpu"` (or `"cpu:0"`, `torch.device("cpu")`, `-1`, the
@@ -1776,12 +1780,20 @@ fn link(
                 // `__main__` block that other modules import (or that an installable package
                 // ships) is a library too.
                 let shipped = projects.installable(f);
+                // A test that imports the program to test it runs in pytest's session, whose
+                // header is the same policy's: the program's header there changes nothing a
+                // header of the session would not. Only other importers make it a library.
+                let importers: Vec<usize> = importers[i]
+                    .iter()
+                    .copied()
+                    .filter(|&j| !is_test_file(&files[j].rel))
+                    .collect();
                 let library = (matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
-                    && (!importers[i].is_empty() || shipped.is_some())
-                    || matches!(why, EntryWhy::Script(_)) && !importers[i].is_empty())
+                    && (!importers.is_empty() || shipped.is_some())
+                    || matches!(why, EntryWhy::Script(_)) && !importers.is_empty())
                     && name != "__init__.py";
                 if library {
-                    let by: Vec<String> = importers[i]
+                    let by: Vec<String> = importers
                         .iter()
                         .take(3)
                         .map(|&j| {
@@ -1791,7 +1803,7 @@ fn link(
                                 .unwrap_or_else(|| format!("imported by `{}`", files[j].rel))
                         })
                         .collect();
-                    let more = importers[i].len().saturating_sub(by.len());
+                    let more = importers.len().saturating_sub(by.len());
                     let library = match shipped {
                         _ if !by.is_empty() && more > 0 => {
                             format!("{} and {more} more", by.join("; "))
@@ -1801,8 +1813,8 @@ fn link(
                         None => "a module of an installable package".into(),
                     };
                     let library_short = match by.first() {
-                        Some(first) if importers[i].len() > 1 => {
-                            format!("{first} and {} more", importers[i].len() - 1)
+                        Some(first) if importers.len() > 1 => {
+                            format!("{first} and {} more", importers.len() - 1)
                         }
                         Some(first) => first.clone(),
                         None => library.clone(),

@@ -93,6 +93,16 @@ pub fn statuses(json: &str) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The object of one file in a JSON report (`files[]`), by its path; the test fails naming the
+/// report when the file is not there.
+pub fn file_in(report: &serde_json::Value, rel: &str) -> serde_json::Value {
+    report["files"]
+        .as_array()
+        .and_then(|files| files.iter().find(|f| f["path"] == rel))
+        .unwrap_or_else(|| panic!("{rel} is not in the report: {report}"))
+        .clone()
+}
+
 /// The binary, run in `cwd`, with no GPU driver visible and no journal.
 pub fn gh(cwd: &Path) -> Command {
     let mut cmd = Command::cargo_bin("gpu-homogenize").unwrap();
