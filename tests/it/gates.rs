@@ -204,6 +204,37 @@ fn a_header_above_a_function_is_followed_by_two_blank_lines() {
     });
 }
 
+/// From a trial on wyoming-faster-whisper: a parenthesized import over several lines after the
+/// header gets its `noqa: E402` on its first line, where flake8 reports it (it got none), and
+/// black and isort (profile black) keep the marker there.
+#[test]
+fn flake8_a_parenthesized_import_gets_its_noqa_on_the_first_line() {
+    let program = PROGRAM.replace(
+        "import torch\n",
+        "import torch\nfrom torch.nn import (\n    AdaptiveAvgPool2d,\n    BatchNorm2d,\n    Conv1d,\n    Conv2d,\n    ConvTranspose2d,\n    CrossEntropyLoss,\n    Linear,\n    Module,\n    ReLU,\n    Sequential,\n)\n\nLAYERS = [\n    AdaptiveAvgPool2d,\n    BatchNorm2d,\n    Conv1d,\n    Conv2d,\n    ConvTranspose2d,\n    CrossEntropyLoss,\n    Linear,\n    Module,\n    ReLU,\n    Sequential,\n]\n",
+    );
+    check(Case {
+        name: "black + isort (profile black) + flake8, a parenthesized import",
+        config: &[
+            (
+                "pyproject.toml",
+                "[tool.black]\n[tool.isort]\nprofile = \"black\"\n",
+            ),
+            (
+                "setup.cfg",
+                "[flake8]\nmax-line-length = 88\nextend-ignore = E203\n",
+            ),
+        ],
+        program,
+        gates: &[
+            ("black", &["--check", "-q", "."]),
+            ("isort", &["--check-only", "-q", "."]),
+            ("flake8", &["."]),
+        ],
+        expect: "from torch.nn import (  # noqa: E402\n    AdaptiveAvgPool2d,\n",
+    });
+}
+
 /// An import near flake8's limit: the `noqa: E402` marker would push it over (E501).
 #[test]
 fn flake8_a_long_import_keeps_within_its_limit() {

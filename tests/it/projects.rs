@@ -1022,5 +1022,8 @@ fn a_program_its_tests_import_is_still_a_program() {
     assert_ne!(out.code, 2, "{}{}", out.stdout, out.stderr);
     let fixed = std::fs::read_to_string(root.join("pkg/cli.py")).unwrap();
     assert!(fixed.contains("CUDA_VISIBLE_DEVICES"), "{fixed}");
-    assert_eq!(std::fs::read_to_string(root.join("pkg/serve.py")).unwrap(), cli);
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/serve.py")).unwrap(),
+        cli
+    );
 }

@@ -142,7 +142,20 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
         if removed {
             continue;
         }
-        if single_line && (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
+        if !single_line {
+            // `from .const import (` … `)`: flake8 reports E402 on the first line, and black
+            // and isort keep a comment right after the opening bracket there.
+            let first_end = line_end(source, r.start);
+            let first = &source[r.start..first_end];
+            if first.trim_end().ends_with('(') {
+                edits.push(Edit::insert(
+                    r.start + first.trim_end().len(),
+                    "  # noqa: E402".to_string(),
+                ));
+            }
+            continue;
+        }
+        if (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
             // The marker must not make the line too long for flake8's E501 either.
             let width = source[line_start(source, r.start)..end].chars().count();
             let too_long = input
