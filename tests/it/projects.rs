@@ -883,6 +883,9 @@ fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file()
     write(root, "tests/unit/test_load.py", uses);
     write(root, "tests/test_case.py", case);
     write(root, "tests/test_own.py", own);
+    // A configuration written by hand (the wrong card) is repaired where it is.
+    let hand = "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\nfrom pkg.model import load\n\n\ndef test_load():\n    assert load() is not None\n";
+    write(root, "tests/test_hand.py", hand);
     let out = run(gh(root).args([
         "fix",
         "--gpu",
@@ -916,6 +919,12 @@ fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file()
         );
     }
     assert_eq!(file("tests/test_own.py")["status"], "fixed");
+    assert_eq!(file("tests/test_hand.py")["status"], "fixed");
+    let hand_fixed = std::fs::read_to_string(root.join("tests/test_hand.py")).unwrap();
+    assert!(
+        hand_fixed.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{hand_fixed}"
+    );
     let own_fixed = std::fs::read_to_string(root.join("tests/test_own.py")).unwrap();
     assert!(own_fixed.contains("CUDA_VISIBLE_DEVICES"), "{own_fixed}");
     assert!(own_fixed.contains("\"cuda:0\""), "{own_fixed}");

@@ -858,8 +858,6 @@ fn is_plain_decorator(expr: &Expr) -> bool {
     )
 }
 
-/// The names a statement reads: plain names and dotted chains rooted at a name
-/// (`helper.load_model`), each once, sorted.
 /// A piece of a module's code: a statement, or the condition of an `if` whose branches are
 /// pieces of their own.
 enum Piece<'a> {
@@ -904,6 +902,7 @@ fn module_pieces(body: &[Stmt]) -> Vec<Piece<'_>> {
     out
 }
 
+/// [`refs_of`] for an expression (the condition of a module-level `if`).
 fn refs_of_expr(expr: &Expr) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_expr(&mut refs, expr);
@@ -959,6 +958,8 @@ impl Refs {
     }
 }
 
+/// The names a statement reads: plain names and dotted chains rooted at a name
+/// (`helper.load_model`), each once, sorted.
 fn refs_of(stmt: &Stmt) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);

@@ -381,15 +381,15 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         };
         // A test file pytest runs with the others of its suite is configured once for the
         // suite, in the `conftest.py` pytest imports first, not by a copy of the header per
-        // test file; unless its fix changes a device choice in it (an index renumbered keeps
-        // its mask beside it).
+        // test file; unless its fix changes more than adding the header (an index renumbered
+        // keeps its mask beside it; a configuration written by hand is repaired where it is).
         let suite = match ctx.role {
             Some(Role::Program {
                 why: index::EntryWhy::Test { suite },
                 ..
             }) if findings
                 .iter()
-                .all(|f| !f.is_violation() || f.rule.subject == Subject::Header) =>
+                .all(|f| !f.is_violation() || f.rule.code == rules::HEADER_MISSING.code) =>
             {
                 Some(suite_conftest(suite))
             }
