@@ -10,7 +10,7 @@ pub static HEADER_MISSING: Rule = Rule {
     why: "Without CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES set before the first GPU import, CUDA numbers cards fastest-first and the process may land on the forbidden card.",
     example: "import torch\nmodel.to('cuda')",
     fix: FixSafety::SafeExcept("the validation call added to the `__main__` block raises when the target card is absent, so a run that used to fall back now stops"),
-    fix_why: "Inserting the header after the prologue is the point of the tool and keeps every other byte. A test file that pytest runs with the other files of its suite, where no `conftest.py` holds the header, gets no copy of its own: the finding names the `conftest.py` to create, and the next `fix` puts the header there once (a test file whose fix renumbers a device keeps its own header beside the new index).",
+    fix_why: "Inserting the header after the prologue is the point of the tool and keeps every other byte. A test file that pytest runs with the other files of its suite, where no `conftest.py` holds the header, gets no copy of its own: the finding names the `conftest.py` to create, and the next `fix` puts the header there once (a test file whose fix renumbers a device keeps its own header beside the new index, and one that sets the variables itself is repaired where it does).",
     rewrite: "header inserted after the prologue",
     env: true,
     subject: Subject::Header,
