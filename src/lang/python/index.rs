@@ -483,6 +483,12 @@ fn parse_facts(
             })
         })
     };
+    // Code touches a GPU where it holds a site (an import of GPU code aside) or uses a name
+    // such an import binds.
+    let touches = |r: ruff_text_size::TextRange, refs: &[String]| {
+        sites_in(&sites, r).any(|o| !framework_imports.iter().any(|i| i.contains(&o)))
+            || uses_framework(refs)
+    };
     // What runs at import, and each top-level function and class apart: a program reaches a
     // function's GPU code only when it uses that function.
     let mut units = Vec::new();
@@ -498,25 +504,16 @@ fn parse_facts(
         let stmt = match piece {
             Piece::Stmt(stmt) => stmt,
             Piece::Expr(e) => {
-                let r = e.range();
                 let refs = refs_of_expr(e);
-                let touches = sites
-                    .iter()
-                    .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize())
-                    || uses_framework(&refs);
+                let touches = touches(e.range(), &refs);
                 gpu_at_import |= touches;
                 gpu_acts_at_import |= touches;
                 import_refs.extend(refs);
                 continue;
             }
         };
-        let r = stmt.range();
         let refs = refs_of(stmt);
-        let touches = sites.iter().any(|&o| {
-            r.start().to_usize() <= o
-                && o < r.end().to_usize()
-                && !framework_imports.iter().any(|i| i.contains(&o))
-        }) || uses_framework(&refs);
+        let touches = touches(stmt.range(), &refs);
         // A function a decorator registers (`@app.route`, `@registry.register`) is called by
         // whoever holds the registry: it runs as if the module named it at import.
         let registered = |decorators: &[ruff_python_ast::Decorator]| {
@@ -612,6 +609,14 @@ fn parse_facts(
     Some(facts)
 }
 
+/// The GPU sites (byte offsets) within `range`.
+fn sites_in(sites: &[usize], range: ruff_text_size::TextRange) -> impl Iterator<Item = usize> + '_ {
+    sites
+        .iter()
+        .copied()
+        .filter(move |&o| range.start().to_usize() <= o && o < range.end().to_usize())
+}
+
 /// The names that module-level imports of GPU code bind, as dotted prefixes of the names code
 /// uses, and the ranges of those import statements (inside `if`/`try` too; not under
 /// `TYPE_CHECKING`, not the file's own package). Two kinds: a framework that takes a GPU unasked
@@ -631,12 +636,7 @@ fn framework_bindings(
     let mut stack: Vec<&Stmt> = body.iter().rev().collect();
     while let Some(stmt) = stack.pop() {
         let mut framework = false;
-        let r = stmt.range();
-        let a_site = || {
-            sites
-                .iter()
-                .any(|&o| r.start().to_usize() <= o && o < r.end().to_usize())
-        };
+        let a_site = || sites_in(sites, stmt.range()).next().is_some();
         match stmt {
             Stmt::Import(i) => {
                 for a in &i.names {
