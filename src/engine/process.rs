@@ -495,6 +495,7 @@ impl Engine {
                     line,
                     column,
                     message: f.message.clone(),
+                    help: f.help.clone(),
                     fixable: f.is_violation() && f.fixable,
                     applicability: match (f.is_violation(), f.fixable, f.applicability) {
                         (false, _, _) => Some(Applicability::DisplayOnly),

@@ -415,6 +415,7 @@ mod tests {
             line: 1,
             column: 1,
             message: "m".into(),
+            help: None,
             fixable: true,
             applicability: None,
             fixed,

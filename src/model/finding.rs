@@ -126,7 +126,12 @@ pub enum RuleEdits {
 pub struct Finding {
     pub rule: &'static Rule,
     pub range: Range<usize>,
+    /// What is wrong where, in one short line (ruff's message).
     pub message: String,
+    /// What to do about it here, when that is not `fix` (ruff's help line): the hand edit, the
+    /// launcher line with the policy's values, why the fix is withheld. The rule's page
+    /// (`rule CODE`) says why the rule exists.
+    pub help: Option<String>,
     /// Edits that fix this finding on their own; empty when there is no automatic fix
     /// or when the fix is part of a file-level plan (the header).
     pub edits: Vec<Edit>,
@@ -142,6 +147,7 @@ impl Finding {
             rule,
             range,
             message: message.into(),
+            help: None,
             edits: Vec::new(),
             fixable: false,
             applicability: match rule.severity {
@@ -149,6 +155,20 @@ impl Finding {
                 _ => Applicability::DisplayOnly,
             },
         }
+    }
+
+    /// What to do about it here (see [`Finding::help`]).
+    pub fn with_help(mut self, help: impl Into<String>) -> Finding {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Adds a sentence to its help (a withheld fix's reason after the rule's own advice).
+    pub fn add_help(&mut self, more: &str) {
+        self.help = Some(match self.help.take() {
+            Some(h) => format!("{h}; {more}"),
+            None => more.to_string(),
+        });
     }
 
     /// Its fix may change what the program does: only `--unsafe-fixes` applies it.

@@ -55,6 +55,10 @@ pub struct FindingRecord {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// What to do about it here when that is not `fix` (the hand edit, the launcher line, why
+    /// the fix is withheld); absent when `fix` or the rule's page says it all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
     /// True when `fix` can rewrite it.
     pub fixable: bool,
     /// `safe`, `unsafe` (only `--unsafe-fixes` applies it) or `display_only`; null when the

@@ -38,7 +38,11 @@ pub fn render(prefix: &str, files: &[FileOutcome]) -> String {
                 data(&format!(
                     "{path}:{}:{}: {} {}",
                     f.line, f.column, f.rule, f.message
-                ))
+                )) + &f
+                    .help
+                    .as_deref()
+                    .map(|help| format!("%0Ahelp: {}", data(help)))
+                    .unwrap_or_default()
             );
         }
         if let Some(gpu) = &file.gpu_check {

@@ -35,6 +35,14 @@ struct Issue<'a> {
     kind: &'static str,
     /// Code Climate's: a card chosen wrong is a bug risk (the only category that fits).
     categories: [&'static str; 1],
+    /// Code Climate's longer text (GitLab shows it under the description): the finding's help.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<Content>,
+}
+
+#[derive(Serialize)]
+struct Content {
+    body: String,
 }
 
 #[derive(Serialize)]
@@ -68,6 +76,7 @@ impl<'a> Issue<'a> {
             },
             kind: "issue",
             categories: ["Bug Risk"],
+            content: None,
         }
     }
 }
@@ -127,14 +136,11 @@ pub fn render(prefix: &str, files: &[FileOutcome], rewritten: bool) -> serde_jso
             };
             let description = format!("{}{label} {}", f.rule, printable(&f.message));
             let severity = severity(&f.severity);
-            issues.push(Issue::new(
-                &f.rule,
-                description,
-                severity,
-                path,
-                f.line,
-                fingerprint,
-            ));
+            let mut issue = Issue::new(&f.rule, description, severity, path, f.line, fingerprint);
+            issue.content = f.help.as_deref().map(|help| Content {
+                body: printable(help).into_owned(),
+            });
+            issues.push(issue);
         }
         if let Some(text) = file.gpu_check.as_ref().and_then(gpu_failure) {
             let fingerprint = fingerprint(&["gpu-check", path]);

@@ -164,7 +164,7 @@ pub fn render(
             results.push(json!({
                 "ruleId": f.rule,
                 "level": level,
-                "message": {"text": printable(&f.message)},
+                "message": {"text": with_help(&f.message, f.help.as_deref())},
                 "locations": location(&uri, f.line, f.column),
             }));
         }
@@ -271,5 +271,13 @@ mod uri_tests {
             file_uri_of_dir(Path::new(r"\\?\C:\Dev\x\")),
             "file:///C:/Dev/x/"
         );
+    }
+}
+
+/// A finding's message and, on a line of its own, its help: SARIF's result has one message.
+fn with_help(message: &str, help: Option<&str>) -> String {
+    match help {
+        Some(help) => format!("{}\nhelp: {}", printable(message), printable(help)),
+        None => printable(message).into_owned(),
     }
 }

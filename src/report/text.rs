@@ -56,6 +56,9 @@ pub fn findings(files: &[FileOutcome], only_unfixed: bool, paint: Paint) -> Stri
                 mark,
                 printable(&f.message)
             );
+            if let Some(help) = &f.help {
+                let _ = writeln!(out, "  {} {}", paint.mark("help:"), printable(help));
+            }
         }
         if let Some(why) = file.fix_refused() {
             let _ = writeln!(

@@ -182,6 +182,60 @@ fn github_format_prints_workflow_annotations() {
     );
 }
 
+/// A finding's message is one line; what to do by hand is its help, in every format: a line of
+/// its own under the finding in text, a field in JSON, the second line of a SARIF message and of
+/// a GitHub annotation, GitLab's `content.body`.
+#[test]
+fn a_findings_help_reaches_every_format_under_its_one_line_message() {
+    // A device read from a config key: for review, with what to check there.
+    let src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.environ['CUDA_DEVICE_ORDER'] = 'PCI_BUS_ID'\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'max_split_size_mb:1024'\nimport torch\nimport yaml\ncfg = yaml.safe_load(open('c.yaml'))\nx = torch.zeros(1).to(cfg['device'])\n";
+    let dir = tree(&[("train.py", src)]);
+    let message = "train.py:8:23: GH111 [review] .to(…) takes its device from key `device` of `c.yaml`, which the tool does not read";
+    let help = "under CUDA_VISIBLE_DEVICES='1' the policy's card is `cuda:0` (index 0): check the value there, then mark this `# noqa: GH111`";
+    let text = run(gh(dir.path()).args(["scan", "--no-cache"]));
+    assert_eq!(text.code, 1, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .starts_with(&format!("{message}\n  help: {help}\n")),
+        "{}",
+        text.stdout
+    );
+    let json = run(gh(dir.path()).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let f = &doc["files"][0]["findings"][0];
+    assert_eq!(
+        f["message"].as_str(),
+        message.split_once("[review] ").map(|m| m.1)
+    );
+    assert_eq!(f["help"], help);
+    // A finding with nothing to do by hand has no `help` at all.
+    let bare = tree(&[("a.py", BARE)]);
+    let json = run(gh(bare.path()).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        doc["files"][0]["findings"][0].get("help").is_none(),
+        "{doc}"
+    );
+    let sarif = run(gh(dir.path()).args(["scan", "--no-cache", "--format", "sarif"]));
+    let doc: serde_json::Value = serde_json::from_str(&sarif.stdout).unwrap();
+    let result = &doc["runs"][0]["results"][0];
+    assert_eq!(
+        result["message"]["text"],
+        format!("{}\nhelp: {help}", f["message"].as_str().unwrap())
+    );
+    let github = run(gh(dir.path()).args(["scan", "--no-cache", "--format", "github"]));
+    assert!(
+        github
+            .stdout
+            .starts_with(&format!("::warning title=gpu-homogenize (GH111),file=train.py,line=8,col=23::{}%0Ahelp: {help}\n", message.replace(" [review]", ""))),
+        "{}",
+        github.stdout
+    );
+    let gitlab = run(gh(dir.path()).args(["scan", "--no-cache", "--format", "gitlab"]));
+    let doc: serde_json::Value = serde_json::from_str(&gitlab.stdout).unwrap();
+    assert_eq!(doc[0]["content"]["body"], help);
+}
+
 #[test]
 fn sarif_uses_percent_encoded_uris_under_srcroot_and_full_rules() {
     let dir = tree(&[("dir with space/café/naïve.py", BARE)]);

@@ -362,7 +362,7 @@ fn black_26_and_isort_two_lines_after_imports_refuse_the_header_with_the_reason(
         crate::common::write(dir.path(), "train.py", PROGRAM);
         let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
         assert_eq!(out.code, 1, "{shown}: {}{}", out.stdout, out.stderr);
-        let reason = format!("train.py:1:1: GH001 GPU header missing; not fixed automatically: the header is code right after `import os`, where {shown} puts one blank line and isort's `lines_after_imports = 2` puts 2: no header passes both; set `lines_after_imports` to 1 (or drop it: one blank line before code, two before a def or class), or pin black below 26, then run fix again\n");
+        let reason = format!("train.py:1:1: GH001 GPU header missing\n  help: not fixed automatically: the header is code right after `import os`, where {shown} puts one blank line and isort's `lines_after_imports = 2` puts 2: no header passes both; set `lines_after_imports` to 1 (or drop it: one blank line before code, two before a def or class), or pin black below 26, then run fix again\n");
         assert!(out.stdout.contains(&reason), "{shown}: {}", out.stdout);
         assert_eq!(
             std::fs::read_to_string(dir.path().join("train.py")).unwrap(),

@@ -906,7 +906,7 @@ fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file()
         assert_eq!(f["findings"][0]["rule"], "GH001", "{f}");
         assert_eq!(f["findings"][0]["fixable"], false, "{f}");
         assert!(
-            f["findings"][0]["message"].as_str().unwrap().ends_with(
+            f["findings"][0]["help"].as_str().unwrap().ends_with(
                 "not fixed automatically: pytest runs `tests/` in one process: the header goes \
                  once in `tests/conftest.py` (create it, then run `fix`)"
             ),

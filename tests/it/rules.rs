@@ -459,12 +459,15 @@ fn fixed_python_fixtures_run_on_the_target_card_only() {
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
 
-/// A violation's message says what to change, never to mark it `# noqa`: the tool knows the
-/// line is wrong, and a `noqa` there would call the file accepted (findings for review, which
-/// the tool cannot settle, may say how to accept them).
+/// A finding's message is one short line that says what is wrong (ruff's are ~30 characters;
+/// what to do goes in its help, why in `rule CODE`), and a violation never advises marking it
+/// `# noqa`: the tool knows the line is wrong, and a `noqa` there would call the file accepted
+/// (findings for review, which the tool cannot settle, may say how to accept them).
 #[test]
-fn no_violation_advises_noqa() {
+fn messages_are_short_and_no_violation_advises_noqa() {
     let mut advising = Vec::new();
+    let mut long = Vec::new();
+    let mut lengths = Vec::new();
     for rule in gpu_homogenize::model::rules::all() {
         let root_dir = copy_rule(rule.code);
         let out = run(gh(root_dir.path()).args(["scan", "--no-cache", "--format", "json"]));
@@ -472,11 +475,26 @@ fn no_violation_advises_noqa() {
         for file in doc["files"].as_array().unwrap() {
             for f in file["findings"].as_array().unwrap() {
                 let message = f["message"].as_str().unwrap_or_default();
-                if f["severity"] == "violation" && message.contains("noqa") {
+                let help = f["help"].as_str().unwrap_or_default();
+                if f["severity"] == "violation"
+                    && (message.contains("noqa") || help.contains("noqa"))
+                {
                     advising.push(format!("{}: {} {message}", file["path"], f["rule"]));
+                }
+                let chars = message.chars().count();
+                lengths.push(chars);
+                if chars > 170 || message.contains('\n') {
+                    long.push(format!(
+                        "{}: {} ({chars}) {message}",
+                        file["path"], f["rule"]
+                    ));
                 }
             }
         }
     }
     assert!(advising.is_empty(), "{}", advising.join("\n"));
+    assert!(long.is_empty(), "{}", long.join("\n"));
+    lengths.sort_unstable();
+    let median = lengths[lengths.len() / 2];
+    assert!(median <= 80, "median message length {median}");
 }

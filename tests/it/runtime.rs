@@ -573,7 +573,7 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
             assert_eq!(header["rule"], "GH001", "{file}");
             assert_eq!(header["fixable"], false, "{file}");
             assert!(
-                header["message"].as_str().unwrap().contains(
+                header["help"].as_str().unwrap().contains(
                     "the header goes once in `tests/conftest.py` (create it, then run `fix`)"
                 ),
                 "{file}"

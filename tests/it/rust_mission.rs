@@ -572,10 +572,10 @@ fn the_branches_of_one_index_are_alternatives_not_several_cards() {
     assert_eq!(
         device_findings(src),
         [
-            "tool.rs:7:52: GH511 Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; not fixed automatically: this program selects several devices (GH513), and the mask would leave it one card",
-            "tool.rs:13:30: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
-            "tool.rs:14:51: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
-            "tool.rs:14:63: GH513 [review] Device::new_cuda(…) selects device 2 in a function that selects devices [1, 2]: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+            "tool.rs:7:52: GH511 Device::new_cuda(…) selects device 1, device 0 under mask '1'",
+            "tool.rs:13:30: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written",
+            "tool.rs:14:51: GH513 [review] Device::new_cuda(…) selects device 1 in a function that selects devices [1, 2]: multi-GPU by design, left as written",
+            "tool.rs:14:63: GH513 [review] Device::new_cuda(…) selects device 2 in a function that selects devices [1, 2]: multi-GPU by design, left as written",
         ]
     );
 }
@@ -587,8 +587,8 @@ fn a_loop_over_several_indices_is_multi_gpu() {
     assert_eq!(
         device_findings(src),
         [
-            "tool.rs:6:35: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
-            "tool.rs:8:57: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='1' only one card is visible",
+            "tool.rs:6:35: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written",
+            "tool.rs:8:57: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written",
         ]
     );
 }

@@ -69,7 +69,7 @@ fn binaries_reach_cuda_through_modules_wrappers_and_features() {
     .collect();
     assert_eq!(status, want, "{text}");
     assert!(
-        text.contains("bench/benches/matmul.rs:9:1: GH508 [review] this GPU program (it reaches CUDA through its package's library `bench` → `candle_core` with its `cuda` feature"),
+        text.contains("bench/benches/matmul.rs:9:1: GH508 [review] this GPU program gets its `main` from `criterion_main!`: the env cannot go into it\n  help: it reaches CUDA through its package's library `bench` → `candle_core` with its `cuda` feature"),
         "{text}"
     );
     assert!(text.contains("render/src/main.rs:1:1: GH501"), "{text}");
@@ -95,7 +95,7 @@ fn a_library_index_is_remapped_only_when_every_program_running_it_masks() {
     );
     let (_, text) = statuses(root);
     assert!(
-        text.contains("core/src/lib.rs:4:31: GH511 [*] CudaContext::new(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): `cli/src/main.rs`"),
+        text.contains("core/src/lib.rs:4:31: GH511 [*] CudaContext::new(…) selects device 1, device 0 under mask '1'\n  help: every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): `cli/src/main.rs`"),
         "{text}"
     );
     // Without any program, the same index is the caller's business: review, no fix.
@@ -269,7 +269,7 @@ fn wrappers_own_examples_tests_and_cpu_uses_are_judged_as_what_they_are() {
         assert_eq!(status[file], want, "{file}\n{text}");
     }
     assert!(text.contains("chat/src/main.rs:1:1: GH501"), "{text}");
-    assert!(text.contains("t/tests/gpu.rs:1:1: GH508 [review] this GPU program (it reaches CUDA through `cudarc`: the CUDA driver API) gets its `main` from libtest"), "{text}");
+    assert!(text.contains("t/tests/gpu.rs:1:1: GH508 [review] this GPU program gets its `main` from libtest (a test binary): the env cannot go into it\n  help: it reaches CUDA through `cudarc`: the CUDA driver API"), "{text}");
     assert!(text.contains("t/src/lib.rs:7:51: GH514 [review]"), "{text}");
     assert!(
         text.contains("w/src/main.rs:6:18: GH511 [*] .gpu_device(…) selects device 1"),
@@ -490,7 +490,7 @@ fn library_devices_nvrtc_and_multi_gpu_programs_are_judged_as_they_run() {
     ] {
         assert_eq!(status[file], want, "{file}\n{text}");
     }
-    assert!(text.contains("kern/src/bin/copy.rs:3:1: GH502 fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements; not fixed automatically: this program selects several devices (GH513)"), "{text}");
+    assert!(text.contains("kern/src/bin/copy.rs:3:1: GH502 fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements\n  help: not fixed automatically: this program selects several devices (GH513)"), "{text}");
     let before = std::fs::read(root.join("kern/src/bin/copy.rs")).unwrap();
     run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
     assert_eq!(
@@ -643,7 +643,7 @@ fn an_index_is_never_moved_without_its_mask() {
     }
     assert!(text.contains("acli/src/main.rs:3:1: GH505"), "{text}");
     assert!(text.contains("bcli/src/main.rs:1:1: GH505"), "{text}");
-    assert!(text.contains("conv/src/main.rs:4:31: GH514 [review] Device::new_cuda(…) selects device 1: with CUDA_VISIBLE_DEVICES='1' the target card is device 0; but this program is judged a CPU program (`candle_core` is built without its CUDA feature), so no mask is set in it"), "{text}");
+    assert!(text.contains("conv/src/main.rs:4:31: GH514 [review] Device::new_cuda(…) selects device 1, device 0 under mask '1'; but this program is judged a CPU program (`candle_core` is built without its CUDA feature), so no mask is set in it: not remapped"), "{text}");
     assert!(text.contains("hidden/src/main.rs:9:1: GH502 [*]"), "{text}");
     assert!(text.contains("hidden/src/main.rs:1:1: GH501 [*]"), "{text}");
     let diff = run(gh(root).args(["fix", "--diff", "--unsafe-fixes", "."])).stdout;
@@ -690,7 +690,7 @@ fn an_attribute_that_may_run_main_off_the_first_thread_gets_no_env_block() {
     assert_eq!(status["viewer/src/main.rs"], "needs_review", "{text}");
     assert_eq!(status["engine/src/lib.rs"], "needs_review", "{text}");
     assert!(
-        text.contains("viewer/src/main.rs:3:1: GH509 [review] this GPU program's `main` runs under `#[show_image::main]`"),
+        text.contains("viewer/src/main.rs:3:1: GH509 [review] `main` runs under `#[show_image::main]`, maybe not on the first thread"),
         "{text}"
     );
     assert!(

@@ -157,19 +157,25 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         untraced_literals(facts, ctx.policy, &mut out);
         nvml_findings(facts, ctx.policy, &mut out);
         for (at, what, config) in &facts.config_devices {
-            out.push(Finding::new(
-                &DEVICE_FROM_CONFIG,
-                at.clone(),
-                format!("{what} takes its device from {config}, which the tool does not read: once CUDA_VISIBLE_DEVICES='{}' is set the policy's card is `cuda:0` (index 0); check the value there, then mark this `# noqa: GH111`", ctx.policy.visible_devices),
-            ));
+            out.push(
+                Finding::new(
+                    &DEVICE_FROM_CONFIG,
+                    at.clone(),
+                    format!("{what} takes its device from {config}, which the tool does not read"),
+                )
+                .with_help(format!("under CUDA_VISIBLE_DEVICES='{}' the policy's card is `cuda:0` (index 0): check the value there, then mark this `# noqa: GH111`", ctx.policy.visible_devices)),
+            );
         }
         if ctx.in_scope {
             for o in &facts.idle_options {
-                out.push(Finding::new(
-                    &IDLE_DEVICE_OPTION,
-                    o.at.clone(),
-                    format!("`{}` selects no card: its value (`.{}`) is never used, or only printed, and the policy's header decides the card; remove the option (and its echo), or make it choose among the policy's cards, then mark it `# noqa: GH014`", o.option, o.dest),
-                ));
+                out.push(
+                    Finding::new(
+                        &IDLE_DEVICE_OPTION,
+                        o.at.clone(),
+                        format!("`{}` selects no card: its value (`.{}`) is never used, or only printed", o.option, o.dest),
+                    )
+                    .with_help("the policy's header decides the card: remove the option (and its echo), or make it choose among the policy's cards, then mark it `# noqa: GH014`"),
+                );
             }
         }
         if let Some(role) = ctx.role {
@@ -244,11 +250,14 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
         .filter(|c| c.parse::<u64>().is_ok() && !allowed.contains(c))
         .collect();
     if !forbidden.is_empty() {
-        out.push(Finding::new(
-            &CHILD_PROCESS_CARD,
-            at,
-            format!("this program is started by {place}, which gives it CUDA_VISIBLE_DEVICES={}: card {} is not one the policy allows ('{}'); change the command to the policy's mask, or drop it", l.mask.as_deref().unwrap_or(""), forbidden.join(", "), policy.visible_devices),
-        ));
+        out.push(
+            Finding::new(
+                &CHILD_PROCESS_CARD,
+                at,
+                format!("started by {place} with CUDA_VISIBLE_DEVICES={}: card {} is not the policy's ('{}')", l.mask.as_deref().unwrap_or(""), forbidden.join(", "), policy.visible_devices),
+            )
+            .with_help("change the command to the policy's mask, or drop it"),
+        );
     }
 }
 
@@ -317,19 +326,32 @@ fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
                 _ => Vec::new(),
             };
             if !forbidden.is_empty() {
-                out.push(Finding::new(
-                    &CHILD_PROCESS_CARD,
-                    e.at.clone(),
-                    format!("a child process gets CUDA_VISIBLE_DEVICES={}: card {} is not one the policy allows ('{}'); give the child the policy's mask, or let it inherit the parent's", shown(val), forbidden.join(", "), policy.visible_devices),
-                ));
+                out.push(
+                    Finding::new(
+                        &CHILD_PROCESS_CARD,
+                        e.at.clone(),
+                        format!("a child process gets CUDA_VISIBLE_DEVICES={}: card {} is not the policy's ('{}')", shown(val), forbidden.join(", "), policy.visible_devices),
+                    )
+                    .with_help("give the child the policy's mask, or let it inherit the parent's"),
+                );
                 return;
             }
             if !matches!(val, Val::Lit(v) if Some(v.as_str()) == policy.env_value(var)) {
-                out.push(Finding::new(
-                    &CHILD_ENV,
-                    e.at.clone(),
-                    format!("a child process gets {}={}: the policy's value is {}; pass the parent's env or the policy's value", var.name(), shown(val), policy.env_value(var).map_or("unset".into(), |v| format!("'{v}'"))),
-                ));
+                out.push(
+                    Finding::new(
+                        &CHILD_ENV,
+                        e.at.clone(),
+                        format!(
+                            "a child process gets {}={}: the policy's value is {}",
+                            var.name(),
+                            shown(val),
+                            policy
+                                .env_value(var)
+                                .map_or("unset".into(), |v| format!("'{v}'"))
+                        ),
+                    )
+                    .with_help("pass the parent's env or the policy's value"),
+                );
             }
         }
         return;
@@ -338,8 +360,9 @@ fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
         out.push(Finding::new(
             &DELIBERATE_CPU_MASK,
             e.at.clone(),
-            "CUDA_VISIBLE_DEVICES hides every GPU here (a deliberate CPU-only choice): left as is; confirm it is meant",
-        ));
+            "CUDA_VISIBLE_DEVICES hides every GPU here (a deliberate CPU-only choice): left as is",
+        )
+        .with_help("confirm it is meant"));
     }
     if let (Some(EnvKey::Amd(name)), EnvOp::Set(Val::Lit(v))) = (e.key, &e.op) {
         if v != &policy.visible_devices {
@@ -494,21 +517,27 @@ fn device_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
         let mask = &policy.visible_devices;
         match policy.remap_index(d.index) {
             Remap::Keep => {}
-            Remap::Invalid => out.push(Finding::new(
-                &DEVICE_INDEX_INVALID,
-                d.at.clone(),
-                format!(
-                    "{} selects device {}, but with CUDA_VISIBLE_DEVICES='{mask}' only {} device(s) are visible (indices 0..{}): no card has that index; choose the device by hand",
-                    d.what, d.index, policy.visible_count(), policy.visible_count().saturating_sub(1)
-                ),
-            )),
+            Remap::Invalid => out.push(
+                Finding::new(
+                    &DEVICE_INDEX_INVALID,
+                    d.at.clone(),
+                    format!(
+                        "{} selects device {}, but mask '{mask}' leaves {} device(s) (indices 0..{})",
+                        d.what, d.index, policy.visible_count(), policy.visible_count().saturating_sub(1)
+                    ),
+                )
+                .with_help("no card has that index: choose the device by hand"),
+            ),
             Remap::To(new) => {
                 if let Some(name) = &d.shared {
-                    out.push(Finding::new(
-                        &DEVICE_INDEX_SHARED,
-                        d.at.clone(),
-                        format!("{} selects device {} (device {new} once CUDA_VISIBLE_DEVICES='{mask}' is set), but `{name}` is also used for something else: change it by hand", d.what, d.index),
-                    ));
+                    out.push(
+                        Finding::new(
+                            &DEVICE_INDEX_SHARED,
+                            d.at.clone(),
+                            format!("{} selects device {}, device {new} under mask '{mask}', but `{name}` is also used for something else", d.what, d.index),
+                        )
+                        .with_help("a remap would change the other use too: change it by hand"),
+                    );
                     continue;
                 }
                 let finding = Finding::new(
@@ -540,16 +569,20 @@ fn nvml_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                 Finding::new(
                     &NVML_INDEX,
                     n.at.clone(),
-                    format!("{}({index}) reads the card on PCI bus position {index}, which the policy does not allow: NVML ignores CUDA_VISIBLE_DEVICES, and the policy's card is NVML index {card} (or select it with nvmlDeviceGetHandleByPciBusId / ByUUID)", n.call),
+                    format!("{}({index}) reads the card on PCI bus position {index}, not the policy's (NVML index {card})", n.call),
                 )
+                .with_help("NVML ignores CUDA_VISIBLE_DEVICES; or select the card with nvmlDeviceGetHandleByPciBusId / ByUUID")
                 .with_edits(vec![Edit::replace(digits.clone(), card.to_string())])
                 .unsafe_fix(),
             ),
-            None if n.from_cuda => out.push(Finding::new(
-                &NVML_CUDA_INDEX,
-                n.at.clone(),
-                format!("{} is given a CUDA device number: NVML ignores CUDA_VISIBLE_DEVICES, so CUDA device 0 (the policy's card) is NVML index {card}, and this reads another card; map it with the card's PCI bus id or UUID (`torch.cuda.get_device_properties(i).uuid`)", n.call),
-            )),
+            None if n.from_cuda => out.push(
+                Finding::new(
+                    &NVML_CUDA_INDEX,
+                    n.at.clone(),
+                    format!("{} is given a CUDA device number: the policy's card is NVML index {card}, CUDA device 0", n.call),
+                )
+                .with_help("NVML ignores CUDA_VISIBLE_DEVICES: map the card by PCI bus id or UUID (`torch.cuda.get_device_properties(i).uuid`)"),
+            ),
             _ => {}
         }
     }
@@ -596,14 +629,17 @@ fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
             ),
             (remap, _) => {
                 let becomes = match remap {
-                    Remap::To(new) => format!("that card is `cuda:{new}` once CUDA_VISIBLE_DEVICES='{mask}' is set"),
-                    _ => format!("no card has that index once CUDA_VISIBLE_DEVICES='{mask}' is set"),
+                    Remap::To(new) => format!("`cuda:{new}` under mask '{mask}'"),
+                    _ => format!("no card under mask '{mask}'"),
                 };
-                out.push(Finding::new(
-                    &DEVICE_LITERAL_UNTRACED,
-                    at.clone(),
-                    format!("\"cuda:{index}\" may select a device, but the tool does not follow where it goes: {becomes}; change it by hand if it reaches a device, or mark it `# noqa: GH108`"),
-                ));
+                out.push(
+                    Finding::new(
+                        &DEVICE_LITERAL_UNTRACED,
+                        at.clone(),
+                        format!("\"cuda:{index}\" ({becomes}) may select a device the tool cannot follow"),
+                    )
+                    .with_help("change it by hand if it reaches a device, or mark it `# noqa: GH108`"),
+                );
             }
         }
     }
@@ -712,10 +748,8 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             f.rule = &DEVICE_INDEX_IN_LIBRARY;
             f.fixable = false;
             f.edits.clear();
-            f.message = format!(
-                "{}; but {library_of}, so the card it selects depends on the mask of the program that imports it: check the callers, then remap by hand or mark it `# noqa: GH107`",
-                f.message
-            );
+            f.message = format!("{}; but {library_of}", f.message);
+            f.add_help("the card it selects depends on the mask of the program that imports it: check the callers, then remap by hand or mark it `# noqa: GH107`");
         }
     }
 }

@@ -157,9 +157,11 @@ fn describe(states: &BTreeSet<State>, want: &State, scheduler: bool) -> String {
             State::Lit(v) => format!("is '{v}'"),
             State::Computed => "is a computed value".to_string(),
             State::DefaultTo(v) if scheduler => format!("defaults to '{v}'"),
-            State::DefaultTo(v) => {
-                format!("is only defaulted to '{v}'")
+            // The policy's own value, only defaulted: the variables group into one clause.
+            State::DefaultTo(v) if matches!(want, State::Lit(w) if w == v) => {
+                "is only defaulted".to_string()
             }
+            State::DefaultTo(v) => format!("is only defaulted to '{v}'"),
         })
         .collect();
     parts.dedup();

@@ -426,11 +426,14 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
                     &facts.forks,
                     &facts.main_block,
                 ) {
-                    findings.push(Finding::new(
-                        &rules::VALIDATION_NOT_CALLED,
-                        forks.clone(),
-                        "the header's validation call is not added: it would start CUDA in this process before it starts workers (forked workers cannot use CUDA); validate in the workers instead",
-                    ));
+                    findings.push(
+                        Finding::new(
+                            &rules::VALIDATION_NOT_CALLED,
+                            forks.clone(),
+                            "the header's validation call is not added: it would start CUDA before the workers start",
+                        )
+                        .with_help("forked workers cannot use CUDA: validate in the workers instead"),
+                    );
                 }
             }
             Err(why) => withhold(&mut findings, &why),
@@ -515,7 +518,7 @@ fn withhold(findings: &mut [Finding], why: &str) {
         f.fixable = false;
         f.edits.clear();
         if f.rule.subject == Subject::Header {
-            f.message = format!("{}; not fixed automatically: {why}", f.message);
+            f.add_help(&format!("not fixed automatically: {why}"));
         }
     }
 }

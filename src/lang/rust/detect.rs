@@ -165,18 +165,24 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
         .iter()
         .filter(|(_, n)| !allowed.contains(n))
     {
-        out.push(Finding::new(
-            &NVML_INDEX,
-            r.clone(),
-            format!("device_by_index({n}) is NVML's physical PCI-order index, not remapped by CUDA_VISIBLE_DEVICES: select the card by UUID or PCI bus id (device_by_uuid / device_by_pci_bus_id)"),
-        ));
+        out.push(
+            Finding::new(
+                &NVML_INDEX,
+                r.clone(),
+                format!("device_by_index({n}) is NVML's PCI-order index, not remapped by CUDA_VISIBLE_DEVICES"),
+            )
+            .with_help("select the card by UUID or PCI bus id (device_by_uuid / device_by_pci_bus_id)"),
+        );
     }
     for (at, what) in &facts.computed_indices {
-        out.push(Finding::new(
-            &MULTI_GPU,
-            at.clone(),
-            format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices),
-        ));
+        out.push(
+            Finding::new(
+                &MULTI_GPU,
+                at.clone(),
+                format!("{what}: several cards by design, left as written"),
+            )
+            .with_help(format!("with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so any other index it computes is an invalid ordinal", ctx.policy.visible_devices)),
+        );
     }
     // An option that selects several cards, in the code of a GPU program (`--devices` is an
     // audio device list in a CPU tool).
@@ -186,11 +192,14 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
         None => facts.uses_gpu_crate || !facts.sinks.is_empty(),
     };
     for (at, what) in facts.multi_gpu_options.iter().filter(|_| gpu_code) {
-        out.push(Finding::new(
-            &MULTI_GPU,
-            at.clone(),
-            format!("{what}: several cards by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so a second card it is given is an invalid ordinal", ctx.policy.visible_devices),
-        ));
+        out.push(
+            Finding::new(
+                &MULTI_GPU,
+                at.clone(),
+                format!("{what}: several cards by design, left as written"),
+            )
+            .with_help(format!("with CUDA_VISIBLE_DEVICES='{}' only device 0 exists, so a second card it is given is an invalid ordinal", ctx.policy.visible_devices)),
+        );
     }
     library_indices(facts, ctx, kind, &mut out);
     // The touchpoint map: where programs reach CUDA and where devices are built.
@@ -232,7 +241,11 @@ fn library_indices(facts: &Facts, ctx: &Context, kind: Binary, out: &mut [Findin
         f.rule = &DEVICE_INDEX_IN_LIBRARY;
         f.fixable = false;
         f.edits.clear();
-        f.message = format!("{}; but this is test code: libtest runs it in a process no `main` masks, so the card it selects is the test runner's environment's choice: set the mask there, then remap by hand or accept it", f.message);
+        f.message = format!(
+            "{}; but this is test code, run in a process no `main` masks",
+            f.message
+        );
+        f.add_help("the card it selects is the test runner's environment's choice: set the mask there, then remap by hand or accept it");
     }
     let programs: &[(String, bool)] = match ctx.role {
         Some(FileRole::Module { programs, .. }) => programs,
@@ -289,32 +302,34 @@ fn library_indices(facts: &Facts, ctx: &Context, kind: Binary, out: &mut [Findin
     for f in out.iter_mut().filter(|f| f.rule.code == DEVICE_INDEX.code) {
         if !programs.is_empty() && unmasked.is_empty() {
             if f.fixable {
-                f.message = format!(
-                    "{}; every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): {}",
-                    f.message,
+                f.add_help(&format!(
+                    "every program of the tree that runs this library sets the mask in its main (an async one once `fix --unsafe-fixes` makes it sync): {}",
                     list(&all)
-                );
+                ));
                 if ctx.role.is_some_and(FileRole::made_sync) {
                     f.applicability = crate::model::finding::Applicability::Unsafe;
                 }
             }
             continue;
         }
-        let why = if programs.is_empty() {
-            "no GPU program of this tree runs this library, so the card it selects is the mask of whoever calls it".to_string()
+        let (why, more) = if programs.is_empty() {
+            (
+                "no GPU program of this tree runs this library".to_string(),
+                "the card it selects is the mask of whoever calls it",
+            )
         } else {
-            format!(
-                "{} run(s) this library without a mask its fix sets (an async or macro-generated main, a test, unsafe code forbidden in edition 2024, an attribute on `main`, a withheld fix)",
-                list(&unmasked)
+            (
+                format!("{} run(s) this library without a mask", list(&unmasked)),
+                "its fix sets none there (an async or macro-generated main, a test, unsafe code forbidden in edition 2024, an attribute on `main`, a withheld fix)",
             )
         };
         f.rule = &DEVICE_INDEX_IN_LIBRARY;
         f.fixable = false;
         f.edits.clear();
-        f.message = format!(
-            "{}; but {why}: not remapped; check the callers, then remap by hand or accept it",
-            f.message
-        );
+        f.message = format!("{}; but {why}: not remapped", f.message);
+        f.add_help(&format!(
+            "{more}: check the callers, then remap by hand or accept it"
+        ));
     }
 }
 
@@ -325,10 +340,8 @@ fn unmasked_index(out: &mut [Finding], why: &str) {
         f.rule = &DEVICE_INDEX_IN_LIBRARY;
         f.fixable = false;
         f.edits.clear();
-        f.message = format!(
-            "{}; but {why}: not remapped (an index moved without the mask would select the forbidden card); check how it runs, then remap by hand or accept it",
-            f.message
-        );
+        f.message = format!("{}; but {why}: not remapped", f.message);
+        f.add_help("an index moved without the mask would select the forbidden card: check how it runs, then remap by hand or accept it");
     }
 }
 
@@ -354,11 +367,14 @@ fn header_findings(
                 (None, true) => (0..0, "libtest (a test binary)".to_string()),
                 (None, false) => return,
             };
-            out.push(Finding::new(
-                &MACRO_MAIN,
-                at,
-                format!("this GPU program (it reaches CUDA through {why}) gets its `main` from {from}: the env cannot go into it; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment it runs in (or a hand-written `fn main` that calls the generated one)", ctx.policy.visible_devices, ctx.policy.device_order),
-            ));
+            out.push(
+                Finding::new(
+                    &MACRO_MAIN,
+                    at,
+                    format!("this GPU program gets its `main` from {from}: the env cannot go into it"),
+                )
+                .with_help(format!("it reaches CUDA through {why}; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment it runs in (or a hand-written `fn main` that calls the generated one)", ctx.policy.visible_devices, ctx.policy.device_order)),
+            );
         }
         return;
     };
@@ -372,29 +388,36 @@ fn header_findings(
             let finding = Finding::new(
                 &ENV_IN_ASYNC_MAIN,
                 main.sig.clone(),
-                format!("async main: the GPU env cannot be set safely once the runtime's threads run; the fix (unsafe: `--unsafe-fixes`) makes `main` sync, sets the env first and builds the same runtime to run the body; by hand, or {launcher}"),
+                "async main: the GPU env cannot be set safely once the runtime's threads run",
             );
             out.push(match async_fix(facts, ctx, sites, main) {
-                Some(edits) => finding.with_edits(edits).unsafe_fix(),
+                Some(edits) => finding.with_edits(edits).unsafe_fix().with_help(format!("the fix (unsafe: `--unsafe-fixes`) makes `main` sync, sets the env first and builds the same runtime to run the body; by hand, or {launcher}")),
                 None => Finding {
-                    message: format!("async main: the GPU env cannot be set safely once the runtime's threads run, and its runtime attribute has options the fix does not know: set the env in a sync main before building the runtime, or {launcher}"),
+                    message: "async main: the GPU env cannot be set safely once the runtime's threads run, and the fix does not know its runtime attribute's options".to_string(),
                     ..finding
-                },
+                }
+                .with_help(format!("set the env in a sync main before building the runtime, or {launcher}")),
             });
         }
         Binary::Foreign => {
             let (name, at) = main.foreign.clone().unwrap_or_default();
-            out.push(Finding::new(
-                &MAIN_ATTRIBUTE,
-                at,
-                format!("this GPU program's `main` runs under `#[{name}]`, which is not known to run it on the process's first thread before any other thread exists: an env block there could race other threads (and in edition 2024 its `unsafe` would be unsound), so none is inserted; {launcher}, or write a plain `main` that sets the env first and then calls the attributed one"),
-            ));
+            out.push(
+                Finding::new(
+                    &MAIN_ATTRIBUTE,
+                    at,
+                    format!("`main` runs under `#[{name}]`, maybe not on the first thread: no env block is inserted"),
+                )
+                .with_help(format!("an env block could race other threads there (and in edition 2024 its `unsafe` would be unsound): {launcher}, or write a plain `main` that sets the env first and then calls the attributed one")),
+            );
         }
-        Binary::UnsafeForbidden => out.push(Finding::new(
-            &ENV_UNSAFE_FORBIDDEN,
-            main.sig.clone(),
-            format!("the crate forbids unsafe code and std::env::set_var is unsafe in edition 2024: no env block is inserted; {launcher}"),
-        )),
+        Binary::UnsafeForbidden => out.push(
+            Finding::new(
+                &ENV_UNSAFE_FORBIDDEN,
+                main.sig.clone(),
+                "the crate forbids unsafe code and std::env::set_var is unsafe in edition 2024: no env block is inserted",
+            )
+            .with_help(launcher),
+        ),
         Binary::Settable => {
             if sites.comment.is_none() {
                 out.push(
@@ -500,10 +523,8 @@ fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Opt
         .and_then(|s| crate::lang::removal::remove_line(ctx.source, s.clone(), None, "//"));
     Some(match removal {
         Some(edit) => Finding::new(rule, w.at.clone(), message).with_edits(vec![edit]),
-        None => Finding::new(
-            rule,
-            w.at.clone(),
-            format!("{message}; not removed automatically (part of a larger expression, a closure body or a macro): remove it by hand"),
+        None => Finding::new(rule, w.at.clone(), message).with_help(
+            "not removed automatically (part of a larger expression, a closure body or a macro): remove it by hand",
         ),
     })
 }
@@ -557,7 +578,7 @@ fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
             [] => continue,
         };
-        out.push(Finding::new(&CHILD_ENV, at.clone(), format!("the child process is started with a cleared env (env_clear) and without {listed}: it would not see the policy's values; not fixed automatically")));
+        out.push(Finding::new(&CHILD_ENV, at.clone(), format!("the child process is started with a cleared env (env_clear) and without {listed}")).with_help("it would not see the policy's values: pass them to it (not fixed automatically)"));
     }
     for c in facts.child_env.iter().filter(|c| c.method != "env_clear") {
         let Some(expected) = ctx.policy.env_value(c.var) else {
@@ -566,7 +587,7 @@ fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
         let name = c.var.name();
         let finding = match &c.value {
             Some(Some(v)) if v == expected => continue,
-            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} ({}): it would not see the policy's \"{expected}\"; not fixed automatically", c.method)),
+            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} ({}): it would not see the policy's \"{expected}\"", c.method)).with_help("pass it to the child (not fixed automatically)"),
             Some(value) => {
                 let shown = value.as_deref().map_or("a computed value".into(), |v| format!("\"{v}\""));
                 let f = Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process gets {name} = {shown}, not the policy's \"{expected}\""));
@@ -667,11 +688,14 @@ fn other_use(facts: &Facts, b: &Binding) -> Option<Range<usize>> {
 fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
     let pattern = facts.patterns.first();
     for (r, n) in &facts.patterns {
-        out.push(Finding::new(
-            &DEVICE_PATTERN,
-            r.clone(),
-            format!("a match pattern compares a device with index {n}, which no device has once CUDA_VISIBLE_DEVICES='{}' is applied; change it by hand: the constructors of this file are not rewritten either, so that the arm keeps matching what they build", ctx.policy.visible_devices),
-        ));
+        out.push(
+            Finding::new(
+                &DEVICE_PATTERN,
+                r.clone(),
+                format!("a match pattern compares a device with index {n}, which no device has under mask '{}'", ctx.policy.visible_devices),
+            )
+            .with_help("change it by hand: the constructors of this file are not rewritten either, so that the arm keeps matching what they build"),
+        );
     }
     // A loop over several indices: multi-GPU by design. The loop variable is the one of its
     // name whose loop body holds the sink (names like `i` are reused in one function).
@@ -686,11 +710,14 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             _ => None,
         });
         if let Some((b, n)) = looped {
-            out.push(Finding::new(
-                &MULTI_GPU,
-                sink_range(sink),
-                format!("{} is called for each of the {n} indices `{}` takes in a loop: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, b.name, ctx.policy.visible_devices),
-            ));
+            out.push(
+                Finding::new(
+                    &MULTI_GPU,
+                    sink_range(sink),
+                    format!("{} is called for each of the {n} indices `{}` takes in a loop: multi-GPU by design, left as written", sink.what, b.name),
+                )
+                .with_help(format!("with CUDA_VISIBLE_DEVICES='{}' only one card is visible: choose the policy's cards by hand", ctx.policy.visible_devices)),
+            );
         }
     }
     // Several indices in one function: multi-GPU by design (as for Python, left as written).
@@ -735,11 +762,14 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
                     .collect();
                 shown.sort();
                 shown.dedup();
-                out.push(Finding::new(
-                &MULTI_GPU,
-                sink_range(sink),
-                format!("{} selects device {index} in a function that selects devices {shown:?}: multi-GPU by design, left as written; with CUDA_VISIBLE_DEVICES='{}' only one card is visible", sink.what, ctx.policy.visible_devices),
-            ));
+                out.push(
+                    Finding::new(
+                        &MULTI_GPU,
+                        sink_range(sink),
+                        format!("{} selects device {index} in a function that selects devices {shown:?}: multi-GPU by design, left as written", sink.what),
+                    )
+                    .with_help(format!("with CUDA_VISIBLE_DEVICES='{}' only one card is visible: choose the policy's cards by hand", ctx.policy.visible_devices)),
+                );
                 continue;
             }
             let at = sink_range(sink);
@@ -755,9 +785,9 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
                 _ => String::new(),
             };
             let message = format!(
-            "{} selects device {index}{through}: with CUDA_VISIBLE_DEVICES='{}' the target card is device 0",
-            sink.what, ctx.policy.visible_devices
-        );
+                "{} selects device {index}{through}, device 0 under mask '{}'",
+                sink.what, ctx.policy.visible_devices
+            );
             let blocked = if let Some((r, _)) = pattern {
                 let (line, _) = line_column(ctx.source, r.start);
                 Some(format!("not rewritten: the match pattern on line {line} compares devices with this file's indices"))
@@ -768,7 +798,7 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             })
             };
             out.push(match blocked {
-                Some(why) => Finding::new(&DEVICE_INDEX, at, format!("{message}; {why}")),
+                Some(why) => Finding::new(&DEVICE_INDEX, at, message).with_help(why),
                 None => Finding::new(&DEVICE_INDEX, at, message)
                     .with_edits(vec![Edit::replace(digits, "0")]),
             });

@@ -431,7 +431,7 @@ fn withhold(findings: &mut [Finding], why: &str) {
     {
         f.fixable = false;
         f.edits.clear();
-        f.message = format!("{}; not fixed automatically: {why}", f.message);
+        f.add_help(&format!("not fixed automatically: {why}"));
     }
 }
 
