@@ -234,11 +234,14 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
         } else {
             format!("{n} cards")
         };
-        out.push(Finding::new(
-            &MULTI_GPU_CARDS,
-            at.clone(),
-            format!("this program is started by {place}, which asks for {count} ({what}), but the policy allows CUDA_VISIBLE_DEVICES='{}': a second process or card gets an invalid device ordinal (or, unmasked, the forbidden card); change the command to use the policy's cards, or allow more cards in the policy", policy.visible_devices),
-        ));
+        out.push(
+            Finding::new(
+                &MULTI_GPU_CARDS,
+                at.clone(),
+                format!("started by {place}, which asks for {count} ({what}); mask '{}' allows {allowed}", policy.visible_devices),
+            )
+            .with_help("a second process or card gets an invalid device ordinal (or, unmasked, the forbidden card): change the command to use the policy's cards, or allow more cards in the policy"),
+        );
     }
     let allowed: Vec<&str> = policy.visible_devices.split(',').map(str::trim).collect();
     let forbidden: Vec<&str> = l
