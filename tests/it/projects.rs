@@ -1036,3 +1036,34 @@ fn a_program_its_tests_import_is_still_a_program() {
         cli
     );
 }
+
+/// A device string handed to a function of the file is GPU code only when the function does
+/// something with it: a build helper's `validate("cuda")` that only compares its `kind` (from a
+/// trial on easyocr's `compile_dbnet_dcn.py`) uses no card; a loader's `load("cuda")` that
+/// moves a tensor there does.
+#[test]
+fn a_device_string_a_function_of_the_file_only_compares_is_no_gpu_use() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "build_ops.py",
+        "import glob\nimport torch\n\n\ndef validate(path, kind):\n    if kind == \"cpu\":\n        return glob.glob(path + \"/*_cpu.so\")\n    elif kind == \"cuda\":\n        return glob.glob(path + \"/*_cuda.so\")\n    raise ValueError(kind == \"cpu\")\n\n\nif __name__ == \"__main__\":\n    ok = validate(\"ops\", \"cpu\") and validate(\"ops\", kind=\"cuda\")\n",
+    );
+    write(
+        root,
+        "load.py",
+        "import torch\n\n\ndef load(kind):\n    return torch.zeros(1).to(kind)\n\n\nif __name__ == \"__main__\":\n    x = load(\"cuda\")\n",
+    );
+    // A parameter of two functions, or also bound another way, is not followed: it stays GPU
+    // code as written.
+    write(
+        root,
+        "twice.py",
+        "import torch\n\n\ndef check(kind):\n    return kind == \"cuda\"\n\n\ndef move(kind):\n    return torch.zeros(1).to(kind)\n\n\nif __name__ == \"__main__\":\n    check(\"cuda\")\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["build_ops.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["load.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["twice.py"], "non_compliant", "{status:?}");
+}

@@ -2,8 +2,10 @@
 //! `logger.info`), the operands of comparisons (`dev == "cuda:1"`, `dev in ("cuda:0",
 //! "cuda:1")`), the arguments of pattern calls (`re.match`, `fnmatch`, `.startswith`), and the
 //! values of names only read there or iterated into names only read there (a validator's list
-//! of accepted strings or patterns, a device name only logged). A `"cuda:1"` there chooses no
-//! card: it is no device choice and makes no GPU code.
+//! of accepted strings or patterns, a device name only logged), and the arguments a call of a
+//! function of the file gives to a parameter that function only reads there
+//! (`check(path, "cuda")` where `check` only compares its `kind` with `"cuda"`). A `"cuda:1"`
+//! there chooses no card: it is no device choice and makes no GPU code.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -19,12 +21,20 @@ pub fn inert_ranges(body: &[Stmt]) -> Vec<Range<usize>> {
     let mut v = Inert::default();
     v.visit_body(body);
     // A name is inert when it is read, and every read is inert or iterates into names that
-    // are (a fixpoint: a loop variable's loads decide its list's).
+    // are (a fixpoint: a loop variable's loads decide its list's). A parameter is one such name
+    // when it is one function's only (names are not scoped here: a name that is also bound
+    // another way, or a parameter of two functions, is never inert).
+    let param = |name: &str| {
+        v.params.get(name) == Some(&1)
+            && !v.other_bindings.contains(name)
+            && !v.values.contains_key(name)
+    };
     let mut inert: HashSet<String> = HashSet::new();
     loop {
         let before = inert.len();
         for (name, loads) in &v.loads {
-            if inert.contains(name) || v.other_bindings.contains(name) || loads.is_empty() {
+            let bound_once = !v.other_bindings.contains(name) && !v.params.contains_key(name);
+            if inert.contains(name) || !(bound_once || param(name)) || loads.is_empty() {
                 continue;
             }
             let all = loads.iter().all(|l| match l {
@@ -46,6 +56,19 @@ pub fn inert_ranges(body: &[Stmt]) -> Vec<Range<usize>> {
     for (name, values) in v.values {
         if inert.contains(&name) {
             out.extend(values);
+        }
+    }
+    // The literal arguments of calls to the file's functions, by the parameter they bind.
+    for (function, slot, at) in v.arguments {
+        let Some(Some(params)) = v.defs.get(&function) else {
+            continue;
+        };
+        let bound = match slot {
+            Slot::Position(i) => params.positional.get(i),
+            Slot::Keyword(k) => params.all.iter().find(|p| **p == k),
+        };
+        if bound.is_some_and(|p| inert.contains(p)) {
+            out.push(at);
         }
     }
     out.sort_by_key(|r| r.start);
@@ -78,8 +101,27 @@ struct Inert {
     /// `NAME = value` with a value made only of literals: the values, by name. Loop variables
     /// are entered with no value, so that their loads are counted.
     values: HashMap<String, Vec<Range<usize>>>,
-    /// Names also bound another way (a computed value, an import, a `with`, a parameter).
+    /// Names also bound another way (a computed value, an import, a `with`).
     other_bindings: HashSet<String>,
+    /// Parameter names, with the number of functions that have one of the name.
+    params: HashMap<String, usize>,
+    /// The file's functions by name, with their parameters; `None` when the name is defined
+    /// twice (which one a call runs is not known).
+    defs: HashMap<String, Option<Params>>,
+    /// Literal arguments of calls by plain name (`check(path, "cuda")`): the callee, the slot,
+    /// the literal.
+    arguments: Vec<(String, Slot, Range<usize>)>,
+}
+
+struct Params {
+    /// Those a positional argument binds, in order (`self` included for a method).
+    positional: Vec<String>,
+    all: Vec<String>,
+}
+
+enum Slot {
+    Position(usize),
+    Keyword(String),
 }
 
 fn literal_only(expr: &Expr) -> bool {
@@ -161,8 +203,22 @@ impl<'a> Visitor<'a> for Inert {
             Stmt::Import(_) | Stmt::ImportFrom(_) => {}
             Stmt::FunctionDef(d) => {
                 for p in d.parameters.iter() {
-                    self.other_bindings.insert(p.name().to_string());
+                    *self.params.entry(p.name().to_string()).or_default() += 1;
                 }
+                let ps = &d.parameters;
+                let params = Params {
+                    positional: ps
+                        .posonlyargs
+                        .iter()
+                        .chain(&ps.args)
+                        .map(|p| p.parameter.name.to_string())
+                        .collect(),
+                    all: ps.iter().map(|p| p.name().to_string()).collect(),
+                };
+                self.defs
+                    .entry(d.name.to_string())
+                    .and_modify(|known| *known = None)
+                    .or_insert(Some(params));
                 walk_stmt(self, stmt);
             }
             _ => walk_stmt(self, stmt),
@@ -187,6 +243,24 @@ impl<'a> Visitor<'a> for Inert {
         };
         if context && self.depth == 0 {
             self.contexts.push(range(expr));
+        }
+        if let Expr::Call(c) = expr {
+            if let (Expr::Name(f), 0) = (c.func.as_ref(), self.depth) {
+                let callee = f.id.to_string();
+                // After a `*xs`, which parameter an argument binds is not known.
+                let positional = c.arguments.args.iter().enumerate();
+                let positional = positional.take_while(|(_, a)| !a.is_starred_expr());
+                for (i, a) in positional.filter(|(_, a)| literal_only(a)) {
+                    self.arguments
+                        .push((callee.clone(), Slot::Position(i), range(a)));
+                }
+                for k in &c.arguments.keywords {
+                    if let (Some(arg), true) = (&k.arg, literal_only(&k.value)) {
+                        let slot = Slot::Keyword(arg.to_string());
+                        self.arguments.push((callee.clone(), slot, range(&k.value)));
+                    }
+                }
+            }
         }
         if let Expr::Name(n) = expr {
             if n.ctx.is_load() {
