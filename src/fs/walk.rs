@@ -211,6 +211,22 @@ pub fn is_launch_file(name: &std::ffi::OsStr) -> bool {
                 .any(|e| lower.ends_with(e))
 }
 
+/// The metadata of a package installed in the tree (a vendored `site-packages`, an unpacked
+/// wheel): `NAME-VERSION.dist-info/` with its `RECORD`, `top_level.txt` and `entry_points.txt`,
+/// which say which packages are installed there and their console scripts. Read with the
+/// launch files (and watched like them by the cache).
+pub fn is_installed_metadata(path: &Path) -> bool {
+    let in_dist_info = path
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(".dist-info"));
+    in_dist_info
+        && path
+            .file_name()
+            .is_some_and(|n| n == "RECORD" || n == "top_level.txt" || n == "entry_points.txt")
+}
+
 /// The CI workflows of the root, which the walk (hidden folders skipped) never enters:
 /// `.github/workflows/*.yml` listed through the root's handle, and `.gitlab-ci.yml`. Each is
 /// read later through the confined reader (a link is refused there).
@@ -262,7 +278,9 @@ fn walk_entry(root: &Path, result: Result<ignore::DirEntry, ignore::Error>, foun
         return;
     }
     let Some(language) = language_of(path) else {
-        if file_type.is_file() && is_launch_file(dirent.file_name()) {
+        if file_type.is_file()
+            && (is_launch_file(dirent.file_name()) || is_installed_metadata(path))
+        {
             found
                 .lock()
                 .unwrap()

@@ -1067,3 +1067,86 @@ fn a_device_string_a_function_of_the_file_only_compares_is_no_gpu_use() {
     assert_eq!(status["load.py"], "non_compliant", "{status:?}");
     assert_eq!(status["twice.py"], "non_compliant", "{status:?}");
 }
+
+/// A package installed in the tree (a vendored `site-packages`, an unpacked wheel) has no
+/// `setup.py` or `pyproject.toml`: its `NAME.dist-info` says what it ships (`RECORD`, else
+/// `top_level.txt`) and its console scripts (`entry_points.txt`). A module of it with a
+/// `__main__` block is a library that also runs (GH205), not a program to give a header
+/// (trial: easyocr's and iopaint's wheels); its console script's target is a program.
+#[test]
+fn a_package_installed_in_the_tree_is_shipped_by_its_dist_info() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let gpu = "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(root, "vendor/ocr/__init__.py", "");
+    write(root, "vendor/ocr/cli.py", gpu);
+    write(root, "vendor/ocr/export.py", gpu);
+    write(
+        root,
+        "vendor/ocr-1.7.2.dist-info/RECORD",
+        "ocr/__init__.py,sha256=x,0\nocr/cli.py,sha256=x,10\nocr/export.py,sha256=x,10\nocr-1.7.2.dist-info/RECORD,,\n",
+    );
+    write(
+        root,
+        "vendor/ocr-1.7.2.dist-info/entry_points.txt",
+        "[console_scripts]\nocr = ocr.cli:main\n",
+    );
+    // The same files with no metadata beside them: scripts of the tree.
+    write(root, "loose/export.py", gpu);
+    let out = run(gh(root).args(["scan", "--no-cache"]));
+    assert!(
+        out.stdout.contains("vendor/ocr/export.py:8:1: GH205 [review] module runs as a program (an `if __name__ == \"__main__\"` block) but is also a library: its package `ocr` is shipped by `vendor/ocr-1.7.2.dist-info` (installed in the tree)"),
+        "{}",
+        out.stdout
+    );
+    let status = status_of(root);
+    assert_eq!(status["vendor/ocr/cli.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["vendor/ocr/export.py"], "needs_review", "{status:?}");
+    assert_eq!(status["loose/export.py"], "non_compliant", "{status:?}");
+    let report: serde_json::Value = serde_json::from_str(
+        &run(gh(root).args(["scan", "--no-cache", "--format", "json"])).stdout,
+    )
+    .unwrap();
+    let cli = file_in(&report, "vendor/ocr/cli.py");
+    assert!(
+        cli["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("program: the `ocr` script"),
+        "{cli}"
+    );
+}
+
+/// A script whose target is a function of a package's `__init__.py` (`pkg = "pkg:main"`) runs
+/// the GPU program there; a header at the top of that file would run on every import of the
+/// package. It was called compliant with no header anywhere (trial: iopaint's
+/// `iopaint = iopaint:entry_point`): it is left for review with the reason.
+#[test]
+fn a_script_in_a_packages_init_is_left_for_review_not_called_compliant() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\n[project.scripts]\npkg = \"pkg:main\"\n",
+    );
+    let init = "def main():\n    from pkg.cli import run\n\n    run()\n";
+    write(root, "pkg/__init__.py", init);
+    write(
+        root,
+        "pkg/cli.py",
+        "import torch\n\n\ndef run():\n    print(torch.zeros(1).cuda())\n",
+    );
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("pkg/__init__.py:1:1: GH205 [review] module runs as a program (the `pkg` script) but is also a library: a package's `__init__.py`, run by every import of `pkg` or a module in it"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/__init__.py")).unwrap(),
+        init
+    );
+    assert_eq!(status_of(root)["pkg/__init__.py"], "needs_review");
+}

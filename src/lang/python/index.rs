@@ -348,7 +348,10 @@ impl ProjectIndex {
             })
             .collect();
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
-        let projects = Projects::find(root, &files);
+        let (installed, launch_files): (Vec<_>, Vec<_>) = launch_files
+            .iter()
+            .partition(|rel| crate::fs::walk::is_installed_metadata(rel));
+        let projects = Projects::find(root, &files, &installed);
         let launches = launch_files
             .iter()
             .flat_map(|rel| {
@@ -1789,10 +1792,13 @@ fn link(
                     .copied()
                     .filter(|&j| !is_test_file(&files[j].rel))
                     .collect();
-                let library = (matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
-                    && (!importers.is_empty() || shipped.is_some())
-                    || matches!(why, EntryWhy::Script(_)) && !importers.is_empty())
-                    && name != "__init__.py";
+                // A package's `__init__.py` (a script's `pkg:main`) runs whenever the package or
+                // a module of it is imported: a header there would set every importer's env.
+                let init = name == "__init__.py" && f.in_package;
+                let library = init
+                    || matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
+                        && (!importers.is_empty() || shipped.is_some())
+                    || matches!(why, EntryWhy::Script(_)) && !importers.is_empty();
                 if library {
                     let by: Vec<String> = importers
                         .iter()
@@ -1806,6 +1812,10 @@ fn link(
                         .collect();
                     let more = importers.len().saturating_sub(by.len());
                     let library = match shipped {
+                        _ if init => format!(
+                            "a package's `__init__.py`, run by every import of `{}` or a module in it",
+                            f.module
+                        ),
                         _ if !by.is_empty() && more > 0 => {
                             format!("{} and {more} more", by.join("; "))
                         }
@@ -1814,6 +1824,7 @@ fn link(
                         None => "a module of an installable package".into(),
                     };
                     let library_short = match by.first() {
+                        _ if init => library.clone(),
                         Some(first) if importers.len() > 1 => {
                             format!("{first} and {} more", importers.len() - 1)
                         }

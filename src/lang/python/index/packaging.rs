@@ -35,7 +35,7 @@ struct Shipping {
     /// Top-level modules shipped (`py_modules`).
     modules: Vec<String>,
     /// The packaging file that says so (`setup.py`).
-    file: &'static str,
+    file: std::borrow::Cow<'static, str>,
     /// The setting, as the outputs name it (`` `packages=find_packages()` ``).
     rule: String,
 }
@@ -102,7 +102,13 @@ const FLAT_EXCLUDE: &[&str] = &[
 ];
 
 impl Projects {
-    pub(super) fn find(root: &Path, files: &[PyFile]) -> Projects {
+    /// The projects of the tree's packaging files, and the packages installed in it (`installed`:
+    /// the `*.dist-info` metadata files the walk found).
+    pub(super) fn find(
+        root: &Path,
+        files: &[PyFile],
+        installed: &[&std::path::PathBuf],
+    ) -> Projects {
         let mut dirs: HashSet<String> = HashSet::new();
         for f in files {
             let mut dir = Path::new(&f.rel).parent();
@@ -179,7 +185,89 @@ impl Projects {
                 }
             }
         }
+        projects.installed(root, installed);
         projects
+    }
+
+    /// Packages installed in the tree (a vendored `site-packages`, an unpacked wheel): each
+    /// `NAME.dist-info` ships the top-level packages and modules its `top_level.txt` names (else
+    /// those its `RECORD` lists), from the folder it sits in, and declares the console scripts
+    /// of its `entry_points.txt`. What an installer put there is a library, as the same package
+    /// built from its sources is.
+    fn installed(&mut self, root: &Path, metadata: &[&std::path::PathBuf]) {
+        let mut by_dist: std::collections::BTreeMap<&Path, Vec<&std::path::PathBuf>> =
+            Default::default();
+        for path in metadata {
+            if let Some(dist) = path.parent() {
+                by_dist.entry(dist).or_default().push(path);
+            }
+        }
+        for (dist, files) in by_dist {
+            let dir = slash(dist.parent().unwrap_or(Path::new("")));
+            let read = |name: &str| {
+                files
+                    .iter()
+                    .find(|p| p.file_name().is_some_and(|n| n == name))
+                    .and_then(|p| {
+                        crate::fs::tree_file::read_optional(
+                            root,
+                            p,
+                            "its installed-package metadata",
+                        )
+                    })
+            };
+            let mut tops: Vec<String> = match read("top_level.txt") {
+                Some(text) => text.lines().map(|l| l.trim().to_string()).collect(),
+                None => read("RECORD")
+                    .unwrap_or_default()
+                    .lines()
+                    .filter_map(|line| {
+                        let path = line.split(',').next()?.trim();
+                        let (top, rest) = path.split_once('/').unwrap_or(("", path));
+                        if top.is_empty() {
+                            // A top-level module (`six.py`).
+                            return rest.strip_suffix(".py").map(str::to_string);
+                        }
+                        let skip = top.ends_with(".dist-info")
+                            || top.ends_with(".data")
+                            || top == ".."
+                            || top == "__pycache__";
+                        (!skip).then(|| top.to_string())
+                    })
+                    .collect(),
+            };
+            tops.retain(|t| !t.is_empty() && !t.contains(['/', '\\']));
+            tops.sort();
+            tops.dedup();
+            if tops.is_empty() {
+                continue;
+            }
+            let name = dist
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.dirs.push(dir.clone());
+            self.shipping.push(Shipping {
+                select: Select::Top {
+                    base: String::new(),
+                    include: tops.clone(),
+                },
+                package_dir: Vec::new(),
+                modules: tops,
+                file: name.into(),
+                rule: "installed in the tree".into(),
+            });
+            if let Some(text) = read("entry_points.txt") {
+                for section in ["console_scripts", "gui_scripts"] {
+                    for (name, target) in ini_section(&text, section) {
+                        let module = target.split(':').next().unwrap_or("").trim().to_string();
+                        if !module.is_empty() {
+                            self.scripts.push((dir.clone(), name, module));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Why `f` is a module of an installable package (the project's file and the setting that
@@ -325,7 +413,7 @@ fn automatic(table: Option<&toml::Table>, has_src: bool) -> Shipping {
             },
             package_dir: Vec::new(),
             modules: Vec::new(),
-            file: "pyproject.toml",
+            file: "pyproject.toml".into(),
             rule: "poetry's default: the package named after the project".into(),
         };
     }
@@ -334,7 +422,7 @@ fn automatic(table: Option<&toml::Table>, has_src: bool) -> Shipping {
             select: Select::All,
             package_dir: Vec::new(),
             modules: Vec::new(),
-            file: "pyproject.toml",
+            file: "pyproject.toml".into(),
             rule: format!("build backend `{backend}`: every package counted"),
         };
     }
@@ -364,7 +452,8 @@ fn automatic(table: Option<&toml::Table>, has_src: bool) -> Shipping {
             "pyproject.toml"
         } else {
             "setup.py"
-        },
+        }
+        .into(),
         rule: "setuptools' automatic discovery: no package is named".into(),
     }
 }
@@ -425,7 +514,7 @@ fn setup_py_shipping(text: &str, body: &[ruff_python_ast::Stmt]) -> Option<Shipp
             select: Select::All,
             package_dir: Vec::new(),
             modules: Vec::new(),
-            file: "setup.py",
+            file: "setup.py".into(),
             rule: "its `setup()` takes its settings from a dict: every package counted".into(),
         });
     }
@@ -475,7 +564,7 @@ fn setup_py_shipping(text: &str, body: &[ruff_python_ast::Stmt]) -> Option<Shipp
         select,
         package_dir,
         modules,
-        file: "setup.py",
+        file: "setup.py".into(),
         rule,
     })
 }
@@ -579,7 +668,7 @@ fn setup_cfg_shipping(text: &str) -> Option<Shipping> {
         select,
         package_dir,
         modules: modules.as_deref().map(list).unwrap_or_default(),
-        file: "setup.cfg",
+        file: "setup.cfg".into(),
         rule: format!(
             "`packages = {}`",
             packages
@@ -673,7 +762,7 @@ fn pyproject_shipping(table: &toml::Table) -> Option<Shipping> {
                 select,
                 package_dir,
                 modules,
-                file: "pyproject.toml",
+                file: "pyproject.toml".into(),
                 rule,
             });
         }
@@ -699,7 +788,7 @@ fn pyproject_shipping(table: &toml::Table) -> Option<Shipping> {
             select: Select::Top { base, include },
             package_dir: Vec::new(),
             modules: Vec::new(),
-            file: "pyproject.toml",
+            file: "pyproject.toml".into(),
             rule: "`[tool.poetry] packages`".into(),
         });
     }
@@ -725,7 +814,7 @@ fn pyproject_shipping(table: &toml::Table) -> Option<Shipping> {
             },
             package_dir: Vec::new(),
             modules: Vec::new(),
-            file: "pyproject.toml",
+            file: "pyproject.toml".into(),
             rule: "`[tool.hatch.build.targets.wheel] packages`".into(),
         });
     }
