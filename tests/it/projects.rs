@@ -1150,3 +1150,58 @@ fn a_script_in_a_packages_init_is_left_for_review_not_called_compliant() {
     );
     assert_eq!(status_of(root)["pkg/__init__.py"], "needs_review");
 }
+
+/// A package of a `src/` layout is named as it is imported (`pkg`, not `src.pkg`) whatever the
+/// build backend (trial: open-clip-torch, built with pdm).
+#[test]
+fn a_src_layout_package_is_named_as_imported_under_any_backend() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\n[build-system]\nrequires = [\"pdm-backend\"]\nbuild-backend = \"pdm.backend\"\n",
+    );
+    write(root, "src/pkg/__init__.py", "");
+    write(
+        root,
+        "src/pkg/profile.py",
+        "import torch\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1).cuda())\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache"]));
+    assert!(
+        out.stdout.contains("but is also a library: its package `pkg` is shipped by `pyproject.toml` (build backend `pdm.backend`: every package counted)"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A process that hides every card before it runs anything uses none: a test helper that sets
+/// `CUDA_VISIBLE_DEVICES = ""` when it is imported (open-clip's `tests/util_test.py`) makes the
+/// tests importing it CPU programs, not ones to give a header. Only an unconditional write at
+/// import counts: one in a function, a branch, or a `setdefault` leaves the card to the caller.
+#[test]
+fn a_process_that_hides_every_card_at_its_start_is_no_gpu_program() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "tests/util_test.py",
+        "import os\n\nimport torch\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"\"\n\n\ndef device():\n    return \"cuda\" if torch.cuda.is_available() else \"cpu\"\n",
+    );
+    write(
+        root,
+        "tests/maybe_cpu.py",
+        "import os\nimport sys\n\nif \"--cpu\" in sys.argv:\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"\"\n\n\ndef force_cpu():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"\"\n",
+    );
+    let test = |helper: &str| {
+        format!("import torch\n\nfrom {helper} import *\n\n\ndef test_zeros():\n    x = torch.zeros(1).to(\"cuda\")\n    assert x.sum() == 0\n")
+    };
+    write(root, "tests/test_hidden.py", &test("util_test"));
+    write(root, "tests/test_maybe.py", &test("maybe_cpu"));
+    let status = status_of(root);
+    assert_eq!(status["tests/test_hidden.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["tests/test_maybe.py"], "non_compliant", "{status:?}");
+    // The helper itself says what it does, for review.
+    assert_eq!(status["tests/util_test.py"], "needs_review", "{status:?}");
+}

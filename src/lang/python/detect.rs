@@ -728,10 +728,10 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             format!(
                 "library module sets {} at import ({})",
                 var.name(),
-                if library_of.is_empty() {
-                    "this module is also imported".to_string()
-                } else {
-                    library_of.clone()
+                match (library_of.is_empty(), role.library_why_short()) {
+                    (false, _) => library_of.clone(),
+                    (true, why) if !why.is_empty() => why,
+                    (true, _) => "this module is also imported".to_string(),
                 }
             ),
         );

@@ -85,6 +85,10 @@ pub enum Role {
         why: EntryWhy,
         gpu: bool,
         via: String,
+        /// Its process hides every card before it runs anything (`CUDA_VISIBLE_DEVICES = ""`,
+        /// by the entry or a module it imports at its start): a CPU program, whatever GPU code
+        /// it holds.
+        hides: bool,
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
@@ -128,7 +132,11 @@ impl Role {
     /// Why the file is what it is, for the outputs (`evidence` in JSON).
     pub fn evidence(&self) -> String {
         match self {
-            Role::Program { why, gpu, via } => {
+            Role::Program { why, hides: true, .. } => format!(
+                "program: {}; its process hides every card at its start (CUDA_VISIBLE_DEVICES=\"\")",
+                why.describe()
+            ),
+            Role::Program { why, gpu, via, .. } => {
                 format!("program: {}; {}", why.describe(), reach_words(*gpu, via))
             }
             Role::Library { programs, count: 0 } if !programs.is_empty() => {
@@ -198,6 +206,10 @@ struct PyFile {
     /// The module's code that runs when it is imported (outside its top-level functions and
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
+    /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) whenever it is imported, or run as a
+    /// program: a process that runs it uses no card.
+    hides_at_import: bool,
+    hides_in_main: bool,
     /// Its top-level functions and classes.
     units: Vec<LinkUnit>,
     /// The names its import-time code reads.
@@ -382,6 +394,11 @@ struct PyFacts {
     #[serde(default = "acting")]
     acts: bool,
     gpu_at_import: bool,
+    /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) at import, or in its `__main__` block.
+    #[serde(default)]
+    hides_at_import: bool,
+    #[serde(default)]
+    hides_in_main: bool,
     units: Vec<Unit>,
     import_refs: Vec<String>,
     main_refs: Vec<String>,
@@ -407,6 +424,8 @@ impl PyFile {
             tests: f.tests,
             acts: f.acts,
             gpu_at_import: f.gpu_at_import,
+            hides_at_import: f.hides_at_import,
+            hides_in_main: f.hides_in_main,
             units: f
                 .units
                 .into_iter()
@@ -469,11 +488,25 @@ fn parse_facts(
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let sites = if maybe_gpu {
+    let (sites, hides) = if maybe_gpu {
         crate::lang::python::gpu_sites(&text, body, own.as_deref())
     } else {
-        Vec::new()
+        Default::default()
     };
+    // Where the module hides every card whenever it runs: a statement of its own at import
+    // (not in a function, a class, a branch or a loop), or one of its `__main__` block's.
+    let unconditional = |stmts: &[Stmt]| {
+        stmts.iter().any(|s| {
+            matches!(s, Stmt::Assign(_) | Stmt::AnnAssign(_) | Stmt::Expr(_))
+                && sites_in(&hides, s.range()).next().is_some()
+        })
+    };
+    let hides_at_import = !hides.is_empty() && unconditional(body);
+    let hides_in_main = !hides.is_empty()
+        && body.iter().any(|s| match s {
+            Stmt::If(i) if is_main_guard(s) => unconditional(&i.body),
+            _ => false,
+        });
     // A framework that takes a GPU unasked (TensorFlow, faster-whisper, accelerate) takes it
     // where its names are used, not where it is imported: a module that imports it at the top
     // touches the GPU in the functions and import-time code that use what the import binds.
@@ -558,6 +591,8 @@ fn parse_facts(
     main_refs.dedup();
     let facts = PyFacts {
         gpu_at_import,
+        hides_at_import,
+        hides_in_main,
         units,
         import_refs,
         main_refs,
@@ -1747,6 +1782,7 @@ fn link(
     // many programs run it and the first three (in path order), which is all its role says.
     let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
     let mut reaches_gpu: Vec<Option<String>> = vec![None; files.len()];
+    let mut hides = vec![false; files.len()];
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -1771,6 +1807,7 @@ fn link(
             }
         }
         reaches_gpu[e] = reach.gpu(e).map(|chain| reach.describe(&chain));
+        hides[e] = reach.hides_cards(e);
     }
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
@@ -1842,6 +1879,7 @@ fn link(
                         why,
                         gpu: reaches_gpu[i].is_some(),
                         via: reaches_gpu[i].clone().unwrap_or_default(),
+                        hides: hides[i],
                     }
                 }
             }
@@ -1959,6 +1997,9 @@ impl Reach<'_> {
     /// functions and classes running code names — as the chain of code from the entry to the
     /// first GPU code found; `None` when it runs none.
     fn gpu(&self, e: usize) -> Option<Vec<Live>> {
+        if self.hides_cards(e) {
+            return None;
+        }
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain).
         let mut live: HashMap<Live, Option<Live>> = HashMap::new();
@@ -2027,6 +2068,34 @@ impl Reach<'_> {
             });
             pending.extend(found.iter().map(|&l| (l, Some(from))));
         }
+    }
+
+    /// Whether the process of entry `e` hides every card before it runs anything: the entry
+    /// sets `CUDA_VISIBLE_DEVICES = ""` itself (at import or in its `__main__` block), or a
+    /// module it imports when it starts does at import (a test helper that forces the CPU).
+    fn hides_cards(&self, e: usize) -> bool {
+        let files = self.files;
+        if files[e].hides_at_import || files[e].hides_in_main {
+            return true;
+        }
+        let at_start = |j: usize, main: bool| {
+            self.imports[j]
+                .iter()
+                .filter(move |(at, _)| at.is_none() || main && at.as_deref() == Some("__main__"))
+                .flat_map(|(_, targets)| targets.iter().copied())
+        };
+        let mut seen = HashSet::new();
+        let mut stack: Vec<usize> = at_start(e, true).collect();
+        while let Some(j) = stack.pop() {
+            if !seen.insert(j) {
+                continue;
+            }
+            if files[j].hides_at_import {
+                return true;
+            }
+            stack.extend(at_start(j, false));
+        }
+        false
     }
 
     /// The chain of code that brings a program to GPU code, for its evidence: each file once,

@@ -319,6 +319,8 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     // Who carries the header: every GPU file, or the entry points of GPU programs.
     let header_here = match ctx.role {
         None => gpu_code,
+        // A process that hides every card at its start uses none, whatever code it holds.
+        Some(Role::Program { hides: true, .. }) => false,
         Some(Role::Program { gpu, .. }) => *gpu || touches(&facts),
         Some(Role::Library { .. } | Role::Both { .. }) => false,
     };
@@ -463,13 +465,14 @@ fn touches(facts: &Facts) -> bool {
 }
 
 /// `touches` for the project index, by place: the offsets where one parsed file touches a GPU
-/// (empty: it does not), so that the index can tell import-time code from each function's.
-/// `own_package`: imports of the file's own package are not a framework's.
+/// (empty: it does not), so that the index can tell import-time code from each function's; and
+/// those where it hides every card (`CUDA_VISIBLE_DEVICES = ""`), which make its process a CPU
+/// one. `own_package`: imports of the file's own package are not a framework's.
 pub fn gpu_sites(
     source: &str,
     body: &[ruff_python_ast::Stmt],
     own_package: Option<&str>,
-) -> Vec<usize> {
+) -> (Vec<usize>, Vec<usize>) {
     let facts = facts::collect(source, body, own_package, false, &[]);
     let mut sites = facts.cuda_sites.clone();
     sites.extend(facts.devices.iter().map(|d| d.at.start));
@@ -479,6 +482,7 @@ pub fn gpu_sites(
             .effects
             .iter()
             .filter(|e| e.var().is_some() && !e.child)
+            .filter(|e| !detect::is_cpu_mask(e))
             .map(|e| e.at.start),
     );
     sites.extend(
@@ -487,10 +491,19 @@ pub fn gpu_sites(
             .filter(|i| crate::knowledge::python::gpu_by_default(&i.module))
             .map(|i| i.range.start),
     );
-    debug_assert_eq!(sites.is_empty(), !touches(&facts));
+    // Hiding every card (`CUDA_VISIBLE_DEVICES = ""`) is GPU code of the file itself (GH010),
+    // but a process whose code does only that reaches no card.
+    debug_assert!(sites.is_empty() || touches(&facts));
     sites.sort_unstable();
     sites.dedup();
-    sites
+    let hides = facts
+        .effects
+        .iter()
+        // Set, not only defaulted: a mask the caller gave stays otherwise.
+        .filter(|e| !e.child && detect::is_cpu_mask(e) && matches!(e.op, facts::EnvOp::Set(_)))
+        .map(|e| e.at.start)
+        .collect();
+    (sites, hides)
 }
 
 /// Why a test file of a suite with no `conftest.py` gets no header of its own, and what to do.

@@ -7,17 +7,29 @@ use super::Analysis;
 /// original, `after` of the rewritten text.
 pub fn invariants(old: &str, new: &str, before: &Analysis, after: &Analysis) -> Vec<String> {
     let mut problems = Vec::new();
+    // One problem per rule: its first finding's message, and how many more of it are left.
+    let mut left: Vec<(&str, &str, usize)> = Vec::new();
     for f in after.findings.iter().filter(|f| f.is_violation()) {
         let unfixable_before = before
             .findings
             .iter()
             .any(|b| b.rule.code == f.rule.code && b.is_violation() && !b.fixable);
-        if !unfixable_before {
-            problems.push(format!(
-                "{} still present after the rewrite: {}",
-                f.rule.code, f.message
-            ));
+        if unfixable_before {
+            continue;
         }
+        match left.iter_mut().find(|(code, _, _)| *code == f.rule.code) {
+            Some((_, _, more)) => *more += 1,
+            None => left.push((f.rule.code, &f.message, 0)),
+        }
+    }
+    for (code, message, more) in left {
+        let more = match more {
+            0 => String::new(),
+            n => format!(" (and {n} more)"),
+        };
+        problems.push(format!(
+            "{code} still present after the rewrite: {message}{more}"
+        ));
     }
     let mut seen_other = false;
     for (_, kind) in &after.details.top {

@@ -418,9 +418,14 @@ fn automatic(table: Option<&toml::Table>, has_src: bool) -> Shipping {
         };
     }
     if !backend.starts_with("setuptools") {
+        // Their packages sit in `src/` when the project has one (pdm, hatch, flit, maturin).
         return Shipping {
             select: Select::All,
-            package_dir: Vec::new(),
+            package_dir: if has_src {
+                vec![(String::new(), "src".into())]
+            } else {
+                Vec::new()
+            },
             modules: Vec::new(),
             file: "pyproject.toml".into(),
             rule: format!("build backend `{backend}`: every package counted"),
