@@ -1205,3 +1205,37 @@ fn a_process_that_hides_every_card_at_its_start_is_no_gpu_program() {
     // The helper itself says what it does, for review.
     assert_eq!(status["tests/util_test.py"], "needs_review", "{status:?}");
 }
+
+/// What a comparison computes is not compared: a test asserting on a tensor it puts on a card
+/// (`assert x.to("cuda").sum() == 0`, `torch.zeros(2, device="cuda")`) uses the GPU, and was
+/// called "without GPU code". A device string only compared, or handed to a parser
+/// (`parse("cuda:1") == 1`), stays test data.
+#[test]
+fn a_device_placement_inside_a_comparison_is_gpu_use() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "test_to.py",
+        "import torch\n\n\ndef test_to():\n    assert torch.zeros(2).to(\"cuda\").sum() == 0\n",
+    );
+    write(
+        root,
+        "test_device.py",
+        "import torch\n\n\ndef test_device():\n    assert torch.zeros(2, device=\"cuda\").sum() == 0\n",
+    );
+    write(
+        root,
+        "test_parse.py",
+        "from parse import parse\n\n\ndef test_parse():\n    assert parse(\"cuda:1\") == 1\n    assert \"cuda\" != \"cpu\"\n",
+    );
+    write(
+        root,
+        "parse.py",
+        "def parse(s):\n    return int(s.split(\":\")[1])\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["test_to.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["test_device.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["test_parse.py"], "no_gpu_code", "{status:?}");
+}

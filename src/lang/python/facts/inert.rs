@@ -52,7 +52,7 @@ pub fn inert_ranges(body: &[Stmt]) -> Vec<Range<usize>> {
             break;
         }
     }
-    let mut out = v.contexts;
+    let mut out = carve(v.contexts, &v.live);
     for (name, values) in v.values {
         if inert.contains(&name) {
             out.extend(values);
@@ -73,6 +73,42 @@ pub fn inert_ranges(body: &[Stmt]) -> Vec<Range<usize>> {
     }
     out.sort_by_key(|r| r.start);
     out
+}
+
+/// `ranges` less the parts `holes` cover (each hole lies within one range).
+fn carve(ranges: Vec<Range<usize>>, holes: &[Range<usize>]) -> Vec<Range<usize>> {
+    if holes.is_empty() {
+        return ranges;
+    }
+    let mut out = Vec::new();
+    for r in ranges {
+        let mut start = r.start;
+        let mut inside: Vec<&Range<usize>> = holes
+            .iter()
+            .filter(|h| r.start <= h.start && h.end <= r.end)
+            .collect();
+        inside.sort_by_key(|h| h.start);
+        for h in inside {
+            if h.start > start {
+                out.push(start..h.start);
+            }
+            start = start.max(h.end);
+        }
+        if start < r.end {
+            out.push(start..r.end);
+        }
+    }
+    out
+}
+
+/// A call that puts data on a device: `.to(d)`, `.cuda()`, or one given `device=`.
+fn places_on_device(call: &ruff_python_ast::ExprCall) -> bool {
+    matches!(call.func.as_ref(), Expr::Attribute(a) if matches!(a.attr.as_str(), "to" | "cuda"))
+        || call
+            .arguments
+            .keywords
+            .iter()
+            .any(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "device"))
 }
 
 /// Whether `at` lies in one of `ranges` (as `inert_ranges` returns them).
@@ -97,6 +133,10 @@ struct Inert {
     contexts: Vec<Range<usize>>,
     /// Inside one of them.
     depth: usize,
+    /// Inside a comparison (of the contexts).
+    compares: usize,
+    /// Calls inside a comparison that place data on a device: not inert, though within one.
+    live: Vec<Range<usize>>,
     loads: HashMap<String, Vec<Load>>,
     /// `NAME = value` with a value made only of literals: the values, by name. Loop variables
     /// are entered with no value, so that their loads are counted.
@@ -236,6 +276,19 @@ impl<'a> Visitor<'a> for Inert {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
+        // What a comparison computes is not compared: `assert x.to("cuda").sum() == 0` puts a
+        // tensor on a card. A call that places data on a device inside a comparison is code
+        // that runs, with its arguments.
+        if let (Expr::Call(c), true) = (expr, self.depth > 0 && self.compares > 0) {
+            if places_on_device(c) {
+                self.live.push(range(expr));
+                let (depth, compares) = (self.depth, self.compares);
+                (self.depth, self.compares) = (0, 0);
+                self.visit_expr(expr);
+                (self.depth, self.compares) = (depth, compares);
+                return;
+            }
+        }
         let context = match expr {
             Expr::Compare(_) => true,
             Expr::Call(c) => is_echo(&c.func) || is_pattern_call(&c.func),
@@ -275,8 +328,11 @@ impl<'a> Visitor<'a> for Inert {
                 self.other_bindings.insert(n.id.to_string());
             }
         }
+        let compare = matches!(expr, Expr::Compare(_));
         self.depth += usize::from(context);
+        self.compares += usize::from(compare);
         walk_expr(self, expr);
         self.depth -= usize::from(context);
+        self.compares -= usize::from(compare);
     }
 }
