@@ -1095,7 +1095,7 @@ fn a_package_installed_in_the_tree_is_shipped_by_its_dist_info() {
     write(root, "loose/export.py", gpu);
     let out = run(gh(root).args(["scan", "--no-cache"]));
     assert!(
-        out.stdout.contains("vendor/ocr/export.py:8:1: GH205 [review] module runs as a program (an `if __name__ == \"__main__\"` block) but is also a library: its package `ocr` is shipped by `vendor/ocr-1.7.2.dist-info` (installed in the tree)"),
+        crate::common::unix_locations(&out.stdout).contains("vendor/ocr/export.py:8:1: GH205 [review] module runs as a program (an `if __name__ == \"__main__\"` block) but is also a library: its package `ocr` is shipped by `vendor/ocr-1.7.2.dist-info` (installed in the tree)"),
         "{}",
         out.stdout
     );
@@ -1140,7 +1140,7 @@ fn a_script_in_a_packages_init_is_left_for_review_not_called_compliant() {
     let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
-        out.stdout.contains("pkg/__init__.py:1:1: GH205 [review] module runs as a program (the `pkg` script) but is also a library: a package's `__init__.py`, run by every import of `pkg` or a module in it"),
+        crate::common::unix_locations(&out.stdout).contains("pkg/__init__.py:1:1: GH205 [review] module runs as a program (the `pkg` script) but is also a library: a package's `__init__.py`, run by every import of `pkg` or a module in it"),
         "{}",
         out.stdout
     );
