@@ -584,7 +584,7 @@ fn gh205_names_the_first_importer_and_the_evidence_all_of_them() {
         .unwrap();
     assert_eq!(
         train["findings"][0]["message"],
-        "module runs as a program (an `if __name__ == \"__main__\"` block) but is also a library: imported by `a.py` (line 1) and 2 more",
+        "module runs as a program but is also a library: imported by `a.py` (line 1) and 2 more",
         "{}",
         out.stdout
     );
@@ -1095,7 +1095,7 @@ fn a_package_installed_in_the_tree_is_shipped_by_its_dist_info() {
     write(root, "loose/export.py", gpu);
     let out = run(gh(root).args(["scan", "--no-cache"]));
     assert!(
-        crate::common::unix_locations(&out.stdout).contains("vendor/ocr/export.py:8:1: GH205 [review] module runs as a program (an `if __name__ == \"__main__\"` block) but is also a library: its package `ocr` is shipped by `vendor/ocr-1.7.2.dist-info` (installed in the tree)"),
+        crate::common::unix_locations(&out.stdout).contains("vendor/ocr/export.py:8:1: GH205 [review] module runs as a program but is also a library: its package `ocr` is shipped by `vendor/ocr-1.7.2.dist-info` (installed in the tree)\n  help: it runs as an `if __name__ == \"__main__\"` block: a header here"),
         "{}",
         out.stdout
     );
@@ -1140,7 +1140,7 @@ fn a_script_in_a_packages_init_is_left_for_review_not_called_compliant() {
     let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
     assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
     assert!(
-        crate::common::unix_locations(&out.stdout).contains("pkg/__init__.py:1:1: GH205 [review] module runs as a program (the `pkg` script) but is also a library: a package's `__init__.py`, run by every import of `pkg` or a module in it"),
+        crate::common::unix_locations(&out.stdout).contains("pkg/__init__.py:1:1: GH205 [review] module runs as a program but is also a library: a package's `__init__.py`, run by every import of `pkg` or a module in it\n  help: it runs as the `pkg` script: a header here"),
         "{}",
         out.stdout
     );

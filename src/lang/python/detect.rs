@@ -691,14 +691,17 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                             shown_op(&e.op)
                         )
                     });
-                out.push(Finding::new(
-                    &PROGRAM_IN_LIBRARY,
-                    at,
-                    format!(
-                        "module runs as a program ({}) but is also a library: {imported}{own}",
+                out.push(
+                    Finding::new(
+                        &PROGRAM_IN_LIBRARY,
+                        at,
+                        format!("module runs as a program but is also a library: {imported}{own}"),
+                    )
+                    .with_help(format!(
+                        "it runs as {}: a header here would set the env of every program that imports it; give the program a module of its own, or set the env where it starts",
                         why.describe()
-                    ),
-                ));
+                    )),
+                );
             }
             (String::new(), 1)
         }
@@ -760,10 +763,17 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
 fn touchpoints(facts: &Facts, is_init: bool, out: &mut Vec<Finding>) {
     for import in facts.runtime_gpu_imports() {
         let (rule, message) = match (import.lazy, is_init) {
-            (false, true) => (
-                &GPU_IMPORT_IN_INIT,
-                format!("`{}` imported by a package __init__.py: importing the package starts the GPU stack; import it lazily where it is used", import.module),
-            ),
+            (false, true) => {
+                out.push(
+                    Finding::new(
+                        &GPU_IMPORT_IN_INIT,
+                        import.range.clone(),
+                        format!("`{}` imported by a package __init__.py: importing the package starts the GPU stack", import.module),
+                    )
+                    .with_help("import it lazily where it is used"),
+                );
+                continue;
+            }
             (false, false) => (
                 &GPU_IMPORT_TOP_LEVEL,
                 format!("`{}` imported at module level", import.module),
