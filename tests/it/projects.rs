@@ -1239,3 +1239,48 @@ fn a_device_placement_inside_a_comparison_is_gpu_use() {
     assert_eq!(status["test_device.py"], "non_compliant", "{status:?}");
     assert_eq!(status["test_parse.py"], "no_gpu_code", "{status:?}");
 }
+
+/// A module named like a test that application code imports is its library, not a test file
+/// to configure (trial: controlnet_aux's `options/test_options.py`, a `TestOptions` class its
+/// package imports, was told to get a `conftest.py` inside the installed package).
+#[test]
+fn a_module_named_like_a_test_that_the_application_imports_is_library_code() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pyproject.toml", "[project]\nname = \"pkg\"\n");
+    write(
+        root,
+        "pkg/__init__.py",
+        "from pkg.options.test_options import TestOptions\n",
+    );
+    write(root, "pkg/options/__init__.py", "");
+    write(
+        root,
+        "pkg/options/test_options.py",
+        "import torch\n\n\nclass BaseOptions:\n    pass\n\n\nclass TestOptions(BaseOptions):\n    def device(self):\n        return torch.zeros(1).cuda()\n",
+    );
+    // A real test of the same shape is still a test.
+    write(
+        root,
+        "tests/test_model.py",
+        "import torch\n\n\ndef test_zeros():\n    x = torch.zeros(1).cuda()\n    assert x.sum() == 0\n",
+    );
+    let status = status_of(root);
+    assert_ne!(
+        status["pkg/options/test_options.py"], "non_compliant",
+        "{status:?}"
+    );
+    let report: serde_json::Value = serde_json::from_str(
+        &run(gh(root).args(["scan", "--no-cache", "--format", "json"])).stdout,
+    )
+    .unwrap();
+    let options = file_in(&report, "pkg/options/test_options.py");
+    assert!(
+        options["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("library:"),
+        "{options}"
+    );
+    assert_eq!(status["tests/test_model.py"], "non_compliant", "{status:?}");
+}

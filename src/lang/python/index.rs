@@ -1756,7 +1756,12 @@ fn link(
         } else if name == "conftest.py" {
             let tests_below = edges[i].iter().any(|&j| files[j].tests);
             (top_conftest[i] == Some(i) && tests_below).then_some(EntryWhy::TestSession)
-        } else if is_test_file(&f.rel) && f.tests {
+        } else if is_test_file(&f.rel)
+            && f.tests
+            && !importers[i].iter().any(|&j| !is_test_file(&files[j].rel))
+        {
+            // A module named like a test that application code imports (`test_options.py`
+            // holding a `TestOptions` class) is that code's library, not a test.
             // Below a conftest.py the session starts there, not in the test file.
             top_conftest[i].is_none().then(|| EntryWhy::Test {
                 suite: test_suite_dir(&f.rel).to_string(),
@@ -1783,6 +1788,7 @@ fn link(
     let mut programs_of: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); files.len()];
     let mut reaches_gpu: Vec<Option<String>> = vec![None; files.len()];
     let mut hides = vec![false; files.len()];
+    let any_hides = files.iter().any(|f| f.hides_at_import || f.hides_in_main);
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -1806,8 +1812,11 @@ fn link(
                 }
             }
         }
-        reaches_gpu[e] = reach.gpu(e).map(|chain| reach.describe(&chain));
-        hides[e] = reach.hides_cards(e);
+        // A process that hides every card at its start reaches none, whatever code it runs.
+        hides[e] = any_hides && reach.hides_cards(e);
+        if !hides[e] {
+            reaches_gpu[e] = reach.gpu(e).map(|chain| reach.describe(&chain));
+        }
     }
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
@@ -1997,9 +2006,6 @@ impl Reach<'_> {
     /// functions and classes running code names — as the chain of code from the entry to the
     /// first GPU code found; `None` when it runs none.
     fn gpu(&self, e: usize) -> Option<Vec<Live>> {
-        if self.hides_cards(e) {
-            return None;
-        }
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain).
         let mut live: HashMap<Live, Option<Live>> = HashMap::new();
