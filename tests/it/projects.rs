@@ -1259,11 +1259,17 @@ fn a_module_named_like_a_test_that_the_application_imports_is_library_code() {
         "pkg/options/test_options.py",
         "import torch\n\n\nclass BaseOptions:\n    pass\n\n\nclass TestOptions(BaseOptions):\n    def device(self):\n        return torch.zeros(1).cuda()\n",
     );
-    // A real test of the same shape is still a test.
+    // A real test of the same shape is still a test, also when a helper of its suite imports
+    // it.
     write(
         root,
         "tests/test_model.py",
         "import torch\n\n\ndef test_zeros():\n    x = torch.zeros(1).cuda()\n    assert x.sum() == 0\n",
+    );
+    write(
+        root,
+        "tests/helpers.py",
+        "from test_model import test_zeros\n",
     );
     let status = status_of(root);
     assert_ne!(

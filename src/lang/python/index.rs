@@ -1457,6 +1457,17 @@ fn is_test_file(rel: &str) -> bool {
     stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest"
 }
 
+/// Code of the application, not of a test suite: no test file, nothing under a `tests`,
+/// `test` or `testing` folder.
+fn is_application(rel: &str) -> bool {
+    !is_test_file(rel)
+        && !rel
+            .split('/')
+            .rev()
+            .skip(1)
+            .any(|d| matches!(d, "tests" | "test" | "testing"))
+}
+
 /// Resolve the imports, find the entry points and the programs each module runs in.
 fn link(
     files: Vec<PyFile>,
@@ -1758,10 +1769,11 @@ fn link(
             (top_conftest[i] == Some(i) && tests_below).then_some(EntryWhy::TestSession)
         } else if is_test_file(&f.rel)
             && f.tests
-            && !importers[i].iter().any(|&j| !is_test_file(&files[j].rel))
+            && !importers[i].iter().any(|&j| is_application(&files[j].rel))
         {
             // A module named like a test that application code imports (`test_options.py`
-            // holding a `TestOptions` class) is that code's library, not a test.
+            // holding a `TestOptions` class) is that code's library, not a test; a helper of
+            // the suite importing it changes nothing (pytest still collects it).
             // Below a conftest.py the session starts there, not in the test file.
             top_conftest[i].is_none().then(|| EntryWhy::Test {
                 suite: test_suite_dir(&f.rel).to_string(),
