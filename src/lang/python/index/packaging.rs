@@ -178,15 +178,21 @@ impl Projects {
                 projects.dirs.push(dir.clone());
                 projects.shipping.push(shipping);
             }
-            for (name, target) in scripts {
-                let module = target.split(':').next().unwrap_or("").trim().to_string();
-                if !module.is_empty() {
-                    projects.scripts.push((dir.clone(), name, module));
-                }
-            }
+            projects.add_scripts(&dir, scripts);
         }
         projects.installed(root, installed);
         projects
+    }
+
+    /// The console scripts a project at `dir` declares (`name`, `module:function`), by the
+    /// module each runs.
+    fn add_scripts(&mut self, dir: &str, scripts: impl IntoIterator<Item = (String, String)>) {
+        for (name, target) in scripts {
+            let module = target.split(':').next().unwrap_or("").trim().to_string();
+            if !module.is_empty() {
+                self.scripts.push((dir.to_string(), name, module));
+            }
+        }
     }
 
     /// Packages installed in the tree (a vendored `site-packages`, an unpacked wheel): each
@@ -259,12 +265,7 @@ impl Projects {
             });
             if let Some(text) = read("entry_points.txt") {
                 for section in ["console_scripts", "gui_scripts"] {
-                    for (name, target) in ini_section(&text, section) {
-                        let module = target.split(':').next().unwrap_or("").trim().to_string();
-                        if !module.is_empty() {
-                            self.scripts.push((dir.clone(), name, module));
-                        }
-                    }
+                    self.add_scripts(&dir, ini_section(&text, section));
                 }
             }
         }
