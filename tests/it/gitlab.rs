@@ -167,7 +167,7 @@ fn fingerprints_are_unique_and_survive_code_inserted_above() {
         "app.py",
         &before.replace(
             "b = torch.device(\"cuda:1\")",
-            "b = torch.device(\"cuda:2\")",
+            "c = torch.device(\"cuda:1\")",
         ),
     );
     let changed = by_fingerprint(&issues(&scan(dir.path())));

@@ -861,6 +861,37 @@ fn an_import_counts_where_its_names_are_used_and_a_call_naming_the_cpu_reaches_n
     }
 }
 
+/// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
+/// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
+/// "library code no program imports".
+#[test]
+fn a_test_class_defined_under_a_module_level_if_is_a_test_of_its_suite() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/model.py",
+        "import torch\n\n\ndef load():\n    return torch.nn.Linear(2, 2).cuda()\n",
+    );
+    let guarded = "import importlib.util\nimport unittest\n\nfrom pkg.model import load\n\nif importlib.util.find_spec(\"megatron\"):\n\n    class LoadCase(unittest.TestCase):\n        def test_load(self):\n            self.assertIsNotNone(load())\n";
+    let plain = "from pkg.model import load\n\n\ndef test_load():\n    assert load() is not None\n";
+    write(root, "tests/test_guarded.py", guarded);
+    write(root, "tests/test_plain.py", plain);
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let help = |rel: &str| {
+        let f = file_in(&report, rel);
+        assert_eq!(f["status"], "non_compliant", "{f}");
+        f["findings"][0]["help"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(help("tests/test_plain.py").contains("tests/conftest.py"));
+    assert_eq!(help("tests/test_guarded.py"), help("tests/test_plain.py"));
+}
+
 /// From a trial on funasr (30 test files, no `conftest.py`): pytest runs a suite in one
 /// process, so its header goes once in the `conftest.py` pytest imports first, never as a copy
 /// per test file. A test file with no conftest.py above it is left as it is, with a finding

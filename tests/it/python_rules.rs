@@ -190,6 +190,58 @@ fn a_device_per_index_of_a_literal_range_is_multi_gpu() {
     assert!(codes(single).contains(&"GH104"), "{:?}", codes(single));
 }
 
+/// Two device indices that run together in one function are two cards by design (timm's
+/// cache-key test builds `cuda:0` and `cuda:1` and counts two entries): remapping the second
+/// would merge them, so it is GH203, left as written. The alternatives of one choice (branches
+/// of an `if`, a conditional expression, a `try` and its handler, an early `return`, code under
+/// a test of the GPU count, other functions) are one card each, and remapped as before.
+#[test]
+fn device_indices_used_together_are_several_cards_and_alternatives_are_one() {
+    let together = "import torch\n\n\ndef test_cache():\n    a = torch.device('cuda:0')\n    b = torch.device('cuda:1')\n    assert {a: 1, b: 2}\n";
+    assert_eq!(codes(together), ["GH001", "GH203"]);
+    let found = analyze(&python(), together);
+    let gh203 = found
+        .findings()
+        .iter()
+        .find(|f| f.rule.code == "GH203")
+        .map(|f| f.message.clone());
+    assert_eq!(
+        gh203.as_deref(),
+        Some("torch.device(…) selects device 1 where line 5 selects device 0: needs 2 cards, mask '1' allows 1 card")
+    );
+    assert_eq!(
+        fixed(together),
+        together,
+        "two cards by design: left as written"
+    );
+    // At module level, and through a `.to()` of a model: the same.
+    let script =
+        "import torch\nx = torch.zeros(1).to('cuda:0')\ny = torch.zeros(1, device='cuda:1')\n";
+    assert!(codes(script).contains(&"GH203"), "{:?}", codes(script));
+    // A file whose own mask already leaves one card never had two: its `cuda:1` is the invalid
+    // ordinal of a half-done migration, which the remap repairs.
+    let masked = format!("import os\n\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n\n{script}");
+    assert!(!codes(&masked).contains(&"GH203"), "{:?}", codes(&masked));
+    assert!(fixed(&masked).contains("device='cuda:0'"));
+
+    let alternatives = [
+        "def pick(n):\n    return torch.device('cuda:1' if n > 1 else 'cuda:0')\n",
+        "def pick(n):\n    if n > 1:\n        d = torch.device('cuda:1')\n    else:\n        d = torch.device('cuda:0')\n    return d\n",
+        "def pick(n):\n    if n > 1:\n        return torch.device('cuda:1')\n    return torch.device('cuda:0')\n",
+        "def pick(x):\n    try:\n        return x.to(torch.device('cuda:1'))\n    except RuntimeError:\n        return x.to(torch.device('cuda:0'))\n",
+        "def pick(x):\n    a = torch.device('cuda:0')\n    if torch.cuda.device_count() > 1:\n        b = torch.device('cuda:1')\n",
+        "def one():\n    return torch.device('cuda:0')\n\n\ndef two():\n    return torch.device('cuda:1')\n",
+    ];
+    for body in alternatives {
+        let src = format!("import torch\n\n\n{body}");
+        let found = codes(&src);
+        assert!(!found.contains(&"GH203"), "{src}\n{found:?}");
+        assert!(found.contains(&"GH101"), "{src}\n{found:?}");
+        let out = fixed(&src);
+        assert!(!out.contains("cuda:1"), "remapped:\n{out}");
+    }
+}
+
 #[test]
 fn env_after_import_is_moved_into_the_header() {
     let src = "import torch\nimport os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";

@@ -153,7 +153,8 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             env_check_findings(facts, eff, ctx.policy, &mut out);
         }
         untimed_findings(facts, eff, ctx.policy, &mut out);
-        device_findings(facts, ctx.policy, &mut out);
+        let held = together_findings(facts, eff, ctx.policy, &mut out);
+        device_findings(facts, ctx.policy, &held, &mut out);
         untraced_literals(facts, ctx.policy, &mut out);
         nvml_findings(facts, ctx.policy, &mut out);
         for (at, what, config) in &facts.config_devices {
@@ -509,8 +510,54 @@ fn untimed_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut V
     }
 }
 
-fn device_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
-    for d in &facts.devices {
+/// Device uses of different indices that run together, when they are more cards than the
+/// policy allows: GH203 on each use past the first, and none of them remapped (the remap would
+/// merge the cards). A file whose own mask already leaves one card at its GPU import never had
+/// two: its `cuda:1` is the invalid ordinal of a half-done migration, which the remap repairs.
+fn together_findings(
+    facts: &Facts,
+    eff: &Effective,
+    policy: &Policy,
+    out: &mut Vec<Finding>,
+) -> Vec<usize> {
+    let one_card = eff
+        .at_import
+        .as_ref()
+        .and_then(|(_, env)| env.value(EnvVar::VisibleDevices))
+        .is_some_and(|mask| mask.split(',').filter(|c| !c.trim().is_empty()).count() == 1);
+    let allowed = policy.visible_count() as u64;
+    let mut held = Vec::new();
+    for (group, line) in facts
+        .together
+        .iter()
+        .filter(|(g, _)| !one_card && g.len() as u64 > allowed)
+    {
+        let first = &facts.devices[group[0]];
+        for &i in &group[1..] {
+            let d = &facts.devices[i];
+            out.push(Finding::new(
+                &MULTI_GPU_CARDS,
+                d.at.clone(),
+                format!(
+                    "{} selects device {} where line {} selects device {}: needs {} cards, mask '{}' allows {allowed} card{}",
+                    d.what, d.index, line, first.index, group.len(), policy.visible_devices,
+                    if allowed == 1 { "" } else { "s" }
+                ),
+            )
+            .with_help("the program uses these cards together: make it use the policy's cards, or allow more cards in the policy"));
+        }
+        held.extend(group.iter().copied());
+    }
+    held
+}
+
+fn device_findings(facts: &Facts, policy: &Policy, held: &[usize], out: &mut Vec<Finding>) {
+    for (_, d) in facts
+        .devices
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !held.contains(i))
+    {
         let rule = match d.kind {
             DeviceUseKind::String => &DEVICE_STRING_INDEX,
             DeviceUseKind::Call => &DEVICE_CALL_INDEX,

@@ -603,8 +603,9 @@ fn parse_facts(
         gpu,
         constants: device_constants(&text, body),
         // pytest collects `test…` functions and `Test…` classes without an `__init__`
-        // (`class TestHarness` with one is a helper pytest skips).
-        tests: body.iter().any(|stmt| match stmt {
+        // (`class TestHarness` with one is a helper pytest skips), defined at module level,
+        // under a module-level `if`/`try` too (`if is_megatron_available():`).
+        tests: module_level_defs(body).into_iter().any(|stmt| match stmt {
             Stmt::FunctionDef(d) => d.name.as_str().starts_with("test"),
             Stmt::ClassDef(c) => {
                 // A dataclass has a generated `__init__`.
@@ -645,6 +646,40 @@ fn parse_facts(
                 .any(|s| matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))),
     };
     Some(facts)
+}
+
+/// The statements a module runs at its level: its body, and the bodies of its module-level
+/// `if`/`try` statements (a definition made only when a dependency is there).
+fn module_level_defs(body: &[Stmt]) -> Vec<&Stmt> {
+    fn walk<'a>(body: &'a [Stmt], depth: usize, out: &mut Vec<&'a Stmt>) {
+        for stmt in body {
+            out.push(stmt);
+            if depth >= 3 {
+                continue;
+            }
+            match stmt {
+                // The `__main__` block runs as a script, never under pytest's collection.
+                Stmt::If(s) if !is_main_guard(stmt) => {
+                    walk(&s.body, depth + 1, out);
+                    for c in &s.elif_else_clauses {
+                        walk(&c.body, depth + 1, out);
+                    }
+                }
+                Stmt::Try(t) => {
+                    walk(&t.body, depth + 1, out);
+                    walk(&t.orelse, depth + 1, out);
+                    for h in &t.handlers {
+                        let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                        walk(&h.body, depth + 1, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, 0, &mut out);
+    out
 }
 
 /// The GPU sites (byte offsets) within `range`.

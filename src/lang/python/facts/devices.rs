@@ -26,6 +26,9 @@ pub struct DeviceUse {
     pub at: Range<usize>,
     /// The sink it reaches, and how.
     pub what: String,
+    /// The sink's argument (where the device is chosen: the literal itself, or the name that
+    /// carries it there).
+    pub sink: Range<usize>,
     /// A name on the way that is also used for something else: rewriting would change that too.
     pub shared: Option<String>,
 }
@@ -641,6 +644,7 @@ impl<'s> FactVisitor<'s> {
                 digits: o.digits,
                 at: o.literal,
                 what,
+                sink: range(expr),
                 // Decided once every sink is seen (`mark_shared`).
                 shared: None,
             });

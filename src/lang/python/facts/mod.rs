@@ -10,6 +10,7 @@ mod flow;
 mod inert;
 mod literals;
 mod options;
+mod together;
 
 use std::ops::Range;
 
@@ -152,6 +153,10 @@ pub struct Facts {
     pub devices: Vec<DeviceUse>,
     /// Code that uses or assumes several GPUs, and how (see `MultiKind`).
     pub multi_gpu: Vec<(Range<usize>, String, MultiKind)>,
+    /// Device uses of different indices that run together (indices into `devices`, the
+    /// first use of each index): several cards by design, unless the file's own mask already
+    /// leaves one (see `together`); with the line of the group's first use.
+    pub together: Vec<(Vec<usize>, usize)>,
     /// Starts one worker per visible GPU (`spawn(nprocs=torch.cuda.device_count())`): its
     /// rank-derived devices adapt to the mask.
     pub spawns_per_visible_gpu: bool,
@@ -252,6 +257,13 @@ pub fn collect<'s>(
         .facts
         .devices
         .dedup_by(|a, b| a.literal == b.literal && a.literal.is_some());
+    visitor.facts.together = together::together(body, &visitor.facts.devices)
+        .into_iter()
+        .map(|group| {
+            let first = visitor.facts.devices[group[0]].at.start;
+            (group, source[..first].matches('\n').count() + 1)
+        })
+        .collect();
     visitor.facts
 }
 

@@ -31,7 +31,7 @@ pub static MULTI_GPU_CARDS: Rule = Rule {
     name: "multi-gpu-cards",
     severity: Severity::Violation,
     summary: "code needs more GPUs than the policy allows (literal indices, a device list, a multi-card mask): it would fail with an invalid device ordinal",
-    why: "Code that needs more cards than the policy allows (DataParallel(device_ids=[0, 1]), max_memory or device_map over two indices, a '0,1' mask, a launch command such as torchrun --nproc_per_node 2) fails with an invalid device ordinal under the header, or runs on the forbidden card without it.",
+    why: "Code that needs more cards than the policy allows (DataParallel(device_ids=[0, 1]), `cuda:0` and `cuda:1` used together in one function, max_memory or device_map over two indices, a '0,1' mask, a launch command such as torchrun --nproc_per_node 2) fails with an invalid device ordinal under the header, or runs on the forbidden card without it.",
     example: "nn.DataParallel(model, device_ids=[0, 1])",
     fix: FixSafety::None,
     fix_why: "Display only: make it use the policy's cards, or allow more cards in the policy (visible_devices = \"1,2\").",
