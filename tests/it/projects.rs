@@ -861,6 +861,52 @@ fn an_import_counts_where_its_names_are_used_and_a_call_naming_the_cpu_reaches_n
     }
 }
 
+/// From a trial on f5-tts: `accelerate launch train.py` in a README, with no `--num_processes`
+/// and no config file, starts one process per card the launcher sees (two on the mission's
+/// machine): rank 1 would get an invalid ordinal under the header. The program is GH203 on
+/// that command and left as written; the same program documented with `--num_processes 1`
+/// gets its header.
+#[test]
+fn a_launcher_that_starts_a_process_per_visible_card_is_more_cards_than_the_policy() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let train = "import torch\nfrom accelerate import Accelerator\n\n\ndef main():\n    model = Accelerator().prepare(torch.nn.Linear(4, 4))\n    print(model)\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(root, "train.py", train);
+    write(root, "tune.py", train);
+    write(
+        root,
+        "README.md",
+        "```bash\naccelerate launch train.py\naccelerate launch --num_processes 1 tune.py\n```\n",
+    );
+    let out = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let f = file_in(&report, "train.py");
+    assert_eq!(f["status"], "non_compliant", "{f}");
+    let gh203 = f["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["rule"] == "GH203")
+        .expect("GH203");
+    assert_eq!(
+        gh203["message"],
+        "started by `accelerate launch train.py` (README.md, line 2), which asks for every visible card (`accelerate launch` without `--num_processes`); mask '1' allows 1"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("train.py")).unwrap(),
+        train
+    );
+    assert_eq!(file_in(&report, "tune.py")["status"], "fixed");
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".

@@ -679,6 +679,8 @@ fn fixed_apps_run_each_program_on_the_rtx_3090() {
 /// `fix`, the program it starts (found through that command) lands on the RTX 3090 with one
 /// rank; the same program started with two ranks, which the tool reports (GH203 on the
 /// command), fails in rank 1 with an invalid ordinal rather than reaching the forbidden card.
+/// Its rank-derived device needs no `noqa`: the documented command starts one process (trial:
+/// f5-tts `benchmark.py`, documented `torchrun --nproc_per_node=1`, was GH204 and left as is).
 #[test]
 fn a_documented_torchrun_command_runs_each_rank_on_the_allowed_card() {
     let Some(python) = python3() else {
@@ -687,7 +689,7 @@ fn a_documented_torchrun_command_runs_each_rank_on_the_allowed_card() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     std::fs::create_dir(root.join(".git")).unwrap();
-    let train = "import os\n\nimport torch\nimport torch.distributed as dist  # noqa: GH204\n\n\ndef main():\n    local_rank = int(os.environ[\"LOCAL_RANK\"])\n    dist.init_process_group(\"nccl\")\n    torch.cuda.set_device(local_rank)  # noqa: GH204\n    x = torch.zeros(1).cuda()\n    print(\"rank\", dist.get_rank(), \"of\", dist.get_world_size(), \"on\", x.device)\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    let train = "import os\n\nimport torch\nimport torch.distributed as dist\n\n\ndef main():\n    local_rank = int(os.environ[\"LOCAL_RANK\"])\n    dist.init_process_group(\"nccl\")\n    torch.cuda.set_device(local_rank)\n    x = torch.zeros(1).cuda()\n    print(\"rank\", dist.get_rank(), \"of\", dist.get_world_size(), \"on\", x.device)\n\n\nif __name__ == \"__main__\":\n    main()\n";
     std::fs::write(root.join("train.py"), train).unwrap();
     std::fs::write(
         root.join("README.md"),

@@ -5,7 +5,7 @@ use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, MultiKind, Va
 use super::header::PythonHeader;
 use super::rules::*;
 use crate::base::edit::Edit;
-use crate::lang::python::index::Role;
+use crate::lang::python::index::{EntryWhy, Role};
 use crate::model::finding::Finding;
 use crate::model::policy::{EnvVar, Policy, Remap};
 
@@ -96,8 +96,33 @@ struct MultiVerdict<'f> {
     rank: bool,
 }
 
-fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
+fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<MultiVerdict<'f>> {
     let allowed = policy.visible_count() as u64;
+    // The command of the tree that starts the program says how many ranks it starts: within
+    // the policy's cards, one GPU per rank is one of the policy's cards.
+    let launched_within = match role {
+        Some(
+            Role::Program {
+                why: EntryWhy::Launched(l),
+                ..
+            }
+            | Role::Both {
+                why: EntryWhy::Launched(l),
+                ..
+            },
+        ) => l
+            .cards
+            .as_ref()
+            .filter(|(n, _)| *n as u64 <= allowed)
+            .map(|(n, _)| {
+                format!(
+                    "`{}` starts {n} process{}",
+                    l.command,
+                    if *n == 1 { "" } else { "es" }
+                )
+            }),
+        _ => None,
+    };
     let mask = &policy.visible_devices;
     let cards = |n: u64| {
         if n == 1 {
@@ -114,12 +139,13 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
             // is one process per GPU; a library module's collectives are not a device choice.
             let per_rank = matches!(kind, MultiKind::Rank)
                 || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some();
-            let (violates, rank, message) = match kind {
+            let (violates, rank, message) = match (kind, &launched_within) {
+                (_, Some(launch)) if per_rank => (false, false, format!("{what}; {launch}")),
                 _ if per_rank && !facts.spawns_per_visible_gpu => (true, true, format!(
                     "{what}: more than {} rank(s) leave mask '{mask}' ({})",
                     allowed, cards(allowed)
                 )),
-                MultiKind::Cards(n) if *n > allowed => (true, false, format!(
+                (MultiKind::Cards(n), _) if *n > allowed => (true, false, format!(
                     "{what}: needs {}, mask '{mask}' allows {}",
                     cards(*n), cards(allowed)
                 )),
@@ -127,10 +153,10 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy) -> Vec<MultiVerdict<'f>> {
                     "{what}; it starts one process per visible GPU, so under the header it runs {} (world size {allowed})",
                     cards(allowed)
                 )),
-                MultiKind::Distributed => (false, false, format!(
+                (MultiKind::Distributed, _) => (false, false, format!(
                     "torch.distributed in a library; {allowed} process(es) under mask '{mask}'"
                 )),
-                MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank => (false, false, format!(
+                (MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank, _) => (false, false, format!(
                     "{what}; sees {} under mask '{mask}'",
                     cards(allowed)
                 )),
@@ -198,7 +224,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             ),
         ));
     }
-    for m in multi_gpu(facts, ctx.policy) {
+    for m in multi_gpu(facts, ctx.policy, ctx.role) {
         let rule = match (m.violates, m.rank) {
             (true, true) => &MULTI_GPU_PER_RANK,
             (true, false) => &MULTI_GPU_CARDS,

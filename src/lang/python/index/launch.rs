@@ -13,7 +13,10 @@ pub(super) struct Launch {
     /// The command as written (on one line, shortened).
     pub command: String,
     pub target: Target,
-    /// More than one card asked for: how many, and what asks (`` `--nproc_per_node 2` ``).
+    /// The cards asked for, and what asks (`` `--nproc_per_node 2` ``): more than one by
+    /// any command, or the process count of a distributed launcher, one included
+    /// (`torchrun` alone starts one; `accelerate launch` or `deepspeed` without a count or a
+    /// config file one per visible card). `None`: one process that picks no count.
     pub cards: Option<(usize, String)>,
     /// The `CUDA_VISIBLE_DEVICES` the command sets for the program.
     pub mask: Option<String>,
@@ -300,6 +303,9 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
     let launcher = words.get(i)?.clone();
     let base = launcher.rsplit('/').next().unwrap_or(&launcher).to_string();
     i += 1;
+    // What a distributed launcher starts when its command gives no count: torchrun one
+    // process; accelerate (without a config file) and deepspeed one per card they see.
+    let mut default: Option<(usize, String)> = None;
     let distributed = if is_python(&launcher) {
         // Interpreter options; `-m torch.distributed.run` is torchrun.
         loop {
@@ -312,6 +318,7 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
                         "torch.distributed.run" | "torch.distributed.launch"
                     ) {
                         i += 2;
+                        default = Some((1, format!("`python -m {module}` (one process)")));
                         break true;
                     }
                     let cards = script_cards(&words[i + 2..]).or(cards);
@@ -329,10 +336,18 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
                 _ => break false,
             }
         }
-    } else if base == "torchrun" || base == "deepspeed" {
+    } else if base == "torchrun" {
+        default = Some((1, "`torchrun` (one process)".into()));
+        true
+    } else if base == "deepspeed" {
+        default = Some((usize::MAX, "`deepspeed` without `--num_gpus`".into()));
         true
     } else if base == "accelerate" && words.get(i).is_some_and(|w| w == "launch") {
         i += 1;
+        default = Some((
+            usize::MAX,
+            "`accelerate launch` without `--num_processes`".into(),
+        ));
         true
     } else {
         return None;
@@ -356,6 +371,10 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
             if matches!(option, "--multi_gpu" | "--multi-gpu") {
                 cards = cards.or_else(|| Some((usize::MAX, format!("`{option}`"))));
             }
+            // A config file holds the count: not read here.
+            if matches!(option, "--config_file" | "--config-file") {
+                default = None;
+            }
             let takes = inline.is_none() && !FLAGS.contains(&option);
             let value = inline.or_else(|| takes.then(|| words.get(i + 1).cloned()).flatten());
             cards = launcher_cards(option, value.as_deref()).or(cards);
@@ -373,7 +392,18 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
     if matches!(&target, Target::File(f) if f.rsplit('/').next() == Some("setup.py")) {
         return None;
     }
-    let cards = script_cards(&words[i + 1..]).or(cards);
+    // A launcher that starts one process per card it sees sees the command's mask.
+    let default = default.map(|(n, what)| match mask.as_deref().and_then(list_count) {
+        Some(seen) if n == usize::MAX => (
+            seen,
+            format!(
+                "{what}, under `CUDA_VISIBLE_DEVICES={}`",
+                mask.as_deref().unwrap_or("")
+            ),
+        ),
+        _ => (n, what),
+    });
+    let cards = script_cards(&words[i + 1..]).or(cards).or(default);
     Some(launch(command, line, target, cards, mask))
 }
 
@@ -411,10 +441,12 @@ fn launcher_cards(written: &str, value: Option<&str>) -> Option<(usize, String)>
     let value = value?;
     let option = written.replace('-', "_");
     let count = match option.as_str() {
-        "__nproc_per_node" | "__num_processes" | "__num_gpus" => match value {
-            "gpu" | "auto" => usize::MAX,
-            v => v.parse().ok()?,
-        },
+        "__nproc_per_node" | "__num_processes" | "__num_gpus" | "__num_processes_per_node" => {
+            match value {
+                "gpu" | "auto" => usize::MAX,
+                v => v.parse().ok()?,
+            }
+        }
         "__gpu_ids" => list_count(value)?,
         "__include" => value
             .split('@')
@@ -426,7 +458,7 @@ fn launcher_cards(written: &str, value: Option<&str>) -> Option<(usize, String)>
         "__multi_gpu" => usize::MAX,
         _ => return None,
     };
-    (count > 1).then(|| (count, format!("`{written} {value}`")))
+    Some((count, format!("`{written} {value}`")))
 }
 
 /// Cards an option of the program asks for (`--gpu_ids 0,1`, `--num_gpus 2`), when more than one.
@@ -527,5 +559,31 @@ mod tests {
             one("run.sh", "python -m torch.distributed.run --nproc-per-node=2 -m pkg.train\nuv run python tools/x.py # python y.py\n"),
             vec![(1, Target::Module("pkg.train".into()), Some(2), None), (2, file("tools/x.py"), None, None)]
         );
+    }
+
+    /// A distributed launcher that gives no count starts its default: torchrun one process,
+    /// accelerate (without a config file) and deepspeed one per card they see, the cards of
+    /// the command's mask when it has one.
+    #[test]
+    fn a_launcher_without_a_count_starts_its_default() {
+        let count = |cmd: &str| one("run.sh", &format!("{cmd}\n"))[0].2;
+        assert_eq!(count("torchrun train.py"), Some(1));
+        assert_eq!(count("python -m torch.distributed.run train.py"), Some(1));
+        assert_eq!(count("torchrun --nproc_per_node=1 train.py"), Some(1));
+        assert_eq!(count("accelerate launch train.py"), Some(usize::MAX));
+        assert_eq!(count("deepspeed train.py"), Some(usize::MAX));
+        assert_eq!(
+            count("accelerate launch --num_processes 1 train.py"),
+            Some(1)
+        );
+        assert_eq!(
+            count("CUDA_VISIBLE_DEVICES=1 accelerate launch train.py"),
+            Some(1)
+        );
+        assert_eq!(
+            count("accelerate launch --config_file one.yaml train.py"),
+            None
+        );
+        assert_eq!(count("python train.py"), None);
     }
 }
