@@ -907,6 +907,38 @@ fn a_launcher_that_starts_a_process_per_visible_card_is_more_cards_than_the_poli
     assert_eq!(file_in(&report, "tune.py")["status"], "fixed");
 }
 
+/// From a trial on demucs: `tools/bench.py`, beside a `tools/__init__.py`, has no `__main__`
+/// block and reads `sys.argv` as it runs its benchmark on the GPU; nothing imports it. It was
+/// "library: no program of this tree imports or loads it" and compliant, with no header: a
+/// module that reads its command line at module level is a script. A package module that
+/// only keeps `sys.argv` in a name, or acts without reading it, stays library code.
+#[test]
+fn a_package_module_that_reads_its_command_line_as_it_runs_is_a_program() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "tools/__init__.py", "");
+    write(
+        root,
+        "tools/bench.py",
+        "import sys\n\nimport torch\n\nmodel = torch.nn.Linear(8, 8).cuda()\nprint(sys.argv[1], model(torch.randn(2, 8, device=\"cuda\")).sum().item())\n",
+    );
+    write(
+        root,
+        "tools/keep.py",
+        "import sys\n\nimport torch\n\nARGS = sys.argv\n\n\ndef run():\n    return torch.zeros(1).cuda()\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["tools/bench.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["tools/keep.py"], "compliant", "{status:?}");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let bench = std::fs::read_to_string(root.join("tools/bench.py")).unwrap();
+    assert!(
+        bench.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{bench}"
+    );
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".

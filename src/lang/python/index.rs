@@ -41,6 +41,8 @@ pub enum EntryWhy {
     TestSession,
     /// A script no module of the tree imports, outside any package.
     Standalone,
+    /// A module no module of the tree imports that reads its command line at module level.
+    CommandLine,
     /// A command in the tree starts it (`python x.py`, `torchrun x.py`, `python -m pkg.mod`).
     Launched(Box<Launched>),
 }
@@ -69,6 +71,10 @@ impl EntryWhy {
                 "the conftest.py pytest imports first for the tests below it".into()
             }
             EntryWhy::Standalone => "a script no module imports".into(),
+            EntryWhy::CommandLine => {
+                "a module no module imports that reads its command line (`sys.argv`) as it runs"
+                    .into()
+            }
             EntryWhy::Launched(l) => {
                 format!("the command `{}` ({}, line {})", l.command, l.file, l.line)
             }
@@ -203,6 +209,9 @@ struct PyFile {
     /// Its module-level code does something when run (a call, a loop, a `with`, GPU code), or
     /// it defines no function or class: a file that only defines is no script.
     acts: bool,
+    /// Its module-level code (outside functions, classes and the `__main__` block) reads the
+    /// command line: `sys.argv`, or an argument parser's `parse_args()`.
+    reads_command_line: bool,
     /// The module's code that runs when it is imported (outside its top-level functions and
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
@@ -393,6 +402,8 @@ struct PyFacts {
     /// Read before this fact existed: taken as acting (what every script was then).
     #[serde(default = "acting")]
     acts: bool,
+    /// Required: facts cached before it existed are a miss, made again.
+    reads_command_line: bool,
     gpu_at_import: bool,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) at import, or in its `__main__` block.
     #[serde(default)]
@@ -423,6 +434,7 @@ impl PyFile {
             dynamic_prefixes: f.dynamic_prefixes,
             tests: f.tests,
             acts: f.acts,
+            reads_command_line: f.reads_command_line,
             gpu_at_import: f.gpu_at_import,
             hides_at_import: f.hides_at_import,
             hides_in_main: f.hides_in_main,
@@ -639,6 +651,9 @@ fn parse_facts(
         // acts on no GPU when run does nothing as a script: a plugin its host loads by name
         // (Triton's `model.py`), never a program. A file with no definition is taken as
         // acting, whatever it holds (a one-line `DEVICE = "cuda:1"` script).
+        reads_command_line: body
+            .iter()
+            .any(|stmt| !is_main_guard(stmt) && reads_command_line(stmt)),
         acts: gpu_acts_at_import
             || body.iter().any(acts)
             || !body
@@ -810,6 +825,43 @@ fn acting() -> bool {
 /// `with`, a `match`, a write into an object (`os.environ["X"] = …`), or a branch or `try`
 /// holding one (not `if TYPE_CHECKING:`, not a docstring, not a definition, import or an
 /// assignment to names).
+/// A module-level statement that reads the command line (`sys.argv`, `parser.parse_args()`),
+/// outside the functions and classes it defines.
+fn reads_command_line(stmt: &Stmt) -> bool {
+    use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
+    #[derive(Default)]
+    struct Reads(bool);
+    impl<'a> Visitor<'a> for Reads {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Attribute(a)
+                    if a.attr.as_str() == "argv"
+                        && matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == "sys") =>
+                {
+                    self.0 = true;
+                }
+                Expr::Call(c)
+                    if matches!(c.func.as_ref(), Expr::Attribute(a)
+                        if matches!(a.attr.as_str(), "parse_args" | "parse_known_args")) =>
+                {
+                    self.0 = true;
+                }
+                Expr::Lambda(_) => return,
+                _ => {}
+            }
+            walk_expr(self, expr);
+        }
+    }
+    let mut reads = Reads::default();
+    reads.visit_stmt(stmt);
+    reads.0
+}
+
 fn acts(stmt: &Stmt) -> bool {
     match stmt {
         Stmt::Expr(e) => !matches!(
@@ -1825,6 +1877,10 @@ fn link(
             // A file with relative imports runs only as a module of its package
             // (`python -m pkg.mod`, which a `__main__` block says): never as a script.
             Some(EntryWhy::Standalone)
+        } else if importers[i].is_empty() && f.reads_command_line && f.acts {
+            // A module of a package that reads its command line as it runs (`tools/bench.py`
+            // beside a `tools/__init__.py`, run as `python tools/bench.py` or `-m`): a script.
+            Some(EntryWhy::CommandLine)
         } else {
             None
         }
