@@ -939,6 +939,34 @@ fn a_package_module_that_reads_its_command_line_as_it_runs_is_a_program() {
     );
 }
 
+/// From a trial on demucs: a program that reads an attribute of a library's function
+/// (`lib.main.describe()`, `train.main.get_xp(argv)`) does not run the function: its GPU code
+/// is not the program's, and a script with no other GPU reach gets no header. Calling it, or
+/// running it through a task wrapper (`lib.main.remote()`), does.
+#[test]
+fn reading_an_attribute_of_a_function_does_not_run_it() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "lib.py",
+        "import torch\n\n\ndef main():\n    torch.zeros(1).cuda()\n\n\nmain.describe = lambda: \"entry point\"\n\n\ndef get_model():\n    return torch.nn.Linear(2, 2)\n",
+    );
+    write(
+        root,
+        "prog.py",
+        "import lib\n\nif __name__ == \"__main__\":\n    print(lib.main.describe(), lib.get_model())\n",
+    );
+    write(
+        root,
+        "task.py",
+        "from lib import main\n\nif __name__ == \"__main__\":\n    main.remote()\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["prog.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["task.py"], "non_compliant", "{status:?}");
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".

@@ -259,6 +259,7 @@ impl Names {
 struct LinkUnit {
     name: String,
     gpu: bool,
+    function: bool,
     refs: Box<[Name]>,
 }
 
@@ -268,6 +269,8 @@ struct LinkUnit {
 struct Unit {
     name: String,
     gpu: bool,
+    /// A function (not a class): reading an attribute of it does not run it.
+    function: bool,
     refs: Vec<String>,
 }
 
@@ -444,6 +447,7 @@ impl PyFile {
                 .map(|u| LinkUnit {
                     name: u.name,
                     gpu: u.gpu,
+                    function: u.function,
                     refs: names.intern(u.refs),
                 })
                 .collect(),
@@ -581,6 +585,7 @@ fn parse_facts(
             units.push(Unit {
                 name: name.to_string(),
                 gpu: touches,
+                function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
             });
         } else if is_main_guard(stmt) {
@@ -2095,6 +2100,26 @@ struct Reach<'r> {
     resolved: std::cell::RefCell<HashMap<(usize, &'r str), Vec<Live>>>,
 }
 
+/// Attributes of a function that run it: task and remote-call wrappers (Ray, Celery, Dask,
+/// executors), and the function a decorator wraps.
+const RUNS_ITS_FUNCTION: &[&str] = &[
+    "remote",
+    "options",
+    "delay",
+    "apply_async",
+    "s",
+    "si",
+    "map",
+    "starmap",
+    "submit",
+    "spawn",
+    "run",
+    "__call__",
+    "__wrapped__",
+    "func",
+    "fn",
+];
+
 /// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Live {
@@ -2248,7 +2273,16 @@ impl Reach<'_> {
             return;
         }
         if let Some(u) = f.units.iter().position(|u| u.name == head) {
-            out.push(Live::Unit(i, u));
+            // An attribute of a function (`main.get_xp(…)`, set by its decorator or the
+            // module) is not a call of it, unless it is a way to run it (`task.remote(…)`,
+            // `.delay(…)`, `.__wrapped__(…)`). A class's attributes are its code.
+            let attribute_only = f.units[u].function
+                && parts
+                    .get(1)
+                    .is_some_and(|attr| !RUNS_ITS_FUNCTION.contains(attr));
+            if !attribute_only {
+                out.push(Live::Unit(i, u));
+            }
             return;
         }
         for imp in &f.imports {
@@ -2276,9 +2310,12 @@ impl Reach<'_> {
                     format!("{base}.{name}")
                 };
                 self.in_module(i, &sub, &parts[1..], depth, out);
+                let read: Vec<&str> = std::iter::once(name.as_str())
+                    .chain(parts[1..].iter().copied())
+                    .collect();
                 for j in (self.lookup)(&base, i) {
                     if j != i {
-                        self.resolve(j, &[name.as_str()], depth + 1, out);
+                        self.resolve(j, &read, depth + 1, out);
                     }
                 }
             }
@@ -2301,7 +2338,7 @@ impl Reach<'_> {
             return;
         }
         for &j in &found {
-            self.resolve(j, &rest[..1], depth + 1, out);
+            self.resolve(j, rest, depth + 1, out);
         }
         let deeper = format!("{module}.{}", rest[0]);
         if !(self.lookup)(&deeper, from).is_empty() {
