@@ -967,6 +967,69 @@ fn reading_an_attribute_of_a_function_does_not_run_it() {
     assert_eq!(status["task.py"], "non_compliant", "{status:?}");
 }
 
+/// From a trial on f5-tts: an evaluation program starts a pool of workers, and each worker,
+/// in a helper module, takes `cuda:{rank}`. The helper was GH204, but the program got the
+/// header and was called compliant: under it ranks 1 to 7 get an invalid ordinal. A program
+/// whose process runs another module's code that needs several cards is judged as that code
+/// is (GH204 here, GH203 for indices used together), and left as written. A program that
+/// starts no worker process runs such a rank-derived card as rank 0, and a test session runs
+/// each test apart: both keep their header.
+#[test]
+fn a_program_whose_workers_take_their_card_from_their_rank_is_left_as_written() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "worker.py",
+        "import torch\n\n\ndef run(rank):\n    return torch.ones(1).cuda(f\"cuda:{rank}\").item()\n\n\ndef pair():\n    a = torch.zeros(1, device=\"cuda:0\")\n    b = torch.zeros(1, device=\"cuda:1\")\n    return a, b\n",
+    );
+    let pool = "import multiprocessing as mp\n\nfrom worker import run\n\nif __name__ == \"__main__\":\n    with mp.Pool(8) as pool:\n        print(pool.map(run, range(8)))\n";
+    write(root, "evalall.py", pool);
+    let both = "from worker import pair\n\nif __name__ == \"__main__\":\n    print(pair())\n";
+    write(root, "both.py", both);
+    write(
+        root,
+        "single.py",
+        "from worker import run\n\nif __name__ == \"__main__\":\n    print(run(0))\n",
+    );
+    let out = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let rules = |rel: &str| -> Vec<String> {
+        file_in(&report, rel)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(file_in(&report, "evalall.py")["status"], "non_compliant");
+    assert!(
+        rules("evalall.py").contains(&"GH204".to_string()),
+        "{:?}",
+        rules("evalall.py")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("evalall.py")).unwrap(),
+        pool
+    );
+    assert_eq!(file_in(&report, "both.py")["status"], "non_compliant");
+    assert!(
+        rules("both.py").contains(&"GH203".to_string()),
+        "{:?}",
+        rules("both.py")
+    );
+    assert_eq!(std::fs::read_to_string(root.join("both.py")).unwrap(), both);
+    assert_eq!(file_in(&report, "single.py")["status"], "fixed");
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".

@@ -96,11 +96,10 @@ struct MultiVerdict<'f> {
     rank: bool,
 }
 
-fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<MultiVerdict<'f>> {
-    let allowed = policy.visible_count() as u64;
-    // The command of the tree that starts the program says how many ranks it starts: within
-    // the policy's cards, one GPU per rank is one of the policy's cards.
-    let launched_within = match role {
+/// The command of the tree that starts the program says how many ranks it starts: within the
+/// policy's cards, one GPU per rank is one of the policy's cards.
+fn launched_within(role: Option<&Role>, allowed: u64) -> Option<String> {
+    match role {
         Some(
             Role::Program {
                 why: EntryWhy::Launched(l),
@@ -122,7 +121,67 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
                 )
             }),
         _ => None,
+    }
+}
+
+/// A program whose process runs another module's code that needs more cards than the policy
+/// allows (a pool worker taking its card from its rank, indices used together, a device list):
+/// its header would leave that code one card, so it is judged as that code is, in the program
+/// (GH203/GH204), and left as written.
+fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut Vec<Finding>) {
+    let Some(Role::Program {
+        why,
+        needs: Some((chain, need)),
+        ..
+    }) = role
+    else {
+        return;
     };
+    // A test session runs each test apart: a test that needs two cards is its own file's
+    // finding, not the whole session's.
+    if matches!(why, EntryWhy::TestSession | EntryWhy::Test { .. }) {
+        return;
+    }
+    let allowed = policy.visible_count() as u64;
+    let mask = &policy.visible_devices;
+    let at = facts
+        .main_block
+        .as_ref()
+        .map_or(0..0, |m| m.if_start..m.if_start);
+    let help = "under the header it gets one card: make that code use the policy's cards (or start one process per allowed card), or allow more cards in the policy";
+    match need {
+        // A rank-derived card in a library is one card per process: it takes several only
+        // where the program starts worker processes (a pool, `spawn`) and is not launched
+        // within the policy's cards; a single process is rank 0.
+        crate::lang::python::Need::Ranks
+            if facts.forks.is_some()
+                && !facts.spawns_per_visible_gpu
+                && launched_within(role, allowed).is_none() =>
+        {
+            out.push(
+                Finding::new(
+                    &MULTI_GPU_PER_RANK,
+                    at,
+                    format!("its process runs {chain}, which takes its card from the process rank: more than {allowed} rank(s) leave mask '{mask}'"),
+                )
+                .with_help(help),
+            );
+        }
+        crate::lang::python::Need::Cards(n) if *n > allowed => out.push(
+            Finding::new(
+                &MULTI_GPU_CARDS,
+                at,
+                format!("its process runs {chain}, which needs {n} cards: mask '{mask}' allows {allowed}"),
+            )
+            .with_help(help),
+        ),
+        _ => {}
+    }
+}
+
+fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<MultiVerdict<'f>> {
+    let allowed = policy.visible_count() as u64;
+    let launched_within = launched_within(role, allowed);
     let mask = &policy.visible_devices;
     let cards = |n: u64| {
         if n == 1 {
@@ -208,6 +267,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
         if let Some(role) = ctx.role {
             program_findings(facts, eff, role, &mut out);
             launch_findings(facts, role, ctx.policy, &mut out);
+            needs_findings(facts, Some(role), ctx.policy, &mut out);
         }
     }
     for e in facts

@@ -95,6 +95,9 @@ pub enum Role {
         /// by the entry or a module it imports at its start): a CPU program, whatever GPU code
         /// it holds.
         hides: bool,
+        /// Its process runs code of another module that needs more than one card by design:
+        /// the chain to it, and what it needs.
+        needs: Option<(String, crate::lang::python::Need)>,
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
@@ -215,6 +218,8 @@ struct PyFile {
     /// The module's code that runs when it is imported (outside its top-level functions and
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
+    /// The code that runs at import needs more than one card by design.
+    needs_at_import: Option<crate::lang::python::Need>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) whenever it is imported, or run as a
     /// program: a process that runs it uses no card.
     hides_at_import: bool,
@@ -260,6 +265,7 @@ struct LinkUnit {
     name: String,
     gpu: bool,
     function: bool,
+    needs: Option<crate::lang::python::Need>,
     refs: Box<[Name]>,
 }
 
@@ -271,6 +277,8 @@ struct Unit {
     gpu: bool,
     /// A function (not a class): reading an attribute of it does not run it.
     function: bool,
+    /// Needs more than one card by design (one per rank, or several at once).
+    needs: Option<crate::lang::python::Need>,
     refs: Vec<String>,
 }
 
@@ -408,6 +416,8 @@ struct PyFacts {
     /// Required: facts cached before it existed are a miss, made again.
     reads_command_line: bool,
     gpu_at_import: bool,
+    /// The code that runs at import needs more than one card by design.
+    needs_at_import: Option<crate::lang::python::Need>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) at import, or in its `__main__` block.
     #[serde(default)]
     hides_at_import: bool,
@@ -439,6 +449,7 @@ impl PyFile {
             acts: f.acts,
             reads_command_line: f.reads_command_line,
             gpu_at_import: f.gpu_at_import,
+            needs_at_import: f.needs_at_import,
             hides_at_import: f.hides_at_import,
             hides_in_main: f.hides_in_main,
             units: f
@@ -448,6 +459,7 @@ impl PyFile {
                     name: u.name,
                     gpu: u.gpu,
                     function: u.function,
+                    needs: u.needs,
                     refs: names.intern(u.refs),
                 })
                 .collect(),
@@ -504,11 +516,22 @@ fn parse_facts(
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let (sites, hides) = if maybe_gpu {
+    let crate::lang::python::GpuSites {
+        sites,
+        hides,
+        needs,
+    } = if maybe_gpu {
         crate::lang::python::gpu_sites(&text, body, own.as_deref())
     } else {
         Default::default()
     };
+    let needs_in = |r: ruff_text_size::TextRange| {
+        needs
+            .iter()
+            .find(|(at, _)| r.start().to_usize() <= *at && *at < r.end().to_usize())
+            .map(|(_, need)| *need)
+    };
+    let mut needs_at_import = None;
     // Where the module hides every card whenever it runs: a statement of its own at import
     // (not in a function, a class, a branch or a loop), or one of its `__main__` block's.
     let unconditional = |stmts: &[Stmt]| {
@@ -585,6 +608,7 @@ fn parse_facts(
             units.push(Unit {
                 name: name.to_string(),
                 gpu: touches,
+                needs: needs_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
             });
@@ -593,6 +617,7 @@ fn parse_facts(
             main_refs.extend(refs);
         } else {
             gpu_at_import |= touches;
+            needs_at_import = needs_at_import.or(needs_in(stmt.range()));
             // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
             // GPU code a program may use, but running the file does nothing with it.
             gpu_acts_at_import |= touches && !is_constant(stmt);
@@ -608,6 +633,7 @@ fn parse_facts(
     main_refs.dedup();
     let facts = PyFacts {
         gpu_at_import,
+        needs_at_import,
         hides_at_import,
         hides_in_main,
         units,
@@ -1897,6 +1923,10 @@ fn link(
     let mut reaches_gpu: Vec<Option<String>> = vec![None; files.len()];
     let mut hides = vec![false; files.len()];
     let any_hides = files.iter().any(|f| f.hides_at_import || f.hides_in_main);
+    let mut needs: Vec<Option<(String, crate::lang::python::Need)>> = vec![None; files.len()];
+    let any_needs = files
+        .iter()
+        .any(|f| f.needs_at_import.is_some() || f.units.iter().any(|u| u.needs.is_some()));
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -1924,6 +1954,11 @@ fn link(
         hides[e] = any_hides && reach.hides_cards(e);
         if !hides[e] {
             reaches_gpu[e] = reach.gpu(e).map(|chain| reach.describe(&chain));
+            if any_needs && reaches_gpu[e].is_some() {
+                needs[e] = reach
+                    .needs(e)
+                    .map(|(chain, need)| (reach.describe(&chain), need));
+            }
         }
     }
     let names = |ids: &[usize]| -> Vec<String> {
@@ -1997,6 +2032,7 @@ fn link(
                         gpu: reaches_gpu[i].is_some(),
                         via: reaches_gpu[i].clone().unwrap_or_default(),
                         hides: hides[i],
+                        needs: needs[i].clone(),
                     }
                 }
             }
@@ -2135,6 +2171,35 @@ impl Reach<'_> {
     /// first GPU code found; `None` when it runs none.
     fn gpu(&self, e: usize) -> Option<Vec<Live>> {
         let files = self.files;
+        self.first(e, |l| match l {
+            Live::Module(j) => files[j].gpu_at_import,
+            Live::Unit(j, u) => files[j].units[u].gpu,
+            Live::Whole(j) => files[j].gpu,
+        })
+    }
+
+    /// Whether the program of entry `e` runs code of another module that needs more than one
+    /// card by design (a worker that takes its card from its rank, a pair of indices used
+    /// together, a device list), as the chain to the first such code and what it needs.
+    fn needs(&self, e: usize) -> Option<(Vec<Live>, crate::lang::python::Need)> {
+        let files = self.files;
+        let need = |l: Live| match l {
+            Live::Module(j) if j != e => files[j].needs_at_import,
+            Live::Unit(j, u) if j != e => files[j].units[u].needs,
+            Live::Whole(j) if j != e => files[j]
+                .needs_at_import
+                .or_else(|| files[j].units.iter().find_map(|u| u.needs)),
+            _ => None,
+        };
+        let chain = self.first(e, |l| need(l).is_some())?;
+        let found = need(*chain.last()?)?;
+        Some((chain, found))
+    }
+
+    /// The walk of the code the program of entry `e` runs, up to the first piece `hit` holds
+    /// for: the chain from the entry to it.
+    fn first(&self, e: usize, hit: impl Fn(Live) -> bool) -> Option<Vec<Live>> {
+        let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain).
         let mut live: HashMap<Live, Option<Live>> = HashMap::new();
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
@@ -2163,7 +2228,7 @@ impl Reach<'_> {
                 live.insert(next, from);
                 match next {
                     Live::Module(j) => {
-                        if files[j].gpu_at_import {
+                        if hit(next) {
                             return chain(&live, next);
                         }
                         work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
@@ -2172,7 +2237,7 @@ impl Reach<'_> {
                     }
                     Live::Unit(j, u) => {
                         let unit = &files[j].units[u];
-                        if unit.gpu {
+                        if hit(next) {
                             return chain(&live, next);
                         }
                         work.extend(unit.refs.iter().map(|r| (j, &**r, next)));
@@ -2181,7 +2246,7 @@ impl Reach<'_> {
                     }
                     Live::Whole(j) => {
                         let f = &files[j];
-                        if f.gpu {
+                        if hit(next) {
                             return chain(&live, next);
                         }
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());

@@ -472,8 +472,29 @@ pub fn gpu_sites(
     source: &str,
     body: &[ruff_python_ast::Stmt],
     own_package: Option<&str>,
-) -> (Vec<usize>, Vec<usize>) {
+) -> GpuSites {
     let facts = facts::collect(source, body, own_package, false, &[]);
+    // Code that needs more than one card by design: a device taken from the process rank
+    // (unless the file starts one worker per visible GPU), literal indices or lists of several
+    // cards, indices used together.
+    let mut needs: Vec<(usize, Need)> = facts
+        .multi_gpu
+        .iter()
+        .filter_map(|(at, _, kind)| match kind {
+            facts::MultiKind::Rank if !facts.spawns_per_visible_gpu => {
+                Some((at.start, Need::Ranks))
+            }
+            facts::MultiKind::Cards(n) if *n > 1 => Some((at.start, Need::Cards(*n))),
+            _ => None,
+        })
+        .collect();
+    needs.extend(facts.together.iter().map(|(group, _)| {
+        (
+            facts.devices[group[1]].at.start,
+            Need::Cards(group.len() as u64),
+        )
+    }));
+    needs.sort_by_key(|(at, _)| *at);
     let mut sites = facts.cuda_sites.clone();
     sites.extend(facts.devices.iter().map(|d| d.at.start));
     sites.extend(facts.multi_gpu.iter().map(|(at, _, _)| at.start));
@@ -503,7 +524,28 @@ pub fn gpu_sites(
         .filter(|e| !e.child && detect::is_cpu_mask(e) && matches!(e.op, facts::EnvOp::Set(_)))
         .map(|e| e.at.start)
         .collect();
-    (sites, hides)
+    GpuSites {
+        sites,
+        hides,
+        needs,
+    }
+}
+
+/// Where a parsed file touches a GPU, for the project index (see [`gpu_sites`]).
+#[derive(Debug, Default)]
+pub struct GpuSites {
+    pub sites: Vec<usize>,
+    /// Where it hides every card.
+    pub hides: Vec<usize>,
+    /// Where it needs more than one card by design, and how.
+    pub needs: Vec<(usize, Need)>,
+}
+
+/// How code needs more than one card: one per process rank, or a number of cards at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Need {
+    Ranks,
+    Cards(u64),
 }
 
 /// Why a test file of a suite with no `conftest.py` gets no header of its own, and what to do.
