@@ -330,6 +330,10 @@ pub struct ScanArgs {
     /// List, file by file, the findings `gpu-homogenize fix` would fix (ruff's --show-fixes).
     #[arg(long)]
     pub show_fixes: bool,
+    /// Also say why each Python file is a program or a library, and the chain of code by which
+    /// a program reaches GPU code (JSON always has it, as `evidence`).
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Suppress every current finding with a `noqa` comment and a reason (writes the files).
     #[arg(long, conflicts_with = "format")]
     pub add_noqa: bool,

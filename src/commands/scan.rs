@@ -13,6 +13,7 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         &[
             (args.statistics, "--statistics"),
             (args.show_fixes, "--show-fixes"),
+            (args.verbose, "--verbose"),
         ],
     )?;
     let input = args.input.run_input();
@@ -23,7 +24,7 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
     let streams = super::present::streams(
         args.format,
         args.statistics,
-        args.show_fixes,
+        args.show_fixes || args.verbose,
         args.input.shard.is_some(),
     );
     if streams && stdin.is_none() && !args.add_noqa {
@@ -63,6 +64,9 @@ pub fn run(args: ScanArgs, global: &GlobalArgs) -> anyhow::Result<i32> {
         );
         if args.show_fixes {
             out!("{}", text::fixes(&outcomes, "scan"));
+        }
+        if args.verbose {
+            out!("{}", text::evidence(&outcomes));
         }
         err!("{}", text::errors(&outcomes));
         if !global.quiet {

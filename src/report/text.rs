@@ -190,6 +190,28 @@ pub fn fixes(files: &[FileOutcome], command: &str) -> String {
     head + &out
 }
 
+/// `scan --verbose`: why each file is a program or a library, and how a program reaches GPU
+/// code, with the file's status: the `evidence` of the JSON output, as lines.
+pub fn evidence(files: &[FileOutcome]) -> String {
+    let mut out = String::new();
+    for file in files {
+        let Some(evidence) = &file.evidence else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "- {} ({}): {}",
+            file.display,
+            file.status.as_str(),
+            printable(evidence)
+        );
+    }
+    if out.is_empty() {
+        return "No file has evidence: the tree holds no Python program or library.\n".into();
+    }
+    format!("Why each file is what it is:\n{out}")
+}
+
 /// One line per file that could not be processed, for stderr.
 pub fn errors(files: &[FileOutcome]) -> String {
     let mut out = String::new();

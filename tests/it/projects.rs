@@ -1030,6 +1030,32 @@ fn a_program_whose_workers_take_their_card_from_their_rank_is_left_as_written() 
     assert_eq!(file_in(&report, "single.py")["status"], "fixed");
 }
 
+/// `scan --verbose` says, file by file, why a Python file is a program or a library and how a
+/// program reaches GPU code: the JSON's `evidence`, as text after the findings.
+#[test]
+fn scan_verbose_gives_each_files_evidence_as_text() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "model.py",
+        "import torch\n\n\ndef load():\n    return torch.nn.Linear(2, 2).cuda()\n",
+    );
+    write(
+        root,
+        "app.py",
+        "from model import load\n\nif __name__ == \"__main__\":\n    print(load())\n",
+    );
+    let out = run(gh(root).args(["scan", "--verbose", "."]));
+    let text = crate::common::unix_locations(&out.stdout);
+    assert!(
+        text.contains("Why each file is what it is:\n- app.py (non_compliant): program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `app.py` → `model.py` (`load`)\n- model.py (compliant): library: runs in the process of `app.py` (imported, or loaded by name)\n"),
+        "{text}"
+    );
+    let json = run(gh(root).args(["scan", "--verbose", "--format", "json", "."]));
+    assert_eq!(json.code, 2, "{}", json.stderr);
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".
