@@ -942,7 +942,8 @@ fn a_package_module_that_reads_its_command_line_as_it_runs_is_a_program() {
 /// From a trial on demucs: a program that reads an attribute of a library's function
 /// (`lib.main.describe()`, `train.main.get_xp(argv)`) does not run the function: its GPU code
 /// is not the program's, and a script with no other GPU reach gets no header. Calling it, or
-/// running it through a task wrapper (`lib.main.remote()`), does.
+/// running it through a task wrapper (`lib.main.remote()`), does. Nor does importing a module
+/// run its `@hydra.main` or `@click.command()` function (demucs's `train.main`).
 #[test]
 fn reading_an_attribute_of_a_function_does_not_run_it() {
     let dir = crate::common::tree();
@@ -962,9 +963,22 @@ fn reading_an_attribute_of_a_function_does_not_run_it() {
         "task.py",
         "from lib import main\n\nif __name__ == \"__main__\":\n    main.remote()\n",
     );
+    // A command-line entry point made of a function (`@hydra.main(…)`, `@click.command()`)
+    // runs when it is called, not when its module is imported.
+    write(
+        root,
+        "train.py",
+        "import click\nimport hydra\nimport torch\n\n\n@hydra.main(config_path=\"conf\")\ndef main(cfg):\n    torch.zeros(1).cuda()\n\n\n@click.command()\n@click.option(\"--n\")\ndef cli(n):\n    torch.zeros(1).cuda()\n\n\ndef describe():\n    return \"trainer\"\n",
+    );
+    write(
+        root,
+        "info.py",
+        "from train import describe\n\nif __name__ == \"__main__\":\n    print(describe())\n",
+    );
     let status = status_of(root);
     assert_eq!(status["prog.py"], "no_gpu_code", "{status:?}");
     assert_eq!(status["task.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["info.py"], "no_gpu_code", "{status:?}");
 }
 
 /// From a trial on f5-tts: an evaluation program starts a pool of workers, and each worker,

@@ -986,12 +986,20 @@ fn is_plain_decorator(expr: &Expr) -> bool {
     };
     let name = match callee {
         Expr::Name(n) => n.id.as_str(),
+        // A command-line entry point made of the function (`@click.command()`,
+        // `@click.option(…)`, `@hydra.main(…)`) runs when it is called, like the function;
+        // `@group.command()` registers it in a group that runs it.
+        Expr::Attribute(a) if matches!(a.value.as_ref(), Expr::Name(m) if matches!(m.id.as_str(), "click" | "hydra")) =>
+        {
+            return true;
+        }
         Expr::Attribute(a) => a.attr.as_str(),
         _ => return false,
     };
     matches!(
         name,
-        "dataclass"
+        "hydra_main"
+            | "dataclass"
             | "property"
             | "staticmethod"
             | "classmethod"
