@@ -1070,6 +1070,36 @@ fn scan_verbose_gives_each_files_evidence_as_text() {
     assert_eq!(json.code, 2, "{}", json.stderr);
 }
 
+/// A program that starts a GPU program as its child (trial: trl's `vllm_serve.py` `os.execve`s
+/// `python -m vllm.entrypoints.cli.main serve …`, and was "without GPU code") uses a GPU
+/// through it: the child inherits its env, so it carries the header like any GPU program. A
+/// child that is no GPU program (`pip`, `ls`) is no GPU use.
+#[test]
+fn a_program_that_starts_a_gpu_program_as_its_child_is_a_gpu_program() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let gpu = [
+        ("execve.py", "import os\nimport sys\n\nif __name__ == \"__main__\":\n    os.execve(sys.executable, [sys.executable, \"-m\", \"vllm.entrypoints.cli.main\", \"serve\", \"m\"], os.environ)\n"),
+        ("run.py", "import subprocess\n\nif __name__ == \"__main__\":\n    subprocess.run([\"torchrun\", \"--nproc_per_node\", \"1\", \"train.py\"])\n"),
+        ("system.py", "import os\n\nif __name__ == \"__main__\":\n    os.system(\"accelerate launch --num_processes 1 train.py\")\n"),
+        ("shell.py", "import subprocess\n\nMODEL = \"m\"\n\nif __name__ == \"__main__\":\n    subprocess.run(f\"vllm serve {MODEL}\", shell=True)\n"),
+    ];
+    let cpu = [
+        ("pip.py", "import subprocess\nimport sys\n\nif __name__ == \"__main__\":\n    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"torch\"])\n"),
+        ("ls.py", "import os\n\nif __name__ == \"__main__\":\n    os.system(\"ls -m vllm\")\n"),
+    ];
+    for (rel, text) in gpu.iter().chain(cpu.iter()) {
+        write(root, rel, text);
+    }
+    let status = status_of(root);
+    for (rel, _) in gpu {
+        assert_eq!(status[rel], "non_compliant", "{rel}: {status:?}");
+    }
+    for (rel, _) in cpu {
+        assert_eq!(status[rel], "no_gpu_code", "{rel}: {status:?}");
+    }
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".

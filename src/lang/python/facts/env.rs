@@ -445,6 +445,31 @@ impl<'s> FactVisitor<'s> {
             for item in command.map_or(Vec::new(), |c| self.shell_env_items(c, 0)) {
                 self.push_effect(item, stmt.clone(), false, None, true);
             }
+            // A command line that starts a GPU program (`os.system("torchrun train.py")`):
+            // the child inherits this process's env.
+            let text = match command {
+                Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
+                Some(Expr::FString(f)) => f.value.iter().next().and_then(|part| match part {
+                    ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
+                    ruff_python_ast::FStringPart::FString(fs) => match fs.elements.iter().next() {
+                        Some(ruff_python_ast::InterpolatedStringElement::Literal(l)) => {
+                            Some(l.value.to_string())
+                        }
+                        _ => None,
+                    },
+                }),
+                _ => None,
+            };
+            if let (Some(text), false) = (text, self.env_only) {
+                let words: Vec<Option<&str>> = text
+                    .split_whitespace()
+                    .skip_while(|w| w.contains('=') || matches!(*w, "exec" | "nohup" | "env"))
+                    .map(Some)
+                    .collect();
+                if super::gpu_program(&words) {
+                    self.cuda_at(stmt.start);
+                }
+            }
         }
         if CHILD_ENV_CALLS.contains(&name)
             || name.ends_with("Popen")

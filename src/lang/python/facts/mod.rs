@@ -751,7 +751,11 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                 return;
             }
             // ONNX Runtime: a provider tuple `("CUDAExecutionProvider", {"device_id": 1})`.
-            Expr::Tuple(t) => self.ort_provider(&t.elts),
+            Expr::Tuple(t) => {
+                self.ort_provider(&t.elts);
+                self.gpu_command(expr, &t.elts);
+            }
+            Expr::List(l) => self.gpu_command(expr, &l.elts),
             Expr::Subscript(sub) => self.device_list_subscript(sub),
             Expr::Lambda(_) => {
                 self.functions.push(range(expr));
@@ -763,6 +767,68 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
         }
         walk_expr(self, expr);
     }
+}
+
+impl FactVisitor<'_> {
+    /// A command, as a list of words, that starts a GPU program (`[sys.executable, "-m",
+    /// "vllm.entrypoints.cli.main", "serve", …]`, `["torchrun", "train.py"]`): the child
+    /// inherits this process's env, so the code that builds it uses a GPU through it.
+    fn gpu_command(&mut self, expr: &Expr, elts: &[Expr]) {
+        let words: Vec<Option<&str>> = elts
+            .iter()
+            .map(|e| match e {
+                Expr::StringLiteral(s) => Some(s.value.to_str()),
+                _ => None,
+            })
+            .collect();
+        if gpu_program(&words) && !inert::within(&self.inert, &range(expr)) {
+            self.cuda_at(range(expr).start);
+        }
+    }
+}
+
+/// Whether a command's words start a GPU program: a GPU launcher (`torchrun`, `deepspeed`,
+/// `accelerate launch`, `vllm serve`) first, or an interpreter's `-m` of a module of a framework
+/// that takes a GPU unasked (`vllm.entrypoints…`) or of torch's launcher.
+pub fn gpu_program(words: &[Option<&str>]) -> bool {
+    let first = words
+        .first()
+        .copied()
+        .flatten()
+        .map(|w| w.rsplit('/').next().unwrap_or(w));
+    let second = words.get(1).copied().flatten();
+    // A launcher word alone is a name (`extras["deepspeed"] = ["deepspeed"]`): a command goes on
+    // with an option or a script.
+    let goes_on = second.is_some_and(|w| w.starts_with('-') || w.ends_with(".py"));
+    let launcher = match first {
+        Some("torchrun" | "deepspeed") => goes_on,
+        Some("accelerate") => second == Some("launch"),
+        Some("vllm") => second == Some("serve"),
+        _ => false,
+    };
+    // The interpreter: a word computed in the code (`sys.executable`) or `python…`, then its
+    // options up to `-m`.
+    let interpreter = match first {
+        None => words.first().is_some(),
+        Some(w) => w.starts_with("python"),
+    };
+    let at = 1 + words
+        .iter()
+        .skip(1)
+        .take_while(|w| w.is_some_and(|w| w.starts_with('-') && w != "-m"))
+        .count();
+    let module = interpreter
+        && match (
+            words.get(at).copied().flatten(),
+            words.get(at + 1).copied().flatten(),
+        ) {
+            (Some("-m"), Some(module)) => {
+                crate::knowledge::python::gpu_by_default(module)
+                    || matches!(module, "torch.distributed.run" | "torch.distributed.launch")
+            }
+            _ => false,
+        };
+    launcher || module
 }
 
 pub fn range(node: &impl Ranged) -> Range<usize> {
