@@ -809,7 +809,7 @@ pub fn gpu_program(words: &[Option<&str>]) -> bool {
     // The interpreter: a word computed in the code (`sys.executable`) or `python…`, then its
     // options up to `-m`.
     let interpreter = match first {
-        None => words.first().is_some(),
+        None => !words.is_empty(),
         Some(w) => w.starts_with("python"),
     };
     let at = 1 + words
