@@ -1073,7 +1073,7 @@ fn scan_verbose_gives_each_files_evidence_as_text() {
 /// A program that starts a GPU program as its child (trial: trl's `vllm_serve.py` `os.execve`s
 /// `python -m vllm.entrypoints.cli.main serve …`, and was "without GPU code") uses a GPU
 /// through it: the child inherits its env, so it carries the header like any GPU program. A
-/// child that is no GPU program (`pip`, `ls`) is no GPU use.
+/// child that is no GPU program (`pip`, `ls`, `ps` filtered by the word "cuda") is no GPU use.
 #[test]
 fn a_program_that_starts_a_gpu_program_as_its_child_is_a_gpu_program() {
     let dir = crate::common::tree();
@@ -1087,6 +1087,9 @@ fn a_program_that_starts_a_gpu_program_as_its_child_is_a_gpu_program() {
     let cpu = [
         ("pip.py", "import subprocess\nimport sys\n\nif __name__ == \"__main__\":\n    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"torch\"])\n"),
         ("ls.py", "import os\n\nif __name__ == \"__main__\":\n    os.system(\"ls -m vllm\")\n"),
+        // A word list written in place, only compared (trial: sglang's `killall.py` filters
+        // `ps` output by `["sglang", "python", "cuda", "gpu"]`): no GPU use.
+        ("killall.py", "import subprocess\n\n\ndef main():\n    out = subprocess.run([\"ps\", \"aux\"], capture_output=True, text=True).stdout\n    for line in out.splitlines():\n        if any(k in line.lower() for k in [\"python\", \"cuda\"]):\n            print(line)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
     ];
     for (rel, text) in gpu.iter().chain(cpu.iter()) {
         write(root, rel, text);

@@ -205,9 +205,21 @@ fn names(target: &Expr, out: &mut Vec<String>) {
 }
 
 impl Inert {
-    /// `for TARGET in NAME`: the load of NAME is an iteration into TARGET's names.
+    /// `for TARGET in NAME`: the load of NAME is an iteration into TARGET's names. A literal
+    /// list written in place (`for k in ["python", "cuda"]`) is such a name, bound once.
     fn iteration(&mut self, target: &Expr, iter: &Expr) -> bool {
-        let Expr::Name(n) = iter else { return false };
+        let key = match iter {
+            Expr::Name(n) => n.id.to_string(),
+            Expr::List(_) | Expr::Tuple(_) | Expr::Set(_) if literal_only(iter) => {
+                let key = format!("<literal {}>", range(iter).start);
+                self.values
+                    .entry(key.clone())
+                    .or_default()
+                    .push(range(iter));
+                key
+            }
+            _ => return false,
+        };
         let mut bound = Vec::new();
         names(target, &mut bound);
         let load = if self.depth > 0 {
@@ -215,7 +227,7 @@ impl Inert {
         } else {
             Load::Iter(bound)
         };
-        self.loads.entry(n.id.to_string()).or_default().push(load);
+        self.loads.entry(key).or_default().push(load);
         true
     }
 }
