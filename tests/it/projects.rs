@@ -1103,6 +1103,46 @@ fn a_program_that_starts_a_gpu_program_as_its_child_is_a_gpu_program() {
     }
 }
 
+/// From a trial on f5-tts and sglang: setuptools ships the folders of a namespace package (no
+/// `__init__.py`) under `src/` by its automatic discovery, and under
+/// `[tool.setuptools.packages.find]` (namespaces by default). A program there is also a library
+/// (GH205), and a module there that acts as it is imported (a plugin registering itself, loaded
+/// by name) is no script of its own.
+#[test]
+fn a_namespace_package_a_project_ships_is_library_code() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "src_layout/pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"pkg\"\n",
+    );
+    write(
+        root,
+        "src_layout/src/pkg/eval_x.py",
+        "import torch\n\n\ndef main():\n    print(torch.zeros(1).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    write(
+        root,
+        "plugins/pyproject.toml",
+        "[project]\nname = \"app\"\n\n[tool.setuptools.packages.find]\nexclude = [\"tests*\"]\n",
+    );
+    write(
+        root,
+        "plugins/app/models/fancy.py",
+        "import torch\n\nREGISTRY = {}\nfor name in (\"flashinfer\", \"triton\"):\n    REGISTRY[name] = name.upper()\n\n\nclass Fancy(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.stream = torch.cuda.Stream()\n",
+    );
+    let status = status_of(root);
+    assert_eq!(
+        status["src_layout/src/pkg/eval_x.py"], "needs_review",
+        "{status:?}"
+    );
+    assert_eq!(
+        status["plugins/app/models/fancy.py"], "compliant",
+        "{status:?}"
+    );
+}
+
 /// From a trial on peft: a test file whose `TestCase` is defined only when a dependency is
 /// there (`if is_megatron_available():`) is a test file of its suite like its siblings, not
 /// "library code no program imports".

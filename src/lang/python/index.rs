@@ -1912,9 +1912,12 @@ fn link(
             && importers[i].is_empty()
             && !f.imports.iter().any(|imp| imp.level > 0)
             && f.acts
+            && projects.installable(f).is_none()
         {
             // A file with relative imports runs only as a module of its package
-            // (`python -m pkg.mod`, which a `__main__` block says): never as a script.
+            // (`python -m pkg.mod`, which a `__main__` block says): never as a script. Nor does
+            // a module of a namespace package a project ships (a folder with no `__init__.py`
+            // that `find_namespace_packages` takes): its host loads it (a plugin registry).
             Some(EntryWhy::Standalone)
         } else if importers[i].is_empty() && f.reads_command_line && f.acts {
             // A module of a package that reads its command line as it runs (`tools/bench.py`

@@ -164,9 +164,9 @@ impl Projects {
                 scripts.extend(setup_py_scripts(&parsed.syntax().body));
             }
             if installable {
-                let has_src = files
-                    .iter()
-                    .any(|f| f.in_package && under(&f.rel, &join(&dir, "src")));
+                // setuptools takes a `src/` folder as the layout whatever it holds: its
+                // packages may be namespace ones, with no `__init__.py`.
+                let has_src = files.iter().any(|f| under(&f.rel, &join(&dir, "src")));
                 let shipping = parsed_setup
                     .as_ref()
                     .and_then(|p| {
@@ -446,7 +446,10 @@ fn automatic(table: Option<&toml::Table>, has_src: bool) -> Shipping {
             base: base.clone(),
             include: vec!["*".into()],
             exclude,
-            namespace: false,
+            // setuptools' src-layout discovery is PEP 420's: a folder under `src/` with no
+            // `__init__.py` ships too. A flat layout with several top-level folders is refused
+            // by setuptools; only the packages with an `__init__.py` are counted there.
+            namespace: has_src,
         },
         package_dir: if base.is_empty() {
             Vec::new()
