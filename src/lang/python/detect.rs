@@ -148,6 +148,8 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
         .main_block
         .as_ref()
         .map_or(0..0, |m| m.if_start..m.if_start);
+    // The code itself; the whole chain is the evidence's (`scan --verbose`).
+    let chain = chain.rsplit(" → ").next().unwrap_or(chain);
     let help = "under the header it gets one card: make that code use the policy's cards (or start one process per allowed card), or allow more cards in the policy";
     match need {
         // A rank-derived card in a library is one card per process: it takes several only
