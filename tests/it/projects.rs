@@ -8,6 +8,20 @@ use std::path::Path;
 
 use crate::common::{file_in, gh, run, shown, statuses, write};
 
+/// `fix` on the tree (no GPU check, no journal), as its JSON report.
+fn fix_report(root: &Path) -> serde_json::Value {
+    let out = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--format",
+        "json",
+        ".",
+    ]));
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
 fn status_of(root: &Path) -> BTreeMap<String, String> {
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
     statuses(&out.stdout)
@@ -878,16 +892,7 @@ fn a_launcher_that_starts_a_process_per_visible_card_is_more_cards_than_the_poli
         "README.md",
         "```bash\naccelerate launch train.py\naccelerate launch --num_processes 1 tune.py\n```\n",
     );
-    let out = run(gh(root).args([
-        "fix",
-        "--gpu",
-        "off",
-        "--no-journal",
-        "--format",
-        "json",
-        ".",
-    ]));
-    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let report = fix_report(root);
     let f = file_in(&report, "train.py");
     assert_eq!(f["status"], "non_compliant", "{f}");
     let gh203 = f["findings"]
@@ -1006,16 +1011,7 @@ fn a_program_whose_workers_take_their_card_from_their_rank_is_left_as_written() 
         "single.py",
         "from worker import run\n\nif __name__ == \"__main__\":\n    print(run(0))\n",
     );
-    let out = run(gh(root).args([
-        "fix",
-        "--gpu",
-        "off",
-        "--no-journal",
-        "--format",
-        "json",
-        ".",
-    ]));
-    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let report = fix_report(root);
     let rules = |rel: &str| -> Vec<String> {
         file_in(&report, rel)["findings"]
             .as_array()
@@ -1199,16 +1195,7 @@ fn a_pytest_suite_without_conftest_gets_one_header_there_not_one_per_test_file()
     // A configuration written by hand (the wrong card) is repaired where it is.
     let hand = "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\nfrom pkg.model import load\n\n\ndef test_load():\n    assert load() is not None\n";
     write(root, "tests/test_hand.py", hand);
-    let out = run(gh(root).args([
-        "fix",
-        "--gpu",
-        "off",
-        "--no-journal",
-        "--format",
-        "json",
-        ".",
-    ]));
-    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let report = fix_report(root);
     let file = |rel: &str| file_in(&report, rel);
     for (rel, text) in [
         ("tests/unit/test_load.py", uses),

@@ -21,12 +21,12 @@ fn mission() -> (tempfile::TempDir, PathBuf) {
 }
 
 fn tool(tree: &Path, args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("gpu-homogenize")
-        .unwrap()
-        .current_dir(tree)
-        .args(args)
-        .output()
-        .unwrap()
+    crate::common::output(
+        Command::cargo_bin("gpu-homogenize")
+            .unwrap()
+            .current_dir(tree)
+            .args(args),
+    )
 }
 
 /// The files of the first phase, read from the fixture's config.

@@ -852,10 +852,6 @@ fn acting() -> bool {
     true
 }
 
-/// A module-level statement that does something when the file runs: a call, a loop, a
-/// `with`, a `match`, a write into an object (`os.environ["X"] = …`), or a branch or `try`
-/// holding one (not `if TYPE_CHECKING:`, not a docstring, not a definition, import or an
-/// assignment to names).
 /// A module-level statement that reads the command line (`sys.argv`, `parser.parse_args()`),
 /// outside the functions and classes it defines.
 fn reads_command_line(stmt: &Stmt) -> bool {
@@ -893,6 +889,10 @@ fn reads_command_line(stmt: &Stmt) -> bool {
     reads.0
 }
 
+/// A module-level statement that does something when the file runs: a call, a loop, a
+/// `with`, a `match`, a write into an object (`os.environ["X"] = …`), or a branch or `try`
+/// holding one (not `if TYPE_CHECKING:`, not a docstring, not a definition, import or an
+/// assignment to names).
 fn acts(stmt: &Stmt) -> bool {
     match stmt {
         Stmt::Expr(e) => !matches!(

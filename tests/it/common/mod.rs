@@ -119,11 +119,20 @@ pub struct Run {
 }
 
 pub fn run(cmd: &mut Command) -> Run {
-    // Wine 8 under load sometimes fails to start a process at all ("Internal error.", OS error
-    // 1359, seen in CI with four tests starting the binary at once): the start is tried again;
-    // nothing of the tool ran.
+    let out = output(cmd);
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The command's output, its start tried again where Wine 8 under load fails to start a
+/// process at all ("Internal error.", OS error 1359, seen in CI with four tests starting the
+/// binary at once): nothing of the tool ran then.
+pub fn output(cmd: &mut Command) -> std::process::Output {
     let mut tries = 0;
-    let out = loop {
+    loop {
         match cmd.output() {
             Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => {
                 tries += 1;
@@ -131,11 +140,6 @@ pub fn run(cmd: &mut Command) -> Run {
             }
             other => break other.expect("run gpu-homogenize"),
         }
-    };
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
 
