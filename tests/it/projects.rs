@@ -1474,6 +1474,20 @@ fn a_src_layout_package_is_named_as_imported_under_any_backend() {
         "{}",
         out.stdout
     );
+    // A `setup.py` whose settings come from a dict (trial: lightning-fabric's
+    // `setuptools.setup(**setup_args)`) over the same layout: `pkg`, not `src.pkg`.
+    std::fs::remove_file(root.join("pyproject.toml")).unwrap();
+    write(
+        root,
+        "setup.py",
+        "import setuptools\n\nsetup_args = dict(name=\"pkg\")\nsetuptools.setup(**setup_args)\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache"]));
+    assert!(
+        out.stdout.contains("its package `pkg` is shipped by `setup.py` (its `setup()` takes its settings from a dict: every package counted)"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// A process that hides every card before it runs anything uses none: a test helper that sets

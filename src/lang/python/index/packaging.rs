@@ -175,6 +175,19 @@ impl Projects {
                     .or_else(|| setup_cfg.as_deref().and_then(setup_cfg_shipping))
                     .or_else(|| table.as_ref().and_then(pyproject_shipping))
                     .unwrap_or_else(|| automatic(table.as_ref(), has_src));
+                // Settings the tool cannot read (`setup(**config)`, another backend) over a
+                // `src/` layout: its packages are imported from `src/`, never as `src.pkg`.
+                let mut shipping = shipping;
+                let src_is_package = files
+                    .iter()
+                    .any(|f| f.rel == join(&join(&dir, "src"), "__init__.py"));
+                if has_src
+                    && !src_is_package
+                    && shipping.package_dir.is_empty()
+                    && matches!(shipping.select, Select::All)
+                {
+                    shipping.package_dir = vec![(String::new(), "src".into())];
+                }
                 projects.dirs.push(dir.clone());
                 projects.shipping.push(shipping);
             }
