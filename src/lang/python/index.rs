@@ -1450,19 +1450,8 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                 }
                 Some(Expr::FString(f)) if loads => {
                     use ruff_python_ast::InterpolatedStringElement as Element;
-                    let prefix: String = f
-                        .value
-                        .iter()
-                        .find_map(|part| match part {
-                            ruff_python_ast::FStringPart::FString(fs) => {
-                                match fs.elements.iter().next() {
-                                    Some(Element::Literal(l)) => Some(l.value.to_string()),
-                                    _ => None,
-                                }
-                            }
-                            ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
-                        })
-                        .unwrap_or_default();
+                    let prefix: String =
+                        crate::lang::python::facts::fstring_head(f).unwrap_or_default();
                     // `f"pkg.{name}"`: one f-string, its literal prefix and one interpolation.
                     let rest = match f.value.iter().collect::<Vec<_>>().as_slice() {
                         [ruff_python_ast::FStringPart::FString(fs)] => {

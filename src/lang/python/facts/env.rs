@@ -449,15 +449,7 @@ impl<'s> FactVisitor<'s> {
             // the child inherits this process's env.
             let text = match command {
                 Some(Expr::StringLiteral(s)) => Some(s.value.to_str().to_string()),
-                Some(Expr::FString(f)) => f.value.iter().next().and_then(|part| match part {
-                    ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
-                    ruff_python_ast::FStringPart::FString(fs) => match fs.elements.iter().next() {
-                        Some(ruff_python_ast::InterpolatedStringElement::Literal(l)) => {
-                            Some(l.value.to_string())
-                        }
-                        _ => None,
-                    },
-                }),
+                Some(Expr::FString(f)) => super::fstring_head(f),
                 _ => None,
             };
             if let (Some(text), false) = (text, self.env_only) {

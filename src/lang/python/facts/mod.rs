@@ -723,15 +723,7 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
             }
             // `f"cuda:{args.device_id}"`: a CUDA device whatever the index.
             Expr::FString(f) => {
-                let first = f.value.iter().find_map(|part| match part {
-                    ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
-                    ruff_python_ast::FStringPart::FString(fs) => match fs.elements.iter().next() {
-                        Some(ruff_python_ast::InterpolatedStringElement::Literal(l)) => {
-                            Some(l.value.to_string())
-                        }
-                        _ => None,
-                    },
-                });
+                let first = fstring_head(f);
                 if first.is_some_and(|t| t.starts_with("cuda:"))
                     && !inert::within(&self.inert, &range(expr))
                 {
@@ -829,6 +821,19 @@ pub fn gpu_program(words: &[Option<&str>]) -> bool {
             _ => false,
         };
     launcher || module
+}
+
+/// The literal text an f-string starts with (`f"cuda:{i}"` → `cuda:`), when it starts with one.
+pub fn fstring_head(f: &ruff_python_ast::ExprFString) -> Option<String> {
+    f.value.iter().find_map(|part| match part {
+        ruff_python_ast::FStringPart::Literal(l) => Some(l.value.to_string()),
+        ruff_python_ast::FStringPart::FString(fs) => match fs.elements.iter().next() {
+            Some(ruff_python_ast::InterpolatedStringElement::Literal(l)) => {
+                Some(l.value.to_string())
+            }
+            _ => None,
+        },
+    })
 }
 
 pub fn range(node: &impl Ranged) -> Range<usize> {
