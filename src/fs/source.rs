@@ -171,13 +171,24 @@ pub const GPU_WORDS: &[&str] = &[
     "candle", "burn::", "burn_", "ort::", "tch::",
 ];
 
-/// Every literal of the Python prefilter.
+/// Every literal of the Python prefilter: the words, the frameworks, the serving engines whose
+/// count of cards is read, and Lightning's modules (its trainer takes a GPU).
 pub fn gpu_literals() -> Vec<&'static str> {
-    GPU_WORDS
+    use crate::knowledge::python::{ENGINES, LIGHTNING_CALLS};
+    let mut literals: Vec<&'static str> = GPU_WORDS
         .iter()
         .copied()
         .chain(crate::knowledge::python::gpu_frameworks())
-        .collect()
+        .chain(ENGINES.iter().copied())
+        .chain(
+            LIGHTNING_CALLS
+                .iter()
+                .map(|c| c.split('.').next().unwrap_or(c)),
+        )
+        .collect();
+    literals.sort_unstable();
+    literals.dedup();
+    literals
 }
 
 /// The literals that can start a Rust finding: a device constructor, an env change of the
@@ -275,6 +286,9 @@ mod tests {
             .iter()
             .map(|(call, _, _)| call.to_string())
             .chain(python::INDEX_KEYWORDS.iter().map(|k| k.to_string()))
+            // A count of cards is read in any call, and a server module in any command.
+            .chain(python::GPU_COUNT_KEYWORDS.iter().map(|k| k.to_string()))
+            .chain(python::GPU_SERVER_MODULES.iter().map(|m| m.to_string()))
             .chain(
                 python::TORCH_CUDA_DEVICE_FUNCS
                     .iter()

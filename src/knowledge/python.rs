@@ -137,6 +137,56 @@ pub const INDEX_KEYWORDS: &[&str] = &[
 /// `n_gpu_layers=-1` offloads every layer): such a call is CUDA use.
 pub const OFFLOAD_KEYWORDS: &[&str] = &["n_gpu_layers", "gpu_layers", "num_gpu_layers"];
 
+/// Keywords of a GPU framework's calls that ask for a number of cards: vLLM's and TensorRT-LLM's
+/// `LLM(…, tensor_parallel_size=2)`, SGLang's `Engine(tp_size=2, dp_size=2)`, LMDeploy's
+/// `TurbomindEngineConfig(tp=2)`, DeepSpeed's `init_inference(mp_size=2)`, Ray's `num_gpus=2`.
+/// A call of a framework (`FRAMEWORKS`) or of a serving engine (`ENGINES`) asks for the product
+/// of those it gives. Lightning's `devices`/`gpus` are read apart (`LIGHTNING_CALLS`): a list
+/// there is one of card indices.
+pub const CARD_COUNT_KEYWORDS: &[&str] = &[
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "tp_size",
+    "pp_size",
+    "dp_size",
+    "tp",
+    "mp_size",
+];
+
+/// Serving engines and distributed runtimes whose calls take `CARD_COUNT_KEYWORDS`. They are no
+/// `FRAMEWORKS`: importing one is not GPU code (SGLang's frontend talks to a server), a count of
+/// cards asked of one is.
+pub const ENGINES: &[&str] = &["sglang", "lmdeploy", "deepspeed", "tensorrt_llm", "ray"];
+
+/// Keywords whose name says a number of GPUs, in any call: `DiffusionTestCase(num_gpus=2)`
+/// describes a run on two cards whatever the callee is.
+pub const GPU_COUNT_KEYWORDS: &[&str] = &[
+    "num_gpus",
+    "n_gpus",
+    "ngpus",
+    "num_gpu",
+    "gpu_count",
+    "gpus_per_node",
+    "num_gpus_per_node",
+];
+
+/// Lightning's entry points that take `accelerator=` and `devices=` (`gpus=` before 2.0):
+/// `Trainer(accelerator="gpu", devices=2)` trains on two cards, `devices=[1]` on card 1,
+/// `devices=-1` on every visible one. Without `accelerator=` Lightning takes the GPUs there are.
+pub const LIGHTNING_CALLS: &[&str] = &[
+    "lightning.Trainer",
+    "lightning.pytorch.Trainer",
+    "pytorch_lightning.Trainer",
+    "lightning.Fabric",
+    "lightning.fabric.Fabric",
+    "lightning_fabric.Fabric",
+];
+
+/// Modules that serve a model on GPUs when run (`python -m sglang.launch_server`), of frameworks
+/// whose import alone takes no card.
+pub const GPU_SERVER_MODULES: &[&str] = &["sglang.launch_server", "lmdeploy.serve"];
+
 /// Calls that start a child process and take its env as `env=`.
 pub const CHILD_ENV_CALLS: &[&str] = &[
     "subprocess.run",

@@ -243,6 +243,51 @@ fn device_indices_used_together_are_several_cards_and_alternatives_are_one() {
 }
 
 #[test]
+fn a_count_of_cards_asked_of_a_framework_is_several_cards() {
+    // Each asks a framework (or a child it starts) for two cards: the header would leave one,
+    // and the engine would refuse to start. Left as written, GH203 naming what asks.
+    let asks = [
+        ("from vllm import LLM\n\nllm = LLM('m', tensor_parallel_size=2)\n", "`tensor_parallel_size=2`"),
+        ("import sglang as sgl\n\nTP = 2\nengine = sgl.Engine(model_path='m', tp_size=TP)\n", "`tp_size=2`"),
+        ("import lmdeploy\n\ncfg = lmdeploy.TurbomindEngineConfig(tp=2)\n", "`tp=2`"),
+        ("import lightning as L\n\ntrainer = L.Trainer(accelerator='gpu', devices=2)\n", "`devices=2`"),
+        ("import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gpus=4)\n", "`devices=4`"),
+        // A test case that describes a run on two cards, whatever its class.
+        ("class Case:\n    def __init__(self, num_gpus=1):\n        self.num_gpus = num_gpus\n\n\nTWO = [Case(num_gpus=2)]\n", "`num_gpus=2`"),
+        // Parallel sizes multiply; a number of GPUs is the whole.
+        ("from vllm import LLM\n\nllm = LLM('m', tensor_parallel_size=2, pipeline_parallel_size=2)\n", "needs 4 cards"),
+        ("import sglang as sgl\n\nengine = sgl.Engine(num_gpus=2, tp_size=2)\n", "needs 2 cards"),
+        ("import subprocess\n\nsubprocess.run(['python', '-m', 'sglang.launch_server', '--tp-size', '2'])\n", "`--tp-size 2`"),
+    ];
+    for (src, what) in asks {
+        let found = analyze(&python(), src);
+        let gh203: Vec<&str> = found
+            .findings()
+            .iter()
+            .filter(|f| f.rule.code == "GH203")
+            .map(|f| f.message.as_str())
+            .collect();
+        assert!(gh203.iter().any(|m| m.contains(what)), "{src}\n{gh203:?}");
+        assert_eq!(fixed(src), src, "several cards by design: left as written");
+    }
+    // One card, a computed count, another accelerator, a CPU tool's own `tp` and a count
+    // reassigned from what the machine has: no finding of several cards.
+    let one = [
+        "from vllm import LLM\n\nllm = LLM('m', tensor_parallel_size=1)\n",
+        "import sglang as sgl\nimport sys\n\nengine = sgl.Engine(model_path='m', tp_size=int(sys.argv[1]))\n",
+        "import lightning as L\n\ntrainer = L.Trainer(accelerator='cpu', devices=4)\n",
+        "import mylib\n\nmylib.split(tp=2)\n",
+        "import torch\n\n\ndef run(slots):\n    n = 100\n    for s in slots:\n        n = min(len(s), n)\n    return launch(num_gpus_per_node=n)\n",
+    ];
+    for src in one {
+        assert!(!codes(src).contains(&"GH203"), "{src}\n{:?}", codes(src));
+    }
+    // Lightning's list of devices holds card indices, remapped like `device_ids`.
+    let listed = "import lightning as L\n\nif __name__ == '__main__':\n    L.Trainer(accelerator='gpu', devices=[1]).fit(None)\n";
+    assert!(fixed(listed).contains("devices=[0]"), "{}", fixed(listed));
+}
+
+#[test]
 fn env_after_import_is_moved_into_the_header() {
     let src = "import torch\nimport os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
     assert!(codes(src).contains(&"GH005"));

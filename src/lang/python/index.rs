@@ -19,7 +19,7 @@ use crate::fs::walk::{Entry, EntryKind};
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
-mod launch;
+pub(crate) mod launch;
 mod packaging;
 use packaging::Projects;
 

@@ -10,7 +10,8 @@ use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, 
 use super::flow::Scope;
 use super::{range, FactVisitor, MultiKind};
 use crate::knowledge::python::{
-    INDEX_CALLS, INDEX_KEYWORDS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
+    CARD_COUNT_KEYWORDS, ENGINES, GPU_COUNT_KEYWORDS, INDEX_CALLS, INDEX_KEYWORDS, LIGHTNING_CALLS,
+    OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
 };
 
 /// A literal device index that reaches a sink.
@@ -187,6 +188,7 @@ impl<'s> FactVisitor<'s> {
                 None => self.splatted(&k.value, None, 0, &mut keywords),
             }
         }
+        self.card_counts(call, &name, gpu_api, &keywords);
         for (arg, value, through) in keywords {
             if gpu_api
                 && OFFLOAD_KEYWORDS.contains(&arg)
@@ -235,6 +237,114 @@ impl<'s> FactVisitor<'s> {
                 }
             }
         }
+    }
+
+    /// The cards a call asks for by number: a framework's count keywords (their product:
+    /// `LLM(…, tensor_parallel_size=2, pipeline_parallel_size=2)` is four), a keyword named
+    /// for a number of GPUs in any call (`num_gpus=2`), Lightning's `devices=`/`gpus=`. More than
+    /// one card is several by design; Lightning's list of indices is a sink like `device_ids`,
+    /// and its trainer takes a GPU unless told another accelerator.
+    fn card_counts(
+        &mut self,
+        call: &'s ExprCall,
+        name: &str,
+        gpu_api: bool,
+        keywords: &[Keyword<'s>],
+    ) {
+        let top = name.split('.').next().unwrap_or(name);
+        let engine = ENGINES.contains(&top) && self.own_package.as_deref() != Some(top);
+        // Parallel sizes multiply (`tp_size=2, dp_size=2` is four cards); a number of GPUs is
+        // the whole (`num_gpus=2, tp_size=2` is two).
+        let mut product: u64 = 1;
+        let mut total: u64 = 1;
+        let mut written: Vec<String> = Vec::new();
+        for (arg, value, _) in keywords {
+            let parallel = (gpu_api || engine) && CARD_COUNT_KEYWORDS.contains(arg);
+            if !parallel && !GPU_COUNT_KEYWORDS.contains(arg) {
+                continue;
+            }
+            if let Some(n) = self.count_of(value) {
+                if parallel {
+                    product = product.saturating_mul(n);
+                } else {
+                    total = total.max(n);
+                }
+                written.push(format!("{arg}={n}"));
+            }
+        }
+        let mut asked = (!written.is_empty()).then(|| (product.max(total), written));
+        if LIGHTNING_CALLS.contains(&name) {
+            let kw = |n: &str| keywords.iter().find(|k| k.0 == n).map(|k| k.1);
+            let accelerator = kw("accelerator").map(|a| match a {
+                Expr::StringLiteral(s) => Some(s.value.to_str()),
+                _ => None,
+            });
+            match accelerator {
+                // Another accelerator, or one chosen at run time: no card of its own here.
+                Some(Some("cpu" | "tpu" | "mps" | "hpu" | "ipu" | "xla")) | Some(None) => {}
+                _ => {
+                    self.cuda_at(range(call).start);
+                    if let Some(devices) = kw("devices").or_else(|| kw("gpus")) {
+                        match devices {
+                            Expr::List(_) | Expr::Tuple(_) => {
+                                self.sink(devices, Accepts::IndexList, "devices=…");
+                            }
+                            Expr::UnaryOp(_) => self.facts.multi_gpu.push((
+                                range(devices),
+                                "`devices=-1` trains on every visible GPU".into(),
+                                MultiKind::Adaptive,
+                            )),
+                            _ => {
+                                if let Some(n) = self.count_of(devices).filter(|&n| n > 1) {
+                                    let (cards, written) = asked.get_or_insert((1, Vec::new()));
+                                    *cards = (*cards).max(n);
+                                    written.push(format!("devices={n}"));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((n, written)) = asked.filter(|(n, _)| *n > 1) {
+            self.facts.multi_gpu.push((
+                range(call),
+                format!("`{}`", written.join(", ")),
+                MultiKind::Cards(n),
+            ));
+        }
+    }
+
+    /// The number a count takes: a literal, a name every binding of which is a literal (the
+    /// largest; `n = 100` then `n = min(len(slots), n)` is computed, and no count), or what an
+    /// attribute reads (an argparse default, a constant of a config class).
+    fn count_of(&self, expr: &'s Expr) -> Option<u64> {
+        if let Some(n) = int_literal(expr) {
+            return Some(n);
+        }
+        let scope = self.scopes().scope_at(range(expr).start);
+        if let Expr::Name(n) = expr {
+            let values = self.scopes().lookup(n.id.as_str(), scope)?;
+            return values
+                .iter()
+                .map(|(v, _)| int_literal(v))
+                .collect::<Option<Vec<u64>>>()?
+                .into_iter()
+                .max();
+        }
+        if !matches!(expr, Expr::Attribute(_)) {
+            return None;
+        }
+        let mut flow = Flow {
+            numeric: true,
+            ..Flow::default()
+        };
+        self.resolve(expr, scope, 0, false, &mut flow);
+        flow.origins
+            .iter()
+            .filter(|o| !o.string)
+            .map(|o| o.index)
+            .max()
     }
 
     /// `("CUDAExecutionProvider", {"device_id": 1})`: the options' `device_id` is a CUDA index.

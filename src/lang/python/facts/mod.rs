@@ -775,6 +775,16 @@ impl FactVisitor<'_> {
             .collect();
         if gpu_program(&words) && !inert::within(&self.inert, &range(expr)) {
             self.cuda_at(range(expr).start);
+            // `["python", "-m", "sglang.launch_server", "--tp-size", "2"]`: the child takes
+            // the cards its options ask for, of this process's.
+            let written: Vec<&str> = words.iter().flatten().copied().collect();
+            if let Some((n, option)) = crate::lang::python::index::launch::script_cards(&written) {
+                self.facts.multi_gpu.push((
+                    range(expr),
+                    format!("the command it starts asks for {option}"),
+                    MultiKind::Cards(n as u64),
+                ));
+            }
         }
     }
 }
@@ -795,7 +805,7 @@ pub fn gpu_program(words: &[Option<&str>]) -> bool {
     let launcher = match first {
         Some("torchrun" | "deepspeed") => goes_on,
         Some("accelerate") => second == Some("launch"),
-        Some("vllm") => second == Some("serve"),
+        Some("vllm" | "lmdeploy") => second == Some("serve"),
         _ => false,
     };
     // The interpreter: a word computed in the code (`sys.executable`) or `python…`, then its
@@ -816,6 +826,9 @@ pub fn gpu_program(words: &[Option<&str>]) -> bool {
         ) {
             (Some("-m"), Some(module)) => {
                 crate::knowledge::python::gpu_by_default(module)
+                    || crate::knowledge::python::GPU_SERVER_MODULES
+                        .iter()
+                        .any(|m| module == *m || module.starts_with(&format!("{m}.")))
                     || matches!(module, "torch.distributed.run" | "torch.distributed.launch")
             }
             _ => false,

@@ -461,16 +461,18 @@ fn launcher_cards(written: &str, value: Option<&str>) -> Option<(usize, String)>
     Some((count, format!("`{written} {value}`")))
 }
 
-/// Cards an option of the program asks for (`--gpu_ids 0,1`, `--num_gpus 2`), when more than one.
-fn script_cards(words: &[String]) -> Option<(usize, String)> {
+/// Cards an option of the program asks for (`--gpu_ids 0,1`, `--num_gpus 2`, a serving
+/// engine's `--tp-size 2`), when more than one.
+pub(crate) fn script_cards<W: AsRef<str>>(words: &[W]) -> Option<(usize, String)> {
+    use crate::knowledge::python::{CARD_COUNT_KEYWORDS, GPU_COUNT_KEYWORDS};
     let mut i = 0;
     while i < words.len() {
-        let w = &words[i];
+        let w = words[i].as_ref();
         let (option, inline) = match w.split_once('=') {
             Some((o, v)) => (o.to_string(), Some(v.to_string())),
-            None => (w.clone(), None),
+            None => (w.to_string(), None),
         };
-        let value = inline.or_else(|| words.get(i + 1).cloned());
+        let value = inline.or_else(|| words.get(i + 1).map(|v| v.as_ref().to_string()));
         let name = option.trim_start_matches('-').replace('-', "_");
         let count = match (name.as_str(), value.as_deref()) {
             ("gpu_ids" | "gpus" | "device_ids" | "gpu_id" | "devices", Some(v))
@@ -478,7 +480,10 @@ fn script_cards(words: &[String]) -> Option<(usize, String)> {
             {
                 list_count(v)
             }
-            ("num_gpus" | "n_gpus" | "ngpus" | "gpu_num" | "nproc_per_node", Some(v)) => {
+            ("gpu_num" | "nproc_per_node" | "num_processes", Some(v)) => v.parse().ok(),
+            (name, Some(v))
+                if GPU_COUNT_KEYWORDS.contains(&name) || CARD_COUNT_KEYWORDS.contains(&name) =>
+            {
                 v.parse().ok()
             }
             _ => None,
