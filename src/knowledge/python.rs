@@ -139,7 +139,7 @@ pub const OFFLOAD_KEYWORDS: &[&str] = &["n_gpu_layers", "gpu_layers", "num_gpu_l
 
 /// Keywords of a GPU framework's calls that ask for a number of cards: vLLM's and TensorRT-LLM's
 /// `LLM(…, tensor_parallel_size=2)`, SGLang's `Engine(tp_size=2, dp_size=2)`, LMDeploy's
-/// `TurbomindEngineConfig(tp=2)`, DeepSpeed's `init_inference(mp_size=2)`, Ray's `num_gpus=2`.
+/// `TurbomindEngineConfig(tp=2)`, DeepSpeed's `init_inference(mp_size=2)`.
 /// A call of a framework (`FRAMEWORKS`) or of a serving engine (`ENGINES`) asks for the product
 /// of those it gives. Lightning's `devices`/`gpus` are read apart (`LIGHTNING_CALLS`): a list
 /// there is one of card indices.
@@ -157,7 +157,7 @@ pub const CARD_COUNT_KEYWORDS: &[&str] = &[
 /// Serving engines and distributed runtimes whose calls take `CARD_COUNT_KEYWORDS`. They are no
 /// `FRAMEWORKS`: importing one is not GPU code (SGLang's frontend talks to a server), a count of
 /// cards asked of one is.
-pub const ENGINES: &[&str] = &["sglang", "lmdeploy", "deepspeed", "tensorrt_llm", "ray"];
+pub const ENGINES: &[&str] = &["sglang", "lmdeploy", "deepspeed", "tensorrt_llm"];
 
 /// Keywords whose name says a number of GPUs, in any call: `DiffusionTestCase(num_gpus=2)`
 /// describes a run on two cards whatever the callee is.

@@ -275,6 +275,20 @@ pub const CRATES: &[Crate] = &[
         why: "burn's candle backend with CUDA",
         ..Crate::DEFAULT
     },
+    // TensorFlow's C library built for the GPU: a session places its ops on `/GPU:0` and takes
+    // memory on every visible card.
+    Crate {
+        name: "tensorflow",
+        cuda: Cuda::Feature(&["tensorflow_gpu"]),
+        why: "TensorFlow built for the GPU (a session takes every visible card)",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "tensorflow_sys",
+        cuda: Cuda::Feature(&["tensorflow_gpu"]),
+        why: "TensorFlow built for the GPU (a session takes every visible card)",
+        ..Crate::DEFAULT
+    },
     Crate {
         name: "cuda_runtime_sys",
         cuda: Cuda::Always,

@@ -778,6 +778,40 @@ fn wrappers_vendored_in_the_tree_and_unified_features_reach_cuda() {
     assert!(touch.contains("ex/examples/run.rs:1:1: GH531 [info] this program reaches CUDA through `core_lib` (a crate of this tree) → `candle_core` with its `cuda` feature: `Device::new_cuda` (turned on for the whole build by `ex`"), "{touch}");
 }
 
+/// Issue 36, from a trial on ct2rs and tensorflow: a package whose own feature builds it with
+/// CUDA (`cuda = []`, read by its build script; no CUDA crate in its Rust code) runs its examples
+/// on a GPU where they ask for its CUDA device (`Device::CUDA`), and one left on the library's
+/// default stays CPU; a wrapper whose GPU feature is not named `cuda` (tensorflow's
+/// `tensorflow_gpu`) reaches CUDA by its row in the table.
+#[test]
+fn a_package_built_with_cuda_by_its_own_feature_runs_its_examples_on_a_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"ct\", \"tf\"]\nresolver = \"2\"\n",
+    );
+    write(root, "ct/Cargo.toml", "[package]\nname = \"ct\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ndefault = []\ncuda = []\ncudnn = [\"cuda\"]\n");
+    write(root, "ct/src/lib.rs", "#[derive(Default)]\npub enum Device {\n    #[default]\n    CPU,\n    CUDA,\n}\n\n#[derive(Default)]\npub struct Config {\n    pub device: Device,\n}\n\npub fn translate(_c: Config) {}\n");
+    write(root, "ct/examples/gpu.rs", "use ct::{Config, Device};\n\nfn main() {\n    let cuda = std::env::args().any(|a| a == \"--cuda\");\n    let device = if cuda { Device::CUDA } else { Device::CPU };\n    ct::translate(Config { device });\n}\n");
+    write(
+        root,
+        "ct/examples/plain.rs",
+        "fn main() {\n    ct::translate(ct::Config::default());\n}\n",
+    );
+    write(root, "tf/Cargo.toml", "[package]\nname = \"tf\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntensorflow = { version = \"0.21\", features = [\"tensorflow_gpu\"] }\n");
+    write(root, "tf/src/main.rs", "use tensorflow::{Graph, Session, SessionOptions};\n\nfn main() {\n    let graph = Graph::new();\n    let _s = Session::new(&SessionOptions::new(), &graph).unwrap();\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["ct/examples/gpu.rs"], "non_compliant", "{text}");
+    assert_eq!(status["ct/examples/plain.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["ct/src/lib.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["tf/src/main.rs"], "non_compliant", "{text}");
+    let touch = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
+    assert!(touch.contains("ct/examples/gpu.rs:1:1: GH531 [info] this program reaches CUDA through its package's library `ct` with its own `cuda` feature"), "{touch}");
+    assert!(touch.contains("tf/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `tensorflow` with its `tensorflow_gpu` feature"), "{touch}");
+}
+
 /// Index provenance across modules and crates: a `const` of a settings crate imported under
 /// another name, a `static` named through `super::` and a command-line default written in a
 /// library's options struct (`default_value = "1"`) reach `Device::new_cuda` in other files.

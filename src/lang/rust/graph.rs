@@ -810,6 +810,9 @@ struct Package {
     /// unsafe code: from 2024 on, no main of it can set the env.
     edition: u32,
     lints_forbid_unsafe: bool,
+    /// A feature of its own named for CUDA (ct2rs's `cuda = []`, read by its build script to
+    /// compile CTranslate2 with CUDA): its own features are all taken as on.
+    cuda_feature: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -896,6 +899,11 @@ impl Packages {
                     binaries,
                     edition: manifest::edition(m),
                     lints_forbid_unsafe: manifest::forbids_unsafe(m),
+                    cuda_feature: m
+                        .features
+                        .keys()
+                        .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+                        .cloned(),
                 }
             })
             .collect();
@@ -1518,6 +1526,25 @@ fn link(
                             true,
                         )
                     });
+                }
+                // A package whose own feature builds it with CUDA (no CUDA crate in its Rust
+                // code: bindings its build script compiles), used by a program that asks for
+                // its CUDA device (`Device::CUDA`); one left on the library's default is not.
+                if let (None, Some(feature)) = (&cuda, &p.cuda_feature) {
+                    let asks = tree
+                        .iter()
+                        .filter_map(|f| files.get(f))
+                        .any(|f| f.segments.iter().any(|s| s.eq_ignore_ascii_case("cuda")));
+                    if asks {
+                        cuda = Some((
+                            format!(
+                                "its package's library `{}` with its own `{feature}` feature (its build compiles CUDA), and its code names `CUDA`",
+                                p.lib_name
+                            ),
+                            false,
+                            true,
+                        ));
+                    }
                 }
             }
             let own = tree.iter().filter_map(|f| files.get(f));
