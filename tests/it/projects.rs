@@ -1337,6 +1337,37 @@ fn a_program_its_tests_import_is_still_a_program() {
     );
 }
 
+/// From a trial on lmdeploy: its console script `lmdeploy = "lmdeploy.cli:run"` calls `run`,
+/// which `lmdeploy/cli/__init__.py` only re-exports (`from .entrypoint import run`). The script
+/// was judged by the package's import-time code alone: "without GPU code", a false green. The
+/// function a script calls now runs in its process wherever its module takes it from: the
+/// script's `__init__.py` is a GPU program that cannot carry a header (GH205); a script whose
+/// module defines a CPU `run` beside a re-exported GPU helper it never calls stays CPU.
+#[test]
+fn a_console_script_runs_the_function_it_names_where_its_module_takes_it_from() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\n[project.scripts]\npkg = \"pkg.cli:run\"\ntool = \"pkg.tool:run [extra]\"\n",
+    );
+    write(root, "pkg/__init__.py", "");
+    write(root, "pkg/cli/__init__.py", "from .entrypoint import run\n");
+    let gpu = "import torch\n\n\ndef run():\n    torch.zeros(1).cuda()\n\n\ndef helper():\n    torch.zeros(1).cuda()\n";
+    write(root, "pkg/cli/entrypoint.py", gpu);
+    write(
+        root,
+        "pkg/tool/__init__.py",
+        "from pkg.cli.entrypoint import helper\n\n\ndef run():\n    print('cpu')\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["pkg/cli/__init__.py"], "needs_review", "{status:?}");
+    assert_eq!(status["pkg/tool/__init__.py"], "no_gpu_code", "{status:?}");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    assert!(out.stdout.contains("GH205"), "{}", out.stdout);
+}
+
 /// A device string handed to a function of the file is GPU code only when the function does
 /// something with it: a build helper's `validate("cuda")` that only compares its `kind` (from a
 /// trial on easyocr's `compile_dbnet_dcn.py`) uses no card; a loader's `load("cuda")` that

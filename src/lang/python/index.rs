@@ -1834,11 +1834,30 @@ fn link(
         edges[i] = targets;
         whole[i] = all_of;
     }
+    // Each console script's module, with the object it calls (`pkg.cli:run` runs `run`,
+    // wherever `pkg/cli/__init__.py` takes it from).
+    let mut scripts: HashMap<usize, String> = HashMap::new();
+    let mut called: HashMap<usize, Vec<String>> = HashMap::new();
+    for (dir, name, module, object) in &projects.scripts {
+        for &i in by_module
+            .get(module.as_str())
+            .or_else(|| by_suffix.get(module.as_str()))
+            .into_iter()
+            .flatten()
+            .filter(|&&i| dir.is_empty() || under(&files[i].rel, dir))
+        {
+            scripts.insert(i, name.clone());
+            if !object.is_empty() {
+                called.entry(i).or_default().push(object.clone());
+            }
+        }
+    }
     let reach = Reach {
         files: &files,
         whole: &whole,
         imports: &import_targets,
         lookup: &lookup,
+        called: &called,
         resolved: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
@@ -1847,20 +1866,6 @@ fn link(
             importers[j].push(i);
         }
     }
-    let scripts: HashMap<usize, String> = projects
-        .scripts
-        .iter()
-        .flat_map(|(dir, name, module)| {
-            by_module
-                .get(module.as_str())
-                .or_else(|| by_suffix.get(module.as_str()))
-                .into_iter()
-                .flatten()
-                .filter(|&&i| dir.is_empty() || under(&files[i].rel, dir))
-                .map(|&i| (i, name.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
     let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
     let launched = launched_files(launches, &rels, &by_rel, &by_module, &by_suffix);
     let host_of = |rel: &str| {
@@ -2131,6 +2136,9 @@ struct Reach<'r> {
     /// Each file's imports: the modules each names, and the function or class it runs in.
     imports: &'r [Vec<(Option<String>, Vec<usize>)>],
     lookup: &'r Lookup<'r>,
+    /// The objects a process started at a file calls besides its code: a console script's
+    /// function (`pkg.cli:run`), which its module may only re-export.
+    called: &'r HashMap<usize, Vec<String>>,
     /// What each name read in a file runs ([`Reach::resolve`] from the file): the same for
     /// every program that reaches the file, so resolved once for all of them.
     resolved: std::cell::RefCell<HashMap<(usize, &'r str), Vec<Live>>>,
@@ -2204,6 +2212,13 @@ impl Reach<'_> {
         let mut live: HashMap<Live, Option<Live>> = HashMap::new();
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
         let mut pending: Vec<(Live, Option<Live>)> = vec![(Live::Whole(e), None)];
+        work.extend(
+            self.called
+                .get(&e)
+                .into_iter()
+                .flatten()
+                .map(|r| (e, r.as_str(), Live::Whole(e))),
+        );
         let imported = |j: usize, unit: Option<&str>, all: bool, from: Live, out: &mut Vec<_>| {
             for (at, targets) in &self.imports[j] {
                 if all || at.as_deref() == unit {

@@ -17,8 +17,9 @@ use super::{slash, under, PyFile};
 /// installable projects and what each ships.
 #[derive(Debug, Default)]
 pub(super) struct Projects {
-    /// (project directory, script name, target module).
-    pub(super) scripts: Vec<(String, String, String)>,
+    /// (project directory, script name, target module, the object it calls: `run` of
+    /// `pkg.cli:run`, empty when the target names a module only).
+    pub(super) scripts: Vec<(String, String, String, String)>,
     /// Directories holding a `pyproject.toml`, `setup.py` or `setup.cfg` that makes a project.
     pub(super) dirs: Vec<String>,
     /// What the project of each of `dirs` ships, in the same order.
@@ -201,9 +202,12 @@ impl Projects {
     /// module each runs.
     fn add_scripts(&mut self, dir: &str, scripts: impl IntoIterator<Item = (String, String)>) {
         for (name, target) in scripts {
-            let module = target.split(':').next().unwrap_or("").trim().to_string();
+            // `module:object [extras]`.
+            let target = target.split('[').next().unwrap_or("");
+            let (module, object) = target.split_once(':').unwrap_or((target, ""));
+            let (module, object) = (module.trim().to_string(), object.trim().to_string());
             if !module.is_empty() {
-                self.scripts.push((dir.to_string(), name, module));
+                self.scripts.push((dir.to_string(), name, module, object));
             }
         }
     }
