@@ -1368,6 +1368,47 @@ fn a_console_script_runs_the_function_it_names_where_its_module_takes_it_from() 
     assert!(out.stdout.contains("GH205"), "{}", out.stdout);
 }
 
+/// From a trial on coqui-tts: its server's README starts it plainly, then with
+/// `CUDA_VISIBLE_DEVICES="0"`, and a console script starts it too. Only the first way to start
+/// it was read: the forbidden card was missed and the header went in, overriding the documented
+/// mask. The command that asks the most of a program (cards, then a mask) is what the rules
+/// check, whatever else starts it; the program stays a console script's (no GH205).
+#[test]
+fn a_command_that_masks_a_program_is_checked_whatever_else_starts_it() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\n[project.scripts]\npkg-server = \"pkg.server:main\"\n",
+    );
+    write(root, "pkg/__init__.py", "");
+    let server = "import torch\n\n\ndef main():\n    torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(root, "pkg/server.py", server);
+    write(
+        root,
+        "README.md",
+        "```bash\npython pkg/server.py --list\n```\n\n```bash\nCUDA_VISIBLE_DEVICES=\"0\" python pkg/server.py --serve\n```\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let server_json = file_in(&report, "pkg/server.py");
+    let codes: Vec<&str> = server_json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"GH016"), "{codes:?}");
+    assert!(!codes.contains(&"GH205"), "{codes:?}");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/server.py")).unwrap(),
+        server,
+        "left as written while its command gives it a forbidden card"
+    );
+}
+
 /// A device string handed to a function of the file is GPU code only when the function does
 /// something with it: a build helper's `validate("cuda")` that only compares its `kind` (from a
 /// trial on easyocr's `compile_dbnet_dcn.py`) uses no card; a loader's `load("cuda")` that

@@ -1880,6 +1880,14 @@ fn link(
         if host_of(&f.rel).is_some() {
             // Run inside a Rust program's process (pyo3): never a process of its own.
             None
+        } else if let Some(l) = launched
+            .get(&i)
+            .filter(|l| l.mask.is_some() || l.cards.is_some())
+        {
+            // A command that gives the program a mask or a number of processes says what its
+            // process gets, whatever else starts it (a console script, its `__main__` block):
+            // that is what the rules check.
+            Some(EntryWhy::Launched(Box::new(l.clone())))
         } else if let Some(script) = scripts.get(&i) {
             Some(EntryWhy::Script(script.clone()))
         } else if name == "__main__.py" {
@@ -1989,10 +1997,13 @@ fn link(
                 // A package's `__init__.py` (a script's `pkg:main`) runs whenever the package or
                 // a module of it is imported: a header there would set every importer's env.
                 let init = name == "__init__.py" && f.in_package;
+                // A console script's module is run, whatever else starts it too.
+                let script = scripts.contains_key(&i);
                 let library = init
                     || matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
+                        && !script
                         && (!importers.is_empty() || shipped.is_some())
-                    || matches!(why, EntryWhy::Script(_)) && !importers.is_empty();
+                    || script && !importers.is_empty();
                 if library {
                     let by: Vec<String> = importers
                         .iter()
@@ -2110,8 +2121,9 @@ fn launched_files(
             mask: l.mask.clone(),
         };
         for t in targets {
-            let more =
-                |o: &Launched| this.cards.as_ref().map(|c| c.0) > o.cards.as_ref().map(|c| c.0);
+            // The command that asks the most of the program: the most cards, then a mask.
+            let asks = |l: &Launched| (l.cards.as_ref().map(|c| c.0), l.mask.is_some());
+            let more = |o: &Launched| asks(&this) > asks(o);
             match out.get(&t) {
                 Some(old) if !more(old) => {}
                 _ => {
