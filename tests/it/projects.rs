@@ -1409,6 +1409,39 @@ fn a_command_that_masks_a_program_is_checked_whatever_else_starts_it() {
     );
 }
 
+/// From a trial on nerfstudio: a dataset downloader reached `comms.get_rank()` (through a
+/// decorator's wrapper), whose module imports `torch.distributed` to ask `is_initialized()` and
+/// `get_rank()`; it got a header. Asking for the rank touches no card: such a module is no GPU
+/// code for the programs that run it, while a process group over NCCL is.
+#[test]
+fn asking_for_the_process_rank_is_no_gpu_use_and_an_nccl_group_is() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "comms.py",
+        "import torch.distributed as dist\n\n\ndef get_rank():\n    if not dist.is_initialized():\n        return 0\n    return dist.get_rank()\n",
+    );
+    write(
+        root,
+        "group.py",
+        "import torch.distributed as dist\n\n\ndef setup():\n    dist.init_process_group(backend=\"nccl\")\n",
+    );
+    write(
+        root,
+        "download.py",
+        "from comms import get_rank\n\nif __name__ == \"__main__\":\n    print(get_rank())\n",
+    );
+    write(
+        root,
+        "train.py",
+        "from group import setup\n\nif __name__ == \"__main__\":\n    setup()\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["download.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["train.py"], "non_compliant", "{status:?}");
+}
+
 /// A device string handed to a function of the file is GPU code only when the function does
 /// something with it: a build helper's `validate("cuda")` that only compares its `kind` (from a
 /// trial on easyocr's `compile_dbnet_dcn.py`) uses no card; a loader's `load("cuda")` that

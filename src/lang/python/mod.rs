@@ -497,7 +497,15 @@ pub fn gpu_sites(
     needs.sort_by_key(|(at, _)| *at);
     let mut sites = facts.cuda_sites.clone();
     sites.extend(facts.devices.iter().map(|d| d.at.start));
-    sites.extend(facts.multi_gpu.iter().map(|(at, _, _)| at.start));
+    // `import torch.distributed` is several processes, not a card: a module that only asks
+    // for its rank (`dist.get_rank()`) or reduces what it is handed reaches no GPU of its own.
+    sites.extend(
+        facts
+            .multi_gpu
+            .iter()
+            .filter(|(_, _, kind)| *kind != facts::MultiKind::Distributed)
+            .map(|(at, _, _)| at.start),
+    );
     sites.extend(
         facts
             .effects

@@ -602,6 +602,21 @@ impl FactVisitor<'_> {
         if name.ends_with("get_available_providers") {
             self.cuda_at(range(call).start);
         }
+        // A process group over NCCL communicates through the GPUs; one over gloo, or a query
+        // of the group (`get_rank()`, `is_initialized()`), touches none.
+        if name == "torch.distributed.init_process_group" {
+            let backend = call.arguments.args.first().or_else(|| {
+                call.arguments
+                    .keywords
+                    .iter()
+                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "backend"))
+                    .map(|k| &k.value)
+            });
+            if matches!(backend, Some(Expr::StringLiteral(s)) if s.value.to_str().contains("nccl"))
+            {
+                self.cuda_at(range(call).start);
+            }
+        }
         if method == "cuda"
             || name
                 .strip_prefix("torch.cuda.")
