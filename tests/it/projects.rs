@@ -1442,6 +1442,41 @@ fn asking_for_the_process_rank_is_no_gpu_use_and_an_nccl_group_is() {
     assert_eq!(status["train.py"], "non_compliant", "{status:?}");
 }
 
+/// From a trial on coqui-tts: `hubconf.py` is what `torch.hub.load(repo, "tts")` imports into
+/// its caller's process; its `__main__` block is a smoke test. It got a header, which would set
+/// the caller's env. It is a library of whoever loads it: with a `__main__` block a program
+/// that cannot carry a header (GH205), without one no program at all.
+#[test]
+fn a_torch_hub_entry_file_is_loaded_into_its_callers_process() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let hub = "dependencies = [\"torch\"]\nimport torch\n\n\ndef tts(use_cuda=True):\n    return torch.zeros(1).cuda()\n";
+    write(
+        root,
+        "hubconf.py",
+        &format!("{hub}\n\nif __name__ == \"__main__\":\n    tts()\n"),
+    );
+    write(root, "other/hubconf.py", hub);
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let main = file_in(&report, "hubconf.py");
+    assert_eq!(main["status"], "needs_review", "{main}");
+    assert!(
+        main["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("torch.hub.load"),
+        "{main}"
+    );
+    let plain = file_in(&report, "other/hubconf.py");
+    assert_ne!(plain["status"], "non_compliant", "{plain}");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("other/hubconf.py")).unwrap(),
+        hub
+    );
+}
+
 /// A device string handed to a function of the file is GPU code only when the function does
 /// something with it: a build helper's `validate("cuda")` that only compares its `kind` (from a
 /// trial on easyocr's `compile_dbnet_dcn.py`) uses no card; a loader's `load("cuda")` that

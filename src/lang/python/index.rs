@@ -1910,6 +1910,9 @@ fn link(
             Some(EntryWhy::Launched(Box::new(l.clone())))
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
+        } else if name == HUBCONF {
+            // Loaded by `torch.hub.load` into its caller's process: never a script of its own.
+            None
         } else if !f.in_package
             && importers[i].is_empty()
             && !f.imports.iter().any(|imp| imp.level > 0)
@@ -1997,9 +2000,11 @@ fn link(
                 // A package's `__init__.py` (a script's `pkg:main`) runs whenever the package or
                 // a module of it is imported: a header there would set every importer's env.
                 let init = name == "__init__.py" && f.in_package;
+                let hub = name == HUBCONF;
                 // A console script's module is run, whatever else starts it too.
                 let script = scripts.contains_key(&i);
                 let library = init
+                    || hub
                     || matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
                         && !script
                         && (!importers.is_empty() || shipped.is_some())
@@ -2021,6 +2026,9 @@ fn link(
                             "a package's `__init__.py`, run by every import of `{}` or a module in it",
                             f.module
                         ),
+                        _ if hub && by.is_empty() => {
+                            "loaded by `torch.hub.load` into the process of its caller".to_string()
+                        }
                         _ if !by.is_empty() && more > 0 => {
                             format!("{} and {more} more", by.join("; "))
                         }
@@ -2134,6 +2142,10 @@ fn launched_files(
     }
     out
 }
+
+/// The file `torch.hub.load(repo, name)` imports from a repository's root to build `name`:
+/// run in its caller's process, a library of that caller whatever it holds.
+const HUBCONF: &str = "hubconf.py";
 
 /// The files a module name imported by file `from` resolves to.
 type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
