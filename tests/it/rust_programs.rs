@@ -812,6 +812,30 @@ fn a_package_built_with_cuda_by_its_own_feature_runs_its_examples_on_a_gpu() {
     assert!(touch.contains("tf/src/main.rs:1:1: GH531 [info] this program reaches CUDA through `tensorflow` with its `tensorflow_gpu` feature"), "{touch}");
 }
 
+/// Issue 36, from a trial on whisper-rs and rust-bert: a CPU choice the code hands a wrapper
+/// is the program's choice, as a binding is — whisper-rs's `params.set_use_gpu(false)`, a
+/// pipeline config's `device: Device::Cpu` — and a test binary is judged test by test in an
+/// inline `mod tests` too: a CPU test there does not make its sibling, which keeps the
+/// library's default config (CUDA when there is one), CPU.
+#[test]
+fn a_cpu_choice_handed_to_a_wrapper_is_the_programs_and_tests_are_judged_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nwhisper-rs = { version = \"0.16\", features = [\"cuda\"] }\nrust-bert = \"0.23\"\ntch = \"0.20\"\n");
+    write(root, "src/lib.rs", "");
+    write(root, "examples/vad.rs", "use whisper_rs::{WhisperVadContext, WhisperVadContextParams};\n\nfn main() {\n    let mut params = WhisperVadContextParams::default();\n    params.set_use_gpu(false);\n    let _ctx = WhisperVadContext::new(\"m.bin\", params);\n}\n");
+    write(root, "examples/transcribe.rs", "use whisper_rs::{WhisperContext, WhisperContextParameters};\n\nfn main() {\n    let mut params = WhisperContextParameters::default();\n    params.use_gpu(true);\n    let _ctx = WhisperContext::new_with_params(\"m.bin\", params);\n}\n");
+    write(root, "examples/summarize.rs", "use rust_bert::pipelines::summarization::{SummarizationConfig, SummarizationModel};\nuse tch::Device;\n\nfn main() {\n    let config = SummarizationConfig {\n        device: Device::Cpu,\n        ..Default::default()\n    };\n    let _m = SummarizationModel::new(config);\n}\n");
+    write(root, "tests/pipelines.rs", "mod tests {\n    use rust_bert::pipelines::question_answering::QuestionAnsweringModel;\n    use rust_bert::pipelines::summarization::{SummarizationConfig, SummarizationModel};\n    use tch::Device;\n\n    #[test]\n    fn on_cpu() {\n        let config = SummarizationConfig {\n            device: Device::Cpu,\n            ..Default::default()\n        };\n        let _m = SummarizationModel::new(config);\n    }\n\n    #[test]\n    fn default_config() {\n        let _m = QuestionAnsweringModel::new(Default::default());\n    }\n}\n");
+    write(root, "tests/cpu.rs", "mod tests {\n    use rust_bert::pipelines::summarization::{SummarizationConfig, SummarizationModel};\n    use tch::Device;\n\n    #[test]\n    fn on_cpu() {\n        let config = SummarizationConfig {\n            device: Device::Cpu,\n            ..Default::default()\n        };\n        let _m = SummarizationModel::new(config);\n    }\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/vad.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["examples/transcribe.rs"], "non_compliant", "{text}");
+    assert_eq!(status["examples/summarize.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["tests/pipelines.rs"], "needs_review", "{text}");
+    assert_eq!(status["tests/cpu.rs"], "no_gpu_code", "{text}");
+}
+
 /// Index provenance across modules and crates: a `const` of a settings crate imported under
 /// another name, a `static` named through `super::` and a command-line default written in a
 /// library's options struct (`default_value = "1"`) reach `Device::new_cuda` in other files.

@@ -611,6 +611,22 @@ fn is_test_attr(attr: &syn::Attribute) -> bool {
         .is_some_and(|s| s.ident == "test")
 }
 
+impl Reader {
+    /// The code binds a CPU device itself: in a `#[test]` function that test is CPU, elsewhere
+    /// the program is.
+    fn binds_cpu(&mut self) {
+        self.file.cpu_binding = true;
+        match self.function.first() {
+            Some((name, true)) => {
+                if !self.file.cpu_tests.contains(name) {
+                    self.file.cpu_tests.push(name.clone());
+                }
+            }
+            _ => self.file.cpu_binding_other = true,
+        }
+    }
+}
+
 impl<'a> Visit<'a> for Reader {
     fn visit_item_mod(&mut self, m: &'a syn::ItemMod) {
         let path = m.attrs.iter().find_map(|a| {
@@ -658,10 +674,13 @@ impl<'a> Visit<'a> for Reader {
     }
 
     fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
-        let test =
-            self.function.is_empty() && self.inline.is_empty() && f.attrs.iter().any(is_test_attr);
+        // A test at the top or in an inline module (`mod tests { #[test] fn … }`), named by
+        // its path there (`tests::gpt2`), as `Items::without` takes it.
+        let test = self.function.is_empty() && f.attrs.iter().any(is_test_attr);
         self.file.tests += usize::from(test);
-        self.function.push((f.sig.ident.to_string(), test));
+        let mut key = self.inline.clone();
+        key.push(f.sig.ident.to_string());
+        self.function.push((key.join("::"), test));
         visit::visit_item_fn(self, f);
         self.function.pop();
     }
@@ -731,18 +750,22 @@ impl<'a> Visit<'a> for Reader {
             }
         });
         self.file.device_call_binding |= device_name && from_call && !binds_cpu;
-        self.file.cpu_binding |= binds_cpu;
         if binds_cpu {
-            match self.function.first() {
-                Some((name, true)) => {
-                    if !self.file.cpu_tests.contains(name) {
-                        self.file.cpu_tests.push(name.clone());
-                    }
-                }
-                _ => self.file.cpu_binding_other = true,
-            }
+            self.binds_cpu();
         }
         visit::visit_local(self, l);
+    }
+
+    /// `SummarizationConfig { device: Device::Cpu, .. }`: a device the code hands a library in
+    /// its config is its choice, as a binding is.
+    fn visit_field_value(&mut self, f: &'a syn::FieldValue) {
+        if let syn::Member::Named(id) = &f.member {
+            let id = id.to_string();
+            if (id == "device" || id.ends_with("_device")) && is_cpu_device(&f.expr) {
+                self.binds_cpu();
+            }
+        }
+        visit::visit_field_value(self, f);
     }
 
     fn visit_macro(&mut self, m: &'a syn::Macro) {
@@ -782,6 +805,24 @@ impl<'a> Visit<'a> for Reader {
         // are what tch programs write too.
         if m.method == "cuda" {
             self.file.cuda = true;
+        }
+        // A wrapper's GPU switch (whisper-rs's `params.set_use_gpu(false)`): the code's choice.
+        if matches!(
+            m.method.to_string().as_str(),
+            "set_use_gpu" | "use_gpu" | "with_use_gpu"
+        ) {
+            if let [syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(on),
+                ..
+            })] = m.args.iter().collect::<Vec<_>>()[..]
+            {
+                if on.value {
+                    self.file.cuda = true;
+                } else {
+                    self.file.cpu = true;
+                    self.binds_cpu();
+                }
+            }
         }
         self.file.segments.insert(m.method.to_string());
         visit::visit_expr_method_call(self, m);
@@ -1551,11 +1592,16 @@ fn link(
             let (mut any_cuda, mut any_cpu, mut cpu_binding) = (false, false, false);
             for f in own {
                 any_cuda |= f.cuda;
-                any_cpu |= f.cpu;
-                cpu_binding |= match &split {
-                    Some(s) if std::ptr::eq(s.file, f) => f.cpu_binding_other,
-                    _ => f.cpu_binding,
+                // A test binary judged test by test: the CPU tests' devices are theirs, and the
+                // others (a default config the library puts on CUDA) are judged without them.
+                let (cpu, binding) = match &split {
+                    Some(s) if std::ptr::eq(s.file, f) => {
+                        (f.cpu_binding_other, f.cpu_binding_other)
+                    }
+                    _ => (f.cpu, f.cpu_binding),
                 };
+                any_cpu |= cpu;
+                cpu_binding |= binding;
             }
             // Chooses only CPU devices: a CPU program whatever it links; or names only CUDA
             // crates that are built without CUDA.

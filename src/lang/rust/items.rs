@@ -128,21 +128,22 @@ pub fn collect(file: &syn::File) -> Items {
 }
 
 impl Items {
-    /// The index holds every file's items at once: each path and method once, and no spare
-    /// capacity.
-    /// The same items without the top-level functions named `names`.
+    /// The same items without the functions named `names` (by their path in the file's
+    /// inline modules: `tests::gpt2`).
     pub fn without(&self, names: &[String]) -> Items {
         Items {
             uses: self.uses.clone(),
             items: self
                 .items
                 .iter()
-                .filter(|i| !(i.inline == 0 && i.key.len() == 1 && names.contains(&i.key[0])))
+                .filter(|i| !(i.key.len() == i.inline + 1 && names.contains(&i.key.join("::"))))
                 .cloned()
                 .collect(),
         }
     }
 
+    /// The index holds every file's items at once: each path and method once, and no spare
+    /// capacity.
     pub fn slim(&mut self) {
         for item in &mut self.items {
             item.paths.sort();
