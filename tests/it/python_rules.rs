@@ -287,6 +287,21 @@ fn a_count_of_cards_asked_of_a_framework_is_several_cards() {
     assert!(fixed(listed).contains("devices=[0]"), "{}", fixed(listed));
 }
 
+/// From a trial on lmdeploy: its executor starts one worker per rank and each worker calls
+/// `torch.cuda.set_device(proc_id)`; it was compliant. A worker's index among its siblings
+/// (`proc_id`, `process_index`) is a rank: one card per process, GH204.
+#[test]
+fn a_workers_process_index_is_its_rank() {
+    for name in ["proc_id", "process_idx"] {
+        let src = format!(
+            "import torch\n\n\ndef main_loop({name}):\n    torch.cuda.set_device({name})\n"
+        );
+        assert!(codes(&src).contains(&"GH204"), "{src}\n{:?}", codes(&src));
+    }
+    let src = "import torch\n\n\ndef main_loop(device_id):\n    torch.cuda.set_device(device_id)\n";
+    assert!(!codes(src).contains(&"GH204"), "{:?}", codes(src));
+}
+
 #[test]
 fn env_after_import_is_moved_into_the_header() {
     let src = "import torch\nimport os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";

@@ -94,6 +94,22 @@ struct Flow {
     config: Option<String>,
 }
 
+/// A name for the index of the process among its siblings: a rank (`local_rank`, `RANK`),
+/// accelerate's `process_index`, a worker pool's `proc_id` (lmdeploy's executor gives each
+/// spawned worker `set_device(proc_id)`).
+fn names_a_rank(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("rank")
+        || matches!(
+            name,
+            "process_index"
+                | "local_process_index"
+                | "proc_id"
+                | "proc_idx"
+                | "process_id"
+                | "process_idx"
+        )
+}
+
 impl<'s> FactVisitor<'s> {
     pub(super) fn call(&mut self, call: &'s ExprCall, name: &str) {
         let name = name.to_string();
@@ -860,7 +876,7 @@ impl<'s> FactVisitor<'s> {
             }
             Expr::Name(n) => {
                 let id = n.id.as_str();
-                if id.to_ascii_lowercase().contains("rank") {
+                if names_a_rank(id) {
                     flow.rank = true;
                     return;
                 }
@@ -906,9 +922,7 @@ impl<'s> FactVisitor<'s> {
             Expr::Attribute(attr) => {
                 let name = attr.attr.as_str();
                 // `args.local_rank`, accelerate's `accelerator.process_index`.
-                if name.to_ascii_lowercase().contains("rank")
-                    || matches!(name, "process_index" | "local_process_index")
-                {
+                if names_a_rank(name) {
                     flow.rank = true;
                     return;
                 }
