@@ -435,13 +435,7 @@ impl<'s> FactVisitor<'s> {
             }
         }
         if SHELL_CALLS.contains(&name) || name.ends_with("Popen") {
-            let command = call.arguments.args.first().or_else(|| {
-                call.arguments
-                    .keywords
-                    .iter()
-                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "args"))
-                    .map(|k| &k.value)
-            });
+            let command = super::first_or_keyword(call, "args");
             for item in command.map_or(Vec::new(), |c| self.shell_env_items(c, 0)) {
                 self.push_effect(item, stmt.clone(), false, None, true);
             }

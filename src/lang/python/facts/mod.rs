@@ -605,13 +605,7 @@ impl FactVisitor<'_> {
         // A process group over NCCL communicates through the GPUs; one over gloo, or a query
         // of the group (`get_rank()`, `is_initialized()`), touches none.
         if name == "torch.distributed.init_process_group" {
-            let backend = call.arguments.args.first().or_else(|| {
-                call.arguments
-                    .keywords
-                    .iter()
-                    .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "backend"))
-                    .map(|k| &k.value)
-            });
+            let backend = first_or_keyword(call, "backend");
             if matches!(backend, Some(Expr::StringLiteral(s)) if s.value.to_str().contains("nccl"))
             {
                 self.cuda_at(range(call).start);
@@ -861,6 +855,20 @@ pub fn fstring_head(f: &ruff_python_ast::ExprFString) -> Option<String> {
             }
             _ => None,
         },
+    })
+}
+
+/// A call's first positional argument, else its keyword `keyword` (`run(cmd)`, `run(args=cmd)`).
+pub(super) fn first_or_keyword<'a>(
+    call: &'a ruff_python_ast::ExprCall,
+    keyword: &str,
+) -> Option<&'a Expr> {
+    call.arguments.args.first().or_else(|| {
+        call.arguments
+            .keywords
+            .iter()
+            .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == keyword))
+            .map(|k| &k.value)
     })
 }
 
