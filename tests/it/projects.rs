@@ -1745,3 +1745,72 @@ fn a_module_named_like_a_test_that_the_application_imports_is_library_code() {
     );
     assert_eq!(status["tests/test_model.py"], "non_compliant", "{status:?}");
 }
+
+/// From a trial on xtuner: 563 mmengine config files (imports, `with read_base():` of other
+/// configs, names bound to `dict(type=Model, lr=lr)`, an `if` on a setting) got a header as
+/// "a script no module imports", though running one does nothing: `Config.fromfile` reads them.
+/// A file of data only is no script; a one-file script that calls something still is.
+#[test]
+fn a_config_file_of_data_only_is_no_script() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "xt/model.py",
+        "import torch\n\n\nclass Finetune:\n    def fit(self):\n        return torch.zeros(1).cuda()\n",
+    );
+    write(root, "xt/__init__.py", "");
+    write(
+        root,
+        "configs/_base_/runtime.py",
+        "default_scope = \"xt\"\nenv_cfg = dict(cudnn_benchmark=False, dist_cfg=dict(backend=\"nccl\"))\n",
+    );
+    write(
+        root,
+        "configs/llama/qlora.py",
+        "# Copyright (c) OpenMMLab.\nimport torch\nfrom mmengine.config import read_base\n\n\
+         from xt.model import Finetune\n\nwith read_base():\n    from configs._base_.runtime import *\n\n\
+         lr = 2e-4\nmax_epochs = 3\naccumulative_counts = 16\naccumulative_counts *= 2\nmax_length = int(2048 - (336 / 14) ** 2)\n\
+         model = dict(type=Finetune, lr=lr, dtype=torch.float16, layers=[1, 2] + [3])\n\
+         if max_epochs > 1:\n    lr = lr / 2\nelse:\n    lr = None\n\
+         train_cfg = dict(by_epoch=True, max_epochs=max_epochs, device=\"cuda\" if lr else \"cpu\")\n",
+    );
+    write(
+        root,
+        "scripts/train.py",
+        "from xt.model import Finetune\n\nFinetune().fit()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["evidence"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        !evidence("configs/llama/qlora.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        evidence("scripts/train.py").starts_with("program"),
+        "{}",
+        out.stdout
+    );
+    let fixed = run(gh(root).args(["fix", "--no-cache"]));
+    assert!(
+        !std::fs::read_to_string(root.join("configs/llama/qlora.py"))
+            .unwrap()
+            .contains("CUDA_VISIBLE_DEVICES"),
+        "{}",
+        fixed.stdout
+    );
+    assert!(std::fs::read_to_string(root.join("scripts/train.py"))
+        .unwrap()
+        .contains("CUDA_VISIBLE_DEVICES"));
+}

@@ -685,11 +685,15 @@ fn parse_facts(
         reads_command_line: body
             .iter()
             .any(|stmt| !is_main_guard(stmt) && reads_command_line(stmt)),
-        acts: gpu_acts_at_import
+        // A file of data only (imports, and names bound to literals, dicts, lists and the
+        // names they refer to: an mmengine config that `Config.fromfile` loads) does nothing
+        // when run, even where a value names a card (`device="cuda"`): its loader decides.
+        acts: (gpu_acts_at_import
             || body.iter().any(acts)
             || !body
                 .iter()
-                .any(|s| matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))),
+                .any(|s| matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))))
+            && !only_data(body),
     };
     Some(facts)
 }
@@ -887,6 +891,77 @@ fn reads_command_line(stmt: &Stmt) -> bool {
     let mut reads = Reads::default();
     reads.visit_stmt(stmt);
     reads.0
+}
+
+/// A module of data: imports, docstrings, and names bound (`=`, `+=`, under an `if` on data)
+/// to literals, containers, `dict(…)`-like builders, arithmetic builtins (`int(…)`, `max(…)`) and the names and attributes they refer to
+/// (`dict(type=TrainLoop, max_epochs=max_epochs)`): nothing in it calls anything else. An
+/// mmengine `with read_base():` block of imports counts as imports.
+fn only_data(body: &[Stmt]) -> bool {
+    fn data(e: &Expr) -> bool {
+        match e {
+            Expr::Name(_)
+            | Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::NumberLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_) => true,
+            Expr::Attribute(a) => data(&a.value),
+            Expr::Subscript(s) => data(&s.value) && data(&s.slice),
+            Expr::List(l) => l.elts.iter().all(data),
+            Expr::Tuple(t) => t.elts.iter().all(data),
+            Expr::Set(t) => t.elts.iter().all(data),
+            Expr::Dict(d) => d
+                .items
+                .iter()
+                .all(|i| i.key.as_ref().is_none_or(data) && data(&i.value)),
+            Expr::Starred(s) => data(&s.value),
+            Expr::BinOp(b) => data(&b.left) && data(&b.right),
+            Expr::UnaryOp(u) => data(&u.operand),
+            Expr::BoolOp(b) => b.values.iter().all(data),
+            Expr::Compare(c) => data(&c.left) && c.comparators.iter().all(data),
+            Expr::If(i) => data(&i.test) && data(&i.body) && data(&i.orelse),
+            Expr::Call(c) => {
+                matches!(c.func.as_ref(), Expr::Name(n) if matches!(n.id.as_str(),
+                    "dict" | "list" | "tuple" | "set" | "frozenset" | "int" | "float" | "str"
+                    | "bool" | "len" | "min" | "max" | "abs" | "round" | "sum" | "range"))
+                    && c.arguments.args.iter().all(data)
+                    && c.arguments.keywords.iter().all(|k| data(&k.value))
+            }
+            _ => false,
+        }
+    }
+    fn statement(s: &Stmt) -> bool {
+        match s {
+            Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::Pass(_) => true,
+            Stmt::Expr(e) => matches!(e.value.as_ref(), Expr::StringLiteral(_)),
+            Stmt::Assign(a) => a.targets.iter().all(names_only) && data(&a.value),
+            Stmt::AnnAssign(a) => names_only(&a.target) && a.value.as_deref().is_none_or(data),
+            Stmt::AugAssign(a) => names_only(&a.target) && data(&a.value),
+            Stmt::If(i) => {
+                data(&i.test)
+                    && i.body.iter().all(statement)
+                    && i.elif_else_clauses
+                        .iter()
+                        .all(|c| c.test.as_ref().is_none_or(data) && c.body.iter().all(statement))
+            }
+            Stmt::With(w) => w
+                .body
+                .iter()
+                .all(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_))),
+            _ => false,
+        }
+    }
+    // A file of imports alone is kept a script: its imports may run something (`from app
+    // import server` that serves at import); a config binds settings.
+    body.iter().all(statement)
+        && body.iter().any(|s| {
+            matches!(
+                s,
+                Stmt::Assign(_) | Stmt::AnnAssign(_) | Stmt::AugAssign(_) | Stmt::If(_)
+            )
+        })
 }
 
 /// A module-level statement that does something when the file runs: a call, a loop, a
