@@ -1291,3 +1291,47 @@ fn a_registry_crates_device_chooser_reaches_cuda_with_candles_feature() {
     let touch = run(gh(root).args(["scan", "--touchpoints", "."])).stdout;
     assert!(touch.contains("llm/examples/infer.rs:1:1: GH531 [info] this program reaches CUDA through its package's library `llm` → `kalosm_common`: `accelerated_device_if_available()` returns candle's CUDA device 0 when candle is built with CUDA"), "{touch}");
 }
+
+/// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
+/// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
+/// be judged, so the env went into the first (the stub) and the file was then compliant while
+/// the real main ran unmasked: a false green. Each main the build may compile needs the env.
+#[test]
+fn every_main_a_feature_may_select_gets_the_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ocr\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncudarc = \"0.16\"\n[features]\nauto-download = []\n");
+    write(root, "src/lib.rs", "");
+    let real = "#[cfg(feature = \"auto-download\")]\nfn main() {\n    let _c = cudarc::driver::CudaContext::new(1).unwrap();\n}\n";
+    let stub_fixed = "// GPU selection (gpu-homogenize): the RTX 3090 only.\n// Never the RTX 5060 Ti.\n// main() sets CUDA_VISIBLE_DEVICES=1 and CUDA_DEVICE_ORDER=PCI_BUS_ID first:\n// once masked, the RTX 3090 is device 0, the only one visible.\n\n#[cfg(not(feature = \"auto-download\"))]\nfn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts:\n        // nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n    eprintln!(\"needs the feature\");\n}\n\n";
+    write(root, "examples/auto.rs", &format!("{stub_fixed}{real}"));
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/auto.rs"], "non_compliant", "{text}");
+    assert!(
+        text.contains("examples/auto.rs:18:1: GH502")
+            && text.contains("compiled instead of the other under some features"),
+        "{text}"
+    );
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(root.join("examples/auto.rs")).unwrap();
+    assert_eq!(
+        fixed
+            .matches("set_var(\"CUDA_VISIBLE_DEVICES\", \"1\")")
+            .count(),
+        2,
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains("fn main() {\n    unsafe {\n        // SAFETY: the first statements of `main`, before any thread starts:\n        // nothing reads or writes the environment concurrently.\n        std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n        std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    }\n    let _c = cudarc::driver::CudaContext::new(0).unwrap();"),
+        "{fixed}"
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/auto.rs"], "compliant", "{text}");
+    // A second fix changes nothing.
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("examples/auto.rs")).unwrap(),
+        fixed
+    );
+}

@@ -90,6 +90,8 @@ pub struct Sites {
     pub comment: Option<Range<usize>>,
     /// The env block at the top of a sync `fn main`.
     pub main_env: Option<Range<usize>>,
+    /// The other mains the GPU build may compile (`facts.alt_mains`) that lack the env block.
+    pub alt_mains_missing: Vec<usize>,
 }
 
 pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
@@ -106,7 +108,24 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
         });
     // The block as this version writes it, or as earlier ones did (no `// SAFETY:` line, the
     // allocator variable in every program): a block already there is never written twice.
-    let main_env = facts.main.as_ref().filter(|m| !m.is_async).and_then(|m| {
+    let main_env = facts
+        .main
+        .as_ref()
+        .filter(|m| !m.is_async)
+        .and_then(|m| env_block(ctx, m));
+    let alt_mains_missing = (0..facts.alt_mains.len())
+        .filter(|&i| env_block(ctx, &facts.alt_mains[i]).is_none())
+        .collect();
+    Sites {
+        comment: comment.map(|i| i..i + comment_text.len()),
+        main_env,
+        alt_mains_missing,
+    }
+}
+
+/// The env block at the top of `m`, as this version writes it or as earlier ones did.
+fn env_block(ctx: &Context, m: &super::facts::MainFn) -> Option<Range<usize>> {
+    {
         let safeties = [Safety::Lines, Safety::OneLine, Safety::Omitted];
         let respects = match super::Respect::of(ctx.policy) {
             super::Respect::No => vec![super::Respect::No],
@@ -132,10 +151,6 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
                     .starts_with(&text)
                     .then(|| m.body_start..m.body_start + text.len())
             })
-    });
-    Sites {
-        comment: comment.map(|i| i..i + comment_text.len()),
-        main_env,
     }
 }
 
@@ -439,6 +454,23 @@ fn header_findings(
                     )
                     .fixed_by_plan(),
                 );
+            }
+            // Which main the build compiles depends on features the tool cannot judge: each
+            // needs the env, or the one that runs may leave every card visible.
+            for &i in &sites.alt_mains_missing {
+                let alt = &facts.alt_mains[i];
+                let finding = Finding::new(
+                    &MAIN_ENV_MISSING,
+                    alt.sig.clone(),
+                    "this `fn main` is compiled instead of the other under some features: it must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements too",
+                );
+                out.push(if alt.is_async || alt.foreign.is_some() {
+                    finding.with_help(format!(
+                        "it is async or runs under an attribute: no env block is inserted; {launcher}"
+                    ))
+                } else {
+                    finding.fixed_by_plan()
+                });
             }
         }
     }

@@ -103,7 +103,18 @@ pub fn plan(
     if sites.comment.is_none() {
         push(comment_edit(facts, ctx));
     }
-    if let (Some(main), None) = (&facts.main, &sites.main_env) {
+    let missing = facts
+        .main
+        .iter()
+        .filter(|_| sites.main_env.is_none())
+        .chain(
+            sites
+                .alt_mains_missing
+                .iter()
+                .map(|&i| &facts.alt_mains[i])
+                .filter(|m| !m.is_async && m.foreign.is_none()),
+        );
+    for main in missing {
         let text = ctx.header.main_env_text(
             ctx.krate.edition,
             line_indent(ctx.source, main.sig.start),

@@ -200,6 +200,36 @@ pub fn choose(items: &[Item]) -> Option<MainFn> {
     find(items, Tri::True, &mut maybe).or(maybe)
 }
 
+/// The other mains the GPU build may compile when none surely is (`#[cfg(feature = "x")]`
+/// beside `#[cfg(not(feature = "x"))]`, `x` a feature the tool cannot judge): which one runs
+/// depends on the build's features, so each needs the env. Empty when a main surely holds.
+pub fn alternatives(items: &[Item]) -> Vec<MainFn> {
+    let mut maybe = None;
+    if find(items, Tri::True, &mut maybe).is_some() {
+        return Vec::new();
+    }
+    let mut all = Vec::new();
+    unknown(items, Tri::True, &mut all);
+    all.into_iter().skip(1).collect()
+}
+
+/// Every main whose cfg may hold but not surely, in the file's order.
+fn unknown(items: &[Item], outer: Tri, out: &mut Vec<MainFn>) {
+    for item in items {
+        match item {
+            Item::Fn(f) if f.sig.ident == "main" && outer.and(cfg_of(&f.attrs)) == Tri::Unknown => {
+                out.push(main_fn(f));
+            }
+            Item::Macro(m) if is_cfg_if(&m.mac) => {
+                for (cond, items) in cfg_if_branches(&m.mac).unwrap_or_default() {
+                    unknown(&items, outer.and(cond), out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn main_fn(f: &ItemFn) -> MainFn {
     let body = f.block.brace_token.span.join().byte_range();
     MainFn {
@@ -434,6 +464,25 @@ mod tests {
         assert_eq!(chosen_line(src), Some(6));
         let src = "#[cfg(feature = \"cpu\")]\nfn main() {}\n";
         assert_eq!(chosen_line(src), None);
+    }
+
+    #[test]
+    fn mains_under_features_the_tool_cannot_judge_are_each_an_alternative() {
+        let lines = |src: &str| {
+            let file = syn::parse_file(src).unwrap();
+            alternatives(&file.items)
+                .iter()
+                .map(|m| src[..m.body_start].lines().count())
+                .collect::<Vec<_>>()
+        };
+        let src = "#[cfg(not(feature = \"auto-download\"))]\nfn main() {}\n#[cfg(feature = \"auto-download\")]\nfn main() {}\n";
+        assert_eq!(chosen_line(src), Some(2));
+        assert_eq!(lines(src), vec![4]);
+        // A main the GPU build surely compiles has no alternative.
+        let src = "#[cfg(not(feature = \"cuda\"))]\nfn main() {}\n#[cfg(feature = \"cuda\")]\nfn main() {}\n";
+        assert_eq!(lines(src), Vec::<usize>::new());
+        let src = "fn main() {}\n";
+        assert_eq!(lines(src), Vec::<usize>::new());
     }
 
     #[test]

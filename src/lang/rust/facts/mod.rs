@@ -167,6 +167,8 @@ pub struct Facts {
     /// where, and what each is.
     pub multi_gpu_options: Vec<(Range<usize>, String)>,
     pub main: Option<MainFn>,
+    /// The other mains the GPU build may compile instead (see [`mains::alternatives`]).
+    pub alt_mains: Vec<MainFn>,
     /// `#[cfg(test)]` modules: unit tests, run by libtest in a process no `main` masks.
     pub test_code: Vec<Range<usize>>,
     /// A top-level macro that generates `main` (`criterion_main!(…)`): where, and its name.
@@ -254,6 +256,7 @@ pub fn collect(
     v.facts.use_leaves = super::imports::leaves(file);
     v.facts.forbids_unsafe = file.attrs.iter().any(forbids_unsafe);
     v.facts.main = mains::choose(&file.items);
+    v.facts.alt_mains = mains::alternatives(&file.items);
     v.facts.macro_main = file.items.iter().find_map(|item| match item {
         syn::Item::Macro(m) => {
             let name = m.mac.path.segments.last()?.ident.to_string();
