@@ -1814,3 +1814,86 @@ fn a_config_file_of_data_only_is_no_script() {
         .unwrap()
         .contains("CUDA_VISIBLE_DEVICES"));
 }
+
+/// From a trial on ms-swift and lerobot. `swift/cli/sft.py` runs `from swift.pipelines import
+/// sft_main; sft_main()`, and `swift/pipelines/__init__.py` is a transformers-style
+/// `_LazyModule` whose imports sit under `if TYPE_CHECKING:`: the reach to the trainer was lost
+/// and the program was "without GPU code". A name a package declares for type checkers is
+/// read from where it says. lerobot's `init_logging(accelerator: Accelerator | None = None)`
+/// only names the GPU class in an annotation: the dataset viewer that calls it got a header.
+/// An annotation runs nothing.
+#[test]
+fn a_lazy_packages_names_are_followed_and_annotations_run_nothing() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/pipelines/__init__.py",
+        "import sys\nfrom typing import TYPE_CHECKING\n\nfrom pkg.lazy import _LazyModule\n\n\
+         if TYPE_CHECKING:\n    from .train import sft_main\nelse:\n    _import_structure = {\"train\": [\"sft_main\"]}\n    \
+         sys.modules[__name__] = _LazyModule(__name__, globals()[\"__file__\"], _import_structure)\n",
+    );
+    write(
+        root,
+        "pkg/lazy.py",
+        "import importlib\nimport types\n\n\nclass _LazyModule(types.ModuleType):\n    \
+         def __getattr__(self, name):\n        return getattr(importlib.import_module(\".train\", self.__name__), name)\n",
+    );
+    write(
+        root,
+        "pkg/pipelines/train.py",
+        "import torch\n\n\ndef sft_main():\n    return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "pkg/accel.py",
+        "import torch\n\n\nclass Accelerator:\n    def __init__(self):\n        self.device = torch.device(\"cuda:0\")\n",
+    );
+    write(
+        root,
+        "pkg/log.py",
+        "from pkg.accel import Accelerator\n\n\ndef init_logging(accelerator: Accelerator | None = None) -> Accelerator | None:\n    return accelerator\n",
+    );
+    write(
+        root,
+        "scripts/sft.py",
+        "from pkg.pipelines import sft_main\n\nif __name__ == \"__main__\":\n    sft_main()\n",
+    );
+    write(
+        root,
+        "scripts/viz.py",
+        "from pkg.log import init_logging\n\nif __name__ == \"__main__\":\n    init_logging()\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        file("scripts/sft.py")["status"],
+        "non_compliant",
+        "{}",
+        out.stdout
+    );
+    assert!(
+        file("scripts/sft.py")["evidence"]
+            .as_str()
+            .unwrap_or_default()
+            .ends_with("`scripts/sft.py` → `pkg/pipelines/train.py` (`sft_main`)"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        file("scripts/viz.py")["status"],
+        "no_gpu_code",
+        "{}",
+        out.stdout
+    );
+}

@@ -197,6 +197,7 @@ struct PyFile {
     source_root: String,
     in_package: bool,
     imports: Vec<RawImport>,
+    typing_imports: Vec<RawImport>,
     main_guard: bool,
     /// Touches a GPU: selects or uses a CUDA device, writes a GPU env variable, or uses a
     /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
@@ -405,6 +406,10 @@ impl ProjectIndex {
 struct PyFacts {
     own: Option<String>,
     imports: Vec<RawImport>,
+    /// Imports under `if TYPE_CHECKING:`: they never run, but say where a name a lazy
+    /// package hands out comes from.
+    #[serde(default)]
+    typing_imports: Vec<RawImport>,
     main_guard: bool,
     gpu: bool,
     constants: Vec<(String, DeviceConst)>,
@@ -441,6 +446,7 @@ impl PyFile {
             source_root,
             in_package,
             imports: f.imports,
+            typing_imports: f.typing_imports,
             main_guard: f.main_guard,
             gpu: f.gpu,
             constants: f.constants,
@@ -498,6 +504,7 @@ fn parse_facts(
     let body = &parsed.syntax().body;
     let mut imports = Imports {
         found: Vec::new(),
+        typing: Vec::new(),
         unit: None,
         lines: crate::base::line_index::LineIndex::new(&text),
     };
@@ -641,6 +648,7 @@ fn parse_facts(
         main_refs,
         own,
         imports: imports.found,
+        typing_imports: imports.typing,
         dynamic_prefixes: dynamic.entries(),
         main_guard: body.iter().any(is_main_guard),
         gpu,
@@ -1153,6 +1161,24 @@ fn refs_of_expr(expr: &Expr) -> Vec<String> {
 struct Refs(HashSet<String>);
 
 impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
+    /// A parameter's annotation (`accelerator: Accelerator | None = None`) and a function's
+    /// return annotation name types: nothing runs them when the function does. A class
+    /// field's annotation is read (a config parser builds the class it names).
+    fn visit_parameter(&mut self, _: &'a ruff_python_ast::Parameter) {}
+
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(f) => {
+                for decorator in &f.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                self.visit_parameters(&f.parameters);
+                self.visit_body(&f.body);
+            }
+            _ => ruff_python_ast::visitor::walk_stmt(self, stmt),
+        }
+    }
+
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             // A call that names the CPU as its device (`KPipeline(device="cpu")`,
@@ -1251,9 +1277,11 @@ fn is_main_guard(stmt: &Stmt) -> bool {
             || (is_main(&c.left) && is_name(&c.comparators[0])))
 }
 
-/// Every import that can run (not under `if TYPE_CHECKING:`), at any depth.
+/// Every import that can run (not under `if TYPE_CHECKING:`), at any depth; and apart, those
+/// under `if TYPE_CHECKING:`.
 struct Imports<'t> {
     found: Vec<RawImport>,
+    typing: Vec<RawImport>,
     unit: Option<String>,
     lines: crate::base::line_index::LineIndex<'t>,
 }
@@ -1295,6 +1323,12 @@ impl<'a> StatementVisitor<'a> for Imports<'_> {
                     .collect(),
             }),
             Stmt::If(s) if is_type_checking(&s.test) => {
+                // What a type checker is told a name is: where a lazy module (`_LazyModule`,
+                // a PEP 562 `__getattr__`) fetches it from when it is read.
+                let runs = std::mem::take(&mut self.found);
+                self.visit_body(&s.body);
+                let typing = std::mem::replace(&mut self.found, runs);
+                self.typing.extend(typing);
                 for clause in &s.elif_else_clauses {
                     self.visit_body(&clause.body);
                 }
@@ -2464,7 +2498,10 @@ impl Reach<'_> {
             }
             return;
         }
-        for imp in &f.imports {
+        // A name a package declares only for type checkers (`if TYPE_CHECKING: from .train
+        // import sft_main`) is read from it all the same: a module that hands it out lazily
+        // (transformers' `_LazyModule`, a PEP 562 `__getattr__`) imports it from there then.
+        for imp in f.imports.iter().chain(&f.typing_imports) {
             let Some(base) = import_base(f, imp) else {
                 continue;
             };
