@@ -1335,3 +1335,45 @@ fn every_main_a_feature_may_select_gets_the_env() {
         fixed
     );
 }
+
+/// From a trial on coaster: `tests/framework_cuda_specs.rs` names its crate through
+/// `extern crate coaster as co;` and builds `Cuda::new()` through `use crate::co::prelude::*`.
+/// The crate was not seen as named, and the CUDA test binary was compliant: a false green.
+/// `extern crate x as y;` binds `y` as `use x as y;` does, and a macro's arguments are code.
+#[test]
+fn a_crate_named_through_extern_crate_or_inside_a_macro_is_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    write(root, "src/lib.rs", "pub fn cpu() {}\n");
+    write(
+        root,
+        "tests/t.rs",
+        "extern crate candle_core as cc;\n\nuse crate::cc::Device;\n\n#[test]\nfn on_gpu() {\n    let _d = Device::new_cuda(0).unwrap();\n}\n",
+    );
+    // A device built inside `assert!(…)` is code the test names (trial: coaster's
+    // `assert!(Backend::<Cuda>::default().is_ok())`).
+    write(
+        root,
+        "tests/in_assert.rs",
+        "#[test]\nfn on_gpu() {\n    assert!(candle_core::Device::new_cuda(0).is_ok());\n}\n",
+    );
+    write(
+        root,
+        "examples/alias.rs",
+        "extern crate candle_core as cc;\n\nfn main() {\n    let _d = cc::Device::new_cuda(1).unwrap();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["tests/t.rs"], "needs_review", "{text}");
+    assert_eq!(status["tests/in_assert.rs"], "needs_review", "{text}");
+    assert!(
+        text.contains(
+            "tests/t.rs:1:1: GH508 [review] this GPU program gets its `main` from libtest"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("examples/alias.rs:4:35: GH511 [*] Device::new_cuda(…) selects device 1"),
+        "{text}"
+    );
+}

@@ -775,7 +775,26 @@ impl<'a> Visit<'a> for Reader {
                 self.file.embeds.push(lit.value());
             }
         }
+        // The arguments of an expression-like macro (`assert!(Cuda::new().hardwares().len()
+        // > 0)`, `println!("{:?}", Backend::<Cuda>::default())`) are code the file names.
+        if let Ok(args) = m.parse_body_with(
+            syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+        ) {
+            for arg in &args {
+                self.visit_expr(arg);
+            }
+        }
         visit::visit_macro(self, m);
+    }
+
+    /// `extern crate coaster as co;` names `coaster` as `use coaster as co;` does: its code
+    /// then reads it as `co::…` or `crate::co::…`. A plain `extern crate x;` names nothing by
+    /// itself (`#[macro_use]` for a derive): the paths `x::…` do.
+    fn visit_item_extern_crate(&mut self, c: &'a syn::ItemExternCrate) {
+        if c.rename.is_some() {
+            self.file.names.insert(c.ident.to_string());
+        }
+        visit::visit_item_extern_crate(self, c);
     }
 
     fn visit_use_tree(&mut self, t: &'a syn::UseTree) {

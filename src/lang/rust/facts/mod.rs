@@ -226,8 +226,14 @@ pub fn collect(
     // A `use` inside `cfg_if!` imports as much as one outside it.
     let expanded = mains::expand_cfg_if(&file.items);
     for item in expanded.as_deref().unwrap_or(&file.items) {
-        if let syn::Item::Use(u) = item {
-            collect_use(&u.tree, String::new(), &mut aliases);
+        match item {
+            syn::Item::Use(u) => collect_use(&u.tree, String::new(), &mut aliases),
+            // `extern crate coaster as co;` binds `co` as `use coaster as co;` does.
+            syn::Item::ExternCrate(c) if c.ident != "self" => {
+                let name = c.rename.as_ref().map_or(&c.ident, |(_, r)| r).to_string();
+                aliases.insert(name, c.ident.to_string());
+            }
+            _ => {}
         }
     }
     let mut str_consts = StrConsts::default();
