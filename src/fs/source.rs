@@ -164,11 +164,28 @@ pub fn read(path: &Path, limit: u64) -> Result<SourceFile, ReadError> {
 /// names of the GPU frameworks (`knowledge::python::FRAMEWORKS`): an import of one makes GPU code.
 pub const GPU_WORDS: &[&str] = &[
     // Device selection and the env variables (`cuda:1`, `CUDA_VISIBLE_DEVICES`, `Device::Cuda`).
-    "cuda", "CUDA", "Cuda", "gpu", "GPU", "nvml", "NVML",
+    "cuda",
+    "CUDA",
+    "Cuda",
+    "gpu",
+    "GPU",
+    "nvml",
+    "NVML",
     // Index keywords and GPU tables without a GPU word: `device_index=1`, `device_map = {..}`.
-    "device", "Device", "DEVICE",
+    "device",
+    "Device",
+    "DEVICE",
+    // Options that ask for a number of processes, one per card (`torchrun --nproc_per_node`,
+    // `accelerate launch --num_processes`, a console script's `--num-processes 2`).
+    "nproc",
+    "num_processes",
+    "num-processes",
     // Rust GPU crates whose names are too short or common to match alone.
-    "candle", "burn::", "burn_", "ort::", "tch::",
+    "candle",
+    "burn::",
+    "burn_",
+    "ort::",
+    "tch::",
 ];
 
 /// Every literal of the Python prefilter: the words, the frameworks, the serving engines whose

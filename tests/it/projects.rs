@@ -1897,3 +1897,50 @@ fn a_lazy_packages_names_are_followed_and_annotations_run_nothing() {
         out.stdout
     );
 }
+
+/// From a trial on axolotl and litgpt: tests start the project's own console script with a
+/// number of cards (`["axolotl", "train", cfg, "--num-processes", "2"]`, `["litgpt", "serve",
+/// path, "--devices", "2"]`); they were compliant, and the header in `conftest.py` would start
+/// two ranks on one card. A command of a console script the tree declares asks for the cards
+/// its options say: GH203. A subcommand's arguments handed to a test runner (`cli_runner.invoke(
+/// cli, ["train", …])`) and another tool's command are not read as such.
+#[test]
+fn a_command_of_the_trees_own_console_script_asks_for_its_cards() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"axo\"\nversion = \"0.1\"\n\n[project.scripts]\naxo = \"axo.cli:main\"\n",
+    );
+    write(root, "axo/__init__.py", "");
+    write(
+        root,
+        "axo/cli.py",
+        "import torch\n\n\ndef main():\n    torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "tests/test_multi.py",
+        "import subprocess\n\n\ndef test_two_ranks(tmp_path):\n    subprocess.run([\"axo\", \"train\", str(tmp_path), \"--num-processes\", \"2\"], check=True)\n",
+    );
+    write(
+        root,
+        "tests/test_cli.py",
+        "from axo.cli import main\n\n\ndef test_cli(cli_runner):\n    cli_runner.invoke(main, [\"train\", \"cfg.yml\", \"--\", \"--nproc_per_node=2\"])\n\n\n\
+         def test_other():\n    import subprocess\n\n    subprocess.run([\"othertool\", \"run\", \"--num-processes\", \"4\"])\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache"]));
+    assert!(
+        out.stdout.contains("tests/test_multi.py:5:20: GH203 the command it starts asks `axo` (a console script of this tree) for `--num-processes 2`: needs 2 cards, mask '1' allows 1 card"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        !out.stdout
+            .lines()
+            .any(|l| l.starts_with("tests/test_cli.py:") && l.contains("GH203")),
+        "{}",
+        out.stdout
+    );
+}

@@ -327,12 +327,19 @@ pub struct ImportedConst {
 pub struct ProjectIndex {
     roles: HashMap<String, Role>,
     imported: HashMap<String, Vec<ImportedConst>>,
+    /// The console and GUI scripts the tree's projects declare, sorted.
+    scripts: Vec<String>,
 }
 
 impl ProjectIndex {
     /// The device constants `rel` imports from other modules of the tree.
     pub fn imported(&self, rel: &str) -> &[ImportedConst] {
         self.imported.get(rel).map_or(&[], Vec::as_slice)
+    }
+
+    /// The console and GUI scripts the tree's projects declare, sorted.
+    pub fn scripts(&self) -> &[String] {
+        &self.scripts
     }
 
     /// What `rel` (root-relative, `/`-separated) is; `None` for a file the index does not know.
@@ -2185,7 +2192,18 @@ fn link(
         };
         roles.insert(f.rel.clone(), role);
     }
-    ProjectIndex { roles, imported }
+    let mut script_names: Vec<String> = projects
+        .scripts
+        .iter()
+        .map(|(_, name, _, _)| name.clone())
+        .collect();
+    script_names.sort();
+    script_names.dedup();
+    ProjectIndex {
+        roles,
+        imported,
+        scripts: script_names,
+    }
 }
 
 /// The files the commands of the tree start, each with the command asking for the most cards

@@ -48,6 +48,9 @@ pub struct FileContext<'a> {
     pub role: Option<&'a Role>,
     /// Device constants the file imports from other modules of the tree (the index's).
     pub imported: &'a [crate::lang::python::index::ImportedConst],
+    /// The console scripts the tree's projects declare, sorted: a command of one that asks
+    /// for several cards (`["axolotl", "train", …, "--num-processes", "2"]`) is several cards.
+    pub tree_scripts: &'a [String],
     /// How a planned fix is proven (`Proof::Composed` but in the tests that compare the two).
     pub proof: Proof,
 }
@@ -139,6 +142,7 @@ impl Python {
             own_package: own_package(info.path),
             role: self.index.get().and_then(|i| i.role(info.rel)),
             imported: self.index.get().map_or(&[], |i| i.imported(info.rel)),
+            tree_scripts: self.index.get().map_or(&[], |i| i.scripts()),
             proof: Proof::Composed,
         }
     }
@@ -292,13 +296,26 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     let plan = depth == Depth::Plan;
     let parsed = parse(source)?;
     let body = &parsed.syntax().body;
-    let facts = facts::collect(
+    let mut facts = facts::collect(
         source,
         body,
         ctx.own_package.as_deref(),
         depth == Depth::EnvProof,
         ctx.imported,
     );
+    let tree_commands: Vec<_> = facts
+        .program_commands
+        .iter()
+        .filter(|(_, program, _, _)| ctx.tree_scripts.binary_search(program).is_ok())
+        .map(|(at, program, n, option)| {
+            (
+                at.clone(),
+                format!("the command it starts asks `{program}` (a console script of this tree) for {option}"),
+                facts::MultiKind::Cards(*n),
+            )
+        })
+        .collect();
+    facts.multi_gpu.extend(tree_commands);
     // A rewrite only adds module-level statements, a docstring line and a function to text that
     // compiled: the check is for inputs (`plan`), not for the proof of a rewrite.
     let repair = plan.then(|| repair::late_futures(source, body)).flatten();

@@ -153,6 +153,11 @@ pub struct Facts {
     pub devices: Vec<DeviceUse>,
     /// Code that uses or assumes several GPUs, and how (see `MultiKind`).
     pub multi_gpu: Vec<(Range<usize>, String, MultiKind)>,
+    /// Commands of another program whose options ask for several cards (`["axolotl",
+    /// "train", cfg, "--num-processes", "2"]`): where, the program, the cards and the option.
+    /// Several cards when the program is one of the tree's console scripts (the analysis
+    /// knows them: [`Facts::tree_commands`]).
+    pub program_commands: Vec<(Range<usize>, String, u64, String)>,
     /// Device uses of different indices that run together (indices into `devices`, the
     /// first use of each index): several cards by design, unless the file's own mask already
     /// leaves one (see `together`); with the line of the group's first use.
@@ -782,18 +787,41 @@ impl FactVisitor<'_> {
                 _ => None,
             })
             .collect();
-        if gpu_program(&words) && !inert::within(&self.inert, &range(expr)) {
+        if inert::within(&self.inert, &range(expr)) {
+            return;
+        }
+        let gpu = gpu_program(&words);
+        if gpu {
             self.cuda_at(range(expr).start);
-            // `["python", "-m", "sglang.launch_server", "--tp-size", "2"]`: the child takes
-            // the cards its options ask for, of this process's.
-            let written: Vec<&str> = words.iter().flatten().copied().collect();
-            if let Some((n, option)) = crate::lang::python::index::launch::script_cards(&written) {
-                self.facts.multi_gpu.push((
-                    range(expr),
-                    format!("the command it starts asks for {option}"),
-                    MultiKind::Cards(n as u64),
-                ));
-            }
+        }
+        // `["python", "-m", "sglang.launch_server", "--tp-size", "2"]`: the child takes the
+        // cards its options ask for, of this process's. So does another program's command
+        // (`["axolotl", "train", cfg, "--num-processes", "2"]`) when the program is the
+        // tree's own: which it is, the analysis knows. A list that starts with an option
+        // (`parse_args(["--num_gpus", "2"])`), or a subcommand's arguments handed to a
+        // test runner (`cli_runner.invoke(cli, ["train", …])`), starts no program.
+        let program = words
+            .first()
+            .copied()
+            .flatten()
+            .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.contains(' '));
+        let written: Vec<&str> = words.iter().flatten().copied().collect();
+        let Some((n, option)) = crate::lang::python::index::launch::script_cards(&written) else {
+            return;
+        };
+        if gpu {
+            self.facts.multi_gpu.push((
+                range(expr),
+                format!("the command it starts asks for {option}"),
+                MultiKind::Cards(n as u64),
+            ));
+        } else if let Some(program) = program.filter(|_| words.len() > 2) {
+            self.facts.program_commands.push((
+                range(expr),
+                program.rsplit('/').next().unwrap_or(program).to_string(),
+                n as u64,
+                option,
+            ));
         }
     }
 }

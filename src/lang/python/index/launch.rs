@@ -480,7 +480,8 @@ pub(crate) fn script_cards<W: AsRef<str>>(words: &[W]) -> Option<(usize, String)
             {
                 list_count(v)
             }
-            ("gpu_num" | "nproc_per_node" | "num_processes", Some(v)) => v.parse().ok(),
+            // `--devices 2`: Lightning's (and its CLIs', litgpt's) number of cards.
+            ("gpu_num" | "nproc_per_node" | "num_processes" | "devices", Some(v)) => v.parse().ok(),
             (name, Some(v))
                 if GPU_COUNT_KEYWORDS.contains(&name) || CARD_COUNT_KEYWORDS.contains(&name) =>
             {
