@@ -1273,3 +1273,21 @@ fn a_validator_of_the_files_own_is_not_doubled_by_the_templates() {
         );
     }
 }
+
+/// From a trial on openrlhf and xtuner: `from_pretrained(…, device_map="auto")`, or a wrapper's
+/// `get_llm(…, device_map="auto")`, puts the model on the cards the process sees, and the
+/// programs doing only that were "without GPU code". It is GPU use (the header then leaves it
+/// the policy's card); `device_map="cpu"` is not.
+#[test]
+fn an_automatic_device_map_is_gpu_use() {
+    let dir = common::tree();
+    let root = dir.path();
+    common::write(root, "convert.py", "from transformers import AutoModelForCausalLM\n\nif __name__ == \"__main__\":\n    model = AutoModelForCausalLM.from_pretrained(\"gpt2\", device_map=\"auto\")\n");
+    common::write(root, "serve_rm.py", "from rm.models import get_llm\n\nif __name__ == \"__main__\":\n    model = get_llm(\"gpt2\", device_map=\"balanced\")\n");
+    common::write(root, "cpu.py", "from transformers import AutoModelForCausalLM\n\nif __name__ == \"__main__\":\n    model = AutoModelForCausalLM.from_pretrained(\"gpt2\", device_map=\"cpu\")\n");
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["convert.py"], "non_compliant", "{}", out.stdout);
+    assert_eq!(status["serve_rm.py"], "non_compliant", "{}", out.stdout);
+    assert_eq!(status["cpu.py"], "no_gpu_code", "{}", out.stdout);
+}

@@ -226,6 +226,12 @@ impl<'s> FactVisitor<'s> {
                     self.sink_through(value, Accepts::IndexList, "device_ids=…", through)
                 }
                 "map_location" => self.map_location(value),
+                // `device_map="auto"` (accelerate's placement, through any wrapper: openrlhf's
+                // `get_llm_for_sequence_regression(…, device_map="auto")`) puts the model on
+                // the cards the process sees: GPU use, on the policy's card under the header.
+                "device_map" if matches!(value, Expr::StringLiteral(s) if matches!(s.value.to_str(), "auto" | "balanced" | "balanced_low_0" | "sequential")) => {
+                    self.cuda_at(range(value).start)
+                }
                 "device_map" if gpu_api || matches!(value, Expr::Dict(_)) => self.device_map(value),
                 "max_memory" if gpu_api => self.max_memory(value),
                 // A list is several cards (ctranslate2's `device_index=[0, 1]`).
