@@ -221,6 +221,7 @@ pub const RUST_LITERALS: &[&str] = &[
     "with_device_id",
     "get_device(",
     "cudaSetDevice",
+    "Device::nth(",
     "set_var",
     "remove_var",
     ".env(",

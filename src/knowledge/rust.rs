@@ -295,6 +295,39 @@ pub const CRATES: &[Crate] = &[
         why: "the raw CUDA runtime API (`cudaSetDevice`)",
         ..Crate::DEFAULT
     },
+    // The raw driver API (Rust-CUDA's and the older `cuda-sys`), and the crates built on it
+    // alone: CUDA is all they do.
+    Crate {
+        name: "cuda_driver_sys",
+        cuda: Cuda::Always,
+        why: "the raw CUDA driver API (`cuDeviceGet`, `cuCtxCreate`)",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "cuda_sys",
+        cuda: Cuda::Always,
+        why: "the raw CUDA driver and runtime APIs",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "accel",
+        cuda: Cuda::Always,
+        why: "accel's CUDA contexts (`Device::nth(i)`) on the driver API",
+        ..Crate::DEFAULT
+    },
+    // TensorRT runs only on NVIDIA GPUs, in a CUDA context.
+    Crate {
+        name: "tensorrt_sys",
+        cuda: Cuda::Always,
+        why: "TensorRT, which runs on a CUDA device",
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "tensorrt_rs",
+        cuda: Cuda::Always,
+        why: "TensorRT, which runs on a CUDA device",
+        ..Crate::DEFAULT
+    },
     Crate {
         name: "nvml_wrapper",
         cuda: Cuda::Never,
@@ -318,6 +351,8 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::new_cuda_with_stream",
     // The CUDA runtime API (`cuda-runtime-sys`, cudarc's `runtime::sys`).
     "cudaSetDevice",
+    // accel: `Device::nth(ordinal)`.
+    "Device::nth",
 ];
 
 /// Command-line options that select several cards, by their name with `-`/`_` taken out and
@@ -428,6 +463,7 @@ mod tests {
                 "get_device",
                 "new_cuda_with_stream",
                 "cudaSetDevice",
+                "nth",
             ]
         );
     }

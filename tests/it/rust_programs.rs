@@ -580,6 +580,58 @@ fn raw_cuda_runtime_bindings_are_a_wrapper_row() {
     );
 }
 
+/// From a trial on accel and tensorrt-rs: crates that are CUDA and nothing else (the raw driver
+/// API `cuda-driver-sys`, accel on it, TensorRT) were not in the table, and their programs were
+/// "without GPU code". A crate of the tree built on the driver API (accel's `extern crate
+/// cuda_driver_sys as cuda;`) makes its own examples GPU programs; accel's `Device::nth(1)`
+/// moves with the mask.
+#[test]
+fn cuda_only_crates_are_wrapper_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"accel\", \"app\", \"trt\"]\nresolver = \"2\"\n",
+    );
+    write(root, "accel/Cargo.toml", "[package]\nname = \"accel\"\nversion = \"0.1.0\"\nedition = \"2018\"\n[dependencies]\ncuda-driver-sys = \"0.3\"\n");
+    write(
+        root,
+        "accel/src/lib.rs",
+        "extern crate cuda_driver_sys as cuda;\n\npub struct Device(i32);\n\nimpl Device {\n    pub fn nth(id: usize) -> Device {\n        let mut d = 0;\n        unsafe { cuda::cuDeviceGet(&mut d, id as i32) };\n        Device(d)\n    }\n}\n",
+    );
+    write(
+        root,
+        "accel/examples/add.rs",
+        "use accel::Device;\n\nfn main() {\n    let _d = Device::nth(1);\n}\n",
+    );
+    write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2018\"\n[dependencies]\naccel = \"0.3\"\n");
+    write(
+        root,
+        "app/src/main.rs",
+        "use accel::Device;\n\nfn main() {\n    let _d = Device::nth(1);\n}\n",
+    );
+    write(root, "trt/Cargo.toml", "[package]\nname = \"trt\"\nversion = \"0.1.0\"\nedition = \"2018\"\n[dependencies]\ntensorrt-rs = \"0.3\"\n");
+    write(
+        root,
+        "trt/src/main.rs",
+        "use tensorrt_rs::runtime::Logger;\n\nfn main() {\n    let _l = Logger::new();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["accel/examples/add.rs"], "non_compliant", "{text}");
+    assert_eq!(status["app/src/main.rs"], "non_compliant", "{text}");
+    assert_eq!(status["trt/src/main.rs"], "non_compliant", "{text}");
+    let out = run(gh(root).args(["fix", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    for file in ["accel/examples/add.rs", "app/src/main.rs"] {
+        let fixed = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            fixed.contains("Device::nth(0)") && fixed.contains("CUDA_VISIBLE_DEVICES"),
+            "{file}: {fixed}"
+        );
+    }
+}
+
 /// Issue 36: an index is remapped only in the plan that sets the program's mask, or where every
 /// program running it is masked by its own fix. A library run by an edition-2024 program that
 /// forbids unsafe code (in its file or its `[lints]`), or by one that opens several cards (its
