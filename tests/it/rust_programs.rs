@@ -888,6 +888,23 @@ fn a_cpu_choice_handed_to_a_wrapper_is_the_programs_and_tests_are_judged_apart()
     assert_eq!(status["tests/cpu.rs"], "no_gpu_code", "{text}");
 }
 
+/// From a trial on rust-bert: `tests/nllb.rs` hands `Device::Cpu` to a config's constructor as
+/// a positional argument (`TranslationConfig::new(…, Device::Cpu)`), and the test was GH508,
+/// as if the library's CUDA default applied. A CPU device handed to a `…Config`/`…Options`/
+/// `…Params`/`…Settings` constructor is the code's choice; the default config stays GPU.
+#[test]
+fn a_cpu_device_handed_to_a_configs_constructor_is_the_tests_choice() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"bert\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntch = \"0.20\"\n");
+    write(root, "src/lib.rs", "use tch::Device;\n\npub struct TranslationConfig {\n    pub device: Device,\n}\n\nimpl TranslationConfig {\n    pub fn new(_n: i32, device: Device) -> Self {\n        TranslationConfig { device }\n    }\n}\n\nimpl Default for TranslationConfig {\n    fn default() -> Self {\n        TranslationConfig { device: Device::cuda_if_available() }\n    }\n}\n\npub struct Model;\n\nimpl Model {\n    pub fn new(config: TranslationConfig) -> Model {\n        let _d = match config.device {\n            Device::Cpu => Device::Cpu,\n            _ => Device::cuda_if_available(),\n        };\n        Model\n    }\n}\n");
+    write(root, "tests/nllb.rs", "use bert::{Model, TranslationConfig};\nuse tch::Device;\n\n#[test]\nfn nllb() {\n    let _m = Model::new(TranslationConfig::new(1, Device::Cpu));\n}\n");
+    write(root, "tests/dflt.rs", "use bert::TranslationConfig;\n\n#[test]\nfn default() {\n    let _c = TranslationConfig::default();\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["tests/nllb.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["tests/dflt.rs"], "needs_review", "{text}");
+}
+
 /// Index provenance across modules and crates: a `const` of a settings crate imported under
 /// another name, a `static` named through `super::` and a command-line default written in a
 /// library's options struct (`default_value = "1"`) reach `Device::new_cuda` in other files.

@@ -756,6 +756,26 @@ impl<'a> Visit<'a> for Reader {
         visit::visit_local(self, l);
     }
 
+    /// `TranslationConfig::new(…, Device::Cpu)`: a CPU device handed to a config's constructor
+    /// (a type named `…Config`, `…Options`, `…Params`, `…Settings`) is the code's choice, as
+    /// a config's `device` field is. A CPU device handed anywhere else (`x.to_device(Device::
+    /// Cpu)` to print a result) chooses nothing.
+    fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+        if let syn::Expr::Path(p) = c.func.as_ref() {
+            let n = p.path.segments.len();
+            let config = n >= 2 && {
+                let ty = p.path.segments[n - 2].ident.to_string();
+                ["Config", "Options", "Params", "Settings"]
+                    .iter()
+                    .any(|end| ty.ends_with(end))
+            };
+            if config && c.args.iter().any(is_cpu_device) {
+                self.binds_cpu();
+            }
+        }
+        visit::visit_expr_call(self, c);
+    }
+
     /// `SummarizationConfig { device: Device::Cpu, .. }`: a device the code hands a library in
     /// its config is its choice, as a binding is.
     fn visit_field_value(&mut self, f: &'a syn::FieldValue) {
