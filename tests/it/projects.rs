@@ -1783,12 +1783,8 @@ fn a_config_file_of_data_only_is_no_script() {
     let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let evidence = |path: &str| {
-        doc["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == path)
-            .and_then(|f| f["evidence"].as_str())
+        file_in(&doc, path)["evidence"]
+            .as_str()
             .unwrap_or_default()
             .to_string()
     };
@@ -1867,15 +1863,7 @@ fn a_lazy_packages_names_are_followed_and_annotations_run_nothing() {
     );
     let out = run(gh(root).args(["scan", "--no-cache", "--format", "json"]));
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    let file = |path: &str| {
-        doc["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == path)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let file = |path: &str| file_in(&doc, path);
     assert_eq!(
         file("scripts/sft.py")["status"],
         "non_compliant",
@@ -1930,7 +1918,8 @@ fn a_command_of_the_trees_own_console_script_asks_for_its_cards() {
         "from axo.cli import main\n\n\ndef test_cli(cli_runner):\n    cli_runner.invoke(main, [\"train\", \"cfg.yml\", \"--\", \"--nproc_per_node=2\"])\n\n\n\
          def test_other():\n    import subprocess\n\n    subprocess.run([\"othertool\", \"run\", \"--num-processes\", \"4\"])\n",
     );
-    let out = run(gh(root).args(["scan", "--no-cache"]));
+    let mut out = run(gh(root).args(["scan", "--no-cache"]));
+    out.stdout = crate::common::unix_locations(&out.stdout);
     assert!(
         out.stdout.contains("tests/test_multi.py:5:20: GH203 the command it starts asks `axo` (a console script of this tree) for `--num-processes 2`: needs 2 cards, mask '1' allows 1 card"),
         "{}",
