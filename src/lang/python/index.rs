@@ -909,9 +909,10 @@ fn reads_command_line(stmt: &Stmt) -> bool {
 }
 
 /// A module of data: imports, docstrings, and names bound (`=`, `+=`, under an `if` on data)
-/// to literals, containers, `dict(…)`-like builders, arithmetic builtins (`int(…)`, `max(…)`) and the names and attributes they refer to
-/// (`dict(type=TrainLoop, max_epochs=max_epochs)`): nothing in it calls anything else. An
-/// mmengine `with read_base():` block of imports counts as imports.
+/// to literals, containers, `dict(…)`-like builders, arithmetic builtins (`int(…)`, `max(…)`)
+/// and the names and attributes they refer to (`dict(type=TrainLoop, max_epochs=max_epochs)`):
+/// nothing in it calls anything else. An mmengine `with read_base():` block of imports counts
+/// as imports.
 fn only_data(body: &[Stmt]) -> bool {
     fn data(e: &Expr) -> bool {
         match e {

@@ -125,33 +125,31 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
 
 /// The env block at the top of `m`, as this version writes it or as earlier ones did.
 fn env_block(ctx: &Context, m: &super::facts::MainFn) -> Option<Range<usize>> {
-    {
-        let safeties = [Safety::Lines, Safety::OneLine, Safety::Omitted];
-        let respects = match super::Respect::of(ctx.policy) {
-            super::Respect::No => vec![super::Respect::No],
-            _ => vec![super::Respect::Block, super::Respect::OneLine],
-        };
-        safeties
-            .into_iter()
-            .flat_map(|safety| [(ctx.torch(), safety), (true, safety)])
-            .flat_map(|(alloc, safety)| respects.iter().map(move |r| (alloc, safety, *r)))
-            .find_map(|(alloc, safety, respect)| {
-                let text = ctx.header.main_env_text(
-                    ctx.krate.edition,
-                    fix::line_indent(ctx.source, m.sig.start),
-                    &fix::main_unit(ctx.source, m),
-                    ctx.newline,
-                    super::EnvText {
-                        alloc,
-                        safety,
-                        respect,
-                    },
-                );
-                ctx.source[m.body_start..]
-                    .starts_with(&text)
-                    .then(|| m.body_start..m.body_start + text.len())
-            })
-    }
+    let safeties = [Safety::Lines, Safety::OneLine, Safety::Omitted];
+    let respects = match super::Respect::of(ctx.policy) {
+        super::Respect::No => vec![super::Respect::No],
+        _ => vec![super::Respect::Block, super::Respect::OneLine],
+    };
+    safeties
+        .into_iter()
+        .flat_map(|safety| [(ctx.torch(), safety), (true, safety)])
+        .flat_map(|(alloc, safety)| respects.iter().map(move |r| (alloc, safety, *r)))
+        .find_map(|(alloc, safety, respect)| {
+            let text = ctx.header.main_env_text(
+                ctx.krate.edition,
+                fix::line_indent(ctx.source, m.sig.start),
+                &fix::main_unit(ctx.source, m),
+                ctx.newline,
+                super::EnvText {
+                    alloc,
+                    safety,
+                    respect,
+                },
+            );
+            ctx.source[m.body_start..]
+                .starts_with(&text)
+                .then(|| m.body_start..m.body_start + text.len())
+        })
 }
 
 pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {

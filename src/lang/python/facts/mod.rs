@@ -155,8 +155,8 @@ pub struct Facts {
     pub multi_gpu: Vec<(Range<usize>, String, MultiKind)>,
     /// Commands of another program whose options ask for several cards (`["axolotl",
     /// "train", cfg, "--num-processes", "2"]`): where, the program, the cards and the option.
-    /// Several cards when the program is one of the tree's console scripts (the analysis
-    /// knows them: [`Facts::tree_commands`]).
+    /// Several cards when the program is one of the tree's console scripts, which the
+    /// analysis knows from the project index (`analyze_with`).
     pub program_commands: Vec<(Range<usize>, String, u64, String)>,
     /// Device uses of different indices that run together (indices into `devices`, the
     /// first use of each index): several cards by design, unless the file's own mask already
