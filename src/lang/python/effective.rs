@@ -4,7 +4,8 @@
 //! the branches of `if`/`try`/loops. Effects in functions never called at import time are
 //! "untimed": they may run before CUDA starts.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 use ruff_python_ast::visitor::{walk_expr, Visitor};
 use ruff_python_ast::{Expr, Stmt};
@@ -174,7 +175,7 @@ fn describe(states: &BTreeSet<State>, want: &State, scheduler: bool) -> String {
 }
 
 pub fn compute(body: &[Stmt], facts: &Facts) -> Effective {
-    let mut by_stmt: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    let mut by_stmt: HashMap<(usize, usize), Vec<usize>> = HashMap::default();
     for (i, e) in facts.effects.iter().enumerate() {
         if !e.child {
             by_stmt

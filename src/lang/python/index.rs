@@ -7,7 +7,8 @@
 //! Invariant: the index only reads. A file it cannot read or parse is left out (the per-file
 //! pass reports it), and a file the index knows nothing of is judged as an entry point.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::VecDeque;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -769,7 +770,7 @@ fn framework_bindings(
 ) -> (HashSet<String>, Vec<std::ops::Range<usize>>) {
     use crate::knowledge::python::gpu_by_default;
     let foreign = |module: &str| own != Some(module.split('.').next().unwrap_or_default());
-    let mut names = HashSet::new();
+    let mut names = HashSet::default();
     let mut ranges = Vec::new();
     let mut stack: Vec<&Stmt> = body.iter().rev().collect();
     while let Some(stmt) = stack.pop() {
@@ -1724,14 +1725,14 @@ fn link(
                 .find_map(|d| project_dirs.get(d).copied())
         })
         .collect();
-    let mut by_module: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_module: HashMap<&str, Vec<usize>> = HashMap::default();
     for (i, f) in files.iter().enumerate() {
         by_module.entry(f.module.as_str()).or_default().push(i);
     }
     // Every dotted suffix of each file's path (`src/app/infer/utils.py` is `app.infer.utils`,
     // `infer.utils`, …): a directory without `__init__.py` is still a package to an import
     // (PEP 420 namespace packages), and a script's own directory is on its `sys.path`.
-    let mut by_suffix: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut by_suffix: HashMap<String, Vec<usize>> = HashMap::default();
     for (i, f) in files.iter().enumerate() {
         let path = f.rel.trim_end_matches(".py").trim_end_matches("/__init__");
         let parts: Vec<&str> = path.split('/').collect();
@@ -1828,7 +1829,7 @@ fn link(
     type Targets = Vec<(Option<String>, Vec<usize>)>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
     // Why each edge is there, as a library's GH205 says it (the first reason of each edge).
-    let mut edge_why: HashMap<(usize, usize), String> = HashMap::new();
+    let mut edge_why: HashMap<(usize, usize), String> = HashMap::default();
     let mut because = |i: usize, js: &[usize], why: &dyn Fn() -> String| {
         for &j in js {
             if j != i {
@@ -1953,8 +1954,8 @@ fn link(
     }
     // Each console script's module, with the object it calls (`pkg.cli:run` runs `run`,
     // wherever `pkg/cli/__init__.py` takes it from).
-    let mut scripts: HashMap<usize, String> = HashMap::new();
-    let mut called: HashMap<usize, Vec<String>> = HashMap::new();
+    let mut scripts: HashMap<usize, String> = HashMap::default();
+    let mut called: HashMap<usize, Vec<String>> = HashMap::default();
     for (dir, name, module, object) in &projects.scripts {
         for &i in by_module
             .get(module.as_str())
@@ -2097,7 +2098,7 @@ fn link(
     let names = |ids: &[usize]| -> Vec<String> {
         ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
     };
-    let mut roles = HashMap::new();
+    let mut roles = HashMap::default();
     for (i, f) in files.iter().enumerate() {
         let role = match entries[i].clone() {
             Some(why) => {
@@ -2217,7 +2218,7 @@ fn launched_files(
     by_module: &HashMap<&str, Vec<usize>>,
     by_suffix: &HashMap<String, Vec<usize>>,
 ) -> HashMap<usize, Launched> {
-    let mut out: HashMap<usize, Launched> = HashMap::new();
+    let mut out: HashMap<usize, Launched> = HashMap::default();
     for (file, l) in launches {
         let targets: Vec<usize> = match &l.target {
             launch::Target::File(p) => {
@@ -2361,7 +2362,7 @@ impl Reach<'_> {
     fn first(&self, e: usize, hit: impl Fn(Live) -> bool) -> Option<Vec<Live>> {
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain).
-        let mut live: HashMap<Live, Option<Live>> = HashMap::new();
+        let mut live: HashMap<Live, Option<Live>> = HashMap::default();
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
         let mut pending: Vec<(Live, Option<Live>)> = vec![(Live::Whole(e), None)];
         work.extend(
@@ -2450,7 +2451,7 @@ impl Reach<'_> {
                 .filter(move |(at, _)| at.is_none() || main && at.as_deref() == Some("__main__"))
                 .flat_map(|(_, targets)| targets.iter().copied())
         };
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut stack: Vec<usize> = at_start(e, true).collect();
         while let Some(j) = stack.pop() {
             if !seen.insert(j) {
@@ -2596,7 +2597,7 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
             });
         }
     };
-    let mut imported = HashMap::new();
+    let mut imported = HashMap::default();
     for (i, f) in files.iter().enumerate() {
         let mut found = Vec::new();
         for imp in &f.imports {

@@ -300,7 +300,11 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         source,
         body,
         ctx.own_package.as_deref(),
-        depth == Depth::EnvProof,
+        if depth == Depth::EnvProof {
+            facts::Reading::EnvOnly
+        } else {
+            facts::Reading::All
+        },
         ctx.imported,
     );
     let tree_commands: Vec<_> = facts
@@ -490,7 +494,7 @@ pub fn gpu_sites(
     body: &[ruff_python_ast::Stmt],
     own_package: Option<&str>,
 ) -> GpuSites {
-    let facts = facts::collect(source, body, own_package, false, &[]);
+    let facts = facts::collect(source, body, own_package, facts::Reading::Sites, &[]);
     // Code that needs more than one card by design: a device taken from the process rank
     // (unless the file starts one worker per visible GPU), literal indices or lists of several
     // cards, indices used together.
@@ -617,7 +621,7 @@ pub fn header_env(source: &str) -> Vec<(String, String)> {
         return Vec::new();
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, None, true, &[]);
+    let facts = facts::collect(source, body, None, facts::Reading::EnvOnly, &[]);
     let effective = effective::compute(body, &facts);
     EnvVar::ALL
         .into_iter()

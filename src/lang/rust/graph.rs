@@ -9,7 +9,7 @@
 //! backends) and no CUDA one is a CPU program. Invariant, as for Python's index: it only reads,
 //! and a file it does not know is judged on its own.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -227,7 +227,7 @@ impl RustIndex {
                 .enumerate()
                 .flat_map(|(g, (_, group))| group.iter().map(move |e| (g, *e)))
                 .collect();
-            let mut read: Read = batch.iter().map(|_| HashMap::new()).collect();
+            let mut read: Read = batch.iter().map(|_| HashMap::default()).collect();
             for (g, rel, file) in largest_first(root, jobs)
                 .par_iter()
                 .with_max_len(1)
@@ -243,7 +243,7 @@ impl RustIndex {
             for ((members, _), mut files) in batch.iter().zip(read) {
                 // A module a `#[path]` or a target's `path` puts outside the group's
                 // directories.
-                let mut tried: HashSet<String> = HashSet::new();
+                let mut tried: HashSet<String> = HashSet::default();
                 loop {
                     let mut missing: Vec<&Entry> = files
                         .iter()
@@ -928,7 +928,7 @@ impl Packages {
     fn find(root: &Path, rs: &[&Entry]) -> Packages {
         // Every directory holding a Cargo.toml with a [package], found above the .rs files.
         let mut dirs: Vec<String> = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for e in rs {
             let mut dir = Path::new(&e.rel).parent();
             while let Some(d) = dir {
@@ -1557,7 +1557,7 @@ fn link(
         Some(_) => program_reach(i, &units_of(&lib_files[i], files)),
         None => lib_cuda[i].clone().flatten(),
     };
-    let mut roles: HashMap<String, FileRole> = HashMap::new();
+    let mut roles: HashMap<String, FileRole> = HashMap::default();
     // Each binary: its own module tree, plus its package's library when it names it.
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
     let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
@@ -1795,9 +1795,9 @@ fn callable(
     package_files: &[Vec<String>],
     in_group: &[bool],
 ) -> Callable {
-    let mut out = HashMap::new();
-    let mut fields_out: HashMap<String, Vec<(String, String)>> = HashMap::new();
-    let mut consts_out: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    let mut out = HashMap::default();
+    let mut fields_out: HashMap<String, Vec<(String, String)>> = HashMap::default();
+    let mut consts_out: HashMap<String, Vec<(String, String)>> = HashMap::default();
     // The names a call path into the tree starts with: its crates and its modules.
     let roots: Vec<String> = packages
         .iter()
@@ -1929,7 +1929,7 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
         return None;
     }
     // Every feature of each crate, with the packages that turn it on.
-    let mut union: HashMap<&str, Vec<(&str, usize)>> = HashMap::new();
+    let mut union: HashMap<&str, Vec<(&str, usize)>> = HashMap::default();
     for &c in &closure {
         for d in &packages[c].raw {
             let all = union.entry(d.package.as_str()).or_default();

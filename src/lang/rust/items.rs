@@ -11,7 +11,7 @@
 //! A name that resolves to no item of its module (an item a macro writes) reaches the whole
 //! file it was looked up in: the reach errs towards running more code, never less.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use syn::visit::{self, Visit};
 
@@ -657,12 +657,12 @@ impl<'a> LibraryIndex<'a> {
         let mut index = LibraryIndex {
             lib,
             files: files.clone(),
-            module_file: HashMap::new(),
-            by_head: HashMap::new(),
-            by_method: HashMap::new(),
-            by_type: HashMap::new(),
-            by_macro: HashMap::new(),
-            scopes: HashMap::new(),
+            module_file: HashMap::default(),
+            by_head: HashMap::default(),
+            by_method: HashMap::default(),
+            by_type: HashMap::default(),
+            by_macro: HashMap::default(),
+            scopes: HashMap::default(),
         };
         for (fi, (_, module)) in lib.modules.iter().enumerate() {
             index.module_file.entry(module.as_slice()).or_insert(fi);
@@ -717,10 +717,10 @@ impl<'a> LibraryIndex<'a> {
             index: self,
             queue: entry.to_vec(),
             items: Vec::new(),
-            seen_paths: HashSet::new(),
-            seen_items: HashSet::new(),
-            seen_methods: HashSet::new(),
-            whole: HashSet::new(),
+            seen_paths: HashSet::default(),
+            seen_items: HashSet::default(),
+            seen_methods: HashSet::default(),
+            whole: HashSet::default(),
             out: Reached::default(),
         };
         for (path, _) in entry {
@@ -1037,7 +1037,7 @@ fn classify(krate: &str, here: &[String], path: &[String], scope: Option<&Scope>
 pub fn entries(items: &Items) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
     let mut paths = Vec::new();
     let mut methods = Vec::new();
-    let mut scopes: HashMap<&[String], Scope> = HashMap::new();
+    let mut scopes: HashMap<&[String], Scope> = HashMap::default();
     for item in &items.items {
         let inline = &item.key[..item.inline];
         let scope = scopes

@@ -2,7 +2,7 @@
 //! device-consuming argument of a known API (a sink), directly or through flow.rs. Dict keys,
 //! comparisons, `match` patterns, `Literal[...]` members and prose are never sinks.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::ops::Range;
 
 use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, Number};

@@ -7,7 +7,7 @@
 //! (`check(path, "cuda")` where `check` only compares its `kind` with `"cuda"`). A `"cuda:1"`
 //! there chooses no card: it is no device choice and makes no GPU code.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::Range;
 
 use ruff_python_ast::visitor::{walk_comprehension, walk_expr, walk_stmt, Visitor};
@@ -29,7 +29,7 @@ pub fn inert_ranges(body: &[Stmt]) -> Vec<Range<usize>> {
             && !v.other_bindings.contains(name)
             && !v.values.contains_key(name)
     };
-    let mut inert: HashSet<String> = HashSet::new();
+    let mut inert: HashSet<String> = HashSet::default();
     loop {
         let before = inert.len();
         for (name, loads) in &v.loads {

@@ -214,15 +214,28 @@ impl Facts {
     }
 }
 
+/// What a caller reads of a file's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Every fact (the analysis of a file).
+    All,
+    /// What says where the file touches a GPU (the project index): no device literals for
+    /// review, no idle command-line options.
+    Sites,
+    /// Only what the effective env needs (the proof of a fix): no device facts.
+    EnvOnly,
+}
+
 /// `own_package`: the top-level package the file belongs to; importing it is a project import
 /// even when it shares a framework's name (the `TTS` package's own modules).
 pub fn collect<'s>(
     source: &'s str,
     body: &'s [Stmt],
     own_package: Option<&str>,
-    env_only: bool,
+    reading: Reading,
     imported: &'s [crate::lang::python::index::ImportedConst],
 ) -> Facts {
+    let env_only = reading == Reading::EnvOnly;
     let bindings = Bindings::collect(body);
     let mut visitor = FactVisitor {
         source,
@@ -241,20 +254,21 @@ pub fn collect<'s>(
         asserts: 0,
         own_package: own_package.map(str::to_string),
         imported,
-        inert: if env_only {
-            Vec::new()
-        } else {
-            inert::inert_ranges(body)
-        },
+        inert: std::cell::OnceCell::new(),
     };
     visitor.module(body);
     visitor.mark_shared(body);
-    if !env_only {
-        visitor.facts.device_literals = literals::device_literals(source, body)
+    if reading == Reading::All {
+        let literals = literals::device_literals(source, body);
+        visitor.facts.device_literals = literals
             .into_iter()
-            .filter(|l| !inert::within(&visitor.inert, &l.at))
+            .filter(|l| !inert::within(visitor.inert(), &l.at))
             .collect();
-        visitor.facts.idle_options = options::idle_device_options(body);
+        // An idle option is declared by an `add_argument` call, whose name the text holds
+        // (as written, unless a non-ASCII identifier normalises to it).
+        if source.contains("add_argument") || !source.is_ascii() {
+            visitor.facts.idle_options = options::idle_device_options(body);
+        }
     }
     visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
     visitor.facts.devices.sort_by_key(|d| d.at.start);
@@ -301,7 +315,8 @@ struct FactVisitor<'s> {
     /// Device constants imported from other modules of the tree.
     imported: &'s [crate::lang::python::index::ImportedConst],
     /// Where a string is only shown, compared or matched (`inert`): no device choice there.
-    inert: Vec<Range<usize>>,
+    /// Found on first use: most files hold no string it could concern.
+    inert: std::cell::OnceCell<Vec<Range<usize>>>,
 }
 
 impl<'s> FactVisitor<'s> {
@@ -728,7 +743,7 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                     || v.starts_with("cuda:")
                     || v == "CUDAExecutionProvider"
                     || v == "TensorrtExecutionProvider";
-                if used && !inert::within(&self.inert, &range(expr)) {
+                if used && !inert::within(self.inert(), &range(expr)) {
                     self.cuda_at(range(expr).start);
                 }
                 if (v == "cpu" || v.starts_with("cpu:")) && self.facts.cpu_path.is_none() {
@@ -739,7 +754,7 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
             Expr::FString(f) => {
                 let first = fstring_head(f);
                 if first.is_some_and(|t| t.starts_with("cuda:"))
-                    && !inert::within(&self.inert, &range(expr))
+                    && !inert::within(self.inert(), &range(expr))
                 {
                     self.cuda_at(range(expr).start);
                 }
@@ -776,6 +791,11 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
 }
 
 impl FactVisitor<'_> {
+    /// Where a string is only shown, compared or matched (see [`inert`]), found once.
+    fn inert(&self) -> &[Range<usize>] {
+        self.inert.get_or_init(|| inert::inert_ranges(self.body))
+    }
+
     /// A command, as a list of words, that starts a GPU program (`[sys.executable, "-m",
     /// "vllm.entrypoints.cli.main", "serve", …]`, `["torchrun", "train.py"]`): the child
     /// inherits this process's env, so the code that builds it uses a GPU through it.
@@ -787,13 +807,7 @@ impl FactVisitor<'_> {
                 _ => None,
             })
             .collect();
-        if inert::within(&self.inert, &range(expr)) {
-            return;
-        }
         let gpu = gpu_program(&words);
-        if gpu {
-            self.cuda_at(range(expr).start);
-        }
         // `["python", "-m", "sglang.launch_server", "--tp-size", "2"]`: the child takes the
         // cards its options ask for, of this process's. So does another program's command
         // (`["axolotl", "train", cfg, "--num-processes", "2"]`) when the program is the
@@ -806,7 +820,14 @@ impl FactVisitor<'_> {
             .flatten()
             .filter(|w| !w.is_empty() && !w.starts_with('-') && !w.contains(' '));
         let written: Vec<&str> = words.iter().flatten().copied().collect();
-        let Some((n, option)) = crate::lang::python::index::launch::script_cards(&written) else {
+        let cards = crate::lang::python::index::launch::script_cards(&written);
+        if !gpu && cards.is_none() || inert::within(self.inert(), &range(expr)) {
+            return;
+        }
+        if gpu {
+            self.cuda_at(range(expr).start);
+        }
+        let Some((n, option)) = cards else {
             return;
         };
         if gpu {

@@ -2,7 +2,7 @@
 //! nothing: never read, or only echoed. After the header replaced the mask write an option fed,
 //! the option silently does nothing and its echo lies; the rules report it for a person.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::Range;
 
 use ruff_python_ast::visitor::{walk_expr, Visitor};

@@ -5,7 +5,7 @@
 //! values are read (a `setup.py` is parsed, never run); a setting that is not a literal ships
 //! every package below the project, as before anything was known.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::path::Path;
 
 use ruff_python_ast::Expr;
@@ -110,7 +110,7 @@ impl Projects {
         files: &[PyFile],
         installed: &[&std::path::PathBuf],
     ) -> Projects {
-        let mut dirs: HashSet<String> = HashSet::new();
+        let mut dirs: HashSet<String> = HashSet::default();
         for f in files {
             let mut dir = Path::new(&f.rel).parent();
             while let Some(d) = dir {

@@ -7,6 +7,8 @@ mod black;
 mod ruff;
 mod tools;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use tools::{truthy, RootTools};
@@ -87,6 +89,10 @@ impl ProjectStyle {
 pub struct StyleResolver {
     root: PathBuf,
     tools: RootTools,
+    /// Each directory's own ruff config, and each `.editorconfig` read (by path relative to
+    /// the root), once: the directories of a tree share their ancestors' files.
+    ruff_configs: RefCell<HashMap<PathBuf, Option<toml::Table>>>,
+    editorconfigs: RefCell<HashMap<PathBuf, Option<String>>>,
 }
 
 impl StyleResolver {
@@ -94,18 +100,34 @@ impl StyleResolver {
         StyleResolver {
             root: root.to_path_buf(),
             tools: RootTools::read(root),
+            ruff_configs: RefCell::default(),
+            editorconfigs: RefCell::default(),
         }
     }
 
     /// The style of the files of `dir` (relative to the root, or absolute under it).
     pub fn at(&self, dir: &Path) -> ProjectStyle {
         let dir = self.root.join(dir);
-        let ruff = ruff::settings(&self.root, &dir);
+        let ruff = ruff::settings_with(&self.root, &dir, &mut |d| {
+            let mut configs = self.ruff_configs.borrow_mut();
+            configs
+                .entry(d.to_path_buf())
+                .or_insert_with(|| ruff::own_config(&self.root, d))
+                .clone()
+        });
         let tools = &self.tools;
         ProjectStyle {
             quotes: quotes(ruff.as_ref(), tools),
             imports: import_order(ruff.as_ref(), tools),
-            indent: indent(ruff.as_ref(), &self.root, &dir),
+            indent: indent(ruff.as_ref(), &self.root, &dir, &mut |rel| {
+                let mut texts = self.editorconfigs.borrow_mut();
+                texts
+                    .entry(rel.to_path_buf())
+                    .or_insert_with(|| {
+                        crate::fs::tree_file::read_optional(&self.root, rel, "its settings")
+                    })
+                    .clone()
+            }),
             max_line: max_line(ruff.as_ref(), tools),
             noqa_e402: tools.flake8_gated(),
             black: tools.black_release,
@@ -183,7 +205,13 @@ fn import_order(ruff: Option<&toml::Table>, tools: &RootTools) -> ImportOrder {
 
 /// ruff format's `indent-style` / `indent-width` when set, else `.editorconfig`'s for a Python
 /// file of `dir`.
-fn indent(ruff: Option<&toml::Table>, root: &Path, dir: &Path) -> Option<Indent> {
+/// `read`: a `.editorconfig` by its path relative to `root`, through the confined reader.
+fn indent(
+    ruff: Option<&toml::Table>,
+    root: &Path,
+    dir: &Path,
+    read: &mut dyn FnMut(&Path) -> Option<String>,
+) -> Option<Indent> {
     if let Some(ruff) = ruff {
         let style = ruff::get(ruff, &["format", "indent-style"]).and_then(|v| v.as_str());
         if style == Some("tab") {
@@ -195,7 +223,7 @@ fn indent(ruff: Option<&toml::Table>, root: &Path, dir: &Path) -> Option<Indent>
         }
     }
     use ec4rs::property::{IndentSize, IndentStyle};
-    let props = editorconfig(root, &dir.join("__gpu_homogenize__.py"))?;
+    let props = editorconfig(root, &dir.join("__gpu_homogenize__.py"), read)?;
     match props.get::<IndentStyle>() {
         Ok(IndentStyle::Tabs) => Some(Indent::Tab),
         Ok(IndentStyle::Spaces) => match props.get::<IndentSize>() {
@@ -212,7 +240,11 @@ fn indent(ruff: Option<&toml::Table>, root: &Path, dir: &Path) -> Option<Indent>
 /// The `.editorconfig` properties of `file`, as `ec4rs::properties_of` finds them (the
 /// nearest files last, up to one marked `root = true`), but only from the tree: each file
 /// through the confined reader, none above the tree root.
-fn editorconfig(root: &Path, file: &Path) -> Option<ec4rs::Properties> {
+fn editorconfig(
+    root: &Path,
+    file: &Path,
+    read: &mut dyn FnMut(&Path) -> Option<String>,
+) -> Option<ec4rs::Properties> {
     use ec4rs::PropertiesSource;
     let root = crate::base::paths::absolute(root);
     let file = crate::base::paths::absolute(file);
@@ -220,7 +252,7 @@ fn editorconfig(root: &Path, file: &Path) -> Option<ec4rs::Properties> {
     let mut at = file.parent();
     while let Some(dir) = at.filter(|d| d.starts_with(&root)) {
         let rel = dir.strip_prefix(&root).ok()?.join(".editorconfig");
-        if let Some(text) = crate::fs::tree_file::read_optional(&root, &rel, "its settings") {
+        if let Some(text) = read(&rel) {
             let parser = ec4rs::ConfigParser::new_with_path(
                 std::io::Cursor::new(text.into_bytes()),
                 Some(root.join(&rel)),

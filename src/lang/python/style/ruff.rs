@@ -8,10 +8,21 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 /// ruff's settings at `dir`, looking up to `root` (inclusive); `None` when no config is there.
+#[cfg(test)]
 pub fn settings(root: &Path, dir: &Path) -> Option<Table> {
+    settings_with(root, dir, &mut |d| own_config(root, d))
+}
+
+/// [`settings`], each directory's own config as `own` gives it ([`own_config`]; a caller asking
+/// for many directories reads each directory's once).
+pub fn settings_with(
+    root: &Path,
+    dir: &Path,
+    own: &mut dyn FnMut(&Path) -> Option<Table>,
+) -> Option<Table> {
     let mut at = Some(dir);
     while let Some(d) = at {
-        if let Some(table) = own_config(root, d) {
+        if let Some(table) = own(d) {
             return Some(table);
         }
         if d == root || !d.starts_with(root) {
@@ -23,7 +34,7 @@ pub fn settings(root: &Path, dir: &Path) -> Option<Table> {
 }
 
 /// The config file of `dir` itself, extended.
-fn own_config(root: &Path, dir: &Path) -> Option<Table> {
+pub fn own_config(root: &Path, dir: &Path) -> Option<Table> {
     [".ruff.toml", "ruff.toml", "pyproject.toml"]
         .iter()
         .find_map(|name| load(root, &dir.join(name), 0))
