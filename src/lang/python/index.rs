@@ -1970,13 +1970,21 @@ fn link(
             }
         }
     }
-    let reach = Reach {
+    // Where each file's pieces of code sit in a walk's dense arrays (see `Live::id`).
+    let mut pieces_at = Vec::with_capacity(files.len() + 1);
+    pieces_at.push(0);
+    for f in &files {
+        pieces_at.push(pieces_at.last().copied().unwrap_or(0) + 2 + f.units.len());
+    }
+    let reach = |_: ()| Reach {
         files: &files,
         whole: &whole,
         imports: &import_targets,
         lookup: &lookup,
         called: &called,
+        pieces_at: &pieces_at,
         resolved: Default::default(),
+        walked: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, targets) in edges.iter().enumerate() {
@@ -2061,6 +2069,41 @@ fn link(
     let any_needs = files
         .iter()
         .any(|f| f.needs_at_import.is_some() || f.units.iter().any(|u| u.needs.is_some()));
+    // What each program's process runs: walked for every program at once, each thread with
+    // its own record of the names it resolved (what a name runs is the same for every program,
+    // so the results are those of one walk after another).
+    let walkers: Vec<std::sync::Mutex<Reach>> = (0..rayon::current_num_threads().max(1))
+        .map(|_| std::sync::Mutex::new(reach(())))
+        .collect();
+    let walked: Vec<Walked> = entries
+        .par_iter()
+        .enumerate()
+        .filter(|(_, why)| why.is_some())
+        .map(|(e, _)| {
+            let worker = rayon::current_thread_index().unwrap_or(0) % walkers.len();
+            let reach = walkers[worker].lock().unwrap_or_else(|p| p.into_inner());
+            // A process that hides every card at its start reaches none, whatever code
+            // it runs.
+            let hides = any_hides && reach.hides_cards(e);
+            let mut gpu = None;
+            let mut need = None;
+            if !hides {
+                gpu = reach.gpu(e).map(|chain| reach.describe(&chain));
+                if any_needs && gpu.is_some() {
+                    need = reach
+                        .needs(e)
+                        .map(|(chain, need)| (reach.describe(&chain), need));
+                }
+            }
+            (e, hides, gpu, need)
+        })
+        .collect();
+    drop(walkers);
+    for (e, hid, gpu, need) in walked {
+        hides[e] = hid;
+        reaches_gpu[e] = gpu;
+        needs[e] = need;
+    }
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -2082,16 +2125,6 @@ fn link(
                 if std::mem::replace(&mut seen[j], e + 1) != e + 1 {
                     queue.push_back(j);
                 }
-            }
-        }
-        // A process that hides every card at its start reaches none, whatever code it runs.
-        hides[e] = any_hides && reach.hides_cards(e);
-        if !hides[e] {
-            reaches_gpu[e] = reach.gpu(e).map(|chain| reach.describe(&chain));
-            if any_needs && reaches_gpu[e].is_some() {
-                needs[e] = reach
-                    .needs(e)
-                    .map(|(chain, need)| (reach.describe(&chain), need));
             }
         }
     }
@@ -2277,7 +2310,7 @@ fn launched_files(
 const HUBCONF: &str = "hubconf.py";
 
 /// The files a module name imported by file `from` resolves to.
-type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + 'a;
+type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + Sync + 'a;
 
 /// What runs in a program's process: the import-time code of every module it imports, the
 /// entry point's whole file, and the functions and classes that running code names — through
@@ -2292,9 +2325,14 @@ struct Reach<'r> {
     /// The objects a process started at a file calls besides its code: a console script's
     /// function (`pkg.cli:run`), which its module may only re-export.
     called: &'r HashMap<usize, Vec<String>>,
+    /// Where each file's pieces of code start in `walked` ([`Live::id`]).
+    pieces_at: &'r [usize],
     /// What each name read in a file runs ([`Reach::resolve`] from the file): the same for
     /// every program that reaches the file, so resolved once for all of them.
     resolved: std::cell::RefCell<HashMap<(usize, &'r str), Vec<Live>>>,
+    /// The walk in progress ([`Reach::first`]), by piece: the walk that reached it last and
+    /// the piece that made it run; one array for every walk.
+    walked: std::cell::RefCell<Walks>,
 }
 
 /// Attributes of a function that run it: task and remote-call wrappers (Ray, Celery, Dask,
@@ -2323,6 +2361,31 @@ enum Live {
     Module(usize),
     Unit(usize, usize),
     Whole(usize),
+}
+
+/// A program's walk: the entry, whether its process hides every card, the chain to the GPU
+/// code it runs, and to code that needs several cards with what it needs.
+type Walked = (
+    usize,
+    bool,
+    Option<String>,
+    Option<(String, crate::lang::python::Need)>,
+);
+
+/// The number of the last walk, and for each piece of code the walk that reached it last
+/// with the piece that made it run.
+type Walks = (u32, Vec<(u32, Option<Live>)>);
+
+impl Live {
+    /// The piece's place in a walk's arrays: each file's import-time code, then all of it,
+    /// then its units (`pieces_at[j]` is where file `j`'s start).
+    fn id(self, pieces_at: &[usize]) -> usize {
+        match self {
+            Live::Module(j) => pieces_at[j],
+            Live::Whole(j) => pieces_at[j] + 1,
+            Live::Unit(j, u) => pieces_at[j] + 2 + u,
+        }
+    }
 }
 
 impl Reach<'_> {
@@ -2361,8 +2424,17 @@ impl Reach<'_> {
     /// for: the chain from the entry to it.
     fn first(&self, e: usize, hit: impl Fn(Live) -> bool) -> Option<Vec<Live>> {
         let files = self.files;
-        // Each live piece of code, with the one that made it run (for the chain).
-        let mut live: HashMap<Live, Option<Live>> = HashMap::default();
+        // Each live piece of code, with the one that made it run (for the chain): the pieces
+        // stamped with this walk's number.
+        let mut walked = self.walked.borrow_mut();
+        let (walk, live) = &mut *walked;
+        *walk += 1;
+        let walk = *walk;
+        let total = self.pieces_at.last().copied().unwrap_or(0);
+        if live.len() < total {
+            live.resize(total, (0, None));
+        }
+        let at = self.pieces_at;
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
         let mut pending: Vec<(Live, Option<Live>)> = vec![(Live::Whole(e), None)];
         work.extend(
@@ -2379,25 +2451,27 @@ impl Reach<'_> {
                 }
             }
         };
-        let chain = |live: &HashMap<Live, Option<Live>>, mut at: Live| {
-            let mut chain = vec![at];
-            while let Some(Some(up)) = live.get(&at) {
-                chain.push(*up);
-                at = *up;
+        let chain = |live: &[(u32, Option<Live>)], mut here: Live| {
+            let mut chain = vec![here];
+            while let (w, Some(up)) = live[here.id(at)] {
+                debug_assert_eq!(w, walk);
+                chain.push(up);
+                here = up;
             }
             chain.reverse();
             Some(chain)
         };
         loop {
             while let Some((next, from)) = pending.pop() {
-                if live.contains_key(&next) {
+                let slot = &mut live[next.id(at)];
+                if slot.0 == walk {
                     continue;
                 }
-                live.insert(next, from);
+                *slot = (walk, from);
                 match next {
                     Live::Module(j) => {
                         if hit(next) {
-                            return chain(&live, next);
+                            return chain(live, next);
                         }
                         work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
                         imported(j, None, false, next, &mut pending);
@@ -2406,7 +2480,7 @@ impl Reach<'_> {
                     Live::Unit(j, u) => {
                         let unit = &files[j].units[u];
                         if hit(next) {
-                            return chain(&live, next);
+                            return chain(live, next);
                         }
                         work.extend(unit.refs.iter().map(|r| (j, &**r, next)));
                         pending.push((Live::Module(j), Some(next)));
@@ -2415,7 +2489,7 @@ impl Reach<'_> {
                     Live::Whole(j) => {
                         let f = &files[j];
                         if hit(next) {
-                            return chain(&live, next);
+                            return chain(live, next);
                         }
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());
                         let refs = refs.chain(f.import_refs.iter()).chain(f.main_refs.iter());
