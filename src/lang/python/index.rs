@@ -1976,6 +1976,8 @@ fn link(
     for f in &files {
         pieces_at.push(pieces_at.last().copied().unwrap_or(0) + 2 + f.units.len());
     }
+    let resolved: Vec<std::sync::Mutex<Resolved>> =
+        (0..RESOLVED_SHARDS).map(|_| Default::default()).collect();
     let reach = |_: ()| Reach {
         files: &files,
         whole: &whole,
@@ -1983,7 +1985,7 @@ fn link(
         lookup: &lookup,
         called: &called,
         pieces_at: &pieces_at,
-        resolved: Default::default(),
+        resolved: &resolved,
         walked: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
@@ -2070,8 +2072,8 @@ fn link(
         .iter()
         .any(|f| f.needs_at_import.is_some() || f.units.iter().any(|u| u.needs.is_some()));
     // What each program's process runs: walked for every program at once, each thread with
-    // its own record of the names it resolved (what a name runs is the same for every program,
-    // so the results are those of one walk after another).
+    // its own walk (what a name runs is the same for every program, and resolved once for all:
+    // the results are those of one walk after another).
     let walkers: Vec<std::sync::Mutex<Reach>> = (0..rayon::current_num_threads().max(1))
         .map(|_| std::sync::Mutex::new(reach(())))
         .collect();
@@ -2328,8 +2330,9 @@ struct Reach<'r> {
     /// Where each file's pieces of code start in `walked` ([`Live::id`]).
     pieces_at: &'r [usize],
     /// What each name read in a file runs ([`Reach::resolve`] from the file): the same for
-    /// every program that reaches the file, so resolved once for all of them.
-    resolved: std::cell::RefCell<HashMap<(usize, &'r str), Vec<Live>>>,
+    /// every program that reaches the file, so resolved once for all of them (shared by the
+    /// threads, in shards by file).
+    resolved: &'r [std::sync::Mutex<Resolved>],
     /// The walk in progress ([`Reach::first`]), by piece: the walk that reached it last and
     /// the piece that made it run; one array for every walk.
     walked: std::cell::RefCell<Walks>,
@@ -2372,9 +2375,21 @@ type Walked = (
     Option<(String, crate::lang::python::Need)>,
 );
 
+/// What names read in files run ([`Reach::resolved`]): by file and name (the address and length
+/// of the name's text, which lives as long as the index, so one text is one name), the range of
+/// `lives` that holds what it runs.
+#[derive(Default)]
+struct Resolved {
+    at: HashMap<(u32, u32, usize), (u32, u32)>,
+    lives: Vec<Live>,
+}
+
+/// The shards of [`Resolved`]: enough that threads rarely wait on one another.
+const RESOLVED_SHARDS: usize = 64;
+
 /// The number of the last walk, and for each piece of code the walk that reached it last
-/// with the piece that made it run.
-type Walks = (u32, Vec<(u32, Option<Live>)>);
+/// with the piece that made it run ([`Live::id`] + 1; 0: none, the entry).
+type Walks = (u32, Vec<(u32, u32)>);
 
 impl Live {
     /// The piece's place in a walk's arrays: each file's import-time code, then all of it,
@@ -2384,6 +2399,16 @@ impl Live {
             Live::Module(j) => pieces_at[j],
             Live::Whole(j) => pieces_at[j] + 1,
             Live::Unit(j, u) => pieces_at[j] + 2 + u,
+        }
+    }
+
+    /// The piece at `id` ([`Live::id`]).
+    fn of_id(id: usize, pieces_at: &[usize]) -> Live {
+        let j = pieces_at.partition_point(|&start| start <= id) - 1;
+        match id - pieces_at[j] {
+            0 => Live::Module(j),
+            1 => Live::Whole(j),
+            k => Live::Unit(j, k - 2),
         }
     }
 }
@@ -2432,7 +2457,7 @@ impl Reach<'_> {
         let walk = *walk;
         let total = self.pieces_at.last().copied().unwrap_or(0);
         if live.len() < total {
-            live.resize(total, (0, None));
+            live.resize(total, (0, 0));
         }
         let at = self.pieces_at;
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
@@ -2451,12 +2476,12 @@ impl Reach<'_> {
                 }
             }
         };
-        let chain = |live: &[(u32, Option<Live>)], mut here: Live| {
+        let chain = |live: &[(u32, u32)], mut here: Live| {
             let mut chain = vec![here];
-            while let (w, Some(up)) = live[here.id(at)] {
+            while let (w, up @ 1..) = live[here.id(at)] {
                 debug_assert_eq!(w, walk);
-                chain.push(up);
-                here = up;
+                here = Live::of_id(up as usize - 1, at);
+                chain.push(here);
             }
             chain.reverse();
             Some(chain)
@@ -2467,7 +2492,7 @@ impl Reach<'_> {
                 if slot.0 == walk {
                     continue;
                 }
-                *slot = (walk, from);
+                *slot = (walk, from.map_or(0, |f| f.id(at) as u32 + 1));
                 match next {
                     Live::Module(j) => {
                         if hit(next) {
@@ -2500,13 +2525,18 @@ impl Reach<'_> {
                 }
             }
             let (i, name, from) = work.pop()?;
-            let mut resolved = self.resolved.borrow_mut();
-            let found = resolved.entry((i, name)).or_insert_with(|| {
-                let parts: Vec<&str> = name.split('.').collect();
-                let mut found = Vec::new();
-                self.resolve(i, &parts, 0, &mut found);
-                found
-            });
+            let shard = &self.resolved[i % self.resolved.len()];
+            let mut resolved = shard.lock().unwrap_or_else(|p| p.into_inner());
+            let Resolved { at: by_name, lives } = &mut *resolved;
+            let (start, len) = *by_name
+                .entry((i as u32, name.len() as u32, name.as_ptr() as usize))
+                .or_insert_with(|| {
+                    let parts: Vec<&str> = name.split('.').collect();
+                    let start = lives.len();
+                    self.resolve(i, &parts, 0, lives);
+                    (start as u32, (lives.len() - start) as u32)
+                });
+            let found = &lives[start as usize..(start + len) as usize];
             pending.extend(found.iter().map(|&l| (l, Some(from))));
         }
     }
