@@ -13,8 +13,9 @@ pub fn settings(root: &Path, dir: &Path) -> Option<Table> {
     settings_with(root, dir, &mut |d| own_config(root, d))
 }
 
-/// [`settings`], each directory's own config as `own` gives it ([`own_config`]; a caller asking
-/// for many directories reads each directory's once).
+/// ruff's settings at `dir`, looking up to `root` (inclusive), each directory's own config as
+/// `own` gives it ([`own_config`]: a caller asking for many directories reads each one's once);
+/// `None` when no config is there.
 pub fn settings_with(
     root: &Path,
     dir: &Path,
