@@ -1829,11 +1829,11 @@ fn link(
     type Targets = Vec<(Option<String>, Vec<usize>)>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
     // Why each edge is there, as a library's GH205 says it (the first reason of each edge).
-    let mut edge_why: HashMap<(usize, usize), String> = HashMap::default();
-    let mut because = |i: usize, js: &[usize], why: &dyn Fn() -> String| {
+    let mut edge_why: HashMap<(usize, usize), EdgeWhy> = HashMap::default();
+    let mut because = |i: usize, js: &[usize], why: EdgeWhy| {
         for &j in js {
             if j != i {
-                edge_why.entry((i, j)).or_insert_with(why);
+                edge_why.entry((i, j)).or_insert(why);
             }
         }
     };
@@ -1864,17 +1864,13 @@ fn link(
             for name in names {
                 these.extend(lookup(&name, i));
             }
-            because(i, &these, &|| {
-                format!("imported by `{}` (line {})", f.rel, imp.line)
-            });
-            because(i, &all_of, &|| {
-                format!("imported by `{}` (line {})", f.rel, imp.line)
-            });
+            because(i, &these, EdgeWhy::Import(imp.line));
+            because(i, &all_of, EdgeWhy::Import(imp.line));
             targets.extend(these.iter().copied());
             import_targets[i].push((imp.unit.clone(), these));
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
-        for dynamic in &f.dynamic_prefixes {
+        for (d, dynamic) in f.dynamic_prefixes.iter().enumerate() {
             if let Some(folder) = dynamic.strip_prefix("dir:") {
                 // The files of a folder the module scans, next to it or at the root.
                 let here = dir_of(&f.rel);
@@ -1886,21 +1882,14 @@ fn link(
                 let scanned: Vec<usize> = (0..files.len())
                     .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder))
                     .collect();
-                because(i, &scanned, &|| {
-                    format!("loaded by `{}` from the folder `{folder}` it scans", f.rel)
-                });
+                because(i, &scanned, EdgeWhy::Loaded(d));
                 all_of.extend(scanned);
                 continue;
             }
             match dynamic.strip_prefix('=') {
                 Some(module) => {
                     let named = lookup(module, i);
-                    because(i, &named, &|| {
-                        format!(
-                            "loaded by name by `{}` (`import_module(\"{module}\")`)",
-                            f.rel
-                        )
-                    });
+                    because(i, &named, EdgeWhy::Loaded(d));
                     all_of.extend(named);
                 }
                 None => {
@@ -1920,26 +1909,17 @@ fn link(
                         })
                         .collect();
                     let loaded = nearest(under_prefix, i);
-                    because(i, &loaded, &|| {
-                        format!(
-                            "loaded by name by `{}` (a computed module name under `{dynamic}`)",
-                            f.rel
-                        )
-                    });
+                    because(i, &loaded, EdgeWhy::Loaded(d));
                     all_of.extend(loaded);
                 }
             }
         }
-        because(i, &session[i], &|| {
-            format!("collected in the pytest session `{}` starts", f.rel)
-        });
+        because(i, &session[i], EdgeWhy::Session);
         all_of.extend(session[i].iter().copied());
         // pytest imports the conftest.py of every directory above a test first.
         if is_test_file(&f.rel) && f.rel.rsplit('/').next() != Some("conftest.py") {
             let above = conftests_above(&f.rel);
-            because(i, &above, &|| {
-                format!("imported by pytest before `{}`", f.rel)
-            });
+            because(i, &above, EdgeWhy::Conftest);
             all_of.extend(above);
         }
         all_of.retain(|&j| j != i);
@@ -2167,10 +2147,10 @@ fn link(
                         .iter()
                         .take(3)
                         .map(|&j| {
-                            edge_why
-                                .get(&(j, i))
-                                .cloned()
-                                .unwrap_or_else(|| format!("imported by `{}`", files[j].rel))
+                            edge_why.get(&(j, i)).map_or_else(
+                                || format!("imported by `{}`", files[j].rel),
+                                |why| why.describe(&files[j]),
+                            )
                         })
                         .collect();
                     let more = importers.len().saturating_sub(by.len());
@@ -2374,6 +2354,46 @@ type Walked = (
     Option<String>,
     Option<(String, crate::lang::python::Need)>,
 );
+
+/// Why a file runs another's code, as a library's GH205 says it (the first reason of each edge),
+/// told by the importing file.
+#[derive(Debug, Clone, Copy)]
+enum EdgeWhy {
+    /// An import, at its line.
+    Import(usize),
+    /// A module loaded by name: the importer's dynamic import (`dynamic_prefixes`) at this place.
+    Loaded(usize),
+    /// A test file of the pytest session the importer starts.
+    Session,
+    /// A `conftest.py` pytest imports before the importer.
+    Conftest,
+}
+
+impl EdgeWhy {
+    fn describe(self, f: &PyFile) -> String {
+        match self {
+            EdgeWhy::Import(line) => format!("imported by `{}` (line {line})", f.rel),
+            EdgeWhy::Loaded(d) => {
+                let dynamic = f.dynamic_prefixes[d].as_str();
+                if let Some(folder) = dynamic.strip_prefix("dir:") {
+                    format!("loaded by `{}` from the folder `{folder}` it scans", f.rel)
+                } else if let Some(module) = dynamic.strip_prefix('=') {
+                    format!(
+                        "loaded by name by `{}` (`import_module(\"{module}\")`)",
+                        f.rel
+                    )
+                } else {
+                    format!(
+                        "loaded by name by `{}` (a computed module name under `{dynamic}`)",
+                        f.rel
+                    )
+                }
+            }
+            EdgeWhy::Session => format!("collected in the pytest session `{}` starts", f.rel),
+            EdgeWhy::Conftest => format!("imported by pytest before `{}`", f.rel),
+        }
+    }
+}
 
 /// What names read in files run ([`Reach::resolved`]): by file and name (the address and length
 /// of the name's text, which lives as long as the index, so one text is one name), the range of
