@@ -1958,7 +1958,7 @@ fn link(
     }
     let resolved: Vec<std::sync::Mutex<Resolved>> =
         (0..RESOLVED_SHARDS).map(|_| Default::default()).collect();
-    let reach = |_: ()| Reach {
+    let reach = || Reach {
         files: &files,
         whole: &whole,
         imports: &import_targets,
@@ -2055,7 +2055,7 @@ fn link(
     // its own walk (what a name runs is the same for every program, and resolved once for all:
     // the results are those of one walk after another).
     let walkers: Vec<std::sync::Mutex<Reach>> = (0..rayon::current_num_threads().max(1))
-        .map(|_| std::sync::Mutex::new(reach(())))
+        .map(|_| std::sync::Mutex::new(reach()))
         .collect();
     let walked: Vec<Walked> = entries
         .par_iter()
@@ -2400,7 +2400,7 @@ impl EdgeWhy {
 /// `lives` that holds what it runs.
 #[derive(Default)]
 struct Resolved {
-    at: HashMap<(u32, u32, usize), (u32, u32)>,
+    by_name: HashMap<(u32, u32, usize), (u32, u32)>,
     lives: Vec<Live>,
 }
 
@@ -2479,7 +2479,7 @@ impl Reach<'_> {
         if live.len() < total {
             live.resize(total, (0, 0));
         }
-        let at = self.pieces_at;
+        let ids = self.pieces_at;
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
         let mut pending: Vec<(Live, Option<Live>)> = vec![(Live::Whole(e), None)];
         work.extend(
@@ -2498,9 +2498,9 @@ impl Reach<'_> {
         };
         let chain = |live: &[(u32, u32)], mut here: Live| {
             let mut chain = vec![here];
-            while let (w, up @ 1..) = live[here.id(at)] {
+            while let (w, up @ 1..) = live[here.id(ids)] {
                 debug_assert_eq!(w, walk);
-                here = Live::of_id(up as usize - 1, at);
+                here = Live::of_id(up as usize - 1, ids);
                 chain.push(here);
             }
             chain.reverse();
@@ -2508,11 +2508,11 @@ impl Reach<'_> {
         };
         loop {
             while let Some((next, from)) = pending.pop() {
-                let slot = &mut live[next.id(at)];
+                let slot = &mut live[next.id(ids)];
                 if slot.0 == walk {
                     continue;
                 }
-                *slot = (walk, from.map_or(0, |f| f.id(at) as u32 + 1));
+                *slot = (walk, from.map_or(0, |f| f.id(ids) as u32 + 1));
                 match next {
                     Live::Module(j) => {
                         if hit(next) {
@@ -2547,7 +2547,7 @@ impl Reach<'_> {
             let (i, name, from) = work.pop()?;
             let shard = &self.resolved[i % self.resolved.len()];
             let mut resolved = shard.lock().unwrap_or_else(|p| p.into_inner());
-            let Resolved { at: by_name, lives } = &mut *resolved;
+            let Resolved { by_name, lives } = &mut *resolved;
             let (start, len) = *by_name
                 .entry((i as u32, name.len() as u32, name.as_ptr() as usize))
                 .or_insert_with(|| {

@@ -259,8 +259,7 @@ pub fn collect<'s>(
     visitor.module(body);
     visitor.mark_shared(body);
     if reading == Reading::All {
-        let literals = literals::device_literals(source, body);
-        visitor.facts.device_literals = literals
+        visitor.facts.device_literals = literals::device_literals(source, body)
             .into_iter()
             .filter(|l| !inert::within(visitor.inert(), &l.at))
             .collect();
