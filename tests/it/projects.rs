@@ -1443,6 +1443,61 @@ fn asking_for_the_process_rank_is_no_gpu_use_and_an_nccl_group_is() {
     assert_eq!(status["train.py"], "non_compliant", "{status:?}");
 }
 
+/// From a trial on funasr: its data converters (`funasr-jsonl2scp`, `scp2len.py`…) import
+/// `torch.distributed` to ask the rank and wait at a barrier, and touch no card: the import
+/// alone made them GH204 ("each process picks its GPU from its rank") and the console scripts
+/// GH001, and `fix` refused them on every run. A program whose process reaches no GPU code
+/// runs its process group on the CPU: no GPU code, with the import told as information. The
+/// same import in a training script that reaches a card stays GH204.
+#[test]
+fn a_process_group_of_a_program_that_reaches_no_card_runs_on_the_cpu() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let convert = "import json\n\nimport torch.distributed as dist\n\n\ndef main():\n    try:\n        rank = dist.get_rank()\n    except Exception:\n        rank = 0\n    if rank == 0:\n        print(json.dumps({}))\n    dist.barrier()\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(root, "convert.py", convert);
+    write(root, "pkg/__init__.py", "");
+    write(root, "pkg/count.py", convert);
+    write(
+        root,
+        "setup.py",
+        "from setuptools import setup\n\nsetup(name=\"pkg\", packages=[\"pkg\"])\n",
+    );
+    write(
+        root,
+        "train.py",
+        "import torch\nimport torch.distributed as dist\n\n\ndef main():\n    dist.init_process_group()\n    torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for path in ["convert.py", "pkg/count.py"] {
+        let file = file_in(&report, path);
+        assert_eq!(file["status"], "no_gpu_code", "{file}");
+        let codes: Vec<_> = file["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap()))
+            .collect();
+        assert_eq!(codes, [("GH201", "info")], "{file}");
+    }
+    let train = file_in(&report, "train.py");
+    assert_eq!(train["status"], "non_compliant", "{train}");
+    assert!(
+        train["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "GH204"),
+        "{train}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("convert.py")).unwrap(),
+        convert
+    );
+}
+
 /// From a trial on coqui-tts: `hubconf.py` is what `torch.hub.load(repo, "tts")` imports into
 /// its caller's process; its `__main__` block is a smoke test. It got a header, which would set
 /// the caller's env. It is a library of whoever loads it: with a `__main__` block a program

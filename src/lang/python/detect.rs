@@ -192,6 +192,12 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
             format!("{n} cards")
         }
     };
+    // A program whose process reaches no GPU code (its own or an imported module's) runs its
+    // torch.distributed group on the CPU (gloo): its ranks pick no card.
+    let no_card = matches!(
+        role,
+        Some(Role::Program { gpu: false, .. } | Role::Both { gpu: false, .. })
+    ) && !crate::lang::python::touches_card(facts);
     facts
         .multi_gpu
         .iter()
@@ -199,7 +205,7 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
             // A script run under a launcher (a `__main__` block) that imports torch.distributed
             // is one process per GPU; a library module's collectives are not a device choice.
             let per_rank = matches!(kind, MultiKind::Rank)
-                || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some();
+                || matches!(kind, MultiKind::Distributed) && facts.main_block.is_some() && !no_card;
             let (violates, rank, message) = match (kind, &launched_within) {
                 (_, Some(launch)) if per_rank => (false, false, format!("{what}; {launch}")),
                 _ if per_rank && !facts.spawns_per_visible_gpu => (true, true, format!(
@@ -214,6 +220,9 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
                     "{what}; it starts one process per visible GPU, so under the header it runs {} (world size {allowed})",
                     cards(allowed)
                 )),
+                (MultiKind::Distributed, _) if no_card => (false, false,
+                    "torch.distributed in a program that reaches no GPU code: its ranks run on the CPU".to_string()
+                ),
                 (MultiKind::Distributed, _) => (false, false, format!(
                     "torch.distributed in a library; {allowed} process(es) under mask '{mask}'"
                 )),

@@ -342,7 +342,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         None => gpu_code,
         // A process that hides every card at its start uses none, whatever code it holds.
         Some(Role::Program { hides: true, .. }) => false,
-        Some(Role::Program { gpu, .. }) => *gpu || touches(&facts),
+        Some(Role::Program { gpu, .. }) => *gpu || touches_card(&facts),
         Some(Role::Library { .. } | Role::Both { .. }) => false,
     };
     let rule_ctx = detect::RuleContext {
@@ -361,7 +361,13 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     // reported under "without GPU code".
     let judged = rule_ctx.in_scope
         || findings.iter().any(|f| f.rule.severity != Severity::Info)
-        || (ctx.role.is_some_and(|r| !matches!(r, Role::Program { .. })) && touches(&facts));
+        || match ctx.role {
+            Some(Role::Library { .. }) => touches(&facts),
+            // A program that is also a library, and reaches no GPU code, runs its process
+            // group on the CPU.
+            Some(Role::Both { gpu, .. }) => *gpu || touches_card(&facts),
+            Some(Role::Program { .. }) | None => false,
+        };
     let mut edits = Vec::new();
     let mut unsafe_edits = Vec::new();
     if plan && findings.iter().any(|f| f.is_violation() && f.fixable) {
@@ -476,9 +482,19 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
 /// own process, assumes several cards, or uses a framework that takes a GPU unasked. Importing
 /// torch for types, a dataclass of arguments or CPU tensors is not GPU code.
 fn touches(facts: &Facts) -> bool {
+    touches_card(facts) || !facts.multi_gpu.is_empty()
+}
+
+/// `touches`, less `import torch.distributed`: a process group is several processes, not a
+/// card, and one whose process reaches no GPU code runs on the CPU (the index's `gpu_sites`
+/// counts it so too).
+pub(crate) fn touches_card(facts: &Facts) -> bool {
     facts.cuda_use
         || !facts.devices.is_empty()
-        || !facts.multi_gpu.is_empty()
+        || facts
+            .multi_gpu
+            .iter()
+            .any(|(_, _, kind)| *kind != facts::MultiKind::Distributed)
         || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
         || facts
             .runtime_gpu_imports()
