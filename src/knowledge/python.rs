@@ -62,6 +62,12 @@ pub const FRAMEWORKS: &[Framework] = &[
     by_default("sentence_transformers"),
     by_default("vllm"),
     by_default("tensorrt"),
+    // ModelScope's `pipeline(…)` runs on `device="gpu"` unless told otherwise; its hub (model
+    // downloads) and the rest of the package touch no card.
+    Framework {
+        module: "modelscope",
+        unasked: Unasked::Only(&["modelscope.pipelines"]),
+    },
     // faiss-gpu: the CPU indexes stay on the CPU; `index_cpu_to_gpu` and `StandardGpuResources`
     // take a card, which the facts see.
     framework("faiss"),

@@ -811,6 +811,45 @@ fn a_framework_imported_by_a_library_takes_a_gpu_only_where_its_names_run() {
     assert_eq!(file("tools/fit.py")["status"], "non_compliant");
 }
 
+/// From a trial on funasr (its tests build ModelScope pipelines) and a probe on faster-whisper:
+/// - ModelScope's `pipeline(task, model)` runs on its default `device="gpu"`: the seven test
+///   files that build one were "without GPU code"; its hub's downloads touch no card.
+/// - A program whose only GPU framework is asked for the CPU where it is used
+///   (`WhisperModel("small", device="cpu")`) reaches no card: the index said so, and the
+///   file still got the header for importing the framework.
+#[test]
+fn a_framework_that_takes_a_gpu_unasked_takes_it_where_used_unless_told_the_cpu() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "test_asr.py",
+        "from modelscope.pipelines import pipeline\n\n\ndef test_asr():\n    asr = pipeline(task=\"auto-speech-recognition\", model=\"damo/paraformer\")\n    assert asr(\"a.wav\")\n",
+    );
+    write(
+        root,
+        "test_asr_cpu.py",
+        "from modelscope.pipelines import pipeline\n\n\ndef test_asr():\n    asr = pipeline(task=\"auto-speech-recognition\", model=\"damo/paraformer\", device=\"cpu\")\n    assert asr(\"a.wav\")\n",
+    );
+    write(
+        root,
+        "fetch.py",
+        "from modelscope.hub.snapshot_download import snapshot_download\n\nif __name__ == \"__main__\":\n    print(snapshot_download(\"damo/paraformer\"))\n",
+    );
+    let transcribe = "from faster_whisper import WhisperModel\n\nif __name__ == \"__main__\":\n    model = WhisperModel(\"small\", device=\"cpu\")\n    print(model.transcribe(\"a.wav\"))\n";
+    write(root, "transcribe.py", transcribe);
+    let status = status_of(root);
+    assert_eq!(status["test_asr.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["test_asr_cpu.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["fetch.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["transcribe.py"], "no_gpu_code", "{status:?}");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("transcribe.py")).unwrap(),
+        transcribe
+    );
+}
+
 /// From a trial on funasr and kokoro: scripts that never touch a card got the header.
 /// - An import that is itself GPU code touches no card: the names it binds do, where they are
 ///   used. A program that imports the module for another function reaches no GPU code through

@@ -197,7 +197,7 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
     let no_card = matches!(
         role,
         Some(Role::Program { gpu: false, .. } | Role::Both { gpu: false, .. })
-    ) && !crate::lang::python::touches_card(facts);
+    ) && !crate::lang::python::uses_card(facts);
     facts
         .multi_gpu
         .iter()

@@ -342,7 +342,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         None => gpu_code,
         // A process that hides every card at its start uses none, whatever code it holds.
         Some(Role::Program { hides: true, .. }) => false,
-        Some(Role::Program { gpu, .. }) => *gpu || touches_card(&facts),
+        Some(Role::Program { gpu, .. }) => *gpu || uses_card(&facts),
         Some(Role::Library { .. } | Role::Both { .. }) => false,
     };
     let rule_ctx = detect::RuleContext {
@@ -488,7 +488,17 @@ fn touches(facts: &Facts) -> bool {
 /// `touches`, less `import torch.distributed`: a process group is several processes, not a
 /// card, and one whose process reaches no GPU code runs on the CPU (the index's `gpu_sites`
 /// counts it so too).
-pub(crate) fn touches_card(facts: &Facts) -> bool {
+fn touches_card(facts: &Facts) -> bool {
+    uses_card(facts)
+        || facts
+            .runtime_gpu_imports()
+            .any(|i| crate::knowledge::python::gpu_by_default(&i.module))
+}
+
+/// `touches_card`, less the imports of frameworks that take a GPU unasked: for a program, the
+/// project index has read where the names they bind are used, and a use that names the CPU
+/// (`WhisperModel("small", device="cpu")`) reaches no card.
+pub(crate) fn uses_card(facts: &Facts) -> bool {
     facts.cuda_use
         || !facts.devices.is_empty()
         || facts
@@ -496,9 +506,6 @@ pub(crate) fn touches_card(facts: &Facts) -> bool {
             .iter()
             .any(|(_, _, kind)| *kind != facts::MultiKind::Distributed)
         || facts.effects.iter().any(|e| e.var().is_some() && !e.child)
-        || facts
-            .runtime_gpu_imports()
-            .any(|i| crate::knowledge::python::gpu_by_default(&i.module))
 }
 
 /// `touches` for the project index, by place: the offsets where one parsed file touches a GPU
