@@ -850,6 +850,61 @@ fn a_framework_that_takes_a_gpu_unasked_takes_it_where_used_unless_told_the_cpu(
     );
 }
 
+/// From a trial on openai-whisper's own sdist: its tests import the package `whisper` the tree
+/// ships, which shares the name of a framework that takes a GPU unasked; the tests of its text
+/// normalizer and tokenizer got headers as if they loaded a model. A package a project ships is
+/// the project's code for the project's files: followed like any module of the tree. A copy
+/// that no project ships (a folder of stubs) is not what an import finds.
+#[test]
+fn a_package_the_project_ships_under_a_frameworks_name_is_its_own_code() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "setup.py",
+        "from setuptools import setup, find_packages\n\nsetup(name=\"openai-whisper\", packages=find_packages(exclude=[\"tests*\"]))\n",
+    );
+    write(
+        root,
+        "whisper/__init__.py",
+        "import torch\n\n\ndef load_model(name):\n    return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "whisper/normalizers.py",
+        "def normalize(text):\n    return text.lower()\n",
+    );
+    write(
+        root,
+        "tests/test_normalizer.py",
+        "from whisper.normalizers import normalize\n\n\ndef test_lower():\n    assert normalize(\"A\") == \"a\"\n",
+    );
+    write(
+        root,
+        "tests/test_model.py",
+        "import whisper\n\n\ndef test_load():\n    assert whisper.load_model(\"tiny\") is not None\n",
+    );
+    let stubbed = crate::common::tree();
+    write(
+        stubbed.path(),
+        "stubs/whisper/__init__.py",
+        "def load_model(name):\n    return name\n",
+    );
+    write(
+        stubbed.path(),
+        "transcribe.py",
+        "import whisper\n\nif __name__ == \"__main__\":\n    print(whisper.load_model(\"tiny\"))\n",
+    );
+    let status = status_of(root);
+    assert_eq!(
+        status["tests/test_normalizer.py"], "no_gpu_code",
+        "{status:?}"
+    );
+    assert_eq!(status["tests/test_model.py"], "non_compliant", "{status:?}");
+    let status = status_of(stubbed.path());
+    assert_eq!(status["transcribe.py"], "non_compliant", "{status:?}");
+}
+
 /// From a trial on funasr and kokoro: scripts that never touch a card got the header.
 /// - An import that is itself GPU code touches no card: the names it binds do, where they are
 ///   used. A program that imports the module for another function reaches no GPU code through

@@ -330,6 +330,10 @@ pub struct ProjectIndex {
     imported: HashMap<String, Vec<ImportedConst>>,
     /// The console and GUI scripts the tree's projects declare, sorted.
     scripts: Vec<String>,
+    /// The tree's top-level packages that share a GPU framework's name (openai-whisper's tree
+    /// holds `whisper/`), each with the project that ships it: an import of one by a file of
+    /// that project is the project's own code, which the index follows, not the framework's.
+    shadowing: Vec<Shadowing>,
 }
 
 impl ProjectIndex {
@@ -341,6 +345,11 @@ impl ProjectIndex {
     /// The console and GUI scripts the tree's projects declare, sorted.
     pub fn scripts(&self) -> &[String] {
         &self.scripts
+    }
+
+    /// The packages of `rel`'s project that share a GPU framework's name, sorted.
+    pub fn shadowing(&self, rel: &str) -> Vec<String> {
+        shadowing_for(&self.shadowing, rel)
     }
 
     /// What `rel` (root-relative, `/`-separated) is; `None` for a file the index does not know.
@@ -361,14 +370,22 @@ impl ProjectIndex {
         let prefilter = crate::fs::source::Prefilter::new();
         let packages = PackageDirs::default();
         let names = Names::default();
-        let mut files: Vec<PyFile> = entries
+        let places: Vec<_> = entries
             .par_iter()
             .filter(|e| e.kind == EntryKind::Source(Language::Python))
-            .filter_map(|e| {
-                let place = module_name(root, &e.rel, &packages);
-                let own = place
-                    .2
-                    .then(|| place.0.split('.').next().unwrap_or("").to_string());
+            .map(|e| (e, module_name(root, &e.rel, &packages)))
+            .collect();
+        let shadowing = shadowing(root, &places);
+        let mut files: Vec<PyFile> = places
+            .into_par_iter()
+            .filter_map(|(e, place)| {
+                let mut own = shadowing_for(&shadowing, &e.rel);
+                if place.2 {
+                    let top = place.0.split('.').next().unwrap_or("");
+                    if !own.iter().any(|p| p == top) {
+                        own.push(top.to_string());
+                    }
+                }
                 // `null`: the file does not parse, and is left out (judged alone).
                 let cached = store
                     .load(e, FactKind::Python)
@@ -404,15 +421,84 @@ impl ProjectIndex {
                     .map(move |l| (file.clone(), l))
             })
             .collect::<Vec<_>>();
-        link(files, &projects, hosted, &launches)
+        let mut index = link(files, &projects, hosted, &launches);
+        index.shadowing = shadowing;
+        index
     }
 }
 
+/// A package of the tree named as a GPU framework, and the directory of the project that ships
+/// it (`""`: the root).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Shadowing {
+    project: String,
+    package: String,
+}
+
+/// The packages of the tree that share a GPU framework's name, where a project ships them: a
+/// directory with `__init__.py` beside the project's `pyproject.toml`, `setup.py` or
+/// `setup.cfg`, or in its `src/`. A copy elsewhere (a folder of stubs) is on no importer's path
+/// unless it is set up so, which the tree does not say.
+fn shadowing(root: &Path, places: &[(&Entry, (String, String, bool))]) -> Vec<Shadowing> {
+    let mut found: Vec<(String, String)> = places
+        .iter()
+        .filter(|(_, (_, _, in_package))| *in_package)
+        .filter_map(|(_, (module, source_root, _))| {
+            let top = module.split('.').next()?;
+            crate::knowledge::python::gpu_frameworks()
+                .any(|f| f == top)
+                .then(|| (source_root.clone(), top.to_string()))
+        })
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    let packaged = |dir: &str| {
+        ["pyproject.toml", "setup.py", "setup.cfg"]
+            .iter()
+            .any(|name| {
+                crate::fs::tree_file::read_optional(
+                    root,
+                    &Path::new(dir).join(name),
+                    "its packaging metadata",
+                )
+                .is_some()
+            })
+    };
+    found
+        .into_iter()
+        .filter_map(|(source_root, package)| {
+            let project = if packaged(&source_root) {
+                source_root
+            } else {
+                let parent = match source_root.rsplit_once('/') {
+                    Some((parent, "src")) => parent,
+                    None if source_root == "src" => "",
+                    _ => return None,
+                };
+                packaged(parent).then(|| parent.to_string())?
+            };
+            Some(Shadowing { project, package })
+        })
+        .collect()
+}
+
+/// The shadowing packages of the project `rel` belongs to, sorted.
+fn shadowing_for(shadowing: &[Shadowing], rel: &str) -> Vec<String> {
+    let mut own: Vec<String> = shadowing
+        .iter()
+        .filter(|s| s.project.is_empty() || under(rel, &s.project))
+        .map(|s| s.package.clone())
+        .collect();
+    own.sort_unstable();
+    own.dedup();
+    own
+}
+
 /// What the index reads from one file's bytes (kept by the content cache). `own`: the
-/// top-level package the facts were read for (what `gpu` counts as the file's own imports).
+/// top-level packages the facts were read for (what `gpu` counts as the tree's own imports).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct PyFacts {
-    own: Option<String>,
+    own: Vec<String>,
     imports: Vec<RawImport>,
     /// Imports under `if TYPE_CHECKING:`: they never run, but say where a name a lazy
     /// package hands out comes from.
@@ -490,7 +576,7 @@ fn read_facts(
     entry: &Entry,
     limit: u64,
     prefilter: &crate::fs::source::Prefilter,
-    own: Option<String>,
+    own: Vec<String>,
 ) -> Option<(Option<PyFacts>, u64)> {
     let bytes = crate::fs::source::read_under(root, &entry.rel_path, limit).ok()?;
     let hash = crate::fs::source::content_key(&bytes);
@@ -502,7 +588,7 @@ fn read_facts(
 fn parse_facts(
     bytes: Vec<u8>,
     prefilter: &crate::fs::source::Prefilter,
-    own: Option<String>,
+    own: Vec<String>,
 ) -> Option<PyFacts> {
     let maybe_gpu = prefilter.may_have_gpu_code(Language::Python, &bytes);
     let text = crate::fs::source::decode(bytes).ok()?.text;
@@ -536,7 +622,7 @@ fn parse_facts(
         hides,
         needs,
     } = if maybe_gpu {
-        crate::lang::python::gpu_sites(&text, body, own.as_deref())
+        crate::lang::python::gpu_sites(&text, body, &own)
     } else {
         Default::default()
     };
@@ -564,7 +650,7 @@ fn parse_facts(
     // A framework that takes a GPU unasked (TensorFlow, faster-whisper, accelerate) takes it
     // where its names are used, not where it is imported: a module that imports it at the top
     // touches the GPU in the functions and import-time code that use what the import binds.
-    let (framework_names, framework_imports) = framework_bindings(body, own.as_deref(), &sites);
+    let (framework_names, framework_imports) = framework_bindings(body, &own, &sites);
     let uses_framework = |refs: &[String]| {
         refs.iter().any(|r| {
             framework_names.iter().any(|n| {
@@ -765,11 +851,14 @@ fn sites_in(sites: &[usize], range: ruff_text_size::TextRange) -> impl Iterator<
 /// no card: the GPU is touched where the name is used.
 fn framework_bindings(
     body: &[Stmt],
-    own: Option<&str>,
+    own: &[String],
     sites: &[usize],
 ) -> (HashSet<String>, Vec<std::ops::Range<usize>>) {
     use crate::knowledge::python::gpu_by_default;
-    let foreign = |module: &str| own != Some(module.split('.').next().unwrap_or_default());
+    let foreign = |module: &str| {
+        let top = module.split('.').next().unwrap_or_default();
+        !own.iter().any(|p| p == top)
+    };
     let mut names = HashSet::default();
     let mut ranges = Vec::new();
     let mut stack: Vec<&Stmt> = body.iter().rev().collect();
@@ -2220,6 +2309,7 @@ fn link(
         roles,
         imported,
         scripts: script_names,
+        shadowing: Vec::new(),
     }
 }
 

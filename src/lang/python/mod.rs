@@ -41,8 +41,9 @@ pub struct FileContext<'a> {
     /// Declared in a mission phase: in scope whatever the rules see.
     pub in_phase: bool,
     pub is_init: bool,
-    /// The top-level package the file belongs to (its directories with `__init__.py`).
-    pub own_package: Option<String>,
+    /// The top-level package the file belongs to (its directories with `__init__.py`), and the
+    /// tree's packages that share a framework's name: imports of these are the tree's code.
+    pub own_packages: Vec<String>,
     /// What the file is to the processes that run it (`scope = "programs"`); `None` when every
     /// GPU file carries the header, or the index does not know the file.
     pub role: Option<&'a Role>,
@@ -139,7 +140,14 @@ impl Python {
             header: self.header_for(info.rel),
             in_phase: info.in_phase,
             is_init: info.path.file_name().is_some_and(|n| n == "__init__.py"),
-            own_package: own_package(info.path),
+            own_packages: {
+                let mut own = self
+                    .index
+                    .get()
+                    .map_or_else(Vec::new, |i| i.shadowing(info.rel));
+                own.extend(own_package(info.path).filter(|p| !own.contains(p)));
+                own
+            },
             role: self.index.get().and_then(|i| i.role(info.rel)),
             imported: self.index.get().map_or(&[], |i| i.imported(info.rel)),
             tree_scripts: self.index.get().map_or(&[], |i| i.scripts()),
@@ -235,7 +243,7 @@ impl LanguageSupport for Python {
         // isort setting changes the rewrite.
         format!(
             "{:?}|{:?}|{:?}|{}|{:?}",
-            ctx.role, ctx.imported, ctx.own_package, ctx.is_init, ctx.header
+            ctx.role, ctx.imported, ctx.own_packages, ctx.is_init, ctx.header
         )
     }
 
@@ -299,7 +307,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
     let mut facts = facts::collect(
         source,
         body,
-        ctx.own_package.as_deref(),
+        &ctx.own_packages,
         if depth == Depth::EnvProof {
             facts::Reading::EnvOnly
         } else {
@@ -511,13 +519,13 @@ pub(crate) fn uses_card(facts: &Facts) -> bool {
 /// `touches` for the project index, by place: the offsets where one parsed file touches a GPU
 /// (empty: it does not), so that the index can tell import-time code from each function's; and
 /// those where it hides every card (`CUDA_VISIBLE_DEVICES = ""`), which make its process a CPU
-/// one. `own_package`: imports of the file's own package are not a framework's.
+/// one. `own_packages`: imports of these are the tree's, not a framework's.
 pub fn gpu_sites(
     source: &str,
     body: &[ruff_python_ast::Stmt],
-    own_package: Option<&str>,
+    own_packages: &[String],
 ) -> GpuSites {
-    let facts = facts::collect(source, body, own_package, facts::Reading::Sites, &[]);
+    let facts = facts::collect(source, body, own_packages, facts::Reading::Sites, &[]);
     // Code that needs more than one card by design: a device taken from the process rank
     // (unless the file starts one worker per visible GPU), literal indices or lists of several
     // cards, indices used together.
@@ -644,7 +652,7 @@ pub fn header_env(source: &str) -> Vec<(String, String)> {
         return Vec::new();
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, None, facts::Reading::EnvOnly, &[]);
+    let facts = facts::collect(source, body, &[], facts::Reading::EnvOnly, &[]);
     let effective = effective::compute(body, &facts);
     EnvVar::ALL
         .into_iter()

@@ -274,7 +274,7 @@ impl<'s> FactVisitor<'s> {
         keywords: &[Keyword<'s>],
     ) {
         let top = name.split('.').next().unwrap_or(name);
-        let engine = ENGINES.contains(&top) && self.own_package.as_deref() != Some(top);
+        let engine = ENGINES.contains(&top) && !self.own(top);
         // Parallel sizes multiply (`tp_size=2, dp_size=2` is four cards); a number of GPUs is
         // the whole (`num_gpus=2, tp_size=2` is two).
         let mut product: u64 = 1;

@@ -226,12 +226,13 @@ pub enum Reading {
     EnvOnly,
 }
 
-/// `own_package`: the top-level package the file belongs to; importing it is a project import
-/// even when it shares a framework's name (the `TTS` package's own modules).
+/// `own_packages`: the tree's top-level packages that share a framework's name, and the one the
+/// file belongs to; importing them is a project import (the `TTS` package's own modules, the
+/// tests of openai-whisper's tree importing `whisper`).
 pub fn collect<'s>(
     source: &'s str,
     body: &'s [Stmt],
-    own_package: Option<&str>,
+    own_packages: &'s [String],
     reading: Reading,
     imported: &'s [crate::lang::python::index::ImportedConst],
 ) -> Facts {
@@ -252,7 +253,7 @@ pub fn collect<'s>(
         flow_loads: Default::default(),
         device_paths: Vec::new(),
         asserts: 0,
-        own_package: own_package.map(str::to_string),
+        own_packages,
         imported,
         inert: std::cell::OnceCell::new(),
     };
@@ -306,7 +307,7 @@ struct FactVisitor<'s> {
     removable_bodies: Vec<bool>,
     /// Inside an `assert`: what is written there is test data, not a device choice.
     asserts: usize,
-    own_package: Option<String>,
+    own_packages: &'s [String],
     /// Loads of names that carry a device literal to a sink: (key, load range).
     flow_loads: rustc_hash::FxHashSet<(String, usize, usize)>,
     /// For each device use (index into `facts.devices`), the names its literal flows through.
@@ -356,7 +357,12 @@ impl<'s> FactVisitor<'s> {
     /// A GPU framework's module, and not a module of the file's own package.
     pub(super) fn is_framework(&self, module: &str) -> bool {
         let top = module.split('.').next().unwrap_or(module);
-        is_gpu_module(module) && self.own_package.as_deref() != Some(top)
+        is_gpu_module(module) && !self.own(top)
+    }
+
+    /// A top-level package of the tree, not the framework of the same name.
+    pub(super) fn own(&self, top: &str) -> bool {
+        self.own_packages.iter().any(|p| p == top)
     }
 
     fn module_level(&self) -> bool {
