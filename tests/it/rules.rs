@@ -350,6 +350,13 @@ const RUNS: &[(&str, &str, &[&str], Before)] = &[
     ("GH109", "gpu_monitor.py", &[], Before::UsesForbiddenCard),
     ("GH201", "batch_infer.py", &[], Before::UsesForbiddenCard),
     ("GH302", "cli.py", &["gpu"], Before::NotChecked),
+    // The env its `__main__` block sets, after the module's import of torch.
+    (
+        "GH206",
+        "transcriber/transcribe.py",
+        &["a.wav"],
+        Before::NotChecked,
+    ),
 ];
 
 struct PyRun {

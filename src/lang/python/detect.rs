@@ -276,7 +276,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             }
         }
         if let Some(role) = ctx.role {
-            program_findings(facts, eff, role, &mut out);
+            program_findings(facts, eff, role, ctx.policy, &mut out);
             launch_findings(facts, role, ctx.policy, &mut out);
             needs_findings(facts, Some(role), ctx.policy, &mut out);
         }
@@ -792,10 +792,75 @@ fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
     }
 }
 
+/// What the first statements of a `__main__` block do to the GPU env.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MainEnv {
+    /// They set every variable the policy names to its value (after an `import os`).
+    Policy,
+    /// Nothing of the env: no block of it there, and no GPU variable written anywhere else.
+    Unset,
+    /// The file writes GPU variables otherwise: a block that is not the policy's, or writes
+    /// elsewhere.
+    Other,
+}
+
+/// Whether the `__main__` block starts by setting the policy's env: its first statements are
+/// writes of GPU variables and nothing else (an `import os` among them), and every variable
+/// the policy names is set there to the policy's value, by none other of the file's writes.
+fn main_block_env(facts: &Facts, policy: &Policy) -> MainEnv {
+    let own: Vec<&EnvEffect> = facts
+        .effects
+        .iter()
+        .filter(|e| !e.child && (e.key.is_none() || e.var().is_some()))
+        .collect();
+    if own.is_empty() {
+        return MainEnv::Unset;
+    }
+    let Some(main) = &facts.main_block else {
+        return MainEnv::Other;
+    };
+    let mut prefix: Vec<&EnvEffect> = Vec::new();
+    for (stmt, import_os) in &main.stmts {
+        let writes: Vec<&EnvEffect> = own.iter().copied().filter(|e| e.stmt == *stmt).collect();
+        if *import_os && writes.is_empty() {
+            continue;
+        }
+        if writes.is_empty() || !writes.iter().all(|e| e.pure && e.function.is_none()) {
+            break;
+        }
+        prefix.extend(writes);
+    }
+    let elsewhere = own.len() > prefix.len();
+    let sets = |var: EnvVar, want: &str| {
+        prefix.iter().any(|e| {
+            e.var() == Some(var)
+                && match &e.op {
+                    EnvOp::Set(Val::Lit(v)) => v == want,
+                    EnvOp::SetDefault(Val::Lit(v)) => policy.respect_scheduler && v == want,
+                    _ => false,
+                }
+        })
+    };
+    let all = EnvVar::ALL
+        .iter()
+        .all(|&var| policy.env_value(var).is_none_or(|want| sets(var, want)));
+    if all && !elsewhere {
+        MainEnv::Policy
+    } else {
+        MainEnv::Other
+    }
+}
+
 /// A file judged through its programs: a library must not set its importers' env, its device
 /// indices mean what its programs' mask makes them, and a module run as a program that is also
 /// imported cannot carry a header.
-fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<Finding>) {
+fn program_findings(
+    facts: &Facts,
+    eff: &Effective,
+    role: &Role,
+    policy: &Policy,
+    out: &mut Vec<Finding>,
+) {
     let importers = crate::lang::python::index::listed;
     let (library_of, programs) = match role {
         Role::Program { .. } => return,
@@ -812,8 +877,14 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
             },
             *count,
         ),
-        Role::Both { why, gpu, .. } => {
-            if *gpu {
+        Role::Both {
+            why,
+            gpu,
+            gpu_before_main,
+            ..
+        } => {
+            let main_env = main_block_env(facts, policy);
+            if *gpu && main_env != MainEnv::Policy {
                 let at = facts
                     .main_block
                     .as_ref()
@@ -835,17 +906,50 @@ fn program_findings(facts: &Facts, eff: &Effective, role: &Role, out: &mut Vec<F
                             shown_op(&e.op)
                         )
                     });
-                out.push(
-                    Finding::new(
-                        &PROGRAM_IN_LIBRARY,
-                        at,
-                        format!("module runs as a program but is also a library: {imported}{own}"),
-                    )
-                    .with_help(format!(
-                        "it runs as {}: a header here would set the env of every program that imports it; give the program a module of its own, or set the env where it starts",
+                // Its program runs the `__main__` block: the env goes at its start when nothing
+                // runs a GPU before it and the file writes no GPU variable of its own elsewhere.
+                let in_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
+                let refused = if !in_main {
+                    Some(format!(
+                        "it runs as {}, not through its `__main__` block",
                         why.describe()
-                    )),
-                );
+                    ))
+                } else if !own.is_empty() || main_env == MainEnv::Other {
+                    Some("it writes GPU variables of its own".to_string())
+                } else if let Some(chain) = gpu_before_main {
+                    Some(format!(
+                        "its code at import runs GPU code before the `__main__` block ({chain})"
+                    ))
+                } else if facts
+                    .main_block
+                    .as_ref()
+                    .is_none_or(|m| m.first_stmt.is_none())
+                {
+                    Some("its `__main__` block has no statement on a line of its own".to_string())
+                } else {
+                    None
+                };
+                match refused {
+                    None => out.push(
+                        Finding::new(
+                            &PROGRAM_IN_LIBRARY_ENV,
+                            at,
+                            format!("module runs as a program but is also a library: {imported}; its `__main__` block does not set the GPU env"),
+                        )
+                        .with_help("`fix` sets it at the start of the `__main__` block, which only its program runs"),
+                    ),
+                    Some(why_not) => out.push(
+                        Finding::new(
+                            &PROGRAM_IN_LIBRARY,
+                            at,
+                            format!("module runs as a program but is also a library: {imported}{own}"),
+                        )
+                        .with_help(format!(
+                            "it runs as {}: a header here would set the env of every program that imports it, and the env cannot go in its `__main__` block: {why_not}; give the program a module of its own, or set the env where it starts",
+                            why.describe()
+                        )),
+                    ),
+                }
             }
             (String::new(), 1)
         }

@@ -383,6 +383,47 @@ fn validation_into(input: &FixInput, edits: &mut Vec<Edit>) {
     edits.push(Edit::insert(*line, format!("{indent}{name}(){nl}")));
 }
 
+/// GH206's edits: the header's env block as the first statements of the `__main__` block,
+/// indented as the block is, after an `import os` there when the module binds no `os` of its
+/// own; empty when the block has no statement on a line of its own.
+pub fn main_block_env(facts: &Facts, header: &super::PythonHeader, nl: &str) -> Vec<Edit> {
+    let Some((line, indent)) = facts
+        .main_block
+        .as_ref()
+        .and_then(|m| m.first_stmt.as_ref())
+    else {
+        return Vec::new();
+    };
+    let bound = |module: &str| {
+        facts.top.iter().any(|(_, kind)| match kind {
+            TopKind::StdlibImport(names) | TopKind::Import(names) => {
+                names.iter().any(|n| n == module)
+            }
+            _ => false,
+        })
+    };
+    let mut text = String::new();
+    for m in header.block_imports.iter().filter(|m| !bound(m)) {
+        text.push_str(&format!("{indent}import {m}{nl}"));
+    }
+    // black and ruff format want a blank line after imports, in a block too.
+    if !text.is_empty() {
+        text.push_str(nl);
+    }
+    for line in &header.block {
+        if !line.trim().is_empty() {
+            text.push_str(indent);
+            text.push_str(line);
+        }
+        text.push_str(nl);
+    }
+    // A blank line between the env and the program's own code, as the header has at the top.
+    if !text.ends_with(&format!("{nl}{nl}")) {
+        text.push_str(nl);
+    }
+    vec![Edit::insert(*line, text)]
+}
+
 /// `validate_rtx3090_configuration`, `validate_gpu`, `validate_mask`, `check_visible_env`: a
 /// validator the file already has (the template's would be a second one).
 fn looks_like_validator(name: &str) -> bool {

@@ -113,6 +113,9 @@ pub enum Role {
         library: String,
         /// The same, short, for a finding's one line: the first reason and how many more.
         library_short: String,
+        /// The chain to GPU code its process runs at import, before its `__main__` block can
+        /// set the env (`None`: none runs that early).
+        gpu_before_main: Option<String>,
     },
 }
 
@@ -2158,6 +2161,7 @@ fn link(
             let hides = any_hides && reach.hides_cards(e);
             let mut gpu = None;
             let mut need = None;
+            let mut early = None;
             if !hides {
                 gpu = reach.gpu(e).map(|chain| reach.describe(&chain));
                 if any_needs && gpu.is_some() {
@@ -2165,15 +2169,20 @@ fn link(
                         .needs(e)
                         .map(|(chain, need)| (reach.describe(&chain), need));
                 }
+                if gpu.is_some() && files[e].main_guard {
+                    early = reach.gpu_at_import(e).map(|chain| reach.describe(&chain));
+                }
             }
-            (e, hides, gpu, need)
+            (e, hides, gpu, need, early)
         })
         .collect();
     drop(walkers);
-    for (e, hid, gpu, need) in walked {
+    let mut gpu_before_main: Vec<Option<String>> = vec![None; files.len()];
+    for (e, hid, gpu, need, early) in walked {
         hides[e] = hid;
         reaches_gpu[e] = gpu;
         needs[e] = need;
+        gpu_before_main[e] = early;
     }
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
@@ -2269,6 +2278,7 @@ fn link(
                     Role::Both {
                         why,
                         gpu: reaches_gpu[i].is_some(),
+                        gpu_before_main: gpu_before_main[i].clone(),
                         library,
                         library_short,
                     }
@@ -2437,12 +2447,14 @@ enum Live {
 }
 
 /// A program's walk: the entry, whether its process hides every card, the chain to the GPU
-/// code it runs, and to code that needs several cards with what it needs.
+/// code it runs, to code that needs several cards with what it needs, and to GPU code that runs
+/// at import, before its `__main__` block.
 type Walked = (
     usize,
     bool,
     Option<String>,
     Option<(String, crate::lang::python::Need)>,
+    Option<String>,
 );
 
 /// Why a file runs another's code, as a library's GH205 says it (the first reason of each edge),
@@ -2529,12 +2541,23 @@ impl Reach<'_> {
     /// functions and classes running code names — as the chain of code from the entry to the
     /// first GPU code found; `None` when it runs none.
     fn gpu(&self, e: usize) -> Option<Vec<Live>> {
+        self.first(e, Live::Whole(e), |l| self.is_gpu(l))
+    }
+
+    /// Whether the code the program of entry `e` runs at import — its own module-level code,
+    /// not its `__main__` block, and what that imports and calls — runs GPU code: the chain to
+    /// the first found.
+    fn gpu_at_import(&self, e: usize) -> Option<Vec<Live>> {
+        self.first(e, Live::Module(e), |l| self.is_gpu(l))
+    }
+
+    fn is_gpu(&self, l: Live) -> bool {
         let files = self.files;
-        self.first(e, |l| match l {
+        match l {
             Live::Module(j) => files[j].gpu_at_import,
             Live::Unit(j, u) => files[j].units[u].gpu,
             Live::Whole(j) => files[j].gpu,
-        })
+        }
     }
 
     /// Whether the program of entry `e` runs code of another module that needs more than one
@@ -2550,14 +2573,14 @@ impl Reach<'_> {
                 .or_else(|| files[j].units.iter().find_map(|u| u.needs)),
             _ => None,
         };
-        let chain = self.first(e, |l| need(l).is_some())?;
+        let chain = self.first(e, Live::Whole(e), |l| need(l).is_some())?;
         let found = need(*chain.last()?)?;
         Some((chain, found))
     }
 
-    /// The walk of the code the program of entry `e` runs, up to the first piece `hit` holds
-    /// for: the chain from the entry to it.
-    fn first(&self, e: usize, hit: impl Fn(Live) -> bool) -> Option<Vec<Live>> {
+    /// The walk of the code the program of entry `e` runs from `start` (its whole file, or its
+    /// import-time code), up to the first piece `hit` holds for: the chain from the entry to it.
+    fn first(&self, e: usize, start: Live, hit: impl Fn(Live) -> bool) -> Option<Vec<Live>> {
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain): the pieces
         // stamped with this walk's number.
@@ -2571,14 +2594,17 @@ impl Reach<'_> {
         }
         let ids = self.pieces_at;
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
-        let mut pending: Vec<(Live, Option<Live>)> = vec![(Live::Whole(e), None)];
-        work.extend(
-            self.called
-                .get(&e)
-                .into_iter()
-                .flatten()
-                .map(|r| (e, r.as_str(), Live::Whole(e))),
-        );
+        let mut pending: Vec<(Live, Option<Live>)> = vec![(start, None)];
+        // What a command calls by name (`python -c "from m import f; f()"`) runs after import.
+        if start == Live::Whole(e) {
+            work.extend(
+                self.called
+                    .get(&e)
+                    .into_iter()
+                    .flatten()
+                    .map(|r| (e, r.as_str(), Live::Whole(e))),
+            );
+        }
         let imported = |j: usize, unit: Option<&str>, all: bool, from: Live, out: &mut Vec<_>| {
             for (at, targets) in &self.imports[j] {
                 if all || at.as_deref() == unit {

@@ -360,7 +360,17 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         is_init: ctx.is_init,
         role: ctx.role,
     };
-    let mut findings = detect::findings(&facts, &effective, &rule_ctx);
+    let mut findings: Vec<Finding> = detect::findings(&facts, &effective, &rule_ctx)
+        .into_iter()
+        .map(|f| match f.rule.edits {
+            // The env written where only the program runs (GH206): its edits need the text.
+            RuleEdits::SetsEnv => {
+                let edits = fix::main_block_env(&facts, ctx.header, newline_of(source));
+                f.with_edits(edits)
+            }
+            _ => f,
+        })
+        .collect();
     findings.extend(repair);
     // In the file's order, as every output lists them (the repairs were found apart).
     findings.sort_by_key(|f| (f.range.start, f.rule.code));

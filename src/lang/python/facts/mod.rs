@@ -118,6 +118,9 @@ pub struct MainBlock {
     /// Start of the first statement of its body, and the indentation before it.
     pub first_stmt: Option<(usize, String)>,
     pub calls: Vec<String>,
+    /// Its body's statements, in order, each with whether it is `import os` (what may come
+    /// before the env a program sets there).
+    pub stmts: Vec<(Range<usize>, bool)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -465,6 +468,13 @@ impl<'s> FactVisitor<'s> {
             if_start,
             first_stmt,
             calls,
+            stmts: body
+                .iter()
+                .map(|s| {
+                    let import_os = matches!(s, Stmt::Import(i) if i.names.iter().all(|a| a.name.as_str() == "os" && a.asname.is_none()));
+                    (range(s), import_os)
+                })
+                .collect(),
         });
     }
 

@@ -1,6 +1,6 @@
 //! Programs and their cards: more cards than the policy allows, one per rank, a program that is also a library.
 
-use crate::model::finding::{FixSafety, Rule, Severity};
+use crate::model::finding::{FixSafety, Rule, RuleEdits, Severity};
 
 pub static MULTI_GPU_ASSUMPTION: Rule = Rule {
     code: "GH201",
@@ -47,6 +47,21 @@ pub static MULTI_GPU_PER_RANK: Rule = Rule {
     example: "torch.cuda.set_device(int(os.environ['LOCAL_RANK']))",
     fix: FixSafety::None,
     fix_why: "Display only: launch one process per allowed card (under the header rank 0's `cuda:0` is the policy's card), or start one worker per visible GPU (`nprocs=torch.cuda.device_count()`).",
+    ..Rule::DEFAULT
+};
+
+pub static PROGRAM_IN_LIBRARY_ENV: Rule = Rule {
+    code: "GH206",
+    name: "program-in-library-env",
+    severity: Severity::Violation,
+    summary: "a module run as a program and imported as a library does not set the policy's env at the start of its `__main__` block",
+    why: "A module with a `__main__` block that other modules import (or that an installable package ships) cannot carry the header at its top: that would set the env of every program that imports it. Only its own program runs the `__main__` block: the env set at its start, when nothing the module runs at import has touched a GPU, is that program's alone, before CUDA starts.",
+    example: "# pkg/export.py, shipped by setup.py\nimport torch\n\nif __name__ == '__main__':\n    main()",
+    fix: FixSafety::Safe,
+    fix_why: "The header's env block goes in as the first statements of the `__main__` block (after an `import os` there when the module binds no `os`); a module that imports it never runs them. Offered only when nothing the module runs at import reaches GPU code and it writes no GPU variable anywhere else; otherwise the file is GH205, for review.",
+    rewrite: "the header's env block as the first statements of the `__main__` block",
+    edits: RuleEdits::SetsEnv,
+    env: true,
     ..Rule::DEFAULT
 };
 
