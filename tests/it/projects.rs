@@ -933,11 +933,46 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
     );
     let eager = "from pkg.models import MODEL\n\nif __name__ == \"__main__\":\n    print(MODEL)\n";
     write(root, "pkg/eager.py", eager);
+    // A registry that loads a plugin by name in a function (DeepFilterNet's `df.model`): the
+    // plugin's code runs at import only when code at import calls that function.
+    write(
+        root,
+        "pkg/registry.py",
+        "from importlib import import_module\n\n\ndef load(name):\n    return import_module(\"pkg.plugins.\" + name)\n",
+    );
+    write(root, "pkg/plugins/__init__.py", "");
+    write(
+        root,
+        "pkg/plugins/big.py",
+        "import torch\n\nWEIGHTS = torch.zeros(2).cuda()\n",
+    );
+    write(
+        root,
+        "pkg/tool.py",
+        "from pkg.registry import load\n\nif __name__ == \"__main__\":\n    print(load(\"big\"))\n",
+    );
+    write(
+        root,
+        "pkg/eager_tool.py",
+        "from pkg.registry import load\n\nPLUGIN = load(\"big\")\n\nif __name__ == \"__main__\":\n    print(PLUGIN)\n",
+    );
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let export = file_in(&report, "pkg/export.py");
     assert_eq!(export["status"], "non_compliant", "{export}");
     assert_eq!(export["findings"][0]["rule"], "GH206", "{export}");
+    assert_eq!(
+        file_in(&report, "pkg/tool.py")["findings"][0]["rule"],
+        "GH206",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        file_in(&report, "pkg/eager_tool.py")["findings"][0]["rule"],
+        "GH205",
+        "{}",
+        out.stdout
+    );
     let early = file_in(&report, "pkg/eager.py");
     assert_eq!(early["status"], "needs_review", "{early}");
     assert_eq!(early["findings"][0]["rule"], "GH205", "{early}");

@@ -211,6 +211,9 @@ struct PyFile {
     /// `importlib.import_module(f"pkg.models.{name}")`: a registry that loads every module
     /// under `pkg.models` (basicsr's pattern), by its prefix.
     dynamic_prefixes: Vec<String>,
+    /// For each of `dynamic_prefixes`: only a function of the file loads it (code at import
+    /// never does unless it calls that function).
+    dynamic_in_function: Vec<bool>,
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
@@ -511,6 +514,9 @@ struct PyFacts {
     gpu: bool,
     constants: Vec<(String, DeviceConst)>,
     dynamic_prefixes: Vec<String>,
+    /// Read before this fact existed: every load taken as one code at import may make.
+    #[serde(default)]
+    dynamic_in_function: Vec<bool>,
     tests: bool,
     /// Read before this fact existed: taken as acting (what every script was then).
     #[serde(default = "acting")]
@@ -548,6 +554,7 @@ impl PyFile {
             gpu: f.gpu,
             constants: f.constants,
             dynamic_prefixes: f.dynamic_prefixes,
+            dynamic_in_function: f.dynamic_in_function,
             tests: f.tests,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
@@ -620,6 +627,7 @@ fn parse_facts(
     for stmt in body {
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
+    let (dynamic_prefixes, dynamic_in_function) = dynamic.entries_placed();
     let crate::lang::python::GpuSites {
         sites,
         hides,
@@ -746,7 +754,8 @@ fn parse_facts(
         own,
         imports: imports.found,
         typing_imports: imports.typing,
-        dynamic_prefixes: dynamic.entries(),
+        dynamic_prefixes,
+        dynamic_in_function,
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -1449,6 +1458,9 @@ impl<'a> StatementVisitor<'a> for Imports<'_> {
 struct DynamicImports {
     loaded: Vec<String>,
     scanned: Vec<String>,
+    /// The loads and scans made by code that runs at import (outside every function), each
+    /// as `loaded` or `scanned` holds it; the others happen when a function runs.
+    at_import: HashSet<String>,
     loads_code: bool,
     /// The functions around the visit: each one's name and parameters.
     functions: Vec<(String, Vec<String>)>,
@@ -1478,8 +1490,25 @@ impl DynamicImports {
     fn prefix(&mut self, prefix: String, rest: Option<&Expr>) {
         match rest.and_then(|e| self.parameter_of(e)) {
             Some((function, param, at)) => self.by_parameter.push((prefix, function, param, at)),
-            None => self.loaded.push(prefix),
+            None => self.load(prefix),
         }
+    }
+
+    fn load(&mut self, entry: String) {
+        if self.functions.is_empty() {
+            self.at_import.insert(entry.clone());
+        }
+        self.loaded.push(entry);
+    }
+
+    /// The modules the file loads by name (see [`Self::entries`]), each with whether only a
+    /// function of the file loads it (`false`: code at import may). A loader helper's loads
+    /// (`def load(name): import_module("pkg." + name)`) happen in the helper, whoever calls it.
+    fn entries_placed(self) -> (Vec<String>, Vec<bool>) {
+        let at_import = self.at_import.clone();
+        let entries = self.entries();
+        let in_function = entries.iter().map(|e| !at_import.contains(e)).collect();
+        (entries, in_function)
     }
 
     fn entries(mut self) -> Vec<String> {
@@ -1626,7 +1655,12 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                 callee,
                 "listdir" | "scandir" | "walk" | "glob" | "iglob" | "rglob" | "iterdir"
             ) {
-                self.scanned.extend(scanned_folder(call));
+                if let Some(folder) = scanned_folder(call) {
+                    if self.functions.is_empty() {
+                        self.at_import.insert(format!("dir:{folder}"));
+                    }
+                    self.scanned.push(folder);
+                }
             }
             // `"pkg.models." + name`, `"pkg.models.{}".format(name)`; the expression that
             // completes the name, when it is the whole rest of it.
@@ -1656,7 +1690,7 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
             }
             match call.arguments.args.first() {
                 Some(Expr::StringLiteral(s)) if loads => {
-                    self.loaded.push(format!("={}", s.value.to_str()));
+                    self.load(format!("={}", s.value.to_str()));
                 }
                 Some(Expr::FString(f)) if loads => {
                     use ruff_python_ast::InterpolatedStringElement as Element;
@@ -1917,6 +1951,9 @@ fn link(
     // and conftests); the others run the functions the importer's running code names.
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     let mut whole: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    // Of `whole`, the modules only a function of the importer loads by name: code at import
+    // loads them only when it runs such a function.
+    let mut deferred: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     // Each import's modules, with the top-level function or class it runs in.
     type Targets = Vec<(Option<String>, Vec<usize>)>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
@@ -1932,6 +1969,7 @@ fn link(
     for (i, f) in files.iter().enumerate() {
         let mut targets = Vec::new();
         let mut all_of = Vec::new();
+        let mut later = Vec::new();
         for imp in &f.imports {
             let Some(base) = import_base(f, imp) else {
                 continue;
@@ -1963,6 +2001,8 @@ fn link(
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for (d, dynamic) in f.dynamic_prefixes.iter().enumerate() {
+            let in_function = f.dynamic_in_function.get(d).copied().unwrap_or(false);
+            let all_of = if in_function { &mut later } else { &mut all_of };
             if let Some(folder) = dynamic.strip_prefix("dir:") {
                 // The files of a folder the module scans, next to it or at the root.
                 let here = dir_of(&f.rel);
@@ -2017,6 +2057,12 @@ fn link(
         all_of.retain(|&j| j != i);
         all_of.sort_unstable();
         all_of.dedup();
+        later.retain(|&j| j != i && all_of.binary_search(&j).is_err());
+        later.sort_unstable();
+        later.dedup();
+        all_of.extend(later.iter().copied());
+        all_of.sort_unstable();
+        deferred[i] = later;
         targets.extend(all_of.iter().copied());
         targets.retain(|&j| j != i);
         targets.sort_unstable();
@@ -2053,6 +2099,7 @@ fn link(
     let reach = || Reach {
         files: &files,
         whole: &whole,
+        deferred: &deferred,
         imports: &import_targets,
         lookup: &lookup,
         called: &called,
@@ -2401,6 +2448,8 @@ type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + Sync + 'a;
 struct Reach<'r> {
     files: &'r [PyFile],
     whole: &'r [Vec<usize>],
+    /// Of `whole`, the modules only a function of the file loads by name.
+    deferred: &'r [Vec<usize>],
     /// Each file's imports: the modules each names, and the function or class it runs in.
     imports: &'r [Vec<(Option<String>, Vec<usize>)>],
     lookup: &'r Lookup<'r>,
@@ -2595,6 +2644,8 @@ impl Reach<'_> {
         let ids = self.pieces_at;
         let mut work: Vec<(usize, &str, Live)> = Vec::new();
         let mut pending: Vec<(Live, Option<Live>)> = vec![(start, None)];
+        // The walk of what runs at import only (not the whole entry).
+        let at_import = start != Live::Whole(e);
         // What a command calls by name (`python -c "from m import f; f()"`) runs after import.
         if start == Live::Whole(e) {
             work.extend(
@@ -2636,7 +2687,19 @@ impl Reach<'_> {
                         }
                         work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
                         imported(j, None, false, next, &mut pending);
-                        pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
+                        // At import, what only a function loads by name waits for a function
+                        // of the file to run.
+                        let later = if at_import {
+                            &self.deferred[j][..]
+                        } else {
+                            &[][..]
+                        };
+                        pending.extend(
+                            self.whole[j]
+                                .iter()
+                                .filter(|k| later.binary_search(k).is_err())
+                                .map(|&k| (Live::Whole(k), Some(next))),
+                        );
                     }
                     Live::Unit(j, u) => {
                         let unit = &files[j].units[u];
@@ -2646,6 +2709,13 @@ impl Reach<'_> {
                         work.extend(unit.refs.iter().map(|r| (j, &**r, next)));
                         pending.push((Live::Module(j), Some(next)));
                         imported(j, Some(&unit.name), false, next, &mut pending);
+                        if at_import {
+                            pending.extend(
+                                self.deferred[j]
+                                    .iter()
+                                    .map(|&k| (Live::Whole(k), Some(next))),
+                            );
+                        }
                     }
                     Live::Whole(j) => {
                         let f = &files[j];
