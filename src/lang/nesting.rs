@@ -52,6 +52,8 @@ struct Depth<'a> {
     indents: Vec<usize>,
     /// The last token was an operand (a name, literal or closing bracket).
     after_operand: bool,
+    /// Rust: the last token was a `}` back at the top level: an item may have ended there.
+    closed_item: bool,
 }
 
 impl<'a> Depth<'a> {
@@ -66,6 +68,7 @@ impl<'a> Depth<'a> {
             link_sum: 0,
             indents: vec![0],
             after_operand: false,
+            closed_item: false,
         }
     }
 
@@ -104,6 +107,17 @@ impl<'a> Depth<'a> {
         while self.i < self.bytes.len() {
             let start = self.i;
             let b = self.peek(0);
+            // Rust: a new item after one that ended with `}` at the top level (a struct, an
+            // `impl`, a function): no expression runs on across the two, so the top level's
+            // operator count starts again (a bindgen file of 40,000 lines is thousands of
+            // items none of which ends with `;`). Only the word or `#` right after that `}`
+            // does it: within one expression a `}` is never followed by an item's first word.
+            if self.closed_item && !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\x0c' | b'/') {
+                self.closed_item = false;
+                if b == b'#' || self.item_word_at(self.i) {
+                    self.reset_last();
+                }
+            }
             match b {
                 b'\n' => {
                     self.i += 1;
@@ -144,6 +158,7 @@ impl<'a> Depth<'a> {
                     if self.chains.len() > 1 {
                         self.chain_sum -= self.chains.pop().expect("more than one");
                         self.link_sum -= self.links.pop().expect("more than one");
+                        self.closed_item = !self.python && b == b'}' && self.chains.len() == 1;
                     }
                     self.after_operand = true;
                 }
@@ -157,6 +172,34 @@ impl<'a> Depth<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Rust: the word at `i` begins an item (`pub`, `fn`, `struct`, `impl`, …).
+    fn item_word_at(&self, i: usize) -> bool {
+        let rest = &self.bytes[i..];
+        let end = rest
+            .iter()
+            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .unwrap_or(rest.len());
+        matches!(
+            &rest[..end],
+            b"pub"
+                | b"fn"
+                | b"struct"
+                | b"enum"
+                | b"union"
+                | b"impl"
+                | b"mod"
+                | b"use"
+                | b"trait"
+                | b"type"
+                | b"const"
+                | b"static"
+                | b"extern"
+                | b"unsafe"
+                | b"async"
+                | b"macro_rules"
+        )
     }
 
     fn link(&mut self, at: usize) -> Result<(), usize> {
@@ -459,6 +502,18 @@ mod tests {
             None,
             "binary chains loop"
         );
+        // A generated file of many items (cudarc's 41,000-line `cupti` bindings): each item
+        // ends with `}`, none with `;`, and no expression runs across two.
+        let items = "#[repr(C)]\n#[derive(Debug, Copy, Clone)]\npub struct S {\n    pub a: *mut u8,\n}\nimpl S { fn f(&self) -> &u8 { &*self.a } }\n"
+            .repeat(2000);
+        assert_eq!(
+            depth_error(Language::Rust, &items),
+            None,
+            "items start again"
+        );
+        // The same `}` inside one expression starts nothing again.
+        let blocks = format!("const X: u8 = {{ 1 }}{};", " + {{ 1 }}".repeat(6000));
+        assert!(depth_error(Language::Rust, &blocks).is_some());
         let long = format!("x = 1{}\n", " + 1".repeat(6000));
         assert!(
             depth_error(Language::Python, &long).is_some(),
