@@ -999,6 +999,14 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
     );
     let status = status_of(root);
     assert_eq!(status["pkg/export.py"], "compliant", "{status:?}");
+    // A mission phase that names it asks for no header at its top as well.
+    write(
+        root,
+        "gpu-homogenize.toml",
+        "[[phase]]\nname = \"Tools\"\nfiles = [\"pkg/export.py\"]\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["pkg/export.py"], "compliant", "{status:?}");
     run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
     assert_eq!(
         std::fs::read_to_string(root.join("pkg/export.py")).unwrap(),

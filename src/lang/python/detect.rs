@@ -244,7 +244,9 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     }
     options_findings(facts, eff, ctx, cpu, &mut out);
     if !cpu {
-        if ctx.in_scope && !ctx.is_init {
+        // A module that is also a library gets its program's env in its `__main__` block
+        // (GH206) where it can, not at its top, even when a phase names it.
+        if ctx.in_scope && !ctx.is_init && !env_in_main_block(facts, ctx) {
             env_findings(facts, eff, ctx.policy, &mut out);
             env_check_findings(facts, eff, ctx.policy, &mut out);
         }
@@ -276,7 +278,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             }
         }
         if let Some(role) = ctx.role {
-            program_findings(facts, eff, role, ctx.policy, &mut out);
+            program_findings(facts, eff, role, ctx, &mut out);
             launch_findings(facts, role, ctx.policy, &mut out);
             needs_findings(facts, Some(role), ctx.policy, &mut out);
         }
@@ -792,6 +794,54 @@ fn untraced_literals(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
     }
 }
 
+/// Why a module that is also a library cannot get its program's env at the start of its
+/// `__main__` block (GH205, with this reason), or `None` when it can (GH206): its program must
+/// run the block, nothing it runs at import may reach GPU code first, and it may write no GPU
+/// variable of its own elsewhere.
+fn main_block_refusal(
+    facts: &Facts,
+    main_env: MainEnv,
+    why: &EntryWhy,
+    gpu_before_main: Option<&str>,
+) -> Option<String> {
+    if !matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_)) {
+        Some(format!(
+            "it runs as {}, not through its `__main__` block",
+            why.describe()
+        ))
+    } else if main_env == MainEnv::Other {
+        Some("it writes GPU variables of its own".to_string())
+    } else if let Some(chain) = gpu_before_main {
+        Some(format!(
+            "its code at import runs GPU code before the `__main__` block ({chain})"
+        ))
+    } else if facts
+        .main_block
+        .as_ref()
+        .is_none_or(|m| m.first_stmt.is_none())
+    {
+        Some("its `__main__` block has no statement on a line of its own".to_string())
+    } else {
+        None
+    }
+}
+
+/// A module that is also a library whose program gets (or has) the env in its `__main__`
+/// block: no header at its top is due, even when a mission phase names it.
+fn env_in_main_block(facts: &Facts, ctx: &RuleContext) -> bool {
+    let Some(Role::Both {
+        why,
+        gpu_before_main,
+        ..
+    }) = ctx.role
+    else {
+        return false;
+    };
+    let main_env = main_block_env(facts, ctx.policy);
+    main_env == MainEnv::Policy
+        || main_block_refusal(facts, main_env, why, gpu_before_main.as_deref()).is_none()
+}
+
 /// What the first statements of a `__main__` block do to the GPU env.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MainEnv {
@@ -858,9 +908,10 @@ fn program_findings(
     facts: &Facts,
     eff: &Effective,
     role: &Role,
-    policy: &Policy,
+    ctx: &RuleContext,
     out: &mut Vec<Finding>,
 ) {
+    let policy = ctx.policy;
     let importers = crate::lang::python::index::listed;
     let (library_of, programs) = match role {
         Role::Program { .. } => return,
@@ -884,7 +935,9 @@ fn program_findings(
             ..
         } => {
             let main_env = main_block_env(facts, policy);
-            if *gpu && main_env != MainEnv::Policy {
+            // A GPU program, or one a mission phase names (for a file that is also a library,
+            // `in_scope` is the phase's).
+            if (*gpu || ctx.in_scope) && main_env != MainEnv::Policy {
                 let at = facts
                     .main_block
                     .as_ref()
@@ -906,30 +959,7 @@ fn program_findings(
                             shown_op(&e.op)
                         )
                     });
-                // Its program runs the `__main__` block: the env goes at its start when nothing
-                // runs a GPU before it and the file writes no GPU variable of its own elsewhere.
-                let in_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
-                let refused = if !in_main {
-                    Some(format!(
-                        "it runs as {}, not through its `__main__` block",
-                        why.describe()
-                    ))
-                } else if !own.is_empty() || main_env == MainEnv::Other {
-                    Some("it writes GPU variables of its own".to_string())
-                } else if let Some(chain) = gpu_before_main {
-                    Some(format!(
-                        "its code at import runs GPU code before the `__main__` block ({chain})"
-                    ))
-                } else if facts
-                    .main_block
-                    .as_ref()
-                    .is_none_or(|m| m.first_stmt.is_none())
-                {
-                    Some("its `__main__` block has no statement on a line of its own".to_string())
-                } else {
-                    None
-                };
-                match refused {
+                match main_block_refusal(facts, main_env, why, gpu_before_main.as_deref()) {
                     None => out.push(
                         Finding::new(
                             &PROGRAM_IN_LIBRARY_ENV,
