@@ -815,14 +815,15 @@ fn main_block_refusal(
         Some(format!(
             "its code at import runs GPU code before the `__main__` block ({chain})"
         ))
-    } else if facts
-        .main_block
-        .as_ref()
-        .is_none_or(|m| m.first_stmt.is_none())
-    {
-        Some("its `__main__` block has no statement on a line of its own".to_string())
     } else {
-        None
+        match &facts.main_block {
+            // Run by a command (`python -m pkg.tool`) for its module-level code.
+            None => Some("it has no `__main__` block".to_string()),
+            Some(m) if m.first_stmt.is_none() => {
+                Some("its `__main__` block has no statement on a line of its own".to_string())
+            }
+            Some(_) => None,
+        }
     }
 }
 

@@ -1504,8 +1504,8 @@ impl DynamicImports {
     /// The modules the file loads by name (see [`Self::entries`]), each with whether only a
     /// function of the file loads it (`false`: code at import may). A loader helper's loads
     /// (`def load(name): import_module("pkg." + name)`) happen in the helper, whoever calls it.
-    fn entries_placed(self) -> (Vec<String>, Vec<bool>) {
-        let at_import = self.at_import.clone();
+    fn entries_placed(mut self) -> (Vec<String>, Vec<bool>) {
+        let at_import = std::mem::take(&mut self.at_import);
         let entries = self.entries();
         let in_function = entries.iter().map(|e| !at_import.contains(e)).collect();
         (entries, in_function)
