@@ -953,6 +953,16 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
     );
     write(
         root,
+        "pkg/kinds.py",
+        "import enum\n\n\nclass DeviceType(str, enum.Enum):\n    CPU = \"cpu\"\n    CUDA = \"cuda\"\n",
+    );
+    write(
+        root,
+        "pkg/kinds_tool.py",
+        "import torch\n\nfrom pkg.kinds import DeviceType\n\nPROVIDERS = [\"CUDAExecutionProvider\", \"CPUExecutionProvider\"]\nDEFAULT = DeviceType.CUDA\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1).to(DEFAULT.value), PROVIDERS)\n",
+    );
+    write(
+        root,
         "pkg/eager_tool.py",
         "from pkg.registry import load\n\nPLUGIN = load(\"big\")\n\nif __name__ == \"__main__\":\n    print(PLUGIN)\n",
     );
@@ -963,6 +973,14 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
     assert_eq!(export["findings"][0]["rule"], "GH206", "{export}");
     assert_eq!(
         file_in(&report, "pkg/tool.py")["findings"][0]["rule"],
+        "GH206",
+        "{}",
+        out.stdout
+    );
+    // Constants that name a device, read at import (LLaMA-Factory's `DeviceType` enum,
+    // DeepFilterNet's provider lists), start nothing on a card.
+    assert_eq!(
+        file_in(&report, "pkg/kinds_tool.py")["findings"][0]["rule"],
         "GH206",
         "{}",
         out.stdout

@@ -226,6 +226,9 @@ struct PyFile {
     /// The module's code that runs when it is imported (outside its top-level functions and
     /// classes and its `__main__` block) touches a GPU.
     gpu_at_import: bool,
+    /// The same, less constants that name a device (`PROVIDERS = ["CUDAExecutionProvider"]`):
+    /// importing the module does something on a GPU.
+    gpu_acts_at_import: bool,
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) whenever it is imported, or run as a
@@ -272,6 +275,7 @@ impl Names {
 struct LinkUnit {
     name: String,
     gpu: bool,
+    acts: bool,
     function: bool,
     needs: Option<crate::lang::python::Need>,
     refs: Box<[Name]>,
@@ -283,6 +287,10 @@ struct LinkUnit {
 struct Unit {
     name: String,
     gpu: bool,
+    /// Its GPU code does something when it runs: not only constants that name a device (an
+    /// enum's `CUDA = "cuda"`). Read before this fact existed: taken as acting.
+    #[serde(default = "acting")]
+    acts: bool,
     /// A function (not a class): reading an attribute of it does not run it.
     function: bool,
     /// Needs more than one card by design (one per rank, or several at once).
@@ -524,6 +532,9 @@ struct PyFacts {
     /// Required: facts cached before it existed are a miss, made again.
     reads_command_line: bool,
     gpu_at_import: bool,
+    /// Read before this fact existed: taken as acting.
+    #[serde(default = "acting")]
+    gpu_acts_at_import: bool,
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) at import, or in its `__main__` block.
@@ -559,6 +570,7 @@ impl PyFile {
             acts: f.acts,
             reads_command_line: f.reads_command_line,
             gpu_at_import: f.gpu_at_import,
+            gpu_acts_at_import: f.gpu_acts_at_import,
             needs_at_import: f.needs_at_import,
             hides_at_import: f.hides_at_import,
             hides_in_main: f.hides_in_main,
@@ -568,6 +580,7 @@ impl PyFile {
                 .map(|u| LinkUnit {
                     name: u.name,
                     gpu: u.gpu,
+                    acts: u.acts,
                     function: u.function,
                     needs: u.needs,
                     refs: names.intern(u.refs),
@@ -720,6 +733,14 @@ fn parse_facts(
             units.push(Unit {
                 name: name.to_string(),
                 gpu: touches,
+                acts: touches && {
+                    let mut constants = Vec::new();
+                    constant_ranges(std::slice::from_ref(stmt), &mut constants);
+                    sites_in(&sites, stmt.range()).any(|o| {
+                        !framework_imports.iter().any(|i| i.contains(&o))
+                            && !constants.iter().any(|c| c.contains(&o))
+                    }) || uses_framework(&refs)
+                },
                 needs: needs_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
@@ -745,6 +766,7 @@ fn parse_facts(
     main_refs.dedup();
     let facts = PyFacts {
         gpu_at_import,
+        gpu_acts_at_import,
         needs_at_import,
         hides_at_import,
         hides_in_main,
@@ -971,6 +993,33 @@ fn names_only(target: &Expr) -> bool {
 
 fn acting() -> bool {
     true
+}
+
+/// The ranges of the constant assignments (`CUDA = "cuda"`, no call: [`is_constant`]) in
+/// `stmts` and in the bodies they hold (a class's, a function's, a branch's).
+fn constant_ranges(stmts: &[Stmt], out: &mut Vec<std::ops::Range<usize>>) {
+    for stmt in stmts {
+        if is_constant(stmt) {
+            out.push(stmt.range().start().to_usize()..stmt.range().end().to_usize());
+            continue;
+        }
+        match stmt {
+            Stmt::FunctionDef(f) => constant_ranges(&f.body, out),
+            Stmt::ClassDef(c) => constant_ranges(&c.body, out),
+            Stmt::If(i) => {
+                constant_ranges(&i.body, out);
+                for clause in &i.elif_else_clauses {
+                    constant_ranges(&clause.body, out);
+                }
+            }
+            Stmt::Try(t) => {
+                constant_ranges(&t.body, out);
+                constant_ranges(&t.orelse, out);
+                constant_ranges(&t.finalbody, out);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A module-level statement that reads the command line (`sys.argv`, `parser.parse_args()`),
@@ -2594,10 +2643,15 @@ impl Reach<'_> {
     }
 
     /// Whether the code the program of entry `e` runs at import — its own module-level code,
-    /// not its `__main__` block, and what that imports and calls — runs GPU code: the chain to
-    /// the first found.
+    /// not its `__main__` block, and what that imports and calls — does something on a GPU
+    /// (a constant that names a device does nothing): the chain to the first found.
     fn gpu_at_import(&self, e: usize) -> Option<Vec<Live>> {
-        self.first(e, Live::Module(e), |l| self.is_gpu(l))
+        let files = self.files;
+        self.first(e, Live::Module(e), |l| match l {
+            Live::Module(j) => files[j].gpu_acts_at_import,
+            Live::Unit(j, u) => files[j].units[u].acts,
+            Live::Whole(j) => files[j].gpu,
+        })
     }
 
     fn is_gpu(&self, l: Live) -> bool {
