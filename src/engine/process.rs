@@ -215,8 +215,32 @@ impl Engine {
     fn settle_unsafe(&self, analysis: &mut dyn Analysis) -> usize {
         let mut held = 0;
         if !self.unsafe_fixes {
-            held +=
-                suppress::hold_back_fixes(analysis, &|f| f.applicability == Applicability::Unsafe);
+            let is_unsafe = |f: &Finding| f.applicability == Applicability::Unsafe;
+            let safe_before: Vec<bool> = analysis
+                .findings()
+                .iter()
+                .map(|f| f.fixable && !is_unsafe(f))
+                .collect();
+            held += suppress::hold_back_fixes(analysis, &is_unsafe);
+            // A safe fix the unsafe one takes with it (the file's env plan goes whole) is told
+            // so, not left unfixable without a word.
+            let findings = analysis.parts_mut().0;
+            let mut codes: Vec<&str> = findings
+                .iter()
+                .filter(|f| is_unsafe(f))
+                .map(|f| f.rule.code)
+                .collect();
+            codes.dedup();
+            for (f, _) in findings
+                .iter_mut()
+                .zip(safe_before)
+                .filter(|(f, was)| *was && !f.fixable)
+            {
+                f.add_help(&format!(
+                    "held back with the file's unsafe fix ({}): `gpu-homogenize fix --unsafe-fixes` applies them together",
+                    codes.join(", ")
+                ));
+            }
         }
         let plan_part = analysis.settle_unsafe_edits(self.unsafe_fixes);
         held + usize::from(plan_part && !self.unsafe_fixes)

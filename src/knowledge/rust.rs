@@ -112,7 +112,7 @@ pub const CRATES: &[Crate] = &[
     Crate {
         name: "tch",
         cuda: Cuda::WhenSelected,
-        why: "libtorch (`Device::cuda_if_available()` picks CUDA device 0)",
+        why: "libtorch, on the CUDA device its code chooses (`Device::Cuda(n)`, `Device::cuda_if_available()`)",
         entry_points: &[(
             "cuda_if_available",
             "libtorch's CUDA device 0 when one is there",

@@ -207,7 +207,7 @@ pub fn evidence(files: &[FileOutcome]) -> String {
         );
     }
     if out.is_empty() {
-        return "No file has evidence: the tree holds no Python program or library.\n".into();
+        return "No file has evidence: the tree holds no program or library the index knows (a Python module or a file of a Cargo package).\n".into();
     }
     format!("Why each file is what it is:\n{out}")
 }

@@ -1132,6 +1132,69 @@ fn tests_and_benches_are_programs_judged_test_by_test() {
     assert_eq!(status["tests/standalone.rs"], "compliant", "{text}");
 }
 
+/// A library's `#[test]` functions are a program of their own (`cargo test` builds them with
+/// a `main` libtest writes): a file whose tests reach CUDA — through a test device type the
+/// crate's own `cuda` feature makes a CUDA one, in a test module of its own file, or a CUDA
+/// wrapper's tests opening a context through `crate::` — needs review, never green; tests
+/// that reach no device (a shape helper, a compiler the wrapper also ships) get nothing.
+#[test]
+fn a_librarys_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "nd/Cargo.toml", "[package]\nname = \"nd\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = { version = \"0.16\", optional = true }\n[features]\ncuda = [\"dep:cudarc\"]\n");
+    write(root, "nd/src/lib.rs", "pub mod ops;\npub mod shapes;\npub mod tensor;\n\n#[cfg(test)]\npub(crate) mod tests {\n    #[cfg(not(feature = \"cuda\"))]\n    pub type TestDevice = crate::tensor::Cpu;\n    #[cfg(feature = \"cuda\")]\n    pub type TestDevice = crate::tensor::Cuda;\n}\n");
+    write(root, "nd/src/tensor.rs", "#[derive(Default)]\npub struct Cpu;\n\n#[cfg(feature = \"cuda\")]\npub struct Cuda {\n    pub ctx: std::sync::Arc<cudarc::driver::CudaContext>,\n}\n\n#[cfg(feature = \"cuda\")]\nimpl Default for Cuda {\n    fn default() -> Self {\n        Cuda {\n            ctx: cudarc::driver::CudaContext::new(0).unwrap(),\n        }\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use crate::tests::TestDevice;\n\n    #[test]\n    fn builds() {\n        let _d = TestDevice::default();\n    }\n}\n");
+    write(root, "nd/src/shapes.rs", "pub fn rank(s: &[usize]) -> usize {\n    s.len()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn ranks() {\n        assert_eq!(super::rank(&[1, 2]), 2);\n    }\n}\n");
+    write(
+        root,
+        "nd/src/ops.rs",
+        "pub fn relu(x: f32) -> f32 {\n    x.max(0.0)\n}\n\n#[cfg(test)]\nmod tests;\n",
+    );
+    write(root, "nd/src/ops/tests.rs", "use crate::tests::TestDevice;\n\n#[test]\nfn relu_on_the_test_device() {\n    let _d = TestDevice::default();\n    assert_eq!(super::relu(-1.0), 0.0);\n}\n");
+    // A CUDA wrapper's own tests.
+    write(
+        root,
+        "cu/Cargo.toml",
+        "[package]\nname = \"cudarc\"\nversion = \"0.16.0\"\nedition = \"2021\"\n",
+    );
+    write(root, "cu/src/lib.rs", "pub mod driver;\npub mod nvrtc;\n");
+    write(root, "cu/src/driver.rs", "pub struct CudaContext;\n\nimpl CudaContext {\n    pub fn new(ordinal: usize) -> Result<CudaContext, ()> {\n        let _ = ordinal;\n        Ok(CudaContext)\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn opens() {\n        let _ctx = CudaContext::new(0).unwrap();\n    }\n}\n");
+    write(root, "cu/src/nvrtc.rs", "pub fn compile(src: &str) -> Vec<u8> {\n    src.as_bytes().to_vec()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn compiles() {\n        assert!(!super::compile(\"x\").is_empty());\n    }\n}\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("nd/src/tensor.rs", "needs_review"),
+        ("nd/src/ops/tests.rs", "needs_review"),
+        ("nd/src/shapes.rs", "no_gpu_code"),
+        ("nd/src/ops.rs", "no_gpu_code"),
+        ("cu/src/driver.rs", "needs_review"),
+        ("cu/src/nvrtc.rs", "no_gpu_code"),
+    ] {
+        assert_eq!(
+            status.get(file).map(String::as_str),
+            Some(want),
+            "{file}\n{text}"
+        );
+    }
+    assert!(text.contains("nd/src/tensor.rs:19:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through "), "{text}");
+    assert!(
+        text.contains("nd/src/ops/tests.rs:1:1: GH508 [review]"),
+        "{text}"
+    );
+    assert!(text.contains("cu/src/driver.rs:11:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in"), "{text}");
+    // Review is never green: the exit status says so.
+    let out = run(gh(root).args(["scan", "."]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    // `--verbose` says why each Rust file is what it is (it said the tree held no program).
+    let verbose = run(gh(root).args(["scan", "--verbose", "."])).stdout;
+    assert!(verbose.contains("- nd/src/tensor.rs (needs_review): module: no GPU program of this tree runs it; its `#[test]` functions reach CUDA through "), "{verbose}");
+    assert!(
+        verbose.contains(
+            "- nd/src/shapes.rs (no_gpu_code): module: no GPU program of this tree runs it\n"
+        ),
+        "{verbose}"
+    );
+}
+
 /// rustfmt: an async `main` made sync keeps its body where it was (`async fn async_main`, not
 /// one line re-indented) and gets a sync `main` laid out as rustfmt lays it out, so a file
 /// `rustfmt --check` accepted before the fix (with the project's rustfmt.toml and edition) it
@@ -1403,6 +1466,42 @@ fn every_main_a_feature_may_select_gets_the_env() {
         std::fs::read_to_string(root.join("examples/auto.rs")).unwrap(),
         fixed
     );
+}
+
+/// From a trial on whisper-cpp-plus: an async `main` under a feature beside a sync one for the
+/// other builds was never fixed, even with `--unsafe-fixes` (its help cited a GH502 on the sync
+/// one that no output reported). The sync alternative gets its env (a safe fix), the async one
+/// its conversion (unsafe tier); a stub that only says which feature it needs gets nothing.
+#[test]
+fn an_async_main_beside_a_sync_one_for_other_features_gets_both_envs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"srv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\ntokio = { version = \"1\", features = [\"full\"], optional = true }\n[features]\nserver = [\"dep:tokio\"]\n");
+    write(root, "src/lib.rs", "");
+    let async_main = "#[cfg(feature = \"server\")]\n#[tokio::main]\nasync fn main() {\n    let _c = cudarc::driver::CudaContext::new(0).unwrap();\n}\n\n";
+    write(root, "examples/serve.rs", &format!("{async_main}#[cfg(not(feature = \"server\"))]\nfn main() {{\n    let _c = cudarc::driver::CudaContext::new(0).unwrap();\n}}\n"));
+    write(root, "examples/stub.rs", &format!("{async_main}#[cfg(not(feature = \"server\"))]\nfn main() {{\n    eprintln!(\"This example requires the `server` feature\");\n    std::process::exit(2);\n}}\n"));
+    let text = run(gh(root).args(["scan", "."])).stdout;
+    assert!(text.contains("examples/serve.rs:3:1: GH504 "), "{text}");
+    // The sync main's env goes with the async one's (a file is fixed whole or not at all).
+    assert!(text.contains("examples/serve.rs:8:1: GH502 this `fn main` is compiled instead of the other under some features: it must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements too\n  help: held back with the file's unsafe fix (GH504): `gpu-homogenize fix --unsafe-fixes` applies them together"), "{text}");
+    assert_eq!(text.matches("examples/stub.rs:").count(), 2, "{text}");
+    assert!(text.contains("examples/stub.rs:3:1: GH504 "), "{text}");
+    let out = run(gh(root).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let (status, text) = statuses(root);
+    for file in ["examples/serve.rs", "examples/stub.rs"] {
+        assert_eq!(status[file], "compliant", "{file}\n{text}");
+    }
+    let serve = std::fs::read_to_string(root.join("examples/serve.rs")).unwrap();
+    assert!(serve.contains("#[cfg(not(feature = \"server\"))]\nfn main() {\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    let _c"), "{serve}");
+    let stub = std::fs::read_to_string(root.join("examples/stub.rs")).unwrap();
+    assert_eq!(
+        stub.matches("set_var(\"CUDA_VISIBLE_DEVICES\"").count(),
+        1,
+        "{stub}"
+    );
+    assert!(stub.contains("fn main() {\n    eprintln!"), "{stub}");
 }
 
 /// From a trial on coaster: `tests/framework_cuda_specs.rs` names its crate through

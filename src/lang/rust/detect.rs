@@ -113,8 +113,9 @@ pub fn locate(facts: &Facts, ctx: &Context) -> Sites {
         .as_ref()
         .filter(|m| !m.is_async)
         .and_then(|m| env_block(ctx, m));
+    // A stub main (it only prints or exits) starts nothing on a card: it needs no env.
     let alt_mains_missing = (0..facts.alt_mains.len())
-        .filter(|&i| env_block(ctx, &facts.alt_mains[i]).is_none())
+        .filter(|&i| !facts.alt_mains[i].stub && env_block(ctx, &facts.alt_mains[i]).is_none())
         .collect();
     Sites {
         comment: comment.map(|i| i..i + comment_text.len()),
@@ -215,6 +216,29 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
         );
     }
     library_indices(facts, ctx, kind, &mut out);
+    // The file's unit tests are a GPU program of their own (`cargo test`): libtest writes its
+    // `main`, so nothing the fix does to a `main` masks it.
+    if let Some(FileRole::Module {
+        unit_tests: Some(why),
+        ..
+    }) = ctx.role
+    {
+        // At the test module's line (`mod tests {`), where its code starts.
+        let at = facts.test_code.first().map_or(0..0, |r| {
+            let line = ctx.source[..r.start].rfind('\n').map_or(0, |i| i + 1);
+            let indent =
+                ctx.source[line..r.start].len() - ctx.source[line..r.start].trim_start().len();
+            line + indent..line + indent
+        });
+        out.push(
+            Finding::new(
+                &MACRO_MAIN,
+                at,
+                "this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it",
+            )
+            .with_help(format!("they reach CUDA through {why}; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment `cargo test` runs in", ctx.policy.visible_devices, ctx.policy.device_order)),
+        );
+    }
     // The touchpoint map: where programs reach CUDA and where devices are built.
     if let Some(FileRole::Program {
         cuda: Some(why),
@@ -411,6 +435,7 @@ fn header_findings(
                 }
                 .with_help(format!("set the env in a sync main before building the runtime, or {launcher}")),
             });
+            alt_mains(facts, sites, &launcher, out);
         }
         Binary::Foreign => {
             let (name, at) = main.foreign.clone().unwrap_or_default();
@@ -453,24 +478,28 @@ fn header_findings(
                     .fixed_by_plan(),
                 );
             }
-            // Which main the build compiles depends on features the tool cannot judge: each
-            // needs the env, or the one that runs may leave every card visible.
-            for &i in &sites.alt_mains_missing {
-                let alt = &facts.alt_mains[i];
-                let finding = Finding::new(
-                    &MAIN_ENV_MISSING,
-                    alt.sig.clone(),
-                    "this `fn main` is compiled instead of the other under some features: it must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements too",
-                );
-                out.push(if alt.is_async || alt.foreign.is_some() {
-                    finding.with_help(format!(
-                        "it is async or runs under an attribute: no env block is inserted; {launcher}"
-                    ))
-                } else {
-                    finding.fixed_by_plan()
-                });
-            }
+            alt_mains(facts, sites, &launcher, out);
         }
+    }
+}
+
+/// Which main the build compiles depends on features the tool cannot judge: each needs the
+/// env, or the one that runs may leave every card visible.
+fn alt_mains(facts: &Facts, sites: &Sites, launcher: &str, out: &mut Vec<Finding>) {
+    for &i in &sites.alt_mains_missing {
+        let alt = &facts.alt_mains[i];
+        let finding = Finding::new(
+            &MAIN_ENV_MISSING,
+            alt.sig.clone(),
+            "this `fn main` is compiled instead of the other under some features: it must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements too",
+        );
+        out.push(if alt.is_async || alt.foreign.is_some() {
+            finding.with_help(format!(
+                "it is async or runs under an attribute: no env block is inserted; {launcher}"
+            ))
+        } else {
+            finding.fixed_by_plan()
+        });
     }
 }
 

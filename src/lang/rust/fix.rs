@@ -97,16 +97,18 @@ pub fn plan(
             edits.push(e);
         }
     };
-    if kind != Binary::Settable {
+    if !matches!(kind, Binary::Settable | Binary::Async) {
         return edits;
     }
-    if sites.comment.is_none() {
+    // An async main's own edits (the header, its env) are its GH504 fix's, unsafe-tier; the
+    // other mains the build may compile instead get theirs here.
+    if kind == Binary::Settable && sites.comment.is_none() {
         push(comment_edit(facts, ctx));
     }
     let missing = facts
         .main
         .iter()
-        .filter(|_| sites.main_env.is_none())
+        .filter(|_| kind == Binary::Settable && sites.main_env.is_none())
         .chain(
             sites
                 .alt_mains_missing

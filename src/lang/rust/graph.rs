@@ -64,6 +64,9 @@ pub enum FileRole {
     Module {
         programs: Vec<(String, bool)>,
         made_sync: bool,
+        /// Its `#[test]` functions reach CUDA (how): `cargo test` runs them in a GPU program
+        /// whose `main` libtest writes, which no `main` of the tree masks.
+        unit_tests: Option<String>,
     },
 }
 
@@ -87,6 +90,61 @@ pub struct RustIndex {
 }
 
 impl FileRole {
+    /// Why the file is what it is, for the outputs (`evidence` in JSON, `scan --verbose`).
+    pub fn evidence(&self) -> String {
+        let listed = |programs: &[(String, bool)]| {
+            let mut shown: Vec<String> = programs
+                .iter()
+                .take(3)
+                .map(|(p, _)| format!("`{p}`"))
+                .collect();
+            if programs.len() > 3 {
+                shown.push(format!("{} more", programs.len() - 3));
+            }
+            shown.join(", ")
+        };
+        match self {
+            FileRole::Program { cpu: Some(cpu), .. } => format!("program: a CPU program ({cpu})"),
+            FileRole::Program {
+                cuda: Some(why),
+                test,
+                ..
+            } => {
+                let what = if *test {
+                    "a test binary (libtest writes its `main`)"
+                } else {
+                    "a binary"
+                };
+                format!("program: {what} that reaches CUDA through {why}")
+            }
+            FileRole::Program { test, .. } => format!(
+                "program: a {} that reaches no CUDA code",
+                if *test { "test binary" } else { "binary" }
+            ),
+            FileRole::Module {
+                programs,
+                unit_tests,
+                ..
+            } => {
+                let run = if programs.is_empty() {
+                    "module: no GPU program of this tree runs it".to_string()
+                } else {
+                    format!(
+                        "module: runs in the process of {} GPU program(s): {}",
+                        programs.len(),
+                        listed(programs)
+                    )
+                };
+                match unit_tests {
+                    Some(why) => format!(
+                        "{run}; its `#[test]` functions reach CUDA through {why} (`cargo test`)"
+                    ),
+                    None => run,
+                }
+            }
+        }
+    }
+
     /// A module one of whose programs masks only once its async main is made sync.
     pub fn made_sync(&self) -> bool {
         matches!(
@@ -604,7 +662,7 @@ struct Reader {
 
 /// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`-free: an attribute that makes a function a
 /// test of libtest's `main`.
-fn is_test_attr(attr: &syn::Attribute) -> bool {
+pub(super) fn is_test_attr(attr: &syn::Attribute) -> bool {
     attr.path()
         .segments
         .last()
@@ -1703,6 +1761,55 @@ fn link(
             );
         }
     }
+    // The library's unit tests (`cargo test --lib`): a program whose `main` libtest writes and
+    // whose code is the `#[test]` functions and what they reach of the crate, judged file by
+    // file (each file whose tests reach CUDA is told so, not the whole crate).
+    let mut unit_tests: Vec<(String, String)> = Vec::new();
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
+        let (Some(index), Some(modules)) = (&lib_index[i], &lib_modules[i]) else {
+            continue;
+        };
+        for (file, modpath) in modules {
+            let Some(f) = files.get(file) else { continue };
+            let entry: Vec<(Vec<String>, bool)> = f
+                .items
+                .items
+                .iter()
+                .filter(|it| it.test)
+                .map(|it| ([modpath.as_slice(), &it.key].concat(), false))
+                .collect();
+            if entry.is_empty() {
+                continue;
+            }
+            let mut used = index.reach(&entry, &[]);
+            if used.incomplete {
+                // Too large to follow: the file's own code stands for it.
+                used = super::items::Reached {
+                    names: f.names.clone(),
+                    segments: f.segments.clone(),
+                    cuda: f.cuda,
+                    ..Default::default()
+                };
+            }
+            // The crate's own code is the CUDA crate's (a wrapper's tests) where it chooses a
+            // device.
+            if used.cuda {
+                used.names.insert(p.lib_name.clone());
+            }
+            let why = program_reach(i, &[&used])
+                .map(|(why, _, _)| why)
+                .or_else(|| {
+                    // A crate built with CUDA by its own feature (`cargo test --features cuda`).
+                    p.cuda_feature
+                        .as_ref()
+                        .filter(|_| used.cuda)
+                        .map(|feature| format!("the crate's own `{feature}` feature"))
+                });
+            if let Some(why) = why {
+                unit_tests.push((file.clone(), why));
+            }
+        }
+    }
     // Library files: the GPU programs of the tree that link the library.
     let made_sync = |bin: &str| files.get(bin).is_some_and(|f| f.made_sync);
     for (i, tree) in lib_files.iter().enumerate() {
@@ -1714,6 +1821,7 @@ fn link(
             roles.entry(f.clone()).or_insert(FileRole::Module {
                 programs: programs.clone(),
                 made_sync,
+                unit_tests: None,
             });
         }
     }
@@ -1723,7 +1831,13 @@ fn link(
             roles.entry(f.clone()).or_insert(FileRole::Module {
                 programs: vec![(bin.clone(), masks)],
                 made_sync: made_sync(&bin),
+                unit_tests: None,
             });
+        }
+    }
+    for (file, why) in unit_tests {
+        if let Some(FileRole::Module { unit_tests, .. }) = roles.get_mut(&file) {
+            *unit_tests = Some(why);
         }
     }
     let Callable {

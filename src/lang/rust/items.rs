@@ -45,6 +45,9 @@ pub struct Item {
     /// (`Device::new_cuda(1)`, `Device::Cuda(0)`, `t.cuda()`), not a type named in a signature
     /// (`&CudaDevice`).
     pub cuda: bool,
+    /// A `#[test]` function: an entry of the test binary `cargo test` builds from the crate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub test: bool,
 }
 
 /// A path segment that chooses a CUDA device (`Device::new_cuda`, `Device::Cuda`, a `Cuda`
@@ -352,6 +355,7 @@ fn collect_items(
                         paths: joined(paths),
                         methods: Vec::new(),
                         cuda,
+                        test: false,
                     });
                     continue;
                 }
@@ -364,7 +368,11 @@ fn collect_items(
             },
             syn::Item::Fn(f) => {
                 body.visit_item_fn(f);
-                (vec![f.sig.ident.to_string()], true)
+                body.push(inline, vec![f.sig.ident.to_string()], true, out);
+                if let Some(last) = out.items.last_mut() {
+                    last.test = f.attrs.iter().any(super::graph::is_test_attr);
+                }
+                continue;
             }
             syn::Item::Const(c) => {
                 body.visit_item_const(c);
@@ -469,6 +477,7 @@ impl<'b> Body<'b> {
             paths: joined(self.paths),
             methods: self.methods,
             cuda: self.cuda,
+            test: false,
         });
     }
 }

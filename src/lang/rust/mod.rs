@@ -508,6 +508,10 @@ impl LanguageSupport for RustSupport {
         let _ = self.index.set(index);
     }
 
+    fn evidence(&self, rel: &str) -> Option<String> {
+        self.role(rel).map(graph::FileRole::evidence)
+    }
+
     fn hosted_sources(&self) -> Vec<(String, String)> {
         self.index.get().map_or(Vec::new(), |i| i.hosted().to_vec())
     }
@@ -536,7 +540,14 @@ impl LanguageSupport for RustSupport {
                 ..
             })
         );
-        program || self.index.get().is_some_and(|i| i.carries_index(rel))
+        let unit_tests = matches!(
+            self.role(rel),
+            Some(graph::FileRole::Module {
+                unit_tests: Some(_),
+                ..
+            })
+        );
+        program || unit_tests || self.index.get().is_some_and(|i| i.carries_index(rel))
     }
 
     fn gpu_skip_reason(&self, source: &str) -> Option<String> {

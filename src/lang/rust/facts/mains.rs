@@ -67,6 +67,9 @@ pub struct MainFn {
     /// on a spawned thread): its path as written, and its range. The env cannot be set
     /// soundly in such a main.
     pub foreign: Option<(String, Range<usize>)>,
+    /// Its body only prints, panics or exits (`eprintln!("needs the `cuda` feature")`): a
+    /// stub compiled when the real program's features are off, which starts nothing on a card.
+    pub stub: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -197,7 +200,14 @@ fn runtime_attr(attrs: &[Attribute]) -> Option<RuntimeAttr> {
 /// whose cfg may hold; `None` when every candidate is compiled out (a CPU-only stub).
 pub fn choose(items: &[Item]) -> Option<MainFn> {
     let mut maybe = None;
-    find(items, Tri::True, &mut maybe).or(maybe)
+    find(items, Tri::True, &mut maybe).or_else(|| {
+        // Among mains the features choose between, the program's, not a stub that says
+        // which feature it needs.
+        let mut all = Vec::new();
+        unknown(items, Tri::True, &mut all);
+        let real = all.iter().position(|m| !m.stub).unwrap_or(0);
+        (!all.is_empty()).then(|| all.swap_remove(real)).or(maybe)
+    })
 }
 
 /// The other mains the GPU build may compile when none surely is (`#[cfg(feature = "x")]`
@@ -210,7 +220,12 @@ pub fn alternatives(items: &[Item]) -> Vec<MainFn> {
     }
     let mut all = Vec::new();
     unknown(items, Tri::True, &mut all);
-    all.into_iter().skip(1).collect()
+    let real = all.iter().position(|m| !m.stub).unwrap_or(0);
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i != real)
+        .map(|(_, m)| m)
+        .collect()
 }
 
 /// Every main whose cfg may hold but not surely, in the file's order.
@@ -230,9 +245,49 @@ fn unknown(items: &[Item], outer: Tri, out: &mut Vec<MainFn>) {
     }
 }
 
+/// A statement that only prints, panics or exits: `eprintln!(…)`, `panic!(…)`,
+/// `std::process::exit(1)`.
+fn stub_stmt(stmt: &syn::Stmt) -> bool {
+    const MACROS: &[&str] = &[
+        "print",
+        "println",
+        "eprint",
+        "eprintln",
+        "panic",
+        "todo",
+        "unimplemented",
+        "unreachable",
+        "compile_error",
+    ];
+    let mac = |m: &syn::Macro| {
+        m.path
+            .segments
+            .last()
+            .is_some_and(|s| MACROS.iter().any(|n| s.ident == n))
+    };
+    match stmt {
+        syn::Stmt::Macro(m) => mac(&m.mac),
+        syn::Stmt::Expr(syn::Expr::Macro(m), _) => mac(&m.mac),
+        syn::Stmt::Expr(syn::Expr::Call(c), _) => match c.func.as_ref() {
+            syn::Expr::Path(p) => {
+                let names: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                names.ends_with(&["process".to_string(), "exit".to_string()])
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 fn main_fn(f: &ItemFn) -> MainFn {
     let body = f.block.brace_token.span.join().byte_range();
     MainFn {
+        stub: !f.block.stmts.is_empty() && f.block.stmts.iter().all(stub_stmt),
         is_async: f.sig.asyncness.is_some(),
         body_start: f.block.brace_token.span.open().byte_range().end,
         body,
