@@ -52,8 +52,11 @@ struct Depth<'a> {
     indents: Vec<usize>,
     /// The last token was an operand (a name, literal or closing bracket).
     after_operand: bool,
-    /// Rust: the last token was a `}` back at the top level: an item may have ended there.
+    /// Rust: the last token was a `}` back at the top level or in a `{` block (an `impl`, a
+    /// `mod`, a function body): an item may have ended there.
     closed_item: bool,
+    /// Whether each open bracket is a `{` (the first, the top level, counts as one).
+    braces: Vec<bool>,
 }
 
 impl<'a> Depth<'a> {
@@ -69,6 +72,7 @@ impl<'a> Depth<'a> {
             indents: vec![0],
             after_operand: false,
             closed_item: false,
+            braces: vec![true],
         }
     }
 
@@ -107,11 +111,12 @@ impl<'a> Depth<'a> {
         while self.i < self.bytes.len() {
             let start = self.i;
             let b = self.peek(0);
-            // Rust: a new item after one that ended with `}` at the top level (a struct, an
-            // `impl`, a function): no expression runs on across the two, so the top level's
-            // operator count starts again (a bindgen file of 40,000 lines is thousands of
-            // items none of which ends with `;`). Only the word or `#` right after that `}`
-            // does it: within one expression a `}` is never followed by an item's first word.
+            // Rust: a new item after one that ended with `}` at the top level or in a block (a
+            // struct, an `impl`, a function): no expression runs on across the two, so that
+            // level's operator count starts again (a bindgen file of 40,000 lines is thousands
+            // of items none of which ends with `;`; tch's `impl Tensor` holds thousands of
+            // methods). Only the word or `#` right after that `}` does it: within one
+            // expression a `}` is never followed by an item's first word.
             if self.closed_item && !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\x0c' | b'/') {
                 self.closed_item = false;
                 if b == b'#' || self.item_word_at(self.i) {
@@ -150,6 +155,7 @@ impl<'a> Depth<'a> {
                     }
                     self.chains.push(0);
                     self.links.push(0);
+                    self.braces.push(b == b'{');
                     self.after_operand = false;
                     self.guard(start)?;
                 }
@@ -158,7 +164,12 @@ impl<'a> Depth<'a> {
                     if self.chains.len() > 1 {
                         self.chain_sum -= self.chains.pop().expect("more than one");
                         self.link_sum -= self.links.pop().expect("more than one");
-                        self.closed_item = !self.python && b == b'}' && self.chains.len() == 1;
+                        self.braces.pop();
+                        // Back in a block of items or statements (the top level, an `impl`
+                        // of thousands of methods): an item may start next.
+                        self.closed_item = !self.python
+                            && b == b'}'
+                            && self.braces.last().copied().unwrap_or(true);
                     }
                     self.after_operand = true;
                 }
@@ -510,6 +521,16 @@ mod tests {
             depth_error(Language::Rust, &items),
             None,
             "items start again"
+        );
+        // And so does each method of an `impl` of thousands (tch's generated `impl Tensor`).
+        let methods = format!(
+            "impl T {{\n{}}}\n",
+            "    pub fn f(&self, o: &T) -> T {\n        self.g(o).unwrap()\n    }\n".repeat(3000)
+        );
+        assert_eq!(
+            depth_error(Language::Rust, &methods),
+            None,
+            "methods start again"
         );
         // The same `}` inside one expression starts nothing again.
         let blocks = format!("const X: u8 = {{ 1 }}{};", " + {{ 1 }}".repeat(6000));

@@ -1177,7 +1177,7 @@ fn a_librarys_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
     }
     assert!(text.contains("nd/src/tensor.rs:19:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through "), "{text}");
     assert!(
-        text.contains("nd/src/ops/tests.rs:1:1: GH508 [review]"),
+        text.contains("nd/src/ops/tests.rs:4:1: GH508 [review]"),
         "{text}"
     );
     assert!(text.contains("cu/src/driver.rs:11:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in"), "{text}");

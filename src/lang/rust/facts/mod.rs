@@ -983,6 +983,18 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        // A `#[test]` function outside a `#[cfg(test)]` module is test code all the same.
+        if f.attrs.iter().any(crate::lang::rust::graph::is_test_attr)
+            && !self
+                .facts
+                .test_code
+                .iter()
+                .any(|t| t.contains(&range(&f.sig).start))
+        {
+            self.facts
+                .test_code
+                .push(range(&f.sig).start..fn_range(&f.sig, &f.block).end);
+        }
         self.in_scope(fn_range(&f.sig, &f.block), |v| visit::visit_item_fn(v, f));
     }
 
