@@ -55,6 +55,11 @@ impl<'a> LineIndex<'a> {
 }
 
 impl LineIndex<'_> {
+    /// Where the 1-based `line` starts (`None` past the end).
+    pub fn offset_of_line(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.checked_sub(1)?).copied()
+    }
+
     /// The 1-based line holding `offset`.
     pub fn line(&self, offset: usize) -> usize {
         self.line_column(offset).0

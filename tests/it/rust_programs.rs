@@ -1195,6 +1195,41 @@ fn a_librarys_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
     );
 }
 
+/// A library's doc examples are programs too (`cargo test --doc` runs each in a `main`
+/// rustdoc writes): a file whose runnable examples open a context needs review, with their
+/// count and the first one's line; `no_run`, `ignore` and `text` blocks, and an example that
+/// shows the CPU device, run nothing on a card.
+#[test]
+fn a_librarys_doc_examples_that_reach_cuda_are_programs_rustdoc_writes_the_main_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[package]\nname = \"cudarc\"\nversion = \"0.16.0\"\nedition = \"2021\"\n",
+    );
+    write(root, "src/lib.rs", "//! Safe CUDA.\n//!\n//! ```\n//! # use cudarc::driver::CudaContext;\n//! let ctx = CudaContext::new(0).unwrap();\n//! ```\n\npub mod driver;\npub mod cpu;\n");
+    write(root, "src/driver.rs", "pub struct CudaContext;\n\nimpl CudaContext {\n    /// Opens the context of a card.\n    ///\n    /// ```rust\n    /// # use cudarc::driver::CudaContext;\n    /// let ctx = CudaContext::new(0).unwrap();\n    /// ```\n    ///\n    /// ```no_run\n    /// let ctx = cudarc::driver::CudaContext::new(1).unwrap();\n    /// ```\n    pub fn new(ordinal: usize) -> Result<CudaContext, ()> {\n        let _ = ordinal;\n        Ok(CudaContext)\n    }\n\n    /// ```\n    /// let a = cudarc::driver::CudaContext::new(0).unwrap();\n    /// ```\n    pub fn fork(&self) -> CudaContext {\n        CudaContext\n    }\n}\n");
+    write(root, "src/cpu.rs", "/// ```\n/// let dev: cudarc::cpu::Cpu = Default::default();\n/// ```\n///\n/// ```text\n/// CudaContext::new(0)\n/// ```\n#[derive(Default)]\npub struct Cpu;\n");
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("src/lib.rs", "needs_review"),
+        ("src/driver.rs", "needs_review"),
+        ("src/cpu.rs", "no_gpu_code"),
+    ] {
+        assert_eq!(
+            status.get(file).map(String::as_str),
+            Some(want),
+            "{file}\n{text}"
+        );
+    }
+    assert!(text.contains("src/lib.rs:3:1: GH508 [review] a doc example of this file runs on CUDA in a `main` rustdoc writes (`cargo test --doc`): the env cannot go into it\n  help: the first, here, reaches CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in, or mark an example that needs no run `no_run`"), "{text}");
+    assert!(
+        text.contains("src/driver.rs:6:5: GH508 [review] 2 doc examples of this file run on CUDA"),
+        "{text}"
+    );
+}
+
 /// rustfmt: an async `main` made sync keeps its body where it was (`async fn async_main`, not
 /// one line re-indented) and gets a sync `main` laid out as rustfmt lays it out, so a file
 /// `rustfmt --check` accepted before the fix (with the project's rustfmt.toml and edition) it

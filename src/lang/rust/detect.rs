@@ -239,6 +239,31 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             .with_help(format!("they reach CUDA through {why}; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment `cargo test` runs in", ctx.policy.visible_devices, ctx.policy.device_order)),
         );
     }
+    // Its doc examples are programs too (`cargo test --doc`), each in a `main` rustdoc writes.
+    if let Some(FileRole::Module {
+        doc_tests: Some((line, count, why)),
+        ..
+    }) = ctx.role
+    {
+        let start = crate::base::line_index::LineIndex::new(ctx.source)
+            .offset_of_line(*line as usize)
+            .unwrap_or(0);
+        let rest = &ctx.source[start..];
+        let at = start + (rest.len() - rest.trim_start_matches([' ', '\t']).len());
+        let (what, them) = if *count == 1 {
+            ("a doc example of this file runs".to_string(), "it")
+        } else {
+            (format!("{count} doc examples of this file run"), "them")
+        };
+        out.push(
+            Finding::new(
+                &MACRO_MAIN,
+                at..at,
+                format!("{what} on CUDA in a `main` rustdoc writes (`cargo test --doc`): the env cannot go into {them}"),
+            )
+            .with_help(format!("the first, here, reaches CUDA through {why}; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment `cargo test` runs in, or mark an example that needs no run `no_run`", ctx.policy.visible_devices, ctx.policy.device_order)),
+        );
+    }
     // The touchpoint map: where programs reach CUDA and where devices are built.
     if let Some(FileRole::Program {
         cuda: Some(why),

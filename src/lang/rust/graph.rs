@@ -67,6 +67,9 @@ pub enum FileRole {
         /// Its `#[test]` functions reach CUDA (how): `cargo test` runs them in a GPU program
         /// whose `main` libtest writes, which no `main` of the tree masks.
         unit_tests: Option<String>,
+        /// Its doc examples that reach CUDA (`cargo test --doc`, each in a `main` rustdoc
+        /// writes): the first one's line, how many, and how the first reaches CUDA.
+        doc_tests: Option<(u32, usize, String)>,
     },
 }
 
@@ -124,6 +127,7 @@ impl FileRole {
             FileRole::Module {
                 programs,
                 unit_tests,
+                doc_tests,
                 ..
             } => {
                 let run = if programs.is_empty() {
@@ -135,9 +139,15 @@ impl FileRole {
                         listed(programs)
                     )
                 };
-                match unit_tests {
+                let run = match unit_tests {
                     Some(why) => format!(
                         "{run}; its `#[test]` functions reach CUDA through {why} (`cargo test`)"
+                    ),
+                    None => run,
+                };
+                match doc_tests {
+                    Some((line, count, why)) => format!(
+                        "{run}; {count} of its doc examples reach CUDA (`cargo test --doc`), the first on line {line} through {why}"
                     ),
                     None => run,
                 }
@@ -461,6 +471,10 @@ struct RsFile {
     /// Its functions, methods, constants and types, with what each one's code names: which
     /// of a library's code a program runs.
     items: super::items::Items,
+    /// Its doc examples rustdoc runs (`cargo test --doc`), each a program of its own: the line
+    /// of its opening fence and what its code names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    doc_examples: Vec<(u32, RsFile)>,
 }
 
 /// The facts of one file (`None` when it does not parse) and the hash of the bytes read;
@@ -500,9 +514,31 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     };
     v.file.async_main = main.as_ref().is_some_and(|m| m.is_async && !convertible(m));
     v.file.made_sync = main.as_ref().is_some_and(|m| m.is_async && convertible(m));
+    // Read while the file's spans are valid (they give the examples' lines).
+    let examples = super::doc_tests::examples(&file);
     proc_macro2::extra::invalidate_current_thread_spans();
     v.file.slim();
+    v.file.doc_examples = examples
+        .into_iter()
+        .filter_map(|(line, code)| Some((line, example(&code)?)))
+        .collect();
+    proc_macro2::extra::invalidate_current_thread_spans();
     Some(v.file)
+}
+
+/// One doc example as rustdoc compiles it: in a `fn main` it writes unless the code has one.
+fn example(code: &str) -> Option<RsFile> {
+    crate::lang::nesting::check(Language::Rust, code).ok()?;
+    let file = if code.contains("fn main") {
+        syn::parse_file(code).ok()?
+    } else {
+        syn::parse_file(&format!("fn main() {{\n{code}\n}}")).ok()?
+    };
+    let mut v = Reader::default();
+    v.visit_file(&file);
+    v.file.items = super::items::collect(&file);
+    v.file.slim();
+    (!v.file.names.is_empty()).then_some(v.file)
 }
 
 impl RsFile {
@@ -1761,6 +1797,31 @@ fn link(
             );
         }
     }
+    // A CUDA crate's own tests and examples (cudarc's, ort's): the crate's own row decides,
+    // where they choose a device (`CudaContext::new(0)`, `CudaDevice::new(0)`) or name an
+    // entry point of the row that asks for CUDA (ort's CUDA provider) — not every call into
+    // its own `-sys` crate, which the row's gate stands for (building an ONNX tensor on the
+    // CPU reaches `ort-sys` with its `cuda` feature and no card).
+    // `reached`: the code they run chooses a device; `own`: their own code does, or names an
+    // entry point that asks for CUDA (`paths`). A row with such entry points (tch, candle,
+    // ort: CUDA only where the code asks) is asked of their own code, as the crate's reach
+    // through method names runs far (`Storage::device()` rewraps the device a tensor is on);
+    // one without (cust's `quick_init()`) of what they run.
+    let own_row = |i: usize, reached: bool, own: bool, paths: &dyn Fn(&str) -> bool| {
+        let p = &packages[i];
+        rust::cuda_crate(&p.lib_name)?;
+        let why = p.deps.iter().find_map(|(local, d)| match d {
+            Dep::Cuda(why, _, gate, _) if *local == p.lib_name => {
+                let counts = match gate {
+                    Some(apis) => own || apis.iter().any(|a| paths(a)),
+                    None => reached || own,
+                };
+                counts.then(|| why.clone())
+            }
+            _ => None,
+        });
+        Some(why)
+    };
     // The library's unit tests (`cargo test --lib`): a program whose `main` libtest writes and
     // whose code is the `#[test]` functions and what they reach of the crate, judged file by
     // file (each file whose tests reach CUDA is told so, not the whole crate).
@@ -1771,11 +1832,15 @@ fn link(
         };
         for (file, modpath) in modules {
             let Some(f) = files.get(file) else { continue };
+            // Judged test by test, as a test binary is: a test that binds a CPU device itself
+            // (`Tensor::zeros(…, &Device::Cpu)`) runs on the CPU.
+            let gpu_test =
+                |it: &&super::items::Item| it.test && !f.cpu_tests.contains(&it.key.join("::"));
             let entry: Vec<(Vec<String>, bool)> = f
                 .items
                 .items
                 .iter()
-                .filter(|it| it.test)
+                .filter(gpu_test)
                 .map(|it| ([modpath.as_slice(), &it.key].concat(), false))
                 .collect();
             if entry.is_empty() {
@@ -1791,10 +1856,28 @@ fn link(
                     ..Default::default()
                 };
             }
-            // The crate's own code is the CUDA crate's (a wrapper's tests) where it chooses a
-            // device.
-            if used.cuda {
-                used.names.insert(p.lib_name.clone());
+            // A CUDA crate's own tests.
+            let tests = || f.items.items.iter().filter(gpu_test);
+            let own = tests().any(|it| it.cuda);
+            // A path to a CPU device (`Device::Cpu`) names the row's `Device` and asks for no
+            // card.
+            let names = |api: &str| {
+                tests().any(|it| {
+                    it.paths
+                        .iter()
+                        .filter(|p| {
+                            !CPU_DEVICES
+                                .iter()
+                                .any(|c| p.rsplit("::").next() == Some(*c))
+                        })
+                        .any(|p| p.split("::").any(|s| s == api))
+                })
+            };
+            if let Some(why) = own_row(i, used.cuda, own, &names) {
+                if let Some(why) = why {
+                    unit_tests.push((file.clone(), why));
+                }
+                continue;
             }
             let why = program_reach(i, &[&used])
                 .map(|(why, _, _)| why)
@@ -1810,6 +1893,58 @@ fn link(
             }
         }
     }
+    // Its doc examples (`cargo test --doc`): each a program of the package that links the
+    // library, judged like a binary of it.
+    let mut doc_tests: Vec<(String, (u32, usize, String))> = Vec::new();
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
+        for file in &lib_files[i] {
+            let Some(f) = files.get(file) else { continue };
+            let mut found: Option<(u32, usize, String)> = None;
+            for (line, ex) in &f.doc_examples {
+                // An example that chooses a CPU device and no CUDA one is a CPU program (docs
+                // show the CPU: `let dev: Cpu = Default::default()`, `type Dev = Cpu;`).
+                if (ex.cpu || ex.cpu_binding) && !ex.cuda {
+                    continue;
+                }
+                // What the example runs of the library (`quick_init()` opens device 0).
+                let names_lib = ex.names.contains(&p.lib_name);
+                let used = lib_index[i]
+                    .as_ref()
+                    .filter(|_| names_lib)
+                    .map(|index| {
+                        let (entry, methods) = entries_into(&[ex as &dyn Unit], &p.lib_name);
+                        index.reach(&entry, &methods)
+                    })
+                    .filter(|used| !used.incomplete);
+                let lib_chooses = used.as_ref().is_some_and(|u| u.cuda);
+                let why = match own_row(i, lib_chooses, ex.cuda, &|api| ex.segments.contains(api)) {
+                    Some(why) => why.filter(|_| names_lib),
+                    None => program_reach(i, &[ex]).map(|(why, _, _)| why).or_else(|| {
+                        let used = used.as_ref()?;
+                        program_reach(i, &[used])
+                            .map(|(why, _, _)| format!("`{}` → {why}", p.lib_name))
+                            .or_else(|| {
+                                p.cuda_feature
+                                    .as_ref()
+                                    .filter(|_| used.cuda)
+                                    .map(|feature| {
+                                        format!("`{}` with its own `{feature}` feature", p.lib_name)
+                                    })
+                            })
+                    }),
+                };
+                if let Some(why) = why {
+                    match &mut found {
+                        Some((_, count, _)) => *count += 1,
+                        None => found = Some((*line, 1, why)),
+                    }
+                }
+            }
+            if let Some(found) = found {
+                doc_tests.push((file.clone(), found));
+            }
+        }
+    }
     // Library files: the GPU programs of the tree that link the library.
     let made_sync = |bin: &str| files.get(bin).is_some_and(|f| f.made_sync);
     for (i, tree) in lib_files.iter().enumerate() {
@@ -1822,6 +1957,7 @@ fn link(
                 programs: programs.clone(),
                 made_sync,
                 unit_tests: None,
+                doc_tests: None,
             });
         }
     }
@@ -1832,12 +1968,18 @@ fn link(
                 programs: vec![(bin.clone(), masks)],
                 made_sync: made_sync(&bin),
                 unit_tests: None,
+                doc_tests: None,
             });
         }
     }
     for (file, why) in unit_tests {
         if let Some(FileRole::Module { unit_tests, .. }) = roles.get_mut(&file) {
             *unit_tests = Some(why);
+        }
+    }
+    for (file, found) in doc_tests {
+        if let Some(FileRole::Module { doc_tests, .. }) = roles.get_mut(&file) {
+            *doc_tests = Some(found);
         }
     }
     let Callable {

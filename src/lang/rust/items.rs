@@ -181,6 +181,18 @@ pub(super) fn is_std(first: &str) -> bool {
     matches!(first, "std" | "core" | "alloc")
 }
 
+/// A value that is some device already: a method's result or a field (`s.device().clone()`,
+/// `self.device`), taken as it is or by reference.
+fn on_a_device_already(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::MethodCall(m) => m.method != "cuda",
+        syn::Expr::Field(_) => true,
+        syn::Expr::Reference(r) => on_a_device_already(&r.expr),
+        syn::Expr::Paren(p) => on_a_device_already(&p.expr),
+        _ => false,
+    }
+}
+
 /// Names of the standard library's prelude: never an item of the tree unless the file binds
 /// the name itself (then it is kept).
 pub(super) const PRELUDE: &[&str] = &[
@@ -514,6 +526,23 @@ impl<'a> Visit<'a> for Body<'_> {
         if let syn::Expr::Path(p) = c.func.as_ref() {
             if let Some(id) = p.path.get_ident() {
                 self.paths.push(vec![id.to_string()]);
+            }
+            // `Device::Cuda(storage.device().clone())`: the device something already is on,
+            // wrapped again (an accessor), not a choice; `Device::Cuda(0)` and
+            // `Device::Cuda(CudaDevice::new(0)?)` choose.
+            let rewrapped = p.path.segments.last().is_some_and(|s| s.ident == "Cuda")
+                && !c.args.is_empty()
+                && c.args.iter().all(on_a_device_already);
+            if rewrapped {
+                let before = self.cuda;
+                visit::visit_expr_call(self, c);
+                let args_choose = {
+                    let mut probe = Body::new(self.bound, self.self_ty.clone());
+                    c.args.iter().for_each(|a| probe.visit_expr(a));
+                    probe.cuda
+                };
+                self.cuda = before || args_choose;
+                return;
             }
         }
         visit::visit_expr_call(self, c);
@@ -1105,6 +1134,11 @@ mod tests {
         let found = items("fn a(d: &CudaDevice, s: Storage) -> Storage { match s { Storage::Cuda(c) => Storage::Cuda(c), o => o } }\nfn b() { let _ = Device::Cuda(0); }\nfn c() { let _ = CudaContext::new(1); }\nfn d() { let _m = Model::<Cuda>::new(); }\nfn e(t: Tensor) { t.cuda(); }\n");
         let cuda: Vec<bool> = found.items.iter().map(|i| i.cuda).collect();
         assert_eq!(cuda, [false, true, true, true, true]);
+        // The device a tensor's storage is on, wrapped again (candle's `Storage::device()`): no
+        // choice; a device built there is one.
+        let found = items("fn f(s: &CudaStorage) -> Device { Device::Cuda(s.device().clone()) }\nfn g(&self) -> Device { Device::Cuda(self.dev) }\nfn h() -> Device { Device::Cuda(CudaDevice::new(0).unwrap()) }\nfn i(s: &S) -> Device { Device::Cuda(s.device().cuda()) }\n");
+        let cuda: Vec<bool> = found.items.iter().map(|i| i.cuda).collect();
+        assert_eq!(cuda, [false, false, true, true]);
     }
 
     #[test]

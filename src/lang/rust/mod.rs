@@ -3,6 +3,7 @@
 
 mod async_main;
 mod detect;
+mod doc_tests;
 mod effective;
 mod facts;
 mod fix;
@@ -544,6 +545,9 @@ impl LanguageSupport for RustSupport {
             self.role(rel),
             Some(graph::FileRole::Module {
                 unit_tests: Some(_),
+                ..
+            }) | Some(graph::FileRole::Module {
+                doc_tests: Some(_),
                 ..
             })
         );
