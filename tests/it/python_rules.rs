@@ -1291,3 +1291,58 @@ fn an_automatic_device_map_is_gpu_use() {
     assert_eq!(status["serve_rm.py"], "non_compliant", "{}", out.stdout);
     assert_eq!(status["cpu.py"], "no_gpu_code", "{}", out.stdout);
 }
+
+/// From the trial's applications (Real-ESRGAN's `-g/--gpu-id`, insanely-fast-whisper's
+/// `--device-id`): a card index read from a command-line option with no default was reported
+/// nowhere, and the fixed program was compliant while every launch script passing the old
+/// number (`--gpu-id 1`) selected no device. An option with a default is remapped where the
+/// default is written (GH104); one that holds a whole device (`--device cpu`) is the user's
+/// choice of CPU or GPU, not an index.
+#[test]
+fn a_card_index_from_an_option_without_default_is_for_review() {
+    let head = "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n";
+    for (option, use_) in [
+        ("parser.add_argument(\"-g\", \"--gpu-id\", type=int, default=None)", "x = torch.zeros(1).to(f\"cuda:{args.gpu_id}\" if args.gpu_id is not None else \"cuda\")"),
+        ("parser.add_argument(\"--device-id\", type=int)", "x = torch.zeros(1).to(torch.device(\"cuda\", args.device_id))"),
+        ("parser.add_argument(\"--gpu\", type=int)", "torch.cuda.set_device(args.gpu)"),
+        ("parser.add_argument(\"--gpu\")", "x = torch.zeros(1).to(\"cuda:\" + args.gpu)"),
+    ] {
+        let source = format!("{head}{option}\nargs = parser.parse_args()\n{use_}\n");
+        let found = analyze(&python(), &source);
+        assert!(
+            found.findings().iter().any(|f| f.rule.code == "GH112"
+                && f.message.contains("takes its card index from the command line (`args.")),
+            "{source}\n{:?}",
+            found.findings()
+        );
+    }
+    for (option, use_) in [
+        (
+            "parser.add_argument(\"--gpu-id\", type=int, default=1)",
+            "x = torch.zeros(1).to(torch.device(\"cuda\", args.gpu_id))",
+        ),
+        (
+            "parser.add_argument(\"--device\")",
+            "x = torch.zeros(1).to(args.device)",
+        ),
+        (
+            "parser.add_argument(\"--device\")",
+            "torch.cuda.set_device(args.device)",
+        ),
+    ] {
+        let source = format!("{head}{option}\nargs = parser.parse_args()\n{use_}\n");
+        let found = analyze(&python(), &source);
+        assert!(
+            !found.findings().iter().any(|f| f.rule.code == "GH112"),
+            "{source}\n{:?}",
+            found.findings()
+        );
+    }
+    // A default of digits in a string is the index `f"cuda:{…}"` builds: remapped there.
+    let source = format!("{head}parser.add_argument(\"--device-id\", default=\"1\", type=str)\nargs = parser.parse_args()\nx = torch.zeros(1).to(f\"cuda:{{args.device_id}}\")\n");
+    let out = fixed(&source);
+    assert!(
+        out.contains("parser.add_argument(\"--device-id\", default=\"0\", type=str)"),
+        "{out}"
+    );
+}

@@ -265,6 +265,16 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
                 .with_help(format!("under CUDA_VISIBLE_DEVICES='{}' the policy's card is `cuda:0` (index 0): check the value there, then mark this `# noqa: GH111`", ctx.policy.visible_devices)),
             );
         }
+        for (at, what, read) in &facts.cli_devices {
+            out.push(
+                Finding::new(
+                    &DEVICE_FROM_COMMAND_LINE,
+                    at.clone(),
+                    format!("{what} takes its card index from the command line (`{read}`, no default)"),
+                )
+                .with_help(format!("under CUDA_VISIBLE_DEVICES='{}' only index 0 exists: a launch script that passes the old number selects no device; make the option choose among the policy's cards (or drop it), then mark this `# noqa: GH112`", ctx.policy.visible_devices)),
+            );
+        }
         if ctx.in_scope {
             for o in &facts.idle_options {
                 out.push(

@@ -92,6 +92,13 @@ struct Flow {
     numeric: bool,
     /// The value is read from a configuration file (YAML, TOML, JSON): which file, which key.
     config: Option<String>,
+    /// What is resolved is a card index (an index argument, the `N` of `f"cuda:{N}"`), or
+    /// an index or a device (`torch.cuda.set_device(…)`, `.to(…)`).
+    index: bool,
+    spec: bool,
+    /// An index read from a command-line option with no default the tool can read
+    /// (`args.gpu_id`, `--gpu-id` with `default=None` or none): the option's read.
+    cli: Option<String>,
 }
 
 /// A name for the index of the process among its siblings: a rank (`local_rank`, `RANK`),
@@ -719,7 +726,11 @@ impl<'s> FactVisitor<'s> {
             return;
         }
         let scope = self.scopes().scope_at(range(expr).start);
-        let mut flow = Flow::default();
+        let mut flow = Flow {
+            index: matches!(accepts, Accepts::Index | Accepts::IndexList),
+            spec: accepts == Accepts::Spec,
+            ..Flow::default()
+        };
         flow.path.extend(through);
         self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
         if flow.rank {
@@ -743,6 +754,10 @@ impl<'s> FactVisitor<'s> {
                 self.facts
                     .config_devices
                     .push((range(expr), what.to_string(), config));
+            } else if let Some(read) = flow.cli.take() {
+                self.facts
+                    .cli_devices
+                    .push((range(expr), what.to_string(), read));
             }
         } else {
             self.cuda_at(range(expr).start);
@@ -849,14 +864,20 @@ impl<'s> FactVisitor<'s> {
             }
             Expr::FString(f) => self.fstring(f, scope, depth, flow),
             Expr::Call(call) => self.resolve_call(call, scope, depth, flow),
-            Expr::BinOp(op) if is_cuda_prefix(&op.left) => match op.right.as_ref() {
-                Expr::Tuple(t) => {
-                    if let Some(first) = t.elts.first() {
-                        self.resolve(first, scope, depth + 1, false, flow);
+            Expr::BinOp(op) if is_cuda_prefix(&op.left) => {
+                let was = std::mem::replace(&mut flow.index, true);
+                let numeric = std::mem::replace(&mut flow.numeric, true);
+                match op.right.as_ref() {
+                    Expr::Tuple(t) => {
+                        if let Some(first) = t.elts.first() {
+                            self.resolve(first, scope, depth + 1, false, flow);
+                        }
                     }
+                    right => self.resolve(right, scope, depth + 1, false, flow),
                 }
-                right => self.resolve(right, scope, depth + 1, false, flow),
-            },
+                flow.index = was;
+                flow.numeric = numeric;
+            }
             Expr::If(ifexp) => {
                 self.resolve(&ifexp.body, scope, depth + 1, list, flow);
                 self.resolve(&ifexp.orelse, scope, depth + 1, list, flow);
@@ -961,6 +982,19 @@ impl<'s> FactVisitor<'s> {
                 if class.is_none() {
                     if let Some(defaults) = scopes.argparse.get(name) {
                         values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
+                    }
+                    // A card index the user gives at run time: what the launch scripts pass
+                    // (the old numbering, `--gpu-id 1`) selects no device under the mask.
+                    // Where a device may be named whole (`--device cpu`), only an option
+                    // named for a card (`--gpu`, `--gpu-id`) holds an index.
+                    let card = || {
+                        let lower = name.to_ascii_lowercase();
+                        crate::knowledge::CARD_WORDS
+                            .iter()
+                            .any(|w| lower.contains(w))
+                    };
+                    if (flow.index || (flow.spec && card())) && scopes.options.contains(name) {
+                        flow.cli = Some(self.source[range(expr)].to_string());
                     }
                 }
                 if values.is_empty() {
@@ -1283,7 +1317,13 @@ impl<'s> FactVisitor<'s> {
                             elements.get(i + 1)
                         {
                             let before = flow.origins.len();
+                            // `f"cuda:{args.device_id}"` with `default="0"`: a string of
+                            // digits there is an index.
+                            let was = std::mem::replace(&mut flow.index, true);
+                            let numeric = std::mem::replace(&mut flow.numeric, true);
                             self.resolve(&inter.expression, scope, depth + 1, false, flow);
+                            flow.index = was;
+                            flow.numeric = numeric;
                             for o in &mut flow.origins[before..] {
                                 o.string = true;
                             }

@@ -189,6 +189,9 @@ pub struct Facts {
     /// Device arguments whose value is read from a configuration file: where, what, which
     /// file and key.
     pub config_devices: Vec<(Range<usize>, String, String)>,
+    /// Device sinks whose card index is a command-line option with no default: (sink, what,
+    /// the option's read as written).
+    pub cli_devices: Vec<(Range<usize>, String, String)>,
     /// Cards chosen by NVML index (`nvmlDeviceGetHandleByIndex`): NVML ignores the mask.
     pub nvml: Vec<NvmlUse>,
     /// Device options (`--gpus`) whose value selects nothing: never read, or only printed.

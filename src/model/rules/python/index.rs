@@ -153,3 +153,16 @@ pub static DEVICE_FROM_CONFIG: Rule = Rule {
     edits: RuleEdits::Own,
     ..Rule::DEFAULT
 };
+
+pub static DEVICE_FROM_COMMAND_LINE: Rule = Rule {
+    code: "GH112",
+    name: "device-index-from-command-line",
+    severity: Severity::Review,
+    summary: "a card index comes from a command-line option with no default: the old numbering its users pass selects no device under the mask",
+    why: "`--gpu-id 1` picked the second card before the migration; once the header masks every other card only index 0 exists, so the launch scripts and habits that pass the old number break (an invalid ordinal), and nothing in the file says which number is right.",
+    example: "parser.add_argument('--gpu-id', type=int)\nargs = parser.parse_args()\nmodel.to(f'cuda:{args.gpu_id}')",
+    fix: FixSafety::None,
+    fix_why: "Display only: the value is the user's, given at run time; make the option choose among the policy's cards (index 0 under the mask), or drop it, and update what passes it.",
+    edits: RuleEdits::Own,
+    ..Rule::DEFAULT
+};
