@@ -1185,7 +1185,10 @@ fn a_librarys_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
     let out = run(gh(root).args(["scan", "."]));
     assert_eq!(out.code, 1, "{}", out.stdout);
     // `--verbose` says why each Rust file is what it is (it said the tree held no program).
-    let verbose = run(gh(root).args(["scan", "--verbose", "."])).stdout;
+    // Paths as the platform prints them (`nd\src\tensor.rs` on Windows), read here with `/`.
+    let verbose = run(gh(root).args(["scan", "--verbose", "."]))
+        .stdout
+        .replace('\\', "/");
     assert!(verbose.contains("- nd/src/tensor.rs (needs_review): module: no GPU program of this tree runs it; its `#[test]` functions reach CUDA through "), "{verbose}");
     assert!(
         verbose.contains(
