@@ -230,6 +230,7 @@ impl Engine {
                 .filter(|f| is_unsafe(f))
                 .map(|f| f.rule.code)
                 .collect();
+            codes.sort_unstable();
             codes.dedup();
             for (f, _) in findings
                 .iter_mut()

@@ -225,10 +225,8 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
     {
         // At the test module's line (`mod tests {`), where its code starts.
         let at = facts.test_code.first().map_or(0..0, |r| {
-            let line = ctx.source[..r.start].rfind('\n').map_or(0, |i| i + 1);
-            let indent =
-                ctx.source[line..r.start].len() - ctx.source[line..r.start].trim_start().len();
-            line + indent..line + indent
+            let at = first_word_of_line(ctx.source, r.start);
+            at..at
         });
         out.push(
             Finding::new(
@@ -248,8 +246,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
         let start = crate::base::line_index::LineIndex::new(ctx.source)
             .offset_of_line(*line as usize)
             .unwrap_or(0);
-        let rest = &ctx.source[start..];
-        let at = start + (rest.len() - rest.trim_start_matches([' ', '\t']).len());
+        let at = first_word_of_line(ctx.source, start);
         let (what, them) = if *count == 1 {
             ("a doc example of this file runs".to_string(), "it")
         } else {
@@ -506,6 +503,11 @@ fn header_findings(
             alt_mains(facts, sites, &launcher, out);
         }
     }
+}
+
+/// Where the line holding `offset` starts once its indentation is past.
+fn first_word_of_line(source: &str, offset: usize) -> usize {
+    crate::base::lines::line_start(source, offset) + fix::line_indent(source, offset).len()
 }
 
 /// Which main the build compiles depends on features the tool cannot judge: each needs the

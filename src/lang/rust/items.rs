@@ -534,14 +534,12 @@ impl<'a> Visit<'a> for Body<'_> {
                 && !c.args.is_empty()
                 && c.args.iter().all(on_a_device_already);
             if rewrapped {
+                // The variant's path is named (the reach follows it) but chooses nothing; the
+                // arguments are read as any code.
                 let before = self.cuda;
-                visit::visit_expr_call(self, c);
-                let args_choose = {
-                    let mut probe = Body::new(self.bound, self.self_ty.clone());
-                    c.args.iter().for_each(|a| probe.visit_expr(a));
-                    probe.cuda
-                };
-                self.cuda = before || args_choose;
+                self.visit_expr(&c.func);
+                self.cuda = before;
+                c.args.iter().for_each(|a| self.visit_expr(a));
                 return;
             }
         }

@@ -201,13 +201,18 @@ fn runtime_attr(attrs: &[Attribute]) -> Option<RuntimeAttr> {
 pub fn choose(items: &[Item]) -> Option<MainFn> {
     let mut maybe = None;
     find(items, Tri::True, &mut maybe).or_else(|| {
-        // Among mains the features choose between, the program's, not a stub that says
-        // which feature it needs.
-        let mut all = Vec::new();
-        unknown(items, Tri::True, &mut all);
-        let real = all.iter().position(|m| !m.stub).unwrap_or(0);
-        (!all.is_empty()).then(|| all.swap_remove(real)).or(maybe)
+        let (mut all, real) = feature_mains(items);
+        (!all.is_empty()).then(|| all.swap_remove(real))
     })
+}
+
+/// The mains whose cfg may hold but not surely, and which of them is the program's: the first
+/// that is not a stub saying which feature it needs (the first when all are).
+fn feature_mains(items: &[Item]) -> (Vec<MainFn>, usize) {
+    let mut all = Vec::new();
+    unknown(items, Tri::True, &mut all);
+    let real = all.iter().position(|m| !m.stub).unwrap_or(0);
+    (all, real)
 }
 
 /// The other mains the GPU build may compile when none surely is (`#[cfg(feature = "x")]`
@@ -218,9 +223,7 @@ pub fn alternatives(items: &[Item]) -> Vec<MainFn> {
     if find(items, Tri::True, &mut maybe).is_some() {
         return Vec::new();
     }
-    let mut all = Vec::new();
-    unknown(items, Tri::True, &mut all);
-    let real = all.iter().position(|m| !m.stub).unwrap_or(0);
+    let (all, real) = feature_mains(items);
     all.into_iter()
         .enumerate()
         .filter(|(i, _)| *i != real)
