@@ -11,6 +11,9 @@
 //! A name that resolves to no item of its module (an item a macro writes) reaches the whole
 //! file it was looked up in: the reach errs towards running more code, never less.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use syn::visit::{self, Visit};
@@ -670,6 +673,61 @@ pub struct LibraryIndex<'a> {
     by_macro: HashMap<&'a str, Vec<(usize, usize)>>,
     /// (file, inline modules) → what code there can name.
     scopes: HashMap<(usize, &'a [String]), Scope<'a>>,
+    /// What looking up a path and reading an item do, worked out once for every reach (a
+    /// crate's unit tests reach it once per file).
+    memo: RefCell<Memo>,
+}
+
+/// The steps of a lookup or a read, independent of what a reach has seen: a reach replays them
+/// in order, so its result is the one of working each out again.
+#[derive(Default)]
+struct Memo {
+    /// A path of the library (and whether a miss is expected) → its id.
+    ids: [HashMap<Rc<[String]>, u32>; 2],
+    paths: Vec<(Rc<[String]>, bool)>,
+    lookups: Vec<Option<Rc<[Op]>>>,
+    reads: HashMap<(usize, usize), Rc<[Op]>>,
+}
+
+impl Memo {
+    fn id(&mut self, path: Vec<String>, guess: bool) -> u32 {
+        if let Some(&id) = self.ids[usize::from(guess)].get(path.as_slice()) {
+            return id;
+        }
+        let id = u32::try_from(self.paths.len()).expect("fewer paths than u32::MAX");
+        let path: Rc<[String]> = path.into();
+        self.ids[usize::from(guess)].insert(path.clone(), id);
+        self.paths.push((path, guess));
+        self.lookups.push(None);
+        id
+    }
+
+    /// A path taken: one of the library's to look up (longer ones never are), or another
+    /// crate's.
+    fn take(&mut self, path: Path, guess: bool, ops: &mut Vec<Op>) {
+        match path {
+            Path::Internal(p) if p.len() > MAX_SEGMENTS => {}
+            Path::Internal(p) => ops.push(Op::Lookup(self.id(p, guess))),
+            Path::External(p) => ops.push(Op::External(p.into())),
+        }
+    }
+}
+
+/// One step of a reach.
+enum Op {
+    /// The code read chooses a CUDA device.
+    Cuda,
+    Item(usize, usize),
+    /// Every item of a file.
+    Whole(usize),
+    /// The segments of a path the code names.
+    Name(Box<[String]>),
+    /// A method called on a value.
+    Method(Box<str>),
+    /// A path of the library to look up.
+    Lookup(u32),
+    /// A path into another crate.
+    External(Box<[String]>),
 }
 
 /// Longer paths are never looked up (no crate nests modules this deep).
@@ -699,6 +757,7 @@ impl<'a> LibraryIndex<'a> {
             by_type: HashMap::default(),
             by_macro: HashMap::default(),
             scopes: HashMap::default(),
+            memo: RefCell::default(),
         };
         for (fi, (_, module)) in lib.modules.iter().enumerate() {
             index.module_file.entry(module.as_slice()).or_insert(fi);
@@ -749,9 +808,18 @@ impl<'a> LibraryIndex<'a> {
     /// The code reached from `entry` (paths relative to the library root, its name taken off;
     /// `true`: a guess) and the methods called on the library's values.
     pub fn reach(&self, entry: &[(Vec<String>, bool)], methods: &[String]) -> Reached {
+        let mut queue = Vec::with_capacity(entry.len());
+        {
+            let mut memo = self.memo.borrow_mut();
+            for (path, guess) in entry {
+                if path.len() <= MAX_SEGMENTS {
+                    queue.push(memo.id(path.clone(), *guess));
+                }
+            }
+        }
         let mut walk = Walk {
             index: self,
-            queue: entry.to_vec(),
+            queue,
             items: Vec::new(),
             seen_paths: HashSet::default(),
             seen_items: HashSet::default(),
@@ -775,15 +843,143 @@ impl<'a> LibraryIndex<'a> {
             .rev()
             .find_map(|k| self.module_file.get(&path[..k]).map(|&fi| (fi, k)))
     }
+
+    /// The steps of looking up the path `id`.
+    fn lookup(&self, id: u32) -> Rc<[Op]> {
+        let mut memo = self.memo.borrow_mut();
+        if let Some(ops) = &memo.lookups[id as usize] {
+            return ops.clone();
+        }
+        let (path, guess) = memo.paths[id as usize].clone();
+        let mut ops = Vec::new();
+        self.plan_lookup(&path, guess, &mut memo, &mut ops);
+        let ops: Rc<[Op]> = ops.into();
+        memo.lookups[id as usize] = Some(ops.clone());
+        ops
+    }
+
+    fn plan_lookup(&self, path: &[String], guess: bool, memo: &mut Memo, ops: &mut Vec<Op>) {
+        let Some((fi, depth)) = self.module_of(path) else {
+            return;
+        };
+        let module = &self.lib.modules[fi].1;
+        let rest = &path[depth..];
+        let Some(items) = self.files[fi] else {
+            return;
+        };
+        if rest.is_empty() {
+            return;
+        }
+        let heads = self.by_head.get(&(fi, rest[0].as_str()));
+        let mut found = false;
+        for &ii in heads.into_iter().flatten() {
+            if rest.starts_with(&items.items[ii].key) {
+                found = true;
+                ops.push(Op::Item(fi, ii));
+            }
+        }
+        // `Type::method` where the impl is in another file of the library.
+        if rest.len() >= 2 {
+            for &(fj, jj) in self.by_method.get(rest[1].as_str()).into_iter().flatten() {
+                let key = &self.files[fj].unwrap().items[jj].key;
+                if key[key.len() - 2] == rest[0] {
+                    found = true;
+                    ops.push(Op::Item(fj, jj));
+                }
+            }
+        }
+        // A macro, by its name: `#[macro_export]` puts it at the crate's root.
+        if !found && rest.len() == 1 {
+            for &(fj, jj) in self.by_macro.get(rest[0].as_str()).into_iter().flatten() {
+                found = true;
+                ops.push(Op::Item(fj, jj));
+            }
+        }
+        if found {
+            return;
+        }
+        // The inline modules of the file the path goes through, and what is left of it.
+        let mut inline = 0;
+        while inline + 1 < rest.len() && self.scopes.contains_key(&(fi, &rest[..=inline])) {
+            inline += 1;
+        }
+        let (at, name) = (&rest[..inline], &rest[inline..]);
+        let Some(scope) = self.scopes.get(&(fi, at)) else {
+            return;
+        };
+        let here: Vec<String> = [&module[..], at].concat();
+        // A name the module imports or re-exports (`pub use error::Error;`), or a guess through
+        // its glob imports.
+        if let Some(targets) = scope.bound.get(name[0].as_str()) {
+            for target in targets {
+                let full = [target, &name[1..]].concat();
+                memo.take(
+                    classify(self.lib.name, &here, &full, Some(scope)),
+                    guess,
+                    ops,
+                );
+            }
+            return;
+        }
+        for glob in &scope.globs {
+            let full = [glob, name].concat();
+            memo.take(
+                classify(self.lib.name, &here, &full, Some(scope)),
+                true,
+                ops,
+            );
+        }
+        if guess {
+            return;
+        }
+        if name.len() >= 2 {
+            // `Trait::method(x)`, `Default::default()`: every method of that name.
+            ops.push(Op::Method(name[name.len() - 1].as_str().into()));
+        } else {
+            // An item the index does not see (a macro writes it): all of the file.
+            ops.push(Op::Whole(fi));
+        }
+    }
+
+    /// The steps of reading an item's code: what it names and calls.
+    fn read(&self, fi: usize, ii: usize) -> Rc<[Op]> {
+        let mut memo = self.memo.borrow_mut();
+        if let Some(ops) = memo.reads.get(&(fi, ii)) {
+            return ops.clone();
+        }
+        let item = &self.files[fi].unwrap().items[ii];
+        let inline = &item.key[..item.inline];
+        let mut ops = Vec::new();
+        if let Some(scope) = self.scopes.get(&(fi, inline)) {
+            if item.cuda {
+                ops.push(Op::Cuda);
+            }
+            let here: Vec<String> = [&self.lib.modules[fi].1[..], inline].concat();
+            for p in item.paths() {
+                let resolved = resolve(self.lib.name, scope, &here, &p);
+                ops.push(Op::Name(p.into()));
+                for (path, guess) in resolved {
+                    memo.take(path, guess, &mut ops);
+                }
+            }
+            for m in &item.methods {
+                ops.push(Op::Name(Box::new([m.clone()])));
+                ops.push(Op::Method(m.as_str().into()));
+            }
+        }
+        let ops: Rc<[Op]> = ops.into();
+        memo.reads.insert((fi, ii), ops.clone());
+        ops
+    }
 }
 
 struct Walk<'i, 'a> {
     index: &'i LibraryIndex<'a>,
-    /// Paths to look up, and whether a miss is expected (a guess through a glob import).
-    queue: Vec<(Vec<String>, bool)>,
+    /// Paths to look up (by id).
+    queue: Vec<u32>,
     /// Items reached, their code not read yet.
     items: Vec<(usize, usize)>,
-    seen_paths: HashSet<(Vec<String>, bool)>,
+    seen_paths: HashSet<u32>,
     seen_items: HashSet<(usize, usize)>,
     seen_methods: HashSet<String>,
     whole: HashSet<usize>,
@@ -794,101 +990,41 @@ impl Walk<'_, '_> {
     fn run(&mut self) {
         loop {
             if let Some((fi, ii)) = self.items.pop() {
-                self.read(fi, ii);
+                let ops = self.index.read(fi, ii);
+                self.apply(&ops);
                 continue;
             }
-            let Some((path, guess)) = self.queue.pop() else {
+            let Some(id) = self.queue.pop() else {
                 break;
             };
-            // Glob imports of modules that import each other can only lengthen a path.
-            if path.len() > MAX_SEGMENTS {
-                continue;
-            }
             if self.seen_paths.len() > MAX_PATHS {
                 // Too much to follow: the caller takes the whole library instead.
                 self.out.incomplete = true;
                 break;
             }
-            if !self.seen_paths.insert((path.clone(), guess)) {
+            if !self.seen_paths.insert(id) {
                 continue;
             }
-            self.lookup(&path, guess);
+            let ops = self.index.lookup(id);
+            self.apply(&ops);
         }
     }
 
-    fn lookup(&mut self, path: &[String], guess: bool) {
-        let index = self.index;
-        let Some((fi, depth)) = index.module_of(path) else {
-            return;
-        };
-        let module = &index.lib.modules[fi].1;
-        let rest = &path[depth..];
-        let Some(items) = index.files[fi] else {
-            return;
-        };
-        if rest.is_empty() {
-            return;
-        }
-        let heads = index.by_head.get(&(fi, rest[0].as_str()));
-        let mut found = false;
-        for &ii in heads.into_iter().flatten() {
-            if rest.starts_with(&items.items[ii].key) {
-                found = true;
-                self.item(fi, ii);
-            }
-        }
-        // `Type::method` where the impl is in another file of the library.
-        if rest.len() >= 2 {
-            for &(fj, jj) in index.by_method.get(rest[1].as_str()).into_iter().flatten() {
-                let key = &index.files[fj].unwrap().items[jj].key;
-                if key[key.len() - 2] == rest[0] {
-                    found = true;
-                    self.item(fj, jj);
+    fn apply(&mut self, ops: &[Op]) {
+        for op in ops {
+            match op {
+                Op::Cuda => self.out.cuda = true,
+                Op::Item(fi, ii) => self.item(*fi, *ii),
+                Op::Whole(fi) => self.whole_file(*fi),
+                Op::Name(p) => self.name(p),
+                Op::Method(m) => self.method(m),
+                Op::Lookup(id) => self.queue.push(*id),
+                Op::External(p) => {
+                    self.out.names.insert(p[0].clone());
+                    self.name(p);
+                    self.out.external.push(p.to_vec());
                 }
             }
-        }
-        // A macro, by its name: `#[macro_export]` puts it at the crate's root.
-        if !found && rest.len() == 1 {
-            for &(fj, jj) in index.by_macro.get(rest[0].as_str()).into_iter().flatten() {
-                found = true;
-                self.item(fj, jj);
-            }
-        }
-        if found {
-            return;
-        }
-        // The inline modules of the file the path goes through, and what is left of it.
-        let mut inline = 0;
-        while inline + 1 < rest.len() && index.scopes.contains_key(&(fi, &rest[..=inline])) {
-            inline += 1;
-        }
-        let (at, name) = (&rest[..inline], &rest[inline..]);
-        let Some(scope) = index.scopes.get(&(fi, at)) else {
-            return;
-        };
-        let here: Vec<String> = [&module[..], at].concat();
-        // A name the module imports or re-exports (`pub use error::Error;`), or a guess through
-        // its glob imports.
-        if let Some(targets) = scope.bound.get(name[0].as_str()) {
-            for target in targets {
-                let full = [target, &name[1..]].concat();
-                self.resolved(fi, at, &here, &full, guess);
-            }
-            return;
-        }
-        for glob in &scope.globs {
-            let full = [glob, name].concat();
-            self.resolved(fi, at, &here, &full, true);
-        }
-        if guess {
-            return;
-        }
-        if name.len() >= 2 {
-            // `Trait::method(x)`, `Default::default()`: every method of that name.
-            self.method(&name[name.len() - 1]);
-        } else {
-            // An item the index does not see (a macro writes it): all of the file.
-            self.whole_file(fi);
         }
     }
 
@@ -943,53 +1079,6 @@ impl Walk<'_, '_> {
     fn item(&mut self, fi: usize, ii: usize) {
         if self.seen_items.insert((fi, ii)) {
             self.items.push((fi, ii));
-        }
-    }
-
-    /// What a reached item's code names and calls.
-    fn read(&mut self, fi: usize, ii: usize) {
-        let index = self.index;
-        let item = &index.files[fi].unwrap().items[ii];
-        let inline = &item.key[..item.inline];
-        let Some(scope) = index.scopes.get(&(fi, inline)) else {
-            return;
-        };
-        self.out.cuda |= item.cuda;
-        let here: Vec<String> = [&index.lib.modules[fi].1[..], inline].concat();
-        for p in item.paths() {
-            self.name(&p);
-            for (resolved, guess) in resolve(index.lib.name, scope, &here, &p) {
-                self.take(resolved, guess);
-            }
-        }
-        for m in &item.methods {
-            self.name(std::slice::from_ref(m));
-            self.method(m);
-        }
-    }
-
-    /// A path a module's `use` (or glob) gave, looked up again.
-    fn resolved(
-        &mut self,
-        fi: usize,
-        at: &[String],
-        here: &[String],
-        full: &[String],
-        guess: bool,
-    ) {
-        let scope = self.index.scopes.get(&(fi, at));
-        let path = classify(self.index.lib.name, here, full, scope);
-        self.take(path, guess);
-    }
-
-    fn take(&mut self, path: Path, guess: bool) {
-        match path {
-            Path::Internal(p) => self.queue.push((p, guess)),
-            Path::External(p) => {
-                self.out.names.insert(p[0].clone());
-                self.name(&p);
-                self.out.external.push(p);
-            }
         }
     }
 }
