@@ -810,3 +810,95 @@ fn jax_and_tensorflow_gpu_lists_indexed_by_a_literal_are_remapped_and_land() {
         .unwrap()
         .contains("list_physical_devices()[1]"));
 }
+
+/// A card index handed to a parameter that chooses the card, in a function or class of another
+/// module of the tree (`Upsampler(4, gpu_id=1)`, re-exported by the package's `__init__.py`;
+/// `helpers.load(1)` through `import lib.helpers as helpers`) or of the same file: as written
+/// it reaches the forbidden card; `fix` moves the index where the program writes it and the
+/// program lands on the RTX 3090. The library is left as it is. A parameter its function also
+/// tests for truth (`if gpu:`) is left for review: 0 would take the other branch.
+#[test]
+fn an_index_handed_to_a_parameter_that_chooses_the_card_moves_with_the_mask() {
+    let Some(python) = python3() else {
+        return no_python();
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::create_dir(root.join("lib")).unwrap();
+    let library = [
+        ("lib/__init__.py", "from .upsampler import *\n"),
+        ("lib/upsampler.py", "import torch\n\n__all__ = [\"Upsampler\"]\n\n\nclass Upsampler:\n    def __init__(self, scale, gpu_id=None):\n        self.device = torch.device(f\"cuda:{gpu_id}\" if gpu_id is not None else \"cuda\")\n        self.scale = scale\n\n    def run(self):\n        return torch.zeros(self.scale).to(self.device)\n"),
+        ("lib/helpers.py", "import torch\n\n\ndef load(device_id, size=2):\n    torch.cuda.set_device(device_id)\n    return torch.zeros(size).cuda()\n"),
+    ];
+    for (rel, text) in library {
+        std::fs::write(root.join(rel), text).unwrap();
+    }
+    let programs = [
+        ("run.py", "import lib.helpers as helpers\nfrom lib import Upsampler\n\n\ndef main():\n    print(Upsampler(4, gpu_id=1).run())\n    print(helpers.load(1))\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        ("local.py", "import torch\n\n\ndef place(x, card):\n    return x.to(torch.device(\"cuda\", card))\n\n\nprint(place(torch.zeros(1), 1))\n"),
+    ];
+    let logs = tempfile::tempdir().unwrap();
+    for (rel, text) in programs {
+        std::fs::write(root.join(rel), text).unwrap();
+        let before = run_python(
+            &python,
+            root,
+            rel,
+            &[],
+            &logs.path().join(format!("{rel}.0")),
+        );
+        assert!(
+            matches!(verdict(&before), Verdict::Trapped(_)),
+            "{}",
+            before.describe(rel)
+        );
+    }
+    let truthy = "import torch\n\n\ndef pick(gpu):\n    if gpu:\n        return torch.device(f\"cuda:{gpu}\")\n    return torch.device(\"cpu\")\n\n\nprint(pick(1))\n";
+    std::fs::write(root.join("truthy.py"), truthy).unwrap();
+    let scan = run(gh(root).args(["scan", "--no-cache", "."]));
+    assert!(
+        scan.stdout.contains("run.py:6:31: GH102 [*] Upsampler(gpu_id=…) selects device 1, device 0 under mask '1'")
+            && scan.stdout.contains("run.py:7:24: GH102 [*] load(…) selects device 1, device 0 under mask '1'")
+            && scan.stdout.contains("local.py:8:29: GH102 [*] place(…) selects device 1, device 0 under mask '1'")
+            && scan.stdout.contains("truthy.py:10:12: GH106 [review] pick(…) selects device 1, device 0 under mask '1', but `pick`'s `gpu` is also used for something else"),
+        "{}",
+        scan.stdout
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    for (rel, text) in library {
+        assert_eq!(
+            std::fs::read_to_string(root.join(rel)).unwrap(),
+            text,
+            "{rel}"
+        );
+    }
+    // The header goes in; the index stays for review.
+    assert!(std::fs::read_to_string(root.join("truthy.py"))
+        .unwrap()
+        .ends_with(truthy));
+    let again = gh(root).args(["scan", "--no-cache", "."]).output().unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    let again = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.contains("truthy.py:19:12: GH106 [review]")
+            && !again.contains("run.py")
+            && !again.contains("local.py"),
+        "{again}"
+    );
+    for ((rel, _), moved) in programs.iter().zip([
+        &["Upsampler(4, gpu_id=0)", "helpers.load(0)"][..],
+        &["place(torch.zeros(1), 0)"],
+    ]) {
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        assert!(moved.iter().all(|m| text.contains(m)), "{rel}:\n{text}");
+        let after = run_python(
+            &python,
+            root,
+            rel,
+            &[],
+            &logs.path().join(format!("{rel}.1")),
+        );
+        assert_eq!(verdict(&after), Verdict::Lands, "{}", after.describe(rel));
+    }
+}

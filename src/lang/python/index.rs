@@ -17,6 +17,7 @@ use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 
 use crate::fs::walk::{Entry, EntryKind};
+use crate::lang::python::facts::IndexParam;
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
@@ -208,6 +209,8 @@ struct PyFile {
     gpu: bool,
     /// Module-level constants that hold a device (`DEVICE = "cuda:1"`, `GPU_ID = 1`).
     constants: Vec<(String, DeviceConst)>,
+    /// Parameters of its top-level functions and classes that choose a card.
+    index_params: Vec<IndexParam>,
     /// `importlib.import_module(f"pkg.models.{name}")`: a registry that loads every module
     /// under `pkg.models` (basicsr's pattern), by its prefix.
     dynamic_prefixes: Vec<String>,
@@ -337,11 +340,25 @@ pub struct ImportedConst {
     pub value: DeviceConst,
 }
 
+/// A function or class of another module of the tree whose parameters choose a card, as a
+/// file imports it (`from lib.upsampler import Upsampler`: `attr: None`; `import lib.upsampler
+/// as up` then `up.Upsampler(…)`: `attr: Some("Upsampler")`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedFn {
+    pub local: String,
+    pub attr: Option<String>,
+    /// The file that defines it (root-relative) and its name there.
+    pub from: String,
+    pub name: String,
+    pub params: Vec<IndexParam>,
+}
+
 /// The index of a tree's Python files.
 #[derive(Debug, Default)]
 pub struct ProjectIndex {
     roles: HashMap<String, Role>,
     imported: HashMap<String, Vec<ImportedConst>>,
+    imported_fns: HashMap<String, Vec<ImportedFn>>,
     /// The console and GUI scripts the tree's projects declare, sorted.
     scripts: Vec<String>,
     /// The tree's top-level packages that share a GPU framework's name (openai-whisper's tree
@@ -354,6 +371,11 @@ impl ProjectIndex {
     /// The device constants `rel` imports from other modules of the tree.
     pub fn imported(&self, rel: &str) -> &[ImportedConst] {
         self.imported.get(rel).map_or(&[], Vec::as_slice)
+    }
+
+    /// The functions and classes of the tree `rel` imports whose parameters choose a card.
+    pub fn imported_fns(&self, rel: &str) -> &[ImportedFn] {
+        self.imported_fns.get(rel).map_or(&[], Vec::as_slice)
     }
 
     /// The console and GUI scripts the tree's projects declare, sorted.
@@ -521,6 +543,8 @@ struct PyFacts {
     main_guard: bool,
     gpu: bool,
     constants: Vec<(String, DeviceConst)>,
+    /// Required: facts cached before it existed are a miss, made again.
+    index_params: Vec<IndexParam>,
     dynamic_prefixes: Vec<String>,
     /// Read before this fact existed: every load taken as one code at import may make.
     #[serde(default)]
@@ -564,6 +588,7 @@ impl PyFile {
             main_guard: f.main_guard,
             gpu: f.gpu,
             constants: f.constants,
+            index_params: f.index_params,
             dynamic_prefixes: f.dynamic_prefixes,
             dynamic_in_function: f.dynamic_in_function,
             tests: f.tests,
@@ -645,6 +670,7 @@ fn parse_facts(
         sites,
         hides,
         needs,
+        index_params,
     } = if maybe_gpu {
         crate::lang::python::gpu_sites(&text, body, &own)
     } else {
@@ -781,6 +807,7 @@ fn parse_facts(
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
+        index_params,
         // pytest collects `test…` functions and `Test…` classes without an `__init__`
         // (`class TestHarness` with one is a helper pytest skips), defined at module level,
         // under a module-level `if`/`try` too (`if is_megatron_available():`).
@@ -1966,6 +1993,7 @@ fn link(
         nearest(found.clone(), from)
     };
     let imported = imported_constants(&files, &lookup);
+    let imported_fns = imported_functions(&files, &lookup);
     // The conftest.py files by directory, and for each file the one pytest imports first: the
     // one nearest the root among those in the directories above it.
     let conftest_in: HashMap<&str, usize> = (0..files.len())
@@ -2414,6 +2442,7 @@ fn link(
     ProjectIndex {
         roles,
         imported,
+        imported_fns,
         scripts: script_names,
         shadowing: Vec::new(),
     }
@@ -3005,6 +3034,43 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
     imported
 }
 
+/// What `find` finds of `name` in module `j`: defined there, or imported into it (by name or
+/// through `from m import *`, up to `depth` modules away); the file that defines it.
+fn defined_of<T>(
+    files: &[PyFile],
+    j: usize,
+    name: &str,
+    lookup: &Lookup,
+    depth: usize,
+    find: &dyn Fn(&PyFile, &str) -> Option<T>,
+) -> Option<(String, T)> {
+    let f = &files[j];
+    if let Some(found) = find(f, name) {
+        return Some((f.rel.clone(), found));
+    }
+    if depth == 0 {
+        return None;
+    }
+    for imp in &f.imports {
+        let original = match imp.locals.iter().position(|l| l == name) {
+            Some(k) => imp.names.get(k).map(String::as_str),
+            None if imp.names.iter().any(|n| n == "*") => Some(name),
+            None => None,
+        };
+        let (Some(original), Some(base)) = (original, import_base(f, imp)) else {
+            continue;
+        };
+        for next in lookup(&base, j) {
+            if next != j {
+                if let Some(found) = defined_of(files, next, original, lookup, depth - 1, find) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The device constant `name` of module `j`, defined there or imported into it.
 fn constant_of(
     files: &[PyFile],
@@ -3013,29 +3079,86 @@ fn constant_of(
     lookup: &Lookup,
     depth: usize,
 ) -> Option<(String, DeviceConst)> {
-    let f = &files[j];
-    if let Some((_, value)) = f.constants.iter().find(|(n, _)| n == name) {
-        return Some((f.rel.clone(), value.clone()));
-    }
-    if depth == 0 {
-        return None;
-    }
-    for imp in &f.imports {
-        let Some(k) = imp.locals.iter().position(|l| l == name) else {
-            continue;
-        };
-        let (Some(original), Some(base)) = (imp.names.get(k), import_base(f, imp)) else {
-            continue;
-        };
-        for next in lookup(&base, j) {
-            if next != j {
-                if let Some(found) = constant_of(files, next, original, lookup, depth - 1) {
-                    return Some(found);
+    defined_of(files, j, name, lookup, depth, &|f, name| {
+        f.constants
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, value)| value.clone())
+    })
+}
+
+/// The parameters that choose a card of function (or class) `name` of module `j`, defined
+/// there or imported into it.
+fn params_of(
+    files: &[PyFile],
+    j: usize,
+    name: &str,
+    lookup: &Lookup,
+) -> Option<(String, Vec<IndexParam>)> {
+    defined_of(files, j, name, lookup, 3, &|f, name| {
+        let params: Vec<IndexParam> = f
+            .index_params
+            .iter()
+            .filter(|p| p.callee == name)
+            .cloned()
+            .collect();
+        (!params.is_empty()).then_some(params)
+    })
+}
+
+/// The functions and classes of other modules of the tree each file imports whose parameters
+/// choose a card (through up to three re-exports).
+fn imported_functions(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<ImportedFn>> {
+    let mut imported = HashMap::default();
+    for (i, f) in files.iter().enumerate() {
+        let mut found = Vec::new();
+        for imp in &f.imports {
+            let Some(base) = import_base(f, imp) else {
+                continue;
+            };
+            if imp.names.is_empty() {
+                // `import lib.upsampler as up`: `up.Upsampler(…)`.
+                if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
+                    for j in lookup(&base, i) {
+                        for callee in files[j].index_params.iter().map(|p| &p.callee) {
+                            if found.iter().any(|c: &ImportedFn| {
+                                c.local == *local && c.attr.as_ref() == Some(callee)
+                            }) {
+                                continue;
+                            }
+                            if let Some((from, params)) = params_of(files, j, callee, lookup) {
+                                found.push(ImportedFn {
+                                    local: local.clone(),
+                                    attr: Some(callee.clone()),
+                                    from,
+                                    name: callee.clone(),
+                                    params,
+                                });
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+            for (name, local) in imp.names.iter().zip(&imp.locals) {
+                for j in lookup(&base, i) {
+                    if let Some((from, params)) = params_of(files, j, name, lookup) {
+                        found.push(ImportedFn {
+                            local: local.clone(),
+                            attr: None,
+                            from,
+                            name: name.clone(),
+                            params,
+                        });
+                    }
                 }
             }
         }
+        if !found.is_empty() {
+            imported.insert(f.rel.clone(), found);
+        }
     }
-    None
+    imported
 }
 
 /// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).

@@ -49,6 +49,7 @@ pub struct FileContext<'a> {
     pub role: Option<&'a Role>,
     /// Device constants the file imports from other modules of the tree (the index's).
     pub imported: &'a [crate::lang::python::index::ImportedConst],
+    pub imported_fns: &'a [crate::lang::python::index::ImportedFn],
     /// The console scripts the tree's projects declare, sorted: a command of one that asks
     /// for several cards (`["axolotl", "train", …, "--num-processes", "2"]`) is several cards.
     pub tree_scripts: &'a [String],
@@ -150,6 +151,7 @@ impl Python {
             },
             role: self.index.get().and_then(|i| i.role(info.rel)),
             imported: self.index.get().map_or(&[], |i| i.imported(info.rel)),
+            imported_fns: self.index.get().map_or(&[], |i| i.imported_fns(info.rel)),
             tree_scripts: self.index.get().map_or(&[], |i| i.scripts()),
             proof: Proof::Composed,
         }
@@ -242,8 +244,8 @@ impl LanguageSupport for Python {
         // The header as the project's style renders it for this directory: a changed ruff or
         // isort setting changes the rewrite.
         format!(
-            "{:?}|{:?}|{:?}|{}|{:?}",
-            ctx.role, ctx.imported, ctx.own_packages, ctx.is_init, ctx.header
+            "{:?}|{:?}|{:?}|{:?}|{}|{:?}",
+            ctx.role, ctx.imported, ctx.imported_fns, ctx.own_packages, ctx.is_init, ctx.header
         )
     }
 
@@ -314,6 +316,7 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
             facts::Reading::All
         },
         ctx.imported,
+        ctx.imported_fns,
     );
     let tree_commands: Vec<_> = facts
         .program_commands
@@ -535,7 +538,7 @@ pub fn gpu_sites(
     body: &[ruff_python_ast::Stmt],
     own_packages: &[String],
 ) -> GpuSites {
-    let facts = facts::collect(source, body, own_packages, facts::Reading::Sites, &[]);
+    let facts = facts::collect(source, body, own_packages, facts::Reading::Sites, &[], &[]);
     // Code that needs more than one card by design: a device taken from the process rank
     // (unless the file starts one worker per visible GPU), literal indices or lists of several
     // cards, indices used together.
@@ -598,6 +601,7 @@ pub fn gpu_sites(
         sites,
         hides,
         needs,
+        index_params: facts.index_params,
     }
 }
 
@@ -609,6 +613,8 @@ pub struct GpuSites {
     pub hides: Vec<usize>,
     /// Where it needs more than one card by design, and how.
     pub needs: Vec<(usize, Need)>,
+    /// Parameters of its top-level functions and classes that choose a card.
+    pub index_params: Vec<facts::IndexParam>,
 }
 
 /// How code needs more than one card: one per process rank, or a number of cards at once.
@@ -662,7 +668,7 @@ pub fn header_env(source: &str) -> Vec<(String, String)> {
         return Vec::new();
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(source, body, &[], facts::Reading::EnvOnly, &[]);
+    let facts = facts::collect(source, body, &[], facts::Reading::EnvOnly, &[], &[]);
     let effective = effective::compute(body, &facts);
     EnvVar::ALL
         .into_iter()

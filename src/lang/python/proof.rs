@@ -118,7 +118,7 @@ fn header_meets_policy(ctx: &FileContext) -> bool {
         return false;
     };
     let body = &parsed.syntax().body;
-    let facts = facts::collect(&text, body, &[], facts::Reading::EnvOnly, &[]);
+    let facts = facts::collect(&text, body, &[], facts::Reading::EnvOnly, &[], &[]);
     let env = effective::compute(body, &facts);
     !facts.effects.is_empty()
         && facts.effects.iter().all(|e| !e.child)

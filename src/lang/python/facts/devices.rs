@@ -5,10 +5,11 @@
 use rustc_hash::FxHashSet as HashSet;
 use std::ops::Range;
 
+use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
 use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, Number};
 
 use super::flow::Scope;
-use super::{range, FactVisitor, MultiKind};
+use super::{range, FactVisitor, IndexParam, MultiKind, ParamTakes};
 use crate::knowledge::python::{
     CARD_COUNT_KEYWORDS, ENGINES, GPU_COUNT_KEYWORDS, INDEX_CALLS, INDEX_KEYWORDS, LIGHTNING_CALLS,
     OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
@@ -99,6 +100,8 @@ struct Flow {
     /// An index read from a command-line option with no default the tool can read
     /// (`args.gpu_id`, `--gpu-id` with `default=None` or none): the option's read.
     cli: Option<String>,
+    /// Parameters of the file's functions the value comes from: (function of `scopes`, name).
+    params: Vec<(usize, String)>,
 }
 
 /// A name for the index of the process among its siblings: a rank (`local_rank`, `RANK`),
@@ -733,6 +736,25 @@ impl<'s> FactVisitor<'s> {
         };
         flow.path.extend(through);
         self.resolve(expr, scope, 0, accepts == Accepts::IndexList, &mut flow);
+        let takes = match accepts {
+            Accepts::Index => Some(ParamTakes::Index),
+            Accepts::Spec => Some(ParamTakes::Spec),
+            Accepts::IndexList => Some(ParamTakes::IndexList),
+            // A device string for a callee not known to take a device: no call of this
+            // function is known to choose a card.
+            Accepts::DeviceString => None,
+        };
+        for (f, name) in std::mem::take(&mut flow.params) {
+            if let Some(takes) = takes {
+                if !self
+                    .param_sinks
+                    .iter()
+                    .any(|(g, n, _)| *g == f && *n == name)
+                {
+                    self.param_sinks.push((f, name, takes));
+                }
+            }
+        }
         if flow.rank {
             self.facts.multi_gpu.push((
                 range(expr),
@@ -799,6 +821,139 @@ impl<'s> FactVisitor<'s> {
             self.device_paths
                 .push((last, flow.path.iter().map(|(k, _)| k.clone()).collect()));
         }
+    }
+
+    /// The calls that pass a card to a parameter that chooses one (a function of this file,
+    /// or one another module of the tree defines): each argument there is a device sink. A
+    /// parameter handed on to another such call chooses a card too (a few rounds deep); the
+    /// module's own such parameters are told to the index (`index_params`).
+    pub(super) fn param_calls(&mut self) {
+        if self.calls.is_empty() || (self.param_sinks.is_empty() && self.imported_fns.is_empty()) {
+            return;
+        }
+        for c in self.imported_fns {
+            let calls: Vec<&'s ExprCall> = self
+                .calls
+                .iter()
+                .copied()
+                .filter(|call| match call.func.as_ref() {
+                    Expr::Name(n) => c.attr.is_none() && n.id.as_str() == c.local,
+                    Expr::Attribute(a) => {
+                        c.attr.as_deref() == Some(a.attr.as_str())
+                            && matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == c.local)
+                    }
+                    _ => false,
+                })
+                .collect();
+            for call in calls {
+                for p in &c.params {
+                    self.param_argument(call, &c.name, p);
+                }
+            }
+        }
+        let mut done = 0;
+        for _ in 0..4 {
+            if done == self.param_sinks.len() {
+                break;
+            }
+            let new: Vec<(usize, String, ParamTakes)> = self.param_sinks[done..].to_vec();
+            done = self.param_sinks.len();
+            for (f, param, takes) in new {
+                let g = &self.scopes().functions[f];
+                // A nested function is not followed; nor a method without `self` (a static
+                // or class method, called on its class).
+                let init = g.class.is_some() && g.name == "__init__";
+                let method = g.class.is_some() && !init;
+                if !g.top || (method && g.positional.first() != Some(&"self")) {
+                    continue;
+                }
+                // `self` is not passed by a call.
+                let position = g
+                    .positional
+                    .iter()
+                    .position(|p| *p == param)
+                    .and_then(|i| i.checked_sub(usize::from(g.class.is_some())));
+                let callee = match (&g.class, init) {
+                    (Some(class), true) => class.clone(),
+                    _ => g.name.to_string(),
+                };
+                let calls: Vec<&'s ExprCall> = self
+                    .calls
+                    .iter()
+                    .copied()
+                    .filter(|call| match call.func.as_ref() {
+                        Expr::Name(n) => !method && n.id.as_str() == callee,
+                        Expr::Attribute(a) => {
+                            method
+                                && a.attr.as_str() == callee
+                                && matches!(a.value.as_ref(), Expr::Name(s) if s.id.as_str() == "self")
+                        }
+                        _ => false,
+                    })
+                    .collect();
+                let index_param = IndexParam {
+                    shared: self.param_shared(f, &param),
+                    callee,
+                    param,
+                    position,
+                    takes,
+                };
+                for call in calls {
+                    self.param_argument(call, &index_param.callee, &index_param);
+                }
+                if !method && !self.facts.index_params.contains(&index_param) {
+                    self.facts.index_params.push(index_param);
+                }
+            }
+        }
+    }
+
+    /// The argument `call` passes to parameter `p` of `callee`, a device sink. Where the callee
+    /// reads the parameter for something else too, what is passed is not remapped.
+    fn param_argument(&mut self, call: &'s ExprCall, callee: &str, p: &IndexParam) {
+        let Some((arg, keyword)) = argument(call, &p.param, p.position) else {
+            return;
+        };
+        let what = if keyword {
+            format!("{callee}({}=…)", p.param)
+        } else {
+            format!("{callee}(…)")
+        };
+        let before = self.facts.devices.len();
+        self.sink(arg, accepts_of(p.takes), &what);
+        if p.shared {
+            for d in &mut self.facts.devices[before..] {
+                d.shared = Some(format!("{callee}`'s `{}", p.param));
+            }
+        }
+    }
+
+    /// Function `f` reads its parameter `param` elsewhere than on its way to a device, other
+    /// than to compare it with `None` (which a card moved from 1 to 0 leaves as it was; `if
+    /// gpu_id:` does not).
+    fn param_shared(&self, f: usize, param: &str) -> bool {
+        let within = self.scopes().functions[f].range.clone();
+        let key = super::flow::LoadKey::Name(param);
+        let mut none_checks = NoneChecks {
+            name: param,
+            within: within.clone(),
+            found: Vec::new(),
+        };
+        for stmt in self.body {
+            none_checks.visit_stmt(stmt);
+        }
+        super::flow::loads_of(self.body, &[key])
+            .get(&key)
+            .is_some_and(|loads| {
+                loads.iter().any(|l| {
+                    within.start <= l.start
+                        && l.end <= within.end
+                        && !none_checks.found.contains(l)
+                        && !self
+                            .flow_loads
+                            .contains(&(param.to_string(), l.start, l.end))
+                })
+            })
     }
 
     fn resolve(&self, expr: &'s Expr, scope: Scope, depth: usize, list: bool, flow: &mut Flow) {
@@ -926,6 +1081,9 @@ impl<'s> FactVisitor<'s> {
                 {
                     flow.multi = n;
                     return;
+                }
+                if let Some(f) = self.scopes().param_of(id, scope) {
+                    flow.params.push((f, id.to_string()));
                 }
                 let Some(values) = self.scopes().lookup(id, scope) else {
                     if let Some(c) = self
@@ -1385,5 +1543,81 @@ fn cards_needed(
         (Some(CmpOp::Gt), true) | (Some(CmpOp::Lt), false) => n + 1,
         (Some(CmpOp::GtE | CmpOp::Eq), true) | (Some(CmpOp::LtE | CmpOp::Eq), false) => n,
         _ => 1,
+    }
+}
+
+/// The argument a call passes to a parameter: by keyword, else at its position (not after a
+/// `*args`); whether it was a keyword.
+fn argument<'s>(
+    call: &'s ExprCall,
+    param: &str,
+    position: Option<usize>,
+) -> Option<(&'s Expr, bool)> {
+    if let Some(k) = call
+        .arguments
+        .keywords
+        .iter()
+        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == param))
+    {
+        return Some((&k.value, true));
+    }
+    let args = &call.arguments.args;
+    let at = position?;
+    if args
+        .iter()
+        .take(at + 1)
+        .any(|a| matches!(a, Expr::Starred(_)))
+    {
+        return None;
+    }
+    args.get(at).map(|a| (a, false))
+}
+
+fn accepts_of(takes: ParamTakes) -> Accepts {
+    match takes {
+        ParamTakes::Index => Accepts::Index,
+        ParamTakes::Spec => Accepts::Spec,
+        ParamTakes::IndexList => Accepts::IndexList,
+    }
+}
+
+/// The loads of `name` within a range that are compared with `None` (`gpu_id is not None`).
+struct NoneChecks<'n> {
+    name: &'n str,
+    within: Range<usize>,
+    found: Vec<Range<usize>>,
+}
+
+impl<'a> Visitor<'a> for NoneChecks<'_> {
+    fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
+        let r = range(stmt);
+        if r.end > self.within.start && r.start < self.within.end {
+            walk_stmt(self, stmt);
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Compare(c) = expr {
+            let is = c.ops.iter().all(|op| {
+                matches!(
+                    op,
+                    ruff_python_ast::CmpOp::Is | ruff_python_ast::CmpOp::IsNot
+                )
+            });
+            let operands = std::iter::once(c.left.as_ref()).chain(c.comparators.iter());
+            if is
+                && c.comparators
+                    .iter()
+                    .chain([c.left.as_ref()])
+                    .any(Expr::is_none_literal_expr)
+            {
+                for e in operands {
+                    if matches!(e, Expr::Name(n) if n.id.as_str() == self.name) {
+                        self.found.push(range(e));
+                    }
+                }
+            }
+        }
+        walk_expr(self, expr);
     }
 }

@@ -19,6 +19,11 @@ pub struct FunctionScope<'a> {
     /// The name the `def` binds.
     pub name: &'a str,
     pub params: HashMap<String, Option<&'a Expr>>,
+    /// The parameters a call can pass by position, in order (`self` of a method included).
+    pub positional: Vec<&'a str>,
+    /// Defined at the module's top, or directly in a class there (a method): not in a
+    /// function, nor in a nested class.
+    pub top: bool,
     pub assigns: HashMap<String, Vec<&'a Expr>>,
     /// The values of its own `return` statements (not those of a function nested in it).
     pub returns: Vec<&'a Expr>,
@@ -175,6 +180,31 @@ impl<'a> Scopes<'a> {
         self.module
             .get(name)
             .map(|values| values.iter().map(|v| (*v, Scope::Module)).collect())
+    }
+
+    /// The function whose parameter `name`, loaded in `scope`, is (a local of the same name, or
+    /// a parameter of an enclosing function, as [`Self::lookup`] finds it).
+    pub fn param_of(&self, name: &str, scope: Scope) -> Option<usize> {
+        let Scope::Function(i) = scope else {
+            return None;
+        };
+        let f = &self.functions[i];
+        if f.params.contains_key(name) {
+            return Some(i);
+        }
+        if f.assigns.contains_key(name) {
+            return None;
+        }
+        let outer = self
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(j, g)| {
+                *j != i && g.range.start <= f.range.start && f.range.end <= g.range.end
+            })
+            .max_by_key(|(_, g)| g.range.start)
+            .map(|(j, _)| Scope::Function(j))?;
+        self.param_of(name, outer)
     }
 
     /// The tuple unpacking that binds `name`, when it is the only binding seen from `scope`.
@@ -426,6 +456,14 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                     range: range(stmt),
                     class: self.class.last().cloned(),
                     name: def.name.as_str(),
+                    positional: def
+                        .parameters
+                        .posonlyargs
+                        .iter()
+                        .chain(&def.parameters.args)
+                        .map(|p| p.parameter.name.as_str())
+                        .collect(),
+                    top: self.stack.is_empty() && self.class.len() <= 1,
                     ..FunctionScope::default()
                 };
                 for p in def.parameters.iter_non_variadic_params() {

@@ -204,6 +204,36 @@ pub struct Facts {
     /// the variable, the literal (quotes included), its value, and the range of that value in
     /// the source when it is written there as is (no escape, one literal).
     pub env_checks: Vec<EnvCheck>,
+    /// Parameters of the module's functions (and of its classes' `__init__`) that choose a
+    /// card: what another module's call passes there is a card index or a device.
+    pub index_params: Vec<IndexParam>,
+}
+
+/// A parameter that chooses a card (`def __init__(self, scale, gpu_id=None)` whose body makes
+/// `torch.device(f"cuda:{gpu_id}")`): a call's argument there is a device sink.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct IndexParam {
+    /// The function a call names (`load`), or the class whose `__init__` takes it.
+    pub callee: String,
+    pub param: String,
+    /// Its position among a call's arguments (a method's `self` not counted); `None`: keyword
+    /// only.
+    pub position: Option<usize>,
+    pub takes: ParamTakes,
+    /// The function also reads it for something else (`if gpu_id:`, `self.gpu_id = gpu_id`):
+    /// a card moved by the mask (1 → 0) may change more than the card.
+    pub shared: bool,
+}
+
+/// What a parameter that chooses a card takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ParamTakes {
+    /// A card index (`f"cuda:{gpu_id}"`, `torch.cuda.set_device(gpu_id)`).
+    Index,
+    /// A card index or a device (`model.to(device)`).
+    Spec,
+    /// A list of card indices (`device_ids=gpus`).
+    IndexList,
 }
 
 impl Facts {
@@ -241,6 +271,7 @@ pub fn collect<'s>(
     own_packages: &'s [String],
     reading: Reading,
     imported: &'s [crate::lang::python::index::ImportedConst],
+    imported_fns: &'s [crate::lang::python::index::ImportedFn],
 ) -> Facts {
     let env_only = reading == Reading::EnvOnly;
     let bindings = Bindings::collect(body);
@@ -261,9 +292,13 @@ pub fn collect<'s>(
         asserts: 0,
         own_packages,
         imported,
+        imported_fns,
+        calls: Vec::new(),
+        param_sinks: Vec::new(),
         inert: std::cell::OnceCell::new(),
     };
     visitor.module(body);
+    visitor.param_calls();
     visitor.mark_shared(body);
     if reading == Reading::All {
         visitor.facts.device_literals = literals::device_literals(source, body)
@@ -320,6 +355,13 @@ struct FactVisitor<'s> {
     device_paths: Vec<(usize, Vec<String>)>,
     /// Device constants imported from other modules of the tree.
     imported: &'s [crate::lang::python::index::ImportedConst],
+    /// Functions and classes of other modules of the tree that take a card as a parameter.
+    imported_fns: &'s [crate::lang::python::index::ImportedFn],
+    /// The calls of a name or an attribute (`load(…)`, `self.load(…)`, `mod.Model(…)`): those
+    /// of a function whose parameter chooses a card pass a device there.
+    calls: Vec<&'s ruff_python_ast::ExprCall>,
+    /// Parameters that reach a device sink: (function of `scopes`, name, what the sink takes).
+    param_sinks: Vec<(usize, String, ParamTakes)>,
     /// Where a string is only shown, compared or matched (`inert`): no device choice there.
     /// Found on first use: most files hold no string it could concern.
     inert: std::cell::OnceCell<Vec<Range<usize>>>,
@@ -352,7 +394,11 @@ impl<'s> FactVisitor<'s> {
                         .any(|l| !self.flow_loads.contains(&(key.to_string(), l.start, l.end)))
                 })
             });
-            self.facts.devices[*i].shared = shared.cloned();
+            // A use some other reason marked (a parameter its callee reads for something else)
+            // stays marked.
+            if shared.is_some() {
+                self.facts.devices[*i].shared = shared.cloned();
+            }
         }
     }
 
@@ -752,6 +798,9 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                 if !self.env_only {
                     self.cuda_and_cpu(call, &name);
                     self.call(call, &name);
+                    if matches!(call.func.as_ref(), Expr::Name(_) | Expr::Attribute(_)) {
+                        self.calls.push(call);
+                    }
                 }
             }
             _ if self.env_only => {}
