@@ -815,10 +815,8 @@ fn main_block_refusal(
     gpu_before_main: Option<&str>,
 ) -> Option<String> {
     if !matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_)) {
-        Some(format!(
-            "it runs as {}, not through its `__main__` block",
-            why.describe()
-        ))
+        // The help already says what runs it.
+        Some("what runs it does not run the block".to_string())
     } else if main_env == MainEnv::Other {
         Some("it writes GPU variables of its own".to_string())
     } else if let Some(chain) = gpu_before_main {
