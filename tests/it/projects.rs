@@ -1212,9 +1212,12 @@ fn reading_an_attribute_of_a_function_does_not_run_it() {
 /// in a helper module, takes `cuda:{rank}`. The helper was GH204, but the program got the
 /// header and was called compliant: under it ranks 1 to 7 get an invalid ordinal. A program
 /// whose process runs another module's code that needs several cards is judged as that code
-/// is (GH204 here, GH203 for indices used together), and left as written. A program that
-/// starts no worker process runs such a rank-derived card as rank 0, and a test session runs
-/// each test apart: both keep their header.
+/// is (GH204 here, GH203 for indices used together), and left as written; so is one that
+/// calls a helper which starts the workers itself (`launch()` of a module that runs
+/// `mp.spawn(worker, nprocs=num_gpus)` with `num_gpus=2` by default, each worker on
+/// `cuda:{rank}`: it was compliant). A program that starts no worker process runs such a
+/// rank-derived card as rank 0, and a test session runs each test apart: both keep their
+/// header.
 #[test]
 fn a_program_whose_workers_take_their_card_from_their_rank_is_left_as_written() {
     let dir = crate::common::tree();
@@ -1233,6 +1236,13 @@ fn a_program_whose_workers_take_their_card_from_their_rank_is_left_as_written() 
         "single.py",
         "from worker import run\n\nif __name__ == \"__main__\":\n    print(run(0))\n",
     );
+    write(
+        root,
+        "spawner.py",
+        "import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank):\n    torch.cuda.set_device(rank)\n\n\ndef launch(num_gpus=2):\n    mp.spawn(worker, nprocs=num_gpus)\n",
+    );
+    let launcher = "from spawner import launch\n\nif __name__ == \"__main__\":\n    launch()\n";
+    write(root, "launcher.py", launcher);
     let report = fix_report(root);
     let rules = |rel: &str| -> Vec<String> {
         file_in(&report, rel)["findings"]
@@ -1259,6 +1269,16 @@ fn a_program_whose_workers_take_their_card_from_their_rank_is_left_as_written() 
         rules("both.py")
     );
     assert_eq!(std::fs::read_to_string(root.join("both.py")).unwrap(), both);
+    assert_eq!(file_in(&report, "launcher.py")["status"], "non_compliant");
+    assert!(
+        rules("launcher.py").contains(&"GH204".to_string()),
+        "{:?}",
+        rules("launcher.py")
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("launcher.py")).unwrap(),
+        launcher
+    );
     assert_eq!(file_in(&report, "single.py")["status"], "fixed");
 }
 

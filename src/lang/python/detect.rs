@@ -153,10 +153,10 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
     let help = "under the header it gets one card: make that code use the policy's cards (or start one process per allowed card), or allow more cards in the policy";
     match need {
         // A rank-derived card in a library is one card per process: it takes several only
-        // where the program starts worker processes (a pool, `spawn`) and is not launched
-        // within the policy's cards; a single process is rank 0.
-        crate::lang::python::Need::Ranks
-            if facts.forks.is_some()
+        // where the program (or the module that takes it) starts worker processes (a pool,
+        // `spawn`) and is not launched within the policy's cards; a single process is rank 0.
+        crate::lang::python::Need::Ranks | crate::lang::python::Need::RanksForked
+            if (facts.forks.is_some() || *need == crate::lang::python::Need::RanksForked)
                 && !facts.spawns_per_visible_gpu
                 && launched_within(role, allowed).is_none() =>
         {

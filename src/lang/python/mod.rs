@@ -546,9 +546,16 @@ pub fn gpu_sites(
         .multi_gpu
         .iter()
         .filter_map(|(at, _, kind)| match kind {
-            facts::MultiKind::Rank if !facts.spawns_per_visible_gpu => {
-                Some((at.start, Need::Ranks))
-            }
+            // Workers the same module starts (`mp.spawn(worker, nprocs=num_gpus)` beside
+            // `set_device(rank)`): several ranks in whatever program runs it.
+            facts::MultiKind::Rank if !facts.spawns_per_visible_gpu => Some((
+                at.start,
+                if facts.forks.is_some() {
+                    Need::RanksForked
+                } else {
+                    Need::Ranks
+                },
+            )),
             facts::MultiKind::Cards(n) if *n > 1 => Some((at.start, Need::Cards(*n))),
             _ => None,
         })
@@ -621,6 +628,8 @@ pub struct GpuSites {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Need {
     Ranks,
+    /// One per rank, in a module that starts the workers itself.
+    RanksForked,
     Cards(u64),
 }
 
