@@ -32,8 +32,8 @@ fn scan_reports_every_rule_and_leaves_modules_without_card_selection_alone() {
     assert_eq!(
         rules,
         [
-            "GH501", "GH502", "GH503", "GH504", "GH505", "GH506", "GH507", "GH511", "GH512",
-            "GH514", "GH521"
+            "GH501", "GH502", "GH503", "GH504", "GH505", "GH506", "GH507", "GH508", "GH511",
+            "GH512", "GH514", "GH521"
         ]
     );
     let status = statuses(&out.stdout);
@@ -72,7 +72,8 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
         ("candle-bin/src/main.rs", "fixed"),
         ("cfg-mains/build.rs", "no_gpu_code"),
         ("cfg-mains/examples/cfgif.rs", "fixed"),
-        ("cfg-mains/src/main.rs", "fixed"),
+        // Fixed, but its own `#[test]` functions open a CUDA device (GH508).
+        ("cfg-mains/src/main.rs", "needs_review"),
         // Fixed, with a finding left for a person: never green.
         ("cudarc-bin/src/main.rs", "needs_review"),
         ("env-forms/src/child.rs", "non_compliant"),

@@ -1583,3 +1583,47 @@ fn a_crate_named_through_extern_crate_or_inside_a_macro_is_reached() {
         "{text}"
     );
 }
+
+/// A binary's own `#[test]` functions are a program of their own (`cargo test --bin`): libtest
+/// writes its `main`, so the env the fix puts in the binary's `main` never reaches them. Those
+/// that reach CUDA (through the binary's own code, or its package's library) make the file
+/// GH508, even once its `main` is fixed; tests that reach no card (a parser's) and a binary with
+/// `test = false` get nothing. A CPU program whose tests open a context is told so too.
+#[test]
+fn a_binarys_own_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.19\"\n[[bin]]\nname = \"quiet\"\npath = \"src/bin/quiet.rs\"\ntest = false\n");
+    write(root, "app/src/lib.rs", "use cudarc::driver::CudaContext;\n\npub fn open() -> std::sync::Arc<CudaContext> {\n    CudaContext::new(0).unwrap()\n}\n\npub fn parse(s: &str) -> usize {\n    s.len()\n}\n");
+    // Its tests only parse: nothing.
+    write(root, "app/src/main.rs", "fn main() {\n    let _c = app::open();\n    println!(\"{}\", app::parse(\"x\"));\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn parses() {\n        assert_eq!(app::parse(\"ab\"), 2);\n    }\n}\n");
+    // Its tests open a context through the library, in a module of the binary.
+    write(
+        root,
+        "app/src/bin/serve/main.rs",
+        "mod worker;\n\nfn main() {\n    worker::run();\n}\n",
+    );
+    write(root, "app/src/bin/serve/worker.rs", "pub fn run() {\n    let _c = app::open();\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn runs() {\n        run();\n    }\n}\n");
+    // `test = false`: `cargo test` runs none of its tests.
+    write(root, "app/src/bin/quiet.rs", "fn main() {\n    let _c = app::open();\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn opens() {\n        let _c = app::open();\n    }\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["app/src/main.rs"], "non_compliant", "{text}");
+    assert_eq!(
+        status["app/src/bin/serve/worker.rs"], "needs_review",
+        "{text}"
+    );
+    assert_eq!(status["app/src/bin/quiet.rs"], "non_compliant", "{text}");
+    assert!(
+        text.contains("app/src/bin/serve/worker.rs:6:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through its package's library `app` → `cudarc`: the CUDA driver API;"),
+        "{text}"
+    );
+    assert_eq!(text.matches("GH508").count(), 1, "{text}");
+    // Fixed, the binaries' mains set the env; the tests stay for review.
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    let (status, text) = statuses(root);
+    assert_eq!(status["app/src/main.rs"], "compliant", "{text}");
+    assert_eq!(
+        status["app/src/bin/serve/worker.rs"], "needs_review",
+        "{text}"
+    );
+}

@@ -218,11 +218,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
     library_indices(facts, ctx, kind, &mut out);
     // The file's unit tests are a GPU program of their own (`cargo test`): libtest writes its
     // `main`, so nothing the fix does to a `main` masks it.
-    if let Some(FileRole::Module {
-        unit_tests: Some(why),
-        ..
-    }) = ctx.role
-    {
+    if let Some(why) = ctx.role.and_then(FileRole::unit_tests) {
         // At the test module's line (`mod tests {`), where its code starts.
         let at = facts.test_code.first().map_or(0..0, |r| {
             let at = first_word_of_line(ctx.source, r.start);

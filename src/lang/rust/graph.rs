@@ -56,6 +56,9 @@ pub enum FileRole {
         torch: bool,
         /// An integration test (`tests/*.rs`): libtest writes its `main`.
         test: bool,
+        /// Its own `#[test]` functions reach CUDA (how): `cargo test` runs them in a program
+        /// whose `main` libtest writes, which its `main`'s env does not reach.
+        unit_tests: Option<String>,
     },
     /// A module of a library (or of a binary): the GPU programs of the tree that run it, with
     /// whether each one sets the env in its `main` (a sync main; an async main does not).
@@ -92,6 +95,13 @@ pub struct RustIndex {
     chooses_cuda: HashSet<String>,
 }
 
+/// The evidence's words for a file whose `#[test]` functions reach CUDA.
+fn tests_reach(unit_tests: &Option<String>) -> String {
+    unit_tests.as_ref().map_or(String::new(), |why| {
+        format!("; its `#[test]` functions reach CUDA through {why} (`cargo test`)")
+    })
+}
+
 impl FileRole {
     /// Why the file is what it is, for the outputs (`evidence` in JSON, `scan --verbose`).
     pub fn evidence(&self) -> String {
@@ -111,6 +121,7 @@ impl FileRole {
             FileRole::Program {
                 cuda: Some(why),
                 test,
+                unit_tests,
                 ..
             } => {
                 let what = if *test {
@@ -118,11 +129,17 @@ impl FileRole {
                 } else {
                     "a binary"
                 };
-                format!("program: {what} that reaches CUDA through {why}")
+                format!(
+                    "program: {what} that reaches CUDA through {why}{}",
+                    tests_reach(unit_tests)
+                )
             }
-            FileRole::Program { test, .. } => format!(
-                "program: a {} that reaches no CUDA code",
-                if *test { "test binary" } else { "binary" }
+            FileRole::Program {
+                test, unit_tests, ..
+            } => format!(
+                "program: a {} that reaches no CUDA code{}",
+                if *test { "test binary" } else { "binary" },
+                tests_reach(unit_tests)
             ),
             FileRole::Module {
                 programs,
@@ -139,18 +156,22 @@ impl FileRole {
                         listed(programs)
                     )
                 };
-                let run = match unit_tests {
-                    Some(why) => format!(
-                        "{run}; its `#[test]` functions reach CUDA through {why} (`cargo test`)"
-                    ),
-                    None => run,
-                };
+                let run = format!("{run}{}", tests_reach(unit_tests));
                 match doc_tests {
                     Some((line, count, why)) => format!(
                         "{run}; {count} of its doc examples reach CUDA (`cargo test --doc`), the first on line {line} through {why}"
                     ),
                     None => run,
                 }
+            }
+        }
+    }
+
+    /// How the file's own `#[test]` functions reach CUDA (`cargo test`), if they do.
+    pub fn unit_tests(&self) -> Option<&str> {
+        match self {
+            FileRole::Program { unit_tests, .. } | FileRole::Module { unit_tests, .. } => {
+                unit_tests.as_deref()
             }
         }
     }
@@ -980,6 +1001,8 @@ struct Package {
     /// Root-relative paths of its binary targets' root files, and whether each is an
     /// integration test.
     binaries: Vec<(String, bool)>,
+    /// Root-relative paths of the binaries whose own `#[test]` functions `cargo test` runs.
+    tested_bins: Vec<String>,
     /// Its edition (`set_var` is unsafe from 2024 on) and whether its `[lints]` forbid or deny
     /// unsafe code: from 2024 on, no main of it can set the env.
     edition: u32,
@@ -1064,6 +1087,10 @@ impl Packages {
                 };
                 let mut binaries = targets(manifest::program_roots(m), false);
                 binaries.extend(targets(manifest::test_roots(m), true));
+                let tested_bins = targets(manifest::tested_bin_roots(m), false)
+                    .into_iter()
+                    .map(|(p, _)| p)
+                    .collect();
                 Package {
                     dir: dir.clone(),
                     lib_root: present.contains(lib_root.as_str()).then_some(lib_root),
@@ -1071,6 +1098,7 @@ impl Packages {
                     deps: Vec::new(),
                     raw: Vec::new(),
                     binaries,
+                    tested_bins,
                     edition: manifest::edition(m),
                     lints_forbid_unsafe: manifest::forbids_unsafe(m),
                     cuda_feature: m
@@ -1793,6 +1821,7 @@ fn link(
                     cpu,
                     torch,
                     test: *test,
+                    unit_tests: None,
                 },
             );
         }
@@ -1893,6 +1922,76 @@ fn link(
             }
         }
     }
+    // A binary's own unit tests (`cargo test --bin`): the same, through the binary's module
+    // tree and, where they name it, its package's library. Its `main` is not theirs: the env
+    // the fix writes there does not reach them.
+    for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
+        for bin in &p.tested_bins {
+            let modules = module_paths(bin, files);
+            let has_tests = modules
+                .iter()
+                .filter_map(|(f, _)| files.get(f))
+                .any(|f| f.items.items.iter().any(|it| it.test));
+            if !has_tests {
+                continue;
+            }
+            let own_items = |f: &str| files.get(f).map(|r| &r.items);
+            let own = super::items::Library {
+                name: "crate",
+                modules: &modules,
+                items: &own_items,
+            };
+            let index = super::items::LibraryIndex::new(&own);
+            for (file, modpath) in &modules {
+                let Some(f) = files.get(file) else { continue };
+                let entry: Vec<(Vec<String>, bool)> = f
+                    .items
+                    .items
+                    .iter()
+                    .filter(|it| it.test && !f.cpu_tests.contains(&it.key.join("::")))
+                    .map(|it| ([modpath.as_slice(), &it.key].concat(), false))
+                    .collect();
+                if entry.is_empty() {
+                    continue;
+                }
+                let mut used = index.reach(&entry, &[]);
+                if used.incomplete {
+                    used = super::items::Reached {
+                        names: f.names.clone(),
+                        segments: f.segments.clone(),
+                        cuda: f.cuda,
+                        ..Default::default()
+                    };
+                }
+                let lib = || {
+                    let index = lib_index[i].as_ref()?;
+                    used.names.contains(&p.lib_name).then_some(())?;
+                    let (entry, methods) = entries_into(&[&used], &p.lib_name);
+                    let reached = index.reach(&entry, &methods);
+                    let found = if reached.incomplete {
+                        whole_library(i)
+                    } else {
+                        program_reach(i, &[&reached])
+                    };
+                    found.map(|(why, _, _)| {
+                        format!("its package's library `{}` → {why}", p.lib_name)
+                    })
+                };
+                let why = program_reach(i, &[&used])
+                    .map(|(why, _, _)| why)
+                    .or_else(lib)
+                    .or_else(|| {
+                        p.cuda_feature
+                            .as_ref()
+                            .filter(|_| used.cuda)
+                            .map(|feature| format!("the crate's own `{feature}` feature"))
+                    });
+                if let Some(why) = why {
+                    unit_tests.push((file.clone(), why));
+                }
+            }
+        }
+    }
     // Its doc examples (`cargo test --doc`): each a program of the package that links the
     // library, judged like a binary of it.
     let mut doc_tests: Vec<(String, (u32, usize, String))> = Vec::new();
@@ -1973,8 +2072,17 @@ fn link(
         }
     }
     for (file, why) in unit_tests {
-        if let Some(FileRole::Module { unit_tests, .. }) = roles.get_mut(&file) {
-            *unit_tests = Some(why);
+        // A module of a binary its tests alone reach CUDA from (a CPU program) is theirs.
+        let role = roles.entry(file).or_insert(FileRole::Module {
+            programs: Vec::new(),
+            made_sync: false,
+            unit_tests: None,
+            doc_tests: None,
+        });
+        match role {
+            FileRole::Module { unit_tests, .. } | FileRole::Program { unit_tests, .. } => {
+                *unit_tests = Some(why);
+            }
         }
     }
     for (file, found) in doc_tests {

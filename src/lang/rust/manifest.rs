@@ -154,6 +154,18 @@ pub fn program_roots(manifest: &Manifest) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The binaries whose own `#[test]` functions `cargo test` runs (`test = true`, the default
+/// for a `[[bin]]`), each in a program whose `main` libtest writes. Paths relative to the
+/// package.
+pub fn tested_bin_roots(manifest: &Manifest) -> Vec<PathBuf> {
+    manifest
+        .bin
+        .iter()
+        .filter(|b| b.test)
+        .filter_map(|b| b.path.as_ref().map(PathBuf::from))
+        .collect()
+}
+
 /// Integration tests and benches whose `main` libtest writes (`harness = true`, the
 /// default). Paths relative to the package.
 pub fn test_roots(manifest: &Manifest) -> Vec<PathBuf> {

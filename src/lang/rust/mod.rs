@@ -541,16 +541,14 @@ impl LanguageSupport for RustSupport {
                 ..
             })
         );
-        let unit_tests = matches!(
-            self.role(rel),
-            Some(graph::FileRole::Module {
-                unit_tests: Some(_),
-                ..
-            }) | Some(graph::FileRole::Module {
-                doc_tests: Some(_),
-                ..
-            })
-        );
+        let unit_tests = self.role(rel).is_some_and(|r| r.unit_tests().is_some())
+            || matches!(
+                self.role(rel),
+                Some(graph::FileRole::Module {
+                    doc_tests: Some(_),
+                    ..
+                })
+            );
         program || unit_tests || self.index.get().is_some_and(|i| i.carries_index(rel))
     }
 
