@@ -1368,4 +1368,17 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_is_a_device_choice() {
         "{:?}",
         found.findings()
     );
+    // A `device=` keyword that fills such a parameter is one sink, one finding.
+    let config = "import tomllib\n\nimport torch\n\nwith open(\"c.toml\", \"rb\") as f:\n    cfg = tomllib.load(f)\n\n\ndef load(device):\n    return torch.zeros(1).to(device)\n\n\nload(device=cfg[\"device\"])\n";
+    let found = analyze(&python(), config);
+    assert_eq!(
+        found
+            .findings()
+            .iter()
+            .filter(|f| f.rule.code == "GH111")
+            .count(),
+        1,
+        "{:?}",
+        found.findings()
+    );
 }

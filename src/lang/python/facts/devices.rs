@@ -877,16 +877,21 @@ impl<'s> FactVisitor<'s> {
                     (Some(class), true) => class.clone(),
                     _ => g.name.to_string(),
                 };
+                let class = g.class.clone();
+                let scopes = self.scopes();
                 let calls: Vec<&'s ExprCall> = self
                     .calls
                     .iter()
                     .copied()
                     .filter(|call| match call.func.as_ref() {
                         Expr::Name(n) => !method && n.id.as_str() == callee,
+                        // `self.start(1)` in a method of the same class.
                         Expr::Attribute(a) => {
                             method
                                 && a.attr.as_str() == callee
                                 && matches!(a.value.as_ref(), Expr::Name(s) if s.id.as_str() == "self")
+                                && scopes.class_of(scopes.scope_at(range(call).start))
+                                    == class.as_deref()
                         }
                         _ => false,
                     })

@@ -312,6 +312,23 @@ pub fn collect<'s>(
         }
     }
     visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
+    // A call's argument can be a sink twice (a `device=` keyword, and the parameter it fills
+    // that chooses the card): one finding per place.
+    let mut seen = rustc_hash::FxHashSet::default();
+    visitor
+        .facts
+        .config_devices
+        .retain(|(at, _, _)| seen.insert(at.clone()));
+    seen.clear();
+    visitor
+        .facts
+        .cli_devices
+        .retain(|(at, _, _)| seen.insert(at.clone()));
+    seen.clear();
+    visitor
+        .facts
+        .multi_gpu
+        .retain(|(at, _, _)| seen.insert(at.clone()));
     visitor.facts.devices.sort_by_key(|d| d.at.start);
     visitor
         .facts
