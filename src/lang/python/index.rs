@@ -328,30 +328,25 @@ pub struct DeviceConst {
     pub text: String,
 }
 
-/// A device constant of another module of the tree, as a file imports it: `from cfg import
-/// DEVICE [as D]` (`attr: None`) or `import cfg` then `cfg.DEVICE` (`attr: Some("DEVICE")`).
+/// What a file imports from another module of the tree: `from cfg import DEVICE [as D]`
+/// (`attr: None`), or `import cfg [as c]` then `c.DEVICE` (`attr: Some("DEVICE")`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportedConst {
+pub struct Imported<T> {
     pub local: String,
     pub attr: Option<String>,
     /// The file that defines it (root-relative) and its name there.
     pub from: String,
     pub name: String,
-    pub value: DeviceConst,
+    pub value: T,
 }
 
+/// A device constant of another module of the tree, as a file imports it.
+pub type ImportedConst = Imported<DeviceConst>;
+
 /// A function or class of another module of the tree whose parameters choose a card, as a
-/// file imports it (`from lib.upsampler import Upsampler`: `attr: None`; `import lib.upsampler
-/// as up` then `up.Upsampler(…)`: `attr: Some("Upsampler")`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportedFn {
-    pub local: String,
-    pub attr: Option<String>,
-    /// The file that defines it (root-relative) and its name there.
-    pub from: String,
-    pub name: String,
-    pub params: Vec<IndexParam>,
-}
+/// file imports it (`from lib.upsampler import Upsampler`, `import lib.upsampler as up` then
+/// `up.Upsampler(…)`): the parameters.
+pub type ImportedFn = Imported<Vec<IndexParam>>;
 
 /// The index of a tree's Python files.
 #[derive(Debug, Default)]
@@ -2979,14 +2974,34 @@ impl Reach<'_> {
 /// The device constants each file imports from modules of the tree (through up to three
 /// re-exports: `from .config import DEVICE` in a package `__init__.py`).
 fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<ImportedConst>> {
-    let module_consts = |local: &str, j: usize, found: &mut Vec<ImportedConst>| {
-        for (name, value) in &files[j].constants {
-            found.push(ImportedConst {
+    imported_items(
+        files,
+        lookup,
+        &|f: &PyFile| f.constants.clone(),
+        &constant_of,
+    )
+}
+
+/// What a name is in module `j` (defined there or re-exported), and the file that defines it.
+type FindIn<T> = dyn Fn(&[PyFile], usize, &str, &Lookup) -> Option<(String, T)>;
+
+/// What each file imports from other modules of the tree of what `all` lists of a module
+/// (`import m` then `m.X`, `from pkg import m` then `m.X`) and `one` finds of a name in a
+/// module, defined there or re-exported (`from m import X`).
+fn imported_items<T>(
+    files: &[PyFile],
+    lookup: &Lookup,
+    all: &dyn Fn(&PyFile) -> Vec<(String, T)>,
+    one: &FindIn<T>,
+) -> HashMap<String, Vec<Imported<T>>> {
+    let module_items = |local: &str, j: usize, found: &mut Vec<Imported<T>>| {
+        for (name, value) in all(&files[j]) {
+            found.push(Imported {
                 local: local.to_string(),
                 attr: Some(name.clone()),
                 from: files[j].rel.clone(),
-                name: name.clone(),
-                value: value.clone(),
+                name,
+                value,
             });
         }
     };
@@ -3000,7 +3015,7 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
             if imp.names.is_empty() {
                 if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
                     for j in lookup(&base, i) {
-                        module_consts(local, j, &mut found);
+                        module_items(local, j, &mut found);
                     }
                 }
                 continue;
@@ -3012,11 +3027,11 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
                     format!("{base}.{name}")
                 };
                 for j in lookup(&submodule, i) {
-                    module_consts(local, j, &mut found);
+                    module_items(local, j, &mut found);
                 }
                 for j in lookup(&base, i) {
-                    if let Some((from, value)) = constant_of(files, j, name, lookup, 3) {
-                        found.push(ImportedConst {
+                    if let Some((from, value)) = one(files, j, name, lookup) {
+                        found.push(Imported {
                             local: local.clone(),
                             attr: None,
                             from,
@@ -3077,9 +3092,8 @@ fn constant_of(
     j: usize,
     name: &str,
     lookup: &Lookup,
-    depth: usize,
 ) -> Option<(String, DeviceConst)> {
-    defined_of(files, j, name, lookup, depth, &|f, name| {
+    defined_of(files, j, name, lookup, 3, &|f, name| {
         f.constants
             .iter()
             .find(|(n, _)| n == name)
@@ -3109,56 +3123,24 @@ fn params_of(
 /// The functions and classes of other modules of the tree each file imports whose parameters
 /// choose a card (through up to three re-exports).
 fn imported_functions(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<ImportedFn>> {
-    let mut imported = HashMap::default();
-    for (i, f) in files.iter().enumerate() {
-        let mut found = Vec::new();
-        for imp in &f.imports {
-            let Some(base) = import_base(f, imp) else {
-                continue;
-            };
-            if imp.names.is_empty() {
-                // `import lib.upsampler as up`: `up.Upsampler(…)`.
-                if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
-                    for j in lookup(&base, i) {
-                        for callee in files[j].index_params.iter().map(|p| &p.callee) {
-                            if found.iter().any(|c: &ImportedFn| {
-                                c.local == *local && c.attr.as_ref() == Some(callee)
-                            }) {
-                                continue;
-                            }
-                            if let Some((from, params)) = params_of(files, j, callee, lookup) {
-                                found.push(ImportedFn {
-                                    local: local.clone(),
-                                    attr: Some(callee.clone()),
-                                    from,
-                                    name: callee.clone(),
-                                    params,
-                                });
-                            }
-                        }
-                    }
-                }
-                continue;
-            }
-            for (name, local) in imp.names.iter().zip(&imp.locals) {
-                for j in lookup(&base, i) {
-                    if let Some((from, params)) = params_of(files, j, name, lookup) {
-                        found.push(ImportedFn {
-                            local: local.clone(),
-                            attr: None,
-                            from,
-                            name: name.clone(),
-                            params,
-                        });
-                    }
-                }
-            }
-        }
-        if !found.is_empty() {
-            imported.insert(f.rel.clone(), found);
-        }
-    }
-    imported
+    let all = |f: &PyFile| {
+        let mut callees: Vec<&String> = f.index_params.iter().map(|p| &p.callee).collect();
+        callees.sort_unstable();
+        callees.dedup();
+        callees
+            .into_iter()
+            .map(|callee| {
+                let params = f
+                    .index_params
+                    .iter()
+                    .filter(|p| p.callee == *callee)
+                    .cloned()
+                    .collect();
+                (callee.clone(), params)
+            })
+            .collect()
+    };
+    imported_items(files, lookup, &all, &params_of)
 }
 
 /// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).

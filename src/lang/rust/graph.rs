@@ -95,6 +95,42 @@ pub struct RustIndex {
     chooses_cuda: HashSet<String>,
 }
 
+/// A `#[test]` function that may run on a GPU: judged test by test, as a test binary is, a
+/// test that binds a CPU device itself (`Tensor::zeros(…, &Device::Cpu)`) runs on the CPU.
+fn gpu_test(f: &RsFile, it: &super::items::Item) -> bool {
+    it.test && !f.cpu_tests.contains(&it.key.join("::"))
+}
+
+/// What the GPU tests of file `f` (at `modpath` of the crate `index` reads) reach of that
+/// crate; the file's own code when that is too large to follow; `None` when it has none.
+fn tests_reach_in(
+    index: &super::items::LibraryIndex,
+    f: &RsFile,
+    modpath: &[String],
+) -> Option<super::items::Reached> {
+    let entry: Vec<(Vec<String>, bool)> = f
+        .items
+        .items
+        .iter()
+        .filter(|it| gpu_test(f, it))
+        .map(|it| ([modpath, &it.key].concat(), false))
+        .collect();
+    if entry.is_empty() {
+        return None;
+    }
+    let used = index.reach(&entry, &[]);
+    Some(if used.incomplete {
+        super::items::Reached {
+            names: f.names.clone(),
+            segments: f.segments.clone(),
+            cuda: f.cuda,
+            ..Default::default()
+        }
+    } else {
+        used
+    })
+}
+
 /// The evidence's words for a file whose `#[test]` functions reach CUDA.
 fn tests_reach(unit_tests: &Option<String>) -> String {
     unit_tests.as_ref().map_or(String::new(), |why| {
@@ -1863,28 +1899,10 @@ fn link(
             let Some(f) = files.get(file) else { continue };
             // Judged test by test, as a test binary is: a test that binds a CPU device itself
             // (`Tensor::zeros(…, &Device::Cpu)`) runs on the CPU.
-            let gpu_test =
-                |it: &&super::items::Item| it.test && !f.cpu_tests.contains(&it.key.join("::"));
-            let entry: Vec<(Vec<String>, bool)> = f
-                .items
-                .items
-                .iter()
-                .filter(gpu_test)
-                .map(|it| ([modpath.as_slice(), &it.key].concat(), false))
-                .collect();
-            if entry.is_empty() {
+            let gpu_test = |it: &&super::items::Item| gpu_test(f, it);
+            let Some(used) = tests_reach_in(index, f, modpath) else {
                 continue;
-            }
-            let mut used = index.reach(&entry, &[]);
-            if used.incomplete {
-                // Too large to follow: the file's own code stands for it.
-                used = super::items::Reached {
-                    names: f.names.clone(),
-                    segments: f.segments.clone(),
-                    cuda: f.cuda,
-                    ..Default::default()
-                };
-            }
+            };
             // A CUDA crate's own tests.
             let tests = || f.items.items.iter().filter(gpu_test);
             let own = tests().any(|it| it.cuda);
@@ -1944,25 +1962,9 @@ fn link(
             let index = super::items::LibraryIndex::new(&own);
             for (file, modpath) in &modules {
                 let Some(f) = files.get(file) else { continue };
-                let entry: Vec<(Vec<String>, bool)> = f
-                    .items
-                    .items
-                    .iter()
-                    .filter(|it| it.test && !f.cpu_tests.contains(&it.key.join("::")))
-                    .map(|it| ([modpath.as_slice(), &it.key].concat(), false))
-                    .collect();
-                if entry.is_empty() {
+                let Some(used) = tests_reach_in(&index, f, modpath) else {
                     continue;
-                }
-                let mut used = index.reach(&entry, &[]);
-                if used.incomplete {
-                    used = super::items::Reached {
-                        names: f.names.clone(),
-                        segments: f.segments.clone(),
-                        cuda: f.cuda,
-                        ..Default::default()
-                    };
-                }
+                };
                 let lib = || {
                     let index = lib_index[i].as_ref()?;
                     used.names.contains(&p.lib_name).then_some(())?;

@@ -846,7 +846,7 @@ impl<'s> FactVisitor<'s> {
                 })
                 .collect();
             for call in calls {
-                for p in &c.params {
+                for p in &c.value {
                     self.param_argument(call, &c.name, p);
                 }
             }

@@ -163,16 +163,7 @@ impl<'a> Scopes<'a> {
                 return Some(values.iter().map(|v| (*v, scope)).collect());
             }
             // An enclosing function, else the module.
-            let outer = self
-                .functions
-                .iter()
-                .enumerate()
-                .filter(|(j, g)| {
-                    *j != i && g.range.start <= f.range.start && f.range.end <= g.range.end
-                })
-                .max_by_key(|(_, g)| g.range.start)
-                .map_or(Scope::Module, |(j, _)| Scope::Function(j));
-            return self.lookup(name, outer);
+            return self.lookup(name, self.enclosing(i));
         }
         if self.opaque.iter().any(|o| o == name) {
             return None;
@@ -195,16 +186,23 @@ impl<'a> Scopes<'a> {
         if f.assigns.contains_key(name) {
             return None;
         }
-        let outer = self
-            .functions
+        match self.enclosing(i) {
+            Scope::Module => None,
+            outer => self.param_of(name, outer),
+        }
+    }
+
+    /// The function that encloses function `i`, else the module.
+    fn enclosing(&self, i: usize) -> Scope {
+        let f = &self.functions[i];
+        self.functions
             .iter()
             .enumerate()
             .filter(|(j, g)| {
                 *j != i && g.range.start <= f.range.start && f.range.end <= g.range.end
             })
             .max_by_key(|(_, g)| g.range.start)
-            .map(|(j, _)| Scope::Function(j))?;
-        self.param_of(name, outer)
+            .map_or(Scope::Module, |(j, _)| Scope::Function(j))
     }
 
     /// The tuple unpacking that binds `name`, when it is the only binding seen from `scope`.
