@@ -131,6 +131,15 @@ fn tests_reach_in(
     })
 }
 
+/// Tests whose code chooses a CUDA device in a crate built with CUDA by its own feature
+/// (`cargo test --features cuda`).
+fn own_feature(p: &Package, used: &super::items::Reached) -> Option<String> {
+    p.cuda_feature
+        .as_ref()
+        .filter(|_| used.cuda)
+        .map(|feature| format!("the crate's own `{feature}` feature"))
+}
+
 /// The evidence's words for a file whose `#[test]` functions reach CUDA.
 fn tests_reach(unit_tests: &Option<String>) -> String {
     unit_tests.as_ref().map_or(String::new(), |why| {
@@ -1928,13 +1937,7 @@ fn link(
             }
             let why = program_reach(i, &[&used])
                 .map(|(why, _, _)| why)
-                .or_else(|| {
-                    // A crate built with CUDA by its own feature (`cargo test --features cuda`).
-                    p.cuda_feature
-                        .as_ref()
-                        .filter(|_| used.cuda)
-                        .map(|feature| format!("the crate's own `{feature}` feature"))
-                });
+                .or_else(|| own_feature(p, &used));
             if let Some(why) = why {
                 unit_tests.push((file.clone(), why));
             }
@@ -1982,12 +1985,7 @@ fn link(
                 let why = program_reach(i, &[&used])
                     .map(|(why, _, _)| why)
                     .or_else(lib)
-                    .or_else(|| {
-                        p.cuda_feature
-                            .as_ref()
-                            .filter(|_| used.cuda)
-                            .map(|feature| format!("the crate's own `{feature}` feature"))
-                    });
+                    .or_else(|| own_feature(p, &used));
                 if let Some(why) = why {
                     unit_tests.push((file.clone(), why));
                 }
