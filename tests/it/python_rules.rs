@@ -1382,3 +1382,29 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_is_a_device_choice() {
         found.findings()
     );
 }
+
+/// A `"cuda"` default of a parameter that no code reads chooses no device (from a trial on
+/// RealtimeSTT: its websocket client keeps `device: str = "cuda"` in `self.device`, read only in
+/// commented code; the client script that builds it got a header). A parameter that is read,
+/// even through the attribute it is kept in, still makes the file GPU code; a read that is only
+/// printed is no use.
+#[test]
+fn a_cuda_default_no_code_reads_chooses_no_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    common::write(
+        root,
+        "client.py",
+        "class Client:\n    def __init__(self, url, device: str = \"cuda\"):\n        self.url = url\n        self.device = device\n        print(f\"device {device}\")\n\n    def send(self):\n        return self.url\n\n\nif __name__ == \"__main__\":\n    print(Client(\"ws://x\").send())\n",
+    );
+    common::write(
+        root,
+        "model.py",
+        "import torch\n\n\nclass Model:\n    def __init__(self, device=\"cuda\"):\n        self.device = device\n\n    def run(self):\n        return torch.zeros(1).to(self.device)\n\n\nif __name__ == \"__main__\":\n    print(Model().run())\n",
+    );
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["client.py"], "no_gpu_code", "{}", out.stdout);
+    assert_eq!(status["model.py"], "non_compliant", "{}", out.stdout);
+}

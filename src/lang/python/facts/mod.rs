@@ -794,6 +794,15 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                 }
                 for p in def.parameters.iter_non_variadic_params() {
                     if let Some(default) = p.default.as_deref() {
+                        // `device: str = "cuda"` of a parameter the function never reads (or
+                        // only keeps in an attribute nothing reads): no device is chosen with it.
+                        let cuda_string = matches!(default, Expr::StringLiteral(s) if s.value.to_str() == "cuda" || s.value.to_str().starts_with("cuda:"));
+                        if cuda_string
+                            && !self.env_only
+                            && idle_param(self.body, def, p.parameter.name.as_str())
+                        {
+                            continue;
+                        }
                         self.visit_expr(default);
                     }
                 }
@@ -1034,4 +1043,41 @@ pub fn is_type_checking(test: &Expr) -> bool {
         Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
         _ => false,
     }
+}
+
+/// A parameter of `def` the function never reads, or only keeps in `self.x` (`self.x =
+/// param`) that no code of the module reads (`self.x`, `obj.x`); a read in a print or a log
+/// call is only shown.
+fn idle_param(module: &[Stmt], def: &ruff_python_ast::StmtFunctionDef, param: &str) -> bool {
+    let key = flow::LoadKey::Name(param);
+    let loads = flow::loads_of(&def.body, &[key]);
+    let Some(loads) = loads.get(&key) else {
+        return true;
+    };
+    // Each read must be the whole value of a `self.x = param` statement of the body.
+    let mut kept: Vec<&str> = Vec::new();
+    for load in loads {
+        let attr = def.body.iter().find_map(|stmt| match stmt {
+            Stmt::Assign(a) if range(a.value.as_ref()) == *load && a.targets.len() == 1 => {
+                match &a.targets[0] {
+                    Expr::Attribute(t)
+                        if matches!(t.value.as_ref(), Expr::Name(n) if n.id.as_str() == "self") =>
+                    {
+                        Some(t.attr.as_str())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        });
+        match attr {
+            Some(attr) => kept.push(attr),
+            None => return false,
+        }
+    }
+    let keys: Vec<flow::LoadKey> = kept
+        .iter()
+        .flat_map(|a| [flow::LoadKey::SelfAttr(a), flow::LoadKey::Attr(a)])
+        .collect();
+    flow::loads_of(module, &keys).is_empty()
 }
