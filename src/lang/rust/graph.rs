@@ -1724,6 +1724,20 @@ fn link(
         Some(_) => program_reach(i, &units_of(&lib_files[i], files)),
         None => lib_cuda[i].clone().flatten(),
     };
+    // Only the code of package `i`'s library that these units' paths and method calls reach;
+    // all of it when that is too large to follow.
+    let library_reach = |i: usize, units: &[&dyn Unit]| match &lib_index[i] {
+        Some(index) => {
+            let (entry, methods) = entries_into(units, &packages[i].lib_name);
+            let used = index.reach(&entry, &methods);
+            if used.incomplete {
+                whole_library(i)
+            } else {
+                program_reach(i, &[&used])
+            }
+        }
+        None => whole_library(i),
+    };
     let mut roles: HashMap<String, FileRole> = HashMap::default();
     // Each binary: its own module tree, plus its package's library when it names it.
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
@@ -1750,20 +1764,7 @@ fn link(
             let mut cuda = program_reach(i, &units);
             let mut library_chooses = cuda.as_ref().is_some_and(|(_, _, via)| *via);
             if named.contains(p.lib_name.as_str()) {
-                // Only the library code the program's paths and method calls reach.
-                let lib_reach = match &lib_index[i] {
-                    Some(index) => {
-                        let (entry, methods) = entries_into(&units, &p.lib_name);
-                        let used = index.reach(&entry, &methods);
-                        if used.incomplete {
-                            // Too large to follow: all of the library counts.
-                            whole_library(i)
-                        } else {
-                            program_reach(i, &[&used])
-                        }
-                    }
-                    None => whole_library(i),
-                };
+                let lib_reach = library_reach(i, &units);
                 library_chooses |= lib_reach.is_some();
                 if cuda.is_none() {
                     cuda = lib_reach.map(|(why, torch, _)| {
@@ -1906,8 +1907,6 @@ fn link(
         };
         for (file, modpath) in modules {
             let Some(f) = files.get(file) else { continue };
-            // Judged test by test, as a test binary is: a test that binds a CPU device itself
-            // (`Tensor::zeros(…, &Device::Cpu)`) runs on the CPU.
             let gpu_test = |it: &&super::items::Item| gpu_test(f, it);
             let Some(used) = tests_reach_in(index, f, modpath) else {
                 continue;
@@ -1969,16 +1968,8 @@ fn link(
                     continue;
                 };
                 let lib = || {
-                    let index = lib_index[i].as_ref()?;
                     used.names.contains(&p.lib_name).then_some(())?;
-                    let (entry, methods) = entries_into(&[&used], &p.lib_name);
-                    let reached = index.reach(&entry, &methods);
-                    let found = if reached.incomplete {
-                        whole_library(i)
-                    } else {
-                        program_reach(i, &[&reached])
-                    };
-                    found.map(|(why, _, _)| {
+                    library_reach(i, &[&used]).map(|(why, _, _)| {
                         format!("its package's library `{}` → {why}", p.lib_name)
                     })
                 };

@@ -314,21 +314,9 @@ pub fn collect<'s>(
     visitor.facts.bindings = std::mem::take(&mut visitor.bindings);
     // A call's argument can be a sink twice (a `device=` keyword, and the parameter it fills
     // that chooses the card): one finding per place.
-    let mut seen = rustc_hash::FxHashSet::default();
-    visitor
-        .facts
-        .config_devices
-        .retain(|(at, _, _)| seen.insert(at.clone()));
-    seen.clear();
-    visitor
-        .facts
-        .cli_devices
-        .retain(|(at, _, _)| seen.insert(at.clone()));
-    seen.clear();
-    visitor
-        .facts
-        .multi_gpu
-        .retain(|(at, _, _)| seen.insert(at.clone()));
+    one_per_place(&mut visitor.facts.config_devices);
+    one_per_place(&mut visitor.facts.cli_devices);
+    one_per_place(&mut visitor.facts.multi_gpu);
     visitor.facts.devices.sort_by_key(|d| d.at.start);
     visitor
         .facts
@@ -1043,6 +1031,12 @@ pub fn is_type_checking(test: &Expr) -> bool {
         Expr::Attribute(a) => a.attr.as_str() == "TYPE_CHECKING",
         _ => false,
     }
+}
+
+/// Keeps the first fact of each place.
+fn one_per_place<A, B>(facts: &mut Vec<(Range<usize>, A, B)>) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    facts.retain(|(at, _, _)| seen.insert(at.clone()));
 }
 
 /// A parameter of `def` the function never reads, or only keeps in `self.x` (`self.x =
