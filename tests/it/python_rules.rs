@@ -1348,14 +1348,18 @@ fn a_card_index_from_an_option_without_default_is_for_review() {
 }
 
 /// A parameter that chooses the card makes each call's argument there a device choice: a
-/// function, a class's `__init__`, a method called on `self`, a function that hands its
+/// function, a class's `__init__`, a method called on `self` or on an instance of its class, a function that hands its
 /// parameter on to another, by position or keyword. A comparison with `None` is no other use;
 /// a truth test is (GH106). Not followed: a nested function, an argument after `*args`.
 #[test]
 fn an_index_handed_to_a_parameter_that_chooses_the_card_is_a_device_choice() {
-    let source = "import torch\n\n\ndef place(x, *, card=None):\n    if card is None:\n        return x.cuda()\n    return x.to(torch.device(\"cuda\", card))\n\n\ndef outer(x, gpu):\n    return place(x, card=gpu)\n\n\nclass Runner:\n    def __init__(self, device_id):\n        self.device_id = device_id\n\n    def start(self, gpu):\n        torch.cuda.set_device(gpu)\n\n    def go(self):\n        self.start(1)\n\n\ndef main():\n    outer(torch.zeros(1), 1)\n    Runner(0).go()\n    args = [1]\n    place(torch.zeros(1), *args)\n\n    def inner(g):\n        torch.cuda.set_device(g)\n\n    inner(1)\n\n\nmain()\n";
+    let source = "import torch\n\n\ndef place(x, *, card=None):\n    if card is None:\n        return x.cuda()\n    return x.to(torch.device(\"cuda\", card))\n\n\ndef outer(x, gpu):\n    return place(x, card=gpu)\n\n\nclass Runner:\n    def __init__(self, device_id):\n        self.device_id = device_id\n\n    def start(self, gpu):\n        torch.cuda.set_device(gpu)\n\n    def go(self):\n        self.start(1)\n\n\ndef main():\n    outer(torch.zeros(1), 1)\n    Runner(0).go()\n    runner = Runner(0)\n    runner.start(1)\n    args = [1]\n    place(torch.zeros(1), *args)\n\n    def inner(g):\n        torch.cuda.set_device(g)\n\n    inner(1)\n\n\nmain()\n";
     let out = fixed(source);
-    for moved in ["outer(torch.zeros(1), 0)", "self.start(0)"] {
+    for moved in [
+        "outer(torch.zeros(1), 0)",
+        "self.start(0)",
+        "runner.start(0)",
+    ] {
         assert!(out.contains(moved), "{moved}\n{out}");
     }
     // `inner` is nested: its call is not followed (its literal is left as written).

@@ -813,7 +813,8 @@ fn jax_and_tensorflow_gpu_lists_indexed_by_a_literal_are_remapped_and_land() {
 
 /// A card index handed to a parameter that chooses the card, in a function or class of another
 /// module of the tree (`Upsampler(4, gpu_id=1)`, re-exported by the package's `__init__.py`;
-/// `helpers.load(1)` through `import lib.helpers as helpers`) or of the same file: as written
+/// `helpers.load(1)` through `import lib.helpers as helpers`, `lib.helpers.load(1)`, a method
+/// of an instance of its class: `runner = Runner(2)` then `runner.start(1)`) or of the same file: as written
 /// it reaches the forbidden card; `fix` moves the index where the program writes it and the
 /// program lands on the RTX 3090. The library is left as it is. A parameter its function also
 /// tests for truth (`if gpu:`) is left for review: 0 would take the other branch.
@@ -829,7 +830,7 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_moves_with_the_mask() {
     let library = [
         ("lib/__init__.py", "from .upsampler import *\n"),
         ("lib/upsampler.py", "import torch\n\n__all__ = [\"Upsampler\"]\n\n\nclass Upsampler:\n    def __init__(self, scale, gpu_id=None):\n        self.device = torch.device(f\"cuda:{gpu_id}\" if gpu_id is not None else \"cuda\")\n        self.scale = scale\n\n    def run(self):\n        return torch.zeros(self.scale).to(self.device)\n"),
-        ("lib/helpers.py", "import torch\n\n\ndef load(device_id, size=2):\n    torch.cuda.set_device(device_id)\n    return torch.zeros(size).cuda()\n"),
+        ("lib/helpers.py", "import torch\n\n\ndef load(device_id, size=2):\n    torch.cuda.set_device(device_id)\n    return torch.zeros(size).cuda()\n\n\nclass Runner:\n    def __init__(self, size):\n        self.size = size\n\n    def start(self, card):\n        return torch.zeros(self.size).to(f\"cuda:{card}\")\n"),
     ];
     for (rel, text) in library {
         std::fs::write(root.join(rel), text).unwrap();
@@ -837,6 +838,7 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_moves_with_the_mask() {
     let programs = [
         ("run.py", "import lib.helpers as helpers\nfrom lib import Upsampler\n\n\ndef main():\n    print(Upsampler(4, gpu_id=1).run())\n    print(helpers.load(1))\n\n\nif __name__ == \"__main__\":\n    main()\n"),
         ("local.py", "import torch\n\n\ndef place(x, card):\n    return x.to(torch.device(\"cuda\", card))\n\n\nprint(place(torch.zeros(1), 1))\n"),
+        ("dotted.py", "import lib.helpers\nfrom lib.helpers import Runner\n\n\ndef main():\n    print(lib.helpers.load(1))\n    runner = Runner(2)\n    print(runner.start(1))\n\n\nif __name__ == \"__main__\":\n    main()\n"),
     ];
     let logs = tempfile::tempdir().unwrap();
     for (rel, text) in programs {
@@ -861,6 +863,8 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_moves_with_the_mask() {
         scan.stdout.contains("run.py:6:31: GH102 [*] Upsampler(gpu_id=…) selects device 1, device 0 under mask '1'")
             && scan.stdout.contains("run.py:7:24: GH102 [*] load(…) selects device 1, device 0 under mask '1'")
             && scan.stdout.contains("local.py:8:29: GH102 [*] place(…) selects device 1, device 0 under mask '1'")
+            && scan.stdout.contains("dotted.py:6:28: GH102 [*] load(…) selects device 1, device 0 under mask '1'")
+            && scan.stdout.contains("dotted.py:8:24: GH102 [*] Runner.start(…) selects device 1, device 0 under mask '1'")
             && scan.stdout.contains("truthy.py:10:12: GH106 [review] pick(…) selects device 1, device 0 under mask '1', but `pick`'s `gpu` is also used for something else"),
         "{}",
         scan.stdout
@@ -883,12 +887,14 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_moves_with_the_mask() {
     assert!(
         again.contains("truthy.py:19:12: GH106 [review]")
             && !again.contains("run.py")
-            && !again.contains("local.py"),
+            && !again.contains("local.py")
+            && !again.contains("dotted.py"),
         "{again}"
     );
     for ((rel, _), moved) in programs.iter().zip([
         &["Upsampler(4, gpu_id=0)", "helpers.load(0)"][..],
         &["place(torch.zeros(1), 0)"],
+        &["lib.helpers.load(0)", "runner.start(0)"],
     ]) {
         let text = std::fs::read_to_string(root.join(rel)).unwrap();
         assert!(moved.iter().all(|m| text.contains(m)), "{rel}:\n{text}");

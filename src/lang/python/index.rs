@@ -3013,10 +3013,13 @@ fn imported_items<T>(
                 continue;
             };
             if imp.names.is_empty() {
-                if let Some(local) = imp.locals.first().filter(|l| !l.is_empty()) {
-                    for j in lookup(&base, i) {
-                        module_items(local, j, &mut found);
-                    }
+                // `import a.b as m` binds `m`; `import a.b` makes its items `a.b.<name>`.
+                let local = match imp.locals.first() {
+                    Some(l) if !l.is_empty() => l,
+                    _ => &base,
+                };
+                for j in lookup(&base, i) {
+                    module_items(local, j, &mut found);
                 }
                 continue;
             }

@@ -832,22 +832,30 @@ impl<'s> FactVisitor<'s> {
             return;
         }
         for c in self.imported_fns {
-            let calls: Vec<&'s ExprCall> = self
-                .calls
-                .iter()
-                .copied()
-                .filter(|call| match call.func.as_ref() {
-                    Expr::Name(n) => c.attr.is_none() && n.id.as_str() == c.local,
-                    Expr::Attribute(a) => {
-                        c.attr.as_deref() == Some(a.attr.as_str())
-                            && matches!(a.value.as_ref(), Expr::Name(n) if n.id.as_str() == c.local)
-                    }
-                    _ => false,
-                })
-                .collect();
-            for call in calls {
-                for p in &c.value {
-                    self.param_argument(call, &c.name, p);
+            // `Local(…)`, `mod.Name(…)`, `a.b.Name(…)`: what names the import.
+            let names_it = |func: &Expr| match (func, &c.attr) {
+                (Expr::Name(n), None) => n.id.as_str() == c.local,
+                (Expr::Attribute(a), Some(attr)) => {
+                    a.attr.as_str() == attr && is_path(&a.value, &c.local)
+                }
+                _ => false,
+            };
+            for p in &c.value {
+                let calls: Vec<&'s ExprCall> = self
+                    .calls
+                    .iter()
+                    .copied()
+                    .filter(|call| match &p.method {
+                        None => names_it(&call.func),
+                        Some(m) => self.method_call(call, m, None, &|f: &Expr| names_it(f)),
+                    })
+                    .collect();
+                let shown = match &p.method {
+                    Some(m) => format!("{}.{m}", c.name),
+                    None => c.name.clone(),
+                };
+                for call in calls {
+                    self.param_argument(call, &shown, p);
                 }
             }
         }
@@ -873,44 +881,81 @@ impl<'s> FactVisitor<'s> {
                     .iter()
                     .position(|p| *p == param)
                     .and_then(|i| i.checked_sub(usize::from(g.class.is_some())));
-                let callee = match (&g.class, init) {
-                    (Some(class), true) => class.clone(),
-                    _ => g.name.to_string(),
+                let (callee, method_name) = match (&g.class, init) {
+                    (Some(class), true) => (class.clone(), None),
+                    (Some(class), false) => (class.clone(), Some(g.name.to_string())),
+                    _ => (g.name.to_string(), None),
                 };
-                let class = g.class.clone();
-                let scopes = self.scopes();
                 let calls: Vec<&'s ExprCall> = self
                     .calls
                     .iter()
                     .copied()
-                    .filter(|call| match call.func.as_ref() {
-                        Expr::Name(n) => !method && n.id.as_str() == callee,
-                        // `self.start(1)` in a method of the same class.
-                        Expr::Attribute(a) => {
-                            method
-                                && a.attr.as_str() == callee
-                                && matches!(a.value.as_ref(), Expr::Name(s) if s.id.as_str() == "self")
-                                && scopes.class_of(scopes.scope_at(range(call).start))
-                                    == class.as_deref()
+                    .filter(|call| match &method_name {
+                        None => {
+                            matches!(call.func.as_ref(), Expr::Name(n) if n.id.as_str() == callee)
                         }
-                        _ => false,
+                        Some(m) => self.method_call(
+                            call,
+                            m,
+                            Some(&callee),
+                            &|f: &Expr| matches!(f, Expr::Name(n) if n.id.as_str() == callee),
+                        ),
                     })
                     .collect();
+                let shown = match &method_name {
+                    Some(m) => format!("{callee}.{m}"),
+                    None => callee.clone(),
+                };
                 let index_param = IndexParam {
                     shared: self.param_shared(f, &param),
                     callee,
+                    method: method_name,
                     param,
                     position,
                     takes,
                 };
                 for call in calls {
-                    self.param_argument(call, &index_param.callee, &index_param);
+                    self.param_argument(call, &shown, &index_param);
                 }
-                if !method && !self.facts.index_params.contains(&index_param) {
+                if !self.facts.index_params.contains(&index_param) {
                     self.facts.index_params.push(index_param);
                 }
             }
         }
+    }
+
+    /// `call` calls method `method` on an instance of the class `class` names: `self.m(…)` in
+    /// a method of class `own` (a class of this file), or `x.m(…)` / `self.x.m(…)` where every value `x` is given is
+    /// made by calling the class (`x = Runner(…)`).
+    fn method_call(
+        &self,
+        call: &ExprCall,
+        method: &str,
+        own: Option<&str>,
+        class: &dyn Fn(&Expr) -> bool,
+    ) -> bool {
+        let Expr::Attribute(a) = call.func.as_ref() else {
+            return false;
+        };
+        if a.attr.as_str() != method {
+            return false;
+        }
+        let scopes = self.scopes();
+        let scope = scopes.scope_at(range(call).start);
+        let values = match a.value.as_ref() {
+            Expr::Name(s) if s.id.as_str() == "self" => {
+                return own.is_some() && scopes.class_of(scope) == own;
+            }
+            Expr::Name(n) => scopes.lookup(n.id.as_str(), scope).unwrap_or_default(),
+            Expr::Attribute(x) if matches!(x.value.as_ref(), Expr::Name(s) if s.id.as_str() == "self") => {
+                scopes.attr_values(x.attr.as_str(), scopes.class_of(scope))
+            }
+            _ => return false,
+        };
+        !values.is_empty()
+            && values
+                .iter()
+                .all(|(v, _)| matches!(v, Expr::Call(c) if class(&c.func)))
     }
 
     /// The argument `call` passes to parameter `p` of `callee`, a device sink. Where the callee
@@ -1120,12 +1165,12 @@ impl<'s> FactVisitor<'s> {
                     Expr::Name(n) => Some(n.id.as_str()),
                     _ => None,
                 };
-                // `config.DEVICE`: a constant of a module of the tree.
-                if let Some(c) = owner.and_then(|o| {
-                    self.imported
-                        .iter()
-                        .find(|c| c.local == o && c.attr.as_deref() == Some(name))
-                }) {
+                // `config.DEVICE`, `pkg.config.DEVICE`: a constant of a module of the tree.
+                if let Some(c) = self
+                    .imported
+                    .iter()
+                    .find(|c| c.attr.as_deref() == Some(name) && is_path(&attr.value, &c.local))
+                {
                     self.foreign(c, range(expr), flow);
                     return;
                 }
@@ -1495,6 +1540,18 @@ impl<'s> FactVisitor<'s> {
                 }
             }
         }
+    }
+}
+
+/// `expr` is the dotted path `path` as written (`a.b` for `a.b`).
+fn is_path(expr: &Expr, path: &str) -> bool {
+    match expr {
+        Expr::Name(n) => n.id.as_str() == path,
+        Expr::Attribute(a) => path
+            .strip_suffix(a.attr.as_str())
+            .and_then(|rest| rest.strip_suffix('.'))
+            .is_some_and(|base| is_path(&a.value, base)),
+        _ => false,
     }
 }
 

@@ -213,8 +213,13 @@ pub struct Facts {
 /// `torch.device(f"cuda:{gpu_id}")`): a call's argument there is a device sink.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct IndexParam {
-    /// The function a call names (`load`), or the class whose `__init__` takes it.
+    /// The function a call names (`load`), or the class whose `__init__` takes it (or, with
+    /// `method`, whose instances are called).
     pub callee: String,
+    /// A method of class `callee` other than `__init__`, called on an instance
+    /// (`r = Runner(); r.start(1)`).
+    #[serde(default)]
+    pub method: Option<String>,
     pub param: String,
     /// Its position among a call's arguments (a method's `self` not counted); `None`: keyword
     /// only.
