@@ -1350,7 +1350,8 @@ fn a_card_index_from_an_option_without_default_is_for_review() {
 /// A parameter that chooses the card makes each call's argument there a device choice: a
 /// function, a class's `__init__`, a method called on `self` or on an instance of its class, a function that hands its
 /// parameter on to another, by position or keyword. A comparison with `None` is no other use;
-/// a truth test is (GH106). Not followed: a nested function, an argument after `*args`.
+/// a truth test is (GH106), an `isinstance` test is not. A suffix appended to `"cuda"` carries
+/// the index (`"cuda" + gpu_str`). Not followed: a nested function, an argument after `*args`.
 #[test]
 fn an_index_handed_to_a_parameter_that_chooses_the_card_is_a_device_choice() {
     let source = "import torch\n\n\ndef place(x, *, card=None):\n    if card is None:\n        return x.cuda()\n    return x.to(torch.device(\"cuda\", card))\n\n\ndef outer(x, gpu):\n    return place(x, card=gpu)\n\n\nclass Runner:\n    def __init__(self, device_id):\n        self.device_id = device_id\n\n    def start(self, gpu):\n        torch.cuda.set_device(gpu)\n\n    def go(self):\n        self.start(1)\n\n\ndef main():\n    outer(torch.zeros(1), 1)\n    Runner(0).go()\n    runner = Runner(0)\n    runner.start(1)\n    args = [1]\n    place(torch.zeros(1), *args)\n\n    def inner(g):\n        torch.cuda.set_device(g)\n\n    inner(1)\n\n\nmain()\n";
@@ -1364,6 +1365,14 @@ fn an_index_handed_to_a_parameter_that_chooses_the_card_is_a_device_choice() {
     }
     // `inner` is nested: its call is not followed (its literal is left as written).
     assert!(out.contains("    inner(1)\n"), "{out}");
+    // basicsr's `get_device`: the suffix appended to "cuda" carries the index, and an
+    // `isinstance` test is no other use of it (0 is an int as 1 is).
+    let steps = "import torch\n\n\ndef get_device(gpu_id=None):\n    if gpu_id is None:\n        gpu_str = \"\"\n    elif isinstance(gpu_id, int):\n        gpu_str = f\":{gpu_id}\"\n    else:\n        raise TypeError(\"int\")\n    return torch.device(\"cuda\" + gpu_str if torch.cuda.is_available() else \"cpu\")\n\n\nprint(get_device(1), torch.device(\"cuda\" + \":1\"))\n";
+    let out = fixed(steps);
+    assert!(
+        out.contains("print(get_device(0), torch.device(\"cuda\" + \":0\"))"),
+        "{out}"
+    );
     let truthy = "import torch\n\n\ndef pick(gpu):\n    if gpu:\n        return torch.device(f\"cuda:{gpu}\")\n    return None\n\n\npick(1)\n";
     let found = analyze(&python(), truthy);
     assert!(

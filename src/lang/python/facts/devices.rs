@@ -102,6 +102,9 @@ struct Flow {
     cli: Option<String>,
     /// Parameters of the file's functions the value comes from: (function of `scopes`, name).
     params: Vec<(usize, String)>,
+    /// The value is appended to `"cuda"` (`"cuda" + gpu_str` with `gpu_str = f":{gpu_id}"`, as
+    /// basicsr's `get_device` builds it): a string that starts `:` carries the index.
+    after_cuda: bool,
 }
 
 /// A name for the index of the process among its siblings: a rank (`local_rank`, `RANK`),
@@ -1049,6 +1052,27 @@ impl<'s> FactVisitor<'s> {
                     }
                     return;
                 }
+                if flow.after_cuda {
+                    if let Some(digits) = value
+                        .strip_prefix(':')
+                        .filter(|d| !d.is_empty() && d.len() <= 3)
+                        .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
+                    {
+                        let r = range(expr);
+                        let text = &self.source[r.clone()];
+                        let at = (text.matches(value).count() == 1)
+                            .then(|| text.find(value))
+                            .flatten();
+                        flow.origins.push(Origin {
+                            literal: r.clone(),
+                            index: digits.parse().unwrap_or(0),
+                            digits: at.map(|at| r.start + at + 1..r.start + at + value.len()),
+                            string: true,
+                            via: via(flow),
+                        });
+                    }
+                    return;
+                }
                 if let Some((prefix, index)) = device_string(value) {
                     let r = range(expr);
                     let text = &self.source[r.clone()];
@@ -1082,6 +1106,14 @@ impl<'s> FactVisitor<'s> {
                 }
                 flow.index = was;
                 flow.numeric = numeric;
+            }
+            Expr::BinOp(op)
+                if op.op == ruff_python_ast::Operator::Add
+                    && matches!(op.left.as_ref(), Expr::StringLiteral(s) if s.value.to_str() == "cuda") =>
+            {
+                let was = std::mem::replace(&mut flow.after_cuda, true);
+                self.resolve(&op.right, scope, depth + 1, false, flow);
+                flow.after_cuda = was;
             }
             Expr::If(ifexp) => {
                 self.resolve(&ifexp.body, scope, depth + 1, list, flow);
@@ -1504,14 +1536,19 @@ impl<'s> FactVisitor<'s> {
                     continue;
                 };
                 let text = &lit.value;
-                if let Some(pos) = text.rfind("cuda:") {
-                    let rest = &text[pos + 5..];
+                // `"cuda" + f":{gpu_id}"`: the colon that starts the f-string ends the prefix.
+                let pos = match text.rfind("cuda:") {
+                    Some(pos) => Some(pos + 5),
+                    None => (flow.after_cuda && i == 0 && text.starts_with(':')).then_some(1),
+                };
+                if let Some(pos) = pos {
+                    let rest = &text[pos..];
                     let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
                     let r = range(lit);
                     if !digits.is_empty() && digits.len() == rest.len() {
                         let src = &self.source[r.clone()];
                         if src == &**text {
-                            let start = r.start + pos + 5;
+                            let start = r.start + pos;
                             flow.origins.push(Origin {
                                 literal: start..start + digits.len(),
                                 index: digits.parse().unwrap_or(0),
@@ -1529,9 +1566,11 @@ impl<'s> FactVisitor<'s> {
                             // digits there is an index.
                             let was = std::mem::replace(&mut flow.index, true);
                             let numeric = std::mem::replace(&mut flow.numeric, true);
+                            let after_cuda = std::mem::replace(&mut flow.after_cuda, false);
                             self.resolve(&inter.expression, scope, depth + 1, false, flow);
                             flow.index = was;
                             flow.numeric = numeric;
+                            flow.after_cuda = after_cuda;
                             for o in &mut flow.origins[before..] {
                                 o.string = true;
                             }
@@ -1659,6 +1698,16 @@ impl<'a> Visitor<'a> for NoneChecks<'_> {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
+        // `isinstance(gpu_id, int)`: 0 is an `int` as 1 is.
+        if let Expr::Call(call) = expr {
+            if matches!(call.func.as_ref(), Expr::Name(f) if f.id.as_str() == "isinstance") {
+                if let Some(first @ Expr::Name(n)) = call.arguments.args.first() {
+                    if n.id.as_str() == self.name {
+                        self.found.push(range(first));
+                    }
+                }
+            }
+        }
         if let Expr::Compare(c) = expr {
             let is = c.ops.iter().all(|op| {
                 matches!(
