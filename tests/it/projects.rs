@@ -910,7 +910,8 @@ fn a_package_the_project_ships_under_a_frameworks_name_is_its_own_code() {
 /// as programs (`python -m pkg.tool`) and ship in their package were left for review (GH205),
 /// and stayed so when the user did what its help said (the env set at the start of the
 /// `__main__` block). Only the program runs that block: the env there is its own, before CUDA
-/// starts, unless the module's code at import (or what it imports) already runs GPU code.
+/// starts, unless the module's code at import (or what it imports) already runs GPU code, or
+/// asks the driver for its cards (which reads the env once for the process).
 #[test]
 fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
     let dir = crate::common::tree();
@@ -966,8 +967,39 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
         "pkg/eager_tool.py",
         "from pkg.registry import load\n\nPLUGIN = load(\"big\")\n\nif __name__ == \"__main__\":\n    print(PLUGIN)\n",
     );
+    // Asking CUDA at import whether it is there (coqui-tts' `extract_tts_spectrograms.py`)
+    // makes the driver read the env then: an env set in the block would come too late.
+    write(
+        root,
+        "pkg/query.py",
+        "import torch\n\nuse_cuda = torch.cuda.is_available()\n\n\ndef main():\n    x = torch.zeros(3)\n    if use_cuda:\n        x = x.cuda()\n    print(x)\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    // A block that runs none of the module's GPU code (melotts' `chinese_bert.py` prints a
+    // demo of its text functions) is a program with no GPU: no env in it.
+    write(
+        root,
+        "pkg/bert.py",
+        "import torch\n\n\ndef feature(x, device=None):\n    return torch.tensor(x).to(device or \"cuda\")\n\n\nif __name__ == \"__main__\":\n    print(torch.rand(4, 8).repeat(2, 1).shape)\n",
+    );
+    write(
+        root,
+        "pkg/text.py",
+        "from pkg.bert import feature\n\nFEATURES = [feature]\n",
+    );
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let bert = file_in(&report, "pkg/bert.py");
+    assert_eq!(bert["status"], "compliant", "{bert}");
+    assert_eq!(bert["findings"].as_array().unwrap().len(), 0, "{bert}");
+    let query = file_in(&report, "pkg/query.py");
+    assert_eq!(query["status"], "needs_review", "{query}");
+    assert!(
+        query["findings"][0]["help"]
+            .as_str()
+            .unwrap()
+            .contains("its code at import reaches CUDA before the `__main__` block (`pkg/query.py` (at import))"),
+        "{query}"
+    );
     let export = file_in(&report, "pkg/export.py");
     assert_eq!(export["status"], "non_compliant", "{export}");
     assert_eq!(export["findings"][0]["rule"], "GH206", "{export}");
@@ -998,7 +1030,7 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
         early["findings"][0]["help"]
             .as_str()
             .unwrap()
-            .contains("its code at import runs GPU code before the `__main__` block (`pkg/eager.py` → `pkg/models.py` (at import))"),
+            .contains("its code at import reaches CUDA before the `__main__` block (`pkg/eager.py` → `pkg/models.py` (at import))"),
         "{early}"
     );
     run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
@@ -1021,14 +1053,41 @@ fn a_program_that_is_also_a_library_gets_the_env_in_its_main_block() {
     write(
         root,
         "gpu-homogenize.toml",
-        "[[phase]]\nname = \"Tools\"\nfiles = [\"pkg/export.py\"]\n",
+        "[[phase]]\nname = \"Tools\"\nfiles = [\"pkg/export.py\", \"pkg/query.py\", \"pkg/ordered.py\"]\n",
+    );
+    // One whose env cannot go in its block and that writes a GPU variable at import already
+    // (whisper-timestamped's `transcribe.py`, named by the phase `init` proposed, got the
+    // whole header at its top): the CPU check refuses that plan, as it does for one that
+    // writes none; both stay as they are, with the reason.
+    let ordered = "import os\n\nos.environ[\"CUDA_DEVICE_ORDER\"] = \"PCI_BUS_ID\"\n\nimport torch\n\n\ndef run(x):\n    return torch.tensor(x).cuda()\n\n\nif __name__ == \"__main__\":\n    print(run([1.0]))\n";
+    write(root, "pkg/ordered.py", ordered);
+    write(
+        root,
+        "pkg/uses.py",
+        "from pkg.ordered import run\n\nRUN = run\n",
     );
     let status = status_of(root);
     assert_eq!(status["pkg/export.py"], "compliant", "{status:?}");
-    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    let query = std::fs::read_to_string(root.join("pkg/query.py")).unwrap();
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    for rel in ["pkg/query.py", "pkg/ordered.py"] {
+        assert!(
+            out.stdout.contains(&format!("{rel}: fix refused by the CPU check, its violations stay: GH013 still present after the rewrite")),
+            "{rel}: {}",
+            out.stdout
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/ordered.py")).unwrap(),
+        ordered
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("pkg/export.py")).unwrap(),
         fixed
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("pkg/query.py")).unwrap(),
+        query
     );
 }
 

@@ -1421,3 +1421,26 @@ fn a_cuda_default_no_code_reads_chooses_no_device() {
     assert_eq!(status["client.py"], "no_gpu_code", "{}", out.stdout);
     assert_eq!(status["model.py"], "non_compliant", "{}", out.stdout);
 }
+
+/// A card picked from `nvidia-smi`'s list (clearvoice's freest card) or GPUtil's counts every
+/// card in PCI order, the mask ignored: given to CUDA it is for review (GH110), never green.
+#[test]
+fn a_card_number_from_nvidia_smi_given_to_cuda_is_for_review() {
+    let source = "import subprocess\n\nimport GPUtil\nimport torch\n\n\ndef freest_gpu():\n    out = subprocess.run([\"nvidia-smi\", \"--query-gpu=memory.free\", \"--format=csv\"], stdout=subprocess.PIPE).stdout.split()\n    return max(range(len(out)), key=lambda i: int(out[i]))\n\n\ntorch.cuda.set_device(freest_gpu())\nx = torch.zeros(1).to(GPUtil.getFirstAvailable()[0])\n";
+    let found = analyze(&python(), source);
+    let smi: Vec<&str> = found
+        .findings()
+        .iter()
+        .filter(|f| f.rule.code == "GH110")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(
+        smi,
+        [
+            "torch.cuda.set_device(…) is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
+            ".to(…) is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
+        ],
+        "{:?}",
+        found.findings()
+    );
+}

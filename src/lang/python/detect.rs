@@ -734,6 +734,14 @@ fn nvml_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                 .with_edits(vec![Edit::replace(digits.clone(), card.to_string())])
                 .unsafe_fix(),
             ),
+            None if n.to_cuda => out.push(
+                Finding::new(
+                    &NVML_CUDA_INDEX,
+                    n.at.clone(),
+                    format!("{} is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '{}'", n.call, policy.visible_devices),
+                )
+                .with_help("nvidia-smi and GPUtil ignore CUDA_VISIBLE_DEVICES: pick among the policy's cards (CUDA device 0), or map the card by PCI bus id or UUID"),
+            ),
             None if n.from_cuda => out.push(
                 Finding::new(
                     &NVML_CUDA_INDEX,
@@ -821,7 +829,7 @@ fn main_block_refusal(
         Some("it writes GPU variables of its own".to_string())
     } else if let Some(chain) = gpu_before_main {
         Some(format!(
-            "its code at import runs GPU code before the `__main__` block ({chain})"
+            "its code at import reaches CUDA before the `__main__` block ({chain})"
         ))
     } else {
         match &facts.main_block {

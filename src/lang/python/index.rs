@@ -232,6 +232,11 @@ struct PyFile {
     /// The same, less constants that name a device (`PROVIDERS = ["CUDAExecutionProvider"]`):
     /// importing the module does something on a GPU.
     gpu_acts_at_import: bool,
+    /// Its code at import asks the driver for its cards (`use_cuda =
+    /// torch.cuda.is_available()`): no card used, but the driver has read the env by then.
+    queries_at_import: bool,
+    /// Its `__main__` block touches a GPU itself.
+    main_gpu: bool,
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) whenever it is imported, or run as a
@@ -554,6 +559,13 @@ struct PyFacts {
     /// Read before this fact existed: taken as acting.
     #[serde(default = "acting")]
     gpu_acts_at_import: bool,
+    /// Its code at import asks the driver for its cards (`torch.cuda.is_available()`).
+    #[serde(default)]
+    queries_at_import: bool,
+    /// Its `__main__` block touches a GPU itself. Read before this fact existed: taken as
+    /// touching.
+    #[serde(default = "acting")]
+    main_gpu: bool,
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) at import, or in its `__main__` block.
@@ -591,6 +603,8 @@ impl PyFile {
             reads_command_line: f.reads_command_line,
             gpu_at_import: f.gpu_at_import,
             gpu_acts_at_import: f.gpu_acts_at_import,
+            queries_at_import: f.queries_at_import,
+            main_gpu: f.main_gpu,
             needs_at_import: f.needs_at_import,
             hides_at_import: f.hides_at_import,
             hides_in_main: f.hides_in_main,
@@ -666,6 +680,7 @@ fn parse_facts(
         hides,
         needs,
         index_params,
+        queries,
     } = if maybe_gpu {
         crate::lang::python::gpu_sites(&text, body, &own)
     } else {
@@ -717,6 +732,7 @@ fn parse_facts(
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
     let mut gpu_acts_at_import = false;
+    let mut queries_at_import = false;
     let mut main_gpu = false;
     // The module's code a statement at a time, through the `if`/`try` that hold definitions
     // (`try: from x import f` / `except ImportError: def f(…)`): a function defined there runs
@@ -729,6 +745,7 @@ fn parse_facts(
                 let touches = touches(e.range(), &refs);
                 gpu_at_import |= touches;
                 gpu_acts_at_import |= touches;
+                queries_at_import |= sites_in(&queries, e.range()).next().is_some();
                 import_refs.extend(refs);
                 continue;
             }
@@ -775,6 +792,7 @@ fn parse_facts(
             // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
             // GPU code a program may use, but running the file does nothing with it.
             gpu_acts_at_import |= touches && !is_constant(stmt);
+            queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
             import_refs.extend(refs);
         }
     }
@@ -788,6 +806,8 @@ fn parse_facts(
     let facts = PyFacts {
         gpu_at_import,
         gpu_acts_at_import,
+        queries_at_import,
+        main_gpu,
         needs_at_import,
         hides_at_import,
         hides_in_main,
@@ -2281,6 +2301,7 @@ fn link(
             let mut gpu = None;
             let mut need = None;
             let mut early = None;
+            let mut as_main = false;
             if !hides {
                 gpu = reach.gpu(e).map(|chain| reach.describe(&chain));
                 if any_needs && gpu.is_some() {
@@ -2290,18 +2311,25 @@ fn link(
                 }
                 if gpu.is_some() && files[e].main_guard {
                     early = reach.gpu_at_import(e).map(|chain| reach.describe(&chain));
+                    // What runs before the block acts on a GPU: the run does.
+                    as_main = early.is_some() || reach.gpu_as_main(e).is_some();
+                } else {
+                    // No block: a command runs the module's code, taken whole.
+                    as_main = gpu.is_some();
                 }
             }
-            (e, hides, gpu, need, early)
+            (e, hides, gpu, need, early, as_main)
         })
         .collect();
     drop(walkers);
     let mut gpu_before_main: Vec<Option<String>> = vec![None; files.len()];
-    for (e, hid, gpu, need, early) in walked {
+    let mut gpu_as_main = vec![false; files.len()];
+    for (e, hid, gpu, need, early, as_main) in walked {
         hides[e] = hid;
         reaches_gpu[e] = gpu;
         needs[e] = need;
         gpu_before_main[e] = early;
+        gpu_as_main[e] = as_main;
     }
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
@@ -2394,9 +2422,13 @@ fn link(
                         Some(first) => first.clone(),
                         None => library.clone(),
                     };
+                    // Run as `__main__`, it runs its code at import and its block, and what
+                    // they call: a block that calls none of the module's GPU code (a demo of
+                    // its text functions) is a program with no GPU, whatever its importers use.
+                    let runs_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
                     Role::Both {
+                        gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i]),
                         why,
-                        gpu: reaches_gpu[i].is_some(),
                         gpu_before_main: gpu_before_main[i].clone(),
                         library,
                         library_short,
@@ -2570,13 +2602,14 @@ enum Live {
 
 /// A program's walk: the entry, whether its process hides every card, the chain to the GPU
 /// code it runs, to code that needs several cards with what it needs, and to GPU code that runs
-/// at import, before its `__main__` block.
+/// at import, before its `__main__` block, and whether its run as `__main__` reaches GPU code.
 type Walked = (
     usize,
     bool,
     Option<String>,
     Option<(String, crate::lang::python::Need)>,
     Option<String>,
+    bool,
 );
 
 /// Why a file runs another's code, as a library's GH205 says it (the first reason of each edge),
@@ -2672,7 +2705,8 @@ impl Reach<'_> {
     fn gpu_at_import(&self, e: usize) -> Option<Vec<Live>> {
         let files = self.files;
         self.first(e, Live::Module(e), |l| match l {
-            Live::Module(j) => files[j].gpu_acts_at_import,
+            // The driver reads the env once: a query of the cards fixes it as well.
+            Live::Module(j) => files[j].gpu_acts_at_import || files[j].queries_at_import,
             Live::Unit(j, u) => files[j].units[u].acts,
             Live::Whole(j) => files[j].gpu,
         })
@@ -2708,6 +2742,28 @@ impl Reach<'_> {
     /// The walk of the code the program of entry `e` runs from `start` (its whole file, or its
     /// import-time code), up to the first piece `hit` holds for: the chain from the entry to it.
     fn first(&self, e: usize, start: Live, hit: impl Fn(Live) -> bool) -> Option<Vec<Live>> {
+        self.first_of(e, start, false, hit)
+    }
+
+    /// Whether the program of entry `e` run as `__main__` reaches GPU code: its code at import,
+    /// its `__main__` block, and what they import and call (not the functions nothing of
+    /// that calls): the chain to the first found.
+    fn gpu_as_main(&self, e: usize) -> Option<Vec<Live>> {
+        if self.files[e].main_gpu {
+            return Some(vec![Live::Module(e)]);
+        }
+        self.first_of(e, Live::Module(e), true, |l| self.is_gpu(l))
+    }
+
+    /// [`Self::first`], and with `main` the `__main__` block of entry `e` run after its code at
+    /// import.
+    fn first_of(
+        &self,
+        e: usize,
+        start: Live,
+        main: bool,
+        hit: impl Fn(Live) -> bool,
+    ) -> Option<Vec<Live>> {
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain): the pieces
         // stamped with this walk's number.
@@ -2741,6 +2797,18 @@ impl Reach<'_> {
                 }
             }
         };
+        if main {
+            work.extend(
+                files[e]
+                    .main_refs
+                    .iter()
+                    .map(|r| (e, &**r, Live::Module(e))),
+            );
+            // Under the start, which is walked first (the chain goes through it).
+            let mut block = Vec::new();
+            imported(e, Some("__main__"), false, Live::Module(e), &mut block);
+            pending.splice(0..0, block);
+        }
         let chain = |live: &[(u32, u32)], mut here: Live| {
             let mut chain = vec![here];
             while let (w, up @ 1..) = live[here.id(ids)] {

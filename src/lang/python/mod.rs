@@ -609,6 +609,7 @@ pub fn gpu_sites(
         hides,
         needs,
         index_params: facts.index_params,
+        queries: facts.cuda_queries,
     }
 }
 
@@ -622,6 +623,8 @@ pub struct GpuSites {
     pub needs: Vec<(usize, Need)>,
     /// Parameters of its top-level functions and classes that choose a card.
     pub index_params: Vec<facts::IndexParam>,
+    /// Where it asks the driver for its cards (the env is read then).
+    pub queries: Vec<usize>,
 }
 
 /// How code needs more than one card: one per process rank, or a number of cards at once.

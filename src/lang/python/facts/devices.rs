@@ -105,6 +105,9 @@ struct Flow {
     /// The value is appended to `"cuda"` (`"cuda" + gpu_str` with `gpu_str = f":{gpu_id}"`, as
     /// basicsr's `get_device` builds it): a string that starts `:` carries the index.
     after_cuda: bool,
+    /// The value is a card number as `nvidia-smi` (or GPUtil, which runs it) counts cards:
+    /// every card, in PCI order, the mask ignored.
+    smi: bool,
 }
 
 /// A name for the index of the process among its siblings: a rank (`local_rank`, `RANK`),
@@ -401,6 +404,54 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
+    /// Code in `within` runs `nvidia-smi` (a string of its command) or asks GPUtil for cards.
+    fn runs_smi(&self, within: Range<usize>) -> bool {
+        struct Smi<'b> {
+            bindings: &'b crate::lang::python::semantic::Bindings,
+            within: Range<usize>,
+            found: bool,
+        }
+        impl<'a> Visitor<'a> for Smi<'_> {
+            fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
+                let r = range(stmt);
+                // A docstring that names the tool runs nothing.
+                match stmt {
+                    _ if r.end <= self.within.start || self.within.end <= r.start => {}
+                    ruff_python_ast::Stmt::Expr(e) if e.value.is_string_literal_expr() => {}
+                    _ => walk_stmt(self, stmt),
+                }
+            }
+
+            fn visit_expr(&mut self, expr: &'a Expr) {
+                match expr {
+                    Expr::StringLiteral(s) => {
+                        self.found |= s.value.to_str().contains("nvidia-smi");
+                    }
+                    Expr::Call(c) => {
+                        self.found |= self
+                            .bindings
+                            .qualified(&c.func)
+                            .is_some_and(|n| n.starts_with("GPUtil.get"));
+                    }
+                    _ => {}
+                }
+                walk_expr(self, expr);
+            }
+        }
+        let mut smi = Smi {
+            bindings: &self.bindings,
+            within: within.clone(),
+            found: false,
+        };
+        for stmt in self.body {
+            let r = range(stmt);
+            if r.start <= within.start && within.end <= r.end {
+                smi.visit_stmt(stmt);
+            }
+        }
+        smi.found
+    }
+
     /// An NVML index: a literal (a card by PCI bus order), or a CUDA index passed where NVML
     /// wants its own (a mismatch once the mask renumbers cards).
     fn nvml(&mut self, arg: &'s Expr, call: &str) {
@@ -418,6 +469,7 @@ impl<'s> FactVisitor<'s> {
                 index: literal,
                 call: call.to_string(),
                 from_cuda,
+                to_cuda: false,
             });
         }
     }
@@ -757,6 +809,16 @@ impl<'s> FactVisitor<'s> {
                     self.param_sinks.push((f, name, takes));
                 }
             }
+        }
+        if flow.smi && accepts != Accepts::DeviceString {
+            self.facts.nvml.push(super::NvmlUse {
+                at: range(expr),
+                index: None,
+                call: what.to_string(),
+                from_cuda: false,
+                to_cuda: true,
+            });
+            return;
         }
         if flow.rank {
             self.facts.multi_gpu.push((
@@ -1257,6 +1319,12 @@ impl<'s> FactVisitor<'s> {
                 if let Expr::StringLiteral(key) = sub.slice.as_ref() {
                     self.dict_value(&sub.value, key.value.to_str(), scope, depth, flow);
                 }
+                // `GPUtil.getFirstAvailable()[0]`, `free_gpus()[0]`: one of the cards it lists.
+                if let Expr::Call(c) = sub.value.as_ref() {
+                    let mut listed = Flow::default();
+                    self.resolve_call(c, scope, depth + 1, &mut listed);
+                    flow.smi |= listed.smi;
+                }
             }
             _ => {}
         }
@@ -1371,6 +1439,11 @@ impl<'s> FactVisitor<'s> {
                 }
                 return;
             }
+            // GPUtil runs `nvidia-smi`: its ids count every card, in PCI order.
+            n if n.starts_with("GPUtil.get") => {
+                flow.smi = true;
+                return;
+            }
             "torch.distributed.get_rank" | "torch.distributed.get_local_rank" => {
                 flow.rank = true;
                 return;
@@ -1389,6 +1462,31 @@ impl<'s> FactVisitor<'s> {
                 return;
             }
             _ => {}
+        }
+        // A function of the file, or a method of the class called on `self`, that picks a
+        // card from `nvidia-smi`'s output.
+        let callee = match call.func.as_ref() {
+            Expr::Name(f) => Some((f.id.as_str(), None)),
+            Expr::Attribute(a) if matches!(a.value.as_ref(), Expr::Name(s) if s.id.as_str() == "self") => {
+                self.scopes()
+                    .class_of(scope)
+                    .map(|c| (a.attr.as_str(), Some(c)))
+            }
+            _ => None,
+        };
+        if let Some((callee, class)) = callee {
+            let scopes = self.scopes();
+            if scopes.functions.iter().any(|g| {
+                g.top
+                    && g.class.as_deref() == class
+                    && g.name == callee
+                    && self.runs_smi(g.range.clone())
+            }) {
+                flow.smi = true;
+            }
+            if class.is_none() {
+                return;
+            }
         }
         let Expr::Attribute(attr) = call.func.as_ref() else {
             return;

@@ -145,6 +145,8 @@ pub struct NvmlUse {
     pub call: String,
     /// A CUDA index given to NVML (`torch.cuda.current_device()`, `device.index`).
     pub from_cuda: bool,
+    /// The other way: a card number as `nvidia-smi` counts cards given to CUDA.
+    pub to_cuda: bool,
 }
 
 #[derive(Debug, Default)]
@@ -183,6 +185,10 @@ pub struct Facts {
     pub cuda_use: bool,
     /// Where (offsets) it does.
     pub cuda_sites: Vec<usize>,
+    /// Where it asks the driver for its cards (`torch.cuda.is_available()`,
+    /// `device_count()`): not a use of a card, but the driver reads `CUDA_VISIBLE_DEVICES`
+    /// then, once for the process.
+    pub cuda_queries: Vec<usize>,
     /// `"cuda:N"` literals that may reach code (see `literals`): the rules report those the
     /// mask renumbers that no device use accounts for.
     pub device_literals: Vec<literals::DeviceLiteral>,
@@ -711,6 +717,9 @@ impl FactVisitor<'_> {
                 .is_some_and(|f| !matches!(f, "is_available" | "device_count" | "is_initialized"))
         {
             self.cuda_at(range(call).start);
+        }
+        if matches!(name, "torch.cuda.is_available" | "torch.cuda.device_count") {
+            self.facts.cuda_queries.push(range(call).start);
         }
         // Asking whether CUDA is there (other than to assert it) means the program has a way
         // to run without it.
