@@ -377,6 +377,15 @@ pub const CARD_COUNT_OPTIONS: &[&str] = &[
 /// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).
 pub const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
 
+/// Devices of other accelerators (candle's `Device::new_metal(0)`, `Device::Metal`): the CUDA
+/// mask does not select them, so code that chooses only these and CPU devices is no CUDA code.
+pub const OTHER_DEVICES: &[&str] = &["new_metal", "Metal", "MetalDevice"];
+
+/// A path segment that names a device CUDA does not run: a CPU one or another accelerator's.
+pub fn non_cuda_device(segment: &str) -> bool {
+    CPU_DEVICES.contains(&segment) || OTHER_DEVICES.contains(&segment)
+}
+
 /// The row of a crate by its package name, if it is a GPU crate.
 pub fn by_package(package: &str) -> Option<&'static Crate> {
     CRATES.iter().find(|c| c.name == package)

@@ -1132,6 +1132,25 @@ fn tests_and_benches_are_programs_judged_test_by_test() {
     assert_eq!(status["tests/standalone.rs"], "compliant", "{text}");
 }
 
+#[test]
+fn a_program_that_chooses_only_metal_or_cpu_devices_is_no_cuda_program() {
+    // candle-nn's `tests/sdpa.rs`: Metal tests in a crate whose `cuda` feature turns on
+    // candle's. CUDA_VISIBLE_DEVICES selects no Metal device: no header, no finding.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"mtl\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.11\"\n[features]\ncuda = [\"candle-core/cuda\"]\nmetal = [\"candle-core/metal\"]\n");
+    write(root, "src/lib.rs", "pub fn x() {}\n");
+    write(root, "examples/metal_main.rs", "use candle_core::{Device, Tensor};\n\nfn main() -> candle_core::Result<()> {\n    let device = Device::new_metal(0)?;\n    let t = Tensor::zeros(4, candle_core::DType::F32, &device)?;\n    println!(\"{t}\");\n    Ok(())\n}\n");
+    write(root, "tests/metal_only.rs", "#[cfg(feature = \"metal\")]\nmod metal_tests {\n    use candle_core::{Device, Result, Tensor};\n\n    #[test]\n    fn on_metal() -> Result<()> {\n        let device = Device::new_metal(0)?;\n        let t = Tensor::zeros(4, candle_core::DType::F32, &device)?;\n        assert_eq!(t.dims(), &[4]);\n        Ok(())\n    }\n}\n");
+    // The same program on CUDA: a GPU program.
+    write(root, "examples/cuda_main.rs", "use candle_core::{Device, Tensor};\n\nfn main() -> candle_core::Result<()> {\n    let device = Device::new_cuda(0)?;\n    let t = Tensor::zeros(4, candle_core::DType::F32, &device)?;\n    println!(\"{t}\");\n    Ok(())\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/metal_main.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["tests/metal_only.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["examples/cuda_main.rs"], "non_compliant", "{text}");
+    assert!(!text.contains("metal_"), "{text}");
+}
+
 /// A library's `#[test]` functions are a program of their own (`cargo test` builds them with
 /// a `main` libtest writes): a file whose tests reach CUDA — through a test device type the
 /// crate's own `cuda` feature makes a CUDA one, in a test module of its own file, or a CUDA
