@@ -1151,6 +1151,32 @@ fn a_program_that_chooses_only_metal_or_cpu_devices_is_no_cuda_program() {
     assert!(!text.contains("metal_"), "{text}");
 }
 
+#[test]
+fn the_cuda_test_a_test_macro_writes_is_not_hidden_by_a_cpu_test_beside_it() {
+    // candle-nn's `tests/ops.rs`: `test_device!(f, f_cpu, f_gpu, f_metal)` writes a test on
+    // `Device::new_cuda(0)` under the `cuda` feature; one plain test on `Device::Cpu` beside
+    // it does not make it a CPU test.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ops\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle = { package = \"candle-core\", version = \"0.11\" }\n[features]\ncuda = [\"candle/cuda\"]\n");
+    write(root, "src/lib.rs", "pub fn x() {}\n");
+    let helper = "use candle::{test_device, Device, Result, Tensor};\n\nfn zeros(device: &Device) -> Result<()> {\n    let t = Tensor::zeros(4, candle::DType::F32, device)?;\n    assert_eq!(t.dims(), &[4]);\n    Ok(())\n}\n\ntest_device!(zeros, zeros_cpu, zeros_gpu, zeros_metal);\n";
+    write(root, "tests/mixed.rs", &format!("{helper}\n#[test]\nfn plain_cpu() -> Result<()> {{\n    let dev = &Device::Cpu;\n    zeros(dev)\n}}\n"));
+    write(root, "tests/in_module.rs", "mod ops {\n    use candle::{Device, Result};\n\n    fn ok(_d: &Device) -> Result<()> {\n        Ok(())\n    }\n\n    candle::test_device!(ok, ok_cpu, ok_gpu, ok_metal);\n\n    #[test]\n    fn plain_cpu() -> Result<()> {\n        ok(&Device::Cpu)\n    }\n}\n");
+    write(root, "tests/cpu_only.rs", "use candle::{Device, Result};\n\n#[test]\nfn plain_cpu() -> Result<()> {\n    let dev = &Device::Cpu;\n    let _ = dev;\n    Ok(())\n}\n");
+    let (status, text) = statuses(root);
+    for gpu_test in ["tests/mixed.rs", "tests/in_module.rs"] {
+        assert!(
+            text.contains(&format!(
+                "{gpu_test}:1:1: GH508 [review] this GPU program gets its `main` from libtest"
+            )),
+            "{gpu_test}: {text}"
+        );
+        assert_eq!(status[gpu_test], "needs_review", "{gpu_test}: {text}");
+    }
+    assert_eq!(status["tests/cpu_only.rs"], "no_gpu_code", "{text}");
+}
+
 /// A library's `#[test]` functions are a program of their own (`cargo test` builds them with
 /// a `main` libtest writes): a file whose tests reach CUDA — through a test device type the
 /// crate's own `cuda` feature makes a CUDA one, in a test module of its own file, or a CUDA

@@ -565,12 +565,18 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     if let Some(items) = super::facts::mains::expand_cfg_if(&file.items) {
         file.items = items;
     }
+    // The tests a GPU crate's macro writes (`test_device!`), for the readers that use no span.
+    let tests_written = super::test_macros::expand(&file.items).map(|items| syn::File {
+        items,
+        ..file.clone()
+    });
+    let as_tests_run = tests_written.as_ref().unwrap_or(&file);
     let mut v = Reader::default();
-    v.visit_file(&file);
+    v.visit_file(as_tests_run);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
     v.file.field_args = super::index_fns::field_args(&file, rel, &text);
     v.file.const_args = super::index_fns::const_args(&file, rel, &text);
-    v.file.items = super::items::collect(&file);
+    v.file.items = super::items::collect(as_tests_run);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     v.file.forbids_unsafe = file.attrs.iter().any(super::facts::forbids_unsafe);
