@@ -377,6 +377,41 @@ pub const CARD_COUNT_OPTIONS: &[&str] = &[
 /// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).
 pub const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
 
+/// Devices of other accelerators (candle's `Device::new_metal(0)`, `Device::Metal`): the CUDA
+/// mask does not select them, so code that chooses only these and CPU devices is no CUDA code.
+pub const OTHER_DEVICES: &[&str] = &["new_metal", "Metal", "MetalDevice"];
+
+/// A path segment that names a device CUDA does not run: a CPU one or another accelerator's.
+pub fn non_cuda_device(segment: &str) -> bool {
+    CPU_DEVICES.contains(&segment) || OTHER_DEVICES.contains(&segment)
+}
+
+/// A macro of a GPU crate that writes `#[test]` functions, one per device: its name, and each
+/// test it writes, as the argument that names the test and the test's code, `$f`
+/// standing for the first argument (the function the tests hand their device to).
+#[derive(Debug)]
+pub struct TestMacro {
+    pub name: &'static str,
+    pub tests: &'static [(usize, &'static str)],
+}
+
+/// The test-writing macros the crate graph expands before it reads a file.
+pub const TEST_MACROS: &[TestMacro] = &[TestMacro {
+    // candle's `test_device!(f, f_cpu, f_gpu, f_metal)` (`candle_core::test_utils`).
+    name: "test_device",
+    tests: &[
+        (1, "#[test] fn $name() -> Result<()> { $f(&Device::Cpu) }"),
+        (
+            2,
+            "#[cfg(feature = \"cuda\")] #[test] fn $name() -> Result<()> { $f(&Device::new_cuda(0)?) }",
+        ),
+        (
+            3,
+            "#[cfg(feature = \"metal\")] #[test] fn $name() -> Result<()> { $f(&Device::new_metal(0)?) }",
+        ),
+    ],
+}];
+
 /// The row of a crate by its package name, if it is a GPU crate.
 pub fn by_package(package: &str) -> Option<&'static Crate> {
     CRATES.iter().find(|c| c.name == package)

@@ -1132,6 +1132,51 @@ fn tests_and_benches_are_programs_judged_test_by_test() {
     assert_eq!(status["tests/standalone.rs"], "compliant", "{text}");
 }
 
+#[test]
+fn a_program_that_chooses_only_metal_or_cpu_devices_is_no_cuda_program() {
+    // candle-nn's `tests/sdpa.rs`: Metal tests in a crate whose `cuda` feature turns on
+    // candle's. CUDA_VISIBLE_DEVICES selects no Metal device: no header, no finding.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"mtl\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.11\"\n[features]\ncuda = [\"candle-core/cuda\"]\nmetal = [\"candle-core/metal\"]\n");
+    write(root, "src/lib.rs", "pub fn x() {}\n");
+    write(root, "examples/metal_main.rs", "use candle_core::{Device, Tensor};\n\nfn main() -> candle_core::Result<()> {\n    let device = Device::new_metal(0)?;\n    let t = Tensor::zeros(4, candle_core::DType::F32, &device)?;\n    println!(\"{t}\");\n    Ok(())\n}\n");
+    write(root, "tests/metal_only.rs", "#[cfg(feature = \"metal\")]\nmod metal_tests {\n    use candle_core::{Device, Result, Tensor};\n\n    #[test]\n    fn on_metal() -> Result<()> {\n        let device = Device::new_metal(0)?;\n        let t = Tensor::zeros(4, candle_core::DType::F32, &device)?;\n        assert_eq!(t.dims(), &[4]);\n        Ok(())\n    }\n}\n");
+    // The same program on CUDA: a GPU program.
+    write(root, "examples/cuda_main.rs", "use candle_core::{Device, Tensor};\n\nfn main() -> candle_core::Result<()> {\n    let device = Device::new_cuda(0)?;\n    let t = Tensor::zeros(4, candle_core::DType::F32, &device)?;\n    println!(\"{t}\");\n    Ok(())\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/metal_main.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["tests/metal_only.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["examples/cuda_main.rs"], "non_compliant", "{text}");
+    assert!(!text.contains("metal_"), "{text}");
+}
+
+#[test]
+fn the_cuda_test_a_test_macro_writes_is_not_hidden_by_a_cpu_test_beside_it() {
+    // candle-nn's `tests/ops.rs`: `test_device!(f, f_cpu, f_gpu, f_metal)` writes a test on
+    // `Device::new_cuda(0)` under the `cuda` feature; one plain test on `Device::Cpu` beside
+    // it does not make it a CPU test.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ops\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle = { package = \"candle-core\", version = \"0.11\" }\n[features]\ncuda = [\"candle/cuda\"]\n");
+    write(root, "src/lib.rs", "pub fn x() {}\n");
+    let helper = "use candle::{test_device, Device, Result, Tensor};\n\nfn zeros(device: &Device) -> Result<()> {\n    let t = Tensor::zeros(4, candle::DType::F32, device)?;\n    assert_eq!(t.dims(), &[4]);\n    Ok(())\n}\n\ntest_device!(zeros, zeros_cpu, zeros_gpu, zeros_metal);\n";
+    write(root, "tests/mixed.rs", &format!("{helper}\n#[test]\nfn plain_cpu() -> Result<()> {{\n    let dev = &Device::Cpu;\n    zeros(dev)\n}}\n"));
+    write(root, "tests/in_module.rs", "mod ops {\n    use candle::{Device, Result};\n\n    fn ok(_d: &Device) -> Result<()> {\n        Ok(())\n    }\n\n    candle::test_device!(ok, ok_cpu, ok_gpu, ok_metal);\n\n    #[test]\n    fn plain_cpu() -> Result<()> {\n        ok(&Device::Cpu)\n    }\n}\n");
+    write(root, "tests/cpu_only.rs", "use candle::{Device, Result};\n\n#[test]\nfn plain_cpu() -> Result<()> {\n    let dev = &Device::Cpu;\n    let _ = dev;\n    Ok(())\n}\n");
+    let (status, text) = statuses(root);
+    for gpu_test in ["tests/mixed.rs", "tests/in_module.rs"] {
+        assert!(
+            text.contains(&format!(
+                "{gpu_test}:1:1: GH508 [review] this GPU program gets its `main` from libtest"
+            )),
+            "{gpu_test}: {text}"
+        );
+        assert_eq!(status[gpu_test], "needs_review", "{gpu_test}: {text}");
+    }
+    assert_eq!(status["tests/cpu_only.rs"], "no_gpu_code", "{text}");
+}
+
 /// A library's `#[test]` functions are a program of their own (`cargo test` builds them with
 /// a `main` libtest writes): a file whose tests reach CUDA — through a test device type the
 /// crate's own `cuda` feature makes a CUDA one, in a test module of its own file, or a CUDA

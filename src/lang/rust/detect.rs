@@ -780,27 +780,38 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
         );
     }
     // A loop over several indices: multi-GPU by design. The loop variable is the one of its
-    // name whose loop body holds the sink (names like `i` are reused in one function).
+    // name whose loop body holds the sink (names like `i` are reused in one function); a
+    // range computed at run time (`0..num_gpus`) is taken to cover several cards. So is a
+    // counter the loop increments (`while new_cuda(count).is_ok() { count += 1 }`).
     for sink in &facts.sinks {
         let Arg::Name { name, at } = &sink.arg else {
             continue;
         };
         let looped = facts.bindings.iter().find_map(|b| match &b.iterates {
-            Some((n, body)) if &b.name == name && body.contains(&at.start) && *n > 1 => {
+            Some((n, body))
+                if &b.name == name && body.contains(&at.start) && n.is_none_or(|n| n > 1) =>
+            {
                 Some((b, *n))
             }
             _ => None,
         });
-        if let Some((b, n)) = looped {
-            out.push(
-                Finding::new(
-                    &MULTI_GPU,
-                    sink_range(sink),
-                    format!("{} is called for each of the {n} indices `{}` takes in a loop: multi-GPU by design, left as written", sink.what, b.name),
-                )
+        let counted = facts
+            .counters
+            .iter()
+            .find(|c| &c.name == name && c.scope == sink.scope && c.within.contains(&at.start));
+        let message = match (looped, counted) {
+            (Some((b, Some(n))), _) => format!("{} is called for each of the {n} indices `{}` takes in a loop: multi-GPU by design, left as written", sink.what, b.name),
+            (Some((b, None)), _) => format!("{} is called for each index `{}` takes in a loop over a range computed at run time: multi-GPU by design, left as written", sink.what, b.name),
+            (None, Some(c)) => {
+                let (line, _) = line_column(ctx.source, c.at.start);
+                format!("{} takes `{}`, a counter the loop increments (line {line}): one card per pass, multi-GPU by design, left as written", sink.what, c.name)
+            }
+            (None, None) => continue,
+        };
+        out.push(
+            Finding::new(&MULTI_GPU, sink_range(sink), message)
                 .with_help(format!("with CUDA_VISIBLE_DEVICES='{}' only one card is visible: choose the policy's cards by hand", ctx.policy.visible_devices)),
-            );
-        }
+        );
     }
     // Several indices in one function: multi-GPU by design (as for Python, left as written).
     // The branches of one index expression (`if cpu { 0 } else { 1 }`, a binding of it) are

@@ -19,7 +19,7 @@ use syn::visit::{self, Visit};
 use super::index_fns::IndexFn;
 use super::manifest::{self, Manifest};
 use crate::fs::walk::{Entry, EntryKind};
-use crate::knowledge::rust::{self, Cuda, CPU_DEVICES, CUDA_FEATURES};
+use crate::knowledge::rust::{self, non_cuda_device, Cuda, CUDA_FEATURES, OTHER_DEVICES};
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
@@ -512,6 +512,9 @@ struct RsFile {
     /// backend), or a CPU one.
     cuda: bool,
     cpu: bool,
+    /// Some of the non-CUDA devices it chooses are another accelerator's (Metal), not the CPU.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    other_device: bool,
     /// A binding that is a CPU device itself (`let dev: Cpu = …`, `let d = Device::Cpu`,
     /// `Cpu::default()`): the program chooses the CPU, whatever a library could choose.
     cpu_binding: bool,
@@ -562,12 +565,18 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     if let Some(items) = super::facts::mains::expand_cfg_if(&file.items) {
         file.items = items;
     }
+    // The tests a GPU crate's macro writes (`test_device!`), for the readers that use no span.
+    let tests_written = super::test_macros::expand(&file.items).map(|items| syn::File {
+        items,
+        ..file.clone()
+    });
+    let as_tests_run = tests_written.as_ref().unwrap_or(&file);
     let mut v = Reader::default();
-    v.visit_file(&file);
+    v.visit_file(as_tests_run);
     (v.file.index_fns, v.file.forwards) = super::index_fns::collect(&file, rel, &text);
     v.file.field_args = super::index_fns::field_args(&file, rel, &text);
     v.file.const_args = super::index_fns::const_args(&file, rel, &text);
-    v.file.items = super::items::collect(&file);
+    v.file.items = super::items::collect(as_tests_run);
     let main = super::facts::mains::choose(&file.items);
     v.file.has_main = main.is_some();
     v.file.forbids_unsafe = file.attrs.iter().any(super::facts::forbids_unsafe);
@@ -716,22 +725,29 @@ impl Unit for super::items::Reached {
 }
 
 fn is_cpu_type(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| CPU_DEVICES.iter().any(|c| s.ident == c)))
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| non_cuda_device(&s.ident.to_string())))
 }
 
-/// `Device::Cpu`, `Cpu::default()`, `Cpu::seed_from_u64(0)`: the value is a CPU device (a
-/// method call on something else — `t.to_device(&Device::Cpu)` — is a copy, not a choice).
+/// `Device::Cpu`, `Cpu::default()`, `Cpu::seed_from_u64(0)`, `Device::new_metal(0)?`: the
+/// value is a device CUDA does not run (a method call on something else — `t.to_device(&Device::
+/// Cpu)` — is a copy, not a choice).
 fn is_cpu_device(expr: &syn::Expr) -> bool {
     let cpu_path = |p: &syn::Path| {
         p.segments
             .iter()
-            .any(|s| CPU_DEVICES.iter().any(|c| s.ident == c))
+            .any(|s| non_cuda_device(&s.ident.to_string()))
     };
     match expr {
         syn::Expr::Path(p) => cpu_path(&p.path),
         syn::Expr::Call(c) => matches!(c.func.as_ref(), syn::Expr::Path(p) if cpu_path(&p.path)),
         syn::Expr::Reference(r) => is_cpu_device(&r.expr),
         syn::Expr::Paren(p) => is_cpu_device(&p.expr),
+        syn::Expr::Try(t) => is_cpu_device(&t.expr),
+        syn::Expr::MethodCall(m)
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect") =>
+        {
+            is_cpu_device(&m.receiver)
+        }
         _ => false,
     }
 }
@@ -826,8 +842,9 @@ impl<'a> Visit<'a> for Reader {
             self.file.segments.insert(id.clone());
             if super::items::chooses_cuda(&id) {
                 self.file.cuda = true;
-            } else if CPU_DEVICES.contains(&id.as_str()) {
+            } else if non_cuda_device(&id) {
                 self.file.cpu = true;
+                self.file.other_device |= OTHER_DEVICES.contains(&id.as_str());
             }
         }
         visit::visit_path(self, p);
@@ -1797,8 +1814,10 @@ fn link(
             }
             let own = tree.iter().filter_map(|f| files.get(f));
             let (mut any_cuda, mut any_cpu, mut cpu_binding) = (false, false, false);
+            let mut other_device = false;
             for f in own {
                 any_cuda |= f.cuda;
+                other_device |= f.other_device;
                 // A test binary judged test by test: the CPU tests' devices are theirs, and the
                 // others (a default config the library puts on CUDA) are judged without them.
                 let (cpu, binding) = match &split {
@@ -1830,7 +1849,14 @@ fn link(
                     .any(|f| f.device_call_binding);
             let cpu =
                 if any_cpu && !any_cuda && (!library_chooses || (cpu_binding && !library_device)) {
-                    Some("its code chooses only CPU devices".to_string())
+                    Some(
+                        if other_device {
+                            "its code chooses only devices CUDA does not run: the CPU or Metal"
+                        } else {
+                            "its code chooses only CPU devices"
+                        }
+                        .to_string(),
+                    )
                 } else if cuda.is_none() {
                     off.map(|name| format!("`{name}` is built without its CUDA feature"))
                 } else {
@@ -1914,17 +1940,13 @@ fn link(
             // A CUDA crate's own tests.
             let tests = || f.items.items.iter().filter(gpu_test);
             let own = tests().any(|it| it.cuda);
-            // A path to a CPU device (`Device::Cpu`) names the row's `Device` and asks for no
-            // card.
+            // A path to a CPU or Metal device (`Device::Cpu`, `Device::new_metal`) names the
+            // row's `Device` and asks for no CUDA card.
             let names = |api: &str| {
                 tests().any(|it| {
                     it.paths
                         .iter()
-                        .filter(|p| {
-                            !CPU_DEVICES
-                                .iter()
-                                .any(|c| p.rsplit("::").next() == Some(*c))
-                        })
+                        .filter(|p| !p.rsplit("::").next().is_some_and(non_cuda_device))
                         .any(|p| p.split("::").any(|s| s == api))
                 })
             };

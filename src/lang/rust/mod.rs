@@ -13,6 +13,7 @@ pub mod index_fns;
 mod items;
 pub mod krate;
 pub mod manifest;
+mod test_macros;
 pub use crate::model::rules::rust as rules;
 
 use std::path::Path;

@@ -142,9 +142,22 @@ pub struct Binding {
     pub at: Range<usize>,
     /// The function it is local to; `None` for items.
     pub scope: Option<Range<usize>>,
-    /// A loop variable over a range of literal bounds (`for i in 0..2`, `(0..=1).map(|i| …)`):
-    /// how many indices it takes, and the loop body or closure where it is visible.
-    pub iterates: Option<(u64, Range<usize>)>,
+    /// A loop variable over a range (`for i in 0..2`, `(0..=1).map(|i| …)`, `for i in
+    /// 0..num_gpus`): how many indices it takes (`None`: a bound computed at run time), and
+    /// the loop body or closure where it is visible.
+    pub iterates: Option<(Option<u64>, Range<usize>)>,
+}
+
+/// `count += 1` inside a loop: a name that takes a new value on each pass.
+#[derive(Debug, Clone)]
+pub struct Counter {
+    pub name: String,
+    /// The increment.
+    pub at: Range<usize>,
+    /// The whole loop (a `while` with its condition), where a use of the name takes each value.
+    pub within: Range<usize>,
+    /// The function it is local to.
+    pub scope: Option<Range<usize>>,
 }
 
 #[derive(Debug, Default)]
@@ -154,6 +167,7 @@ pub struct Facts {
     pub child_env: Vec<ChildEnv>,
     pub sinks: Vec<DeviceSink>,
     pub bindings: Vec<Binding>,
+    pub counters: Vec<Counter>,
     /// Every single-name path expression: (name, range, shown only in a format macro).
     pub uses: Vec<(String, Range<usize>, bool)>,
     /// `Device::Cuda(N)` in a pattern, N ≠ 0.
@@ -245,6 +259,7 @@ pub fn collect(
         .collect();
     let mut v = FactVisitor {
         loop_vars: Vec::new(),
+        loops: Vec::new(),
         computed_envs: Vec::new(),
         renamed,
         aliases,
@@ -466,9 +481,11 @@ pub(super) struct FactVisitor {
     renamed: Vec<String>,
     /// Computed `.envs(…)` calls, with the command they configure.
     computed_envs: Vec<(Range<usize>, CommandName)>,
-    /// Loop variables over literal ranges: where each is bound, how many indices it takes,
-    /// and where it is visible.
-    loop_vars: Vec<(usize, u64, Range<usize>)>,
+    /// Loop variables over ranges: where each is bound, how many indices it takes (`None`:
+    /// computed at run time), and where it is visible.
+    loop_vars: Vec<(usize, Option<u64>, Range<usize>)>,
+    /// The loops being visited, outermost first (whole, a `while` with its condition).
+    loops: Vec<Range<usize>>,
     /// Inside a struct deriving a command-line parser (`#[derive(Parser)]`, `Args`,
     /// `StructOpt`): its fields are options.
     cli_struct: bool,
@@ -873,11 +890,34 @@ impl FactVisitor {
     }
 
     /// The loop variable of `for PAT in RANGE` or of `RANGE.map(|PAT| …)` (any method taking
-    /// a closure), when the range has literal bounds: noted for [`Binding::iterates`].
+    /// a closure), with how many indices it takes when the bounds are literal: noted for
+    /// [`Binding::iterates`].
     fn note_loop_var(&mut self, pat: &syn::Pat, over: &Expr, body: Range<usize>) {
-        if let (syn::Pat::Ident(id), Some(n)) = (pat, self.range_len(over)) {
+        if let (syn::Pat::Ident(id), true) = (pat, is_range(over)) {
+            let n = self.range_len(over);
             self.loop_vars.push((range(&id.ident).start, n, body));
         }
+    }
+
+    /// `name += …` or `name = name + …` inside a loop: a counter of the outermost loop.
+    fn note_counter(&mut self, target: &Expr, at: Range<usize>) {
+        let (Some(within), Expr::Path(p)) = (self.loops.first(), target) else {
+            return;
+        };
+        if let Some(name) = p.path.get_ident() {
+            self.facts.counters.push(Counter {
+                name: name.to_string(),
+                at,
+                within: within.clone(),
+                scope: self.scope.clone(),
+            });
+        }
+    }
+
+    fn in_loop(&mut self, whole: Range<usize>, f: impl FnOnce(&mut Self)) {
+        self.loops.push(whole);
+        f(self);
+        self.loops.pop();
     }
 
     fn in_scope<T>(&mut self, scope: Range<usize>, f: impl FnOnce(&mut Self) -> T) -> T {
@@ -1114,8 +1154,37 @@ impl<'ast> Visit<'ast> for FactVisitor {
 
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
         let body = f.body.brace_token.span.join().byte_range();
-        self.note_loop_var(&f.pat, &f.expr, body);
-        visit::visit_expr_for_loop(self, f);
+        self.note_loop_var(&f.pat, &f.expr, body.clone());
+        self.in_loop(body, |v| visit::visit_expr_for_loop(v, f));
+    }
+
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        let whole =
+            w.while_token.span.byte_range().start..w.body.brace_token.span.close().byte_range().end;
+        self.in_loop(whole, |v| visit::visit_expr_while(v, w));
+    }
+
+    fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+        let whole = l.body.brace_token.span.join().byte_range();
+        self.in_loop(whole, |v| visit::visit_expr_loop(v, l));
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        if matches!(b.op, syn::BinOp::AddAssign(_)) {
+            self.note_counter(&b.left, range(b));
+        }
+        visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        // `count = count + 1`
+        if let (Expr::Path(target), Expr::Binary(sum)) = (a.left.as_ref(), a.right.as_ref()) {
+            let same = matches!(sum.left.as_ref(), Expr::Path(p) if p.path == target.path);
+            if same && matches!(sum.op, syn::BinOp::Add(_)) {
+                self.note_counter(&a.left, range(a));
+            }
+        }
+        visit::visit_expr_assign(self, a);
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast ExprMethodCall) {
@@ -1203,6 +1272,23 @@ pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
             index_lits(&m.args[0])
         }
         _ => int_lit(expr).into_iter().collect(),
+    }
+}
+
+/// A range (`0..n`, `(0..=n).rev()`, `(a..b).into_iter()`): the values a loop over it takes.
+fn is_range(expr: &Expr) -> bool {
+    match expr {
+        Expr::Range(r) => r.end.is_some(),
+        Expr::Paren(p) => is_range(&p.expr),
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "into_iter" | "rev" | "step_by"
+            ) =>
+        {
+            is_range(&m.receiver)
+        }
+        _ => false,
     }
 }
 

@@ -36,7 +36,7 @@ pub static MULTI_GPU: Rule = Rule {
     why: "Multi-GPU or physical (NVML, PCI-order) indices cannot be remapped mechanically.",
     example: "nvml.device_by_index(1)",
     fix: FixSafety::None,
-    fix_why: "Display only: two constructors of one function, a constructor per index of a loop (`for i in 0..2`), an index computed from a rank (`new_cuda(rank + 1)`), a device list (`.with_devices(&[0, 1])`) or a command-line option that selects several cards (`--devices`, `--device-ids`, a list of ordinals, `--num-gpus` with a default above 1) need a person to choose the policy's cards.",
+    fix_why: "Display only: two constructors of one function, a constructor per index of a loop (`for i in 0..2`, `for i in 0..num_gpus`, a counter the loop increments: `while new_cuda(n).is_ok() { n += 1 }`), an index computed from a rank (`new_cuda(rank + 1)`), a device list (`.with_devices(&[0, 1])`) or a command-line option that selects several cards (`--devices`, `--device-ids`, a list of ordinals, `--num-gpus` with a default above 1) need a person to choose the policy's cards.",
     ..Rule::DEFAULT
 };
 
