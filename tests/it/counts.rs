@@ -11,7 +11,7 @@ use crate::common::{gh, run, tree, write};
 /// A tree where the counts used to disagree: a file with several findings (evaluate.py), a fix
 /// that leaves a finding for review (launch.py: the `--gpus` option then selects no card), a
 /// file whose only other finding is information (spread.py), and a plan the CPU check refuses
-/// (worker.py, run and imported).
+/// (worker.py, a library in a phase).
 fn counts_tree() -> tempfile::TempDir {
     let dir = tree();
     let root = dir.path();
@@ -23,7 +23,7 @@ fn counts_tree() -> tempfile::TempDir {
     write(
         root,
         "worker.py",
-        "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ndef work():\n    return torch.zeros(1).to(\"cuda:1\")\n\nif __name__ == \"__main__\":\n    work()\n",
+        "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ndef work():\n    return torch.zeros(1).to(\"cuda:1\")\n",
     );
     write(
         root,

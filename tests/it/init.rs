@@ -127,8 +127,9 @@ fn without_a_driver_init_leaves_the_cards_to_fill_in() {
     }
 }
 
-/// A module both run and imported (issue 34): in a phase `fix` cannot rewrite it (its header
-/// would be an import-time write, GH013), so `init` leaves it out of the phases and says why;
+/// A library module that writes a GPU variable at import (issue 34): in a phase `fix` cannot
+/// rewrite it (its header would be more import-time writes, GH013), so `init` leaves it out
+/// of the phases and says why;
 /// `fix` under the proposal (`init --unsafe-fixes`, then `fix --unsafe-fixes`) then refuses no plan, and names what is left.
 #[test]
 fn init_proposes_phases_under_which_fix_refuses_nothing() {
@@ -137,7 +138,7 @@ fn init_proposes_phases_under_which_fix_refuses_nothing() {
     crate::common::write(
         root,
         "worker.py",
-        "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ndef work():\n    return torch.zeros(1).to(\"cuda:1\")\n\nif __name__ == \"__main__\":\n    work()\n",
+        "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ndef work():\n    return torch.zeros(1).to(\"cuda:1\")\n",
     );
     crate::common::write(
         root,
@@ -148,7 +149,7 @@ fn init_proposes_phases_under_which_fix_refuses_nothing() {
     assert_eq!(init.code, 0, "{}", init.stderr);
     assert!(
         init.stderr
-            .contains("worker.py: left out of the phases: in a phase `fix` cannot rewrite it (GH013 still present after the rewrite; see `gpu-homogenize rule GH205`)"),
+            .contains("worker.py: left out of the phases: in a phase `fix` cannot rewrite it (GH013 still present after the rewrite)"),
         "{}",
         init.stderr
     );

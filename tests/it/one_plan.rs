@@ -6,10 +6,10 @@ use std::path::Path;
 
 use crate::common::{gh, run, tree, write};
 
-/// A module that runs as a program and is imported by another, both in a phase (as `init`
-/// proposes them): its header fix leaves the import-time writes GH013 reports, so the CPU
-/// check refuses it; the importer's fix is fine.
-const WORKER: &str = "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ndef work():\n    return torch.zeros(1).to(\"cuda:1\")\n\nif __name__ == \"__main__\":\n    work()\n";
+/// A library module and the program that imports it, both in a phase: the library's header
+/// fix leaves the import-time writes GH013 reports, so the CPU check refuses it; the
+/// importer's fix is fine.
+const WORKER: &str = "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ndef work():\n    return torch.zeros(1).to(\"cuda:1\")\n";
 const MAIN: &str =
     "import torch\nfrom worker import work\n\nif __name__ == \"__main__\":\n    work()\n";
 
@@ -54,7 +54,7 @@ fn a_refused_plan_is_not_fixable_in_scan_dry_run_or_fix() {
     assert_eq!(dry.code, 1, "{}{}", dry.stdout, dry.stderr);
     assert!(
         dry.stdout
-            .contains("Would fix 1 file (1 of 4 violations), 1 left for review."),
+            .contains("Would fix 1 file (1 of 4 violations), 0 left for review."),
         "{}",
         dry.stdout
     );

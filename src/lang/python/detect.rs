@@ -245,8 +245,8 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     options_findings(facts, eff, ctx, cpu, &mut out);
     if !cpu {
         // A module that is also a library gets its program's env in its `__main__` block
-        // (GH206) where it can, not at its top, even when a phase names it.
-        if ctx.in_scope && !ctx.is_init && !env_in_main_block(facts, ctx) {
+        // (GH206) where it can, never at its top, even when a phase names it.
+        if ctx.in_scope && !ctx.is_init && !also_a_library(ctx) {
             env_findings(facts, eff, ctx.policy, &mut out);
             env_check_findings(facts, eff, ctx.policy, &mut out);
         }
@@ -843,20 +843,11 @@ fn main_block_refusal(
     }
 }
 
-/// A module that is also a library whose program gets (or has) the env in its `__main__`
-/// block: no header at its top is due, even when a mission phase names it.
-fn env_in_main_block(facts: &Facts, ctx: &RuleContext) -> bool {
-    let Some(Role::Both {
-        why,
-        gpu_before_main,
-        ..
-    }) = ctx.role
-    else {
-        return false;
-    };
-    let main_env = main_block_env(facts, ctx.policy);
-    main_env == MainEnv::Policy
-        || main_block_refusal(facts, main_env, why, gpu_before_main.as_deref()).is_none()
+/// A module that is also a library: no header at its top is due, even when a mission phase
+/// names it. Its program gets (or has) the env in its `__main__` block (GH206), or it is left
+/// for review with the reason (GH205): a header at its top would set every importer's env.
+fn also_a_library(ctx: &RuleContext) -> bool {
+    matches!(ctx.role, Some(Role::Both { .. }))
 }
 
 /// What the first statements of a `__main__` block do to the GPU env.
