@@ -590,21 +590,24 @@ fn a_loop_over_several_indices_is_multi_gpu() {
         [
             "tool.rs:6:35: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written",
             "tool.rs:8:57: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written",
-            "tool.rs:11:60: GH513 [review] Device::new_cuda(…) is called for each index `i` takes in a loop over a range computed at run time: multi-GPU by design, left as written",
         ]
     );
 }
 
 #[test]
 fn a_loop_over_a_computed_range_or_a_counter_opens_several_cards_and_gets_no_mask() {
-    // cake's worker: a card per index up to a count given at run time, and a probe that opens
-    // cards until one fails. Under the mask either would see one card: for review, and the
-    // header is withheld (GH501/GH502 stay open).
+    // cake's worker: a card per index up to a count given at run time (default 2), and a card
+    // per item a `for` loop counts. Under the mask either sees one card: for review, and the
+    // header is withheld (GH501/GH502 stay open). A loop up to the number of visible cards, or
+    // a probe that opens cards until one fails, adapts to what the mask leaves: no finding,
+    // and the program gets its header.
     let dir = tempfile::tempdir().unwrap();
     let looped = "use candle_core::Device;\n\nfn main() -> candle_core::Result<()> {\n    let num_gpus = std::env::args().nth(1).map_or(2, |s| s.parse().unwrap());\n    let mut devices = Vec::new();\n    for ordinal in 0..num_gpus {\n        devices.push(Device::new_cuda(ordinal)?);\n    }\n    println!(\"{}\", devices.len());\n    Ok(())\n}\n";
-    let counted = "use candle_core::Device;\n\nfn main() {\n    let mut count = 0;\n    while Device::new_cuda(count).is_ok() {\n        count += 1;\n    }\n    let mut more = 0;\n    loop {\n        let _d = cudarc::driver::CudaContext::new(more);\n        more = more + 1;\n    }\n}\n";
+    let counted = "use candle_core::Device;\n\nfn main() {\n    let mut next = 0;\n    for shard in [\"a\", \"b\"] {\n        let _d = cudarc::driver::CudaContext::new(next);\n        next = next + 1;\n        println!(\"{shard}\");\n    }\n    let _ = Device::Cpu;\n}\n";
+    let adapts = "use candle_core::Device;\n\nfn main() {\n    let mut count = 0;\n    while Device::new_cuda(count).is_ok() {\n        count += 1;\n    }\n    let visible = candle_core::utils::cuda_device_count();\n    let all: Vec<_> = (0..visible).map(|i| Device::new_cuda(i)).collect();\n    println!(\"{count} {}\", all.len());\n}\n";
     std::fs::write(dir.path().join("loop_all.rs"), looped).unwrap();
     std::fs::write(dir.path().join("count_all.rs"), counted).unwrap();
+    std::fs::write(dir.path().join("adapts.rs"), adapts).unwrap();
     let out = run(gh(dir.path()).args(["scan"]));
     let found: Vec<&str> = out
         .stdout
@@ -614,8 +617,7 @@ fn a_loop_over_a_computed_range_or_a_counter_opens_several_cards_and_gets_no_mas
     assert_eq!(
         found,
         [
-            "count_all.rs:5:28: GH513 [review] Device::new_cuda(…) takes `count`, a counter the loop increments (line 6): one card per pass, multi-GPU by design, left as written",
-            "count_all.rs:10:51: GH513 [review] CudaContext::new(…) takes `more`, a counter the loop increments (line 11): one card per pass, multi-GPU by design, left as written",
+            "count_all.rs:6:51: GH513 [review] CudaContext::new(…) takes `next`, a counter the loop increments (line 7): one card per pass, multi-GPU by design, left as written",
             "loop_all.rs:7:39: GH513 [review] Device::new_cuda(…) is called for each index `ordinal` takes in a loop over a range computed at run time: multi-GPU by design, left as written",
         ],
         "{}",
@@ -626,6 +628,7 @@ fn a_loop_over_a_computed_range_or_a_counter_opens_several_cards_and_gets_no_mas
     let status = statuses(&out.stdout);
     assert_eq!(status["loop_all.rs"], "non_compliant");
     assert_eq!(status["count_all.rs"], "non_compliant");
+    assert_eq!(status["adapts.rs"], "fixed", "{}", out.stdout);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("loop_all.rs")).unwrap(),
         looped
@@ -633,6 +636,10 @@ fn a_loop_over_a_computed_range_or_a_counter_opens_several_cards_and_gets_no_mas
     assert_eq!(
         std::fs::read_to_string(dir.path().join("count_all.rs")).unwrap(),
         counted
+    );
+    assert_ne!(
+        std::fs::read_to_string(dir.path().join("adapts.rs")).unwrap(),
+        adapts
     );
 }
 

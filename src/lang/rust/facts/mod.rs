@@ -260,6 +260,7 @@ pub fn collect(
     let mut v = FactVisitor {
         loop_vars: Vec::new(),
         loops: Vec::new(),
+        card_counts: Vec::new(),
         computed_envs: Vec::new(),
         renamed,
         aliases,
@@ -485,7 +486,10 @@ pub(super) struct FactVisitor {
     /// computed at run time), and where it is visible.
     loop_vars: Vec<(usize, Option<u64>, Range<usize>)>,
     /// The loops being visited, outermost first (whole, a `while` with its condition).
-    loops: Vec<Range<usize>>,
+    loops: Vec<(Range<usize>, bool)>,
+    /// Names bound to the number of visible cards (`let n = cuda_device_count()?`), with the
+    /// function they are local to.
+    card_counts: Vec<(String, Option<Range<usize>>)>,
     /// Inside a struct deriving a command-line parser (`#[derive(Parser)]`, `Args`,
     /// `StructOpt`): its fields are options.
     cli_struct: bool,
@@ -892,16 +896,44 @@ impl FactVisitor {
     /// The loop variable of `for PAT in RANGE` or of `RANGE.map(|PAT| …)` (any method taking
     /// a closure), with how many indices it takes when the bounds are literal: noted for
     /// [`Binding::iterates`].
+    /// A range up to the number of visible cards (`0..cuda_device_count()`, a name bound to
+    /// it) takes one index per card the mask leaves: it adapts, as Python's
+    /// `range(torch.cuda.device_count())` does, and is not noted.
     fn note_loop_var(&mut self, pat: &syn::Pat, over: &Expr, body: Range<usize>) {
         if let (syn::Pat::Ident(id), true) = (pat, is_range(over)) {
             let n = self.range_len(over);
+            if n.is_none() && self.up_to_card_count(over) {
+                return;
+            }
             self.loop_vars.push((range(&id.ident).start, n, body));
         }
     }
 
-    /// `name += …` or `name = name + …` inside a loop: a counter of the outermost loop.
+    /// The range's end is the number of visible cards.
+    fn up_to_card_count(&self, over: &Expr) -> bool {
+        match over {
+            Expr::Paren(p) => self.up_to_card_count(&p.expr),
+            Expr::MethodCall(m) => self.up_to_card_count(&m.receiver),
+            Expr::Range(r) => r.end.as_deref().is_some_and(|end| {
+                counts_cards(end)
+                    || matches!(end, Expr::Path(p) if p.path.get_ident().is_some_and(|name| {
+                        self.card_counts
+                            .iter()
+                            .any(|(n, scope)| name == n && (scope.is_none() || *scope == self.scope))
+                    }))
+            }),
+            _ => false,
+        }
+    }
+
+    /// `name += …` or `name = name + …` inside a `for` loop (one value per item it iterates):
+    /// a counter of the outermost loop. One in a `while` or `loop` (`while
+    /// Device::new_cuda(n).is_ok() { n += 1 }`) probes the cards until one fails: it adapts to
+    /// what the mask leaves.
     fn note_counter(&mut self, target: &Expr, at: Range<usize>) {
-        let (Some(within), Expr::Path(p)) = (self.loops.first(), target) else {
+        let (Some((within, _)), Some((_, true)), Expr::Path(p)) =
+            (self.loops.first(), self.loops.last(), target)
+        else {
             return;
         };
         if let Some(name) = p.path.get_ident() {
@@ -914,8 +946,8 @@ impl FactVisitor {
         }
     }
 
-    fn in_loop(&mut self, whole: Range<usize>, f: impl FnOnce(&mut Self)) {
-        self.loops.push(whole);
+    fn in_loop(&mut self, whole: Range<usize>, per_item: bool, f: impl FnOnce(&mut Self)) {
+        self.loops.push((whole, per_item));
         f(self);
         self.loops.pop();
     }
@@ -1096,6 +1128,10 @@ impl<'ast> Visit<'ast> for FactVisitor {
                     .as_ref()
                     .map_or(Vec::new(), |i| index_lits(&i.expr));
                 self.bind(id.ident.to_string(), range(&id.ident), literals, false);
+                if local.init.as_ref().is_some_and(|i| counts_cards(&i.expr)) {
+                    self.card_counts
+                        .push((id.ident.to_string(), self.scope.clone()));
+                }
                 if let Some(init) = &local.init {
                     self.visit_local_init(init);
                 }
@@ -1155,18 +1191,18 @@ impl<'ast> Visit<'ast> for FactVisitor {
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
         let body = f.body.brace_token.span.join().byte_range();
         self.note_loop_var(&f.pat, &f.expr, body.clone());
-        self.in_loop(body, |v| visit::visit_expr_for_loop(v, f));
+        self.in_loop(body, true, |v| visit::visit_expr_for_loop(v, f));
     }
 
     fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
         let whole =
             w.while_token.span.byte_range().start..w.body.brace_token.span.close().byte_range().end;
-        self.in_loop(whole, |v| visit::visit_expr_while(v, w));
+        self.in_loop(whole, false, |v| visit::visit_expr_while(v, w));
     }
 
     fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
         let whole = l.body.brace_token.span.join().byte_range();
-        self.in_loop(whole, |v| visit::visit_expr_loop(v, l));
+        self.in_loop(whole, false, |v| visit::visit_expr_loop(v, l));
     }
 
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
@@ -1273,6 +1309,45 @@ pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
         }
         _ => int_lit(expr).into_iter().collect(),
     }
+}
+
+/// An expression that asks how many cards are visible: a call whose name counts (`count`) and
+/// names devices (`cuda_device_count()`, `CudaContext::device_count()?`, `Cuda::device_count()`,
+/// `device::get_count()`).
+fn counts_cards(expr: &Expr) -> bool {
+    struct Counts(bool);
+    impl<'ast> Visit<'ast> for Counts {
+        fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+            if let Expr::Path(p) = c.func.as_ref() {
+                let segments: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string().to_ascii_lowercase())
+                    .collect();
+                let last = segments.last().map_or("", String::as_str);
+                self.0 |= last.contains("count")
+                    && segments.iter().any(|s| {
+                        crate::knowledge::rust::DEVICE_WORDS
+                            .iter()
+                            .any(|w| s.contains(w))
+                    });
+            }
+            visit::visit_expr_call(self, c);
+        }
+
+        fn visit_expr_method_call(&mut self, m: &'ast ExprMethodCall) {
+            let name = m.method.to_string().to_ascii_lowercase();
+            self.0 |= name.contains("count")
+                && crate::knowledge::rust::DEVICE_WORDS
+                    .iter()
+                    .any(|w| name.contains(w));
+            visit::visit_expr_method_call(self, m);
+        }
+    }
+    let mut counts = Counts(false);
+    counts.visit_expr(expr);
+    counts.0
 }
 
 /// A range (`0..n`, `(0..=n).rev()`, `(a..b).into_iter()`): the values a loop over it takes.
