@@ -57,6 +57,12 @@ pub const FRAMEWORKS: &[Framework] = &[
     framework("llama_cpp"),
     framework("onnxruntime"),
     by_default("accelerate"),
+    // coqui-tts-trainer: `Trainer(…).fit()` puts the model on the visible cards unasked; its
+    // configs, I/O and logging helpers (`TrainerConfig`, `trainer.io`) touch none.
+    Framework {
+        module: "trainer",
+        unasked: Unasked::Only(&["trainer.Trainer"]),
+    },
     framework("ctranslate2"),
     framework("diffusers"),
     by_default("sentence_transformers"),

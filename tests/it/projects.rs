@@ -812,7 +812,8 @@ fn a_framework_imported_by_a_library_takes_a_gpu_only_where_its_names_run() {
     assert_eq!(file("tools/fit.py")["status"], "non_compliant");
 }
 
-/// From a trial on funasr (its tests build ModelScope pipelines) and a probe on faster-whisper:
+/// From a trial on funasr (its tests build ModelScope pipelines), coqui-tts (its recipes train
+/// through coqui's `trainer`) and a probe on faster-whisper:
 /// - ModelScope's `pipeline(task, model)` runs on its default `device="gpu"`: the seven test
 ///   files that build one were "without GPU code"; its hub's downloads touch no card.
 /// - A program whose only GPU framework is asked for the CPU where it is used
@@ -839,7 +840,21 @@ fn a_framework_that_takes_a_gpu_unasked_takes_it_where_used_unless_told_the_cpu(
     );
     let transcribe = "from faster_whisper import WhisperModel\n\nif __name__ == \"__main__\":\n    model = WhisperModel(\"small\", device=\"cpu\")\n    print(model.transcribe(\"a.wav\"))\n";
     write(root, "transcribe.py", transcribe);
+    // coqui's trainer (trial: twelve coqui-tts vocoder recipes were "without GPU code"):
+    // `Trainer(…).fit()` puts the model on the card; its config class does not.
+    write(
+        root,
+        "train_vocoder.py",
+        "from trainer import Trainer, TrainerArgs\n\n\ndef main(model, config):\n    Trainer(TrainerArgs(), config, \"out\", model=model).fit()\n\n\nif __name__ == \"__main__\":\n    main(None, None)\n",
+    );
+    write(
+        root,
+        "make_config.py",
+        "from trainer import TrainerConfig\n\nif __name__ == \"__main__\":\n    print(TrainerConfig())\n",
+    );
     let status = status_of(root);
+    assert_eq!(status["train_vocoder.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["make_config.py"], "no_gpu_code", "{status:?}");
     assert_eq!(status["test_asr.py"], "non_compliant", "{status:?}");
     assert_eq!(status["test_asr_cpu.py"], "no_gpu_code", "{status:?}");
     assert_eq!(status["fetch.py"], "no_gpu_code", "{status:?}");
