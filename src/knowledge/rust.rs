@@ -3,6 +3,41 @@
 //! constructors that take an index, and the names of CPU devices. The crate graph, the facts
 //! and the prefilter read their lists from here; `tests` below check that they agree.
 
+const KALOSM_WHY: &str =
+    "its local models run on candle's CUDA device 0 when it is built with CUDA";
+
+/// Kalosm's local models: its cloud clients (`OpenAICompatibleChatModel`,
+/// `AnthropicCompatibleChatModel`), crawler, chunkers and parsers run no model of their own.
+const KALOSM_MODELS: &[(&str, &str)] = &[
+    (
+        "Llama",
+        "a local language model, on CUDA when built with it",
+    ),
+    (
+        "Bert",
+        "a local embedding model, on CUDA when built with it",
+    ),
+    (
+        "Whisper",
+        "a local transcription model, on CUDA when built with it",
+    ),
+    (
+        "Wuerstchen",
+        "a local image model, on CUDA when built with it",
+    ),
+    (
+        "SegmentAnything",
+        "a local vision model, on CUDA when built with it",
+    ),
+    ("Ocr", "a local vision model, on CUDA when built with it"),
+    ("BertDistance", "embeds with a local Bert model"),
+    ("SemanticChunker", "embeds with a local Bert model"),
+    (
+        "document_table_builder",
+        "a document table embeds with a local Bert model unless given another",
+    ),
+];
+
 /// How a crate reaches CUDA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cuda {
@@ -154,6 +189,35 @@ pub const CRATES: &[Crate] = &[
         )],
         handed_device: true,
         aliases: &["candle"],
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "kalosm",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: KALOSM_WHY,
+        entry_points: KALOSM_MODELS,
+        ..Crate::DEFAULT
+    },
+    // The same models, from the crates `kalosm` re-exports (its own examples use them).
+    Crate {
+        name: "kalosm_language",
+        cuda: Cuda::Feature(&["cublas", "cuda"]),
+        why: KALOSM_WHY,
+        entry_points: KALOSM_MODELS,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "kalosm_vision",
+        cuda: Cuda::Feature(&["cublas", "cuda"]),
+        why: KALOSM_WHY,
+        entry_points: KALOSM_MODELS,
+        ..Crate::DEFAULT
+    },
+    Crate {
+        name: "kalosm_sound",
+        cuda: Cuda::Feature(&["cuda"]),
+        why: KALOSM_WHY,
+        entry_points: KALOSM_MODELS,
         ..Crate::DEFAULT
     },
     Crate {

@@ -1672,3 +1672,19 @@ fn a_binarys_own_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
         "{text}"
     );
 }
+
+#[test]
+fn a_wrappers_cloud_clients_reach_no_cuda_its_local_models_do() {
+    // kalosm's examples: built with `cuda`, its local models run on candle's CUDA device; a
+    // program that only talks to a hosted model or crawls pages runs none (trial: four of its
+    // examples got the header).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nkalosm = { version = \"0.4\", features = [\"language\", \"openai\"] }\n[features]\ncuda = [\"kalosm/cuda\"]\n");
+    write(root, "src/lib.rs", "pub fn x() {}\n");
+    write(root, "examples/cloud.rs", "use kalosm::language::*;\n\nfn main() {\n    let llm = OpenAICompatibleChatModel::builder().with_gpt_4o_mini().build();\n    let _ = llm;\n}\n");
+    write(root, "examples/local.rs", "use kalosm::language::*;\n\nfn main() {\n    let llm = Llama::new_chat();\n    let _ = llm;\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/cloud.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["examples/local.rs"], "non_compliant", "{text}");
+}
