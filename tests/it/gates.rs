@@ -235,6 +235,42 @@ fn flake8_a_parenthesized_import_gets_its_noqa_on_the_first_line() {
     });
 }
 
+/// From a trial on pyannote.audio: a `from` import the marker pushes past black's 88 columns
+/// was split by black with the marker on its closing bracket, where flake8 does not look
+/// (E402). It is written split already, the marker on its first line.
+#[test]
+fn black_and_flake8_a_from_import_the_marker_makes_too_long_is_written_split() {
+    let program = PROGRAM
+        .replace(
+            "import torch\n",
+            "import torch\nfrom torch.nn.modules.activation import MultiheadAttention, TransformerDecoderLayer\n",
+        )
+        .replace(
+            "    return 0\n",
+            "    print(MultiheadAttention, TransformerDecoderLayer)\n    return 0\n",
+        );
+    check(Case {
+        name: "black + isort (profile black) + flake8 ignoring E501, a long from import",
+        config: &[
+            (
+                "pyproject.toml",
+                "[tool.black]\n[tool.isort]\nprofile = \"black\"\n",
+            ),
+            (
+                ".flake8",
+                "[flake8]\nmax-line-length = 100\nextend-ignore = E203,E501\n",
+            ),
+        ],
+        program,
+        gates: &[
+            ("black", &["--check", "-q", "."]),
+            ("isort", &["--check-only", "-q", "."]),
+            ("flake8", &["."]),
+        ],
+        expect: "from torch.nn.modules.activation import (  # noqa: E402\n    MultiheadAttention,\n    TransformerDecoderLayer,\n)\n",
+    });
+}
+
 /// An import near flake8's limit: the `noqa: E402` marker would push it over (E501).
 #[test]
 fn flake8_a_long_import_keeps_within_its_limit() {

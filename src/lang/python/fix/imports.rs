@@ -155,9 +155,19 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
             }
             continue;
         }
+        let width = source[line_start(source, r.start)..end].chars().count();
+        // A formatter splits a `from` import the marker makes too long, and its comment then
+        // ends on the closing bracket, where flake8 does not look: written split already, the
+        // marker after the opening bracket, where black and isort keep it.
+        let overflows = |w: usize| width + "  # noqa: E402".len() > w;
+        if rest.is_empty() && input.ctx.header.style.format_width.is_some_and(overflows) {
+            if let Some(split) = split_from_import(source, r.clone(), input.newline) {
+                edits.extend(split);
+                continue;
+            }
+        }
         if (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
             // The marker must not make the line too long for flake8's E501 either.
-            let width = source[line_start(source, r.start)..end].chars().count();
             let too_long = input
                 .ctx
                 .header
@@ -180,6 +190,41 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
             edits.push(Edit::insert(at, marker.to_string()));
         }
     }
+}
+
+/// `from m import a, b as c` written as black writes it when it is too long, with the marker
+/// after the opening bracket: `from m import (  # noqa: E402`, one name a line with a trailing
+/// comma, `)`. The edits go between the names the parser finds; `None` for any other import
+/// (a bracket already, a star).
+fn split_from_import(source: &str, r: std::ops::Range<usize>, newline: &str) -> Option<Vec<Edit>> {
+    use ruff_text_size::Ranged;
+    let text = &source[r.clone()];
+    let parsed = ruff_python_parser::parse_module(text).ok()?;
+    let [ruff_python_ast::Stmt::ImportFrom(from)] = parsed.syntax().body.as_slice() else {
+        return None;
+    };
+    let names: Vec<std::ops::Range<usize>> = from
+        .names
+        .iter()
+        .map(|a| r.start + a.range().start().to_usize()..r.start + a.range().end().to_usize())
+        .collect();
+    let (first, last) = (names.first()?, names.last()?);
+    if text.contains('(') || from.names.iter().any(|a| a.name.as_str() == "*") {
+        return None;
+    }
+    let indent = format!("{newline}    ");
+    let mut edits = vec![Edit::insert(
+        first.start,
+        format!("(  # noqa: E402{indent}"),
+    )];
+    for pair in names.windows(2) {
+        edits.push(Edit::replace(
+            pair[0].end..pair[1].start,
+            format!(",{indent}"),
+        ));
+    }
+    edits.push(Edit::insert(last.end, format!(",{newline})")));
+    Some(edits)
 }
 
 /// A trailing comment that is a directive of another tool (`# type: ignore`, `# pragma: no

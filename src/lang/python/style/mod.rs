@@ -66,6 +66,9 @@ pub struct ProjectStyle {
     pub noqa_e402: bool,
     /// The black the project runs, when it runs one.
     pub black: Option<black::BlackRelease>,
+    /// The line length of the formatter the project runs (black, ruff format), when it runs
+    /// one: a longer line that can be split is split there.
+    pub format_width: Option<usize>,
 }
 
 impl ProjectStyle {
@@ -131,6 +134,7 @@ impl StyleResolver {
             max_line: max_line(ruff.as_ref(), tools),
             noqa_e402: tools.flake8_gated(),
             black: tools.black_release,
+            format_width: format_width(ruff.as_ref(), tools),
         }
     }
 }
@@ -272,6 +276,26 @@ fn editorconfig(
         (&mut parser).apply_to(&mut props, target).ok()?;
     }
     Some(props)
+}
+
+/// The line length of the project's formatter: black's `line-length` (88 unless set), or ruff
+/// format's `line-length`.
+fn format_width(ruff: Option<&toml::Table>, tools: &RootTools) -> Option<usize> {
+    if tools.black.is_some() || tools.hook("black") {
+        let set = tools
+            .black
+            .as_ref()
+            .and_then(|b| b.get("line_length"))
+            .and_then(|v| v.trim().parse().ok());
+        return Some(set.unwrap_or(88));
+    }
+    let ruff_formats = ruff.is_some_and(|r| r.contains_key("format")) || tools.hook("ruff-format");
+    ruff_formats.then(|| {
+        ruff.and_then(|r| ruff::get(r, &["line-length"]))
+            .and_then(|v| v.as_integer())
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(88)
+    })
 }
 
 /// The tightest E501 limit among the linters that check it: flake8 (79 unless configured),
