@@ -1688,3 +1688,19 @@ fn a_wrappers_cloud_clients_reach_no_cuda_its_local_models_do() {
     assert_eq!(status["examples/cloud.rs"], "no_gpu_code", "{text}");
     assert_eq!(status["examples/local.rs"], "non_compliant", "{text}");
 }
+
+#[test]
+fn a_tree_package_named_like_a_table_crate_is_judged_from_its_source() {
+    // rust-bert's own pipeline tests build their model from `Config::default()`, whose device
+    // is `Device::cuda_if_available()`: the crate table's row for rust-bert (its pipelines and
+    // `VarStore` as entry points) must not hide what its own source selects (trial: ten of its
+    // pipeline files were compliant).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"rust-bert\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ntch = \"0.20\"\n");
+    write(root, "src/lib.rs", "use tch::{Device, Kind, Tensor};\n\npub struct Cfg {\n    pub device: Device,\n}\n\nimpl Default for Cfg {\n    fn default() -> Self {\n        Cfg { device: Device::cuda_if_available() }\n    }\n}\n\npub fn build(c: Cfg) -> Tensor {\n    Tensor::zeros([4], (Kind::Float, c.device))\n}\n\n#[cfg(test)]\nmod test {\n    use super::*;\n\n    #[test]\n    fn t() {\n        let c = Cfg::default();\n        let _t = build(c);\n    }\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/lib.rs"], "needs_review", "{text}");
+    assert!(text.contains("src/lib.rs:"), "{text}");
+    assert!(text.contains("GH508"), "{text}");
+}

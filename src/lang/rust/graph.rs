@@ -1910,11 +1910,18 @@ fn link(
     // one without (cust's `quick_init()`) of what they run.
     let own_row = |i: usize, reached: bool, own: bool, paths: &dyn Fn(&str) -> bool| {
         let p = &packages[i];
-        rust::cuda_crate(&p.lib_name)?;
+        // A wrapper over libtorch (rust-bert), not libtorch's binding itself (tch, whose
+        // reach through method names runs through all of libtorch).
+        let wrapper = rust::cuda_crate(&p.lib_name)?.cuda == Cuda::Always;
         let why = p.deps.iter().find_map(|(local, d)| match d {
-            Dep::Cuda(why, _, gate, _) if *local == p.lib_name => {
+            Dep::Cuda(why, torch, gate, _) if *local == p.lib_name => {
                 let counts = match gate {
-                    Some(apis) => own || apis.iter().any(|a| paths(a)),
+                    // Through libtorch, CUDA is only where code selects it: a selection the
+                    // tests reach in the crate's own source (rust-bert's configs default to
+                    // `Device::cuda_if_available()`) is one, not a call into a `-sys` crate.
+                    Some(apis) => {
+                        own || apis.iter().any(|a| paths(a)) || (*torch && wrapper && reached)
+                    }
                     None => reached || own,
                 };
                 counts.then(|| why.clone())
