@@ -990,8 +990,8 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// `call` calls method `method` on an instance of the class `class` names: `self.m(…)` in
-    /// a method of class `own` (a class of this file), or `x.m(…)` / `self.x.m(…)` where every value `x` is given is
-    /// made by calling the class (`x = Runner(…)`).
+    /// a method of class `own` (a class of this file), or `x.m(…)` / `self.x.m(…)` where every
+    /// value `x` is given is made by calling the class (`x = Runner(…)`).
     fn method_call(
         &self,
         call: &ExprCall,
