@@ -243,7 +243,7 @@ pub enum Remap {
 }
 
 /// The environment variables the header owns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum EnvVar {
     VisibleDevices,
     DeviceOrder,

@@ -2322,3 +2322,51 @@ fn a_command_of_the_trees_own_console_script_asks_for_its_cards() {
         out.stdout
     );
 }
+
+/// A program whose process runs a library helper that writes the mask from its argument
+/// (yolov5's and sahi's `select_device`) runs on the card that helper picks, whatever its own
+/// header says: held with the library's write named (GH006), never green, until the write is
+/// gone. A helper that writes the policy's value, or only a default, leaves the header's.
+#[test]
+fn a_program_whose_helper_writes_the_mask_is_held_until_the_write_is_gone() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "lib/torch_utils.py",
+        "import os\n\nimport torch\n\n\ndef select_device(device=\"\"):\n    device = str(device).replace(\"cuda:\", \"\")\n    if device:\n        os.environ[\"CUDA_VISIBLE_DEVICES\"] = device\n    return torch.device(\"cuda:0\")\n\n\ndef policy_device():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n    os.environ.setdefault(\"CUDA_DEVICE_ORDER\", \"FASTEST_FIRST\")\n    return torch.device(\"cuda:0\")\n",
+    );
+    write(root, "lib/__init__.py", "");
+    let predict = "import argparse\n\nimport torch\n\nfrom lib.torch_utils import select_device\n\nif __name__ == \"__main__\":\n    p = argparse.ArgumentParser()\n    p.add_argument(\"--device\", default=\"cuda:0\")\n    args = p.parse_args()\n    print(torch.zeros(1, device=select_device(args.device)))\n";
+    write(root, "predict.py", predict);
+    write(
+        root,
+        "steady.py",
+        "import torch\n\nfrom lib.torch_utils import policy_device\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1, device=policy_device()))\n",
+    );
+    let report = fix_report(root);
+    let predict_report = file_in(&report, "predict.py");
+    assert_eq!(
+        predict_report["status"], "non_compliant",
+        "{predict_report}"
+    );
+    let held = predict_report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GH006")
+        .unwrap_or_else(|| panic!("{predict_report}"));
+    assert_eq!(
+        held["message"],
+        "its process runs `lib/torch_utils.py` (`select_device`), which sets CUDA_VISIBLE_DEVICES to a computed value: the header's value does not hold after it"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("predict.py")).unwrap(),
+        predict
+    );
+    assert_eq!(file_in(&report, "steady.py")["status"], "fixed");
+    // The library's write taken out (an unsafe fix), the program is fixed by the next run.
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--unsafe-fixes", "."]));
+    assert_eq!(file_in(&fix_report(root), "predict.py")["status"], "fixed");
+    assert_eq!(status_of(root)["predict.py"], "compliant");
+}

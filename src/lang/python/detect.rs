@@ -181,6 +181,38 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
     }
 }
 
+/// A program whose process runs another module's code that writes a GPU variable against the
+/// policy (a `select_device(device)` helper that sets `CUDA_VISIBLE_DEVICES` from its
+/// argument): whatever its own header sets, the card is that code's. The write is that
+/// module's finding (GH006 there); here the program is held until it is gone.
+fn overrides_findings(facts: &Facts, role: &Role, out: &mut Vec<Finding>) {
+    let (Role::Program {
+        overrides: Some((chain, what)),
+        ..
+    }
+    | Role::Both {
+        overrides: Some((chain, what)),
+        gpu: true,
+        ..
+    }) = role
+    else {
+        return;
+    };
+    let at = facts
+        .main_block
+        .as_ref()
+        .map_or(0..0, |m| m.if_start..m.if_start);
+    let code = chain.rsplit(" → ").next().unwrap_or(chain);
+    out.push(
+        Finding::new(
+            &ENV_WRITE_IN_FUNCTION,
+            at,
+            format!("its process runs {code}, which {what}: the header's value does not hold after it"),
+        )
+        .with_help("take the write out of that code, or make it write the policy's value; the finding there says how (`fix --unsafe-fixes` removes a function's write), then `fix` this file"),
+    );
+}
+
 fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<MultiVerdict<'f>> {
     let allowed = policy.visible_count() as u64;
     let launched_within = launched_within(role, allowed);
@@ -291,6 +323,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             program_findings(facts, eff, role, ctx, &mut out);
             launch_findings(facts, role, ctx.policy, &mut out);
             needs_findings(facts, Some(role), ctx.policy, &mut out);
+            overrides_findings(facts, role, &mut out);
         }
     }
     for e in facts

@@ -100,6 +100,10 @@ pub enum Role {
         /// Its process runs code of another module that needs more than one card by design:
         /// the chain to it, and what it needs.
         needs: Option<(String, crate::lang::python::Need)>,
+        /// Its process runs code of another module that writes a GPU variable against the
+        /// policy after the header set it (`os.environ["CUDA_VISIBLE_DEVICES"] = device` in a
+        /// `select_device` helper): the chain to it, and what it writes.
+        overrides: Option<(String, String)>,
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
@@ -117,6 +121,8 @@ pub enum Role {
         /// The chain to GPU code its process runs at import, before its `__main__` block can
         /// set the env (`None`: none runs that early).
         gpu_before_main: Option<String>,
+        /// As [`Role::Program`]'s: another module's write of a GPU variable its process runs.
+        overrides: Option<(String, String)>,
     },
 }
 
@@ -239,6 +245,8 @@ struct PyFile {
     main_gpu: bool,
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
+    /// The GPU variables its code at import writes.
+    sets_at_import: Vec<crate::lang::python::EnvSet>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) whenever it is imported, or run as a
     /// program: a process that runs it uses no card.
     hides_at_import: bool,
@@ -286,6 +294,7 @@ struct LinkUnit {
     acts: bool,
     function: bool,
     needs: Option<crate::lang::python::Need>,
+    sets: Vec<crate::lang::python::EnvSet>,
     refs: Box<[Name]>,
 }
 
@@ -303,6 +312,9 @@ struct Unit {
     function: bool,
     /// Needs more than one card by design (one per rank, or several at once).
     needs: Option<crate::lang::python::Need>,
+    /// The GPU variables it writes. Read before this fact existed: none.
+    #[serde(default)]
+    sets: Vec<crate::lang::python::EnvSet>,
     refs: Vec<String>,
 }
 
@@ -402,6 +414,7 @@ impl ProjectIndex {
         store: &dyn FactStore,
         hosted: &[(String, String)],
         launch_files: &[std::path::PathBuf],
+        policy: &crate::model::policy::Policy,
     ) -> ProjectIndex {
         let prefilter = crate::fs::source::Prefilter::new();
         let packages = PackageDirs::default();
@@ -457,7 +470,7 @@ impl ProjectIndex {
                     .map(move |l| (file.clone(), l))
             })
             .collect::<Vec<_>>();
-        let mut index = link(files, &projects, hosted, &launches);
+        let mut index = link(files, &projects, hosted, &launches, policy);
         index.shadowing = shadowing;
         index
     }
@@ -568,6 +581,9 @@ struct PyFacts {
     main_gpu: bool,
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
+    /// The GPU variables its code at import writes. Required: facts cached before it existed
+    /// are a miss, made again.
+    sets_at_import: Vec<crate::lang::python::EnvSet>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) at import, or in its `__main__` block.
     #[serde(default)]
     hides_at_import: bool,
@@ -606,6 +622,7 @@ impl PyFile {
             queries_at_import: f.queries_at_import,
             main_gpu: f.main_gpu,
             needs_at_import: f.needs_at_import,
+            sets_at_import: f.sets_at_import,
             hides_at_import: f.hides_at_import,
             hides_in_main: f.hides_in_main,
             units: f
@@ -617,6 +634,7 @@ impl PyFile {
                     acts: u.acts,
                     function: u.function,
                     needs: u.needs,
+                    sets: u.sets,
                     refs: names.intern(u.refs),
                 })
                 .collect(),
@@ -678,6 +696,7 @@ fn parse_facts(
     let crate::lang::python::GpuSites {
         sites,
         hides,
+        sets,
         needs,
         index_params,
         queries,
@@ -692,7 +711,14 @@ fn parse_facts(
             .find(|(at, _)| r.start().to_usize() <= *at && *at < r.end().to_usize())
             .map(|(_, need)| *need)
     };
+    let sets_in = |r: ruff_text_size::TextRange| -> Vec<crate::lang::python::EnvSet> {
+        sets.iter()
+            .filter(|(at, _)| r.start().to_usize() <= *at && *at < r.end().to_usize())
+            .map(|(_, set)| set.clone())
+            .collect()
+    };
     let mut needs_at_import = None;
+    let mut sets_at_import = Vec::new();
     // Where the module hides every card whenever it runs: a statement of its own at import
     // (not in a function, a class, a branch or a loop), or one of its `__main__` block's.
     let unconditional = |stmts: &[Stmt]| {
@@ -780,6 +806,7 @@ fn parse_facts(
                     }) || uses_framework(&refs)
                 },
                 needs: needs_in(stmt.range()),
+                sets: sets_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
             });
@@ -789,6 +816,7 @@ fn parse_facts(
         } else {
             gpu_at_import |= touches;
             needs_at_import = needs_at_import.or(needs_in(stmt.range()));
+            sets_at_import.extend(sets_in(stmt.range()));
             // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
             // GPU code a program may use, but running the file does nothing with it.
             gpu_acts_at_import |= touches && !is_constant(stmt);
@@ -804,6 +832,7 @@ fn parse_facts(
     main_refs.sort();
     main_refs.dedup();
     let facts = PyFacts {
+        sets_at_import,
         gpu_at_import,
         gpu_acts_at_import,
         queries_at_import,
@@ -1924,6 +1953,7 @@ fn link(
     projects: &Projects,
     hosted: &[(String, String)],
     launches: &[(String, launch::Launch)],
+    policy: &crate::model::policy::Policy,
 ) -> ProjectIndex {
     let by_rel: HashMap<&str, usize> = files
         .iter()
@@ -2282,6 +2312,13 @@ fn link(
     let any_needs = files
         .iter()
         .any(|f| f.needs_at_import.is_some() || f.units.iter().any(|u| u.needs.is_some()));
+    let mut overrides: Vec<Option<(String, String)>> = vec![None; files.len()];
+    let any_sets = files.iter().any(|f| {
+        f.sets_at_import.iter().any(|s| !s.keeps(policy))
+            || f.units
+                .iter()
+                .any(|u| u.sets.iter().any(|s| !s.keeps(policy)))
+    });
     // What each program's process runs: walked for every program at once, each thread with
     // its own walk (what a name runs is the same for every program, and resolved once for all:
     // the results are those of one walk after another).
@@ -2300,6 +2337,7 @@ fn link(
             let hides = any_hides && reach.hides_cards(e);
             let mut gpu = None;
             let mut need = None;
+            let mut over = None;
             let mut early = None;
             let mut as_main = false;
             if !hides {
@@ -2308,6 +2346,11 @@ fn link(
                     need = reach
                         .needs(e)
                         .map(|(chain, need)| (reach.describe(&chain), need));
+                }
+                if any_sets && gpu.is_some() {
+                    over = reach
+                        .overrides(e, policy)
+                        .map(|(chain, set)| (reach.describe(&chain), set.describe()));
                 }
                 if gpu.is_some() && files[e].main_guard {
                     early = reach.gpu_at_import(e).map(|chain| reach.describe(&chain));
@@ -2318,16 +2361,17 @@ fn link(
                     as_main = gpu.is_some();
                 }
             }
-            (e, hides, gpu, need, early, as_main)
+            (e, hides, gpu, need, over, early, as_main)
         })
         .collect();
     drop(walkers);
     let mut gpu_before_main: Vec<Option<String>> = vec![None; files.len()];
     let mut gpu_as_main = vec![false; files.len()];
-    for (e, hid, gpu, need, early, as_main) in walked {
+    for (e, hid, gpu, need, over, early, as_main) in walked {
         hides[e] = hid;
         reaches_gpu[e] = gpu;
         needs[e] = need;
+        overrides[e] = over;
         gpu_before_main[e] = early;
         gpu_as_main[e] = as_main;
     }
@@ -2430,6 +2474,7 @@ fn link(
                         gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i]),
                         why,
                         gpu_before_main: gpu_before_main[i].clone(),
+                        overrides: overrides[i].clone(),
                         library,
                         library_short,
                     }
@@ -2440,6 +2485,7 @@ fn link(
                         via: reaches_gpu[i].clone().unwrap_or_default(),
                         hides: hides[i],
                         needs: needs[i].clone(),
+                        overrides: overrides[i].clone(),
                     }
                 }
             }
@@ -2601,13 +2647,16 @@ enum Live {
 }
 
 /// A program's walk: the entry, whether its process hides every card, the chain to the GPU
-/// code it runs, to code that needs several cards with what it needs, and to GPU code that runs
-/// at import, before its `__main__` block, and whether its run as `__main__` reaches GPU code.
+/// code it runs, to code that needs several cards with what it needs, to code of another
+/// module that writes a GPU variable against the policy with what it writes, and to GPU code
+/// that runs at import, before its `__main__` block, and whether its run as `__main__`
+/// reaches GPU code.
 type Walked = (
     usize,
     bool,
     Option<String>,
     Option<(String, crate::lang::python::Need)>,
+    Option<(String, String)>,
     Option<String>,
     bool,
 );
@@ -2736,6 +2785,34 @@ impl Reach<'_> {
         };
         let chain = self.first(e, Live::Whole(e), |l| need(l).is_some())?;
         let found = need(*chain.last()?)?;
+        Some((chain, found))
+    }
+
+    /// Whether the program of entry `e` runs code of another module that writes a GPU variable
+    /// against the policy (its own writes are its findings): the chain to the first such code
+    /// and its first such write.
+    fn overrides(
+        &self,
+        e: usize,
+        policy: &crate::model::policy::Policy,
+    ) -> Option<(Vec<Live>, crate::lang::python::EnvSet)> {
+        let files = self.files;
+        let against =
+            |sets: &[crate::lang::python::EnvSet]| -> Option<crate::lang::python::EnvSet> {
+                sets.iter().find(|s| !s.keeps(policy)).cloned()
+            };
+        // A test file's writes are its own findings: pytest runs each test apart, and a
+        // session that collects it is not that test's process.
+        let set = |l: Live| match l {
+            Live::Module(j) | Live::Unit(j, _) | Live::Whole(j) if files[j].tests => None,
+            Live::Module(j) if j != e => against(&files[j].sets_at_import),
+            Live::Unit(j, u) if j != e => against(&files[j].units[u].sets),
+            Live::Whole(j) if j != e => against(&files[j].sets_at_import)
+                .or_else(|| files[j].units.iter().find_map(|u| against(&u.sets))),
+            _ => None,
+        };
+        let chain = self.first(e, Live::Whole(e), |l| set(l).is_some())?;
+        let found = set(*chain.last()?)?;
         Some((chain, found))
     }
 

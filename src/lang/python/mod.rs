@@ -223,6 +223,7 @@ impl LanguageSupport for Python {
                 store,
                 self.hosted(),
                 self.launch_files.get().map_or(&[], Vec::as_slice),
+                &self.policy,
             ));
         }
     }
@@ -604,9 +605,38 @@ pub fn gpu_sites(
         .filter(|e| !e.child && detect::is_cpu_mask(e) && matches!(e.op, facts::EnvOp::Set(_)))
         .map(|e| e.at.start)
         .collect();
+    // Writes of a GPU variable a program's header may have set before them (not a child's
+    // env, not a CPU-only mask, not a whole-environment change).
+    let sets = facts
+        .effects
+        .iter()
+        .filter(|e| !e.child && !detect::is_cpu_mask(e))
+        .filter_map(|e| {
+            let var = e.var()?;
+            let (value, default) = match &e.op {
+                facts::EnvOp::Set(v) => (Some(v), false),
+                facts::EnvOp::SetDefault(v) => (Some(v), true),
+                facts::EnvOp::Unset => (None, false),
+                facts::EnvOp::Clobber => return None,
+            };
+            let value = value.map(|v| match v {
+                facts::Val::Lit(s) => EnvValue::Lit(s.clone()),
+                facts::Val::Computed => EnvValue::Computed,
+            });
+            Some((
+                e.at.start,
+                EnvSet {
+                    var,
+                    value: value.unwrap_or(EnvValue::Removed),
+                    default,
+                },
+            ))
+        })
+        .collect();
     GpuSites {
         sites,
         hides,
+        sets,
         needs,
         index_params: facts.index_params,
         queries: facts.cuda_queries,
@@ -619,12 +649,55 @@ pub struct GpuSites {
     pub sites: Vec<usize>,
     /// Where it hides every card.
     pub hides: Vec<usize>,
+    /// Where it writes a GPU variable, and what.
+    pub sets: Vec<(usize, EnvSet)>,
     /// Where it needs more than one card by design, and how.
     pub needs: Vec<(usize, Need)>,
     /// Parameters of its top-level functions and classes that choose a card.
     pub index_params: Vec<facts::IndexParam>,
     /// Where it asks the driver for its cards (the env is read then).
     pub queries: Vec<usize>,
+}
+
+/// A write of a GPU variable, as the project index keeps it: a program's process that runs it
+/// after its header no longer has the policy's value.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EnvSet {
+    pub var: crate::model::policy::EnvVar,
+    pub value: EnvValue,
+    /// `os.environ.setdefault`: writes only a variable not set yet.
+    pub default: bool,
+}
+
+/// What an [`EnvSet`] writes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum EnvValue {
+    Lit(String),
+    Computed,
+    Removed,
+}
+
+impl EnvSet {
+    /// Whether a process whose header set the policy's env keeps the policy's value through it:
+    /// the same value, or a default the header's value stands before.
+    pub fn keeps(&self, policy: &Policy) -> bool {
+        let want = policy.env_value(self.var);
+        match &self.value {
+            _ if self.default && want.is_some() => true,
+            EnvValue::Lit(v) => want == Some(v.as_str()) && !policy.respect_scheduler,
+            EnvValue::Computed | EnvValue::Removed => false,
+        }
+    }
+
+    /// What it does, for a finding: `sets CUDA_VISIBLE_DEVICES to a computed value`.
+    pub fn describe(&self) -> String {
+        let name = self.var.name();
+        match &self.value {
+            EnvValue::Lit(v) => format!("sets {name} to '{v}'"),
+            EnvValue::Computed => format!("sets {name} to a computed value"),
+            EnvValue::Removed => format!("removes {name}"),
+        }
+    }
 }
 
 /// How code needs more than one card: one per process rank, or a number of cards at once.

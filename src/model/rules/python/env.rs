@@ -51,7 +51,7 @@ pub static ENV_WRITE_IN_FUNCTION: Rule = Rule {
     name: "env-write-in-function",
     severity: Severity::Violation,
     summary: "a function overrides a GPU env variable with a value that contradicts the policy",
-    why: "A function that overrides a GPU variable with another value than the policy's changes the card for whatever runs after it is called.",
+    why: "A function that overrides a GPU variable with another value than the policy's changes the card for whatever runs after it is called. A program whose process runs such code of another module gets this finding too: its header does not hold after the write, so it is left as written until the write is gone.",
     example: "def setup():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '0'",
     fix: FixSafety::Unsafe,
     fix_why: "Removing the write changes what the function does when it is called.",
