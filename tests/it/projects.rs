@@ -2370,3 +2370,49 @@ fn a_program_whose_helper_writes_the_mask_is_held_until_the_write_is_gone() {
     assert_eq!(file_in(&fix_report(root), "predict.py")["status"], "fixed");
     assert_eq!(status_of(root)["predict.py"], "compliant");
 }
+
+/// From a trial on yolov5 and voicefixer: programs that are also libraries were refused
+/// (GH205, "its code at import reaches CUDA") when nothing of their code at import runs a card.
+/// - A function a decorator factory wraps or registers (`@smart_inference_mode()`,
+///   `@register("adam")`) runs when whoever holds it calls it, never while the module is
+///   imported.
+/// - `from m import *` runs `m` at import, not every function of it: a name read from it runs
+///   that function only, where it is read.
+#[test]
+fn a_registered_function_and_a_star_import_run_nothing_at_import() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "setup.py",
+        "from setuptools import setup\n\nsetup(name=\"pkg\", packages=[\"pkg\"])\n",
+    );
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/utils.py",
+        "import torch\n\n\ndef wrap():\n    def deco(fn):\n        return torch.no_grad()(fn)\n\n    return deco\n\n\ndef to_gpu(x):\n    return x.cuda()\n\n\ndef warm():\n    return torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "pkg/detect.py",
+        "import torch\n\nfrom pkg.utils import wrap\n\n\n@wrap()\ndef run():\n    return torch.zeros(1).cuda()\n\n\nif __name__ == \"__main__\":\n    run()\n",
+    );
+    write(
+        root,
+        "pkg/star.py",
+        "import torch\n\nfrom pkg.utils import *\n\nif __name__ == \"__main__\":\n    print(to_gpu(torch.zeros(1)))\n",
+    );
+    write(
+        root,
+        "pkg/cli.py",
+        "import sys\n\nfrom pkg import detect, star\n\nif __name__ == \"__main__\":\n    detect.run()\n    sys.exit(0)\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for rel in ["pkg/detect.py", "pkg/star.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(file["findings"][0]["rule"], "GH206", "{file}");
+    }
+}

@@ -255,6 +255,10 @@ struct PyFile {
     units: Vec<LinkUnit>,
     /// The names its import-time code reads.
     import_refs: Box<[Name]>,
+    /// Its functions and classes a decorator registers (`@app.route`, `@register("adam")`):
+    /// whoever holds the registry runs them, once the process runs, never while the module is
+    /// imported.
+    registered: Box<[Name]>,
     /// The names its `__main__` block reads.
     main_refs: Box<[Name]>,
 }
@@ -591,6 +595,9 @@ struct PyFacts {
     hides_in_main: bool,
     units: Vec<Unit>,
     import_refs: Vec<String>,
+    /// Its functions and classes a decorator registers. Required: facts cached before it
+    /// existed held them in `import_refs`, and are a miss, made again.
+    registered: Vec<String>,
     main_refs: Vec<String>,
 }
 
@@ -639,6 +646,7 @@ impl PyFile {
                 })
                 .collect(),
             import_refs: names.intern(f.import_refs),
+            registered: names.intern(f.registered),
             main_refs: names.intern(f.main_refs),
         }
     }
@@ -755,6 +763,7 @@ fn parse_facts(
     // function's GPU code only when it uses that function.
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
+    let mut registered_refs = Vec::new();
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
     let mut gpu_acts_at_import = false;
@@ -792,7 +801,7 @@ fn parse_facts(
         };
         if let Some((name, decorators)) = defined {
             if registered(decorators) {
-                import_refs.push(name.to_string());
+                registered_refs.push(name.to_string());
             }
             units.push(Unit {
                 name: name.to_string(),
@@ -833,6 +842,7 @@ fn parse_facts(
     main_refs.dedup();
     let facts = PyFacts {
         sets_at_import,
+        registered: registered_refs,
         gpu_at_import,
         gpu_acts_at_import,
         queries_at_import,
@@ -2096,9 +2106,6 @@ fn link(
             let Some(base) = import_base(f, imp) else {
                 continue;
             };
-            if imp.names.iter().any(|n| n == "*") {
-                all_of.extend(lookup(&base, i));
-            }
             // The module named and the submodules named from it. The packages above run too,
             // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
             // following them would put every module of a package into every program.
@@ -2857,6 +2864,9 @@ impl Reach<'_> {
         let mut pending: Vec<(Live, Option<Live>)> = vec![(start, None)];
         // The walk of what runs at import only (not the whole entry).
         let at_import = start != Live::Whole(e);
+        // What runs before the entry's own code does: a registered function waits for whoever
+        // holds its registry.
+        let early = at_import && !main;
         // What a command calls by name (`python -c "from m import f; f()"`) runs after import.
         if start == Live::Whole(e) {
             work.extend(
@@ -2909,6 +2919,9 @@ impl Reach<'_> {
                             return chain(live, next);
                         }
                         work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
+                        if !early {
+                            work.extend(files[j].registered.iter().map(|r| (j, &**r, next)));
+                        }
                         imported(j, None, false, next, &mut pending);
                         // At import, what only a function loads by name waits for a function
                         // of the file to run.
@@ -2946,7 +2959,10 @@ impl Reach<'_> {
                             return chain(live, next);
                         }
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());
-                        let refs = refs.chain(f.import_refs.iter()).chain(f.main_refs.iter());
+                        let refs = refs
+                            .chain(f.import_refs.iter())
+                            .chain(f.registered.iter())
+                            .chain(f.main_refs.iter());
                         work.extend(refs.map(|r| (j, &**r, next)));
                         imported(j, None, true, next, &mut pending);
                         pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
@@ -3067,6 +3083,14 @@ impl Reach<'_> {
                     self.in_module(i, head, &parts[1..], depth, out);
                 }
                 continue;
+            }
+            // `from m import *` binds every public name of `m`: a name read here may be one.
+            if imp.names.iter().any(|n| n == "*") {
+                for j in (self.lookup)(&base, i) {
+                    if j != i {
+                        self.resolve(j, parts, depth + 1, out);
+                    }
+                }
             }
             for (name, local) in imp.names.iter().zip(&imp.locals) {
                 if local != head {
