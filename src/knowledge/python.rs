@@ -193,6 +193,18 @@ pub const LIGHTNING_CALLS: &[&str] = &[
     "lightning.Fabric",
     "lightning.fabric.Fabric",
     "lightning_fabric.Fabric",
+    "lightning.pytorch.cli.LightningCLI",
+    "pytorch_lightning.cli.LightningCLI",
+    "pytorch_lightning.utilities.cli.LightningCLI",
+];
+
+/// Of [`LIGHTNING_CALLS`], the command-line entry points: `LightningCLI(Model)` builds a
+/// `Trainer` from `trainer_defaults` and the command line, and trains on every visible GPU
+/// unless told otherwise.
+pub const LIGHTNING_CLIS: &[&str] = &[
+    "lightning.pytorch.cli.LightningCLI",
+    "pytorch_lightning.cli.LightningCLI",
+    "pytorch_lightning.utilities.cli.LightningCLI",
 ];
 
 /// Modules that serve a model on GPUs when run (`python -m sglang.launch_server`), of frameworks

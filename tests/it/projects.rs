@@ -2416,3 +2416,35 @@ fn a_registered_function_and_a_star_import_run_nothing_at_import() {
         assert_eq!(file["findings"][0]["rule"], "GH206", "{file}");
     }
 }
+
+/// From a trial on torchgeo: its console script builds a `LightningCLI`, which trains on every
+/// visible card; the whole tree was "without GPU code" and the scan exited 0. The script is a
+/// GPU program: it gets the header.
+#[test]
+fn a_lightning_cli_console_script_is_a_gpu_program() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"mypkg\"\n\n[project.scripts]\nmypkg = \"mypkg.main:main\"\n",
+    );
+    write(root, "mypkg/__init__.py", "");
+    write(
+        root,
+        "mypkg/task.py",
+        "import lightning\n\n\nclass Task(lightning.LightningModule):\n    pass\n",
+    );
+    write(
+        root,
+        "mypkg/main.py",
+        "from lightning.pytorch.cli import LightningCLI\n\nfrom mypkg.task import Task\n\n\ndef main():\n    LightningCLI(model_class=Task)\n",
+    );
+    let report = fix_report(root);
+    assert_eq!(
+        file_in(&report, "mypkg/main.py")["status"],
+        "fixed",
+        "{report}"
+    );
+    assert_eq!(status_of(root)["mypkg/main.py"], "compliant");
+}

@@ -252,6 +252,8 @@ fn a_count_of_cards_asked_of_a_framework_is_several_cards() {
         ("import lmdeploy\n\ncfg = lmdeploy.TurbomindEngineConfig(tp=2)\n", "`tp=2`"),
         ("import lightning as L\n\ntrainer = L.Trainer(accelerator='gpu', devices=2)\n", "`devices=2`"),
         ("import pytorch_lightning as pl\n\ntrainer = pl.Trainer(gpus=4)\n", "`devices=4`"),
+        // A command-line trainer: what the code asks is in its `trainer_defaults`.
+        ("from lightning.pytorch.cli import LightningCLI\n\nLightningCLI(trainer_defaults={'devices': 2})\n", "`devices=2`"),
         // A test case that describes a run on two cards, whatever its class.
         ("class Case:\n    def __init__(self, num_gpus=1):\n        self.num_gpus = num_gpus\n\n\nTWO = [Case(num_gpus=2)]\n", "`num_gpus=2`"),
         // Parallel sizes multiply; a number of GPUs is the whole.
@@ -276,6 +278,7 @@ fn a_count_of_cards_asked_of_a_framework_is_several_cards() {
         "from vllm import LLM\n\nllm = LLM('m', tensor_parallel_size=1)\n",
         "import sglang as sgl\nimport sys\n\nengine = sgl.Engine(model_path='m', tp_size=int(sys.argv[1]))\n",
         "import lightning as L\n\ntrainer = L.Trainer(accelerator='cpu', devices=4)\n",
+        "from lightning.pytorch.cli import LightningCLI\n\nLightningCLI(trainer_defaults={'accelerator': 'cpu', 'devices': 4})\n",
         "import mylib\n\nmylib.split(tp=2)\n",
         "import torch\n\n\ndef run(slots):\n    n = 100\n    for s in slots:\n        n = min(len(s), n)\n    return launch(num_gpus_per_node=n)\n",
     ];

@@ -12,7 +12,7 @@ use super::flow::Scope;
 use super::{range, FactVisitor, IndexParam, MultiKind, ParamTakes};
 use crate::knowledge::python::{
     CARD_COUNT_KEYWORDS, ENGINES, GPU_COUNT_KEYWORDS, INDEX_CALLS, INDEX_KEYWORDS, LIGHTNING_CALLS,
-    OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
+    LIGHTNING_CLIS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
 };
 
 /// A literal device index that reaches a sink.
@@ -312,7 +312,27 @@ impl<'s> FactVisitor<'s> {
         }
         let mut asked = (!written.is_empty()).then(|| (product.max(total), written));
         if LIGHTNING_CALLS.contains(&name) {
-            let kw = |n: &str| keywords.iter().find(|k| k.0 == n).map(|k| k.1);
+            // `LightningCLI` builds its trainer from `trainer_defaults={"accelerator": …}` and
+            // the command line (`--trainer.devices`): what the code says is in that dict.
+            let defaults: Vec<(&str, &Expr)> =
+                match keywords.iter().find(|k| k.0 == "trainer_defaults") {
+                    Some((_, Expr::Dict(d), _)) if LIGHTNING_CLIS.contains(&name) => d
+                        .items
+                        .iter()
+                        .filter_map(|item| match &item.key {
+                            Some(Expr::StringLiteral(k)) => Some((k.value.to_str(), &item.value)),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+            let kw = |n: &str| {
+                keywords
+                    .iter()
+                    .find(|k| k.0 == n)
+                    .map(|k| k.1)
+                    .or_else(|| defaults.iter().find(|k| k.0 == n).map(|k| k.1))
+            };
             let accelerator = kw("accelerator").map(|a| match a {
                 Expr::StringLiteral(s) => Some(s.value.to_str()),
                 _ => None,
