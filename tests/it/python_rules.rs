@@ -322,6 +322,29 @@ fn env_after_import_is_moved_into_the_header() {
     );
 }
 
+/// From a trial on sahi: a fixture that saves `CUDA_VISIBLE_DEVICES` and puts it back (or
+/// removes it when it was not set) leaves the variable as it found it: no write against the
+/// policy (it was GH006, and its test file got the header in place of the suite's conftest).
+#[test]
+fn a_fixture_that_puts_back_the_mask_it_read_writes_nothing() {
+    let restore = "import os\n\nimport pytest\nimport torch\n\n\n@pytest.fixture\ndef keep_mask():\n    original = os.environ.get(\"CUDA_VISIBLE_DEVICES\")\n    yield\n    if original is None:\n        os.environ.pop(\"CUDA_VISIBLE_DEVICES\", None)\n    else:\n        os.environ[\"CUDA_VISIBLE_DEVICES\"] = original\n\n\ndef test_a(keep_mask):\n    assert torch.zeros(1).cuda().sum() == 0\n";
+    assert!(!codes(restore).contains(&"GH006"), "{:?}", codes(restore));
+    // Another variable's value, or a removal with nothing put back, is a write all the same.
+    let other = restore.replace(
+        "os.environ.get(\"CUDA_VISIBLE_DEVICES\")",
+        "os.environ.get(\"GPU\")",
+    );
+    assert_eq!(
+        codes(&other).iter().filter(|c| **c == "GH006").count(),
+        2,
+        "{:?}",
+        codes(&other)
+    );
+    let removed =
+        "import os\n\n\ndef reset():\n    os.environ.pop(\"CUDA_VISIBLE_DEVICES\", None)\n";
+    assert!(codes(removed).contains(&"GH006"), "{:?}", codes(removed));
+}
+
 #[test]
 fn writes_in_functions_go_only_when_they_contradict_the_policy() {
     let src = "import os\nimport torch\ndef a():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '0'  # ancien\ndef b():\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n    return 1\n";

@@ -291,13 +291,25 @@ impl<'s> FactVisitor<'s> {
 
     /// Record the effects of a statement (not of the expressions nested in it, see
     /// `call_effects`). `as_pass`: the statement is the last of a body that would empty.
-    pub(super) fn record_env_effects(&mut self, stmt: &Stmt, as_pass: bool) {
+    pub(super) fn record_env_effects(&mut self, stmt: &'s Stmt, as_pass: bool) {
         let items = self.stmt_items(stmt);
         if items
             .iter()
             .all(|i| i.key.is_none() && i.op != EnvOp::Clobber)
         {
             return;
+        }
+        // `os.environ[K] = saved` where `saved` was read from `K` (a fixture that puts back
+        // what it found): the variable ends as it was, whatever set it; the removal beside it
+        // (`if saved is None: os.environ.pop(K)`) is the same restore.
+        if let Stmt::Assign(assign) = stmt {
+            let read = self
+                .env_read_key(&assign.value, 0)
+                .and_then(|k| self.env_key(k));
+            if let Some(key) = read.filter(|k| items.iter().all(|i| i.key.as_ref() == Some(k))) {
+                self.restores.push((self.functions.last().cloned(), key));
+                return;
+            }
         }
         let srange = range(stmt);
         let pure = self.pure_env_stmt(stmt);

@@ -295,6 +295,7 @@ pub fn collect<'s>(
         guard_removal: None,
         facts: Facts::default(),
         functions: Vec::new(),
+        restores: Vec::new(),
         stmts: Vec::new(),
         typing_only: 0,
         removable_bodies: Vec::new(),
@@ -309,6 +310,15 @@ pub fn collect<'s>(
         inert: std::cell::OnceCell::new(),
     };
     visitor.module(body);
+    // A variable removed where the same code puts back what it read is restored, not removed.
+    let restores = std::mem::take(&mut visitor.restores);
+    visitor.facts.effects.retain(|e| {
+        e.child
+            || e.op != EnvOp::Unset
+            || !restores
+                .iter()
+                .any(|(f, k)| *f == e.function && e.key.as_ref() == Some(k))
+    });
     visitor.param_calls();
     visitor.mark_shared(body);
     if reading == Reading::All {
@@ -356,6 +366,8 @@ struct FactVisitor<'s> {
     facts: Facts,
     /// Enclosing function definitions (their ranges), innermost last.
     functions: Vec<Range<usize>>,
+    /// Variables a function (or the module: `None`) puts back to the value it read from them.
+    restores: Vec<(Option<Range<usize>>, EnvKey)>,
     /// Enclosing statements, innermost last.
     stmts: Vec<Range<usize>>,
     typing_only: usize,
