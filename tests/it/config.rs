@@ -60,7 +60,20 @@ fn touchpoints_map_top_level_lazy_and_init_imports() {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("pkg");
     std::fs::create_dir(&pkg).unwrap();
-    std::fs::write(pkg.join("__init__.py"), "import torch\n").unwrap();
+    std::fs::write(
+        pkg.join("__init__.py"),
+        "import torch\n\nCUDA = torch.cuda.is_available()\n",
+    )
+    .unwrap();
+    // A package that only imports torch starts nothing: CUDA reads the env at its first use
+    // (trial: spandrel's architecture packages were 9 reviews with nothing to review).
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    std::fs::write(
+        plain.join("__init__.py"),
+        "import torch\n\n\ndef gpu():\n    return torch.cuda.is_available()\n",
+    )
+    .unwrap();
     std::fs::write(
         pkg.join("lazy.py"),
         "def load():\n    import tensorflow as tf\n    return tf\n",
@@ -71,6 +84,12 @@ fn touchpoints_map_top_level_lazy_and_init_imports() {
         out.stdout.contains(
             "pkg/__init__.py:1:1: GH303 [review] `torch` imported by a package __init__.py"
         ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("plain/__init__.py:1:1: GH301 [info] `torch` imported at module level"),
         "{}",
         out.stdout
     );

@@ -1080,8 +1080,21 @@ fn program_findings(
 }
 
 fn touchpoints(facts: &Facts, is_init: bool, out: &mut Vec<Finding>) {
+    // A package `__init__.py` starts the GPU stack for its importers when its code at import
+    // uses a card or asks the driver for them; importing torch starts nothing (CUDA reads the
+    // env at its first use), a framework that takes a GPU unasked may.
+    let at_import = |at: usize| {
+        !facts.definitions.iter().any(|d| d.contains(&at))
+            && !facts.main_block.as_ref().is_some_and(|m| m.if_start <= at)
+    };
+    let acts = facts
+        .cuda_sites
+        .iter()
+        .chain(&facts.cuda_queries)
+        .any(|&at| at_import(at));
     for import in facts.runtime_gpu_imports() {
-        let (rule, message) = match (import.lazy, is_init) {
+        let starts = acts || crate::knowledge::python::gpu_by_default(&import.module);
+        let (rule, message) = match (import.lazy, is_init && starts) {
             (false, true) => {
                 out.push(
                     Finding::new(

@@ -177,6 +177,9 @@ pub struct Facts {
     pub main_block: Option<MainBlock>,
     /// Names of module-level functions, and names bound by imports anywhere.
     pub defined_functions: Vec<String>,
+    /// The module-level function and class definitions: what runs at import is outside them
+    /// (and outside the `__main__` block).
+    pub definitions: Vec<Range<usize>>,
     pub imported_names: Vec<String>,
     pub uses_torch: bool,
     /// Starts worker processes (multiprocessing, process pools, DataLoader workers).
@@ -509,6 +512,11 @@ impl<'s> FactVisitor<'s> {
                     self.facts
                         .defined_functions
                         .push(def.name.as_str().to_string());
+                    self.facts.definitions.push(range(stmt));
+                    TopKind::Other
+                }
+                Stmt::ClassDef(_) => {
+                    self.facts.definitions.push(range(stmt));
                     TopKind::Other
                 }
                 _ => TopKind::Other,

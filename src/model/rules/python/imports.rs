@@ -33,9 +33,9 @@ pub static GPU_IMPORT_IN_INIT: Rule = Rule {
     code: "GH303",
     name: "gpu-import-in-init",
     severity: Severity::Review,
-    summary: "a GPU framework is imported by a package __init__.py: importing the package touches the GPU stack",
-    why: "A package __init__.py that imports a GPU framework starts the GPU stack for every importer, before their header runs.",
-    example: "# pkg/__init__.py\nimport torch",
+    summary: "a package __init__.py starts the GPU stack at import: every importer of the package starts it",
+    why: "A package __init__.py whose code at import uses a card or asks the driver for its cards (`torch.cuda.is_available()`), or that imports a framework that takes a GPU unasked, starts the GPU stack for every importer, before a header in a `__main__` block runs. Importing torch alone starts nothing: CUDA reads the env at its first use (that import is GH301, information).",
+    example: "# pkg/__init__.py\nimport torch\n\nCUDA = torch.cuda.is_available()",
     fix: FixSafety::None,
     fix_why: "Display only: import it lazily.",
     ..Rule::DEFAULT
