@@ -1816,3 +1816,61 @@ fn an_index_outside_the_mask_is_no_card_and_a_failing_probe_is_no_finding() {
     assert!(text.contains("src/lib.rs:12:30: GH514 [review] Device::nth(…) selects device 2, which is no card under mask '1' (the mask shows only its own cards, from device 0); but this is test code"), "{text}");
     assert!(!text.contains("device 0 under mask"), "{text}");
 }
+
+/// From the same trial: programs of CUDA crates the table did not know (`kn-cuda-sys`,
+/// ArrayFire) were "no GPU code", a test binary that opens `CudaDevice::new(0)` was compliant,
+/// and a fixed program's evidence said it reached no CUDA code. A crate whose name says CUDA
+/// reaches it as a row would; ArrayFire is a row; a constructor in a test binary's own code
+/// makes it GH508 whatever crate it comes from; a crate named for the GPU in general
+/// (Vulkan's `gpu-allocator`) is no CUDA.
+#[test]
+fn crates_named_for_cuda_and_arrayfire_make_gpu_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nkn-cuda-sys = \"0.8\"\narrayfire = \"3.8\"\ndevkit = \"0.1\"\ngpu-allocator = \"0.27\"\n");
+    write(root, "src/lib.rs", "use kn_cuda_sys::wrapper::handle::CudaDevice;\n\npub fn first_gpu() -> CudaDevice {\n    CudaDevice::new(0).unwrap()\n}\n");
+    write(root, "src/bin/direct.rs", "use kn_cuda_sys::wrapper::handle::CudaDevice;\n\nfn main() {\n    let dev = CudaDevice::new(1).unwrap();\n    let _buf = dev.alloc(1024);\n}\n");
+    write(
+        root,
+        "examples/via_lib.rs",
+        "fn main() {\n    let dev = app::first_gpu();\n    let _buf = dev.alloc(1024);\n}\n",
+    );
+    write(root, "examples/af_cuda.rs", "use arrayfire::{randu, set_backend, set_device, Backend, Dim4};\n\nfn main() {\n    set_backend(Backend::CUDA);\n    set_device(1);\n    let a = randu::<f32>(Dim4::new(&[4, 4, 1, 1]));\n    arrayfire::print(&a);\n}\n");
+    write(root, "examples/vulkan.rs", "use gpu_allocator::vulkan::Allocator;\n\nfn main() {\n    let _a: Option<Allocator> = None;\n}\n");
+    write(root, "tests/gpu.rs", "use kn_cuda_sys::wrapper::handle::CudaDevice;\n\n#[test]\nfn alloc_on_gpu() {\n    let _dev = CudaDevice::new(0).unwrap();\n}\n");
+    write(root, "tests/own.rs", "use devkit::CudaDevice;\n\n#[test]\nfn opens() {\n    let _dev = CudaDevice::new(0).unwrap();\n}\n");
+    let (status, text) = statuses(root);
+    let want: BTreeMap<String, String> = [
+        ("examples/af_cuda.rs", "non_compliant"),
+        ("examples/via_lib.rs", "non_compliant"),
+        ("examples/vulkan.rs", "no_gpu_code"),
+        ("src/bin/direct.rs", "non_compliant"),
+        ("src/lib.rs", "compliant"),
+        ("tests/gpu.rs", "needs_review"),
+        ("tests/own.rs", "needs_review"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(status, want, "{text}");
+    assert!(text.contains("examples/af_cuda.rs:5:16: GH511 [*] arrayfire::set_device(…) selects device 1, device 0 under mask '1'"), "{text}");
+    assert!(text.contains("tests/own.rs:1:1: GH508 [review] this GPU program gets its `main` from libtest (a test binary): the env cannot go into it\n  help: it reaches CUDA through its own CudaDevice::new(…)"), "{text}");
+    let json = run(gh(root).args(["scan", "--format", "json", "."])).stdout;
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap()["evidence"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(evidence("src/bin/direct.rs"), "program: a binary that reaches CUDA through `kn_cuda_sys`, a crate whose name says CUDA (the tool does not model it)");
+    assert_eq!(
+        evidence("tests/own.rs"),
+        "program: a test binary that reaches no CUDA crate the tool models"
+    );
+}

@@ -410,13 +410,25 @@ fn header_findings(
     let Some(main) = &facts.main else {
         // A GPU program whose main a macro generates (`criterion_main!`): nowhere to put the
         // env by a byte edit.
-        if let Some(FileRole::Program {
-            cuda: Some(why),
-            cpu: None,
-            test,
-            ..
-        }) = ctx.role
-        {
+        // A program that reaches no crate the tool models but builds a CUDA device in its own
+        // code (a constructor of a crate outside the table) is GPU code all the same.
+        let own = facts
+            .sinks
+            .first()
+            .map(|s| format!("its own {}", s.what.trim_end_matches(',')));
+        if let Some((FileRole::Program { test, .. }, why)) = ctx.role.and_then(|r| match r {
+            FileRole::Program {
+                cuda: Some(why),
+                cpu: None,
+                ..
+            } => Some((r, why.clone())),
+            FileRole::Program {
+                cuda: None,
+                cpu: None,
+                ..
+            } => own.map(|why| (r, why)),
+            _ => None,
+        }) {
             let (at, from) = match (&facts.macro_main, test) {
                 (Some((at, name)), _) => (at.clone(), format!("`{name}!`")),
                 (None, true) => (0..0, "libtest (a test binary)".to_string()),
