@@ -222,6 +222,7 @@ pub const RUST_LITERALS: &[&str] = &[
     "get_device(",
     "cudaSetDevice",
     "Device::nth(",
+    "set_device(",
     "set_var",
     "remove_var",
     ".env(",

@@ -392,6 +392,14 @@ pub const CRATES: &[Crate] = &[
         why: "TensorRT, which runs on a CUDA device",
         ..Crate::DEFAULT
     },
+    // ArrayFire's default backend is CUDA where its library finds CUDA (then OpenCL, then the
+    // CPU); `set_device(i)` picks the card.
+    Crate {
+        name: "arrayfire",
+        cuda: Cuda::Always,
+        why: "ArrayFire, whose default backend is CUDA where CUDA is installed",
+        ..Crate::DEFAULT
+    },
     Crate {
         name: "nvml_wrapper",
         cuda: Cuda::Never,
@@ -417,7 +425,28 @@ pub const INDEX_CALLS: &[&str] = &[
     "cudaSetDevice",
     // accel: `Device::nth(ordinal)`.
     "Device::nth",
+    // ArrayFire: the card of its CUDA (or OpenCL) backend.
+    "arrayfire::set_device",
 ];
+
+/// Words of a crate's name (split at `_`) that say it drives CUDA: a crate the table does not
+/// know whose name has one (`kn-cuda-sys`, `cudnn`) is taken to, as its own row would.
+pub const CUDA_NAME_WORDS: &[&str] = &[
+    "cuda", "cudnn", "cublas", "cublaslt", "cufft", "curand", "cusparse", "cusolver", "cutensor",
+    "cudart", "nvrtc", "nccl",
+];
+
+/// Words that make such a name a tool for building or writing CUDA code rather than one that
+/// opens a card (`cuda_builder`, `cuda_std`, the kernels' own library).
+const CUDA_TOOLING_WORDS: &[&str] = &["build", "builder", "config", "std", "macros", "derive"];
+
+/// A crate the table does not know whose name says it drives CUDA (see [`CUDA_NAME_WORDS`]).
+pub fn named_for_cuda(package: &str) -> bool {
+    let words: Vec<&str> = package.split(['_', '-']).collect();
+    by_package(package).is_none()
+        && words.iter().any(|w| CUDA_NAME_WORDS.contains(w))
+        && !words.iter().any(|w| CUDA_TOOLING_WORDS.contains(w))
+}
 
 /// Command-line options that select several cards, by their name with `-`/`_` taken out and
 /// lower-cased: a list of devices (any option whose name says device or GPU and whose type is
@@ -492,6 +521,7 @@ pub fn is_gpu_crate(first: &str) -> bool {
     CRATES
         .iter()
         .any(|c| c.name == first || c.aliases.contains(&first))
+        || named_for_cuda(first)
 }
 
 /// The last segments of [`INDEX_CALLS`] (`new`, `new_cuda`, …): a call named otherwise is never
@@ -550,6 +580,24 @@ mod tests {
     }
 
     #[test]
+    fn a_crate_is_named_for_cuda_by_a_word_of_its_name() {
+        for name in ["kn_cuda_sys", "cudnn", "rcublas_sys", "my_nccl"] {
+            assert_eq!(named_for_cuda(name), name != "rcublas_sys", "{name}");
+        }
+        // A row of the table, a tool for writing CUDA code, a word that only contains one.
+        for name in [
+            "cudarc",
+            "cuda_builder",
+            "cuda_std",
+            "barracuda",
+            "wgpu",
+            "nvml_wrapper",
+        ] {
+            assert!(!named_for_cuda(name), "{name}");
+        }
+    }
+
+    #[test]
     fn the_constructor_names_are_derived() {
         let names: Vec<&str> = index_call_names().collect();
         assert_eq!(
@@ -563,6 +611,7 @@ mod tests {
                 "new_cuda_with_stream",
                 "cudaSetDevice",
                 "nth",
+                "set_device",
             ]
         );
     }

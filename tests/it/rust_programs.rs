@@ -1704,3 +1704,173 @@ fn a_tree_package_named_like_a_table_crate_is_judged_from_its_source() {
     assert!(text.contains("src/lib.rs:"), "{text}");
     assert!(text.contains("GH508"), "{text}");
 }
+
+/// From a trial on unseen crates: an index that reached `Device::new_cuda` through a tuple, a
+/// `const` array, a closure, a struct literal's field, a function's return, a method's
+/// parameter or a parsed `"cuda:1"` was neither remapped nor reported, and the fixed program
+/// was compliant while it still opened card 1. Those a byte edit moves safely are remapped
+/// (GH511); the others are for review (GH514), and the values read at run time (an option's
+/// default, the env, a parameter whose calls are followed) keep their treatment.
+#[test]
+fn an_index_moved_through_an_item_or_a_call_is_remapped_or_reviewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    let bins: &[(&str, &str)] = &[
+        ("tuple", "use candle_core::Device;\n\nfn main() {\n    let (cpu, gpu) = (Device::Cpu, 1usize);\n    let d = Device::new_cuda(gpu).unwrap();\n    println!(\"{cpu:?} {d:?}\");\n}\n"),
+        ("array", "use candle_core::Device;\n\nconst GPUS: [usize; 1] = [1];\n\nfn main() {\n    let d = Device::new_cuda(GPUS[0]).unwrap();\n    println!(\"{d:?}\");\n}\n"),
+        ("closure", "use candle_core::Device;\n\nfn main() {\n    let pick = |i: usize| Device::new_cuda(i).unwrap();\n    let d = pick(1);\n    println!(\"{d:?}\");\n}\n"),
+        ("field", "use candle_core::Device;\n\nstruct Cfg {\n    gpu: usize,\n}\n\nfn main() {\n    let c = Cfg { gpu: 1 };\n    let d = Device::new_cuda(c.gpu).unwrap();\n    println!(\"{d:?}\");\n}\n"),
+        ("returns", "use candle_core::Device;\n\nfn gpu() -> usize {\n    1\n}\n\nfn main() {\n    let d = Device::new_cuda(gpu()).unwrap();\n    println!(\"{d:?}\");\n}\n"),
+        ("method", "use candle_core::Device;\n\nstruct Engine;\n\nimpl Engine {\n    fn load(&self, ordinal: usize) -> Device {\n        Device::new_cuda(ordinal).unwrap()\n    }\n}\n\nfn main() {\n    let d = Engine.load(1);\n    println!(\"{d:?}\");\n}\n"),
+        ("string", "use candle_core::Device;\n\nfn main() {\n    let spec = \"cuda:1\";\n    let idx: usize = spec.trim_start_matches(\"cuda:\").parse().unwrap();\n    let d = Device::new_cuda(idx).unwrap();\n    println!(\"{d:?}\");\n}\n"),
+        // Controls: read at run time, or a function whose calls are followed.
+        ("env", "use candle_core::Device;\n\nfn main() {\n    let i: usize = std::env::var(\"GPU\").ok().and_then(|v| v.parse().ok()).unwrap_or(0);\n    let d = Device::new_cuda(i).unwrap();\n    println!(\"{d:?}\");\n}\n"),
+        ("param", "use candle_core::Device;\n\nfn open(ordinal: usize) -> Device {\n    Device::new_cuda(ordinal).unwrap()\n}\n\nfn main() {\n    let d = open(0);\n    println!(\"{d:?}\");\n}\n"),
+        ("zero", "use candle_core::Device;\n\nfn gpu() -> usize {\n    0\n}\n\nfn main() {\n    let d = Device::new_cuda(gpu()).unwrap();\n    println!(\"{d:?}\");\n}\n"),
+    ];
+    for (name, text) in bins {
+        write(root, &format!("src/bin/{name}.rs"), text);
+    }
+    let (_, text) = statuses(root);
+    for line in [
+        "src/bin/tuple.rs:5:30: GH511 [*] Device::new_cuda(…) selects device 1 through `gpu` (line 4), device 0 under mask '1'",
+        "src/bin/array.rs:3:27: GH511 [*] Device::new_cuda(…) selects device 1, device 0 under mask '1'",
+        "src/bin/closure.rs:5:18: GH511 [*] the closure `pick`, whose argument 1 is the index of Device::new_cuda(…), selects device 1, device 0 under mask '1'",
+        "src/bin/field.rs:9:30: GH514 [review] Device::new_cuda(…) takes the field `gpu`, which a struct literal sets to 1 (line 8): under mask '1' only device 0 exists; not remapped",
+        "src/bin/returns.rs:8:30: GH514 [review] Device::new_cuda(…) takes `gpu()`, which returns 1 (line 4): under mask '1' only device 0 exists; not remapped",
+        "src/bin/method.rs:7:26: GH514 [review] Device::new_cuda(…) takes `ordinal`, a parameter of the method `load`, whose calls the tool does not follow: under mask '1' only device 0 exists; not remapped",
+        "src/bin/string.rs:6:30: GH514 [review] Device::new_cuda(…) takes a number parsed from the string \"cuda:1\" (line 4): under mask '1' only device 0 exists; not remapped",
+    ] {
+        assert!(text.contains(line), "{line}\n{text}");
+    }
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    let read =
+        |name: &str| std::fs::read_to_string(root.join(format!("src/bin/{name}.rs"))).unwrap();
+    assert!(
+        read("tuple").contains("(Device::Cpu, 0usize)"),
+        "{}",
+        read("tuple")
+    );
+    assert!(
+        read("array").contains("const GPUS: [usize; 1] = [0];"),
+        "{}",
+        read("array")
+    );
+    assert!(
+        read("closure").contains("let d = pick(0);"),
+        "{}",
+        read("closure")
+    );
+    let (status, text) = statuses(root);
+    let want: BTreeMap<String, String> = [
+        ("array", "compliant"),
+        ("closure", "compliant"),
+        ("env", "compliant"),
+        ("field", "needs_review"),
+        ("method", "needs_review"),
+        ("param", "compliant"),
+        ("returns", "needs_review"),
+        ("string", "needs_review"),
+        ("tuple", "compliant"),
+        ("zero", "compliant"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (format!("src/bin/{a}.rs"), b.to_string()))
+    .collect();
+    assert_eq!(status, want, "{text}");
+}
+
+/// From the same trial: several literal indices iterated (`[0usize, 1].iter().map(…)`) open
+/// several cards as `for i in 0..2` does: GH513, and no header (the mask would leave one).
+#[test]
+fn a_list_of_literal_indices_iterated_is_multi_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"pair\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = { version = \"0.9\", features = [\"cuda\"] }\n");
+    let main = "use candle_core::Device;\n\nconst PAIR: [usize; 2] = [0, 1];\n\nfn main() {\n    let devs: Vec<Device> = [0usize, 1].iter().map(|&i| Device::new_cuda(i).unwrap()).collect();\n    for i in PAIR {\n        let _ = Device::new_cuda(i);\n    }\n    println!(\"{devs:?}\");\n}\n";
+    write(root, "src/main.rs", main);
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/main.rs"], "non_compliant", "{text}");
+    assert!(text.contains("src/main.rs:6:74: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop: multi-GPU by design, left as written"), "{text}");
+    assert!(text.contains("src/main.rs:8:34: GH513 [review] Device::new_cuda(…) is called for each of the 2 indices `i` takes in a loop"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/main.rs")).unwrap(),
+        main
+    );
+}
+
+/// An index the mask does not list names no card under it (not "device 0"), and a test that
+/// asserts a constructor fails (`assert!(Device::nth(129).is_err())`) probes a card that is
+/// not there on purpose: no index finding.
+#[test]
+fn an_index_outside_the_mask_is_no_card_and_a_failing_probe_is_no_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"acc\"\nversion = \"0.1.0\"\nedition = \"2018\"\n[dependencies]\naccel = \"0.3\"\n");
+    write(root, "src/lib.rs", "#[cfg(test)]\nmod tests {\n    use accel::Device;\n\n    #[test]\n    fn out_of_range() {\n        assert!(Device::nth(129).is_err());\n    }\n\n    #[test]\n    fn third() {\n        let _d = Device::nth(2);\n    }\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/lib.rs"], "needs_review", "{text}");
+    assert!(!text.contains("129"), "{text}");
+    assert!(text.contains("src/lib.rs:12:30: GH514 [review] Device::nth(…) selects device 2, which is no card under mask '1' (the mask shows only its own cards, from device 0); but this is test code"), "{text}");
+    assert!(!text.contains("device 0 under mask"), "{text}");
+}
+
+/// From the same trial: programs of CUDA crates the table did not know (`kn-cuda-sys`,
+/// ArrayFire) were "no GPU code", a test binary that opens `CudaDevice::new(0)` was compliant,
+/// and a fixed program's evidence said it reached no CUDA code. A crate whose name says CUDA
+/// reaches it as a row would; ArrayFire is a row; a constructor in a test binary's own code
+/// makes it GH508 whatever crate it comes from; a crate named for the GPU in general
+/// (Vulkan's `gpu-allocator`) is no CUDA.
+#[test]
+fn crates_named_for_cuda_and_arrayfire_make_gpu_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nkn-cuda-sys = \"0.8\"\narrayfire = \"3.8\"\ndevkit = \"0.1\"\ngpu-allocator = \"0.27\"\n");
+    write(root, "src/lib.rs", "use kn_cuda_sys::wrapper::handle::CudaDevice;\n\npub fn first_gpu() -> CudaDevice {\n    CudaDevice::new(0).unwrap()\n}\n");
+    write(root, "src/bin/direct.rs", "use kn_cuda_sys::wrapper::handle::CudaDevice;\n\nfn main() {\n    let dev = CudaDevice::new(1).unwrap();\n    let _buf = dev.alloc(1024);\n}\n");
+    write(
+        root,
+        "examples/via_lib.rs",
+        "fn main() {\n    let dev = app::first_gpu();\n    let _buf = dev.alloc(1024);\n}\n",
+    );
+    write(root, "examples/af_cuda.rs", "use arrayfire::{randu, set_backend, set_device, Backend, Dim4};\n\nfn main() {\n    set_backend(Backend::CUDA);\n    set_device(1);\n    let a = randu::<f32>(Dim4::new(&[4, 4, 1, 1]));\n    arrayfire::print(&a);\n}\n");
+    write(root, "examples/vulkan.rs", "use gpu_allocator::vulkan::Allocator;\n\nfn main() {\n    let _a: Option<Allocator> = None;\n}\n");
+    write(root, "tests/gpu.rs", "use kn_cuda_sys::wrapper::handle::CudaDevice;\n\n#[test]\nfn alloc_on_gpu() {\n    let _dev = CudaDevice::new(0).unwrap();\n}\n");
+    write(root, "tests/own.rs", "use devkit::CudaDevice;\n\n#[test]\nfn opens() {\n    let _dev = CudaDevice::new(0).unwrap();\n}\n");
+    let (status, text) = statuses(root);
+    let want: BTreeMap<String, String> = [
+        ("examples/af_cuda.rs", "non_compliant"),
+        ("examples/via_lib.rs", "non_compliant"),
+        ("examples/vulkan.rs", "no_gpu_code"),
+        ("src/bin/direct.rs", "non_compliant"),
+        ("src/lib.rs", "compliant"),
+        ("tests/gpu.rs", "needs_review"),
+        ("tests/own.rs", "needs_review"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(status, want, "{text}");
+    assert!(text.contains("examples/af_cuda.rs:5:16: GH511 [*] arrayfire::set_device(…) selects device 1, device 0 under mask '1'"), "{text}");
+    assert!(text.contains("tests/own.rs:1:1: GH508 [review] this GPU program gets its `main` from libtest (a test binary): the env cannot go into it\n  help: it reaches CUDA through its own CudaDevice::new(…)"), "{text}");
+    let json = run(gh(root).args(["scan", "--format", "json", "."])).stdout;
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let evidence = |path: &str| {
+        doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap()["evidence"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(evidence("src/bin/direct.rs"), "program: a binary that reaches CUDA through `kn_cuda_sys`, a crate whose name says CUDA (the tool does not model it)");
+    assert_eq!(
+        evidence("tests/own.rs"),
+        "program: a test binary that reaches no CUDA crate the tool models"
+    );
+}

@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use super::effective;
-use super::facts::{Arg, Binding, DeviceSink, EnvEffect, EnvOp, Facts, Place};
+use super::facts::{Arg, Binding, DeviceSink, EnvEffect, EnvOp, Facts, Hidden, Place};
 use super::fix;
 use super::graph::FileRole;
 use super::krate::{CrateInfo, Role};
@@ -410,13 +410,25 @@ fn header_findings(
     let Some(main) = &facts.main else {
         // A GPU program whose main a macro generates (`criterion_main!`): nowhere to put the
         // env by a byte edit.
-        if let Some(FileRole::Program {
-            cuda: Some(why),
-            cpu: None,
-            test,
-            ..
-        }) = ctx.role
-        {
+        // A program that reaches no crate the tool models but builds a CUDA device in its own
+        // code (a constructor of a crate outside the table) is GPU code all the same.
+        let own = facts
+            .sinks
+            .first()
+            .map(|s| format!("its own {}", s.what.trim_end_matches(',')));
+        if let Some((FileRole::Program { test, .. }, why)) = ctx.role.and_then(|r| match r {
+            FileRole::Program {
+                cuda: Some(why),
+                cpu: None,
+                ..
+            } => Some((r, why.clone())),
+            FileRole::Program {
+                cuda: None,
+                cpu: None,
+                ..
+            } => own.map(|why| (r, why)),
+            _ => None,
+        }) {
             let (at, from) = match (&facts.macro_main, test) {
                 (Some((at, name)), _) => (at.clone(), format!("`{name}!`")),
                 (None, true) => (0..0, "libtest (a test binary)".to_string()),
@@ -709,6 +721,7 @@ pub fn source_of<'a>(
                 .map(|(d, v)| (d.clone(), *v, Some(b)))
                 .collect()
         }),
+        Arg::Opaque { .. } => Vec::new(),
     }
 }
 
@@ -783,6 +796,7 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
     // name whose loop body holds the sink (names like `i` are reused in one function); a
     // range computed at run time (`0..num_gpus`) is taken to cover several cards. So is a
     // counter the loop increments (`while new_cuda(count).is_ok() { count += 1 }`).
+    let mut looped_sinks = Vec::new();
     for sink in &facts.sinks {
         let Arg::Name { name, at } = &sink.arg else {
             continue;
@@ -808,11 +822,13 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             }
             (None, None) => continue,
         };
+        looped_sinks.push(sink.expr);
         out.push(
             Finding::new(&MULTI_GPU, sink_range(sink), message)
                 .with_help(format!("with CUDA_VISIBLE_DEVICES='{}' only one card is visible: choose the policy's cards by hand", ctx.policy.visible_devices)),
         );
     }
+    hidden_findings(facts, ctx, &looped_sinks, out);
     // Several indices in one function: multi-GPU by design (as for Python, left as written).
     // The branches of one index expression (`if cpu { 0 } else { 1 }`, a binding of it) are
     // alternatives, not several cards: a function is multi-GPU when two index expressions can
@@ -842,7 +858,14 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             indices.sort();
         }
     }
-    for sink in &facts.sinks {
+    let probe = |sink: &DeviceSink| {
+        facts
+            .probes
+            .iter()
+            .any(|p| p.start <= sink.expr && sink.expr < p.end)
+    };
+    // `assert!(Device::nth(129).is_err())` expects no card there: so does the mask.
+    for sink in facts.sinks.iter().filter(|s| !probe(s)) {
         for (digits, index, binding) in source_of(facts, sink) {
             if index == ctx.policy.masked_index() {
                 continue;
@@ -877,10 +900,15 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
                 }
                 _ => String::new(),
             };
-            let message = format!(
-                "{} selects device {index}{through}, device 0 under mask '{}'",
-                sink.what, ctx.policy.visible_devices
-            );
+            // A card the mask lists is renumbered by its place there; any other is no card.
+            let mask = &ctx.policy.visible_devices;
+            let place = mask
+                .split(',')
+                .position(|c| c.trim().parse::<u64>().ok() == Some(index));
+            let message = match place {
+                Some(p) => format!("{} selects device {index}{through}, device {p} under mask '{mask}'", sink.what),
+                None => format!("{} selects device {index}{through}, which is no card under mask '{mask}' (the mask shows only its own cards, from device 0)", sink.what),
+            };
             let blocked = if let Some((r, _)) = pattern {
                 let (line, _) = line_column(ctx.source, r.start);
                 Some(format!("not rewritten: the match pattern on line {line} compares devices with this file's indices"))
@@ -902,6 +930,69 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
 fn sink_range(sink: &DeviceSink) -> Range<usize> {
     match &sink.arg {
         Arg::Lit { digits, .. } => digits.clone(),
-        Arg::Name { at, .. } | Arg::Field { at, .. } => at.clone(),
+        Arg::Name { at, .. } | Arg::Field { at, .. } | Arg::Opaque { at, .. } => at.clone(),
+    }
+}
+
+/// What a sink's index hides when no literal of it is followed and it is not read at run
+/// time (see [`Hidden`]): a struct literal's field, a function's return, a parsed string, a
+/// method's or closure's parameter, a call the tool does not know.
+fn hidden_index(facts: &Facts, sink: &DeviceSink) -> Option<Hidden> {
+    match &sink.arg {
+        Arg::Lit { .. } => None,
+        Arg::Opaque { hidden, .. } => Some(hidden.clone()),
+        Arg::Name { .. } => binding_of(facts, sink)
+            .filter(|b| b.literals.is_empty() && b.iterates.is_none())
+            .and_then(|b| b.hidden.clone()),
+        // A field no option of this file sets: the literal a struct literal gives it.
+        Arg::Field { name, .. } => {
+            let option = facts.option_defaults.iter().any(|d| &d.field == name);
+            let set: Vec<_> = facts
+                .field_lits
+                .iter()
+                .filter(|(f, _, _)| f == name)
+                .collect();
+            let (_, at, value) = set.iter().find(|(_, _, v)| *v != 0).filter(|_| !option)?;
+            Some(Hidden::Field {
+                name: name.clone(),
+                at: at.clone(),
+                value: *value,
+            })
+        }
+    }
+}
+
+/// A device index the tool follows to no card it can remap (a literal behind a struct's field
+/// or a function, a parsed string, a parameter whose calls are not followed, a call it does
+/// not know): for review, never silently taken for the mask's card.
+fn hidden_findings(facts: &Facts, ctx: &Context, skip: &[usize], out: &mut Vec<Finding>) {
+    let masked = ctx.policy.masked_index();
+    for sink in facts.sinks.iter().filter(|s| !skip.contains(&s.expr)) {
+        if facts
+            .probes
+            .iter()
+            .any(|p| p.start <= sink.expr && sink.expr < p.end)
+        {
+            continue;
+        }
+        let Some(hidden) = hidden_index(facts, sink) else {
+            continue;
+        };
+        if hidden.value() == Some(masked) {
+            continue;
+        }
+        let what = sink.what.trim_end_matches(',');
+        out.push(
+            Finding::new(
+                &DEVICE_INDEX_IN_LIBRARY,
+                sink_range(sink),
+                format!(
+                    "{what} takes {}: under mask '{}' only device {masked} exists; not remapped",
+                    hidden.describe(ctx.source),
+                    ctx.policy.visible_devices
+                ),
+            )
+            .with_help("check which card it selects: write the index where the tool can follow it (a literal, a `const`, a command-line option or env variable read with `unwrap_or(…)`) and run `fix` again, or remap it by hand, or accept it"),
+        );
     }
 }

@@ -182,7 +182,7 @@ impl FileRole {
             FileRole::Program {
                 test, unit_tests, ..
             } => format!(
-                "program: a {} that reaches no CUDA code{}",
+                "program: a {} that reaches no CUDA crate the tool models{}",
                 if *test { "test binary" } else { "binary" },
                 tests_reach(unit_tests)
             ),
@@ -1241,7 +1241,7 @@ impl Packages {
             // with its own `cuda` feature).
             let name = manifest::package_name(m).unwrap_or_default();
             let own_features: Vec<String> = m.features.keys().cloned().collect();
-            let known = rust::cuda_crate(&name).is_some();
+            let known = rust::cuda_crate(&name).is_some() || rust::named_for_cuda(&name);
             if let Some((why, torch, selected)) =
                 known.then(|| cuda_dep(&name, &own_features)).flatten()
             {
@@ -1422,10 +1422,19 @@ fn gate(package: &str, selected: bool) -> Option<Vec<&'static str>> {
 /// reaches CUDA when a feature named for it is on (`mistralrs-core/cuda`).
 fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
     let Some(krate) = rust::cuda_crate(package) else {
-        return on
+        let feature = on
             .iter()
             .find(|f| CUDA_FEATURES.contains(&f.as_str()))
             .map(|f| (format!("`{package}` with its `{f}` feature"), false, false));
+        // A crate the table does not model whose name says CUDA (`kn-cuda-sys`, `cudnn`).
+        let named = rust::named_for_cuda(package).then(|| {
+            (
+                format!("`{package}`, a crate whose name says CUDA (the tool does not model it)"),
+                false,
+                false,
+            )
+        });
+        return feature.or(named);
     };
     let (why, torch_crate) = (krate.why, krate.libtorch);
     match krate.cuda {

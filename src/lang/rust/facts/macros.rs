@@ -71,6 +71,9 @@ pub(super) fn visit_body(v: &mut FactVisitor, mac: &syn::Macro) {
     let format = FORMAT_MACROS.contains(&name.as_str());
     if format || EXPR_MACROS.contains(&name.as_str()) {
         if let Some(exprs) = parse_exprs(mac.tokens.clone()) {
+            if name == "assert" || name == "debug_assert" {
+                v.facts.probes.extend(exprs.first().and_then(probe));
+            }
             v.display += usize::from(format);
             for e in &exprs {
                 v.visit_expr(e);
@@ -80,6 +83,18 @@ pub(super) fn visit_body(v: &mut FactVisitor, mac: &syn::Macro) {
         }
     }
     scan(v, mac.tokens.clone());
+}
+
+/// `Device::nth(129).is_err()`: the call a test expects to fail.
+fn probe(expr: &Expr) -> Option<std::ops::Range<usize>> {
+    match expr {
+        Expr::MethodCall(m) if m.method == "is_err" => match m.receiver.as_ref() {
+            Expr::Call(c) => Some(super::range(c)),
+            _ => None,
+        },
+        Expr::Paren(p) => probe(&p.expr),
+        _ => None,
+    }
 }
 
 fn parse_exprs(tokens: TokenStream) -> Option<Vec<Expr>> {
@@ -200,9 +215,10 @@ fn call(v: &mut FactVisitor, before: &[TokenTree], group: &proc_macro2::Group) {
                 _ => return,
             };
             let expr = match &arg {
-                Arg::Lit { digits: at, .. } | Arg::Name { at, .. } | Arg::Field { at, .. } => {
-                    at.start
-                }
+                Arg::Lit { digits: at, .. }
+                | Arg::Name { at, .. }
+                | Arg::Field { at, .. }
+                | Arg::Opaque { at, .. } => at.start,
             };
             v.facts.sinks.push(DeviceSink {
                 what,

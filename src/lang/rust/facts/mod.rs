@@ -6,6 +6,7 @@
 
 mod macros;
 pub mod mains;
+mod trace;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -16,6 +17,7 @@ use syn::{Expr, ExprCall, ExprLit, ExprMethodCall, ExprStruct, Lit, Stmt, UseTre
 
 use crate::model::policy::EnvVar;
 pub use mains::MainFn;
+pub use trace::Hidden;
 
 pub use crate::knowledge::rust::INDEX_CALLS;
 
@@ -112,6 +114,11 @@ pub enum Arg {
         name: String,
         at: Range<usize>,
     },
+    /// A value the tool follows to no card it can remap (see [`Hidden`]).
+    Opaque {
+        at: Range<usize>,
+        hidden: Hidden,
+    },
 }
 
 /// `#[arg(default_value_t = 1)] gpu: usize` (clap, structopt): the index a command-line option
@@ -146,6 +153,9 @@ pub struct Binding {
     /// 0..num_gpus`): how many indices it takes (`None`: a bound computed at run time), and
     /// the loop body or closure where it is visible.
     pub iterates: Option<(Option<u64>, Range<usize>)>,
+    /// What it holds when no literal is followed and the value is not read at run time: a
+    /// method's or closure's parameter, a function's return, a parsed string.
+    pub hidden: Option<Hidden>,
 }
 
 /// `count += 1` inside a loop: a name that takes a new value on each pass.
@@ -177,6 +187,11 @@ pub struct Facts {
     /// a rank or by arithmetic (`new_cuda(rank + 1)`): where, and what it is.
     pub computed_indices: Vec<(Range<usize>, String)>,
     pub option_defaults: Vec<OptionDefault>,
+    /// Every integer literal a struct literal gives a named field: (field, digits, value).
+    pub field_lits: Vec<(String, Range<usize>, u64)>,
+    /// `assert!(Device::nth(129).is_err())`: a constructor expected to fail, a deliberate
+    /// probe of an index that is no card.
+    pub probes: Vec<Range<usize>>,
     /// Command-line options that select several cards (`--devices 0,1`, `--num-gpus 2`):
     /// where, and what each is.
     pub multi_gpu_options: Vec<(Range<usize>, String)>,
@@ -271,6 +286,8 @@ pub fn collect(
         handled_calls: Vec::new(),
         callable: callable.to_vec(),
         cli_struct: false,
+        literals: trace::FileLiterals::of(file),
+        closures: Vec::new(),
     };
     v.facts.uses_gpu_crate = v.aliases.values().any(|p| is_gpu_path(p));
     v.facts.inner_attrs_end = file.attrs.iter().map(|a| range(a).end).max();
@@ -493,6 +510,11 @@ pub(super) struct FactVisitor {
     /// Inside a struct deriving a command-line parser (`#[derive(Parser)]`, `Args`,
     /// `StructOpt`): its fields are options.
     cli_struct: bool,
+    /// Literals an index may reach through an item of the file.
+    literals: trace::FileLiterals,
+    /// `let pick = |i| Device::new_cuda(i);`: a closure that hands its parameter at a position
+    /// to a constructor, with what it reaches and the function it is local to.
+    closures: Vec<(String, usize, String, Option<Range<usize>>)>,
 }
 
 impl FactVisitor {
@@ -579,6 +601,25 @@ impl FactVisitor {
         let Expr::Path(func) = call.func.as_ref() else {
             return;
         };
+        if let Some(name) = func.path.get_ident() {
+            let closure = self
+                .closures
+                .iter()
+                .find(|(n, _, _, scope)| name == n && *scope == self.scope)
+                .cloned();
+            if let Some((n, position, what, _)) = closure {
+                if let Some(arg) = call.args.iter().nth(position) {
+                    self.sink(
+                        arg,
+                        format!(
+                            "the closure `{n}`, whose argument {} is the index of {what},",
+                            position + 1
+                        ),
+                    );
+                }
+                return;
+            }
+        }
         if !self.callable.is_empty() {
             let segments: Vec<String> = func
                 .path
@@ -764,6 +805,13 @@ impl FactVisitor {
     }
 
     fn struct_literal(&mut self, lit: &ExprStruct) {
+        for field in &lit.fields {
+            if let (syn::Member::Named(n), Some((digits, value))) =
+                (&field.member, int_lit(&field.expr))
+            {
+                self.facts.field_lits.push((n.to_string(), digits, value));
+            }
+        }
         // burn's `CudaDevice { index }`; mistral.rs' `DeviceLayerMapMetadata { ordinal, layers }`.
         let (name, field_name) = if self.may_name(&lit.path, &["CudaDevice"])
             && self.resolve(&lit.path).ends_with("CudaDevice")
@@ -806,7 +854,12 @@ impl FactVisitor {
             ));
             return;
         }
-        let args = match expr {
+        let lits = index_lits(expr);
+        let args = match trace::strip(expr) {
+            _ if !lits.is_empty() => lits
+                .into_iter()
+                .map(|(digits, value)| Arg::Lit { digits, value })
+                .collect(),
             Expr::Path(p) if p.path.get_ident().is_some() => vec![Arg::Name {
                 name: p.path.segments[0].ident.to_string(),
                 at: range(p),
@@ -814,15 +867,28 @@ impl FactVisitor {
             Expr::Field(f) => match &f.member {
                 syn::Member::Named(name) => vec![Arg::Field {
                     name: name.to_string(),
-                    at: range(expr),
+                    at: range(f),
                 }],
                 syn::Member::Unnamed(_) => return,
             },
-            // One sink per value the index can take.
-            _ => index_lits(expr)
-                .into_iter()
-                .map(|(digits, value)| Arg::Lit { digits, value })
-                .collect(),
+            // `GPUS[0]` of a const array: its element, remapped where it is written.
+            e => match self.literals.element(e) {
+                Some((digits, value)) => vec![Arg::Lit { digits, value }],
+                None => self
+                    .literals
+                    .untraced(e)
+                    // candle's and burn's `Device::Cuda` holds a device, not an index: a call
+                    // there builds or copies one.
+                    .filter(|h| {
+                        !(matches!(h, Hidden::Unknown { .. }) && what.starts_with("Device::Cuda("))
+                    })
+                    .map(|hidden| Arg::Opaque {
+                        at: range(expr),
+                        hidden,
+                    })
+                    .into_iter()
+                    .collect(),
+            },
         };
         if args.is_empty() {
             return;
@@ -835,6 +901,55 @@ impl FactVisitor {
                 scope: self.scope.clone(),
                 expr: start,
             });
+        }
+    }
+
+    /// A `let` of one name: the literals its value can take, else what it hides.
+    fn bind_value(&mut self, ident: &syn::Ident, init: Option<&Expr>) {
+        let mut literals = init.map_or(Vec::new(), index_lits);
+        if literals.is_empty() {
+            literals.extend(init.and_then(|e| self.literals.element(e)));
+        }
+        let hidden = init
+            .filter(|_| literals.is_empty())
+            .and_then(|e| self.literals.untraced(e));
+        self.bind(ident.to_string(), range(ident), literals, false);
+        if let Some(b) = self.facts.bindings.last_mut() {
+            b.hidden = hidden;
+        }
+    }
+
+    /// The parameters bound since `bound` within `inputs` (not a loop's variable): `of`'s,
+    /// whose calls are not followed. (A closure's are not: one bound by `let` has its calls
+    /// followed, one handed to an iterator or a callback takes the elements it is given.)
+    fn hide_params(&mut self, bound: usize, inputs: Range<usize>, of: &str) {
+        for b in &mut self.facts.bindings[bound..] {
+            if b.iterates.is_none() && inputs.start <= b.at.start && b.at.end <= inputs.end {
+                b.hidden = Some(Hidden::Param {
+                    name: b.name.clone(),
+                    of: of.to_string(),
+                });
+            }
+        }
+    }
+
+    /// `let pick = |i| Device::new_cuda(i);`: a closure whose parameter reaches a constructor
+    /// found since `sinks`; its calls (`pick(1)`) are indices.
+    fn closure_fn(&mut self, name: &syn::Ident, c: &syn::ExprClosure, sinks: usize) {
+        for (position, input) in c.inputs.iter().enumerate() {
+            let mut pat = input;
+            if let syn::Pat::Type(t) = pat {
+                pat = &t.pat;
+            }
+            let syn::Pat::Ident(id) = pat else { continue };
+            let param = id.ident.to_string();
+            let what = self.facts.sinks[sinks..].iter().find_map(|s| match &s.arg {
+                Arg::Name { name, .. } if *name == param => Some(s.what.clone()),
+                _ => None,
+            });
+            let Some(what) = what else { continue };
+            self.closures
+                .push((name.to_string(), position, what, self.scope.clone()));
         }
     }
 
@@ -856,6 +971,7 @@ impl FactVisitor {
             at,
             scope: if item { None } else { self.scope.clone() },
             iterates,
+            hidden: None,
         });
     }
 
@@ -900,6 +1016,15 @@ impl FactVisitor {
     /// it) takes one index per card the mask leaves: it adapts, as Python's
     /// `range(torch.cuda.device_count())` does, and is not noted.
     fn note_loop_var(&mut self, pat: &syn::Pat, over: &Expr, body: Range<usize>) {
+        let pat = match pat {
+            syn::Pat::Reference(r) => r.pat.as_ref(),
+            p => p,
+        };
+        // `[0, 1].iter().map(|&i| …)`, `for i in GPUS`: one index per element of a list.
+        if let (syn::Pat::Ident(id), Some(n)) = (pat, self.list_len(over)) {
+            self.loop_vars.push((range(&id.ident).start, Some(n), body));
+            return;
+        }
         if let (syn::Pat::Ident(id), true) = (pat, is_range(over)) {
             let n = self.range_len(over);
             if n.is_none() && self.up_to_card_count(over) {
@@ -907,6 +1032,40 @@ impl FactVisitor {
             }
             self.loop_vars.push((range(&id.ident).start, n, body));
         }
+    }
+
+    /// How many indices a list of literals iterated holds (`[0, 1]`, `&[0usize, 1]`,
+    /// `GPUS.iter()` of a `const` array): `None` when it is no such list.
+    fn list_len(&self, over: &Expr) -> Option<u64> {
+        let values: Vec<u64> = match over {
+            Expr::Paren(p) => return self.list_len(&p.expr),
+            Expr::Reference(r) => return self.list_len(&r.expr),
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "iter" | "into_iter" | "copied" | "cloned"
+                ) =>
+            {
+                return self.list_len(&m.receiver)
+            }
+            Expr::Array(a) => a
+                .elems
+                .iter()
+                .map(|e| int_lit(e).map(|(_, n)| n))
+                .collect::<Option<_>>()?,
+            Expr::Path(p) => self
+                .literals
+                .arrays
+                .get(&p.path.get_ident()?.to_string())?
+                .iter()
+                .map(|e| e.as_ref().map(|(_, n)| *n))
+                .collect::<Option<_>>()?,
+            _ => return None,
+        };
+        let mut distinct = values;
+        distinct.sort_unstable();
+        distinct.dedup();
+        u64::try_from(distinct.len()).ok()
     }
 
     /// The range's end is the number of visible cards.
@@ -1071,9 +1230,16 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        let bound = self.facts.bindings.len();
         self.in_scope(fn_range(&f.sig, &f.block), |v| {
             visit::visit_impl_item_fn(v, f)
         });
+        // A method's parameter: its calls are not followed (the receiver's type is not known
+        // at a call), so an index it is handed is the caller's, unseen.
+        if f.sig.receiver().is_some() {
+            let of = format!("the method `{}`", f.sig.ident);
+            self.hide_params(bound, range(&f.sig.inputs), &of);
+        }
     }
 
     fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
@@ -1123,19 +1289,42 @@ impl<'ast> Visit<'ast> for FactVisitor {
         }
         if let syn::Pat::Ident(id) = pat {
             if id.mutability.is_none() && id.subpat.is_none() {
-                let literals = local
-                    .init
-                    .as_ref()
-                    .map_or(Vec::new(), |i| index_lits(&i.expr));
-                self.bind(id.ident.to_string(), range(&id.ident), literals, false);
-                if local.init.as_ref().is_some_and(|i| counts_cards(&i.expr)) {
+                let init = local.init.as_ref().map(|i| i.expr.as_ref());
+                self.bind_value(&id.ident, init);
+                if init.is_some_and(counts_cards) {
                     self.card_counts
                         .push((id.ident.to_string(), self.scope.clone()));
                 }
                 if let Some(init) = &local.init {
+                    let sinks = self.facts.sinks.len();
                     self.visit_local_init(init);
+                    if let Expr::Closure(c) = init.expr.as_ref() {
+                        self.closure_fn(&id.ident, c, sinks);
+                    }
                 }
                 return;
+            }
+        }
+        // `let (cpu, gpu) = (Device::Cpu, 1);`: each name its element.
+        if let (syn::Pat::Tuple(t), Some(init)) = (pat, &local.init) {
+            if let Expr::Tuple(values) = init.expr.as_ref() {
+                let names: Option<Vec<&syn::Ident>> = t
+                    .elems
+                    .iter()
+                    .map(|p| match p {
+                        syn::Pat::Ident(id) if id.mutability.is_none() && id.subpat.is_none() => {
+                            Some(&id.ident)
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(names) = names.filter(|n| n.len() == values.elems.len()) {
+                    for (name, value) in names.into_iter().zip(&values.elems) {
+                        self.bind_value(name, Some(value));
+                    }
+                    self.visit_local_init(init);
+                    return;
+                }
             }
         }
         visit::visit_local(self, local);

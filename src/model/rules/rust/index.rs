@@ -44,7 +44,7 @@ pub static DEVICE_INDEX_IN_LIBRARY: Rule = Rule {
     code: "GH514",
     name: "rust-device-index-in-library",
     severity: Severity::Review,
-    summary: "a device index no mask set by a fix makes safe to remap: in a library a program of the tree runs without setting the mask (or that none runs), or in a program that sets none (judged CPU, `main` under an attribute): what it selects is the caller's mask's choice",
+    summary: "a device index no mask set by a fix makes safe to remap: in a library a program of the tree runs without setting the mask (or that none runs), or in a program that sets none (judged CPU, `main` under an attribute): what it selects is the caller's mask's choice; or an index the tool follows to no card it can remap (a struct literal's field, a function's return, a parsed `\"cuda:1\"`, a method's parameter, a call it does not know)",
     why: "A library's `Device::new_cuda(1)` means card 1 of whatever mask its caller set: remapping it is right only when every program of the tree that runs it sets the policy's mask, each through its own fix (a program whose fix is withheld, opening several cards (GH513), forbidding unsafe code in edition 2024 (GH505) or running `main` under an attribute (GH509) sets none). An index moved without its mask selects the forbidden card.",
     example: "// lib.rs, run by an async-main server\npub fn best_device() -> Device { Device::new_cuda(1).unwrap() }",
     fix: FixSafety::None,
