@@ -209,7 +209,7 @@ fn overrides_findings(facts: &Facts, role: &Role, out: &mut Vec<Finding>) {
             at,
             format!("its process runs {code}, which {what}: the header's value does not hold after it"),
         )
-        .with_help("take the write out of that code, or make it write the policy's value; the finding there says how (`fix --unsafe-fixes` removes a function's write), then `fix` this file"),
+        .with_help("take the write out of that code, or make it write the policy's value (the finding there, GH006, says whether `fix --unsafe-fixes` can), then `fix` this file"),
     );
 }
 

@@ -733,7 +733,9 @@ fn withhold(findings: &mut [Finding], why: &str) {
     {
         f.fixable = false;
         f.edits.clear();
-        if f.rule.subject == Subject::Header {
+        // A fix held back says why, or the user is left to guess (an unsafe fix that
+        // `--unsafe-fixes` does not apply). A remapped index says it once, on the header's.
+        if f.rule.subject != Subject::DeviceIndex {
             f.add_help(&format!("not fixed automatically: {why}"));
         }
     }
