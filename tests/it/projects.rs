@@ -2378,6 +2378,8 @@ fn a_program_whose_helper_writes_the_mask_is_held_until_the_write_is_gone() {
 ///   imported.
 /// - `from m import *` runs `m` at import, not every function of it: a name read from it runs
 ///   that function only, where it is read.
+/// - A name bound to another at import (`Model = DetectionModel`, yolov5's alias kept for old
+///   callers; melotts' table of language modules) runs nothing of what it names.
 #[test]
 fn a_registered_function_and_a_star_import_run_nothing_at_import() {
     let dir = crate::common::tree();
@@ -2405,12 +2407,17 @@ fn a_registered_function_and_a_star_import_run_nothing_at_import() {
     );
     write(
         root,
+        "pkg/yolo.py",
+        "import torch\n\n\nclass DetectionModel:\n    def __init__(self):\n        self.w = torch.zeros(1).cuda()\n\n\nModel = DetectionModel\nMODELS = {\"detect\": DetectionModel}\n\nif __name__ == \"__main__\":\n    print(Model().w)\n",
+    );
+    write(
+        root,
         "pkg/cli.py",
-        "import sys\n\nfrom pkg import detect, star\n\nif __name__ == \"__main__\":\n    detect.run()\n    sys.exit(0)\n",
+        "import sys\n\nfrom pkg import detect, star, yolo\n\nif __name__ == \"__main__\":\n    detect.run()\n    sys.exit(0)\n",
     );
     let out = run(gh(root).args(["scan", "--format", "json", "."]));
     let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-    for rel in ["pkg/detect.py", "pkg/star.py"] {
+    for rel in ["pkg/detect.py", "pkg/star.py", "pkg/yolo.py"] {
         let file = file_in(&report, rel);
         assert_eq!(file["status"], "non_compliant", "{file}");
         assert_eq!(file["findings"][0]["rule"], "GH206", "{file}");

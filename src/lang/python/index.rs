@@ -255,10 +255,12 @@ struct PyFile {
     units: Vec<LinkUnit>,
     /// The names its import-time code reads.
     import_refs: Box<[Name]>,
-    /// Its functions and classes a decorator registers (`@app.route`, `@register("adam")`):
-    /// whoever holds the registry runs them, once the process runs, never while the module is
+    /// What its import-time code names without running it: the functions and classes a
+    /// decorator registers (`@app.route`, `@register("adam")`), which whoever holds the
+    /// registry runs once the process runs, and what it binds to another name (`Model =
+    /// DetectionModel`), which runs where that name is called; never while the module is
     /// imported.
-    registered: Box<[Name]>,
+    bound: Box<[Name]>,
     /// The names its `__main__` block reads.
     main_refs: Box<[Name]>,
 }
@@ -595,9 +597,10 @@ struct PyFacts {
     hides_in_main: bool,
     units: Vec<Unit>,
     import_refs: Vec<String>,
-    /// Its functions and classes a decorator registers. Required: facts cached before it
-    /// existed held them in `import_refs`, and are a miss, made again.
-    registered: Vec<String>,
+    /// What its import-time code names without running it (see [`PyFile::bound`]).
+    /// Required: facts cached before it existed held them in `import_refs`, and are a miss,
+    /// made again.
+    bound: Vec<String>,
     main_refs: Vec<String>,
 }
 
@@ -646,7 +649,7 @@ impl PyFile {
                 })
                 .collect(),
             import_refs: names.intern(f.import_refs),
-            registered: names.intern(f.registered),
+            bound: names.intern(f.bound),
             main_refs: names.intern(f.main_refs),
         }
     }
@@ -763,7 +766,7 @@ fn parse_facts(
     // function's GPU code only when it uses that function.
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
-    let mut registered_refs = Vec::new();
+    let mut bound_refs = Vec::new();
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
     let mut gpu_acts_at_import = false;
@@ -801,7 +804,7 @@ fn parse_facts(
         };
         if let Some((name, decorators)) = defined {
             if registered(decorators) {
-                registered_refs.push(name.to_string());
+                bound_refs.push(name.to_string());
             }
             units.push(Unit {
                 name: name.to_string(),
@@ -830,7 +833,12 @@ fn parse_facts(
             // GPU code a program may use, but running the file does nothing with it.
             gpu_acts_at_import |= touches && !is_constant(stmt);
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
-            import_refs.extend(refs);
+            // `Model = DetectionModel`, `MODELS = {"a": A}`: names bound, nothing run.
+            if binds_only(stmt) {
+                bound_refs.extend(refs);
+            } else {
+                import_refs.extend(refs);
+            }
         }
     }
     // The file's code as a whole (every function run): an import of GPU code counts only where
@@ -842,7 +850,7 @@ fn parse_facts(
     main_refs.dedup();
     let facts = PyFacts {
         sets_at_import,
-        registered: registered_refs,
+        bound: bound_refs,
         gpu_at_import,
         gpu_acts_at_import,
         queries_at_import,
@@ -1502,6 +1510,30 @@ fn asks_for_cpu(keywords: &[ruff_python_ast::Keyword]) -> bool {
             _ => false,
         }
     })
+}
+
+/// An assignment whose value only names things (`Model = DetectionModel`, `ALL = [A, B]`, a
+/// dict of them, literals beside): nothing of what it names runs.
+fn binds_only(stmt: &Stmt) -> bool {
+    fn names_only(e: &Expr) -> bool {
+        match e {
+            Expr::Name(_) => true,
+            Expr::Attribute(a) => names_only(&a.value),
+            Expr::List(l) => l.elts.iter().all(names_only),
+            Expr::Tuple(t) => t.elts.iter().all(names_only),
+            Expr::Set(s) => s.elts.iter().all(names_only),
+            Expr::Dict(d) => d
+                .items
+                .iter()
+                .all(|i| i.key.as_ref().is_none_or(names_only) && names_only(&i.value)),
+            e => e.is_literal_expr(),
+        }
+    }
+    match stmt {
+        Stmt::Assign(a) => names_only(&a.value),
+        Stmt::AnnAssign(a) => a.value.as_deref().is_some_and(names_only),
+        _ => false,
+    }
 }
 
 /// `if __name__ == "__main__":` at module level.
@@ -2864,7 +2896,8 @@ impl Reach<'_> {
         let mut pending: Vec<(Live, Option<Live>)> = vec![(start, None)];
         // The walk of what runs at import only (not the whole entry).
         let at_import = start != Live::Whole(e);
-        // What runs before the entry's own code does: a registered function waits for whoever
+        // What runs before the entry's own code does: what a module only names (a registered
+        // function, an alias) waits for whoever calls it.
         // holds its registry.
         let early = at_import && !main;
         // What a command calls by name (`python -c "from m import f; f()"`) runs after import.
@@ -2920,7 +2953,7 @@ impl Reach<'_> {
                         }
                         work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
                         if !early {
-                            work.extend(files[j].registered.iter().map(|r| (j, &**r, next)));
+                            work.extend(files[j].bound.iter().map(|r| (j, &**r, next)));
                         }
                         imported(j, None, false, next, &mut pending);
                         // At import, what only a function loads by name waits for a function
@@ -2961,7 +2994,7 @@ impl Reach<'_> {
                         let refs = f.units.iter().flat_map(|u| u.refs.iter());
                         let refs = refs
                             .chain(f.import_refs.iter())
-                            .chain(f.registered.iter())
+                            .chain(f.bound.iter())
                             .chain(f.main_refs.iter());
                         work.extend(refs.map(|r| (j, &**r, next)));
                         imported(j, None, true, next, &mut pending);
