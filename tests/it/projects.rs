@@ -258,6 +258,41 @@ fn a_module_loaded_by_name_is_library_code_of_its_loader() {
     }
 }
 
+/// From a trial on sahi: a module loaded by name inside a function (`import_model_class(kind)`
+/// does `__import__(f"sahi.models.{kind}")`) runs when that function does, not whenever its
+/// loader is imported: the dataset converters and the tests that import `sahi.utils.file` for
+/// its path helpers reached every model's GPU code, got the header and were held by GH006.
+#[test]
+fn a_module_a_function_loads_by_name_runs_when_that_function_does() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/file.py",
+        "def increment_path(p):\n    return p + \"2\"\n\n\ndef import_model_class(kind, name):\n    module = __import__(f\"pkg.models.{kind}\", fromlist=[name])\n    return getattr(module, name)\n",
+    );
+    write(root, "pkg/models/__init__.py", "");
+    write(
+        root,
+        "pkg/models/yolo.py",
+        "import torch\n\n\nclass Yolo:\n    def __init__(self):\n        self.w = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "convert.py",
+        "from pkg.file import increment_path\n\nif __name__ == \"__main__\":\n    print(increment_path(\"runs/exp\"))\n",
+    );
+    write(
+        root,
+        "predict.py",
+        "from pkg.file import import_model_class\n\nif __name__ == \"__main__\":\n    print(import_model_class(\"yolo\", \"Yolo\")().w)\n",
+    );
+    let status = status_of(root);
+    assert_eq!(status["convert.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["predict.py"], "non_compliant", "{status:?}");
+}
+
 /// A module imported inside a function runs only when that function does: a CLI client that
 /// names a package's client class (exported lazily by the package's `__getattr__`, RealtimeSTT's
 /// pattern) does not run the package's GPU recorder module.

@@ -223,6 +223,9 @@ struct PyFile {
     /// For each of `dynamic_prefixes`: only a function of the file loads it (code at import
     /// never does unless it calls that function).
     dynamic_in_function: Vec<bool>,
+    /// For each of `dynamic_prefixes` a function loads: the top-level functions and classes
+    /// whose code loads it (empty: not known), which load it when they run.
+    dynamic_units: Vec<Vec<String>>,
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
@@ -568,6 +571,8 @@ struct PyFacts {
     /// Read before this fact existed: every load taken as one code at import may make.
     #[serde(default)]
     dynamic_in_function: Vec<bool>,
+    /// Required: facts cached before it existed are a miss, made again.
+    dynamic_units: Vec<Vec<String>>,
     tests: bool,
     /// Read before this fact existed: taken as acting (what every script was then).
     #[serde(default = "acting")]
@@ -624,6 +629,7 @@ impl PyFile {
             index_params: f.index_params,
             dynamic_prefixes: f.dynamic_prefixes,
             dynamic_in_function: f.dynamic_in_function,
+            dynamic_units: f.dynamic_units,
             tests: f.tests,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
@@ -701,9 +707,14 @@ fn parse_facts(
     }
     let mut dynamic = DynamicImports::default();
     for stmt in body {
+        dynamic.unit = match stmt {
+            Stmt::FunctionDef(d) => Some(d.name.to_string()),
+            Stmt::ClassDef(c) => Some(c.name.to_string()),
+            _ => None,
+        };
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let (dynamic_prefixes, dynamic_in_function) = dynamic.entries_placed();
+    let (dynamic_prefixes, dynamic_in_function, dynamic_units) = dynamic.entries_placed();
     let crate::lang::python::GpuSites {
         sites,
         hides,
@@ -866,6 +877,7 @@ fn parse_facts(
         typing_imports: imports.typing,
         dynamic_prefixes,
         dynamic_in_function,
+        dynamic_units,
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -1628,7 +1640,11 @@ struct DynamicImports {
     functions: Vec<(String, Vec<String>)>,
     /// A prefix completed by a parameter of a function of the file (`def _lazy_import(name):
     /// import_module(f"pkg.{name}")`): the prefix, the function, the parameter and its position.
-    by_parameter: Vec<(String, String, String, usize)>,
+    by_parameter: Vec<(String, String, String, usize, Option<String>)>,
+    /// The top-level function or class the visit is in (`None`: module-level code).
+    unit: Option<String>,
+    /// For each load a function makes, the top-level functions and classes that make it.
+    units: HashMap<String, Vec<String>>,
     /// Calls of the file's private functions (`_name`) by name: the callee, its positional
     /// arguments and its keywords, each a string literal or not.
     calls: Vec<NamedCall>,
@@ -1651,7 +1667,10 @@ impl DynamicImports {
     /// what its calls pass decides the modules (see [`Self::entries`]).
     fn prefix(&mut self, prefix: String, rest: Option<&Expr>) {
         match rest.and_then(|e| self.parameter_of(e)) {
-            Some((function, param, at)) => self.by_parameter.push((prefix, function, param, at)),
+            Some((function, param, at)) => {
+                let unit = self.unit.clone();
+                self.by_parameter.push((prefix, function, param, at, unit));
+            }
             None => self.load(prefix),
         }
     }
@@ -1659,6 +1678,11 @@ impl DynamicImports {
     fn load(&mut self, entry: String) {
         if self.functions.is_empty() {
             self.at_import.insert(entry.clone());
+        } else if let Some(unit) = &self.unit {
+            self.units
+                .entry(entry.clone())
+                .or_default()
+                .push(unit.clone());
         }
         self.loaded.push(entry);
     }
@@ -1666,45 +1690,65 @@ impl DynamicImports {
     /// The modules the file loads by name (see [`Self::entries`]), each with whether only a
     /// function of the file loads it (`false`: code at import may). A loader helper's loads
     /// (`def load(name): import_module("pkg." + name)`) happen in the helper, whoever calls it.
-    fn entries_placed(mut self) -> (Vec<String>, Vec<bool>) {
+    fn entries_placed(mut self) -> (Vec<String>, Vec<bool>, Vec<Vec<String>>) {
         let at_import = std::mem::take(&mut self.at_import);
-        let entries = self.entries();
+        let (entries, units) = self.entries();
         let in_function = entries.iter().map(|e| !at_import.contains(e)).collect();
-        (entries, in_function)
+        let units = entries
+            .iter()
+            .map(|e| {
+                let mut names = units.get(e).cloned().unwrap_or_default();
+                names.sort();
+                names.dedup();
+                names
+            })
+            .collect();
+        (entries, in_function, units)
     }
 
-    fn entries(mut self) -> Vec<String> {
+    /// The entries, and for each load a function makes the top-level functions and classes
+    /// that make it.
+    fn entries(mut self) -> (Vec<String>, HashMap<String, Vec<String>>) {
         // A private loader helper (`_name`: by convention called only in its module) every
         // call of which names its module with a literal loads those modules only (whisperx's
         // `_lazy_import("asr")`); a public one (others may call it), one called with anything
         // else, or one never called here loads any module under its prefix.
-        for (prefix, function, param, at) in std::mem::take(&mut self.by_parameter) {
-            if !function.starts_with('_') {
-                self.loaded.push(prefix);
-                continue;
-            }
-            let passed: Vec<Option<&String>> = self
-                .calls
-                .iter()
-                .filter(|(callee, _, _)| *callee == function)
-                .map(|(_, args, keywords)| match args.get(at) {
-                    Some(arg) => arg.as_ref(),
-                    None => keywords
-                        .iter()
-                        .find(|(k, _)| *k == param)
-                        .and_then(|(_, v)| v.as_ref()),
-                })
-                .collect();
-            if passed.is_empty() || passed.iter().any(Option::is_none) {
-                self.loaded.push(prefix);
+        for (prefix, function, param, at, unit) in std::mem::take(&mut self.by_parameter) {
+            let produced: Vec<String> = if !function.starts_with('_') {
+                vec![prefix]
             } else {
-                self.loaded.extend(
+                let passed: Vec<Option<&String>> = self
+                    .calls
+                    .iter()
+                    .filter(|(callee, _, _)| *callee == function)
+                    .map(|(_, args, keywords)| match args.get(at) {
+                        Some(arg) => arg.as_ref(),
+                        None => keywords
+                            .iter()
+                            .find(|(k, _)| *k == param)
+                            .and_then(|(_, v)| v.as_ref()),
+                    })
+                    .collect();
+                if passed.is_empty() || passed.iter().any(Option::is_none) {
+                    vec![prefix]
+                } else {
                     passed
                         .into_iter()
                         .flatten()
-                        .map(|m| format!("={prefix}{m}")),
-                );
+                        .map(|m| format!("={prefix}{m}"))
+                        .collect()
+                }
+            };
+            // The loads happen in the helper, whoever calls it.
+            if let Some(unit) = &unit {
+                for entry in &produced {
+                    self.units
+                        .entry(entry.clone())
+                        .or_default()
+                        .push(unit.clone());
+                }
             }
+            self.loaded.extend(produced);
         }
         if self.loads_code {
             self.loaded
@@ -1712,7 +1756,7 @@ impl DynamicImports {
         }
         self.loaded.sort();
         self.loaded.dedup();
-        self.loaded
+        (self.loaded, self.units)
     }
 }
 
@@ -1820,6 +1864,11 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                 if let Some(folder) = scanned_folder(call) {
                     if self.functions.is_empty() {
                         self.at_import.insert(format!("dir:{folder}"));
+                    } else if let Some(unit) = &self.unit {
+                        self.units
+                            .entry(format!("dir:{folder}"))
+                            .or_default()
+                            .push(unit.clone());
                     }
                     self.scanned.push(folder);
                 }
@@ -2118,6 +2167,9 @@ fn link(
     // Of `whole`, the modules only a function of the importer loads by name: code at import
     // loads them only when it runs such a function.
     let mut deferred: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    // Of `deferred`, those only known functions and classes of the importer load, and by whom.
+    let mut attributed: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    let mut loads_in: Vec<Vec<(String, Vec<usize>)>> = vec![Vec::new(); files.len()];
     // Each import's modules, with the top-level function or class it runs in.
     type Targets = Vec<(Option<String>, Vec<usize>)>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
@@ -2134,6 +2186,8 @@ fn link(
         let mut targets = Vec::new();
         let mut all_of = Vec::new();
         let mut later = Vec::new();
+        let mut placed: Vec<usize> = Vec::new();
+        let mut unplaced: Vec<usize> = Vec::new();
         for imp in &f.imports {
             let Some(base) = import_base(f, imp) else {
                 continue;
@@ -2163,8 +2217,7 @@ fn link(
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for (d, dynamic) in f.dynamic_prefixes.iter().enumerate() {
             let in_function = f.dynamic_in_function.get(d).copied().unwrap_or(false);
-            let all_of = if in_function { &mut later } else { &mut all_of };
-            if let Some(folder) = dynamic.strip_prefix("dir:") {
+            let found: Vec<usize> = if let Some(folder) = dynamic.strip_prefix("dir:") {
                 // The files of a folder the module scans, next to it or at the root.
                 let here = dir_of(&f.rel);
                 let near = if here.is_empty() {
@@ -2172,40 +2225,46 @@ fn link(
                 } else {
                     format!("{here}/{folder}")
                 };
-                let scanned: Vec<usize> = (0..files.len())
+                (0..files.len())
                     .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder))
+                    .collect()
+            } else if let Some(module) = dynamic.strip_prefix('=') {
+                lookup(module, i)
+            } else {
+                // Under the prefix as a package names it, or through folders without an
+                // `__init__.py` (`plugins/echo.py` is `plugins.echo` to an importer whose
+                // `sys.path` holds the folder above).
+                let under_prefix = (0..files.len())
+                    .filter(|&j| {
+                        let dotted = files[j]
+                            .rel
+                            .trim_end_matches(".py")
+                            .trim_end_matches("/__init__")
+                            .replace('/', ".");
+                        files[j].module.starts_with(dynamic.as_str())
+                            || dotted.starts_with(dynamic.as_str())
+                            || dotted.contains(&format!(".{dynamic}"))
+                    })
                     .collect();
-                because(i, &scanned, EdgeWhy::Loaded(d));
-                all_of.extend(scanned);
+                nearest(under_prefix, i)
+            };
+            because(i, &found, EdgeWhy::Loaded(d));
+            if !in_function {
+                all_of.extend(found);
                 continue;
             }
-            match dynamic.strip_prefix('=') {
-                Some(module) => {
-                    let named = lookup(module, i);
-                    because(i, &named, EdgeWhy::Loaded(d));
-                    all_of.extend(named);
+            // Loaded by the functions and classes that hold the load, when they run; by any
+            // function of the file where that is not known.
+            match f.dynamic_units.get(d).filter(|u| !u.is_empty()) {
+                Some(units) => {
+                    for unit in units {
+                        loads_in[i].push((unit.clone(), found.clone()));
+                    }
+                    placed.extend(found.iter().copied());
                 }
-                None => {
-                    // Under the prefix as a package names it, or through folders without an
-                    // `__init__.py` (`plugins/echo.py` is `plugins.echo` to an importer whose
-                    // `sys.path` holds the folder above).
-                    let under_prefix = (0..files.len())
-                        .filter(|&j| {
-                            let dotted = files[j]
-                                .rel
-                                .trim_end_matches(".py")
-                                .trim_end_matches("/__init__")
-                                .replace('/', ".");
-                            files[j].module.starts_with(dynamic.as_str())
-                                || dotted.starts_with(dynamic.as_str())
-                                || dotted.contains(&format!(".{dynamic}"))
-                        })
-                        .collect();
-                    let loaded = nearest(under_prefix, i);
-                    because(i, &loaded, EdgeWhy::Loaded(d));
-                    all_of.extend(loaded);
-                }
+                None => unplaced.extend(found.iter().copied()),
             }
+            later.extend(found);
         }
         because(i, &session[i], EdgeWhy::Session);
         all_of.extend(session[i].iter().copied());
@@ -2221,6 +2280,11 @@ fn link(
         later.retain(|&j| j != i && all_of.binary_search(&j).is_err());
         later.sort_unstable();
         later.dedup();
+        // What only known functions load waits for them, in every walk.
+        placed.retain(|&j| later.binary_search(&j).is_ok() && !unplaced.contains(&j));
+        placed.sort_unstable();
+        placed.dedup();
+        attributed[i] = placed;
         all_of.extend(later.iter().copied());
         all_of.sort_unstable();
         deferred[i] = later;
@@ -2261,6 +2325,8 @@ fn link(
         files: &files,
         whole: &whole,
         deferred: &deferred,
+        attributed: &attributed,
+        loads_in: &loads_in,
         imports: &import_targets,
         lookup: &lookup,
         called: &called,
@@ -2640,6 +2706,10 @@ struct Reach<'r> {
     whole: &'r [Vec<usize>],
     /// Of `whole`, the modules only a function of the file loads by name.
     deferred: &'r [Vec<usize>],
+    /// Of `deferred`, the modules only known functions or classes of the file load, and
+    /// which load what (`loads_in`): they run when those do.
+    attributed: &'r [Vec<usize>],
+    loads_in: &'r [Vec<(String, Vec<usize>)>],
     /// Each file's imports: the modules each names, and the function or class it runs in.
     imports: &'r [Vec<(Option<String>, Vec<usize>)>],
     lookup: &'r Lookup<'r>,
@@ -2957,11 +3027,11 @@ impl Reach<'_> {
                         }
                         imported(j, None, false, next, &mut pending);
                         // At import, what only a function loads by name waits for a function
-                        // of the file to run.
+                        // of the file to run; what known functions load waits for them always.
                         let later = if at_import {
                             &self.deferred[j][..]
                         } else {
-                            &[][..]
+                            &self.attributed[j][..]
                         };
                         pending.extend(
                             self.whole[j]
@@ -2982,8 +3052,13 @@ impl Reach<'_> {
                             pending.extend(
                                 self.deferred[j]
                                     .iter()
+                                    .filter(|k| self.attributed[j].binary_search(k).is_err())
                                     .map(|&k| (Live::Whole(k), Some(next))),
                             );
+                        }
+                        for (_, loaded) in self.loads_in[j].iter().filter(|(n, _)| *n == unit.name)
+                        {
+                            pending.extend(loaded.iter().map(|&k| (Live::Whole(k), Some(next))));
                         }
                     }
                     Live::Whole(j) => {
