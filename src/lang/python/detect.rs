@@ -1085,7 +1085,7 @@ fn touchpoints(facts: &Facts, is_init: bool, out: &mut Vec<Finding>) {
     // env at its first use), a framework that takes a GPU unasked may.
     let at_import = |at: usize| {
         !facts.definitions.iter().any(|d| d.contains(&at))
-            && !facts.main_block.as_ref().is_some_and(|m| m.if_start <= at)
+            && facts.main_block.as_ref().is_none_or(|m| at < m.if_start)
     };
     let acts = facts
         .cuda_sites
