@@ -1177,6 +1177,41 @@ fn the_cuda_test_a_test_macro_writes_is_not_hidden_by_a_cpu_test_beside_it() {
     assert_eq!(status["tests/cpu_only.rs"], "no_gpu_code", "{text}");
 }
 
+/// A CUDA crate's own unit tests that call its own device constructor (accel's
+/// `Device::nth(0)`, whose last segment alone chooses nothing) open a card: GH508, never
+/// green, though its library reaches the driver only through an `extern crate … as` alias;
+/// a crate the table does not know, reaching its `-sys` crate the same way, is one too.
+#[test]
+fn a_cuda_crates_unit_tests_calling_its_own_device_constructor_are_gh508() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let device = "pub struct Device(i32);\n\nimpl Device {\n    pub fn nth(ordinal: i32) -> Result<Device, ()> {\n        let mut d = 0;\n        unsafe { cuda::cuDeviceGet(&mut d, ordinal) };\n        Ok(Device(d))\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn zeroth() {\n        Device::nth(0).unwrap();\n    }\n}\n";
+    for pkg in ["accel", "myaccel"] {
+        write(root, &format!("{pkg}/Cargo.toml"), &format!("[package]\nname = \"{pkg}\"\nversion = \"0.3.1\"\nedition = \"2018\"\n[dependencies]\ncuda-driver-sys = \"0.3\"\n"));
+        write(
+            root,
+            &format!("{pkg}/src/lib.rs"),
+            "extern crate cuda_driver_sys as cuda;\n\nmod device;\npub use device::*;\n",
+        );
+        write(root, &format!("{pkg}/src/device.rs"), device);
+        write(
+            root,
+            &format!("{pkg}/examples/add.rs"),
+            &format!("fn main() {{\n    let _d = {pkg}::Device::nth(0).unwrap();\n}}\n"),
+        );
+    }
+    let (status, text) = statuses(root);
+    for pkg in ["accel", "myaccel"] {
+        let file = format!("{pkg}/src/device.rs");
+        assert_eq!(
+            status.get(&file).map(String::as_str),
+            Some("needs_review"),
+            "{file}\n{text}"
+        );
+        assert!(text.contains(&format!("{file}:12:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`)")), "{text}");
+    }
+}
+
 /// A library's `#[test]` functions are a program of their own (`cargo test` builds them with
 /// a `main` libtest writes): a file whose tests reach CUDA — through a test device type the
 /// crate's own `cuda` feature makes a CUDA one, in a test module of its own file, or a CUDA

@@ -25,6 +25,11 @@ pub struct Items {
     /// path as written, with the inline modules around it.
     pub uses: Vec<(Vec<String>, String, Vec<String>)>,
     pub items: Vec<Item>,
+    /// The names `extern crate x as y;` binds at the file's top (its `use` is in `uses`): at
+    /// a crate's root they are in the extern prelude, named from every module (accel's
+    /// `extern crate cuda_driver_sys as cuda;`, then `cuda::cuDeviceGet` in `device.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extern_crates: Vec<String>,
 }
 
 /// A function, a method (keyed by its type's or trait's name), a constant, a static or a type,
@@ -82,6 +87,20 @@ fn chooses_cuda_in(segments: &[String]) -> bool {
     segments.iter().enumerate().any(|(i, s)| match s.as_str() {
         "Cuda" => i == 0 || segments[i - 1] == "Device",
         s => chooses_cuda(s),
+    }) || ends_in_index_call(segments)
+}
+
+/// The path ends as a device constructor of the table does (accel's `Device::nth`,
+/// `arrayfire::set_device`, the runtime API's `cudaSetDevice`), whose last segment alone
+/// (`nth`) is too common a name to choose a device by itself.
+fn ends_in_index_call(segments: &[String]) -> bool {
+    crate::knowledge::rust::INDEX_CALLS.iter().any(|call| {
+        let parts: Vec<&str> = call.split("::").collect();
+        segments.len() >= parts.len()
+            && segments[segments.len() - parts.len()..]
+                .iter()
+                .zip(&parts)
+                .all(|(s, p)| s == p)
     })
 }
 
@@ -139,6 +158,7 @@ impl Items {
     pub fn without(&self, names: &[String]) -> Items {
         Items {
             uses: self.uses.clone(),
+            extern_crates: self.extern_crates.clone(),
             items: self
                 .items
                 .iter()
@@ -298,6 +318,9 @@ fn collect_items(
             }
             syn::Item::ExternCrate(c) => {
                 let name = c.rename.as_ref().map_or(&c.ident, |(_, r)| r).to_string();
+                if inline.is_empty() && c.rename.is_some() {
+                    out.extern_crates.push(name.clone());
+                }
                 out.uses
                     .push((inline.clone(), name, vec![c.ident.to_string()]));
                 continue;
@@ -799,6 +822,24 @@ impl<'a> LibraryIndex<'a> {
                         .entry(item.key[n - 2].as_str())
                         .or_default()
                         .push((fi, ii));
+                }
+            }
+        }
+        // The crate root's `extern crate x as y;`: `y::…` names `x` in every module that
+        // binds no `y` of its own.
+        let root = index.module_file.get(&[][..]).copied();
+        if let Some(items) = root.and_then(|fi| files[fi]) {
+            let prelude: Vec<(&str, &[String])> = items
+                .uses
+                .iter()
+                .filter(|(at, name, _)| at.is_empty() && items.extern_crates.contains(name))
+                .map(|(_, name, target)| (name.as_str(), target.as_slice()))
+                .collect();
+            for scope in index.scopes.values_mut() {
+                for &(name, target) in &prelude {
+                    if !scope.bound.contains_key(name) && !scope.all.contains(name) {
+                        scope.bound.insert(name, vec![target]);
+                    }
                 }
             }
         }
