@@ -1160,46 +1160,50 @@ fn reads_command_line(stmt: &Stmt) -> bool {
     reads.0
 }
 
+/// Code that only names things and builds data from them: literals, containers, the names and
+/// attributes they refer to, arithmetic, and builtins that build data (`dict(…)`, `int(…)`,
+/// `max(…)`): nothing of what it names runs.
+fn data(e: &Expr) -> bool {
+    match e {
+        Expr::Name(_)
+        | Expr::StringLiteral(_)
+        | Expr::BytesLiteral(_)
+        | Expr::NumberLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::EllipsisLiteral(_) => true,
+        Expr::Attribute(a) => data(&a.value),
+        Expr::Subscript(s) => data(&s.value) && data(&s.slice),
+        Expr::List(l) => l.elts.iter().all(data),
+        Expr::Tuple(t) => t.elts.iter().all(data),
+        Expr::Set(t) => t.elts.iter().all(data),
+        Expr::Dict(d) => d
+            .items
+            .iter()
+            .all(|i| i.key.as_ref().is_none_or(data) && data(&i.value)),
+        Expr::Starred(s) => data(&s.value),
+        Expr::BinOp(b) => data(&b.left) && data(&b.right),
+        Expr::UnaryOp(u) => data(&u.operand),
+        Expr::BoolOp(b) => b.values.iter().all(data),
+        Expr::Compare(c) => data(&c.left) && c.comparators.iter().all(data),
+        Expr::If(i) => data(&i.test) && data(&i.body) && data(&i.orelse),
+        Expr::Call(c) => {
+            matches!(c.func.as_ref(), Expr::Name(n) if matches!(n.id.as_str(),
+                "dict" | "list" | "tuple" | "set" | "frozenset" | "int" | "float" | "str"
+                | "bool" | "len" | "min" | "max" | "abs" | "round" | "sum" | "range"))
+                && c.arguments.args.iter().all(data)
+                && c.arguments.keywords.iter().all(|k| data(&k.value))
+        }
+        _ => false,
+    }
+}
+
 /// A module of data: imports, docstrings, and names bound (`=`, `+=`, under an `if` on data)
 /// to literals, containers, `dict(…)`-like builders, arithmetic builtins (`int(…)`, `max(…)`)
 /// and the names and attributes they refer to (`dict(type=TrainLoop, max_epochs=max_epochs)`):
 /// nothing in it calls anything else. An mmengine `with read_base():` block of imports counts
 /// as imports.
 fn only_data(body: &[Stmt]) -> bool {
-    fn data(e: &Expr) -> bool {
-        match e {
-            Expr::Name(_)
-            | Expr::StringLiteral(_)
-            | Expr::BytesLiteral(_)
-            | Expr::NumberLiteral(_)
-            | Expr::BooleanLiteral(_)
-            | Expr::NoneLiteral(_)
-            | Expr::EllipsisLiteral(_) => true,
-            Expr::Attribute(a) => data(&a.value),
-            Expr::Subscript(s) => data(&s.value) && data(&s.slice),
-            Expr::List(l) => l.elts.iter().all(data),
-            Expr::Tuple(t) => t.elts.iter().all(data),
-            Expr::Set(t) => t.elts.iter().all(data),
-            Expr::Dict(d) => d
-                .items
-                .iter()
-                .all(|i| i.key.as_ref().is_none_or(data) && data(&i.value)),
-            Expr::Starred(s) => data(&s.value),
-            Expr::BinOp(b) => data(&b.left) && data(&b.right),
-            Expr::UnaryOp(u) => data(&u.operand),
-            Expr::BoolOp(b) => b.values.iter().all(data),
-            Expr::Compare(c) => data(&c.left) && c.comparators.iter().all(data),
-            Expr::If(i) => data(&i.test) && data(&i.body) && data(&i.orelse),
-            Expr::Call(c) => {
-                matches!(c.func.as_ref(), Expr::Name(n) if matches!(n.id.as_str(),
-                    "dict" | "list" | "tuple" | "set" | "frozenset" | "int" | "float" | "str"
-                    | "bool" | "len" | "min" | "max" | "abs" | "round" | "sum" | "range"))
-                    && c.arguments.args.iter().all(data)
-                    && c.arguments.keywords.iter().all(|k| data(&k.value))
-            }
-            _ => false,
-        }
-    }
     fn statement(s: &Stmt) -> bool {
         match s {
             Stmt::Import(_) | Stmt::ImportFrom(_) | Stmt::Pass(_) => true,
@@ -1525,25 +1529,11 @@ fn asks_for_cpu(keywords: &[ruff_python_ast::Keyword]) -> bool {
 }
 
 /// An assignment whose value only names things (`Model = DetectionModel`, `ALL = [A, B]`, a
-/// dict of them, literals beside): nothing of what it names runs.
+/// dict of them, literals beside; see [`data`]): nothing of what it names runs.
 fn binds_only(stmt: &Stmt) -> bool {
-    fn names_only(e: &Expr) -> bool {
-        match e {
-            Expr::Name(_) => true,
-            Expr::Attribute(a) => names_only(&a.value),
-            Expr::List(l) => l.elts.iter().all(names_only),
-            Expr::Tuple(t) => t.elts.iter().all(names_only),
-            Expr::Set(s) => s.elts.iter().all(names_only),
-            Expr::Dict(d) => d
-                .items
-                .iter()
-                .all(|i| i.key.as_ref().is_none_or(names_only) && names_only(&i.value)),
-            e => e.is_literal_expr(),
-        }
-    }
     match stmt {
-        Stmt::Assign(a) => names_only(&a.value),
-        Stmt::AnnAssign(a) => a.value.as_deref().is_some_and(names_only),
+        Stmt::Assign(a) => data(&a.value),
+        Stmt::AnnAssign(a) => a.value.as_deref().is_some_and(data),
         _ => false,
     }
 }
