@@ -526,6 +526,16 @@ pub fn is_gpu_crate(first: &str) -> bool {
 
 /// The last segments of [`INDEX_CALLS`] (`new`, `new_cuda`, …): a call named otherwise is never
 /// resolved.
+/// The entry of [`INDEX_CALLS`] a path ends as, segment by segment (`accel::Device::nth` is
+/// `Device::nth`; `MyDevice::nth` is none).
+pub fn index_call_of<S: AsRef<str>>(segments: &[S]) -> Option<&'static str> {
+    INDEX_CALLS.iter().copied().find(|call| {
+        let mut path = segments.iter().rev();
+        call.rsplit("::")
+            .all(|part| path.next().is_some_and(|s| s.as_ref() == part))
+    })
+}
+
 pub fn index_call_names() -> impl Iterator<Item = &'static str> {
     let mut seen: Vec<&'static str> = Vec::new();
     INDEX_CALLS.iter().filter_map(move |call| {
@@ -577,6 +587,15 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_path_is_an_index_call_by_its_last_segments() {
+        let of = |p: &str| index_call_of(&p.split("::").collect::<Vec<_>>());
+        assert_eq!(of("accel::Device::nth"), Some("Device::nth"));
+        assert_eq!(of("Device::nth"), Some("Device::nth"));
+        assert_eq!(of("MyDevice::nth"), None);
+        assert_eq!(of("nth"), None);
     }
 
     #[test]

@@ -8,7 +8,6 @@
 use syn::visit::{self, Visit};
 use syn::{Expr, FnArg, Pat};
 
-use super::facts::INDEX_CALLS;
 use crate::base::line_index::LineIndex;
 
 /// One such function.
@@ -183,10 +182,7 @@ pub fn field_args(file: &syn::File, rel: &str, text: &str) -> Vec<FieldArg> {
 pub fn index_fields(args: &[FieldArg], fns: &[IndexFn]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for a in args {
-        let joined = a.callee.join("::");
-        let constructor = INDEX_CALLS
-            .iter()
-            .find(|n| joined == **n || joined.ends_with(&format!("::{n}")))
+        let constructor = crate::knowledge::rust::index_call_of(&a.callee)
             .filter(|_| a.arg == 0)
             .map(|n| format!("`{n}` ({})", a.at));
         let through = fns
@@ -401,10 +397,7 @@ impl<'a> Visit<'a> for Sinks<'_> {
                 .iter()
                 .map(|s| s.ident.to_string())
                 .collect();
-            let joined = path.join("::");
-            let constructor = INDEX_CALLS
-                .iter()
-                .find(|n| joined == **n || joined.ends_with(&format!("::{n}")));
+            let constructor = crate::knowledge::rust::index_call_of(&path);
             let line = span_offset(&func.path.segments[0].ident);
             let param = |e: &Expr| {
                 let name = plain_name(e)?;

@@ -83,25 +83,13 @@ fn chooses_cuda_in_code(path: &syn::Path) -> bool {
     chooses_cuda_in(&segments)
 }
 
+/// A path that chooses a CUDA device: a CUDA word, or a device constructor of the table
+/// (accel's `Device::nth`, whose last segment alone is too common a name to count).
 fn chooses_cuda_in(segments: &[String]) -> bool {
     segments.iter().enumerate().any(|(i, s)| match s.as_str() {
         "Cuda" => i == 0 || segments[i - 1] == "Device",
         s => chooses_cuda(s),
-    }) || ends_in_index_call(segments)
-}
-
-/// The path ends as a device constructor of the table does (accel's `Device::nth`,
-/// `arrayfire::set_device`, the runtime API's `cudaSetDevice`), whose last segment alone
-/// (`nth`) is too common a name to choose a device by itself.
-fn ends_in_index_call(segments: &[String]) -> bool {
-    crate::knowledge::rust::INDEX_CALLS.iter().any(|call| {
-        let parts: Vec<&str> = call.split("::").collect();
-        segments.len() >= parts.len()
-            && segments[segments.len() - parts.len()..]
-                .iter()
-                .zip(&parts)
-                .all(|(s, p)| s == p)
-    })
+    }) || crate::knowledge::rust::index_call_of(segments).is_some()
 }
 
 /// The paths of a macro's tokens (`a::b::c`, and each lone name that may be an item's), read
