@@ -567,8 +567,9 @@ fn parse(bytes: Vec<u8>, rel: &str) -> Option<RsFile> {
     }
     // The tests a GPU crate's macro writes (`test_device!`), for the readers that use no span.
     let tests_written = super::test_macros::expand(&file.items).map(|items| syn::File {
+        shebang: file.shebang.clone(),
+        attrs: file.attrs.clone(),
         items,
-        ..file.clone()
     });
     let as_tests_run = tests_written.as_ref().unwrap_or(&file);
     let mut v = Reader::default();

@@ -8,35 +8,37 @@ use crate::knowledge::rust::{TestMacro, TEST_MACROS};
 /// The items with each known test macro written out, in inline modules too; `None` when there
 /// is none.
 pub fn expand(items: &[syn::Item]) -> Option<Vec<syn::Item>> {
-    let mut changed = false;
-    let out = items
-        .iter()
-        .flat_map(|item| match item {
-            syn::Item::Macro(m) if m.ident.is_none() => match tests_of(&m.mac) {
-                Some(tests) => {
-                    changed = true;
-                    tests
-                }
-                None => vec![item.clone()],
-            },
-            syn::Item::Mod(m) => {
-                let inner = m.content.as_ref().and_then(|(_, items)| expand(items));
-                match inner {
-                    Some(items) => {
-                        changed = true;
-                        let mut m = m.clone();
-                        if let Some((_, content)) = &mut m.content {
-                            *content = items;
-                        }
-                        vec![syn::Item::Mod(m)]
+    // Built only from the first item that changes: most files have no test macro, and a copy
+    // of every item of every file costs as much as a tenth of parsing it.
+    let mut out: Option<Vec<syn::Item>> = None;
+    for (k, item) in items.iter().enumerate() {
+        let written = match item {
+            syn::Item::Macro(m) if m.ident.is_none() => tests_of(&m.mac),
+            syn::Item::Mod(m) => m
+                .content
+                .as_ref()
+                .and_then(|(_, inner)| expand(inner))
+                .map(|inner| {
+                    let mut m = m.clone();
+                    if let Some((_, content)) = &mut m.content {
+                        *content = inner;
                     }
-                    None => vec![item.clone()],
-                }
+                    vec![syn::Item::Mod(m)]
+                }),
+            _ => None,
+        };
+        match (written, &mut out) {
+            (Some(written), None) => {
+                let mut all = items[..k].to_vec();
+                all.extend(written);
+                out = Some(all);
             }
-            _ => vec![item.clone()],
-        })
-        .collect();
-    changed.then_some(out)
+            (Some(written), Some(all)) => all.extend(written),
+            (None, Some(all)) => all.push(item.clone()),
+            (None, None) => {}
+        }
+    }
+    out
 }
 
 /// The tests one invocation writes: `None` when it is no known test macro or its arguments
