@@ -74,6 +74,45 @@ pub const FRAMEWORKS: &[Framework] = &[
         module: "modelscope",
         unasked: Unasked::Only(&["modelscope.pipelines"]),
     },
+    // Stable-Baselines3 and its contrib package: an algorithm (`PPO("MlpPolicy", env)`) takes
+    // `device="auto"`, CUDA whenever a card is visible; its environments, wrappers and
+    // callbacks touch none.
+    Framework {
+        module: "stable_baselines3",
+        unasked: Unasked::Only(&[
+            "stable_baselines3.A2C",
+            "stable_baselines3.DDPG",
+            "stable_baselines3.DQN",
+            "stable_baselines3.PPO",
+            "stable_baselines3.SAC",
+            "stable_baselines3.TD3",
+            "stable_baselines3.a2c",
+            "stable_baselines3.ddpg",
+            "stable_baselines3.dqn",
+            "stable_baselines3.ppo",
+            "stable_baselines3.sac",
+            "stable_baselines3.td3",
+        ]),
+    },
+    Framework {
+        module: "sb3_contrib",
+        unasked: Unasked::Only(&[
+            "sb3_contrib.ARS",
+            "sb3_contrib.CrossQ",
+            "sb3_contrib.MaskablePPO",
+            "sb3_contrib.QRDQN",
+            "sb3_contrib.RecurrentPPO",
+            "sb3_contrib.TQC",
+            "sb3_contrib.TRPO",
+            "sb3_contrib.ars",
+            "sb3_contrib.crossq",
+            "sb3_contrib.ppo_mask",
+            "sb3_contrib.ppo_recurrent",
+            "sb3_contrib.qrdqn",
+            "sb3_contrib.tqc",
+            "sb3_contrib.trpo",
+        ]),
+    },
     // faiss-gpu: the CPU indexes stay on the CPU; `index_cpu_to_gpu` and `StandardGpuResources`
     // take a card, which the facts see.
     framework("faiss"),

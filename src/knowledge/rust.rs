@@ -474,6 +474,55 @@ pub const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "C
 /// mask does not select them, so code that chooses only these and CPU devices is no CUDA code.
 pub const OTHER_DEVICES: &[&str] = &["new_metal", "Metal", "MetalDevice"];
 
+/// A call that chooses a GPU through an API the CUDA mask does not govern: the card it picks
+/// is not the one `CUDA_VISIBLE_DEVICES` leaves, in a program that also runs CUDA (Vulkan
+/// buffers shared with a CUDA encoder, an OpenCL kernel beside a CUDA one).
+#[derive(Debug)]
+pub struct ForeignChoice {
+    /// The method or function, as the code calls it.
+    pub call: &'static str,
+    /// The API, for the message.
+    pub api: &'static str,
+    /// What picks the same card as CUDA's.
+    pub help: &'static str,
+}
+
+pub const FOREIGN_CHOICES: &[ForeignChoice] = &[
+    // ash and vulkano: every card the Vulkan loader finds, in its own order.
+    ForeignChoice {
+        call: "enumerate_physical_devices",
+        api: "Vulkan",
+        help: "pick the physical device whose `deviceUUID` (VkPhysicalDeviceIDProperties) equals the CUDA device's UUID (`cuDeviceGetUuid`), or whose PCI bus id is the policy's card",
+    },
+    // wgpu: an adapter by power preference (Vulkan, DX12 or Metal underneath).
+    ForeignChoice {
+        call: "request_adapter",
+        api: "wgpu",
+        help: "choose among `enumerate_adapters` the adapter whose `AdapterInfo` (`device`, `name`) is the policy's card",
+    },
+    ForeignChoice {
+        call: "enumerate_adapters",
+        api: "wgpu",
+        help: "choose the adapter whose `AdapterInfo` (`device`, `name`) is the policy's card",
+    },
+    // OpenCL (opencl3, cl-sys): the platform's devices, in the platform's order.
+    ForeignChoice {
+        call: "get_all_devices",
+        api: "OpenCL",
+        help: "choose the device whose PCI bus id (`CL_DEVICE_PCI_BUS_ID_NV`) is the policy's card",
+    },
+    ForeignChoice {
+        call: "clGetDeviceIDs",
+        api: "OpenCL",
+        help: "choose the device whose PCI bus id (`CL_DEVICE_PCI_BUS_ID_NV`) is the policy's card",
+    },
+];
+
+/// The row of a call that chooses a GPU the CUDA mask does not govern.
+pub fn foreign_choice(call: &str) -> Option<usize> {
+    FOREIGN_CHOICES.iter().position(|c| c.call == call)
+}
+
 /// A path segment that names a device CUDA does not run: a CPU one or another accelerator's.
 pub fn non_cuda_device(segment: &str) -> bool {
     CPU_DEVICES.contains(&segment) || OTHER_DEVICES.contains(&segment)

@@ -848,7 +848,7 @@ fn a_framework_imported_by_a_library_takes_a_gpu_only_where_its_names_run() {
 }
 
 /// From a trial on funasr (its tests build ModelScope pipelines), coqui-tts (its recipes train
-/// through coqui's `trainer`) and a probe on faster-whisper:
+/// through coqui's `trainer`), rl-zoo3 (Stable-Baselines3) and a probe on faster-whisper:
 /// - ModelScope's `pipeline(task, model)` runs on its default `device="gpu"`: the seven test
 ///   files that build one were "without GPU code"; its hub's downloads touch no card.
 /// - A program whose only GPU framework is asked for the CPU where it is used
@@ -887,7 +887,28 @@ fn a_framework_that_takes_a_gpu_unasked_takes_it_where_used_unless_told_the_cpu(
         "make_config.py",
         "from trainer import TrainerConfig\n\nif __name__ == \"__main__\":\n    print(TrainerConfig())\n",
     );
+    // Stable-Baselines3 (trial: rl-zoo3's train/enjoy scripts were "without GPU code"): an
+    // algorithm takes `device="auto"`, CUDA when a card is visible; its environment helpers
+    // touch none, and an algorithm told the CPU takes none.
+    write(
+        root,
+        "train_ppo.py",
+        "from stable_baselines3 import PPO\n\nif __name__ == \"__main__\":\n    model = PPO(\"MlpPolicy\", \"CartPole-v1\")\n    model.learn(1000)\n",
+    );
+    write(
+        root,
+        "train_ppo_cpu.py",
+        "from stable_baselines3 import PPO\n\nif __name__ == \"__main__\":\n    model = PPO(\"MlpPolicy\", \"CartPole-v1\", device=\"cpu\")\n    model.learn(1000)\n",
+    );
+    write(
+        root,
+        "make_envs.py",
+        "from stable_baselines3.common.env_util import make_vec_env\n\nif __name__ == \"__main__\":\n    print(make_vec_env(\"CartPole-v1\"))\n",
+    );
     let status = status_of(root);
+    assert_eq!(status["train_ppo.py"], "non_compliant", "{status:?}");
+    assert_eq!(status["train_ppo_cpu.py"], "no_gpu_code", "{status:?}");
+    assert_eq!(status["make_envs.py"], "no_gpu_code", "{status:?}");
     assert_eq!(status["train_vocoder.py"], "non_compliant", "{status:?}");
     assert_eq!(status["make_config.py"], "no_gpu_code", "{status:?}");
     assert_eq!(status["test_asr.py"], "non_compliant", "{status:?}");

@@ -1909,3 +1909,60 @@ fn crates_named_for_cuda_and_arrayfire_make_gpu_programs() {
         "program: a test binary that reaches no CUDA crate the tool models"
     );
 }
+
+/// From a trial on gline-rs (`fn main() -> Result<()> {    `): the env block went right after
+/// the `{`, so the line's trailing spaces moved onto the last inserted line and `git diff
+/// --check` flagged the tool's own line. They stay on the brace's line, which the fix leaves
+/// as it was, and a second `fix` recognises the block.
+#[test]
+fn the_env_block_goes_after_the_spaces_that_end_mains_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(
+        root,
+        "src/main.rs",
+        "fn main() {  \t\n    let _c = cudarc::driver::CudaContext::new(0);\n}\n",
+    );
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let main = std::fs::read_to_string(root.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("fn main() {  \t\n    std::env::set_var(\"CUDA_VISIBLE_DEVICES\", \"1\");\n    std::env::set_var(\"CUDA_DEVICE_ORDER\", \"PCI_BUS_ID\");\n    let _c"),
+        "{main:?}"
+    );
+    let again = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert!(again.stdout.contains("Fixed 0 files"), "{}", again.stdout);
+    let (status, _) = statuses(root);
+    assert_eq!(status["src/main.rs"], "compliant", "{status:?}");
+}
+
+/// From a trial on nvidia-video-codec-sdk (`importing_vulkan_buffers.rs`: the first discrete
+/// GPU Vulkan lists, buffers handed to a CUDA encoder on device 0): the mask hides the
+/// forbidden card from CUDA only, so a GPU program that also picks a card through Vulkan,
+/// wgpu or OpenCL stays for review after its header is written. A program with no CUDA (a
+/// wgpu renderer) is not this tool's to judge.
+#[test]
+fn a_card_chosen_through_vulkan_wgpu_or_opencl_beside_cuda_is_for_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"p\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\nash = \"0.38\"\nwgpu = \"25\"\nopencl3 = \"0.12\"\n");
+    write(root, "src/bin/vulkan.rs", "fn main() {\n    let instance = make_instance();\n    let physical = unsafe { instance.enumerate_physical_devices() }.unwrap()[0];\n    let _c = cudarc::driver::CudaContext::new(0);\n    let _ = physical;\n}\n");
+    write(root, "src/bin/opencl.rs", "use opencl3::device::{get_all_devices, CL_DEVICE_TYPE_GPU};\n\nfn main() {\n    let ids = get_all_devices(CL_DEVICE_TYPE_GPU).unwrap();\n    let _c = cudarc::driver::CudaContext::new(0);\n    println!(\"{}\", ids.len());\n}\n");
+    write(root, "src/bin/render.rs", "fn main() {\n    let instance = wgpu::Instance::default();\n    let adapter = pollster::block_on(instance.request_adapter(&Default::default()));\n    println!(\"{adapter:?}\");\n}\n");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/bin/vulkan.rs"], "needs_review", "{text}");
+    assert_eq!(status["src/bin/opencl.rs"], "needs_review", "{text}");
+    assert_eq!(status["src/bin/render.rs"], "no_gpu_code", "{text}");
+    assert!(
+        text.contains("src/bin/vulkan.rs:10:29: GH522 [review] `enumerate_physical_devices` chooses a card through Vulkan, which CUDA_VISIBLE_DEVICES does not filter"),
+        "{text}"
+    );
+    // The CUDA part got its header all the same.
+    let vulkan = std::fs::read_to_string(root.join("src/bin/vulkan.rs")).unwrap();
+    assert!(
+        vulkan.starts_with("// GPU selection (gpu-homogenize)"),
+        "{vulkan}"
+    );
+}

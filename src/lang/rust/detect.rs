@@ -147,9 +147,10 @@ fn env_block(ctx: &Context, m: &super::facts::MainFn) -> Option<Range<usize>> {
                     respect,
                 },
             );
-            ctx.source[m.body_start..]
+            let at = fix::env_at(ctx.source, m.body_start);
+            ctx.source[at..]
                 .starts_with(&text)
-                .then(|| m.body_start..m.body_start + text.len())
+                .then(|| at..at + text.len())
         })
 }
 
@@ -205,6 +206,21 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
         Some(FileRole::Module { programs, .. }) => !programs.is_empty(),
         None => facts.uses_gpu_crate || !facts.sinks.is_empty(),
     };
+    // A card chosen through another API, beside CUDA: the mask does not reach it.
+    for (at, row) in facts.foreign_choices.iter().filter(|_| gpu_code) {
+        let choice = &crate::knowledge::rust::FOREIGN_CHOICES[*row];
+        out.push(
+            Finding::new(
+                &FOREIGN_DEVICE,
+                at.clone(),
+                format!(
+                    "`{}` chooses a card through {}, which CUDA_VISIBLE_DEVICES does not filter",
+                    choice.call, choice.api
+                ),
+            )
+            .with_help(choice.help),
+        );
+    }
     for (at, what) in facts.multi_gpu_options.iter().filter(|_| gpu_code) {
         out.push(
             Finding::new(

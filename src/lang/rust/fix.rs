@@ -128,9 +128,21 @@ pub fn plan(
                 respect: super::Respect::of(ctx.policy),
             },
         );
-        push(Edit::insert(main.body_start, text));
+        push(Edit::insert(env_at(ctx.source, main.body_start), text));
     }
     edits
+}
+
+/// Where `main`'s env block starts: right after its `{`, or after the spaces that end that
+/// line, which stay on it (the inserted lines then end clean: `git diff --check`).
+pub fn env_at(source: &str, body_start: usize) -> usize {
+    let rest = &source[body_start..];
+    let blank = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    if rest[blank..].starts_with(['\n', '\r']) {
+        body_start + blank
+    } else {
+        body_start
+    }
 }
 
 /// A block whose every line the deletions take out becomes `{}`, as rustfmt writes an empty

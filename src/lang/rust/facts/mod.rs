@@ -183,6 +183,9 @@ pub struct Facts {
     /// `Device::Cuda(N)` in a pattern, N ≠ 0.
     pub patterns: Vec<(Range<usize>, u64)>,
     pub nvml_indices: Vec<(Range<usize>, u64)>,
+    /// Calls that choose a GPU through an API the CUDA mask does not govern (Vulkan, wgpu,
+    /// OpenCL): where, and the row of `knowledge::rust::FOREIGN_CHOICES`.
+    pub foreign_choices: Vec<(Range<usize>, usize)>,
     /// Device indices that several cards can take: a list of devices, an index computed from
     /// a rank or by arithmetic (`new_cuda(rank + 1)`): where, and what it is.
     pub computed_indices: Vec<(Range<usize>, String)>,
@@ -731,6 +734,9 @@ impl FactVisitor {
     }
 
     fn method_call(&mut self, call: &ExprMethodCall) {
+        if let Some(row) = crate::knowledge::rust::foreign_choice(&call.method.to_string()) {
+            self.facts.foreign_choices.push((range(call), row));
+        }
         if call.method == "env_clear" && call.args.is_empty() {
             for var in EnvVar::ALL {
                 self.child(call, "env_clear", var, None);
@@ -1372,6 +1378,12 @@ impl<'ast> Visit<'ast> for FactVisitor {
     }
 
     fn visit_expr_call(&mut self, call: &'ast ExprCall) {
+        if let Expr::Path(func) = call.func.as_ref() {
+            let last = func.path.segments.last().map(|s| s.ident.to_string());
+            if let Some(row) = last.and_then(|l| crate::knowledge::rust::foreign_choice(&l)) {
+                self.facts.foreign_choices.push((range(call), row));
+            }
+        }
         self.record_env(call, None);
         self.device_call(call);
         visit::visit_expr_call(self, call);

@@ -63,3 +63,15 @@ pub static NVML_INDEX: Rule = Rule {
     fix_why: "Display only: `device_by_index(N)` is a physical (PCI-order) index that the mask does not renumber; select the card by UUID or PCI bus id.",
     ..Rule::DEFAULT
 };
+
+pub static FOREIGN_DEVICE: Rule = Rule {
+    code: "GH522",
+    name: "rust-foreign-device-choice",
+    severity: Severity::Review,
+    summary: "a GPU program also chooses a card through Vulkan, wgpu or OpenCL, which CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER do not filter or reorder",
+    why: "The mask hides the forbidden card from CUDA only: Vulkan, wgpu and OpenCL list every card in their own order, so the first discrete GPU they give may be the forbidden one while CUDA runs on the target.",
+    example: "let physical = instance.enumerate_physical_devices()?.next().unwrap();",
+    fix: FixSafety::None,
+    fix_why: "Display only: which card the other API should take is the program's choice; match it to the CUDA device by UUID or PCI bus id.",
+    ..Rule::DEFAULT
+};

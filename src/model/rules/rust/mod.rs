@@ -28,6 +28,7 @@ pub static ALL: &[&Rule] = &[
     &MULTI_GPU,
     &DEVICE_INDEX_IN_LIBRARY,
     &NVML_INDEX,
+    &FOREIGN_DEVICE,
     &GPU_PROGRAM,
     &DEVICE_CONSTRUCTOR,
 ];
