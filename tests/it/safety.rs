@@ -55,6 +55,30 @@ fn files_in_unrelated_trees_are_an_error_not_root_slash() {
     assert_eq!(std::fs::read_to_string(a.path().join("a.py")).unwrap(), BAD);
 }
 
+/// From trial 57 (`scan ultralytics/utils/tqdm.py tests/test_cuda.py` in an unpacked sdist, no
+/// config and no `.git`): files of two folders of the working directory have that directory's
+/// folder holding both as their root, as ruff takes them; nothing above it.
+#[test]
+fn files_of_two_folders_of_the_working_directory_share_its_root() {
+    let top = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(top.path().join("a")).unwrap();
+    std::fs::create_dir_all(top.path().join("b")).unwrap();
+    std::fs::write(top.path().join("a/x.py"), BAD).unwrap();
+    std::fs::write(top.path().join("b/y.py"), BAD).unwrap();
+    let out =
+        run(gh(top.path()).args(["scan", "--no-cache", "--format", "json", "a/x.py", "b/y.py"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let mut paths: Vec<&str> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    assert_eq!(paths, ["a/x.py", "b/y.py"]);
+}
+
 #[test]
 fn hard_links_are_refused_and_not_counted_as_fixed() {
     let root = tree();

@@ -2,8 +2,10 @@
 //!
 //! The root is the directory holding the config (`gpu-homogenize.toml`, or a `pyproject.toml`
 //! with `[tool.gpu-homogenize]`), else the repository root (`.git`), else the one given
-//! directory that holds every given path. Never the common ancestor of unrelated paths: two
-//! files in unrelated trees would make `/` the root.
+//! directory that holds every given path, else the directory that holds them all when it lies
+//! in the working directory (`scan a/x.py b/y.py` from the tree's top, as ruff takes it).
+//! Never the common ancestor of paths outside the working directory: two files in unrelated
+//! trees would make `/` the root.
 
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
@@ -54,6 +56,15 @@ pub fn find_root(paths: &[PathBuf]) -> Result<PathBuf, RootError> {
             .min_by_key(|(_, s)| s.components().count())
             .map_or(first_start, |(_, s)| s);
         if let Some((other, _)) = given.iter().find(|(_, s)| !s.starts_with(shortest)) {
+            // Files of several folders of the directory the user works in: the folder that
+            // holds them all, never above the working directory.
+            let cwd = absolute(Path::new("."));
+            let common = shortest
+                .ancestors()
+                .find(|a| given.iter().all(|(_, s)| s.starts_with(a)));
+            if let Some(common) = common.filter(|c| c.starts_with(&cwd)) {
+                return Ok(common.to_path_buf());
+            }
             let holder = given
                 .iter()
                 .find(|(_, s)| s == shortest)
