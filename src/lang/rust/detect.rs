@@ -206,8 +206,14 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
         Some(FileRole::Module { programs, .. }) => !programs.is_empty(),
         None => facts.uses_gpu_crate || !facts.sinks.is_empty(),
     };
-    // A card chosen through another API, beside CUDA: the mask does not reach it.
-    for (at, row) in facts.foreign_choices.iter().filter(|_| gpu_code) {
+    // A card chosen through another API, beside CUDA, by the program's own code: the mask
+    // does not reach it. A library's backend (custos's wgpu device) is its caller's choice.
+    let program = match ctx.role {
+        Some(FileRole::Program { cuda, cpu, .. }) => cuda.is_some() && cpu.is_none(),
+        Some(_) => false,
+        None => facts.uses_gpu_crate,
+    };
+    for (at, row) in facts.foreign_choices.iter().filter(|_| program) {
         let choice = &crate::knowledge::rust::FOREIGN_CHOICES[*row];
         out.push(
             Finding::new(
