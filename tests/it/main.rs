@@ -24,6 +24,7 @@ mod one_plan;
 mod projects;
 mod proof;
 mod python_rules;
+mod registries;
 mod report;
 mod resources;
 mod rule_docs;

@@ -23,6 +23,7 @@ use crate::model::outcome::Language;
 
 pub(crate) mod launch;
 mod packaging;
+mod registry;
 use packaging::Projects;
 
 /// Why a file starts a process.
@@ -226,6 +227,10 @@ struct PyFile {
     /// For each of `dynamic_prefixes` a function loads: the top-level functions and classes
     /// whose code loads it (empty: not known), which load it when they run.
     dynamic_units: Vec<Vec<String>>,
+    /// For each of `dynamic_prefixes`: every load of it drops the module it returns
+    /// (`importlib.import_module("pkg.optim." + name)` as a statement), so the module is
+    /// loaded for what its code at import does (registering its classes), like an import.
+    dynamic_effect: Vec<bool>,
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
@@ -258,12 +263,15 @@ struct PyFile {
     units: Vec<LinkUnit>,
     /// The names its import-time code reads.
     import_refs: Box<[Name]>,
-    /// What its import-time code names without running it: the functions and classes a
-    /// decorator registers (`@app.route`, `@register("adam")`), which whoever holds the
-    /// registry runs once the process runs, and what it binds to another name (`Model =
-    /// DetectionModel`), which runs where that name is called; never while the module is
-    /// imported.
+    /// What its import-time code names without running it: what it binds to another name
+    /// (`Model = DetectionModel`), which runs where that name is called; never while the
+    /// module is imported.
     bound: Box<[Name]>,
+    /// The functions and classes a decorator registers (`@app.route`, `@register("adam")`),
+    /// which run where the registry is read ([`registry`]).
+    registered: Vec<registry::Registered>,
+    /// The names its module-level assignments bind, and what makes each value.
+    globals: Vec<registry::Global>,
     /// The names its `__main__` block reads.
     main_refs: Box<[Name]>,
 }
@@ -573,6 +581,8 @@ struct PyFacts {
     dynamic_in_function: Vec<bool>,
     /// Required: facts cached before it existed are a miss, made again.
     dynamic_units: Vec<Vec<String>>,
+    /// Required: facts cached before it existed are a miss, made again.
+    dynamic_effect: Vec<bool>,
     tests: bool,
     /// Read before this fact existed: taken as acting (what every script was then).
     #[serde(default = "acting")]
@@ -606,6 +616,11 @@ struct PyFacts {
     /// Required: facts cached before it existed held them in `import_refs`, and are a miss,
     /// made again.
     bound: Vec<String>,
+    /// Required (see [`PyFile::registered`]): facts cached before it existed held them in
+    /// `bound`, and are a miss, made again.
+    registered: Vec<registry::Registered>,
+    /// Required: facts cached before it existed are a miss, made again.
+    globals: Vec<registry::Global>,
     main_refs: Vec<String>,
 }
 
@@ -630,6 +645,7 @@ impl PyFile {
             dynamic_prefixes: f.dynamic_prefixes,
             dynamic_in_function: f.dynamic_in_function,
             dynamic_units: f.dynamic_units,
+            dynamic_effect: f.dynamic_effect,
             tests: f.tests,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
@@ -656,6 +672,8 @@ impl PyFile {
                 .collect(),
             import_refs: names.intern(f.import_refs),
             bound: names.intern(f.bound),
+            registered: f.registered,
+            globals: f.globals,
             main_refs: names.intern(f.main_refs),
         }
     }
@@ -714,7 +732,8 @@ fn parse_facts(
         };
         ruff_python_ast::visitor::Visitor::visit_stmt(&mut dynamic, stmt);
     }
-    let (dynamic_prefixes, dynamic_in_function, dynamic_units) = dynamic.entries_placed();
+    let (dynamic_prefixes, dynamic_in_function, dynamic_units, dynamic_effect) =
+        dynamic.entries_placed();
     let crate::lang::python::GpuSites {
         sites,
         hides,
@@ -778,6 +797,8 @@ fn parse_facts(
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
     let mut bound_refs = Vec::new();
+    let mut registered = Vec::new();
+    let mut globals = Vec::new();
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
     let mut gpu_acts_at_import = false;
@@ -790,32 +811,39 @@ fn parse_facts(
         let stmt = match piece {
             Piece::Stmt(stmt) => stmt,
             Piece::Expr(e) => {
-                let refs = refs_of_expr(e);
+                let mut refs = refs_of_expr(e);
                 let touches = touches(e.range(), &refs);
                 gpu_at_import |= touches;
                 gpu_acts_at_import |= touches;
                 queries_at_import |= sites_in(&queries, e.range()).next().is_some();
+                registry::mark_item_reads(registry::Code::Expr(e), &mut refs);
                 import_refs.extend(refs);
                 continue;
             }
         };
-        let refs = refs_of(stmt);
+        let mut refs = refs_of(stmt);
         let touches = touches(stmt.range(), &refs);
-        // A function a decorator registers (`@app.route`, `@registry.register`) is called by
-        // whoever holds the registry: it runs as if the module named it at import.
-        let registered = |decorators: &[ruff_python_ast::Decorator]| {
-            decorators
-                .iter()
-                .any(|d| !is_plain_decorator(&d.expression))
-        };
+        let framework_used = uses_framework(&refs);
+        registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
         let defined = match stmt {
             Stmt::FunctionDef(d) => Some((&d.name, &d.decorator_list)),
             Stmt::ClassDef(c) => Some((&c.name, &c.decorator_list)),
             _ => None,
         };
         if let Some((name, decorators)) = defined {
-            if registered(decorators) {
-                bound_refs.push(name.to_string());
+            // A function a decorator registers (`@app.route`, `@registry.register`) is called
+            // by whoever reads the registry (where the index knows it), else as if the module
+            // named it at import.
+            let by: Vec<String> = decorators
+                .iter()
+                .filter(|d| !is_plain_decorator(&d.expression))
+                .map(|d| registry::decorator_callee(&d.expression))
+                .collect();
+            if !by.is_empty() {
+                registered.push(registry::Registered {
+                    unit: name.to_string(),
+                    by,
+                });
             }
             units.push(Unit {
                 name: name.to_string(),
@@ -826,13 +854,33 @@ fn parse_facts(
                     sites_in(&sites, stmt.range()).any(|o| {
                         !framework_imports.iter().any(|i| i.contains(&o))
                             && !constants.iter().any(|c| c.contains(&o))
-                    }) || uses_framework(&refs)
+                    }) || framework_used
                 },
                 needs: needs_in(stmt.range()),
                 sets: sets_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
             });
+            // The methods a registry's dispatch calls on a class without an instance
+            // (`REGISTRY[name].add_args(parser)`), as units of their own: `Class.method`.
+            if let Stmt::ClassDef(c) = stmt {
+                for hook in registry::class_hooks(c) {
+                    let Stmt::FunctionDef(d) = hook else { continue };
+                    let mut refs = refs_of(hook);
+                    if sites_in(&sites, hook.range()).next().is_some() || uses_framework(&refs) {
+                        continue;
+                    }
+                    registry::mark_item_reads(registry::Code::Stmt(hook), &mut refs);
+                    units.push(Unit {
+                        name: format!("{name}.{}", d.name),
+                        function: true,
+                        needs: needs_in(hook.range()),
+                        sets: sets_in(hook.range()),
+                        refs,
+                        ..Unit::default()
+                    });
+                }
+            }
         } else if is_main_guard(stmt) {
             main_gpu |= touches;
             main_refs.extend(refs);
@@ -844,6 +892,7 @@ fn parse_facts(
             // GPU code a program may use, but running the file does nothing with it.
             gpu_acts_at_import |= touches && !is_constant(stmt);
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
+            globals.extend(registry::global_of(stmt));
             // `Model = DetectionModel`, `MODELS = {"a": A}`: names bound, nothing run.
             if binds_only(stmt) {
                 bound_refs.extend(refs);
@@ -862,6 +911,8 @@ fn parse_facts(
     let facts = PyFacts {
         sets_at_import,
         bound: bound_refs,
+        registered,
+        globals,
         gpu_at_import,
         gpu_acts_at_import,
         queries_at_import,
@@ -878,6 +929,7 @@ fn parse_facts(
         dynamic_prefixes,
         dynamic_in_function,
         dynamic_units,
+        dynamic_effect,
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -1638,6 +1690,13 @@ struct DynamicImports {
     /// Calls of the file's private functions (`_name`) by name: the callee, its positional
     /// arguments and its keywords, each a string literal or not.
     calls: Vec<NamedCall>,
+    /// The call a statement makes and drops the result of (`import_module(…)` alone on its
+    /// line), where the visit is in one.
+    dropped: Option<ruff_text_size::TextRange>,
+    /// The loads visited now keep the module they return.
+    keeps: bool,
+    /// The entries (and parameter-completed prefixes) some load keeps the module of.
+    kept: HashSet<String>,
 }
 
 /// A call of a function by name: the callee, its positional arguments and its keywords (each
@@ -1658,6 +1717,9 @@ impl DynamicImports {
     fn prefix(&mut self, prefix: String, rest: Option<&Expr>) {
         match rest.and_then(|e| self.parameter_of(e)) {
             Some((function, param, at)) => {
+                if self.keeps {
+                    self.kept.insert(prefix.clone());
+                }
                 let unit = self.unit.clone();
                 self.by_parameter.push((prefix, function, param, at, unit));
             }
@@ -1666,6 +1728,9 @@ impl DynamicImports {
     }
 
     fn load(&mut self, entry: String) {
+        if self.keeps {
+            self.kept.insert(entry.clone());
+        }
         if self.functions.is_empty() {
             self.at_import.insert(entry.clone());
         } else if let Some(unit) = &self.unit {
@@ -1678,11 +1743,17 @@ impl DynamicImports {
     }
 
     /// The modules the file loads by name (see [`Self::entries`]), each with whether only a
-    /// function of the file loads it (`false`: code at import may). A loader helper's loads
-    /// (`def load(name): import_module("pkg." + name)`) happen in the helper, whoever calls it.
-    fn entries_placed(mut self) -> (Vec<String>, Vec<bool>, Vec<Vec<String>>) {
+    /// function of the file loads it (`false`: code at import may), the functions that do,
+    /// and whether every load drops the module. A loader helper's loads (`def load(name):
+    /// import_module("pkg." + name)`) happen in the helper, whoever calls it.
+    fn entries_placed(mut self) -> (Vec<String>, Vec<bool>, Vec<Vec<String>>, Vec<bool>) {
         let at_import = std::mem::take(&mut self.at_import);
-        let (entries, units) = self.entries();
+        let (entries, units, kept) = self.entries();
+        // A folder scanned and loaded by path hands its modules on.
+        let effect = entries
+            .iter()
+            .map(|e| !e.starts_with("dir:") && !kept.contains(e))
+            .collect();
         let in_function = entries.iter().map(|e| !at_import.contains(e)).collect();
         let units = entries
             .iter()
@@ -1693,17 +1764,19 @@ impl DynamicImports {
                 names
             })
             .collect();
-        (entries, in_function, units)
+        (entries, in_function, units, effect)
     }
 
-    /// The entries, and for each load a function makes the top-level functions and classes
-    /// that make it.
-    fn entries(mut self) -> (Vec<String>, HashMap<String, Vec<String>>) {
+    /// The entries, for each load a function makes the top-level functions and classes that
+    /// make it, and the entries some load keeps the module of.
+    #[allow(clippy::type_complexity)]
+    fn entries(mut self) -> (Vec<String>, HashMap<String, Vec<String>>, HashSet<String>) {
         // A private loader helper (`_name`: by convention called only in its module) every
         // call of which names its module with a literal loads those modules only (whisperx's
         // `_lazy_import("asr")`); a public one (others may call it), one called with anything
         // else, or one never called here loads any module under its prefix.
         for (prefix, function, param, at, unit) in std::mem::take(&mut self.by_parameter) {
+            let kept = self.kept.contains(&prefix);
             let produced: Vec<String> = if !function.starts_with('_') {
                 vec![prefix]
             } else {
@@ -1729,6 +1802,9 @@ impl DynamicImports {
                         .collect()
                 }
             };
+            if kept {
+                self.kept.extend(produced.iter().cloned());
+            }
             // The loads happen in the helper, whoever calls it.
             if let Some(unit) = &unit {
                 for entry in &produced {
@@ -1746,7 +1822,7 @@ impl DynamicImports {
         }
         self.loaded.sort();
         self.loaded.dedup();
-        (self.loaded, self.units)
+        (self.loaded, self.units, self.kept)
     }
 }
 
@@ -1801,6 +1877,9 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
             self.functions.push((def.name.to_string(), params));
             ruff_python_ast::visitor::walk_stmt(self, stmt);
             self.functions.pop();
+        } else if let Stmt::Expr(e) = stmt {
+            self.dropped = matches!(e.value.as_ref(), Expr::Call(_)).then(|| e.value.range());
+            ruff_python_ast::visitor::walk_stmt(self, stmt);
         } else {
             ruff_python_ast::visitor::walk_stmt(self, stmt);
         }
@@ -1834,6 +1913,9 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
                 _ => "",
             };
             let loads = matches!(callee, "import_module" | "__import__");
+            if loads {
+                self.keeps = self.dropped != Some(call.range());
+            }
             if loads
                 || matches!(
                     callee,
@@ -2239,6 +2321,22 @@ fn link(
                 nearest(under_prefix, i)
             };
             because(i, &found, EdgeWhy::Loaded(d));
+            // A module loaded for what its code at import does (the module dropped: a registry
+            // that imports its plugins) runs like an import there, not whole.
+            let units = f.dynamic_units.get(d).filter(|u| !u.is_empty());
+            if f.dynamic_effect.get(d).copied().unwrap_or(false)
+                && (!in_function || units.is_some())
+            {
+                let at: Vec<Option<String>> = match units {
+                    Some(units) if in_function => units.iter().cloned().map(Some).collect(),
+                    _ => vec![None],
+                };
+                for unit in at {
+                    import_targets[i].push((unit, found.clone()));
+                }
+                targets.extend(found);
+                continue;
+            }
             if !in_function {
                 all_of.extend(found);
                 continue;
@@ -2311,7 +2409,9 @@ fn link(
     }
     let resolved: Vec<std::sync::Mutex<Resolved>> =
         (0..RESOLVED_SHARDS).map(|_| Default::default()).collect();
+    let registries = registry::Registries::find(&files, &lookup);
     let reach = || Reach {
+        registries: &registries,
         files: &files,
         whole: &whole,
         deferred: &deferred,
@@ -2715,6 +2815,9 @@ struct Reach<'r> {
     /// The walk in progress ([`Reach::first`]), by piece: the walk that reached it last and
     /// the piece that made it run; one array for every walk.
     walked: std::cell::RefCell<Walks>,
+    /// The tree's registries: what a read of one runs, the registered functions and classes of
+    /// none, and what registering functions store into.
+    registries: &'r registry::Registries,
 }
 
 /// Attributes of a function that run it: task and remote-call wrappers (Ray, Celery, Dask,
@@ -2743,6 +2846,9 @@ enum Live {
     Module(usize),
     Unit(usize, usize),
     Whole(usize),
+    /// A read of a registry of the tree ([`registry`]): its items run, in the modules that
+    /// registered them where the process runs those.
+    Registry(usize),
 }
 
 /// A program's walk: the entry, whether its process hides every card, the chain to the GPU
@@ -2824,11 +2930,27 @@ impl Live {
             Live::Module(j) => pieces_at[j],
             Live::Whole(j) => pieces_at[j] + 1,
             Live::Unit(j, u) => pieces_at[j] + 2 + u,
+            // After every file's pieces.
+            Live::Registry(k) => pieces_at.last().copied().unwrap_or(0) + k,
+        }
+    }
+
+    /// An order of pieces, for sorting a list of them.
+    fn sort_key(self) -> (u8, usize, usize) {
+        match self {
+            Live::Module(j) => (0, j, 0),
+            Live::Whole(j) => (1, j, 0),
+            Live::Unit(j, u) => (2, j, u),
+            Live::Registry(k) => (3, k, 0),
         }
     }
 
     /// The piece at `id` ([`Live::id`]).
     fn of_id(id: usize, pieces_at: &[usize]) -> Live {
+        let files_end = pieces_at.last().copied().unwrap_or(0);
+        if id >= files_end {
+            return Live::Registry(id - files_end);
+        }
         let j = pieces_at.partition_point(|&start| start <= id) - 1;
         match id - pieces_at[j] {
             0 => Live::Module(j),
@@ -2857,6 +2979,7 @@ impl Reach<'_> {
             Live::Module(j) => files[j].gpu_acts_at_import || files[j].queries_at_import,
             Live::Unit(j, u) => files[j].units[u].acts,
             Live::Whole(j) => files[j].gpu,
+            Live::Registry(_) => false,
         })
     }
 
@@ -2866,6 +2989,7 @@ impl Reach<'_> {
             Live::Module(j) => files[j].gpu_at_import,
             Live::Unit(j, u) => files[j].units[u].gpu,
             Live::Whole(j) => files[j].gpu,
+            Live::Registry(_) => false,
         }
     }
 
@@ -2947,7 +3071,7 @@ impl Reach<'_> {
         let (walk, live) = &mut *walked;
         *walk += 1;
         let walk = *walk;
-        let total = self.pieces_at.last().copied().unwrap_or(0);
+        let total = self.pieces_at.last().copied().unwrap_or(0) + self.registries.count();
         if live.len() < total {
             live.resize(total, (0, 0));
         }
@@ -3011,9 +3135,17 @@ impl Reach<'_> {
                         if hit(next) {
                             return chain(live, next);
                         }
+                        // What it registers in registries read already.
+                        for &(k, u) in self.registries.items_in(j) {
+                            if live[Live::Registry(k).id(ids)].0 == walk {
+                                pending.push((Live::Unit(j, u), Some(Live::Registry(k))));
+                            }
+                        }
                         work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
                         if !early {
                             work.extend(files[j].bound.iter().map(|r| (j, &**r, next)));
+                            let loose = self.registries.loose.get(j).into_iter().flatten();
+                            pending.extend(loose.map(|&u| (Live::Unit(j, u), Some(next))));
                         }
                         imported(j, None, false, next, &mut pending);
                         // At import, what only a function loads by name waits for a function
@@ -3035,7 +3167,18 @@ impl Reach<'_> {
                         if hit(next) {
                             return chain(live, next);
                         }
-                        work.extend(unit.refs.iter().map(|r| (j, &**r, next)));
+                        // A registering function's reads of what it stores into register.
+                        let writes = self.registries.writes.get(&(j, u));
+                        let stores = |r: &str| {
+                            let head = r.split('.').next().unwrap_or("").trim_end_matches("[]");
+                            writes.is_some_and(|w| w.iter().any(|n| n == head))
+                        };
+                        work.extend(
+                            unit.refs
+                                .iter()
+                                .filter(|r| !stores(r))
+                                .map(|r| (j, &**r, next)),
+                        );
                         pending.push((Live::Module(j), Some(next)));
                         imported(j, Some(&unit.name), false, next, &mut pending);
                         if at_import {
@@ -3049,6 +3192,14 @@ impl Reach<'_> {
                         for (_, loaded) in self.loads_in[j].iter().filter(|(n, _)| *n == unit.name)
                         {
                             pending.extend(loaded.iter().map(|&k| (Live::Whole(k), Some(next))));
+                        }
+                    }
+                    Live::Registry(k) => {
+                        // What the modules that ran so far registered.
+                        for &(j, u) in self.registries.items(k) {
+                            if live[Live::Module(j).id(ids)].0 == walk {
+                                pending.push((Live::Unit(j, u), Some(next)));
+                            }
                         }
                     }
                     Live::Whole(j) => {
@@ -3119,6 +3270,8 @@ impl Reach<'_> {
         let mut last_file = usize::MAX;
         for (n, l) in chain.iter().enumerate() {
             let (j, what) = match *l {
+                // Shown by the code that reads it and the item it runs.
+                Live::Registry(_) => continue,
                 Live::Module(j) => (j, None),
                 Live::Whole(j) => (j, None),
                 Live::Unit(j, u) => (j, Some(self.files[j].units[u].name.as_str())),
@@ -3150,6 +3303,17 @@ impl Reach<'_> {
         let f = &self.files[i];
         let Some(&head) = parts.first() else { return };
         if depth > 4 {
+            return;
+        }
+        // A registry's name: its items, as the read runs them.
+        if let Some(found) = self.registries.read(self.files, i, parts) {
+            out.extend(found);
+            return;
+        }
+        // A read that runs no item of a registry (`NAME[]`, `NAME[].attr`) of a name that is
+        // none: the name, as read.
+        if let Some(name) = head.split_once("[]").map(|(name, _)| name) {
+            self.resolve(i, &[name], depth, out);
             return;
         }
         if let Some(u) = f.units.iter().position(|u| u.name == head) {
@@ -3231,7 +3395,8 @@ impl Reach<'_> {
         for &j in &found {
             self.resolve(j, rest, depth + 1, out);
         }
-        let deeper = format!("{module}.{}", rest[0]);
+        // A submodule read without running an item (`x in pkg.sub[]`) is the submodule.
+        let deeper = format!("{module}.{}", rest[0].trim_end_matches("[]"));
         if !(self.lookup)(&deeper, from).is_empty() {
             self.in_module(from, &deeper, &rest[1..], depth + 1, out);
         }
