@@ -2787,6 +2787,66 @@ const HUBCONF: &str = "hubconf.py";
 /// The files a module name imported by file `from` resolves to.
 type Lookup<'a> = dyn Fn(&str, usize) -> Vec<usize> + Sync + 'a;
 
+/// One step of a name read in a file through the file's imports.
+enum Through<'a> {
+    /// The rest of the name, read in a module (`import a.b as h` for `h.x`, `from pkg import
+    /// sub` for `sub.x`): the module may be a file of the tree or a package's attribute.
+    Module(&'a str, &'a [&'a str]),
+    /// The name read again in a file of the tree (`from m import name`, `from m import *`).
+    File(usize, &'a [&'a str]),
+}
+
+/// Where a name `parts` (`head.rest…`) read in file `i` leads through `imports` of it, each
+/// step handed to `step`: `import a.b as h` binds `h` to `a.b`, `import a.b` binds `a`,
+/// `from m import x as h` binds `h` to `m.x` (a submodule, or a name of `m`), and `from m
+/// import *` every public name of `m`.
+fn through_imports<'f>(
+    f: &PyFile,
+    i: usize,
+    imports: impl Iterator<Item = &'f RawImport>,
+    parts: &[&str],
+    lookup: &Lookup,
+    mut step: impl FnMut(Through<'_>),
+) {
+    let Some(&head) = parts.first() else { return };
+    for imp in imports {
+        let Some(base) = import_base(f, imp) else {
+            continue;
+        };
+        if imp.names.is_empty() {
+            let local = imp.locals.first().map(String::as_str).unwrap_or("");
+            if local == head {
+                step(Through::Module(&base, &parts[1..]));
+            } else if local.is_empty() && base.split('.').next() == Some(head) {
+                step(Through::Module(head, &parts[1..]));
+            }
+            continue;
+        }
+        if imp.names.iter().any(|n| n == "*") {
+            for j in lookup(&base, i).into_iter().filter(|&j| j != i) {
+                step(Through::File(j, parts));
+            }
+        }
+        for (name, local) in imp.names.iter().zip(&imp.locals) {
+            if local != head {
+                continue;
+            }
+            let sub = if base.is_empty() {
+                name.clone()
+            } else {
+                format!("{base}.{name}")
+            };
+            step(Through::Module(&sub, &parts[1..]));
+            let read: Vec<&str> = std::iter::once(name.as_str())
+                .chain(parts[1..].iter().copied())
+                .collect();
+            for j in lookup(&base, i).into_iter().filter(|&j| j != i) {
+                step(Through::File(j, &read));
+            }
+        }
+    }
+}
+
 /// What runs in a program's process: the import-time code of every module it imports, the
 /// entry point's whole file, and the functions and classes that running code names — through
 /// its imports (`from helper import load`, `helper.load()`, a re-export), in turn. A module
@@ -3332,49 +3392,11 @@ impl Reach<'_> {
         // A name a package declares only for type checkers (`if TYPE_CHECKING: from .train
         // import sft_main`) is read from it all the same: a module that hands it out lazily
         // (transformers' `_LazyModule`, a PEP 562 `__getattr__`) imports it from there then.
-        for imp in f.imports.iter().chain(&f.typing_imports) {
-            let Some(base) = import_base(f, imp) else {
-                continue;
-            };
-            if imp.names.is_empty() {
-                // `import a.b as h` binds `h` to `a.b`; `import a.b` binds `a`.
-                let local = imp.locals.first().map(String::as_str).unwrap_or("");
-                if local == head {
-                    self.in_module(i, &base, &parts[1..], depth, out);
-                } else if local.is_empty() && base.split('.').next() == Some(head) {
-                    self.in_module(i, head, &parts[1..], depth, out);
-                }
-                continue;
-            }
-            // `from m import *` binds every public name of `m`: a name read here may be one.
-            if imp.names.iter().any(|n| n == "*") {
-                for j in (self.lookup)(&base, i) {
-                    if j != i {
-                        self.resolve(j, parts, depth + 1, out);
-                    }
-                }
-            }
-            for (name, local) in imp.names.iter().zip(&imp.locals) {
-                if local != head {
-                    continue;
-                }
-                // A submodule (`from pkg import sub`), or a name of the module.
-                let sub = if base.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{base}.{name}")
-                };
-                self.in_module(i, &sub, &parts[1..], depth, out);
-                let read: Vec<&str> = std::iter::once(name.as_str())
-                    .chain(parts[1..].iter().copied())
-                    .collect();
-                for j in (self.lookup)(&base, i) {
-                    if j != i {
-                        self.resolve(j, &read, depth + 1, out);
-                    }
-                }
-            }
-        }
+        let imports = f.imports.iter().chain(&f.typing_imports);
+        through_imports(f, i, imports, parts, self.lookup, |step| match step {
+            Through::Module(module, rest) => self.in_module(i, module, rest, depth, out),
+            Through::File(j, read) => self.resolve(j, read, depth + 1, out),
+        });
     }
 
     /// `rest` read from module `module` (as file `from` imports it): the module itself when

@@ -509,46 +509,19 @@ fn definition(tree: &Tree<'_>, i: usize, parts: &[&str], depth: usize, out: &mut
         ));
         return;
     }
-    for imp in &f.imports {
-        let Some(base) = super::import_base(f, imp) else {
-            continue;
-        };
-        if imp.names.is_empty() {
-            let local = imp.locals.first().map(String::as_str).unwrap_or("");
-            if local == head {
-                definition_in(tree, i, &base, &parts[1..], depth, out);
-            } else if local.is_empty() && base.split('.').next() == Some(head) {
-                definition_in(tree, i, head, &parts[1..], depth, out);
+    super::through_imports(
+        f,
+        i,
+        f.imports.iter(),
+        parts,
+        tree.lookup,
+        |step| match step {
+            super::Through::Module(module, rest) => {
+                definition_in(tree, i, module, rest, depth, out)
             }
-            continue;
-        }
-        if imp.names.iter().any(|n| n == "*") {
-            for j in (tree.lookup)(&base, i) {
-                if j != i {
-                    definition(tree, j, parts, depth + 1, out);
-                }
-            }
-        }
-        for (name, local) in imp.names.iter().zip(&imp.locals) {
-            if local != head {
-                continue;
-            }
-            let sub = if base.is_empty() {
-                name.clone()
-            } else {
-                format!("{base}.{name}")
-            };
-            definition_in(tree, i, &sub, &parts[1..], depth, out);
-            let read: Vec<&str> = std::iter::once(name.as_str())
-                .chain(parts[1..].iter().copied())
-                .collect();
-            for j in (tree.lookup)(&base, i) {
-                if j != i {
-                    definition(tree, j, &read, depth + 1, out);
-                }
-            }
-        }
-    }
+            super::Through::File(j, read) => definition(tree, j, read, depth + 1, out),
+        },
+    );
 }
 
 /// [`definition`] of `rest` read from module `module` (as file `from` imports it).
