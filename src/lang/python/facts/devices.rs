@@ -1173,6 +1173,22 @@ impl<'s> FactVisitor<'s> {
                     });
                 }
             }
+            // `vars(args)["gpu_id"]`, `getattr(args, "gpu_id")`: the option, as `args.gpu_id`.
+            Expr::Subscript(_) | Expr::Call(_) if self.keyed_option(expr).is_some() => {
+                let name = self.keyed_option(expr).unwrap_or_default();
+                if names_a_rank(name) {
+                    flow.rank = true;
+                    return;
+                }
+                let mut values = Vec::new();
+                self.option_value(name, expr, &mut values, flow);
+                if !values.is_empty() {
+                    flow.path.push((format!(".{name}"), range(expr)));
+                }
+                for (value, s) in values {
+                    self.resolve(value, s, depth + 1, list, flow);
+                }
+            }
             Expr::FString(f) => self.fstring(f, scope, depth, flow),
             Expr::Call(call) => self.resolve_call(call, scope, depth, flow),
             Expr::BinOp(op) if is_cuda_prefix(&op.left) => {
@@ -1302,22 +1318,7 @@ impl<'s> FactVisitor<'s> {
                 };
                 let mut values = scopes.attr_values(name, class);
                 if class.is_none() {
-                    if let Some(defaults) = scopes.argparse.get(name) {
-                        values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
-                    }
-                    // A card index the user gives at run time: what the launch scripts pass
-                    // (the old numbering, `--gpu-id 1`) selects no device under the mask.
-                    // Where a device may be named whole (`--device cpu`), only an option
-                    // named for a card (`--gpu`, `--gpu-id`) holds an index.
-                    let card = || {
-                        let lower = name.to_ascii_lowercase();
-                        crate::knowledge::CARD_WORDS
-                            .iter()
-                            .any(|w| lower.contains(w))
-                    };
-                    if (flow.index || (flow.spec && card())) && scopes.options.contains(name) {
-                        flow.cli = Some(self.source[range(expr)].to_string());
-                    }
+                    self.option_value(name, expr, &mut values, flow);
                 }
                 if values.is_empty() {
                     return;
@@ -1347,6 +1348,44 @@ impl<'s> FactVisitor<'s> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A read of a declared option in a form other than `args.name` ([`super::options::option_access`]).
+    fn keyed_option(&self, expr: &'s Expr) -> Option<&'s str> {
+        if !matches!(expr, Expr::Subscript(_) | Expr::Call(_)) {
+            return None;
+        }
+        let read = super::options::option_access(expr)?;
+        (!self.bindings.is(read.holder, "os.environ") && self.scopes().options.contains(read.dest))
+            .then_some(read.dest)
+    }
+
+    /// The values of option `name` read at `expr`: its argparse defaults; with none the tool
+    /// can read, the read itself when it holds a card index.
+    fn option_value(
+        &self,
+        name: &str,
+        expr: &Expr,
+        values: &mut Vec<(&'s Expr, Scope)>,
+        flow: &mut Flow,
+    ) {
+        let scopes = self.scopes();
+        if let Some(defaults) = scopes.argparse.get(name) {
+            values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
+        }
+        // A card index the user gives at run time: what the launch scripts pass
+        // (the old numbering, `--gpu-id 1`) selects no device under the mask.
+        // Where a device may be named whole (`--device cpu`), only an option
+        // named for a card (`--gpu`, `--gpu-id`) holds an index.
+        let card = || {
+            let lower = name.to_ascii_lowercase();
+            crate::knowledge::CARD_WORDS
+                .iter()
+                .any(|w| lower.contains(w))
+        };
+        if (flow.index || (flow.spec && card())) && scopes.options.contains(name) {
+            flow.cli = Some(self.source[range(expr)].to_string());
         }
     }
 
