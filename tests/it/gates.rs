@@ -481,3 +481,26 @@ fn flake8_imports_after_a_try_block_get_their_noqa_too() {
         expect: "import torch  # noqa: E402\n\ntry:\n    import yaml\nexcept ImportError:\n    yaml = None\n__version__ = \"1.0\"\nfrom torch.nn import Linear  # noqa: E402\n",
     });
 }
+
+/// From a trial on torch-fidelity: a write taken out of a function from between two blank
+/// lines left two blank lines there, which black and ruff format rewrite. The deletion takes
+/// one of them.
+#[test]
+fn black_and_ruff_format_a_write_deleted_between_blank_lines_leaves_one() {
+    let program = PROGRAM
+        .replace("import argparse\nimport sys\n", "import argparse\nimport os\nimport sys\n")
+        .replace(
+            "    args = parser.parse_args()\n",
+            "    args = parser.parse_args()\n\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\n",
+        );
+    check(Case {
+        name: "black + ruff format, a write between blank lines in main()",
+        config: &[("pyproject.toml", "[tool.black]\nline-length = 120\n")],
+        program,
+        gates: &[
+            ("black", &["--check", "-q", "."]),
+            ("ruff", &["format", "--check", "-q", "."]),
+        ],
+        expect: "    args = parser.parse_args()\n\n    model = torch.nn.Linear(4, 4)",
+    });
+}

@@ -13,9 +13,10 @@ use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
 use super::style::Indent;
 
+mod blank_lines;
 mod imports;
 use crate::base::edit::Edit;
-use crate::base::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
+use crate::base::lines::{line_end, line_ranges, line_start, next_line_start};
 use crate::model::finding::Finding;
 use imports::{drop_later_imports, header_chunk, noqa_e402, padded};
 
@@ -56,7 +57,7 @@ pub fn plan_minimal(input: &FixInput) -> Option<Result<Vec<Edit>, String>> {
             block.range.start <= stmt.start && stmt.end <= block.range.end
         };
         if removals.iter().any(holds) {
-            edits.push(Edit::delete(block_deletion(input.source, &block.range)));
+            edits.push(Edit::delete(block.range.clone()));
             covered.push(block.range.clone());
         }
     }
@@ -78,7 +79,7 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
             if Some(block.range.start) == site.as_ref().map(|s| s.start) {
                 continue;
             }
-            edits.push(Edit::delete(block_deletion(source, &block.range)));
+            edits.push(Edit::delete(block.range.clone()));
             covered.push(block.range.clone());
         }
         let at = site
@@ -158,6 +159,7 @@ fn finish(
     // Several effects of one statement share its removal: keep each edit once (linear).
     let mut seen = std::collections::HashSet::new();
     edits.retain(|e| seen.insert((e.range.start, e.range.end, e.replacement.clone())));
+    blank_lines::take_blank_lines(source, &mut edits);
     for e in &mut edits {
         e.replacement = input.encoding.render(&e.replacement)?;
     }
@@ -176,21 +178,6 @@ fn header_site(input: &FixInput) -> Option<Range<usize>> {
         .iter()
         .find(|b| b.range.start < first_import)
         .map(|b| b.range.clone())
-}
-
-/// A removed block takes one blank line with it when it sits between two blank lines.
-fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
-    let blank_before = block.start == 0 || {
-        let prev = prev_line_start(source, block.start);
-        source[prev..block.start].trim().is_empty()
-    };
-    let next_end = line_end(source, block.end);
-    let blank_after = block.end < source.len() && source[block.end..next_end].trim().is_empty();
-    if blank_before && blank_after {
-        block.start..next_line_start(source, block.end)
-    } else {
-        block.clone()
-    }
 }
 
 /// Where the header goes when the file has no configuration block to replace: after the
