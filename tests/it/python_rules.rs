@@ -1463,8 +1463,8 @@ fn a_card_number_from_nvidia_smi_given_to_cuda_is_for_review() {
     assert_eq!(
         smi,
         [
-            "torch.cuda.set_device(…) is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
-            ".to(…) is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
+            "torch.cuda.set_device(…) is given a card number as NVML and nvidia-smi count cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
+            ".to(…) is given a card number as NVML and nvidia-smi count cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
         ],
         "{:?}",
         found.findings()
@@ -1556,4 +1556,43 @@ fn a_keyed_read_of_a_card_option_is_an_index_from_the_command_line() {
             codes(&source)
         );
     }
+}
+
+/// From a trial on ultralytics' tests: cards picked by NVML index (`nvmlDeviceGetHandleByIndex`
+/// over `range(nvmlDeviceGetCount())`, every card in PCI order) used as CUDA indices were
+/// green. A list or loop over NVML's count is nvidia-smi's numbering: GH110, for review.
+#[test]
+fn a_card_number_counted_by_nvml_given_to_cuda_is_for_review() {
+    let dir = common::tree();
+    let root = dir.path();
+    common::write(root, "tests/conftest.py", "import torch\n");
+    common::write(
+        root,
+        "tests/test_cuda.py",
+        "import pynvml\nimport torch\n\npynvml.nvmlInit()\nIDLE = [i for i in range(pynvml.nvmlDeviceGetCount()) if pynvml.nvmlDeviceGetUtilizationRates(pynvml.nvmlDeviceGetHandleByIndex(i)).gpu < 30][:2]\n\n\ndef test_one():\n    torch.zeros(1, device=f\"cuda:{IDLE[0]}\")\n\n\ndef test_each():\n    for i in range(pynvml.nvmlDeviceGetCount()):\n        torch.cuda.set_device(i)\n",
+    );
+    let scan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
+    let test = common::file_in(&report, "tests/test_cuda.py");
+    assert_eq!(test["status"], "needs_review", "{}", scan.stdout);
+    let lines: Vec<(String, u64)> = test["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [("GH110".to_string(), 9), ("GH110".to_string(), 14)],
+        "{}",
+        scan.stdout
+    );
+    // A CUDA enumeration is CUDA's numbering.
+    let cuda = "import torch\n\nif __name__ == \"__main__\":\n    for i in range(torch.cuda.device_count()):\n        torch.cuda.set_device(i)\n";
+    assert!(!codes(cuda).contains(&"GH110"), "{:?}", codes(cuda));
 }

@@ -424,40 +424,9 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
-    /// Code in `within` runs `nvidia-smi` (a string of its command) or asks GPUtil for cards.
+    /// Code in `within` runs `nvidia-smi` (a string of its command), asks GPUtil for cards or
+    /// counts them with NVML.
     fn runs_smi(&self, within: Range<usize>) -> bool {
-        struct Smi<'b> {
-            bindings: &'b crate::lang::python::semantic::Bindings,
-            within: Range<usize>,
-            found: bool,
-        }
-        impl<'a> Visitor<'a> for Smi<'_> {
-            fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
-                let r = range(stmt);
-                // A docstring that names the tool runs nothing.
-                match stmt {
-                    _ if r.end <= self.within.start || self.within.end <= r.start => {}
-                    ruff_python_ast::Stmt::Expr(e) if e.value.is_string_literal_expr() => {}
-                    _ => walk_stmt(self, stmt),
-                }
-            }
-
-            fn visit_expr(&mut self, expr: &'a Expr) {
-                match expr {
-                    Expr::StringLiteral(s) => {
-                        self.found |= s.value.to_str().contains("nvidia-smi");
-                    }
-                    Expr::Call(c) => {
-                        self.found |= self
-                            .bindings
-                            .qualified(&c.func)
-                            .is_some_and(|n| n.starts_with("GPUtil.get"));
-                    }
-                    _ => {}
-                }
-                walk_expr(self, expr);
-            }
-        }
         let mut smi = Smi {
             bindings: &self.bindings,
             within: within.clone(),
@@ -469,6 +438,18 @@ impl<'s> FactVisitor<'s> {
                 smi.visit_stmt(stmt);
             }
         }
+        smi.found
+    }
+
+    /// What a loop or comprehension iterates over counts every card in PCI order (the mask
+    /// ignored): `range(pynvml.nvmlDeviceGetCount())`, `GPUtil.getGPUs()`, `nvidia-smi` output.
+    fn lists_smi(&self, iter: &Expr) -> bool {
+        let mut smi = Smi {
+            bindings: &self.bindings,
+            within: range(iter),
+            found: false,
+        };
+        smi.visit_expr(iter);
         smi.found
     }
 
@@ -1213,6 +1194,16 @@ impl<'s> FactVisitor<'s> {
                 self.resolve(&op.right, scope, depth + 1, false, flow);
                 flow.after_cuda = was;
             }
+            // `[i for i in range(pynvml.nvmlDeviceGetCount()) if …]`: cards as NVML numbers them.
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::Generator(_) => {
+                let generators = match expr {
+                    Expr::ListComp(c) => &c.generators,
+                    Expr::SetComp(c) => &c.generators,
+                    Expr::Generator(c) => &c.generators,
+                    _ => unreachable!(),
+                };
+                flow.smi |= generators.iter().any(|g| self.lists_smi(&g.iter));
+            }
             Expr::If(ifexp) => {
                 self.resolve(&ifexp.body, scope, depth + 1, list, flow);
                 self.resolve(&ifexp.orelse, scope, depth + 1, list, flow);
@@ -1260,6 +1251,15 @@ impl<'s> FactVisitor<'s> {
                     .filter(|&n| n > 1)
                 {
                     flow.multi = n;
+                    return;
+                }
+                // `for i in range(pynvml.nvmlDeviceGetCount())`: every card, in PCI order.
+                if self
+                    .scopes()
+                    .loop_iter(id, range(expr).start)
+                    .is_some_and(|iter| self.lists_smi(iter))
+                {
+                    flow.smi = true;
                     return;
                 }
                 if let Some(f) = self.scopes().param_of(id, scope) {
@@ -1340,12 +1340,14 @@ impl<'s> FactVisitor<'s> {
                 if let Expr::StringLiteral(key) = sub.slice.as_ref() {
                     self.dict_value(&sub.value, key.value.to_str(), scope, depth, flow);
                 }
-                // `GPUtil.getFirstAvailable()[0]`, `free_gpus()[0]`: one of the cards it lists.
-                if let Expr::Call(c) = sub.value.as_ref() {
-                    let mut listed = Flow::default();
-                    self.resolve_call(c, scope, depth + 1, &mut listed);
-                    flow.smi |= listed.smi;
+                // `GPUtil.getFirstAvailable()[0]`, `free_gpus()[0]`, `idle[0]` with `idle` a
+                // list of NVML indices: one of the cards it lists.
+                let mut listed = Flow::default();
+                match sub.value.as_ref() {
+                    Expr::Call(c) => self.resolve_call(c, scope, depth + 1, &mut listed),
+                    container => self.resolve(container, scope, depth + 1, false, &mut listed),
                 }
+                flow.smi |= listed.smi;
             }
             _ => {}
         }
@@ -1885,6 +1887,41 @@ impl<'a> Visitor<'a> for NoneChecks<'_> {
                     }
                 }
             }
+        }
+        walk_expr(self, expr);
+    }
+}
+
+/// Finds what numbers cards as NVML does (every card, PCI order): a string of the
+/// `nvidia-smi` command, a GPUtil query, NVML's count of cards.
+struct Smi<'b> {
+    bindings: &'b crate::lang::python::semantic::Bindings,
+    within: Range<usize>,
+    found: bool,
+}
+
+impl<'a> Visitor<'a> for Smi<'_> {
+    fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
+        let r = range(stmt);
+        // A docstring that names the tool runs nothing.
+        match stmt {
+            _ if r.end <= self.within.start || self.within.end <= r.start => {}
+            ruff_python_ast::Stmt::Expr(e) if e.value.is_string_literal_expr() => {}
+            _ => walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::StringLiteral(s) => {
+                self.found |= s.value.to_str().contains("nvidia-smi");
+            }
+            Expr::Call(c) => {
+                self.found |= self.bindings.qualified(&c.func).is_some_and(|n| {
+                    n.starts_with("GPUtil.get") || n.ends_with("nvmlDeviceGetCount")
+                });
+            }
+            _ => {}
         }
         walk_expr(self, expr);
     }
