@@ -13,10 +13,10 @@ use super::encoding::Encoding;
 use super::facts::{Facts, TopKind};
 use super::style::Indent;
 
-mod blank_lines;
 mod imports;
 use crate::base::edit::Edit;
 use crate::base::lines::{line_end, line_ranges, line_start, next_line_start};
+use crate::lang::removal::with_blank_lines;
 use crate::model::finding::Finding;
 use imports::{drop_later_imports, header_chunk, noqa_e402, padded};
 
@@ -57,7 +57,10 @@ pub fn plan_minimal(input: &FixInput) -> Option<Result<Vec<Edit>, String>> {
             block.range.start <= stmt.start && stmt.end <= block.range.end
         };
         if removals.iter().any(holds) {
-            edits.push(Edit::delete(block.range.clone()));
+            edits.push(Edit::delete(with_blank_lines(
+                input.source,
+                block.range.clone(),
+            )));
             covered.push(block.range.clone());
         }
     }
@@ -79,7 +82,7 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
             if Some(block.range.start) == site.as_ref().map(|s| s.start) {
                 continue;
             }
-            edits.push(Edit::delete(block.range.clone()));
+            edits.push(Edit::delete(with_blank_lines(source, block.range.clone())));
             covered.push(block.range.clone());
         }
         let at = site
@@ -159,7 +162,6 @@ fn finish(
     // Several effects of one statement share its removal: keep each edit once (linear).
     let mut seen = std::collections::HashSet::new();
     edits.retain(|e| seen.insert((e.range.start, e.range.end, e.replacement.clone())));
-    blank_lines::take_blank_lines(source, &mut edits);
     for e in &mut edits {
         e.replacement = input.encoding.render(&e.replacement)?;
     }
