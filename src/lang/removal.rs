@@ -4,14 +4,35 @@
 use std::ops::Range;
 
 use crate::base::edit::Edit;
-use crate::base::lines::{line_end, line_start, next_line_start};
+use crate::base::lines::{line_end, line_start, next_line_start, prev_line_start};
 
 /// Remove the statement at `stmt`: its whole line, trailing comment and line ending included.
 /// With `as_pass`, replace it by `pass` instead (its block would otherwise be empty).
 /// `None` when the statement shares its line with other code (`a = 1; os.environ[...] = ...`,
 /// `if x: os.environ[...] = ...`) or continues with a backslash.
 pub fn removal_edit(source: &str, stmt: Range<usize>, as_pass: bool) -> Option<Edit> {
-    remove_line(source, stmt, as_pass.then_some("pass"), "#")
+    let mut edit = remove_line(source, stmt, as_pass.then_some("pass"), "#")?;
+    if edit.replacement.is_empty() {
+        edit.range = with_blank_lines(source, edit.range);
+    }
+    Some(edit)
+}
+
+/// A deletion of whole lines between blank lines, as black and ruff format leave it: with
+/// `above` blank lines over it and `below` under it, `min(above, below)` of those under it go
+/// too, so the larger gap stays (one in a function), never their sum; at the start of the file
+/// one, at its end those above. Any other range is returned as is.
+pub fn with_blank_lines(source: &str, range: Range<usize>) -> Range<usize> {
+    let whole_lines = !range.is_empty()
+        && line_start(source, range.start) == range.start
+        && (range.end == source.len() || line_start(source, range.end) == range.end);
+    match whole_lines
+        .then(|| blank_lines_to_take(source, &range))
+        .flatten()
+    {
+        Some(taken) => range.start.min(taken.start)..range.end.max(taken.end),
+        None => range,
+    }
 }
 
 /// The language-neutral form: `comment` starts a trailing comment (`#`, `//`), and
@@ -70,6 +91,33 @@ pub fn remove_line(
         line_start
     };
     Some(Edit::delete(start..next_line_start(source, stmt.end)))
+}
+
+/// The blank lines a deletion of `run` (whole lines) takes with it, if any.
+fn blank_lines_to_take(source: &str, run: &Range<usize>) -> Option<Range<usize>> {
+    let is_blank = |start: usize| source[start..line_end(source, start)].trim().is_empty();
+    let mut above = Vec::new();
+    let mut at = run.start;
+    while at > 0 {
+        let prev = prev_line_start(source, at);
+        if !is_blank(prev) {
+            break;
+        }
+        above.push(prev);
+        at = prev;
+    }
+    if run.end >= source.len() {
+        // The last lines of the file: the blank lines above them would end it.
+        return above.last().map(|&first| first..run.start);
+    }
+    let mut below = Vec::new();
+    let mut at = run.end;
+    while at < source.len() && is_blank(at) {
+        at = next_line_start(source, at);
+        below.push(at);
+    }
+    let take = if run.start == 0 { 1 } else { above.len() }.min(below.len());
+    (take > 0).then(|| run.end..below[take - 1])
 }
 
 /// Delete the items flagged `true` from a comma-separated list (dict items, keyword
@@ -175,6 +223,33 @@ mod tests {
             remove("a = 1\nos.putenv('X', '0')", "os.putenv('X', '0')", false).unwrap(),
             "a = 1\n"
         );
+    }
+
+    fn delete(source: &str, line: &str) -> String {
+        let start = source.find(line).unwrap();
+        let edit = removal_edit(source, start..start + line.len(), false).unwrap();
+        apply(source, &[edit]).unwrap()
+    }
+
+    #[test]
+    fn one_blank_line_left_between_blank_lines() {
+        let src = "def f():\n    a = 1\n\n    x = 2\n\n    b = 3\n";
+        assert_eq!(delete(src, "x = 2"), "def f():\n    a = 1\n\n    b = 3\n");
+        let crlf = "a = 1\r\n\r\nx = 2\r\n\r\nb = 3\r\n";
+        assert_eq!(delete(crlf, "x = 2"), "a = 1\r\n\r\nb = 3\r\n");
+    }
+
+    #[test]
+    fn the_larger_gap_stays_at_module_level() {
+        let src = "a = 1\n\n\nx = 2\n\n\ndef f():\n    pass\n";
+        assert_eq!(delete(src, "x = 2"), "a = 1\n\n\ndef f():\n    pass\n");
+        let one_side = "a = 1\nx = 2\n\nb = 3\n";
+        assert_eq!(delete(one_side, "x = 2"), "a = 1\n\nb = 3\n");
+    }
+
+    #[test]
+    fn the_last_lines_take_the_blank_lines_above() {
+        assert_eq!(delete("a = 1\n\nx = 2\n", "x = 2"), "a = 1\n");
     }
 
     #[test]

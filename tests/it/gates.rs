@@ -461,3 +461,46 @@ fn each_directory_gets_its_nearest_ruff_config() {
         "{legacy}"
     );
 }
+
+/// From a trial on xtuner: flake8's E402 lets imports follow a top-level `try: import …
+/// except ImportError:` block (and `if`, `with`, a dunder assignment); after the header they
+/// are below code, so each gets its `noqa: E402` (only the first import got one).
+#[test]
+fn flake8_imports_after_a_try_block_get_their_noqa_too() {
+    let program = PROGRAM
+        .replace(
+            "import torch\n",
+            "import torch\n\ntry:\n    import yaml\nexcept ImportError:\n    yaml = None\n__version__ = \"1.0\"\nfrom torch.nn import Linear\n",
+        )
+        .replace("    return 0\n", "    print(yaml, Linear)\n    return 0\n");
+    check(Case {
+        name: "flake8, imports after a try/except ImportError block",
+        config: &[("setup.cfg", "[flake8]\nmax-line-length = 119\n")],
+        program,
+        gates: &[("flake8", &["."])],
+        expect: "import torch  # noqa: E402\n\ntry:\n    import yaml\nexcept ImportError:\n    yaml = None\n__version__ = \"1.0\"\nfrom torch.nn import Linear  # noqa: E402\n",
+    });
+}
+
+/// From a trial on torch-fidelity: a write taken out of a function from between two blank
+/// lines left two blank lines there, which black and ruff format rewrite. The deletion takes
+/// one of them.
+#[test]
+fn black_and_ruff_format_a_write_deleted_between_blank_lines_leaves_one() {
+    let program = PROGRAM
+        .replace("import argparse\nimport sys\n", "import argparse\nimport os\nimport sys\n")
+        .replace(
+            "    args = parser.parse_args()\n",
+            "    args = parser.parse_args()\n\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\n",
+        );
+    check(Case {
+        name: "black + ruff format, a write between blank lines in main()",
+        config: &[("pyproject.toml", "[tool.black]\nline-length = 120\n")],
+        program,
+        gates: &[
+            ("black", &["--check", "-q", "."]),
+            ("ruff", &["format", "--check", "-q", "."]),
+        ],
+        expect: "    args = parser.parse_args()\n\n    model = torch.nn.Linear(4, 4)",
+    });
+}

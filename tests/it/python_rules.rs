@@ -1463,10 +1463,136 @@ fn a_card_number_from_nvidia_smi_given_to_cuda_is_for_review() {
     assert_eq!(
         smi,
         [
-            "torch.cuda.set_device(…) is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
-            ".to(…) is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
+            "torch.cuda.set_device(…) is given a card number as NVML and nvidia-smi count cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
+            ".to(…) is given a card number as NVML and nvidia-smi count cards (all of them, PCI order): CUDA has only device 0 under mask '1'",
         ],
         "{:?}",
         found.findings()
     );
+}
+
+/// The codes of one file's findings in a JSON report.
+fn json_codes(report: &serde_json::Value, rel: &str) -> Vec<String> {
+    common::file_in(report, rel)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// From a trial on torch-fidelity: a mask option read as `vars(parser.parse_args())["gpu"]`
+/// was no command-line mask; its write went as a safe GH002/GH005 fix, leaving `--gpu` parsed
+/// and ignored, and the file green. Every way of reading an option's value is one read: the
+/// write is GH017, and after the fix the option that selects nothing is GH014, for review.
+#[test]
+fn a_mask_option_read_through_a_dict_of_the_namespace_is_from_the_command_line() {
+    let reads = [
+        ("args = vars(parser.parse_args())", "args[\"gpu\"]"),
+        (
+            "args = parser.parse_args()\n    opts = vars(args)",
+            "opts.get(\"gpu\")",
+        ),
+        ("args = parser.parse_args()", "getattr(args, \"gpu\")"),
+        ("args = parser.parse_args()", "args.__dict__[\"gpu\"]"),
+        ("args = parser.parse_args()", "vars(args)[\"gpu\"]"),
+    ];
+    for (parse, read) in reads {
+        let dir = common::tree();
+        let root = dir.path();
+        common::write(
+            root,
+            "cli.py",
+            &format!("import argparse\nimport os\n\nimport torch\n\n\ndef main():\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"-g\", \"--gpu\", default=None, type=str)\n    {parse}\n    if {read} is not None:\n        os.environ[\"CUDA_VISIBLE_DEVICES\"] = {read}\n    print(torch.zeros(1, device=\"cuda\"))\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+        let scan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+        let report: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
+        assert!(
+            json_codes(&report, "cli.py").contains(&"GH017".to_string()),
+            "{read}: {}",
+            scan.stdout
+        );
+        let fix = common::run(common::gh(root).args([
+            "fix",
+            "--gpu",
+            "off",
+            "--no-cache",
+            "--no-journal",
+            ".",
+        ]));
+        assert_eq!(fix.code, 1, "{read}: {}{}", fix.stdout, fix.stderr);
+        let rescan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+        let report: serde_json::Value = serde_json::from_str(&rescan.stdout).unwrap();
+        assert_eq!(rescan.code, 1, "{read}: {}", rescan.stdout);
+        assert_eq!(
+            common::file_in(&report, "cli.py")["status"],
+            "needs_review",
+            "{read}: {}",
+            rescan.stdout
+        );
+        assert_eq!(
+            json_codes(&report, "cli.py"),
+            ["GH014"],
+            "{read}: {}",
+            rescan.stdout
+        );
+    }
+}
+
+/// A keyed read of a card option with no default (`vars(args)["gpu_id"]`, `.get`,
+/// `getattr`) given to CUDA is a card index from the command line (GH112), as `args.gpu_id` is.
+#[test]
+fn a_keyed_read_of_a_card_option_is_an_index_from_the_command_line() {
+    for read in [
+        "args.gpu_id",
+        "vars(args)[\"gpu_id\"]",
+        "vars(args).get(\"gpu_id\")",
+        "getattr(args, \"gpu_id\")",
+    ] {
+        let source = format!("import argparse\n\nimport torch\n\nif __name__ == \"__main__\":\n    parser = argparse.ArgumentParser()\n    parser.add_argument(\"--gpu-id\", type=int)\n    args = parser.parse_args()\n    torch.cuda.set_device({read})\n");
+        assert!(
+            codes(&source).contains(&"GH112"),
+            "{read}: {:?}",
+            codes(&source)
+        );
+    }
+}
+
+/// From a trial on ultralytics' tests: cards picked by NVML index (`nvmlDeviceGetHandleByIndex`
+/// over `range(nvmlDeviceGetCount())`, every card in PCI order) used as CUDA indices were
+/// green. A list or loop over NVML's count is nvidia-smi's numbering: GH110, for review.
+#[test]
+fn a_card_number_counted_by_nvml_given_to_cuda_is_for_review() {
+    let dir = common::tree();
+    let root = dir.path();
+    common::write(root, "tests/conftest.py", "import torch\n");
+    common::write(
+        root,
+        "tests/test_cuda.py",
+        "import pynvml\nimport torch\n\npynvml.nvmlInit()\nIDLE = [i for i in range(pynvml.nvmlDeviceGetCount()) if pynvml.nvmlDeviceGetUtilizationRates(pynvml.nvmlDeviceGetHandleByIndex(i)).gpu < 30][:2]\n\n\ndef test_one():\n    torch.zeros(1, device=f\"cuda:{IDLE[0]}\")\n\n\ndef test_each():\n    for i in range(pynvml.nvmlDeviceGetCount()):\n        torch.cuda.set_device(i)\n",
+    );
+    let scan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let report: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
+    let test = common::file_in(&report, "tests/test_cuda.py");
+    assert_eq!(test["status"], "needs_review", "{}", scan.stdout);
+    let lines: Vec<(String, u64)> = test["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [("GH110".to_string(), 9), ("GH110".to_string(), 14)],
+        "{}",
+        scan.stdout
+    );
+    // A CUDA enumeration is CUDA's numbering.
+    let cuda = "import torch\n\nif __name__ == \"__main__\":\n    for i in range(torch.cuda.device_count()):\n        torch.cuda.set_device(i)\n";
+    assert!(!codes(cuda).contains(&"GH110"), "{:?}", codes(cuda));
 }

@@ -771,9 +771,9 @@ fn nvml_findings(facts: &Facts, policy: &Policy, out: &mut Vec<Finding>) {
                 Finding::new(
                     &NVML_CUDA_INDEX,
                     n.at.clone(),
-                    format!("{} is given a card number as nvidia-smi counts cards (all of them, PCI order): CUDA has only device 0 under mask '{}'", n.call, policy.visible_devices),
+                    format!("{} is given a card number as NVML and nvidia-smi count cards (all of them, PCI order): CUDA has only device 0 under mask '{}'", n.call, policy.visible_devices),
                 )
-                .with_help("nvidia-smi and GPUtil ignore CUDA_VISIBLE_DEVICES: pick among the policy's cards (CUDA device 0), or map the card by PCI bus id or UUID"),
+                .with_help("NVML, nvidia-smi and GPUtil ignore CUDA_VISIBLE_DEVICES: pick among the policy's cards (CUDA device 0), or map the card by PCI bus id or UUID"),
             ),
             None if n.from_cuda => out.push(
                 Finding::new(

@@ -15,7 +15,8 @@ use super::style::Indent;
 
 mod imports;
 use crate::base::edit::Edit;
-use crate::base::lines::{line_end, line_ranges, line_start, next_line_start, prev_line_start};
+use crate::base::lines::{line_end, line_ranges, line_start, next_line_start};
+use crate::lang::removal::with_blank_lines;
 use crate::model::finding::Finding;
 use imports::{drop_later_imports, header_chunk, noqa_e402, padded};
 
@@ -56,7 +57,10 @@ pub fn plan_minimal(input: &FixInput) -> Option<Result<Vec<Edit>, String>> {
             block.range.start <= stmt.start && stmt.end <= block.range.end
         };
         if removals.iter().any(holds) {
-            edits.push(Edit::delete(block_deletion(input.source, &block.range)));
+            edits.push(Edit::delete(with_blank_lines(
+                input.source,
+                block.range.clone(),
+            )));
             covered.push(block.range.clone());
         }
     }
@@ -78,7 +82,7 @@ pub fn plan(input: &FixInput) -> Result<Vec<Edit>, String> {
             if Some(block.range.start) == site.as_ref().map(|s| s.start) {
                 continue;
             }
-            edits.push(Edit::delete(block_deletion(source, &block.range)));
+            edits.push(Edit::delete(with_blank_lines(source, block.range.clone())));
             covered.push(block.range.clone());
         }
         let at = site
@@ -176,21 +180,6 @@ fn header_site(input: &FixInput) -> Option<Range<usize>> {
         .iter()
         .find(|b| b.range.start < first_import)
         .map(|b| b.range.clone())
-}
-
-/// A removed block takes one blank line with it when it sits between two blank lines.
-fn block_deletion(source: &str, block: &Range<usize>) -> Range<usize> {
-    let blank_before = block.start == 0 || {
-        let prev = prev_line_start(source, block.start);
-        source[prev..block.start].trim().is_empty()
-    };
-    let next_end = line_end(source, block.end);
-    let blank_after = block.end < source.len() && source[block.end..next_end].trim().is_empty();
-    if blank_before && blank_after {
-        block.start..next_line_start(source, block.end)
-    } else {
-        block.clone()
-    }
 }
 
 /// Where the header goes when the file has no configuration block to replace: after the

@@ -51,8 +51,9 @@ pub fn late_futures(source: &str, body: &[Stmt]) -> Option<Finding> {
         let r = range(stmt);
         let removal = removal_edit(source, r.clone(), false)?;
         // A future alone on its line moves with its comment; one that shares a line, alone.
-        let text = if removal.range.start == line_start(source, r.start) {
-            source[removal.range.clone()].to_string()
+        // (Its lines only: the blank lines the removal takes stay where they were.)
+        let text = if removal.range.start <= line_start(source, r.start) {
+            source[line_start(source, r.start)..next_line_start(source, r.end)].to_string()
         } else {
             source[r].to_string()
         };

@@ -424,40 +424,9 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
-    /// Code in `within` runs `nvidia-smi` (a string of its command) or asks GPUtil for cards.
+    /// Code in `within` runs `nvidia-smi` (a string of its command), asks GPUtil for cards or
+    /// counts them with NVML.
     fn runs_smi(&self, within: Range<usize>) -> bool {
-        struct Smi<'b> {
-            bindings: &'b crate::lang::python::semantic::Bindings,
-            within: Range<usize>,
-            found: bool,
-        }
-        impl<'a> Visitor<'a> for Smi<'_> {
-            fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
-                let r = range(stmt);
-                // A docstring that names the tool runs nothing.
-                match stmt {
-                    _ if r.end <= self.within.start || self.within.end <= r.start => {}
-                    ruff_python_ast::Stmt::Expr(e) if e.value.is_string_literal_expr() => {}
-                    _ => walk_stmt(self, stmt),
-                }
-            }
-
-            fn visit_expr(&mut self, expr: &'a Expr) {
-                match expr {
-                    Expr::StringLiteral(s) => {
-                        self.found |= s.value.to_str().contains("nvidia-smi");
-                    }
-                    Expr::Call(c) => {
-                        self.found |= self
-                            .bindings
-                            .qualified(&c.func)
-                            .is_some_and(|n| n.starts_with("GPUtil.get"));
-                    }
-                    _ => {}
-                }
-                walk_expr(self, expr);
-            }
-        }
         let mut smi = Smi {
             bindings: &self.bindings,
             within: within.clone(),
@@ -469,6 +438,18 @@ impl<'s> FactVisitor<'s> {
                 smi.visit_stmt(stmt);
             }
         }
+        smi.found
+    }
+
+    /// What a loop or comprehension iterates over counts every card in PCI order (the mask
+    /// ignored): `range(pynvml.nvmlDeviceGetCount())`, `GPUtil.getGPUs()`, `nvidia-smi` output.
+    fn lists_smi(&self, iter: &Expr) -> bool {
+        let mut smi = Smi {
+            bindings: &self.bindings,
+            within: range(iter),
+            found: false,
+        };
+        smi.visit_expr(iter);
         smi.found
     }
 
@@ -1173,6 +1154,22 @@ impl<'s> FactVisitor<'s> {
                     });
                 }
             }
+            // `vars(args)["gpu_id"]`, `getattr(args, "gpu_id")`: the option, as `args.gpu_id`.
+            Expr::Subscript(_) | Expr::Call(_) if self.keyed_option(expr).is_some() => {
+                let name = self.keyed_option(expr).unwrap_or_default();
+                if names_a_rank(name) {
+                    flow.rank = true;
+                    return;
+                }
+                let mut values = Vec::new();
+                self.option_value(name, expr, &mut values, flow);
+                if !values.is_empty() {
+                    flow.path.push((format!(".{name}"), range(expr)));
+                }
+                for (value, s) in values {
+                    self.resolve(value, s, depth + 1, list, flow);
+                }
+            }
             Expr::FString(f) => self.fstring(f, scope, depth, flow),
             Expr::Call(call) => self.resolve_call(call, scope, depth, flow),
             Expr::BinOp(op) if is_cuda_prefix(&op.left) => {
@@ -1196,6 +1193,16 @@ impl<'s> FactVisitor<'s> {
                 let was = std::mem::replace(&mut flow.after_cuda, true);
                 self.resolve(&op.right, scope, depth + 1, false, flow);
                 flow.after_cuda = was;
+            }
+            // `[i for i in range(pynvml.nvmlDeviceGetCount()) if …]`: cards as NVML numbers them.
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::Generator(_) => {
+                let generators = match expr {
+                    Expr::ListComp(c) => &c.generators,
+                    Expr::SetComp(c) => &c.generators,
+                    Expr::Generator(c) => &c.generators,
+                    _ => unreachable!(),
+                };
+                flow.smi |= generators.iter().any(|g| self.lists_smi(&g.iter));
             }
             Expr::If(ifexp) => {
                 self.resolve(&ifexp.body, scope, depth + 1, list, flow);
@@ -1244,6 +1251,15 @@ impl<'s> FactVisitor<'s> {
                     .filter(|&n| n > 1)
                 {
                     flow.multi = n;
+                    return;
+                }
+                // `for i in range(pynvml.nvmlDeviceGetCount())`: every card, in PCI order.
+                if self
+                    .scopes()
+                    .loop_iter(id, range(expr).start)
+                    .is_some_and(|iter| self.lists_smi(iter))
+                {
+                    flow.smi = true;
                     return;
                 }
                 if let Some(f) = self.scopes().param_of(id, scope) {
@@ -1302,22 +1318,7 @@ impl<'s> FactVisitor<'s> {
                 };
                 let mut values = scopes.attr_values(name, class);
                 if class.is_none() {
-                    if let Some(defaults) = scopes.argparse.get(name) {
-                        values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
-                    }
-                    // A card index the user gives at run time: what the launch scripts pass
-                    // (the old numbering, `--gpu-id 1`) selects no device under the mask.
-                    // Where a device may be named whole (`--device cpu`), only an option
-                    // named for a card (`--gpu`, `--gpu-id`) holds an index.
-                    let card = || {
-                        let lower = name.to_ascii_lowercase();
-                        crate::knowledge::CARD_WORDS
-                            .iter()
-                            .any(|w| lower.contains(w))
-                    };
-                    if (flow.index || (flow.spec && card())) && scopes.options.contains(name) {
-                        flow.cli = Some(self.source[range(expr)].to_string());
-                    }
+                    self.option_value(name, expr, &mut values, flow);
                 }
                 if values.is_empty() {
                     return;
@@ -1339,14 +1340,54 @@ impl<'s> FactVisitor<'s> {
                 if let Expr::StringLiteral(key) = sub.slice.as_ref() {
                     self.dict_value(&sub.value, key.value.to_str(), scope, depth, flow);
                 }
-                // `GPUtil.getFirstAvailable()[0]`, `free_gpus()[0]`: one of the cards it lists.
-                if let Expr::Call(c) = sub.value.as_ref() {
-                    let mut listed = Flow::default();
-                    self.resolve_call(c, scope, depth + 1, &mut listed);
-                    flow.smi |= listed.smi;
+                // `GPUtil.getFirstAvailable()[0]`, `free_gpus()[0]`, `idle[0]` with `idle` a
+                // list of NVML indices: one of the cards it lists.
+                let mut listed = Flow::default();
+                match sub.value.as_ref() {
+                    Expr::Call(c) => self.resolve_call(c, scope, depth + 1, &mut listed),
+                    container => self.resolve(container, scope, depth + 1, false, &mut listed),
                 }
+                flow.smi |= listed.smi;
             }
             _ => {}
+        }
+    }
+
+    /// A read of a declared option in a form other than `args.name` ([`super::options::option_access`]).
+    fn keyed_option(&self, expr: &'s Expr) -> Option<&'s str> {
+        if !matches!(expr, Expr::Subscript(_) | Expr::Call(_)) {
+            return None;
+        }
+        let read = super::options::option_access(expr)?;
+        (!self.bindings.is(read.holder, "os.environ") && self.scopes().options.contains(read.dest))
+            .then_some(read.dest)
+    }
+
+    /// The values of option `name` read at `expr`: its argparse defaults; with none the tool
+    /// can read, the read itself when it holds a card index.
+    fn option_value(
+        &self,
+        name: &str,
+        expr: &Expr,
+        values: &mut Vec<(&'s Expr, Scope)>,
+        flow: &mut Flow,
+    ) {
+        let scopes = self.scopes();
+        if let Some(defaults) = scopes.argparse.get(name) {
+            values.extend(defaults.iter().map(|d| (*d, Scope::Module)));
+        }
+        // A card index the user gives at run time: what the launch scripts pass
+        // (the old numbering, `--gpu-id 1`) selects no device under the mask.
+        // Where a device may be named whole (`--device cpu`), only an option
+        // named for a card (`--gpu`, `--gpu-id`) holds an index.
+        let card = || {
+            let lower = name.to_ascii_lowercase();
+            crate::knowledge::CARD_WORDS
+                .iter()
+                .any(|w| lower.contains(w))
+        };
+        if (flow.index || (flow.spec && card())) && scopes.options.contains(name) {
+            flow.cli = Some(self.source[range(expr)].to_string());
         }
     }
 
@@ -1846,6 +1887,41 @@ impl<'a> Visitor<'a> for NoneChecks<'_> {
                     }
                 }
             }
+        }
+        walk_expr(self, expr);
+    }
+}
+
+/// Finds what numbers cards as NVML does (every card, PCI order): a string of the
+/// `nvidia-smi` command, a GPUtil query, NVML's count of cards.
+struct Smi<'b> {
+    bindings: &'b crate::lang::python::semantic::Bindings,
+    within: Range<usize>,
+    found: bool,
+}
+
+impl<'a> Visitor<'a> for Smi<'_> {
+    fn visit_stmt(&mut self, stmt: &'a ruff_python_ast::Stmt) {
+        let r = range(stmt);
+        // A docstring that names the tool runs nothing.
+        match stmt {
+            _ if r.end <= self.within.start || self.within.end <= r.start => {}
+            ruff_python_ast::Stmt::Expr(e) if e.value.is_string_literal_expr() => {}
+            _ => walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::StringLiteral(s) => {
+                self.found |= s.value.to_str().contains("nvidia-smi");
+            }
+            Expr::Call(c) => {
+                self.found |= self.bindings.qualified(&c.func).is_some_and(|n| {
+                    n.starts_with("GPUtil.get") || n.ends_with("nvmlDeviceGetCount")
+                });
+            }
+            _ => {}
         }
         walk_expr(self, expr);
     }

@@ -8,7 +8,7 @@ use std::ops::Range;
 use ruff_python_ast::visitor::Visitor;
 use ruff_python_ast::{Expr, ExprCall, Keyword, Stmt};
 
-use super::{range, EnvEffect, EnvKey, EnvOp, FactVisitor, Val};
+use super::{options, range, EnvEffect, EnvKey, EnvOp, FactVisitor, Val};
 use crate::base::edit::Edit;
 use crate::knowledge::python::{CHILD_ENV_CALLS, SHELL_CALLS};
 use crate::lang::removal::{delete_items, removal_edit};
@@ -669,6 +669,12 @@ impl<'s> FactVisitor<'s> {
 
     fn reads_only(&self, expr: &Expr) -> bool {
         match expr {
+            // `getattr(args, "gpu")`, `vars(args)["gpu"]`, `opts.get("gpu")`: an option read.
+            Expr::Call(_) | Expr::Subscript(_)
+                if options::option_access(expr).is_some_and(|r| self.reads_only(r.holder)) =>
+            {
+                true
+            }
             Expr::StringLiteral(_) | Expr::NumberLiteral(_) | Expr::NoneLiteral(_) => true,
             Expr::BooleanLiteral(_) | Expr::Name(_) | Expr::Attribute(_) => true,
             Expr::Compare(c) => {
@@ -862,12 +868,7 @@ impl<'s> FactVisitor<'s> {
     fn option_leaf(&self, expr: &Expr, depth: usize) -> Option<Option<String>> {
         let text = || Some(self.source[range(expr)].to_string());
         match expr {
-            Expr::Attribute(a)
-                if self.scopes().options.contains(a.attr.as_str())
-                    || self.is_namespace(&a.value, depth) =>
-            {
-                Some(text())
-            }
+            _ if self.reads_option(expr, depth) => Some(text()),
             Expr::Subscript(sub) if self.bindings.is(&sub.value, "sys.argv") => Some(text()),
             Expr::Name(n) if depth < 4 => {
                 let scopes = self.scopes();
@@ -883,23 +884,49 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
-    /// A name bound to `parser.parse_args()` (or the first of `parse_known_args()`).
-    fn is_namespace(&self, expr: &Expr, depth: usize) -> bool {
+    /// `expr` reads a parsed option's value, in any form ([`options::option_access`]): an
+    /// option the file declares, or any attribute or key of the parsed namespace.
+    fn reads_option(&self, expr: &Expr, depth: usize) -> bool {
+        let Some(read) = options::option_access(expr) else {
+            return false;
+        };
+        if self.bindings.is(read.holder, "os.environ") {
+            return false;
+        }
+        self.scopes().options.contains(read.dest)
+            || if read.dict {
+                self.is_namespace_dict(read.holder, depth)
+            } else {
+                self.is_namespace(read.holder, depth)
+            }
+    }
+
+    /// A name bound to `vars(args)` / `args.__dict__` of a parsed namespace.
+    fn is_namespace_dict(&self, expr: &Expr, depth: usize) -> bool {
         let Expr::Name(n) = expr else { return false };
         if depth >= 4 {
             return false;
         }
-        let parsed = |value: &Expr| {
-            let call = match value {
-                Expr::Call(c) => c,
-                Expr::Subscript(s) => match s.value.as_ref() {
-                    Expr::Call(c) => c,
-                    _ => return false,
-                },
-                _ => return false,
-            };
-            matches!(call.func.as_ref(), Expr::Attribute(a) if matches!(a.attr.as_str(), "parse_args" | "parse_known_args"))
-        };
+        let scopes = self.scopes();
+        let scope = scopes.scope_at(range(expr).start);
+        scopes.lookup(n.id.as_str(), scope).is_some_and(|values| {
+            values.iter().any(|(v, _)| {
+                options::namespace_of_dict(v).is_some_and(|ns| self.is_namespace(ns, depth + 1))
+            })
+        })
+    }
+
+    /// A name bound to `parser.parse_args()` (or the first of `parse_known_args()`), or that
+    /// call itself.
+    fn is_namespace(&self, expr: &Expr, depth: usize) -> bool {
+        let parsed = options::parses_args;
+        if matches!(expr, Expr::Call(_)) {
+            return parsed(expr);
+        }
+        let Expr::Name(n) = expr else { return false };
+        if depth >= 4 {
+            return false;
+        }
         let scopes = self.scopes();
         let scope = scopes.scope_at(range(expr).start);
         scopes

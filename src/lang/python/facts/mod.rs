@@ -681,7 +681,10 @@ impl FactVisitor<'_> {
             let [write] = writes.as_slice() else { continue };
             for e in self.facts.effects.iter_mut() {
                 if e.stmt == *write && !e.child && e.removal.is_some() {
-                    e.removal = Some(vec![Edit::delete(block.range.clone())]);
+                    e.removal = Some(vec![Edit::delete(crate::lang::removal::with_blank_lines(
+                        self.source,
+                        block.range.clone(),
+                    ))]);
                 }
             }
         }

@@ -11,6 +11,88 @@ use ruff_text_size::Ranged;
 
 use super::literals::is_echo;
 
+/// A read of a parsed option's value, in any of the forms argparse code writes it: the holder
+/// is the namespace (`args.gpu`, `getattr(args, "gpu")`, `vars(args)["gpu"]`,
+/// `args.__dict__.get("gpu")`) or, with `dict`, a name that may hold `vars(args)`
+/// (`args_dict["gpu"]`, `args_dict.get("gpu")`), which the caller judges.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionAccess<'e> {
+    pub holder: &'e Expr,
+    pub dict: bool,
+    pub dest: &'e str,
+}
+
+pub fn option_access(expr: &Expr) -> Option<OptionAccess<'_>> {
+    match expr {
+        Expr::Attribute(a) if a.attr.as_str() != "__dict__" => Some(OptionAccess {
+            holder: &a.value,
+            dict: false,
+            dest: a.attr.as_str(),
+        }),
+        Expr::Subscript(s) => match s.slice.as_ref() {
+            Expr::StringLiteral(k) => keyed(&s.value, k.value.to_str()),
+            _ => None,
+        },
+        Expr::Call(c) => {
+            let (first, key) = match &c.arguments.args[..] {
+                [first, Expr::StringLiteral(k)] | [first, Expr::StringLiteral(k), _] => {
+                    (Some(first), k)
+                }
+                [Expr::StringLiteral(k)] | [Expr::StringLiteral(k), _] => (None, k),
+                _ => return None,
+            };
+            match (c.func.as_ref(), first) {
+                (Expr::Name(f), Some(holder)) if f.id.as_str() == "getattr" => Some(OptionAccess {
+                    holder,
+                    dict: false,
+                    dest: key.value.to_str(),
+                }),
+                (Expr::Attribute(f), None) if f.attr.as_str() == "get" => {
+                    keyed(&f.value, key.value.to_str())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `D["dest"]`, `D.get("dest")`: the namespace itself when D is `vars(args)`.
+fn keyed<'e>(holder: &'e Expr, dest: &'e str) -> Option<OptionAccess<'e>> {
+    let (holder, dict) = match namespace_of_dict(holder) {
+        Some(ns) => (ns, false),
+        None => (holder, true),
+    };
+    Some(OptionAccess { holder, dict, dest })
+}
+
+/// `parser.parse_args()`, `parser.parse_known_args()` (or its first item): the namespace.
+pub fn parses_args(expr: &Expr) -> bool {
+    let call = match expr {
+        Expr::Call(c) => c,
+        Expr::Subscript(s) => match s.value.as_ref() {
+            Expr::Call(c) => c,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    matches!(call.func.as_ref(), Expr::Attribute(a) if matches!(a.attr.as_str(), "parse_args" | "parse_known_args"))
+}
+
+/// The namespace a dict of it is made from: `vars(args)`, `args.__dict__`.
+pub fn namespace_of_dict(expr: &Expr) -> Option<&Expr> {
+    match expr {
+        Expr::Call(c) if c.arguments.keywords.is_empty() => {
+            match (c.func.as_ref(), &c.arguments.args[..]) {
+                (Expr::Name(f), [ns]) if f.id.as_str() == "vars" => Some(ns),
+                _ => None,
+            }
+        }
+        Expr::Attribute(a) if a.attr.as_str() == "__dict__" => Some(&a.value),
+        _ => None,
+    }
+}
+
 /// A device option whose value reaches nothing but output.
 #[derive(Debug, Clone)]
 pub struct IdleOption {
@@ -110,12 +192,46 @@ fn declared(call: &ruff_python_ast::ExprCall) -> Option<IdleOption> {
     })
 }
 
+impl<'a> Options {
+    /// `args["gpu"]`, `args.get("gpu")`, `getattr(args, "gpu")`: a read of the option as
+    /// `args.gpu` is, the namespace not handed on.
+    fn keyed_read(&mut self, expr: &'a Expr, read: OptionAccess<'a>) {
+        if self.echo == 0 {
+            *self.reads.entry(read.dest.to_string()).or_default() += 1;
+        }
+        if !matches!(read.holder, Expr::Name(_)) && !parses_args(read.holder) {
+            self.visit_expr(read.holder);
+        }
+        if let Expr::Call(c) = expr {
+            for arg in &c.arguments.args {
+                if !std::ptr::eq(arg, read.holder) {
+                    self.visit_expr(arg);
+                }
+            }
+        }
+    }
+}
+
 impl<'a> Visitor<'a> for Options {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         if let Stmt::FunctionDef(d) = stmt {
             self.local_fns.insert(d.name.to_string());
         }
         if let Stmt::Assign(a) = stmt {
+            // `args = vars(parser.parse_args())`, `d = vars(args)`: a dict of the namespace,
+            // whose keys are read as its attributes are.
+            let dict_of = namespace_of_dict(&a.value).filter(|ns| {
+                parses_args(ns)
+                    || matches!(ns, Expr::Name(n) if self.namespaces.contains(n.id.as_str()))
+            });
+            if dict_of.is_some() {
+                for t in &a.targets {
+                    if let Expr::Name(n) = t {
+                        self.namespaces.insert(n.id.to_string());
+                    }
+                }
+                return;
+            }
             if let Expr::Call(c) = a.value.as_ref() {
                 if let Expr::Attribute(f) = c.func.as_ref() {
                     if matches!(f.attr.as_str(), "parse_args" | "parse_known_args") {
@@ -140,6 +256,10 @@ impl<'a> Visitor<'a> for Options {
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
+        if let (Expr::Subscript(_) | Expr::Call(_), Some(read)) = (expr, option_access(expr)) {
+            self.keyed_read(expr, read);
+            return;
+        }
         match expr {
             Expr::Call(c) => {
                 if let Some(option) = declared(c) {

@@ -122,14 +122,19 @@ fn sorted_import_site(input: &FixInput, at: usize, module: &str) -> Option<(usiz
     Some((at, format!("{import}{gap}")))
 }
 
-/// For a project gated by flake8: `# noqa: E402` on the module-level imports right after the
-/// header (up to the first statement that is not an import: those after it were E402 already).
+/// For a project gated by flake8: `# noqa: E402` on the module-level imports after the header,
+/// up to the first statement after which pycodestyle reports them anyway (those were E402
+/// already): a `try`/`if`/`with` block or a dunder assignment between imports is not one.
 /// The marker goes right after the statement, before a comment the line already has; a line
 /// with a `noqa` of its own is left as it is.
 pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
     let source = input.source;
+    let mut seen_string = input.facts.docstring.is_some();
     for (r, kind) in input.facts.top.iter().filter(|(r, _)| r.start >= at) {
         if !matches!(kind, TopKind::Import(_) | TopKind::StdlibImport(_)) {
+            if imports_may_follow(&source[r.clone()], &mut seen_string) {
+                continue;
+            }
             break;
         }
         let end = line_end(source, r.end);
@@ -190,6 +195,46 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
             edits.push(Edit::insert(at, marker.to_string()));
         }
     }
+}
+
+/// pycodestyle's E402 test (`module_imports_on_top_of_file`) for a module-level statement that
+/// is not an import: imports after it stay "at the top" when it opens with one of its keywords
+/// (as a prefix, as pycodestyle reads it), assigns a dunder (`__all__ = …`), or is the first
+/// string (a docstring; the header's own lines are not one).
+fn imports_may_follow(stmt: &str, seen_string: &mut bool) -> bool {
+    const KEYWORDS: [&str; 7] = ["try", "except", "else", "finally", "with", "if", "elif"];
+    if KEYWORDS.iter().any(|k| stmt.starts_with(k)) || is_dunder_assignment(stmt) {
+        return true;
+    }
+    let unprefixed = stmt.strip_prefix(['u', 'U', 'b', 'B']).unwrap_or(stmt);
+    let unprefixed = unprefixed.strip_prefix(['r', 'R']).unwrap_or(unprefixed);
+    if unprefixed.starts_with(['"', '\'']) && !*seen_string {
+        *seen_string = true;
+        return true;
+    }
+    false
+}
+
+/// `__all__ = …`, `__version__: str = …` (pycodestyle's `^__([^\s]+)__(?::\s*[a-zA-Z.]+)? = `).
+fn is_dunder_assignment(stmt: &str) -> bool {
+    let Some(rest) = stmt.strip_prefix("__") else {
+        return false;
+    };
+    let name_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+    // The longest `__name__` the regex's greedy `[^\s]+` can take, then the annotation.
+    (3..=name_end)
+        .rev()
+        .filter(|&i| rest.is_char_boundary(i) && rest[..i].ends_with("__"))
+        .any(|i| {
+            let after = &rest[i..];
+            let after = match after.strip_prefix(':') {
+                Some(a) => a
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '.'),
+                None => after,
+            };
+            after.starts_with(" = ")
+        })
 }
 
 /// `from m import a, b as c` written as black writes it when it is too long, with the marker
