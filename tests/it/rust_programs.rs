@@ -1909,3 +1909,61 @@ fn crates_named_for_cuda_and_arrayfire_make_gpu_programs() {
         "program: a test binary that reaches no CUDA crate the tool models"
     );
 }
+
+/// A command-line option whose default is a device spec (`default_value = "cuda:1"`), parsed
+/// into the index (`.trim_start_matches("cuda:").parse()`, a `fn parse_device(&str)` of the
+/// file): the default's digits are remapped with the mask the same fix writes ("cuda:0"), and
+/// reviewed where no mask is written; never a green file whose default run asks for card 1.
+#[test]
+fn an_options_device_spec_default_parsed_into_an_index_is_remapped_with_its_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ocr\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\nort = { version = \"2.0.0-rc.10\", features = [\"cuda\"] }\ntokio = { version = \"1\", features = [\"full\"] }\n");
+    let args = "use clap::Parser;\nuse ort::execution_providers::CUDAExecutionProvider;\n\n#[derive(Parser)]\nstruct Args {\n    /// Device (cpu, cuda:N)\n    #[arg(long, default_value = \"cuda:1\")]\n    device: String,\n}\n\n";
+    write(root, "src/main.rs", &format!("{args}fn main() -> ort::Result<()> {{\n    let args = Args::parse();\n    let id: i32 = args.device.trim_start_matches(\"cuda:\").parse().unwrap();\n    let _s = ort::session::Session::builder()?\n        .with_execution_providers([CUDAExecutionProvider::default().with_device_id(id).build()])?\n        .commit_from_file(\"model.onnx\")?;\n    Ok(())\n}}\n"));
+    let helper = "fn parse_device(device: &str) -> Option<i32> {\n    device.strip_prefix(\"cuda:\").map(|id| id.parse().unwrap())\n}\n\n";
+    let body = "    let args = Args::parse();\n    let mut builder = ort::session::Session::builder()?;\n    if let Some(id) = parse_device(&args.device) {\n        builder = builder.with_execution_providers([CUDAExecutionProvider::default().with_device_id(id).build()])?;\n    }\n    let _s = builder.commit_from_file(\"model.onnx\")?;\n    Ok(())\n}\n";
+    write(
+        root,
+        "src/bin/helper.rs",
+        &format!("{args}{helper}fn main() -> ort::Result<()> {{\n{body}"),
+    );
+    // A main under an attribute gets no env block (GH509): its index stays, for review.
+    write(
+        root,
+        "src/bin/served.rs",
+        &format!("{args}{helper}#[show_image::main]\nfn main() -> ort::Result<()> {{\n{body}"),
+    );
+    // A default that names no card index chooses nothing to remap.
+    write(
+        root,
+        "src/bin/auto.rs",
+        &format!(
+            "{}{helper}fn main() -> ort::Result<()> {{\n{body}",
+            args.replace("cuda:1", "auto")
+        ),
+    );
+    let (_, text) = statuses(root);
+    assert!(text.contains("src/main.rs:15:84: GH511 [*] .with_device_id(…) selects device 1 through `id` (line 13), parsed from the default of the `device` option (line 7), device 0 under mask '1'"), "{text}");
+    assert!(text.contains("src/bin/helper.rs:19:101: GH511 [*] .with_device_id(…) selects device 1 through `id` (line 18), parsed from the default of the `device` option (line 7)"), "{text}");
+    assert!(text.contains("src/bin/served.rs:20:101: GH514 [review] .with_device_id(…) selects device 1 through `id` (line 19), parsed from the default of the `device` option (line 7), device 0 under mask '1'; but `main` runs under `#[show_image::main]`"), "{text}");
+    assert!(!text.contains("src/bin/auto.rs:19"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    for (file, default) in [
+        ("src/main.rs", "cuda:0"),
+        ("src/bin/helper.rs", "cuda:0"),
+        ("src/bin/served.rs", "cuda:1"),
+        ("src/bin/auto.rs", "auto"),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            text.contains(&format!("#[arg(long, default_value = \"{default}\")]")),
+            "{file}: {text}"
+        );
+    }
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/main.rs"], "compliant", "{text}");
+    assert_eq!(status["src/bin/helper.rs"], "compliant", "{text}");
+    assert_eq!(status["src/bin/served.rs"], "needs_review", "{text}");
+    assert_eq!(status["src/bin/auto.rs"], "compliant", "{text}");
+}
