@@ -14,17 +14,18 @@ pub fn expand(items: &[syn::Item]) -> Option<Vec<syn::Item>> {
     for (k, item) in items.iter().enumerate() {
         let written = match item {
             syn::Item::Macro(m) if m.ident.is_none() => tests_of(&m.mac),
-            syn::Item::Mod(m) => m
-                .content
-                .as_ref()
-                .and_then(|(_, inner)| expand(inner))
-                .map(|inner| {
-                    let mut m = m.clone();
-                    if let Some((_, content)) = &mut m.content {
-                        *content = inner;
-                    }
-                    vec![syn::Item::Mod(m)]
-                }),
+            syn::Item::Mod(m) => {
+                m.content
+                    .as_ref()
+                    .and_then(|(_, inner)| expand(inner))
+                    .map(|inner| {
+                        let mut m = m.clone();
+                        if let Some((_, content)) = &mut m.content {
+                            *content = inner;
+                        }
+                        vec![syn::Item::Mod(m)]
+                    })
+            }
             _ => None,
         };
         match (written, &mut out) {
