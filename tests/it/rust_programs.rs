@@ -1965,4 +1965,139 @@ fn a_card_chosen_through_vulkan_wgpu_or_opencl_beside_cuda_is_for_review() {
         vulkan.starts_with("// GPU selection (gpu-homogenize)"),
         "{vulkan}"
     );
+
+/// A command-line option whose default is a device spec (`default_value = "cuda:1"`), parsed
+/// into the index (`.trim_start_matches("cuda:").parse()`, a `fn parse_device(&str)` of the
+/// file): the default's digits are remapped with the mask the same fix writes ("cuda:0"), and
+/// reviewed where no mask is written; never a green file whose default run asks for card 1.
+#[test]
+fn an_options_device_spec_default_parsed_into_an_index_is_remapped_with_its_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ocr\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nclap = { version = \"4\", features = [\"derive\"] }\nort = { version = \"2.0.0-rc.10\", features = [\"cuda\"] }\ntokio = { version = \"1\", features = [\"full\"] }\n");
+    let args = "use clap::Parser;\nuse ort::execution_providers::CUDAExecutionProvider;\n\n#[derive(Parser)]\nstruct Args {\n    /// Device (cpu, cuda:N)\n    #[arg(long, default_value = \"cuda:1\")]\n    device: String,\n}\n\n";
+    write(root, "src/main.rs", &format!("{args}fn main() -> ort::Result<()> {{\n    let args = Args::parse();\n    let id: i32 = args.device.trim_start_matches(\"cuda:\").parse().unwrap();\n    let _s = ort::session::Session::builder()?\n        .with_execution_providers([CUDAExecutionProvider::default().with_device_id(id).build()])?\n        .commit_from_file(\"model.onnx\")?;\n    Ok(())\n}}\n"));
+    let helper = "fn parse_device(device: &str) -> Option<i32> {\n    device.strip_prefix(\"cuda:\").map(|id| id.parse().unwrap())\n}\n\n";
+    let body = "    let args = Args::parse();\n    let mut builder = ort::session::Session::builder()?;\n    if let Some(id) = parse_device(&args.device) {\n        builder = builder.with_execution_providers([CUDAExecutionProvider::default().with_device_id(id).build()])?;\n    }\n    let _s = builder.commit_from_file(\"model.onnx\")?;\n    Ok(())\n}\n";
+    write(
+        root,
+        "src/bin/helper.rs",
+        &format!("{args}{helper}fn main() -> ort::Result<()> {{\n{body}"),
+    );
+    // A main under an attribute gets no env block (GH509): its index stays, for review.
+    write(
+        root,
+        "src/bin/served.rs",
+        &format!("{args}{helper}#[show_image::main]\nfn main() -> ort::Result<()> {{\n{body}"),
+    );
+    // A default that names no card index chooses nothing to remap.
+    write(
+        root,
+        "src/bin/auto.rs",
+        &format!(
+            "{}{helper}fn main() -> ort::Result<()> {{\n{body}",
+            args.replace("cuda:1", "auto")
+        ),
+    );
+    let (_, text) = statuses(root);
+    assert!(text.contains("src/main.rs:15:84: GH511 [*] .with_device_id(…) selects device 1 through `id` (line 13), parsed from the default of the `device` option (line 7), device 0 under mask '1'"), "{text}");
+    assert!(text.contains("src/bin/helper.rs:19:101: GH511 [*] .with_device_id(…) selects device 1 through `id` (line 18), parsed from the default of the `device` option (line 7)"), "{text}");
+    assert!(text.contains("src/bin/served.rs:20:101: GH514 [review] .with_device_id(…) selects device 1 through `id` (line 19), parsed from the default of the `device` option (line 7), device 0 under mask '1'; but `main` runs under `#[show_image::main]`"), "{text}");
+    assert!(!text.contains("src/bin/auto.rs:19"), "{text}");
+    run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
+    for (file, default) in [
+        ("src/main.rs", "cuda:0"),
+        ("src/bin/helper.rs", "cuda:0"),
+        ("src/bin/served.rs", "cuda:1"),
+        ("src/bin/auto.rs", "auto"),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            text.contains(&format!("#[arg(long, default_value = \"{default}\")]")),
+            "{file}: {text}"
+        );
+    }
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/main.rs"], "compliant", "{text}");
+    assert_eq!(status["src/bin/helper.rs"], "compliant", "{text}");
+    assert_eq!(status["src/bin/served.rs"], "needs_review", "{text}");
+    assert_eq!(status["src/bin/auto.rs"], "compliant", "{text}");
+}
+
+/// burn-tch's backend type names no card (its device is the CPU by default): a program on
+/// `LibTorchDevice::Cpu` or `::Mps` is no CUDA program, as tch's `Device::Cpu` one is; one on
+/// `LibTorchDevice::Cuda(0)` is. An example that names a CUDA-featured crate only in the types
+/// of the library code it runs builds nothing of it; one whose library code builds its
+/// session does.
+#[test]
+fn cpu_and_mps_devices_of_every_row_and_a_crate_named_only_in_types_choose_no_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "bt/Cargo.toml", "[package]\nname = \"bt\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nburn-tch = \"0.22\"\ntch = \"0.22\"\n");
+    let prog = |device: &str| {
+        format!("use burn_tch::{{LibTorch, LibTorchDevice}};\n\nfn main() {{\n    type B = LibTorch;\n    let device = LibTorchDevice::{device};\n    let _b: Option<B> = None;\n    println!(\"{{:?}}\", device);\n}}\n")
+    };
+    write(root, "bt/src/bin/cpu.rs", &prog("Cpu"));
+    write(
+        root,
+        "bt/src/bin/mps.rs",
+        &prog("Mps").replace(
+            "fn main() {\n",
+            "fn main() {\n    assert!(tch::utils::has_mps());\n",
+        ),
+    );
+    write(root, "bt/src/bin/cuda.rs", &prog("Cuda(0)"));
+    write(root, "ocr/Cargo.toml", "[package]\nname = \"ocr\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = [\"engine/cuda\"]\n[dependencies]\nengine = { package = \"ocr-engine-core\", version = \"0.10\" }\n");
+    write(
+        root,
+        "ocr/src/lib.rs",
+        "pub mod geometry;\npub mod pipeline;\n",
+    );
+    write(root, "ocr/src/geometry.rs", "use engine::processors::BoundingBox;\n\npub fn width(b: &BoundingBox) -> f32 {\n    b.x_max() - b.x_min()\n}\n");
+    write(root, "ocr/src/pipeline.rs", "pub fn run(model: &str) -> engine::Result<()> {\n    let engine = engine::Engine::builder().model(model).build()?;\n    engine.predict(\"page.png\")\n}\n");
+    write(
+        root,
+        "ocr/examples/width.rs",
+        "fn main() {\n    println!(\"{}\", ocr::geometry::width(&Default::default()));\n}\n",
+    );
+    write(
+        root,
+        "ocr/examples/predict.rs",
+        "fn main() {\n    ocr::pipeline::run(\"det.onnx\").unwrap();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("bt/src/bin/cpu.rs", "no_gpu_code"),
+        ("bt/src/bin/mps.rs", "no_gpu_code"),
+        ("bt/src/bin/cuda.rs", "non_compliant"),
+        ("ocr/examples/width.rs", "no_gpu_code"),
+        ("ocr/examples/predict.rs", "non_compliant"),
+    ] {
+        assert_eq!(
+            status.get(file).map(String::as_str),
+            Some(want),
+            "{file}\n{text}"
+        );
+    }
+}
+
+/// A library's `#[test]` functions that only use a CUDA crate's types (bindgen's layout tests
+/// of `#[repr(C)]` structs over `cudarc::driver::sys::*`) open no context: no GH508; a test
+/// that opens one still is a GPU program no `main` masks.
+#[test]
+fn unit_tests_that_only_use_a_cuda_crates_types_are_no_gpu_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"codec\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(root, "src/lib.rs", "pub mod layout;\npub mod session;\n");
+    write(root, "src/layout.rs", "use cudarc::driver::sys::*;\n\npub type CUvideoctxlock = *mut CUctx_st;\n\n#[repr(C)]\npub struct Caps<Storage> {\n    pub device: CUdevice,\n    pub lock: CUvideoctxlock,\n    pub storage: Storage,\n}\n\n#[test]\nfn layout_caps() {\n    const UNINIT: std::mem::MaybeUninit<Caps<u8>> = std::mem::MaybeUninit::uninit();\n    let ptr = UNINIT.as_ptr();\n    assert_eq!(std::mem::size_of::<Caps<u8>>(), 24, concat!(\"Size of \", stringify!(Caps)));\n    assert!(!ptr.is_null());\n}\n");
+    write(root, "src/session.rs", "use cudarc::driver::CudaContext;\n\npub fn open() -> std::sync::Arc<CudaContext> {\n    CudaContext::new(0).unwrap()\n}\n\n#[test]\nfn opens() {\n    let _ctx = open();\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/layout.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["src/session.rs"], "needs_review", "{text}");
+    assert!(!text.contains("src/layout.rs"), "{text}");
+    assert!(
+        text.contains("src/session.rs:8:1: GH508 [review]"),
+        "{text}"
+    );
 }

@@ -726,24 +726,38 @@ pub fn source_of<'a>(
 ) -> Vec<(Range<usize>, u64, Option<&'a Binding>)> {
     match &sink.arg {
         Arg::Lit { digits, value } => vec![(digits.clone(), *value, None)],
-        // A field named as exactly one option with a default: that default.
-        Arg::Field { name, .. } => match facts
-            .option_defaults
-            .iter()
-            .filter(|d| &d.field == name)
-            .collect::<Vec<_>>()
-            .as_slice()
-        {
-            [d] => vec![(d.digits.clone(), d.value, None)],
-            _ => Vec::new(),
-        },
+        Arg::Field { name, .. } => option_default(facts, name)
+            .map(|(d, v)| (d, v, None))
+            .into_iter()
+            .collect(),
+        // A name bound to literals, or to a number parsed from an option (its default).
         Arg::Name { .. } => binding_of(facts, sink).map_or(Vec::new(), |b| {
+            let parsed = b
+                .parsed_from
+                .as_deref()
+                .and_then(|f| option_default(facts, f));
             b.literals
                 .iter()
-                .map(|(d, v)| (d.clone(), *v, Some(b)))
+                .cloned()
+                .chain(parsed)
+                .map(|(d, v)| (d, v, Some(b)))
                 .collect()
         }),
         Arg::Opaque { .. } => Vec::new(),
+    }
+}
+
+/// A field named as exactly one option with a default: that default's digits and value.
+fn option_default(facts: &Facts, field: &str) -> Option<(Range<usize>, u64)> {
+    match facts
+        .option_defaults
+        .iter()
+        .filter(|d| d.field == field)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [d] => Some((d.digits.clone(), d.value)),
+        _ => None,
     }
 }
 
@@ -912,6 +926,12 @@ fn device_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
             }
             let at = sink_range(sink);
             let through = match (&sink.arg, binding) {
+                (_, Some(b)) if !b.literals.iter().any(|(d, _)| *d == digits) => {
+                    let (line, _) = line_column(ctx.source, b.at.start);
+                    let (option, _) = line_column(ctx.source, digits.start);
+                    let field = b.parsed_from.as_deref().unwrap_or_default();
+                    format!(" through `{}` (line {line}), parsed from the default of the `{field}` option (line {option})", b.name)
+                }
                 (_, Some(b)) => {
                     let (line, _) = line_column(ctx.source, b.at.start);
                     format!(" through `{}` (line {line})", b.name)

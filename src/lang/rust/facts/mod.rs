@@ -156,6 +156,10 @@ pub struct Binding {
     /// What it holds when no literal is followed and the value is not read at run time: a
     /// method's or closure's parameter, a function's return, a parsed string.
     pub hidden: Option<Hidden>,
+    /// `let id = args.device.trim_start_matches("cuda:").parse()?`, `if let Some(id) =
+    /// parse_device(&args.device)`: a number parsed from this field (a command-line option,
+    /// followed to its default as [`Arg::Field`] is).
+    pub parsed_from: Option<String>,
 }
 
 /// `count += 1` inside a loop: a name that takes a new value on each pass.
@@ -896,6 +900,15 @@ impl FactVisitor {
                     .collect(),
             },
         };
+        // `with_device_id(args.device.trim_start_matches("cuda:").parse()?)`: the option's
+        // default, besides any literal of an `unwrap_or(…)`.
+        let mut args = args;
+        if let Some(name) = self.literals.parsed_field(expr) {
+            args.push(Arg::Field {
+                name,
+                at: range(expr),
+            });
+        }
         if args.is_empty() {
             return;
         }
@@ -919,9 +932,31 @@ impl FactVisitor {
         let hidden = init
             .filter(|_| literals.is_empty())
             .and_then(|e| self.literals.untraced(e));
+        let parsed_from = init.and_then(|e| self.literals.parsed_field(e));
         self.bind(ident.to_string(), range(ident), literals, false);
         if let Some(b) = self.facts.bindings.last_mut() {
             b.hidden = hidden;
+            b.parsed_from = parsed_from;
+        }
+    }
+
+    /// `if let Some(id) = parse_device(&args.device)`, `let Ok(id) = args.gpu.parse() else
+    /// {…}`: the name bound since `bound` holds the number parsed from the field.
+    fn parsed_into(&mut self, bound: usize, pat: &syn::Pat, value: &Expr) {
+        let syn::Pat::TupleStruct(ts) = pat else {
+            return;
+        };
+        let wraps = last_is(&ts.path, &["Some", "Ok"]);
+        let (true, [syn::Pat::Ident(id)]) = (wraps, &ts.elems.iter().collect::<Vec<_>>()[..])
+        else {
+            return;
+        };
+        let Some(field) = self.literals.parsed_field(value) else {
+            return;
+        };
+        let at = range(&id.ident);
+        if let Some(b) = self.facts.bindings[bound..].iter_mut().find(|b| b.at == at) {
+            b.parsed_from = Some(field);
         }
     }
 
@@ -978,6 +1013,7 @@ impl FactVisitor {
             scope: if item { None } else { self.scope.clone() },
             iterates,
             hidden: None,
+            parsed_from: None,
         });
     }
 
@@ -1333,7 +1369,17 @@ impl<'ast> Visit<'ast> for FactVisitor {
                 }
             }
         }
+        let bound = self.facts.bindings.len();
         visit::visit_local(self, local);
+        if let Some(init) = &local.init {
+            self.parsed_into(bound, &local.pat, &init.expr);
+        }
+    }
+
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        let bound = self.facts.bindings.len();
+        visit::visit_expr_let(self, l);
+        self.parsed_into(bound, &l.pat, &l.expr);
     }
 
     fn visit_pat_ident(&mut self, id: &'ast syn::PatIdent) {
@@ -1712,16 +1758,31 @@ pub(super) fn option_default(attr: &syn::Attribute) -> Option<(Range<usize>, u64
             }) => {
                 let value = s.value();
                 let r = s.span().byte_range();
-                // Only a plain "…" literal of digits: its digits are the string's bytes.
+                // Only a plain "…" literal: its digits are the string's bytes. `"1"`, or a
+                // device spec (`"cuda:1"`), whose digits a parse reads (see `parsed_field`).
                 let plain = r.len() == value.len() + 2;
-                (plain && !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| Some((r.start + 1..r.end - 1, value.parse().ok()?)))
+                let start = device_spec_digits(&value)?;
+                plain
+                    .then(|| Some((r.start + 1 + start..r.end - 1, value[start..].parse().ok()?)))
                     .flatten()
             }
             _ => None,
         },
         _ => None,
     })
+}
+
+/// Where the index starts in an option's default: `"1"` at 0, `"cuda:1"` at 5 (a device
+/// word, a colon, digits); `None` for anything else (`"auto"`, `"cpu"`, `"0,1"`).
+fn device_spec_digits(value: &str) -> Option<usize> {
+    let digits = value.len() - value.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == value.len() && digits > 0 {
+        return Some(0);
+    }
+    let (word, index) = value.split_once(':')?;
+    let known = crate::knowledge::rust::DEVICE_WORDS.contains(&word.to_ascii_lowercase().as_str());
+    (known && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(word.len() + 1)
 }
 
 /// The digits of an integer literal (without its suffix) and its value.

@@ -5,7 +5,7 @@
 //! when no safe edit moves it; one read at run time (an option, the env, a config) is the
 //! user's choice.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use syn::visit::{self, Visit};
@@ -25,6 +25,9 @@ pub(super) struct FileLiterals {
     pub returns: HashMap<String, IntLit>,
     /// `"cuda:1"` bound by a `let` or a `const`: the string, where it is written.
     pub strings: HashMap<String, (Range<usize>, String)>,
+    /// `fn parse_device(d: &str) -> Option<i32> { … .parse() … }`: a function of one string
+    /// parameter that parses a number out of it.
+    pub parsers: HashSet<String>,
 }
 
 impl FileLiterals {
@@ -62,6 +65,9 @@ impl<'ast> Visit<'ast> for FileLiterals {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if parses_its_string(&f.sig, &f.block) {
+            self.parsers.insert(f.sig.ident.to_string());
+        }
         if f.sig.inputs.is_empty() {
             if let Some(Stmt::Expr(e, None)) = f.block.stmts.last() {
                 if let [one] = index_lits(e).as_slice() {
@@ -145,6 +151,9 @@ impl FileLiterals {
     /// `"cuda:1".trim_start_matches("cuda:").parse()`, `spec.parse::<usize>()`: the string
     /// (a literal, or a name bound to one) a chain ending in `parse` reads.
     fn parsed_string(&self, expr: &Expr) -> Option<(Range<usize>, String)> {
+        if let Some(arg) = self.parser_arg(expr) {
+            return str_lit(strip(arg)).map(|s| (super::range(strip(arg)), s));
+        }
         let Expr::MethodCall(m) = expr else {
             return None;
         };
@@ -160,6 +169,87 @@ impl FileLiterals {
             e => str_lit(e).map(|s| (super::range(e), s)),
         }
     }
+}
+
+impl FileLiterals {
+    /// `parse_device(&args.device)`: the argument of a call to one of the file's parsers.
+    fn parser_arg<'e>(&self, expr: &'e Expr) -> Option<&'e Expr> {
+        let Expr::Call(c) = expr else { return None };
+        let Expr::Path(p) = c.func.as_ref() else {
+            return None;
+        };
+        let name = p.path.get_ident()?.to_string();
+        match (self.parsers.contains(&name), c.args.first()) {
+            (true, Some(arg)) if c.args.len() == 1 => Some(arg),
+            _ => None,
+        }
+    }
+
+    /// `args.device.trim_start_matches("cuda:").parse()`, `parse_device(&args.device)`: a
+    /// number parsed from a field (a command-line option whose default may be `"cuda:1"`):
+    /// the field's name. `.unwrap_or(…)` of it too, whose literal is another value it takes.
+    pub(super) fn parsed_field(&self, expr: &Expr) -> Option<String> {
+        let e = match strip(expr) {
+            Expr::MethodCall(m) if m.method == "unwrap_or" => strip(&m.receiver),
+            e => e,
+        };
+        let root = match e {
+            Expr::MethodCall(m) if m.method == "parse" => {
+                let mut root = m.receiver.as_ref();
+                while let Expr::MethodCall(inner) = root {
+                    root = inner.receiver.as_ref();
+                }
+                root
+            }
+            e => self.parser_arg(e)?,
+        };
+        field_of(root)
+    }
+}
+
+/// `args.device`, `&args.device`, `args.device.as_str()`, `args.device.clone()`: the field.
+fn field_of(expr: &Expr) -> Option<String> {
+    match strip(expr) {
+        Expr::Field(f) => match &f.member {
+            syn::Member::Named(n) => Some(n.to_string()),
+            syn::Member::Unnamed(_) => None,
+        },
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "as_str" | "as_ref" | "clone" | "to_lowercase" | "to_ascii_lowercase" | "trim"
+            ) =>
+        {
+            field_of(&m.receiver)
+        }
+        _ => None,
+    }
+}
+
+/// A function of one string parameter (`&str`, `String`, `&String`) whose body parses a
+/// number (`.parse()`): what it returns is that number, or a value that holds it.
+fn parses_its_string(sig: &syn::Signature, body: &syn::Block) -> bool {
+    struct Parses(bool);
+    impl<'ast> Visit<'ast> for Parses {
+        fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+            self.0 |= m.method == "parse";
+            visit::visit_expr_method_call(self, m);
+        }
+    }
+    let [syn::FnArg::Typed(param)] = sig.inputs.iter().collect::<Vec<_>>()[..] else {
+        return false;
+    };
+    let mut ty = param.ty.as_ref();
+    if let syn::Type::Reference(r) = ty {
+        ty = &r.elem;
+    }
+    let stringy = matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "str" || s.ident == "String"));
+    if !stringy || matches!(sig.output, syn::ReturnType::Default) {
+        return false;
+    }
+    let mut parses = Parses(false);
+    parses.visit_block(body);
+    parses.0
 }
 
 /// Past what does not change the value: parentheses, casts, `&`, `?`, `.unwrap()`,
