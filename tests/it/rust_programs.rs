@@ -1965,6 +1965,7 @@ fn a_card_chosen_through_vulkan_wgpu_or_opencl_beside_cuda_is_for_review() {
         vulkan.starts_with("// GPU selection (gpu-homogenize)"),
         "{vulkan}"
     );
+}
 
 /// A command-line option whose default is a device spec (`default_value = "cuda:1"`), parsed
 /// into the index (`.trim_start_matches("cuda:").parse()`, a `fn parse_device(&str)` of the
