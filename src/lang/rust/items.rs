@@ -48,11 +48,6 @@ pub struct Item {
     /// The paths its code names, each joined by `::` (one allocation a path: the index holds
     /// every file's at once).
     pub paths: Vec<Box<str>>,
-    /// The paths it names only as types (a signature's, a field's, a bound, a turbofish): a
-    /// crate named only so builds nothing of it (a `let`'s type and a type alias count as
-    /// values, as does any path a lookup finds through a re-export).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub types: Vec<Box<str>>,
     pub methods: Vec<String>,
     /// Its code chooses a CUDA device: a constructor called or a variant built
     /// (`Device::new_cuda(1)`, `Device::Cuda(0)`, `t.cuda()`), not a type named in a signature
@@ -61,14 +56,10 @@ pub struct Item {
     /// A `#[test]` function: an entry of the test binary `cargo test` builds from the crate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub test: bool,
-    /// A type alias (`type TestDevice = Cuda;`): `TestDevice::default()` runs its target's.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub alias: bool,
 }
 
 /// A path segment that chooses a CUDA device (`Device::new_cuda`, `Device::Cuda`, a `Cuda`
-/// backend). Not burn's `LibTorch` backend: its device is chosen apart, and is the CPU by
-/// default (`LibTorchDevice::Cuda(0)` chooses).
+/// backend, libtorch).
 pub fn chooses_cuda(segment: &str) -> bool {
     matches!(
         segment,
@@ -80,6 +71,7 @@ pub fn chooses_cuda(segment: &str) -> bool {
             | "get_device"
             | "new_cuda_with_stream"
             | "AutoDevice"
+            | "LibTorch"
     )
 }
 
@@ -95,8 +87,7 @@ fn chooses_cuda_in_code(path: &syn::Path) -> bool {
 /// (accel's `Device::nth`, whose last segment alone is too common a name to count).
 fn chooses_cuda_in(segments: &[String]) -> bool {
     segments.iter().enumerate().any(|(i, s)| match s.as_str() {
-        // `Device::Cuda(0)`, burn's `LibTorchDevice::Cuda(0)`.
-        "Cuda" => i == 0 || segments[i - 1].ends_with("Device"),
+        "Cuda" => i == 0 || segments[i - 1] == "Device",
         s => chooses_cuda(s),
     }) || crate::knowledge::rust::index_call_of(segments).is_some()
 }
@@ -171,10 +162,6 @@ impl Items {
         for item in &mut self.items {
             item.paths.sort();
             item.paths.dedup();
-            item.types.retain(|t| item.paths.binary_search(t).is_err());
-            item.types.sort();
-            item.types.dedup();
-            item.types.shrink_to_fit();
             item.methods.sort();
             item.methods.dedup();
             item.paths.shrink_to_fit();
@@ -192,12 +179,11 @@ fn joined(paths: Vec<Vec<String>>) -> Vec<Box<str>> {
 }
 
 impl Item {
-    /// The paths its code names, segment by segment, each with whether it is named only as a
-    /// type.
-    fn paths(&self) -> impl Iterator<Item = (Vec<String>, bool)> + '_ {
-        let split = |p: &str| p.split("::").map(str::to_string).collect();
-        let values = self.paths.iter().map(move |p| (split(p), false));
-        values.chain(self.types.iter().map(move |p| (split(p), true)))
+    /// The paths its code names, segment by segment.
+    fn paths(&self) -> impl Iterator<Item = Vec<String>> + '_ {
+        self.paths
+            .iter()
+            .map(|p| p.split("::").map(str::to_string).collect())
     }
 }
 
@@ -335,11 +321,9 @@ fn collect_items(
                     body.visit_path(trait_path);
                 }
                 // The impl's own types and bounds go with each of its items.
-                let (shared, shared_types) = (body.paths, body.types);
+                let shared = body.paths;
                 for ii in &i.items {
                     let mut b = Body::new(bound, Some(ty.clone()));
-                    b.locals
-                        .extend(i.generics.type_params().map(|t| t.ident.to_string()));
                     let name = match ii {
                         syn::ImplItem::Fn(f) => {
                             b.visit_impl_item_fn(f);
@@ -352,7 +336,6 @@ fn collect_items(
                         _ => continue,
                     };
                     b.paths.extend(shared.iter().cloned());
-                    b.types.extend(shared_types.iter().cloned());
                     b.push(inline, vec![ty.clone(), name], true, out);
                 }
                 continue;
@@ -396,11 +379,9 @@ fn collect_items(
                         value: true,
                         mac: true,
                         paths: joined(paths),
-                        types: Vec::new(),
                         methods: Vec::new(),
                         cuda,
                         test: false,
-                        alias: false,
                     });
                     continue;
                 }
@@ -420,14 +401,10 @@ fn collect_items(
                 continue;
             }
             syn::Item::Const(c) => {
-                // A value of its type is made.
-                body.valued = 1;
                 body.visit_item_const(c);
                 (vec![c.ident.to_string()], true)
             }
             syn::Item::Static(s) => {
-                // A value of its type is made.
-                body.valued = 1;
                 body.visit_item_static(s);
                 (vec![s.ident.to_string()], true)
             }
@@ -444,20 +421,8 @@ fn collect_items(
                 (vec![u.ident.to_string()], false)
             }
             syn::Item::Type(t) => {
-                // An alias of a path may be named to build one (`type Ctx = CudaContext;` then
-                // `Ctx::new(0)`): its path is a value's, its generic arguments types.
-                match t.ty.as_ref() {
-                    syn::Type::Path(p) if p.qself.is_none() => {
-                        body.visit_generics(&t.generics);
-                        body.visit_path(&p.path);
-                    }
-                    _ => body.visit_item_type(t),
-                }
-                body.push(inline, vec![t.ident.to_string()], false, out);
-                if let Some(last) = out.items.last_mut() {
-                    last.alias = true;
-                }
-                continue;
+                body.visit_item_type(t);
+                (vec![t.ident.to_string()], false)
             }
             _ => continue,
         };
@@ -510,14 +475,6 @@ struct Body<'b> {
     bound: &'b HashSet<String>,
     self_ty: Option<String>,
     paths: Vec<Vec<String>>,
-    /// Paths named in a type position (see [`Item::types`]).
-    types: Vec<Vec<String>>,
-    /// Inside a type, and inside a type that stands for a value (`let x: T`, an alias).
-    in_type: usize,
-    valued: usize,
-    /// Items declared inside its blocks (bindgen's `const UNINIT` in a layout test): names of
-    /// no module, never looked up through a glob.
-    locals: HashSet<String>,
     methods: Vec<String>,
     uses: Vec<(String, Vec<String>)>,
     cuda: bool,
@@ -529,10 +486,6 @@ impl<'b> Body<'b> {
             bound,
             self_ty,
             paths: Vec::new(),
-            types: Vec::new(),
-            in_type: 0,
-            valued: 0,
-            locals: HashSet::default(),
             methods: Vec::new(),
             uses: Vec::new(),
             cuda: false,
@@ -548,11 +501,9 @@ impl<'b> Body<'b> {
             value,
             mac: false,
             paths: joined(self.paths),
-            types: joined(self.types),
             methods: self.methods,
             cuda: self.cuda,
             test: false,
-            alias: false,
         });
     }
 }
@@ -570,7 +521,6 @@ impl<'a> Visit<'a> for Body<'_> {
         }
         let keep = match path.as_slice() {
             [] => false,
-            [one] if self.locals.contains(one) => false,
             [one] => {
                 self.bound.contains(one)
                     || (one.starts_with(|c: char| c.is_ascii_uppercase())
@@ -579,55 +529,10 @@ impl<'a> Visit<'a> for Body<'_> {
             // The standard library's paths (`::core::ffi::c_int`) reach no crate of the tree.
             [first, ..] => !is_std(first),
         };
-        if keep && self.in_type > 0 {
-            self.types.push(path);
-        } else if keep {
+        if keep {
             self.paths.push(path);
         }
         visit::visit_path(self, p);
-    }
-
-    fn visit_type(&mut self, t: &'a syn::Type) {
-        let typed = self.valued == 0;
-        self.in_type += usize::from(typed);
-        visit::visit_type(self, t);
-        self.in_type -= usize::from(typed);
-    }
-
-    /// `fn f<Storage>(s: Storage)`: a type parameter, no item of a module.
-    fn visit_type_param(&mut self, t: &'a syn::TypeParam) {
-        self.locals.insert(t.ident.to_string());
-        visit::visit_type_param(self, t);
-    }
-
-    /// `let s: Session = Default::default();`: a value of that type is made here.
-    fn visit_local(&mut self, l: &'a syn::Local) {
-        self.valued += 1;
-        visit::visit_local(self, l);
-        self.valued -= 1;
-    }
-
-    /// `<Session as Default>::default()`.
-    fn visit_qself(&mut self, q: &'a syn::QSelf) {
-        self.valued += 1;
-        visit::visit_qself(self, q);
-        self.valued -= 1;
-    }
-
-    /// A closure's or a block's code inside a `let` is code, not the `let`'s type.
-    fn visit_block(&mut self, b: &'a syn::Block) {
-        for stmt in &b.stmts {
-            let ident = match stmt {
-                syn::Stmt::Item(syn::Item::Const(c)) => &c.ident,
-                syn::Stmt::Item(syn::Item::Static(s)) => &s.ident,
-                _ => continue,
-            };
-            self.locals.insert(ident.to_string());
-        }
-        let (valued, in_type) = (self.valued, self.in_type);
-        (self.valued, self.in_type) = (0, 0);
-        visit::visit_block(self, b);
-        (self.valued, self.in_type) = (valued, in_type);
     }
 
     fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
@@ -666,9 +571,9 @@ impl<'a> Visit<'a> for Body<'_> {
     }
 
     fn visit_type_path(&mut self, t: &'a syn::TypePath) {
-        // A backend chosen by its type (burn's `Cuda`; dfdx's `AutoDevice`).
+        // A backend chosen by its type (burn's `Cuda`, `LibTorch`; dfdx's `AutoDevice`).
         let last = t.path.segments.last().map(|s| s.ident.to_string());
-        self.cuda |= matches!(last.as_deref(), Some("Cuda" | "AutoDevice"));
+        self.cuda |= matches!(last.as_deref(), Some("Cuda" | "LibTorch" | "AutoDevice"));
         visit::visit_type_path(self, t);
     }
 
@@ -684,10 +589,6 @@ impl<'a> Visit<'a> for Body<'_> {
 
     fn visit_macro(&mut self, m: &'a syn::Macro) {
         use syn::punctuated::Punctuated;
-        // `stringify!(Reserved)` writes a string: it names nothing.
-        if m.path.is_ident("stringify") {
-            return;
-        }
         if let Ok(args) =
             m.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
         {
@@ -705,8 +606,6 @@ impl<'a> Visit<'a> for Body<'_> {
 #[derive(Debug, Default)]
 pub struct Reached {
     pub names: HashSet<String>,
-    /// The crates of `names` it names other than as a type: it may build something of them.
-    pub values: HashSet<String>,
     pub segments: HashSet<String>,
     pub external: Vec<Vec<String>>,
     pub methods: HashSet<String>,
@@ -794,35 +693,32 @@ pub struct LibraryIndex<'a> {
 /// in order, so its result is the one of working each out again.
 #[derive(Default)]
 struct Memo {
-    /// A path of the library (and whether a miss is expected, whether it is named only as a
-    /// type) → its id.
-    ids: [HashMap<Rc<[String]>, u32>; 4],
-    paths: Vec<(Rc<[String]>, bool, bool)>,
+    /// A path of the library (and whether a miss is expected) → its id.
+    ids: [HashMap<Rc<[String]>, u32>; 2],
+    paths: Vec<(Rc<[String]>, bool)>,
     lookups: Vec<Option<Rc<[Op]>>>,
     reads: HashMap<(usize, usize), Rc<[Op]>>,
 }
 
 impl Memo {
-    fn id(&mut self, path: Vec<String>, guess: bool, typed: bool) -> u32 {
-        let kind = usize::from(guess) + 2 * usize::from(typed);
-        if let Some(&id) = self.ids[kind].get(path.as_slice()) {
+    fn id(&mut self, path: Vec<String>, guess: bool) -> u32 {
+        if let Some(&id) = self.ids[usize::from(guess)].get(path.as_slice()) {
             return id;
         }
         let id = u32::try_from(self.paths.len()).expect("fewer paths than u32::MAX");
         let path: Rc<[String]> = path.into();
-        self.ids[kind].insert(path.clone(), id);
-        self.paths.push((path, guess, typed));
+        self.ids[usize::from(guess)].insert(path.clone(), id);
+        self.paths.push((path, guess));
         self.lookups.push(None);
         id
     }
 
     /// A path taken: one of the library's to look up (longer ones never are), or another
-    /// crate's; `typed`: named only as a type.
-    fn take(&mut self, path: Path, guess: bool, typed: bool, ops: &mut Vec<Op>) {
+    /// crate's.
+    fn take(&mut self, path: Path, guess: bool, ops: &mut Vec<Op>) {
         match path {
             Path::Internal(p) if p.len() > MAX_SEGMENTS => {}
-            Path::Internal(p) => ops.push(Op::Lookup(self.id(p, guess, typed))),
-            Path::External(p) if typed => ops.push(Op::TypeExternal(p.into())),
+            Path::Internal(p) => ops.push(Op::Lookup(self.id(p, guess))),
             Path::External(p) => ops.push(Op::External(p.into())),
         }
     }
@@ -843,8 +739,6 @@ enum Op {
     Lookup(u32),
     /// A path into another crate.
     External(Box<[String]>),
-    /// A path into another crate named only as a type.
-    TypeExternal(Box<[String]>),
 }
 
 /// Longer paths are never looked up (no crate nests modules this deep).
@@ -948,7 +842,7 @@ impl<'a> LibraryIndex<'a> {
             let mut memo = self.memo.borrow_mut();
             for (path, guess) in entry {
                 if path.len() <= MAX_SEGMENTS {
-                    queue.push(memo.id(path.clone(), *guess, false));
+                    queue.push(memo.id(path.clone(), *guess));
                 }
             }
         }
@@ -985,21 +879,15 @@ impl<'a> LibraryIndex<'a> {
         if let Some(ops) = &memo.lookups[id as usize] {
             return ops.clone();
         }
-        let (path, guess, typed) = memo.paths[id as usize].clone();
+        let (path, guess) = memo.paths[id as usize].clone();
         let mut ops = Vec::new();
-        self.plan_lookup(&path, (guess, typed), &mut memo, &mut ops);
+        self.plan_lookup(&path, guess, &mut memo, &mut ops);
         let ops: Rc<[Op]> = ops.into();
         memo.lookups[id as usize] = Some(ops.clone());
         ops
     }
 
-    fn plan_lookup(
-        &self,
-        path: &[String],
-        (guess, typed): (bool, bool),
-        memo: &mut Memo,
-        ops: &mut Vec<Op>,
-    ) {
+    fn plan_lookup(&self, path: &[String], guess: bool, memo: &mut Memo, ops: &mut Vec<Op>) {
         let Some((fi, depth)) = self.module_of(path) else {
             return;
         };
@@ -1014,15 +902,9 @@ impl<'a> LibraryIndex<'a> {
         let heads = self.by_head.get(&(fi, rest[0].as_str()));
         let mut found = false;
         for &ii in heads.into_iter().flatten() {
-            let item = &items.items[ii];
-            if rest.starts_with(&item.key) {
+            if rest.starts_with(&items.items[ii].key) {
                 found = true;
                 ops.push(Op::Item(fi, ii));
-                // `TestDevice::default()` of `type TestDevice = Cuda;`: the function of that
-                // name of the types the code names (an alias's target's impl is elsewhere).
-                if item.alias && rest.len() == item.key.len() + 1 {
-                    ops.push(Op::Method(rest[item.key.len()].as_str().into()));
-                }
             }
         }
         // `Type::method` where the impl is in another file of the library.
@@ -1063,7 +945,6 @@ impl<'a> LibraryIndex<'a> {
                 memo.take(
                     classify(self.lib.name, &here, &full, Some(scope)),
                     guess,
-                    typed,
                     ops,
                 );
             }
@@ -1074,7 +955,6 @@ impl<'a> LibraryIndex<'a> {
             memo.take(
                 classify(self.lib.name, &here, &full, Some(scope)),
                 true,
-                typed,
                 ops,
             );
         }
@@ -1104,11 +984,11 @@ impl<'a> LibraryIndex<'a> {
                 ops.push(Op::Cuda);
             }
             let here: Vec<String> = [&self.lib.modules[fi].1[..], inline].concat();
-            for (p, typed) in item.paths() {
+            for p in item.paths() {
                 let resolved = resolve(self.lib.name, scope, &here, &p);
                 ops.push(Op::Name(p.into()));
                 for (path, guess) in resolved {
-                    memo.take(path, guess, typed, &mut ops);
+                    memo.take(path, guess, &mut ops);
                 }
             }
             for m in &item.methods {
@@ -1169,12 +1049,6 @@ impl Walk<'_, '_> {
                 Op::Method(m) => self.method(m),
                 Op::Lookup(id) => self.queue.push(*id),
                 Op::External(p) => {
-                    self.out.names.insert(p[0].clone());
-                    self.out.values.insert(p[0].clone());
-                    self.name(p);
-                    self.out.external.push(p.to_vec());
-                }
-                Op::TypeExternal(p) => {
                     self.out.names.insert(p[0].clone());
                     self.name(p);
                     self.out.external.push(p.to_vec());
@@ -1323,7 +1197,7 @@ pub fn entries(items: &Items) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         let scope = scopes
             .entry(inline)
             .or_insert_with(|| Scope::of(items, inline));
-        for (p, _) in item.paths() {
+        for p in item.paths() {
             for (resolved, guess) in resolve("", scope, inline, &p) {
                 if let Path::External(p) = resolved {
                     paths.push((p, guess));
