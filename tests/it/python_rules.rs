@@ -1558,6 +1558,16 @@ fn a_keyed_read_of_a_card_option_is_an_index_from_the_command_line() {
     }
 }
 
+/// From the trial reruns (f5-tts's `infer_cli.py`: `device = args.device or
+/// config.get("device", device)`, `config` a TOML file's table): a key of another dict that
+/// shares an option's name is the file's value, not the option: GH111 for review, as before
+/// the namespace's dict (`vars(args)["gpu"]`) was read as the namespace.
+#[test]
+fn a_config_key_named_like_an_option_is_the_config_files() {
+    let source = "import argparse\n\nimport tomli\n\nfrom f5.utils import device, load_vocoder\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"-c\", \"--config\", default=\"c.toml\")\nparser.add_argument(\"--device\", type=str)\nargs = parser.parse_args()\nconfig = tomli.load(open(args.config, \"rb\"))\ndevice = args.device or config.get(\"device\", device)\nvocoder = load_vocoder(device=device)\n";
+    assert!(codes(source).contains(&"GH111"), "{:?}", codes(source));
+}
+
 /// From a trial on ultralytics' tests: cards picked by NVML index (`nvmlDeviceGetHandleByIndex`
 /// over `range(nvmlDeviceGetCount())`, every card in PCI order) used as CUDA indices were
 /// green. A list or loop over NVML's count is nvidia-smi's numbering: GH110, for review.

@@ -1359,8 +1359,13 @@ impl<'s> FactVisitor<'s> {
             return None;
         }
         let read = super::options::option_access(expr)?;
-        (!self.bindings.is(read.holder, "os.environ") && self.scopes().options.contains(read.dest))
-            .then_some(read.dest)
+        // A key of any other dict (`config.get("device")` of a TOML file) is no option, even
+        // when an option shares its name: the namespace's own dict (`vars(args)`) reads as
+        // the namespace.
+        (!read.dict
+            && !self.bindings.is(read.holder, "os.environ")
+            && self.scopes().options.contains(read.dest))
+        .then_some(read.dest)
     }
 
     /// The values of option `name` read at `expr`: its argparse defaults; with none the tool
