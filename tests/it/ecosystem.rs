@@ -333,7 +333,7 @@ fn unsafe_fixes_are_held_back_until_asked_for() {
     let dir = tree(&[("a.py", src)]);
     let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "-q"]));
     assert_eq!(out.code, 1);
-    assert_eq!(out.stdout, "a.py:9:5: GH006 a function sets CUDA_VISIBLE_DEVICES to '0'; the policy says '1', and the function may run before CUDA starts\n");
+    assert_eq!(out.stdout, "a.py:9:5: GH006 a function sets CUDA_VISIBLE_DEVICES to '0' (policy: '1') and may run before CUDA starts\n");
     assert_eq!(read(dir.path(), "a.py"), src);
     let out = run(gh(dir.path()).args(["scan"]));
     assert!(out.stdout.ends_with("1 file: 1 non-compliant.\n1 unsafe fix held back: `gpu-homogenize fix --unsafe-fixes` applies it (`gpu-homogenize rule CODE` says why each is unsafe); listed below.\n  a.py:9:5: GH006 env-write-in-function (unsafe fix held back)\n"), "{}", out.stdout);

@@ -96,7 +96,7 @@ fn targets_and_modules_outside_their_package_directory_are_part_of_the_program()
     let out = run(gh(root).args(["scan", "."]));
     assert!(
         out.stdout.contains(&format!(
-            "{}:4:1: GH502 [*] fn main must set CUDA_VISIBLE_DEVICES",
+            "{}:4:1: GH502 [*] fn main does not set CUDA_VISIBLE_DEVICES",
             shown("tools/runner.rs")
         )),
         "{}",

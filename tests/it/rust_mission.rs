@@ -138,7 +138,7 @@ fn fix_rewrites_only_what_it_can_prove_and_is_idempotent() {
     let scan = run(gh(root).args(["scan"]));
     assert_eq!(scan.code, 1);
     for left in [
-        "forbid-bin/src/main.rs:6:1: GH505 the crate forbids unsafe code",
+        "forbid-bin/src/main.rs:6:1: GH505 `set_var` is unsafe in edition 2024 and the crate forbids unsafe",
         "GH512 a match pattern compares a device with index 1",
         "GH521 [review] device_by_index(0)",
         "env-forms/src/child.rs:5:5: GH507",

@@ -490,7 +490,7 @@ fn library_devices_nvrtc_and_multi_gpu_programs_are_judged_as_they_run() {
     ] {
         assert_eq!(status[file], want, "{file}\n{text}");
     }
-    assert!(text.contains("kern/src/bin/copy.rs:3:1: GH502 fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements\n  help: not fixed automatically: this program selects several devices (GH513)"), "{text}");
+    assert!(text.contains("kern/src/bin/copy.rs:3:1: GH502 fn main does not set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER first\n  help: not fixed automatically: this program selects several devices (GH513)"), "{text}");
     let before = std::fs::read(root.join("kern/src/bin/copy.rs")).unwrap();
     run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
     assert_eq!(
@@ -695,7 +695,7 @@ fn an_index_is_never_moved_without_its_mask() {
     }
     assert!(text.contains("acli/src/main.rs:3:1: GH505"), "{text}");
     assert!(text.contains("bcli/src/main.rs:1:1: GH505"), "{text}");
-    assert!(text.contains("conv/src/main.rs:4:31: GH514 [review] Device::new_cuda(…) selects device 1, device 0 under mask '1'; but this program is judged a CPU program (`candle_core` is built without its CUDA feature), so no mask is set in it: not remapped"), "{text}");
+    assert!(text.contains("conv/src/main.rs:4:31: GH514 [review] Device::new_cuda(…) selects device 1, device 0 under mask '1'; not remapped\n  help: this program is judged a CPU program (`candle_core` is built without its CUDA feature), so no mask is set in it: an index moved"), "{text}");
     assert!(text.contains("hidden/src/main.rs:9:1: GH502 [*]"), "{text}");
     assert!(text.contains("hidden/src/main.rs:1:1: GH501 [*]"), "{text}");
     let diff = run(gh(root).args(["fix", "--diff", "--unsafe-fixes", "."])).stdout;
@@ -1208,7 +1208,7 @@ fn a_cuda_crates_unit_tests_calling_its_own_device_constructor_are_gh508() {
             Some("needs_review"),
             "{file}\n{text}"
         );
-        assert!(text.contains(&format!("{file}:12:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`)")), "{text}");
+        assert!(text.contains(&format!("{file}:12:1: GH508 [review] `#[test]` functions here run on CUDA under the `main` libtest writes")), "{text}");
     }
 }
 
@@ -1255,12 +1255,12 @@ fn a_librarys_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
             "{file}\n{text}"
         );
     }
-    assert!(text.contains("nd/src/tensor.rs:19:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through "), "{text}");
+    assert!(text.contains("nd/src/tensor.rs:19:1: GH508 [review] `#[test]` functions here run on CUDA under the `main` libtest writes: no place for the env\n  help: they reach CUDA through "), "{text}");
     assert!(
         text.contains("nd/src/ops/tests.rs:4:1: GH508 [review]"),
         "{text}"
     );
-    assert!(text.contains("cu/src/driver.rs:11:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in"), "{text}");
+    assert!(text.contains("cu/src/driver.rs:11:1: GH508 [review] `#[test]` functions here run on CUDA under the `main` libtest writes: no place for the env\n  help: they reach CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in"), "{text}");
     // Review is never green: the exit status says so.
     let out = run(gh(root).args(["scan", "."]));
     assert_eq!(out.code, 1, "{}", out.stdout);
@@ -1306,7 +1306,7 @@ fn a_librarys_doc_examples_that_reach_cuda_are_programs_rustdoc_writes_the_main_
             "{file}\n{text}"
         );
     }
-    assert!(text.contains("src/lib.rs:3:1: GH508 [review] a doc example of this file runs on CUDA in a `main` rustdoc writes (`cargo test --doc`): the env cannot go into it\n  help: the first, here, reaches CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in, or mark an example that needs no run `no_run`"), "{text}");
+    assert!(text.contains("src/lib.rs:3:1: GH508 [review] a doc example of this file runs on CUDA under the `main` rustdoc writes: no place for the env in it\n  help: the first, here, reaches CUDA through `cudarc`: the CUDA driver API; set CUDA_VISIBLE_DEVICES='1' and CUDA_DEVICE_ORDER=PCI_BUS_ID in the environment `cargo test` runs in, or mark an example that needs no run `no_run`"), "{text}");
     assert!(
         text.contains("src/driver.rs:6:5: GH508 [review] 2 doc examples of this file run on CUDA"),
         "{text}"
@@ -1602,7 +1602,7 @@ fn an_async_main_beside_a_sync_one_for_other_features_gets_both_envs() {
     let text = run(gh(root).args(["scan", "."])).stdout;
     assert!(text.contains("examples/serve.rs:3:1: GH504 "), "{text}");
     // The sync main's env goes with the async one's (a file is fixed whole or not at all).
-    assert!(text.contains("examples/serve.rs:8:1: GH502 this `fn main` is compiled instead of the other under some features: it must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements too\n  help: held back with the file's unsafe fix (GH504): `gpu-homogenize fix --unsafe-fixes` applies them together"), "{text}");
+    assert!(text.contains("examples/serve.rs:8:1: GH502 this `fn main`, compiled instead of the other under some features, does not set the GPU env first\n  help: held back with the file's unsafe fix (GH504): `gpu-homogenize fix --unsafe-fixes` applies them together"), "{text}");
     assert_eq!(text.matches("examples/stub.rs:").count(), 2, "{text}");
     assert!(text.contains("examples/stub.rs:3:1: GH504 "), "{text}");
     let out = run(gh(root).args(["fix", "--unsafe-fixes", "--gpu", "off", "--no-journal", "."]));
@@ -1694,7 +1694,7 @@ fn a_binarys_own_unit_tests_that_reach_cuda_are_a_program_no_main_masks() {
     );
     assert_eq!(status["app/src/bin/quiet.rs"], "non_compliant", "{text}");
     assert!(
-        text.contains("app/src/bin/serve/worker.rs:6:1: GH508 [review] this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it\n  help: they reach CUDA through its package's library `app` → `cudarc`: the CUDA driver API;"),
+        text.contains("app/src/bin/serve/worker.rs:6:1: GH508 [review] `#[test]` functions here run on CUDA under the `main` libtest writes: no place for the env\n  help: they reach CUDA through its package's library `app` → `cudarc`: the CUDA driver API;"),
         "{text}"
     );
     assert_eq!(text.matches("GH508").count(), 1, "{text}");
@@ -2003,7 +2003,7 @@ fn an_options_device_spec_default_parsed_into_an_index_is_remapped_with_its_mask
     let (_, text) = statuses(root);
     assert!(text.contains("src/main.rs:15:84: GH511 [*] .with_device_id(…) selects device 1 through `id` (line 13), parsed from the default of the `device` option (line 7), device 0 under mask '1'"), "{text}");
     assert!(text.contains("src/bin/helper.rs:19:101: GH511 [*] .with_device_id(…) selects device 1 through `id` (line 18), parsed from the default of the `device` option (line 7)"), "{text}");
-    assert!(text.contains("src/bin/served.rs:20:101: GH514 [review] .with_device_id(…) selects device 1 through `id` (line 19), parsed from the default of the `device` option (line 7), device 0 under mask '1'; but `main` runs under `#[show_image::main]`"), "{text}");
+    assert!(text.contains("src/bin/served.rs:20:101: GH514 [review] .with_device_id(…) selects device 1 through `id` (line 19), parsed from the default of the `device` option (line 7), device 0 under mask '1'; not remapped\n  help: `main` runs under `#[show_image::main]`"), "{text}");
     assert!(!text.contains("src/bin/auto.rs:19"), "{text}");
     run(gh(root).args(["fix", "--no-journal", "--gpu", "off", "."]));
     for (file, default) in [

@@ -557,7 +557,7 @@ fn env_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut Vec<F
             let finding = Finding::new(
                 &HEADER_INCOMPLETE,
                 first.at.clone(),
-                format!("GPU env not the policy's: {}", detail.join("; ")),
+                format!("GPU env: {}", detail.join("; ")),
             )
             .fixed_by_plan();
             // An assignment in place of `setdefault` overrides a scheduler's mask.
@@ -638,11 +638,11 @@ fn untimed_findings(facts: &Facts, eff: &Effective, policy: &Policy, out: &mut V
         };
         let policy_value = policy
             .env_value(var)
-            .map_or("leaves it unset".to_string(), |v| format!("says '{v}'"));
+            .map_or("unset".to_string(), |v| format!("'{v}'"));
         let finding = Finding::new(
             &ENV_WRITE_IN_FUNCTION,
             e.at.clone(),
-            format!("a function {what}; the policy {policy_value}, and the function may run before CUDA starts"),
+            format!("a function {what} (policy: {policy_value}) and may run before CUDA starts"),
         );
         // Removing the write changes what the function does when it is called.
         out.push(match &e.removal {

@@ -86,9 +86,12 @@ impl Effective {
                 None => groups.push((what, when, vec![var])),
             }
         }
+        // A moment said once, after the last group it applies to.
+        let whens: Vec<&'static str> = groups.iter().map(|(_, when, _)| *when).collect();
         groups
             .into_iter()
-            .map(|(what, when, vars)| {
+            .enumerate()
+            .map(|(i, (what, when, vars))| {
                 let names: Vec<&str> = vars.iter().map(|v| v.name()).collect();
                 let (subject, what) = match names.as_slice() {
                     [one] => (one.to_string(), what),
@@ -99,7 +102,11 @@ impl Effective {
                     ),
                     [] => (String::new(), what),
                 };
-                format!("{subject} {what} {when}")
+                if whens.get(i + 1) == Some(&when) {
+                    format!("{subject} {what}")
+                } else {
+                    format!("{subject} {what} {when}")
+                }
             })
             .collect()
     }

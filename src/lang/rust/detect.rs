@@ -250,7 +250,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             Finding::new(
                 &MACRO_MAIN,
                 at,
-                "this file's `#[test]` functions run on CUDA in a program whose `main` libtest writes (`cargo test`): the env cannot go into it",
+                "`#[test]` functions here run on CUDA under the `main` libtest writes: no place for the env",
             )
             .with_help(format!("they reach CUDA through {why}; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment `cargo test` runs in", ctx.policy.visible_devices, ctx.policy.device_order)),
         );
@@ -274,7 +274,7 @@ pub fn findings(facts: &Facts, ctx: &Context, sites: &Sites) -> Vec<Finding> {
             Finding::new(
                 &MACRO_MAIN,
                 at..at,
-                format!("{what} on CUDA in a `main` rustdoc writes (`cargo test --doc`): the env cannot go into {them}"),
+                format!("{what} on CUDA under the `main` rustdoc writes: no place for the env in {them}"),
             )
             .with_help(format!("the first, here, reaches CUDA through {why}; set CUDA_VISIBLE_DEVICES='{}' and CUDA_DEVICE_ORDER={} in the environment `cargo test` runs in, or mark an example that needs no run `no_run`", ctx.policy.visible_devices, ctx.policy.device_order)),
         );
@@ -403,9 +403,9 @@ fn library_indices(facts: &Facts, ctx: &Context, kind: Binary, out: &mut [Findin
         f.rule = &DEVICE_INDEX_IN_LIBRARY;
         f.fixable = false;
         f.edits.clear();
-        f.message = format!("{}; but {why}: not remapped", f.message);
+        f.message = format!("{}; not remapped", f.message);
         f.add_help(&format!(
-            "{more}: check the callers, then remap by hand or accept it"
+            "{why}; {more}: check the callers, then remap by hand or accept it"
         ));
     }
 }
@@ -417,8 +417,8 @@ fn unmasked_index(out: &mut [Finding], why: &str) {
         f.rule = &DEVICE_INDEX_IN_LIBRARY;
         f.fixable = false;
         f.edits.clear();
-        f.message = format!("{}; but {why}: not remapped", f.message);
-        f.add_help("an index moved without the mask would select the forbidden card: check how it runs, then remap by hand or accept it");
+        f.message = format!("{}; not remapped", f.message);
+        f.add_help(&format!("{why}: an index moved without the mask would select the forbidden card; check how it runs, then remap by hand or accept it"));
     }
 }
 
@@ -504,7 +504,7 @@ fn header_findings(
             Finding::new(
                 &ENV_UNSAFE_FORBIDDEN,
                 main.sig.clone(),
-                "the crate forbids unsafe code and std::env::set_var is unsafe in edition 2024: no env block is inserted",
+                "`set_var` is unsafe in edition 2024 and the crate forbids unsafe: no env block",
             )
             .with_help(launcher),
         ),
@@ -516,19 +516,17 @@ fn header_findings(
                 );
             }
             if sites.main_env.is_none() {
-                let unsafe_note = if ctx.krate.edition >= 2024 {
-                    " (in an `unsafe` block: edition 2024)"
+                let finding = Finding::new(
+                    &MAIN_ENV_MISSING,
+                    main.sig.clone(),
+                    "fn main does not set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER first",
+                )
+                .fixed_by_plan();
+                out.push(if ctx.krate.edition >= 2024 {
+                    finding.with_help("edition 2024: the env block goes in an `unsafe` block, before any thread starts")
                 } else {
-                    ""
-                };
-                out.push(
-                    Finding::new(
-                        &MAIN_ENV_MISSING,
-                        main.sig.clone(),
-                        format!("fn main must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements{unsafe_note}"),
-                    )
-                    .fixed_by_plan(),
-                );
+                    finding
+                });
             }
             alt_mains(facts, sites, &launcher, out);
         }
@@ -548,7 +546,7 @@ fn alt_mains(facts: &Facts, sites: &Sites, launcher: &str, out: &mut Vec<Finding
         let finding = Finding::new(
             &MAIN_ENV_MISSING,
             alt.sig.clone(),
-            "this `fn main` is compiled instead of the other under some features: it must set CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER as its first statements too",
+            "this `fn main`, compiled instead of the other under some features, does not set the GPU env first",
         );
         out.push(if alt.is_async || alt.foreign.is_some() {
             finding.with_help(format!(
@@ -629,7 +627,7 @@ fn env_finding(ctx: &Context, sites: &Sites, kind: Binary, w: &EnvEffect) -> Opt
         EnvOp::Remove => (&ENV_REMOVE, format!("{name} is removed")),
     };
     let message = if in_main {
-        format!("{what} in main outside the GPU header: the header sets it first")
+        format!("{what} in main outside the GPU header")
     } else {
         format!("{what}, which contradicts the policy's \"{expected}\"")
     };
@@ -703,7 +701,7 @@ fn child_env_findings(facts: &Facts, ctx: &Context, out: &mut Vec<Finding>) {
         let name = c.var.name();
         let finding = match &c.value {
             Some(Some(v)) if v == expected => continue,
-            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process is started without {name} ({}): it would not see the policy's \"{expected}\"", c.method)).with_help("pass it to the child (not fixed automatically)"),
+            None => Finding::new(&CHILD_ENV, c.at.clone(), format!("child process started without {name} ({}): it won't see the policy's \"{expected}\"", c.method)).with_help("pass it to the child (not fixed automatically)"),
             Some(value) => {
                 let shown = value.as_deref().map_or("a computed value".into(), |v| format!("\"{v}\""));
                 let f = Finding::new(&CHILD_ENV, c.at.clone(), format!("the child process gets {name} = {shown}, not the policy's \"{expected}\""));
