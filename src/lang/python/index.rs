@@ -208,8 +208,8 @@ struct PyFile {
     /// The directory its top-level package (or the script) sits in: its `sys.path` entry.
     source_root: String,
     in_package: bool,
-    imports: Vec<RawImport>,
-    typing_imports: Vec<RawImport>,
+    imports: Box<[LinkImport]>,
+    typing_imports: Box<[LinkImport]>,
     main_guard: bool,
     /// Touches a GPU: selects or uses a CUDA device, writes a GPU env variable, or uses a
     /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
@@ -276,30 +276,54 @@ struct PyFile {
     main_refs: Box<[Name]>,
 }
 
-/// A name code reads, held once for the whole index: the same names (`torch.cuda`,
-/// `os.environ`, `self.model`) recur in every file, and the index holds every file at once.
-type Name = std::sync::Arc<str>;
+/// A name code reads, as its number in the index's [`NameTable`]: the same names
+/// (`torch.cuda`, `os.environ`, `self.model`) recur in every file, and the index holds every
+/// file at once, so each file keeps 4 bytes per name it reads and the text is held once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Name(u32);
 
-/// The names of the index, each held once.
+/// The names of the index while its files are read (by several threads), each held once.
 #[derive(Default)]
-struct Names(std::sync::Mutex<rustc_hash::FxHashSet<Name>>);
+struct Names(std::sync::Mutex<HashMap<Box<str>, u32>>);
 
 impl Names {
     fn intern(&self, names: Vec<String>) -> Box<[Name]> {
-        let Ok(mut known) = self.0.lock() else {
-            return names.into_iter().map(Name::from).collect();
-        };
+        let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
         names
             .into_iter()
-            .map(|n| match known.get(n.as_str()) {
-                Some(name) => name.clone(),
-                None => {
-                    let name = Name::from(n);
-                    known.insert(name.clone());
-                    name
-                }
+            .map(|n| {
+                let next = known.len() as u32;
+                Name(*known.entry(n.into_boxed_str()).or_insert(next))
             })
             .collect()
+    }
+
+    /// The text of each name, by number, once every file is read.
+    fn into_table(self) -> NameTable {
+        let known = self.0.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut table: Vec<Box<str>> = vec![Box::default(); known.len()];
+        for (text, id) in known {
+            table[id as usize] = text;
+        }
+        NameTable(table)
+    }
+}
+
+/// A name a walk reads: one of the index's, or a text of its own (a console script's object),
+/// read once and so not worth keeping resolved.
+#[derive(Clone, Copy)]
+enum Read<'a> {
+    Name(Name),
+    Text(&'a str),
+}
+
+/// The text of the index's names ([`Name`]).
+#[derive(Debug, Default)]
+struct NameTable(Vec<Box<str>>);
+
+impl NameTable {
+    fn text(&self, name: Name) -> &str {
+        self.0.get(name.0 as usize).map_or("", |t| t)
     }
 }
 
@@ -348,6 +372,62 @@ struct RawImport {
     names: Vec<String>,
     /// The local name each imported name (or, for `import a.b as c`, the module) is bound to.
     locals: Vec<String>,
+}
+
+/// A [`RawImport`] as `link` reads it, held for every file at once: its texts in one
+/// allocation (the module, then each name imported, then each local name bound, apart by NUL,
+/// which no Python name holds).
+#[derive(Debug)]
+struct LinkImport {
+    unit: Option<Box<str>>,
+    line: u32,
+    level: u32,
+    module: bool,
+    names: u32,
+    texts: Box<str>,
+}
+
+impl LinkImport {
+    fn of(raw: RawImport) -> LinkImport {
+        let texts: Vec<&str> = raw
+            .module
+            .as_deref()
+            .into_iter()
+            .chain(raw.names.iter().map(String::as_str))
+            .chain(raw.locals.iter().map(String::as_str))
+            .collect();
+        LinkImport {
+            unit: raw.unit.map(String::into_boxed_str),
+            line: raw.line as u32,
+            level: raw.level,
+            module: raw.module.is_some(),
+            names: raw.names.len() as u32,
+            texts: texts.join("\0").into_boxed_str(),
+        }
+    }
+
+    fn texts(&self) -> impl Iterator<Item = &str> + Clone {
+        // An import of nothing holds no text: no empty one to read.
+        self.texts.split('\0').filter(|_| !self.texts.is_empty())
+    }
+
+    /// The module named (`from m import …`, `import m`), as written (relative: without its dots).
+    fn module(&self) -> Option<&str> {
+        self.module.then(|| self.texts().next().unwrap_or(""))
+    }
+
+    /// The names imported from the module (`from m import a, b`; `*`); none for `import m`.
+    fn names(&self) -> impl Iterator<Item = &str> + Clone {
+        self.texts()
+            .skip(usize::from(self.module))
+            .take(self.names as usize)
+    }
+
+    /// The local name each imported name (or, for `import a.b as c`, the module) is bound to.
+    fn locals(&self) -> impl Iterator<Item = &str> + Clone {
+        self.texts()
+            .skip(usize::from(self.module) + self.names as usize)
+    }
 }
 
 /// A module constant that holds a device.
@@ -487,7 +567,7 @@ impl ProjectIndex {
                     .map(move |l| (file.clone(), l))
             })
             .collect::<Vec<_>>();
-        let mut index = link(files, &projects, hosted, &launches, policy);
+        let mut index = link(files, &names.into_table(), &projects, hosted, &launches, policy);
         index.shadowing = shadowing;
         index
     }
@@ -636,8 +716,8 @@ impl PyFile {
             module,
             source_root,
             in_package,
-            imports: f.imports,
-            typing_imports: f.typing_imports,
+            imports: f.imports.into_iter().map(LinkImport::of).collect(),
+            typing_imports: f.typing_imports.into_iter().map(LinkImport::of).collect(),
             main_guard: f.main_guard,
             gpu: f.gpu,
             constants: f.constants,
@@ -2113,6 +2193,7 @@ fn is_application(rel: &str) -> bool {
 /// Resolve the imports, find the entry points and the programs each module runs in.
 fn link(
     files: Vec<PyFile>,
+    names: &NameTable,
     projects: &Projects,
     hosted: &[(String, String)],
     launches: &[(String, launch::Launch)],
@@ -2268,10 +2349,10 @@ fn link(
             // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
             // following them would put every module of a package into every program.
             let mut names: Vec<String> = vec![base.clone()];
-            for name in &imp.names {
+            for name in imp.names() {
                 if name != "*" {
                     names.push(if base.is_empty() {
-                        name.clone()
+                        name.to_string()
                     } else {
                         format!("{base}.{name}")
                     });
@@ -2281,10 +2362,10 @@ fn link(
             for name in names {
                 these.extend(lookup(&name, i));
             }
-            because(i, &these, EdgeWhy::Import(imp.line));
-            because(i, &all_of, EdgeWhy::Import(imp.line));
+            because(i, &these, EdgeWhy::Import(imp.line as usize));
+            because(i, &all_of, EdgeWhy::Import(imp.line as usize));
             targets.extend(these.iter().copied());
-            import_targets[i].push((imp.unit.clone(), these));
+            import_targets[i].push((imp.unit.as_deref().map(str::to_string), these));
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for (d, dynamic) in f.dynamic_prefixes.iter().enumerate() {
@@ -2409,8 +2490,9 @@ fn link(
     }
     let resolved: Vec<std::sync::Mutex<Resolved>> =
         (0..RESOLVED_SHARDS).map(|_| Default::default()).collect();
-    let registries = registry::Registries::find(&files, &lookup);
+    let registries = registry::Registries::find(&files, names, &lookup);
     let reach = || Reach {
+        names,
         registries: &registries,
         files: &files,
         whole: &whole,
@@ -2803,7 +2885,7 @@ enum Through<'a> {
 fn through_imports<'f>(
     f: &PyFile,
     i: usize,
-    imports: impl Iterator<Item = &'f RawImport>,
+    imports: impl Iterator<Item = &'f LinkImport>,
     parts: &[&str],
     lookup: &Lookup,
     mut step: impl FnMut(Through<'_>),
@@ -2813,8 +2895,8 @@ fn through_imports<'f>(
         let Some(base) = import_base(f, imp) else {
             continue;
         };
-        if imp.names.is_empty() {
-            let local = imp.locals.first().map(String::as_str).unwrap_or("");
+        if imp.names == 0 {
+            let local = imp.locals().next().unwrap_or("");
             if local == head {
                 step(Through::Module(&base, &parts[1..]));
             } else if local.is_empty() && base.split('.').next() == Some(head) {
@@ -2822,22 +2904,22 @@ fn through_imports<'f>(
             }
             continue;
         }
-        if imp.names.iter().any(|n| n == "*") {
+        if imp.names().any(|n| n == "*") {
             for j in lookup(&base, i).into_iter().filter(|&j| j != i) {
                 step(Through::File(j, parts));
             }
         }
-        for (name, local) in imp.names.iter().zip(&imp.locals) {
+        for (name, local) in imp.names().zip(imp.locals()) {
             if local != head {
                 continue;
             }
             let sub = if base.is_empty() {
-                name.clone()
+                name.to_string()
             } else {
                 format!("{base}.{name}")
             };
             step(Through::Module(&sub, &parts[1..]));
-            let read: Vec<&str> = std::iter::once(name.as_str())
+            let read: Vec<&str> = std::iter::once(name)
                 .chain(parts[1..].iter().copied())
                 .collect();
             for j in lookup(&base, i).into_iter().filter(|&j| j != i) {
@@ -2853,6 +2935,7 @@ fn through_imports<'f>(
 /// loaded whole (a `*` import, by name, a test session) runs all of its functions.
 struct Reach<'r> {
     files: &'r [PyFile],
+    names: &'r NameTable,
     whole: &'r [Vec<usize>],
     /// Of `whole`, the modules only a function of the file loads by name.
     deferred: &'r [Vec<usize>],
@@ -2966,13 +3049,41 @@ impl EdgeWhy {
     }
 }
 
-/// What names read in files run ([`Reach::resolved`]): by file and name (the address and length
-/// of the name's text, which lives as long as the index, so one text is one name), the range of
-/// `lives` that holds what it runs.
+/// What names read in files run ([`Reach::resolved`]): by file and [`Name`], the range of
+/// `lives` that holds what it runs ([`Packed`]: held for every file at once, so in 8 bytes).
 #[derive(Default)]
 struct Resolved {
-    by_name: HashMap<(u32, u32, usize), (u32, u32)>,
-    lives: Vec<Live>,
+    by_name: HashMap<(u32, u32), (u32, u32)>,
+    lives: Vec<Packed>,
+}
+
+/// A [`Live`] in two numbers: a file and a unit, or a file and a mark for its import-time or
+/// whole code, or a mark and a registry.
+#[derive(Clone, Copy)]
+struct Packed(u32, u32);
+
+impl Packed {
+    const MODULE: u32 = u32::MAX;
+    const WHOLE: u32 = u32::MAX - 1;
+    const REGISTRY: u32 = u32::MAX;
+
+    fn of(l: Live) -> Packed {
+        match l {
+            Live::Module(j) => Packed(j as u32, Self::MODULE),
+            Live::Whole(j) => Packed(j as u32, Self::WHOLE),
+            Live::Unit(j, u) => Packed(j as u32, u as u32),
+            Live::Registry(k) => Packed(Self::REGISTRY, k as u32),
+        }
+    }
+
+    fn live(self) -> Live {
+        match self {
+            Packed(Self::REGISTRY, k) => Live::Registry(k as usize),
+            Packed(j, Self::MODULE) => Live::Module(j as usize),
+            Packed(j, Self::WHOLE) => Live::Whole(j as usize),
+            Packed(j, u) => Live::Unit(j as usize, u as usize),
+        }
+    }
 }
 
 /// The shards of [`Resolved`]: enough that threads rarely wait on one another.
@@ -3136,7 +3247,7 @@ impl Reach<'_> {
             live.resize(total, (0, 0));
         }
         let ids = self.pieces_at;
-        let mut work: Vec<(usize, &str, Live)> = Vec::new();
+        let mut work: Vec<(usize, Read<'_>, Live)> = Vec::new();
         let mut pending: Vec<(Live, Option<Live>)> = vec![(start, None)];
         // The walk of what runs at import only (not the whole entry).
         let at_import = start != Live::Whole(e);
@@ -3151,7 +3262,7 @@ impl Reach<'_> {
                     .get(&e)
                     .into_iter()
                     .flatten()
-                    .map(|r| (e, r.as_str(), Live::Whole(e))),
+                    .map(|r| (e, Read::Text(r), Live::Whole(e))),
             );
         }
         let imported = |j: usize, unit: Option<&str>, all: bool, from: Live, out: &mut Vec<_>| {
@@ -3166,7 +3277,7 @@ impl Reach<'_> {
                 files[e]
                     .main_refs
                     .iter()
-                    .map(|r| (e, &**r, Live::Module(e))),
+                    .map(|r| (e, Read::Name(*r), Live::Module(e))),
             );
             // Under the start, which is walked first (the chain goes through it).
             let mut block = Vec::new();
@@ -3201,9 +3312,9 @@ impl Reach<'_> {
                                 pending.push((Live::Unit(j, u), Some(Live::Registry(k))));
                             }
                         }
-                        work.extend(files[j].import_refs.iter().map(|r| (j, &**r, next)));
+                        work.extend(files[j].import_refs.iter().map(|r| (j, Read::Name(*r), next)));
                         if !early {
-                            work.extend(files[j].bound.iter().map(|r| (j, &**r, next)));
+                            work.extend(files[j].bound.iter().map(|r| (j, Read::Name(*r), next)));
                             let loose = self.registries.loose.get(j).into_iter().flatten();
                             pending.extend(loose.map(|&u| (Live::Unit(j, u), Some(next))));
                         }
@@ -3229,15 +3340,16 @@ impl Reach<'_> {
                         }
                         // A registering function's reads of what it stores into register.
                         let writes = self.registries.writes.get(&(j, u));
-                        let stores = |r: &str| {
-                            let head = r.split('.').next().unwrap_or("").trim_end_matches("[]");
+                        let stores = |r: &Name| {
+                            let head = self.names.text(*r).split('.').next().unwrap_or("");
+                            let head = head.trim_end_matches("[]");
                             writes.is_some_and(|w| w.iter().any(|n| n == head))
                         };
                         work.extend(
                             unit.refs
                                 .iter()
                                 .filter(|r| !stores(r))
-                                .map(|r| (j, &**r, next)),
+                                .map(|r| (j, Read::Name(*r), next)),
                         );
                         pending.push((Live::Module(j), Some(next)));
                         imported(j, Some(&unit.name), false, next, &mut pending);
@@ -3272,26 +3384,38 @@ impl Reach<'_> {
                             .chain(f.import_refs.iter())
                             .chain(f.bound.iter())
                             .chain(f.main_refs.iter());
-                        work.extend(refs.map(|r| (j, &**r, next)));
+                        work.extend(refs.map(|r| (j, Read::Name(*r), next)));
                         imported(j, None, true, next, &mut pending);
                         pending.extend(self.whole[j].iter().map(|&k| (Live::Whole(k), Some(next))));
                     }
                 }
             }
             let (i, name, from) = work.pop()?;
+            let name = match name {
+                Read::Name(name) => name,
+                Read::Text(text) => {
+                    let parts: Vec<&str> = text.split('.').collect();
+                    let mut found = Vec::new();
+                    self.resolve(i, &parts, 0, &mut found);
+                    pending.extend(found.into_iter().map(|l| (l, Some(from))));
+                    continue;
+                }
+            };
             let shard = &self.resolved[i % self.resolved.len()];
             let mut resolved = shard.lock().unwrap_or_else(|p| p.into_inner());
             let Resolved { by_name, lives } = &mut *resolved;
             let (start, len) = *by_name
-                .entry((i as u32, name.len() as u32, name.as_ptr() as usize))
+                .entry((i as u32, name.0))
                 .or_insert_with(|| {
-                    let parts: Vec<&str> = name.split('.').collect();
+                    let parts: Vec<&str> = self.names.text(name).split('.').collect();
+                    let mut found = Vec::new();
+                    self.resolve(i, &parts, 0, &mut found);
                     let start = lives.len();
-                    self.resolve(i, &parts, 0, lives);
+                    lives.extend(found.into_iter().map(Packed::of));
                     (start as u32, (lives.len() - start) as u32)
                 });
             let found = &lives[start as usize..(start + len) as usize];
-            pending.extend(found.iter().map(|&l| (l, Some(from))));
+            pending.extend(found.iter().map(|&l| (l.live(), Some(from))));
         }
     }
 
@@ -3466,9 +3590,9 @@ fn imported_items<T>(
             let Some(base) = import_base(f, imp) else {
                 continue;
             };
-            if imp.names.is_empty() {
+            if imp.names == 0 {
                 // `import a.b as m` binds `m`; `import a.b` makes its items `a.b.<name>`.
-                let local = match imp.locals.first() {
+                let local = match imp.locals().next() {
                     Some(l) if !l.is_empty() => l,
                     _ => &base,
                 };
@@ -3477,9 +3601,9 @@ fn imported_items<T>(
                 }
                 continue;
             }
-            for (name, local) in imp.names.iter().zip(&imp.locals) {
+            for (name, local) in imp.names().zip(imp.locals()) {
                 let submodule = if base.is_empty() {
-                    name.clone()
+                    name.to_string()
                 } else {
                     format!("{base}.{name}")
                 };
@@ -3489,10 +3613,10 @@ fn imported_items<T>(
                 for j in lookup(&base, i) {
                     if let Some((from, value)) = one(files, j, name, lookup) {
                         found.push(Imported {
-                            local: local.clone(),
+                            local: local.to_string(),
                             attr: None,
                             from,
-                            name: name.clone(),
+                            name: name.to_string(),
                             value,
                         });
                     }
@@ -3524,9 +3648,9 @@ fn defined_of<T>(
         return None;
     }
     for imp in &f.imports {
-        let original = match imp.locals.iter().position(|l| l == name) {
-            Some(k) => imp.names.get(k).map(String::as_str),
-            None if imp.names.iter().any(|n| n == "*") => Some(name),
+        let original = match imp.locals().position(|l| l == name) {
+            Some(k) => imp.names().nth(k),
+            None if imp.names().any(|n| n == "*") => Some(name),
             None => None,
         };
         let (Some(original), Some(base)) = (original, import_base(f, imp)) else {
@@ -3601,9 +3725,9 @@ fn imported_functions(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
 }
 
 /// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).
-fn import_base(f: &PyFile, imp: &RawImport) -> Option<String> {
+fn import_base(f: &PyFile, imp: &LinkImport) -> Option<String> {
     if imp.level == 0 {
-        return imp.module.clone();
+        return imp.module().map(str::to_string);
     }
     let mut parts: Vec<&str> = f.module.split('.').collect();
     let is_init = f.rel.ends_with("__init__.py");
@@ -3613,7 +3737,7 @@ fn import_base(f: &PyFile, imp: &RawImport) -> Option<String> {
     for _ in 1..imp.level {
         parts.pop()?;
     }
-    if let Some(m) = &imp.module {
+    if let Some(m) = imp.module() {
         parts.push(m);
     }
     Some(parts.join("."))

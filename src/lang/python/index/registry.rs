@@ -278,9 +278,9 @@ enum Decorator {
 /// it decorates nowhere either: no write into a container it reads (`NAME[key] = cls`,
 /// `NAME.append(cls)`, `globals()[name] = cls`, `setattr(…)`), no registering call
 /// (`other.register(cls)`).
-fn wrapper(refs: &[super::Name]) -> bool {
-    !refs.iter().any(|r| {
-        let parts: Vec<&str> = r.split('.').collect();
+fn wrapper(refs: &[super::Name], names: &super::NameTable) -> bool {
+    !refs.iter().any(|&r| {
+        let parts: Vec<&str> = names.text(r).split('.').collect();
         parts[0].ends_with("[]")
             || parts[1..]
                 .iter()
@@ -294,6 +294,7 @@ fn wrapper(refs: &[super::Name]) -> bool {
 /// The files of the tree, and how a file's import names them.
 struct Tree<'a> {
     files: &'a [PyFile],
+    names: &'a super::NameTable,
     lookup: &'a Lookup<'a>,
 }
 
@@ -303,8 +304,16 @@ type Definition = (usize, String, Vec<String>);
 
 impl Registries {
     /// Resolve each registered unit's decorators to the registries of the tree they write.
-    pub(super) fn find(files: &[PyFile], lookup: &Lookup<'_>) -> Registries {
-        let tree = Tree { files, lookup };
+    pub(super) fn find(
+        files: &[PyFile],
+        names: &super::NameTable,
+        lookup: &Lookup<'_>,
+    ) -> Registries {
+        let tree = Tree {
+            files,
+            names,
+            lookup,
+        };
         let mut out = Registries {
             loose: vec![Vec::new(); files.len()],
             ..Default::default()
@@ -373,14 +382,15 @@ impl Registries {
             let state: Vec<String> = f.units[u]
                 .refs
                 .iter()
-                .map(|r| r.split('.').next().unwrap_or("").trim_end_matches("[]"))
+                .map(|&r| tree.names.text(r).split('.').next().unwrap_or(""))
+                .map(|head| head.trim_end_matches("[]"))
                 .filter(|head| global(f, head).is_some_and(|g| g.maker.is_some()))
                 .map(str::to_string)
                 .collect::<HashSet<_>>()
                 .into_iter()
                 .collect();
             if state.is_empty() {
-                return wrapper(&f.units[u].refs).then_some(Decorator::Wrapper);
+                return wrapper(&f.units[u].refs, tree.names).then_some(Decorator::Wrapper);
             }
             let id = self.new_registry(r, &state, &[], name, ids);
             self.writes.insert((r, u), state);
