@@ -470,9 +470,10 @@ pub const CARD_COUNT_OPTIONS: &[&str] = &[
 /// Names of CPU devices and backends (candle's `Device::Cpu`, burn's `NdArray`, `Flex`).
 pub const CPU_DEVICES: &[&str] = &["Cpu", "NdArray", "Flex", "NdArrayDevice", "CpuDevice"];
 
-/// Devices of other accelerators (candle's `Device::new_metal(0)`, `Device::Metal`): the CUDA
-/// mask does not select them, so code that chooses only these and CPU devices is no CUDA code.
-pub const OTHER_DEVICES: &[&str] = &["new_metal", "Metal", "MetalDevice"];
+/// Devices of other accelerators (candle's `Device::new_metal(0)`, `Device::Metal`, tch's and
+/// burn-tch's `Device::Mps`, `LibTorchDevice::Vulkan`): the CUDA mask does not select them,
+/// so code that chooses only these and CPU devices is no CUDA code.
+pub const OTHER_DEVICES: &[&str] = &["new_metal", "Metal", "MetalDevice", "Mps", "Vulkan"];
 
 /// A call that chooses a GPU through an API the CUDA mask does not govern: the card it picks
 /// is not the one `CUDA_VISIBLE_DEVICES` leaves, in a program that also runs CUDA (Vulkan

@@ -2024,3 +2024,123 @@ fn an_options_device_spec_default_parsed_into_an_index_is_remapped_with_its_mask
     assert_eq!(status["src/bin/served.rs"], "needs_review", "{text}");
     assert_eq!(status["src/bin/auto.rs"], "compliant", "{text}");
 }
+
+/// burn-tch's backend type names no card (its device is the CPU by default): a program on
+/// `LibTorchDevice::Cpu` or `::Mps` is no CUDA program, as tch's `Device::Cpu` one is; one on
+/// `LibTorchDevice::Cuda(0)` is. An example that names a CUDA-featured crate only in the types
+/// of the library code it runs builds nothing of it; one whose library code builds its
+/// session does.
+#[test]
+fn cpu_and_mps_devices_of_every_row_and_a_crate_named_only_in_types_choose_no_card() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "bt/Cargo.toml", "[package]\nname = \"bt\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nburn-tch = \"0.22\"\ntch = \"0.22\"\n");
+    let prog = |device: &str| {
+        format!("use burn_tch::{{LibTorch, LibTorchDevice}};\n\nfn main() {{\n    type B = LibTorch;\n    let device = LibTorchDevice::{device};\n    let _b: Option<B> = None;\n    println!(\"{{:?}}\", device);\n}}\n")
+    };
+    write(root, "bt/src/bin/cpu.rs", &prog("Cpu"));
+    write(
+        root,
+        "bt/src/bin/mps.rs",
+        &prog("Mps").replace(
+            "fn main() {\n",
+            "fn main() {\n    assert!(tch::utils::has_mps());\n",
+        ),
+    );
+    write(root, "bt/src/bin/cuda.rs", &prog("Cuda(0)"));
+    write(root, "ocr/Cargo.toml", "[package]\nname = \"ocr\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = [\"engine/cuda\"]\n[dependencies]\nengine = { package = \"ocr-engine-core\", version = \"0.10\" }\n");
+    write(
+        root,
+        "ocr/src/lib.rs",
+        "pub mod geometry;\npub mod pipeline;\n",
+    );
+    write(root, "ocr/src/geometry.rs", "use engine::processors::BoundingBox;\n\npub fn width(b: &BoundingBox) -> f32 {\n    b.x_max() - b.x_min()\n}\n");
+    write(root, "ocr/src/pipeline.rs", "pub fn run(model: &str) -> engine::Result<()> {\n    let engine = engine::Engine::builder().model(model).build()?;\n    engine.predict(\"page.png\")\n}\n");
+    write(
+        root,
+        "ocr/examples/width.rs",
+        "fn main() {\n    println!(\"{}\", ocr::geometry::width(&Default::default()));\n}\n",
+    );
+    write(
+        root,
+        "ocr/examples/predict.rs",
+        "fn main() {\n    ocr::pipeline::run(\"det.onnx\").unwrap();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    for (file, want) in [
+        ("bt/src/bin/cpu.rs", "no_gpu_code"),
+        ("bt/src/bin/mps.rs", "no_gpu_code"),
+        ("bt/src/bin/cuda.rs", "non_compliant"),
+        ("ocr/examples/width.rs", "no_gpu_code"),
+        ("ocr/examples/predict.rs", "non_compliant"),
+    ] {
+        assert_eq!(
+            status.get(file).map(String::as_str),
+            Some(want),
+            "{file}\n{text}"
+        );
+    }
+}
+
+/// A library's `#[test]` functions that only use a CUDA crate's types (bindgen's layout tests
+/// of `#[repr(C)]` structs over `cudarc::driver::sys::*`) open no context: no GH508; a test
+/// that opens one still is a GPU program no `main` masks.
+#[test]
+fn unit_tests_that_only_use_a_cuda_crates_types_are_no_gpu_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"codec\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = \"0.16\"\n");
+    write(root, "src/lib.rs", "pub mod layout;\npub mod session;\n");
+    write(root, "src/layout.rs", "use cudarc::driver::sys::*;\n\npub type CUvideoctxlock = *mut CUctx_st;\n\n#[repr(C)]\npub struct Caps<Storage> {\n    pub device: CUdevice,\n    pub lock: CUvideoctxlock,\n    pub storage: Storage,\n}\n\n#[test]\nfn layout_caps() {\n    const UNINIT: std::mem::MaybeUninit<Caps<u8>> = std::mem::MaybeUninit::uninit();\n    let ptr = UNINIT.as_ptr();\n    assert_eq!(std::mem::size_of::<Caps<u8>>(), 24, concat!(\"Size of \", stringify!(Caps)));\n    assert!(!ptr.is_null());\n}\n");
+    write(root, "src/session.rs", "use cudarc::driver::CudaContext;\n\npub fn open() -> std::sync::Arc<CudaContext> {\n    CudaContext::new(0).unwrap()\n}\n\n#[test]\nfn opens() {\n    let _ctx = open();\n}\n");
+    let (status, text) = statuses(root);
+    assert_eq!(status["src/layout.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["src/session.rs"], "needs_review", "{text}");
+    assert!(!text.contains("src/layout.rs"), "{text}");
+    assert!(
+        text.contains("src/session.rs:8:1: GH508 [review]"),
+        "{text}"
+    );
+}
+
+/// dfdx's unit tests: `TestDevice` is an alias whose target (under `--features cuda`) opens a
+/// context in its `Default`. A test that builds one — `let dev: TestDevice =
+/// Default::default()`, `TestDevice::seed(1)` in another module, a generic `D::default()`
+/// handed the alias, a `#[derive(Default)]` struct holding one — runs on the card: GH508. A
+/// test that only names the type (`size_of::<TestDevice>()`, a signature) builds nothing.
+#[test]
+fn unit_tests_that_build_an_aliased_device_reach_cuda_and_those_naming_it_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"nd\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncudarc = { version = \"0.16\", optional = true }\n[features]\ncuda = [\"dep:cudarc\"]\n");
+    write(root, "src/lib.rs", "pub mod device;\npub mod ops;\npub mod util;\n\n#[cfg(test)]\npub(crate) mod tests {\n    #[cfg(not(feature = \"cuda\"))]\n    pub type TestDevice = crate::device::Host;\n    #[cfg(feature = \"cuda\")]\n    pub type TestDevice = crate::device::Gpu;\n}\n");
+    write(root, "src/device/mod.rs", "mod host;\n#[cfg(feature = \"cuda\")]\nmod gpu;\n\npub use host::Host;\n#[cfg(feature = \"cuda\")]\npub use gpu::Gpu;\n");
+    write(root, "src/device/host.rs", "#[derive(Default)]\npub struct Host;\n\nimpl Host {\n    pub fn seed(_s: u64) -> Self {\n        Host\n    }\n}\n");
+    write(root, "src/device/gpu.rs", "use cudarc::driver::{CudaContext, CudaStream};\nuse std::sync::Arc;\n\npub struct Gpu {\n    pub(crate) stream: Arc<CudaStream>,\n}\n\nimpl Default for Gpu {\n    fn default() -> Self {\n        Self::seed(0)\n    }\n}\n\nimpl Gpu {\n    pub fn seed(s: u64) -> Self {\n        let ctx = CudaContext::new(s as usize).unwrap();\n        Gpu {\n            stream: ctx.default_stream(),\n        }\n    }\n}\n");
+    let test_file = |body: &str| {
+        format!("pub fn relu(x: f32) -> f32 {{\n    x.max(0.0)\n}}\n\n#[cfg(test)]\nmod tests {{\n    use crate::tests::*;\n\n    #[test]\n    fn relu() {{\n{body}\n        assert_eq!(super::relu(-1.0), 0.0);\n    }}\n}}\n")
+    };
+    let files = [
+        ("src/ops/annotated.rs", "        let _dev: TestDevice = Default::default();", "needs_review"),
+        ("src/ops/seeded.rs", "        let _dev = TestDevice::seed(1);", "needs_review"),
+        ("src/ops/generic.rs", "        let _dev = crate::util::make::<TestDevice>();", "needs_review"),
+        ("src/ops/held.rs", "        let _h = crate::util::Holder::default();", "needs_review"),
+        ("src/ops/sized.rs", "        assert!(std::mem::size_of::<TestDevice>() > 0);\n        assert_eq!(crate::util::width(None::<&TestDevice>), 0);", "no_gpu_code"),
+    ];
+    let mut ops = String::new();
+    for (file, body, _) in files {
+        write(root, file, &test_file(body));
+        let name = file.trim_start_matches("src/ops/").trim_end_matches(".rs");
+        ops.push_str(&format!("pub mod {name};\n"));
+    }
+    write(root, "src/ops/mod.rs", &ops);
+    write(root, "src/util.rs", "pub fn make<D: Default>() -> D {\n    D::default()\n}\n\npub fn width<D>(_d: Option<&D>) -> usize {\n    0\n}\n\n#[derive(Default)]\npub struct Holder {\n    #[cfg(test)]\n    pub dev: crate::tests::TestDevice,\n}\n");
+    let (status, text) = statuses(root);
+    for (file, _, want) in files {
+        assert_eq!(
+            status.get(file).map(String::as_str),
+            Some(want),
+            "{file}\n{text}"
+        );
+    }
+}

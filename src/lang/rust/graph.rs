@@ -122,6 +122,7 @@ fn tests_reach_in(
     Some(if used.incomplete {
         super::items::Reached {
             names: f.names.clone(),
+            values: f.names.clone(),
             segments: f.segments.clone(),
             cuda: f.cuda,
             ..Default::default()
@@ -641,6 +642,11 @@ impl RsFile {
 trait Unit {
     /// The first segments of its paths: the crates it names.
     fn names(&self) -> &HashSet<String>;
+    /// The crates it names other than only as a type (a library's code a program runs: a
+    /// signature's or a field's type builds nothing); a file's own code: all it names.
+    fn values(&self) -> &HashSet<String> {
+        self.names()
+    }
     /// Every segment of its paths and every method it calls (entry points).
     fn segments(&self) -> &HashSet<String>;
     /// It chooses a CUDA device.
@@ -709,6 +715,9 @@ impl Unit for TestsOf<'_> {
 impl Unit for super::items::Reached {
     fn names(&self) -> &HashSet<String> {
         &self.names
+    }
+    fn values(&self) -> &HashSet<String> {
+        &self.values
     }
     fn segments(&self) -> &HashSet<String> {
         &self.segments
@@ -1607,13 +1616,16 @@ fn link(
             .iter()
             .flat_map(|u| u.names().iter().map(String::as_str))
             .collect();
+        // A CUDA crate the library code named only in types (a field's, a signature's: its
+        // bindgen structs, a bounding box) builds no session or device of it.
+        let valued = |local: &str| units.iter().any(|u| u.cuda() || u.values().contains(local));
         for (local, dep) in &packages[i].deps {
             if !named.contains(local.as_str()) {
                 continue;
             }
             match dep {
                 // tch and the like: only where the code chooses a CUDA device.
-                Dep::Cuda(why, torch, gate, follows) => {
+                Dep::Cuda(why, torch, gate, follows) if valued(local) => {
                     let chooses = |apis: &[&str]| {
                         units
                             .iter()

@@ -48,6 +48,12 @@ pub struct Item {
     /// The paths its code names, each joined by `::` (one allocation a path: the index holds
     /// every file's at once).
     pub paths: Vec<Box<str>>,
+    /// The paths it names only as types (a signature's, a field's, a bound, a turbofish, an
+    /// alias's target): a crate named only so builds nothing of it. A `let`'s, a `const`'s
+    /// and a `static`'s type count as values, and an alias's target does where the alias is
+    /// named as one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub types: Vec<Box<str>>,
     pub methods: Vec<String>,
     /// Its code chooses a CUDA device: a constructor called or a variant built
     /// (`Device::new_cuda(1)`, `Device::Cuda(0)`, `t.cuda()`), not a type named in a signature
@@ -56,10 +62,14 @@ pub struct Item {
     /// A `#[test]` function: an entry of the test binary `cargo test` builds from the crate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub test: bool,
+    /// A type alias (`type TestDevice = Cuda;`): `TestDevice::default()` runs its target's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub alias: bool,
 }
 
 /// A path segment that chooses a CUDA device (`Device::new_cuda`, `Device::Cuda`, a `Cuda`
-/// backend, libtorch).
+/// backend). Not burn's `LibTorch` backend: its device is chosen apart, and is the CPU by
+/// default (`LibTorchDevice::Cuda(0)` chooses).
 pub fn chooses_cuda(segment: &str) -> bool {
     matches!(
         segment,
@@ -71,7 +81,6 @@ pub fn chooses_cuda(segment: &str) -> bool {
             | "get_device"
             | "new_cuda_with_stream"
             | "AutoDevice"
-            | "LibTorch"
     )
 }
 
@@ -87,7 +96,8 @@ fn chooses_cuda_in_code(path: &syn::Path) -> bool {
 /// (accel's `Device::nth`, whose last segment alone is too common a name to count).
 fn chooses_cuda_in(segments: &[String]) -> bool {
     segments.iter().enumerate().any(|(i, s)| match s.as_str() {
-        "Cuda" => i == 0 || segments[i - 1] == "Device",
+        // `Device::Cuda(0)`, burn's `LibTorchDevice::Cuda(0)`.
+        "Cuda" => i == 0 || segments[i - 1].ends_with("Device"),
         s => chooses_cuda(s),
     }) || crate::knowledge::rust::index_call_of(segments).is_some()
 }
@@ -162,6 +172,10 @@ impl Items {
         for item in &mut self.items {
             item.paths.sort();
             item.paths.dedup();
+            item.types.retain(|t| item.paths.binary_search(t).is_err());
+            item.types.sort();
+            item.types.dedup();
+            item.types.shrink_to_fit();
             item.methods.sort();
             item.methods.dedup();
             item.paths.shrink_to_fit();
@@ -179,11 +193,12 @@ fn joined(paths: Vec<Vec<String>>) -> Vec<Box<str>> {
 }
 
 impl Item {
-    /// The paths its code names, segment by segment.
-    fn paths(&self) -> impl Iterator<Item = Vec<String>> + '_ {
-        self.paths
-            .iter()
-            .map(|p| p.split("::").map(str::to_string).collect())
+    /// The paths its code names, segment by segment, each with whether it is named only as a
+    /// type.
+    fn paths(&self) -> impl Iterator<Item = (Vec<String>, bool)> + '_ {
+        let split = |p: &str| p.split("::").map(str::to_string).collect();
+        let values = self.paths.iter().map(move |p| (split(p), false));
+        values.chain(self.types.iter().map(move |p| (split(p), true)))
     }
 }
 
@@ -242,6 +257,10 @@ pub(super) const PRELUDE: &[&str] = &[
     "IntoIterator",
     "Extend",
 ];
+
+/// Traits of the prelude whose functions build a value of the type the context asks for
+/// (`let d: Dev = Default::default();`, `From::from(x)`).
+const CONSTRUCTING_TRAITS: &[&str] = &["Default", "From", "TryFrom", "FromIterator", "FromStr"];
 
 /// Names a single-segment path can mean an item by: those bound by a `use` or an item of the
 /// file (the rest are local variables).
@@ -321,9 +340,11 @@ fn collect_items(
                     body.visit_path(trait_path);
                 }
                 // The impl's own types and bounds go with each of its items.
-                let shared = body.paths;
+                let (shared, shared_types) = (body.paths, body.types);
                 for ii in &i.items {
                     let mut b = Body::new(bound, Some(ty.clone()));
+                    b.locals
+                        .extend(i.generics.type_params().map(|t| t.ident.to_string()));
                     let name = match ii {
                         syn::ImplItem::Fn(f) => {
                             b.visit_impl_item_fn(f);
@@ -336,6 +357,7 @@ fn collect_items(
                         _ => continue,
                     };
                     b.paths.extend(shared.iter().cloned());
+                    b.types.extend(shared_types.iter().cloned());
                     b.push(inline, vec![ty.clone(), name], true, out);
                 }
                 continue;
@@ -352,6 +374,9 @@ fn collect_items(
                 for ti in &t.items {
                     if let syn::TraitItem::Fn(f) = ti {
                         let mut b = Body::new(bound, Some(name.clone()));
+                        b.in_trait = true;
+                        b.locals
+                            .extend(t.generics.type_params().map(|t| t.ident.to_string()));
                         b.visit_trait_item_fn(f);
                         b.push(
                             inline,
@@ -379,9 +404,11 @@ fn collect_items(
                         value: true,
                         mac: true,
                         paths: joined(paths),
+                        types: Vec::new(),
                         methods: Vec::new(),
                         cuda,
                         test: false,
+                        alias: false,
                     });
                     continue;
                 }
@@ -401,14 +428,28 @@ fn collect_items(
                 continue;
             }
             syn::Item::Const(c) => {
+                // A value of its type is made.
+                body.valued = 1;
                 body.visit_item_const(c);
                 (vec![c.ident.to_string()], true)
             }
             syn::Item::Static(s) => {
+                // A value of its type is made.
+                body.valued = 1;
                 body.visit_item_static(s);
                 (vec![s.ident.to_string()], true)
             }
             syn::Item::Struct(s) => {
+                if derives_default(&s.attrs) {
+                    // `#[derive(Default)]` writes `default()`, which builds every field with
+                    // its type's `default()`: their types are values there (and only there).
+                    let mut b = Body::new(bound, Some(s.ident.to_string()));
+                    b.valued = 1;
+                    b.visit_fields(&s.fields);
+                    b.methods.push("default".into());
+                    let key = vec![s.ident.to_string(), "default".into()];
+                    b.push(inline, key, true, out);
+                }
                 body.visit_item_struct(s);
                 (vec![s.ident.to_string()], false)
             }
@@ -421,13 +462,35 @@ fn collect_items(
                 (vec![u.ident.to_string()], false)
             }
             syn::Item::Type(t) => {
+                // Its paths are types; a lookup that names the alias as a value (`let d:
+                // TestDevice = …`, `TestDevice::new()`) takes them as values.
                 body.visit_item_type(t);
-                (vec![t.ident.to_string()], false)
+                body.push(inline, vec![t.ident.to_string()], false, out);
+                if let Some(last) = out.items.last_mut() {
+                    last.alias = true;
+                }
+                continue;
             }
             _ => continue,
         };
         body.push(inline, key, value, out);
     }
+}
+
+/// `#[derive(…, Default, …)]`.
+fn derives_default(attrs: &[syn::Attribute]) -> bool {
+    use syn::punctuated::Punctuated;
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|a| {
+            a.parse_args_with(Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+                .is_ok_and(|paths| {
+                    paths
+                        .iter()
+                        .any(|p| p.segments.last().is_some_and(|s| s.ident == "Default"))
+                })
+        })
 }
 
 /// The last segment of a type's path (`Embedder` for `crate::embed::Embedder<T>`).
@@ -475,6 +538,18 @@ struct Body<'b> {
     bound: &'b HashSet<String>,
     self_ty: Option<String>,
     paths: Vec<Vec<String>>,
+    /// Paths named in a type position (see [`Item::types`]).
+    types: Vec<Vec<String>>,
+    /// How deep inside a type the visit is (its paths go to `types`).
+    in_type: usize,
+    /// Inside what makes a value of the types it names (`let x: T = …`, a `const`, a
+    /// `static`, `<T as Trait>`): those types are values.
+    valued: usize,
+    /// Items declared inside its blocks (bindgen's `const UNINIT` in a layout test) and its
+    /// type parameters: names of no module, never looked up through a glob.
+    locals: HashSet<String>,
+    /// A trait's own function: `Self::new()` calls the `new` of whichever type implements it.
+    in_trait: bool,
     methods: Vec<String>,
     uses: Vec<(String, Vec<String>)>,
     cuda: bool,
@@ -486,10 +561,32 @@ impl<'b> Body<'b> {
             bound,
             self_ty,
             paths: Vec::new(),
+            types: Vec::new(),
+            in_type: 0,
+            valued: 0,
+            locals: HashSet::default(),
+            in_trait: false,
             methods: Vec::new(),
             uses: Vec::new(),
             cuda: false,
         }
+    }
+
+    /// The function a path calls on a type it does not name: `Default::default()` (the type
+    /// is the `let`'s or the field's), `T::new()` of a type parameter, `<T as Trait>::f()`,
+    /// `Self::f()` in a trait. Read as a method call: that function of every type the code
+    /// names, so a value built this way is built by its type's code.
+    fn called_on_some_type(&self, p: &syn::ExprPath) -> Option<String> {
+        let segments = &p.path.segments;
+        let (first, last) = (segments.first()?, segments.last()?);
+        let first = first.ident.to_string();
+        let through = p.qself.is_some()
+            || CONSTRUCTING_TRAITS.contains(&first.as_str())
+            || self.locals.contains(&first)
+            || (self.in_trait && first == "Self");
+        // `<T>::new()` is one segment after its `<T>`.
+        let on_a_type = segments.len() >= 2 || p.qself.is_some();
+        (on_a_type && through).then(|| last.ident.to_string())
     }
 
     fn push(self, inline: &[String], key: Vec<String>, value: bool, out: &mut Items) {
@@ -501,9 +598,11 @@ impl<'b> Body<'b> {
             value,
             mac: false,
             paths: joined(self.paths),
+            types: joined(self.types),
             methods: self.methods,
             cuda: self.cuda,
             test: false,
+            alias: false,
         });
     }
 }
@@ -521,6 +620,7 @@ impl<'a> Visit<'a> for Body<'_> {
         }
         let keep = match path.as_slice() {
             [] => false,
+            [one] if self.locals.contains(one) => false,
             [one] => {
                 self.bound.contains(one)
                     || (one.starts_with(|c: char| c.is_ascii_uppercase())
@@ -529,10 +629,55 @@ impl<'a> Visit<'a> for Body<'_> {
             // The standard library's paths (`::core::ffi::c_int`) reach no crate of the tree.
             [first, ..] => !is_std(first),
         };
-        if keep {
+        if keep && self.in_type > 0 {
+            self.types.push(path);
+        } else if keep {
             self.paths.push(path);
         }
         visit::visit_path(self, p);
+    }
+
+    fn visit_type(&mut self, t: &'a syn::Type) {
+        let typed = self.valued == 0;
+        self.in_type += usize::from(typed);
+        visit::visit_type(self, t);
+        self.in_type -= usize::from(typed);
+    }
+
+    /// `fn f<Storage>(s: Storage)`: a type parameter, no item of a module.
+    fn visit_type_param(&mut self, t: &'a syn::TypeParam) {
+        self.locals.insert(t.ident.to_string());
+        visit::visit_type_param(self, t);
+    }
+
+    /// `let s: Session = Default::default();`: a value of that type is made here.
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        self.valued += 1;
+        visit::visit_local(self, l);
+        self.valued -= 1;
+    }
+
+    /// `<Session as Default>::default()`.
+    fn visit_qself(&mut self, q: &'a syn::QSelf) {
+        self.valued += 1;
+        visit::visit_qself(self, q);
+        self.valued -= 1;
+    }
+
+    /// A closure's or a block's code inside a `let` is code, not the `let`'s type.
+    fn visit_block(&mut self, b: &'a syn::Block) {
+        for stmt in &b.stmts {
+            let ident = match stmt {
+                syn::Stmt::Item(syn::Item::Const(c)) => &c.ident,
+                syn::Stmt::Item(syn::Item::Static(s)) => &s.ident,
+                _ => continue,
+            };
+            self.locals.insert(ident.to_string());
+        }
+        let (valued, in_type) = (self.valued, self.in_type);
+        (self.valued, self.in_type) = (0, 0);
+        visit::visit_block(self, b);
+        (self.valued, self.in_type) = (valued, in_type);
     }
 
     fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
@@ -562,6 +707,9 @@ impl<'a> Visit<'a> for Body<'_> {
 
     fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
         self.cuda |= chooses_cuda_in_code(&p.path);
+        if let Some(f) = self.called_on_some_type(p) {
+            self.methods.push(f);
+        }
         visit::visit_expr_path(self, p);
     }
 
@@ -571,9 +719,9 @@ impl<'a> Visit<'a> for Body<'_> {
     }
 
     fn visit_type_path(&mut self, t: &'a syn::TypePath) {
-        // A backend chosen by its type (burn's `Cuda`, `LibTorch`; dfdx's `AutoDevice`).
+        // A backend chosen by its type (burn's `Cuda`; dfdx's `AutoDevice`).
         let last = t.path.segments.last().map(|s| s.ident.to_string());
-        self.cuda |= matches!(last.as_deref(), Some("Cuda" | "LibTorch" | "AutoDevice"));
+        self.cuda |= matches!(last.as_deref(), Some("Cuda" | "AutoDevice"));
         visit::visit_type_path(self, t);
     }
 
@@ -589,6 +737,10 @@ impl<'a> Visit<'a> for Body<'_> {
 
     fn visit_macro(&mut self, m: &'a syn::Macro) {
         use syn::punctuated::Punctuated;
+        // `stringify!(Reserved)` writes a string: it names nothing.
+        if m.path.is_ident("stringify") {
+            return;
+        }
         if let Ok(args) =
             m.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
         {
@@ -606,6 +758,8 @@ impl<'a> Visit<'a> for Body<'_> {
 #[derive(Debug, Default)]
 pub struct Reached {
     pub names: HashSet<String>,
+    /// The crates of `names` it names other than as a type: it may build something of them.
+    pub values: HashSet<String>,
     pub segments: HashSet<String>,
     pub external: Vec<Vec<String>>,
     pub methods: HashSet<String>,
@@ -693,32 +847,35 @@ pub struct LibraryIndex<'a> {
 /// in order, so its result is the one of working each out again.
 #[derive(Default)]
 struct Memo {
-    /// A path of the library (and whether a miss is expected) → its id.
-    ids: [HashMap<Rc<[String]>, u32>; 2],
-    paths: Vec<(Rc<[String]>, bool)>,
+    /// A path of the library (and whether a miss is expected, whether it is named only as a
+    /// type) → its id.
+    ids: [HashMap<Rc<[String]>, u32>; 4],
+    paths: Vec<(Rc<[String]>, bool, bool)>,
     lookups: Vec<Option<Rc<[Op]>>>,
     reads: HashMap<(usize, usize), Rc<[Op]>>,
 }
 
 impl Memo {
-    fn id(&mut self, path: Vec<String>, guess: bool) -> u32 {
-        if let Some(&id) = self.ids[usize::from(guess)].get(path.as_slice()) {
+    fn id(&mut self, path: Vec<String>, guess: bool, typed: bool) -> u32 {
+        let kind = usize::from(guess) + 2 * usize::from(typed);
+        if let Some(&id) = self.ids[kind].get(path.as_slice()) {
             return id;
         }
         let id = u32::try_from(self.paths.len()).expect("fewer paths than u32::MAX");
         let path: Rc<[String]> = path.into();
-        self.ids[usize::from(guess)].insert(path.clone(), id);
-        self.paths.push((path, guess));
+        self.ids[kind].insert(path.clone(), id);
+        self.paths.push((path, guess, typed));
         self.lookups.push(None);
         id
     }
 
     /// A path taken: one of the library's to look up (longer ones never are), or another
-    /// crate's.
-    fn take(&mut self, path: Path, guess: bool, ops: &mut Vec<Op>) {
+    /// crate's; `typed`: named only as a type.
+    fn take(&mut self, path: Path, guess: bool, typed: bool, ops: &mut Vec<Op>) {
         match path {
             Path::Internal(p) if p.len() > MAX_SEGMENTS => {}
-            Path::Internal(p) => ops.push(Op::Lookup(self.id(p, guess))),
+            Path::Internal(p) => ops.push(Op::Lookup(self.id(p, guess, typed))),
+            Path::External(p) if typed => ops.push(Op::TypeExternal(p.into())),
             Path::External(p) => ops.push(Op::External(p.into())),
         }
     }
@@ -739,6 +896,8 @@ enum Op {
     Lookup(u32),
     /// A path into another crate.
     External(Box<[String]>),
+    /// A path into another crate named only as a type.
+    TypeExternal(Box<[String]>),
 }
 
 /// Longer paths are never looked up (no crate nests modules this deep).
@@ -842,7 +1001,7 @@ impl<'a> LibraryIndex<'a> {
             let mut memo = self.memo.borrow_mut();
             for (path, guess) in entry {
                 if path.len() <= MAX_SEGMENTS {
-                    queue.push(memo.id(path.clone(), *guess));
+                    queue.push(memo.id(path.clone(), *guess, false));
                 }
             }
         }
@@ -879,15 +1038,21 @@ impl<'a> LibraryIndex<'a> {
         if let Some(ops) = &memo.lookups[id as usize] {
             return ops.clone();
         }
-        let (path, guess) = memo.paths[id as usize].clone();
+        let (path, guess, typed) = memo.paths[id as usize].clone();
         let mut ops = Vec::new();
-        self.plan_lookup(&path, guess, &mut memo, &mut ops);
+        self.plan_lookup(&path, (guess, typed), &mut memo, &mut ops);
         let ops: Rc<[Op]> = ops.into();
         memo.lookups[id as usize] = Some(ops.clone());
         ops
     }
 
-    fn plan_lookup(&self, path: &[String], guess: bool, memo: &mut Memo, ops: &mut Vec<Op>) {
+    fn plan_lookup(
+        &self,
+        path: &[String],
+        (guess, typed): (bool, bool),
+        memo: &mut Memo,
+        ops: &mut Vec<Op>,
+    ) {
         let Some((fi, depth)) = self.module_of(path) else {
             return;
         };
@@ -902,9 +1067,20 @@ impl<'a> LibraryIndex<'a> {
         let heads = self.by_head.get(&(fi, rest[0].as_str()));
         let mut found = false;
         for &ii in heads.into_iter().flatten() {
-            if rest.starts_with(&items.items[ii].key) {
+            let item = &items.items[ii];
+            if rest.starts_with(&item.key) {
                 found = true;
                 ops.push(Op::Item(fi, ii));
+                if item.alias && !typed {
+                    // `let dev: TestDevice = …` of `type TestDevice = Cuda;`: a `Cuda` is
+                    // built, as if named itself.
+                    self.take_paths(fi, item, Some(false), memo, ops);
+                }
+                // `TestDevice::default()`: the function of that name of the types the code
+                // names (an alias's target's impl is elsewhere).
+                if item.alias && rest.len() == item.key.len() + 1 {
+                    ops.push(Op::Method(rest[item.key.len()].as_str().into()));
+                }
             }
         }
         // `Type::method` where the impl is in another file of the library.
@@ -945,6 +1121,7 @@ impl<'a> LibraryIndex<'a> {
                 memo.take(
                     classify(self.lib.name, &here, &full, Some(scope)),
                     guess,
+                    typed,
                     ops,
                 );
             }
@@ -955,6 +1132,7 @@ impl<'a> LibraryIndex<'a> {
             memo.take(
                 classify(self.lib.name, &here, &full, Some(scope)),
                 true,
+                typed,
                 ops,
             );
         }
@@ -977,20 +1155,11 @@ impl<'a> LibraryIndex<'a> {
             return ops.clone();
         }
         let item = &self.files[fi].unwrap().items[ii];
-        let inline = &item.key[..item.inline];
         let mut ops = Vec::new();
-        if let Some(scope) = self.scopes.get(&(fi, inline)) {
-            if item.cuda {
-                ops.push(Op::Cuda);
-            }
-            let here: Vec<String> = [&self.lib.modules[fi].1[..], inline].concat();
-            for p in item.paths() {
-                let resolved = resolve(self.lib.name, scope, &here, &p);
-                ops.push(Op::Name(p.into()));
-                for (path, guess) in resolved {
-                    memo.take(path, guess, &mut ops);
-                }
-            }
+        if item.cuda {
+            ops.push(Op::Cuda);
+        }
+        if self.take_paths(fi, item, None, &mut memo, &mut ops) {
             for m in &item.methods {
                 ops.push(Op::Name(Box::new([m.clone()])));
                 ops.push(Op::Method(m.as_str().into()));
@@ -999,6 +1168,32 @@ impl<'a> LibraryIndex<'a> {
         let ops: Rc<[Op]> = ops.into();
         memo.reads.insert((fi, ii), ops.clone());
         ops
+    }
+
+    /// The steps of taking the paths an item of file `fi` names, resolved where it is
+    /// written: each as a type's or a value's as the code names it, or all as `typed` says.
+    /// False when its module is not known.
+    fn take_paths(
+        &self,
+        fi: usize,
+        item: &Item,
+        typed: Option<bool>,
+        memo: &mut Memo,
+        ops: &mut Vec<Op>,
+    ) -> bool {
+        let inline = &item.key[..item.inline];
+        let Some(scope) = self.scopes.get(&(fi, inline)) else {
+            return false;
+        };
+        let here: Vec<String> = [&self.lib.modules[fi].1[..], inline].concat();
+        for (p, as_type) in item.paths() {
+            let resolved = resolve(self.lib.name, scope, &here, &p);
+            ops.push(Op::Name(p.into()));
+            for (path, guess) in resolved {
+                memo.take(path, guess, typed.unwrap_or(as_type), ops);
+            }
+        }
+        true
     }
 }
 
@@ -1049,6 +1244,12 @@ impl Walk<'_, '_> {
                 Op::Method(m) => self.method(m),
                 Op::Lookup(id) => self.queue.push(*id),
                 Op::External(p) => {
+                    self.out.names.insert(p[0].clone());
+                    self.out.values.insert(p[0].clone());
+                    self.name(p);
+                    self.out.external.push(p.to_vec());
+                }
+                Op::TypeExternal(p) => {
                     self.out.names.insert(p[0].clone());
                     self.name(p);
                     self.out.external.push(p.to_vec());
@@ -1197,7 +1398,7 @@ pub fn entries(items: &Items) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         let scope = scopes
             .entry(inline)
             .or_insert_with(|| Scope::of(items, inline));
-        for p in item.paths() {
+        for (p, _) in item.paths() {
             for (resolved, guess) in resolve("", scope, inline, &p) {
                 if let Path::External(p) = resolved {
                     paths.push((p, guess));
@@ -1306,6 +1507,72 @@ mod tests {
         ];
         let r = reach(&lib, &["go", "Missing", "result::io::go"], &[]);
         assert!(!r.cuda);
+    }
+
+    #[test]
+    fn a_type_named_only_as_a_type_builds_nothing_and_one_built_does() {
+        let lib = [
+            (
+                "lib.rs",
+                "",
+                "pub mod dev;
+pub mod util;
+#[cfg(test)]
+pub mod tests {
+    pub type TestDevice = crate::dev::Gpu;
+}
+",
+            ),
+            (
+                "dev.rs",
+                "dev",
+                "use cudarc::driver::CudaStream;
+pub struct Gpu {
+    s: CudaStream,
+}
+impl Default for Gpu {
+    fn default() -> Self { Gpu::seed(0) }
+}
+impl Gpu {
+    pub fn seed(o: usize) -> Self { Gpu { s: cudarc::driver::CudaContext::new(o).stream() } }
+}
+",
+            ),
+            (
+                "util.rs",
+                "util",
+                "use crate::tests::TestDevice;
+pub fn size() -> usize { std::mem::size_of::<TestDevice>() }
+pub fn width(_d: &TestDevice) -> usize { 0 }
+pub fn annotated() { let _d: TestDevice = Default::default(); }
+pub fn returned() -> TestDevice { Default::default() }
+pub fn seeded() { let _d = TestDevice::seed(1); }
+pub fn make<D: Default>() -> D { D::default() }
+pub fn generic() { let _d = make::<TestDevice>(); }
+pub fn qualified() -> TestDevice { <TestDevice as Default>::default() }
+pub fn bare() -> TestDevice { <TestDevice>::default() }
+#[derive(Default)]
+pub struct Held { d: TestDevice }
+pub fn held() { let _h = Held::default(); }
+",
+            ),
+        ];
+        let values = |entry: &str| reach(&lib, &[entry], &[]).values.contains("cudarc");
+        for typed in ["util::size", "util::width"] {
+            let r = reach(&lib, &[typed], &[]);
+            assert!(r.names.contains("cudarc") && !values(typed), "{typed}");
+        }
+        for built in [
+            "util::annotated",
+            "util::returned",
+            "util::seeded",
+            "util::generic",
+            "util::qualified",
+            "util::bare",
+            "util::held",
+        ] {
+            assert!(values(built), "{built}");
+        }
     }
 
     #[test]
