@@ -291,9 +291,13 @@ impl Names {
         let mut known = self.0.lock().unwrap_or_else(|p| p.into_inner());
         names
             .into_iter()
-            .map(|n| {
-                let next = known.len() as u32;
-                Name(*known.entry(n.into_boxed_str()).or_insert(next))
+            .map(|n| match known.get(n.as_str()) {
+                Some(&id) => Name(id),
+                None => {
+                    let id = known.len() as u32;
+                    known.insert(n.into_boxed_str(), id);
+                    Name(id)
+                }
             })
             .collect()
     }
@@ -374,23 +378,25 @@ struct RawImport {
     locals: Vec<String>,
 }
 
-/// A [`RawImport`] as `link` reads it, held for every file at once: its texts in one
-/// allocation (the module, then each name imported, then each local name bound, apart by NUL,
-/// which no Python name holds).
+/// A [`RawImport`] as `link` reads it, held for every file at once: the absolute module it
+/// names worked out once, and its texts in one allocation (that module, then each name
+/// imported, then each local name bound, apart by NUL, which no Python name holds).
 #[derive(Debug)]
 struct LinkImport {
     unit: Option<Box<str>>,
     line: u32,
     level: u32,
-    module: bool,
+    /// The texts start with the absolute module (none: a relative import above the root).
+    base: bool,
     names: u32,
     texts: Box<str>,
 }
 
 impl LinkImport {
-    fn of(raw: RawImport) -> LinkImport {
-        let texts: Vec<&str> = raw
-            .module
+    /// `raw` as file `rel`, module `module`, holds it.
+    fn of(raw: RawImport, module: &str, rel: &str) -> LinkImport {
+        let base = absolute_module(module, rel, raw.level, raw.module.as_deref());
+        let texts: Vec<&str> = base
             .as_deref()
             .into_iter()
             .chain(raw.names.iter().map(String::as_str))
@@ -400,7 +406,7 @@ impl LinkImport {
             unit: raw.unit.map(String::into_boxed_str),
             line: raw.line as u32,
             level: raw.level,
-            module: raw.module.is_some(),
+            base: base.is_some(),
             names: raw.names.len() as u32,
             texts: texts.join("\0").into_boxed_str(),
         }
@@ -411,22 +417,23 @@ impl LinkImport {
         self.texts.split('\0').filter(|_| !self.texts.is_empty())
     }
 
-    /// The module named (`from m import …`, `import m`), as written (relative: without its dots).
-    fn module(&self) -> Option<&str> {
-        self.module.then(|| self.texts().next().unwrap_or(""))
+    /// The absolute module it names (`from ..a import b` in `pkg.sub.m` is `pkg.a`; `from .
+    /// import x` in `pkg/m.py` is `pkg`); none where the dots climb above the root.
+    fn base(&self) -> Option<&str> {
+        self.base.then(|| self.texts().next().unwrap_or(""))
     }
 
     /// The names imported from the module (`from m import a, b`; `*`); none for `import m`.
     fn names(&self) -> impl Iterator<Item = &str> + Clone {
         self.texts()
-            .skip(usize::from(self.module))
+            .skip(usize::from(self.base))
             .take(self.names as usize)
     }
 
     /// The local name each imported name (or, for `import a.b as c`, the module) is bound to.
     fn locals(&self) -> impl Iterator<Item = &str> + Clone {
         self.texts()
-            .skip(usize::from(self.module) + self.names as usize)
+            .skip(usize::from(self.base) + self.names as usize)
     }
 }
 
@@ -711,13 +718,19 @@ impl PyFile {
         f: PyFacts,
         names: &Names,
     ) -> Self {
+        let link = |imports: Vec<RawImport>| -> Box<[LinkImport]> {
+            (imports.into_iter())
+                .map(|i| LinkImport::of(i, &module, &rel))
+                .collect()
+        };
+        let (imports, typing_imports) = (link(f.imports), link(f.typing_imports));
         PyFile {
             rel,
             module,
             source_root,
             in_package,
-            imports: f.imports.into_iter().map(LinkImport::of).collect(),
-            typing_imports: f.typing_imports.into_iter().map(LinkImport::of).collect(),
+            imports,
+            typing_imports,
             main_guard: f.main_guard,
             gpu: f.gpu,
             constants: f.constants,
@@ -2342,13 +2355,13 @@ fn link(
         let mut placed: Vec<usize> = Vec::new();
         let mut unplaced: Vec<usize> = Vec::new();
         for imp in &f.imports {
-            let Some(base) = import_base(f, imp) else {
+            let Some(base) = imp.base() else {
                 continue;
             };
             // The module named and the submodules named from it. The packages above run too,
             // but a package `__init__.py` that starts CUDA at import is its own finding (GH303):
             // following them would put every module of a package into every program.
-            let mut names: Vec<String> = vec![base.clone()];
+            let mut names: Vec<String> = vec![base.to_string()];
             for name in imp.names() {
                 if name != "*" {
                     names.push(if base.is_empty() {
@@ -2883,7 +2896,6 @@ enum Through<'a> {
 /// `from m import x as h` binds `h` to `m.x` (a submodule, or a name of `m`), and `from m
 /// import *` every public name of `m`.
 fn through_imports<'f>(
-    f: &PyFile,
     i: usize,
     imports: impl Iterator<Item = &'f LinkImport>,
     parts: &[&str],
@@ -2892,7 +2904,7 @@ fn through_imports<'f>(
 ) {
     let Some(&head) = parts.first() else { return };
     for imp in imports {
-        let Some(base) = import_base(f, imp) else {
+        let Some(base) = imp.base() else {
             continue;
         };
         if imp.names == 0 {
@@ -3517,7 +3529,7 @@ impl Reach<'_> {
         // import sft_main`) is read from it all the same: a module that hands it out lazily
         // (transformers' `_LazyModule`, a PEP 562 `__getattr__`) imports it from there then.
         let imports = f.imports.iter().chain(&f.typing_imports);
-        through_imports(f, i, imports, parts, self.lookup, |step| match step {
+        through_imports(i, imports, parts, self.lookup, |step| match step {
             Through::Module(module, rest) => self.in_module(i, module, rest, depth, out),
             Through::File(j, read) => self.resolve(j, read, depth + 1, out),
         });
@@ -3587,7 +3599,7 @@ fn imported_items<T>(
     for (i, f) in files.iter().enumerate() {
         let mut found = Vec::new();
         for imp in &f.imports {
-            let Some(base) = import_base(f, imp) else {
+            let Some(base) = imp.base() else {
                 continue;
             };
             if imp.names == 0 {
@@ -3653,7 +3665,7 @@ fn defined_of<T>(
             None if imp.names().any(|n| n == "*") => Some(name),
             None => None,
         };
-        let (Some(original), Some(base)) = (original, import_base(f, imp)) else {
+        let (Some(original), Some(base)) = (original, imp.base()) else {
             continue;
         };
         for next in lookup(&base, j) {
@@ -3724,20 +3736,21 @@ fn imported_functions(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
     imported_items(files, lookup, &all, &params_of)
 }
 
-/// The absolute module an import names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).
-fn import_base(f: &PyFile, imp: &LinkImport) -> Option<String> {
-    if imp.level == 0 {
-        return imp.module().map(str::to_string);
+/// The absolute module an import of `level` dots naming `named` in file `rel`, module `module`,
+/// names (`from ..a import b` in `pkg.sub.m` is `pkg.a`).
+fn absolute_module(module: &str, rel: &str, level: u32, named: Option<&str>) -> Option<String> {
+    if level == 0 {
+        return named.map(str::to_string);
     }
-    let mut parts: Vec<&str> = f.module.split('.').collect();
-    let is_init = f.rel.ends_with("__init__.py");
+    let mut parts: Vec<&str> = module.split('.').collect();
+    let is_init = rel.ends_with("__init__.py");
     if !is_init {
         parts.pop();
     }
-    for _ in 1..imp.level {
+    for _ in 1..level {
         parts.pop()?;
     }
-    if let Some(m) = imp.module() {
+    if let Some(m) = named {
         parts.push(m);
     }
     Some(parts.join("."))

@@ -520,7 +520,6 @@ fn definition(tree: &Tree<'_>, i: usize, parts: &[&str], depth: usize, out: &mut
         return;
     }
     super::through_imports(
-        f,
         i,
         f.imports.iter(),
         parts,
