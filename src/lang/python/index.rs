@@ -574,7 +574,14 @@ impl ProjectIndex {
                     .map(move |l| (file.clone(), l))
             })
             .collect::<Vec<_>>();
-        let mut index = link(files, &names.into_table(), &projects, hosted, &launches, policy);
+        let mut index = link(
+            files,
+            &names.into_table(),
+            &projects,
+            hosted,
+            &launches,
+            policy,
+        );
         index.shadowing = shadowing;
         index
     }
@@ -2910,14 +2917,14 @@ fn through_imports<'f>(
         if imp.names == 0 {
             let local = imp.locals().next().unwrap_or("");
             if local == head {
-                step(Through::Module(&base, &parts[1..]));
+                step(Through::Module(base, &parts[1..]));
             } else if local.is_empty() && base.split('.').next() == Some(head) {
                 step(Through::Module(head, &parts[1..]));
             }
             continue;
         }
         if imp.names().any(|n| n == "*") {
-            for j in lookup(&base, i).into_iter().filter(|&j| j != i) {
+            for j in lookup(base, i).into_iter().filter(|&j| j != i) {
                 step(Through::File(j, parts));
             }
         }
@@ -2934,7 +2941,7 @@ fn through_imports<'f>(
             let read: Vec<&str> = std::iter::once(name)
                 .chain(parts[1..].iter().copied())
                 .collect();
-            for j in lookup(&base, i).into_iter().filter(|&j| j != i) {
+            for j in lookup(base, i).into_iter().filter(|&j| j != i) {
                 step(Through::File(j, &read));
             }
         }
@@ -3324,7 +3331,12 @@ impl Reach<'_> {
                                 pending.push((Live::Unit(j, u), Some(Live::Registry(k))));
                             }
                         }
-                        work.extend(files[j].import_refs.iter().map(|r| (j, Read::Name(*r), next)));
+                        work.extend(
+                            files[j]
+                                .import_refs
+                                .iter()
+                                .map(|r| (j, Read::Name(*r), next)),
+                        );
                         if !early {
                             work.extend(files[j].bound.iter().map(|r| (j, Read::Name(*r), next)));
                             let loose = self.registries.loose.get(j).into_iter().flatten();
@@ -3416,16 +3428,14 @@ impl Reach<'_> {
             let shard = &self.resolved[i % self.resolved.len()];
             let mut resolved = shard.lock().unwrap_or_else(|p| p.into_inner());
             let Resolved { by_name, lives } = &mut *resolved;
-            let (start, len) = *by_name
-                .entry((i as u32, name.0))
-                .or_insert_with(|| {
-                    let parts: Vec<&str> = self.names.text(name).split('.').collect();
-                    let mut found = Vec::new();
-                    self.resolve(i, &parts, 0, &mut found);
-                    let start = lives.len();
-                    lives.extend(found.into_iter().map(Packed::of));
-                    (start as u32, (lives.len() - start) as u32)
-                });
+            let (start, len) = *by_name.entry((i as u32, name.0)).or_insert_with(|| {
+                let parts: Vec<&str> = self.names.text(name).split('.').collect();
+                let mut found = Vec::new();
+                self.resolve(i, &parts, 0, &mut found);
+                let start = lives.len();
+                lives.extend(found.into_iter().map(Packed::of));
+                (start as u32, (lives.len() - start) as u32)
+            });
             let found = &lives[start as usize..(start + len) as usize];
             pending.extend(found.iter().map(|&l| (l.live(), Some(from))));
         }
@@ -3606,9 +3616,9 @@ fn imported_items<T>(
                 // `import a.b as m` binds `m`; `import a.b` makes its items `a.b.<name>`.
                 let local = match imp.locals().next() {
                     Some(l) if !l.is_empty() => l,
-                    _ => &base,
+                    _ => base,
                 };
-                for j in lookup(&base, i) {
+                for j in lookup(base, i) {
                     module_items(local, j, &mut found);
                 }
                 continue;
@@ -3622,7 +3632,7 @@ fn imported_items<T>(
                 for j in lookup(&submodule, i) {
                     module_items(local, j, &mut found);
                 }
-                for j in lookup(&base, i) {
+                for j in lookup(base, i) {
                     if let Some((from, value)) = one(files, j, name, lookup) {
                         found.push(Imported {
                             local: local.to_string(),
@@ -3668,7 +3678,7 @@ fn defined_of<T>(
         let (Some(original), Some(base)) = (original, imp.base()) else {
             continue;
         };
-        for next in lookup(&base, j) {
+        for next in lookup(base, j) {
             if next != j {
                 if let Some(found) = defined_of(files, next, original, lookup, depth - 1, find) {
                     return Some(found);

@@ -511,8 +511,12 @@ fn header_findings(
         Binary::Settable => {
             if sites.comment.is_none() {
                 out.push(
-                    Finding::new(&HEADER_MISSING, 0..0, "GPU binary without the standard GPU comment header")
-                        .fixed_by_plan(),
+                    Finding::new(
+                        &HEADER_MISSING,
+                        0..0,
+                        "GPU binary without the standard GPU comment header",
+                    )
+                    .fixed_by_plan(),
                 );
             }
             if sites.main_env.is_none() {

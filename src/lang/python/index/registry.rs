@@ -519,18 +519,10 @@ fn definition(tree: &Tree<'_>, i: usize, parts: &[&str], depth: usize, out: &mut
         ));
         return;
     }
-    super::through_imports(
-        i,
-        f.imports.iter(),
-        parts,
-        tree.lookup,
-        |step| match step {
-            super::Through::Module(module, rest) => {
-                definition_in(tree, i, module, rest, depth, out)
-            }
-            super::Through::File(j, read) => definition(tree, j, read, depth + 1, out),
-        },
-    );
+    super::through_imports(i, f.imports.iter(), parts, tree.lookup, |step| match step {
+        super::Through::Module(module, rest) => definition_in(tree, i, module, rest, depth, out),
+        super::Through::File(j, read) => definition(tree, j, read, depth + 1, out),
+    });
 }
 
 /// [`definition`] of `rest` read from module `module` (as file `from` imports it).
