@@ -738,10 +738,11 @@ impl FactVisitor {
     }
 
     fn method_call(&mut self, call: &ExprMethodCall) {
-        if let Some(row) = crate::knowledge::rust::foreign_choice(&call.method.to_string()) {
+        let method = call.method.to_string();
+        if let Some(row) = crate::knowledge::rust::foreign_choice(&method) {
             self.facts.foreign_choices.push((range(call), row));
         }
-        if call.method == "env_clear" && call.args.is_empty() {
+        if method == "env_clear" && call.args.is_empty() {
             for var in EnvVar::ALL {
                 self.child(call, "env_clear", var, None);
             }
@@ -750,7 +751,6 @@ impl FactVisitor {
         let Some(first) = call.args.first() else {
             return;
         };
-        let method = call.method.to_string();
         match method.as_str() {
             "envs" => {
                 let mut pairs = Vec::new();
