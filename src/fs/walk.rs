@@ -1,6 +1,7 @@
 //! Finding the tree root and the files to process: a parallel walk that honours .gitignore
 //! and never follows a symlink, over paths confined to the root.
 
+mod default_exclude;
 mod ignores;
 mod root;
 
@@ -73,12 +74,15 @@ pub fn walk(paths: &[PathBuf], root: &Path, threads: usize) -> Vec<Entry> {
     walk_tree(paths, root, threads, &[], PathGlobs::default(), false).entries
 }
 
-/// A named path is excluded when it or one of its directories matches, as a walk would have
-/// pruned it.
+/// A named path is excluded when it or one of its directories matches, or has a name of the
+/// default excludes, as a walk would have pruned it.
 fn excluded_by_name(globs: &PathGlobs, rel: &str) -> bool {
     let mut prefix = rel;
     loop {
-        if globs.is_match(prefix) {
+        let name = prefix.rsplit('/').next().unwrap_or(prefix);
+        if default_exclude::excluded(std::ffi::OsStr::new(name))
+            || !globs.is_empty() && globs.is_match(prefix)
+        {
             return true;
         }
         match prefix.rfind('/') {
@@ -101,8 +105,7 @@ pub fn walk_tree(
     let found = Mutex::new(Walk::default());
     let mut dirs = Vec::new();
     for path in paths {
-        if force_exclude && !globs.is_empty() && excluded_by_name(&globs, &relative_to(root, path))
-        {
+        if force_exclude && excluded_by_name(&globs, &relative_to(root, path)) {
             continue;
         }
         let kind = match root::confined(root, path) {
@@ -130,8 +133,9 @@ pub fn walk_tree(
         for dir in rest {
             builder.add(dir);
         }
-        // Hidden files are skipped by hand, so that the walk still sees leftover temp files;
-        // ignore files are read by `ignores` (confined), never by the crate.
+        // Hidden files are walked and the default excludes left out by hand
+        // (`default_exclude`), as ruff; ignore files are read by `ignores` (confined), never
+        // by the crate.
         builder
             .standard_filters(false)
             .follow_links(false)
@@ -151,13 +155,7 @@ pub fn walk_tree(
             {
                 return false;
             }
-            if name == ".gpu-homogenize" {
-                return false;
-            }
-            if e.depth() > 0
-                && name.as_encoded_bytes().starts_with(b".")
-                && temp::owner_pid(name).is_none()
-            {
+            if e.depth() > 0 && default_exclude::excluded(name) {
                 return false;
             }
             // A backup directory (marked when `fix --backup-dir` made it) is never walked: a
@@ -227,7 +225,8 @@ pub fn is_installed_metadata(path: &Path) -> bool {
             .is_some_and(|n| n == "RECORD" || n == "top_level.txt" || n == "entry_points.txt")
 }
 
-/// The CI workflows of the root, which the walk (hidden folders skipped) never enters:
+/// The CI workflows of the root, whose names are no launch file's (and a `--force-exclude` or an
+/// ignore file may keep the walk out of `.github/`):
 /// `.github/workflows/*.yml` listed through the root's handle, and `.gitlab-ci.yml`. Each is
 /// read later through the confined reader (a link is refused there).
 fn ci_files(root: &Path) -> Vec<PathBuf> {

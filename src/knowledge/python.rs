@@ -184,6 +184,22 @@ pub const INDEX_KEYWORDS: &[&str] = &[
     "output_device",
 ];
 
+/// Calls that only keep their keywords as data (argparse's and `types`' namespaces, `dict`,
+/// unittest's mocks): a `device="cuda:1"` there chooses no card until the value reaches a device
+/// API, and a test that asserts the same string back holds it as data.
+pub const DATA_CONTAINERS: &[&str] = &[
+    "argparse.Namespace",
+    "types.SimpleNamespace",
+    "dict",
+    "builtins.dict",
+    "unittest.mock.Mock",
+    "unittest.mock.MagicMock",
+    "unittest.mock.NonCallableMock",
+    "unittest.mock.NonCallableMagicMock",
+    "mock.Mock",
+    "mock.MagicMock",
+];
+
 /// Keywords of GPU frameworks that put work on a GPU unless they are `0` (llama.cpp's
 /// `n_gpu_layers=-1` offloads every layer): such a call is CUDA use.
 pub const OFFLOAD_KEYWORDS: &[&str] = &["n_gpu_layers", "gpu_layers", "num_gpu_layers"];

@@ -426,3 +426,41 @@ fn force_exclude_applies_exclude_to_paths_given_by_name() {
     assert!(!forced.contains(&shown("docs/b.py")), "{forced}");
     assert!(forced.contains("a.py:1:1: GH001"), "{forced}");
 }
+
+/// As ruff: hidden directories are walked (an mmdet wheel keeps its tools, GPU programs, under
+/// `mmdet/.mim/tools/`: the tree was reported compliant with them never read), but for a fixed
+/// list (version control, environments, tools' caches, this tool's own state), which
+/// `--force-exclude` applies to named paths too.
+#[test]
+fn hidden_directories_are_walked_but_the_default_excludes() {
+    let program = "import torch\n\nx = torch.zeros(1).to('cuda:1')\n";
+    let dir = tree(&[
+        ("pkg/__init__.py", ""),
+        ("pkg/.mim/tools/train.py", program),
+        (".venv/lib/site.py", program),
+        (".tox/py312/run.py", program),
+        (".gpu-homogenize/old.py", program),
+    ]);
+    let out = run(gh(dir.path()).args(["scan", "--no-cache", "--select", "GH001"]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(
+        crate::common::unix_locations(&out.stdout),
+        "pkg/.mim/tools/train.py:1:1: GH001 [*] GPU header missing\nFound 1 violation in 1 file (1 fixable with `gpu-homogenize fix`), 0 left for review, 1 finding accepted by noqa/baseline/ignore.\n2 files: 1 non-compliant, 1 without GPU code.\n"
+    );
+    let named = |extra: &[&str]| {
+        let mut args = vec!["scan", "-q", "--no-cache", "--select", "GH001"];
+        args.extend_from_slice(extra);
+        args.push(".venv/lib/site.py");
+        run(gh(dir.path()).args(args))
+    };
+    let out = named(&[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stdout
+            .contains(&format!("{}:1:1: GH001", shown(".venv/lib/site.py"))),
+        "{}",
+        out.stdout
+    );
+    let out = named(&["--force-exclude"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""));
+}

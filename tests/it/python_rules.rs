@@ -1172,6 +1172,47 @@ fn a_device_string_only_shown_or_compared_is_no_device_choice() {
     assert!(!out.stdout.contains("\"GH108\""), "{}", out.stdout);
 }
 
+/// A device string a test puts in a plain data container and asserts back is test data (trial
+/// 58: lm_eval's CLI tests, `Namespace(device="cuda:1")` … `assert cfg.device == "cuda:1"`, were
+/// given the header and `"cuda:0"`, and failed). The same container in a program, a string not
+/// asserted back, or a file that imports a GPU framework keeps its remap.
+#[test]
+fn a_device_string_a_test_asserts_back_is_data_not_a_device_choice() {
+    let dir = common::tree();
+    let root = dir.path();
+    let test = "from argparse import Namespace\nfrom types import SimpleNamespace\n\n\ndef test_cli_device_is_kept():\n    ns = Namespace(model=\"hf\", device=\"cuda:1\")\n    assert ns.device == \"cuda:1\"\n\n\ndef test_config():\n    cfg = dict(device=\"cuda:2\")\n    assert cfg[\"device\"] in (\"cuda:2\", \"cpu\")\n\n\ndef test_simple(self):\n    self.assertEqual(SimpleNamespace(device=\"cuda:1\").device, \"cuda:1\")\n";
+    common::write(root, "tests/test_config.py", test);
+    // A program handing a namespace's device to a model; one asserting its own (a GPU framework
+    // imported); a namespace whose device is not asserted back.
+    common::write(root, "train.py", "from argparse import Namespace\n\nimport torch\n\nargs = Namespace(device=\"cuda:1\")\nmodel = torch.nn.Linear(1, 1).to(args.device)\n");
+    common::write(root, "check.py", "from argparse import Namespace\n\nimport torch\n\nargs = Namespace(device=\"cuda:1\")\nassert args.device == \"cuda:1\"\nx = torch.zeros(1, device=args.device)\n");
+    common::write(root, "run.py", "from argparse import Namespace\n\nfrom engine import main\n\nmain(Namespace(device=\"cuda:1\"))\n");
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(
+        status["tests/test_config.py"], "no_gpu_code",
+        "{}",
+        out.stdout
+    );
+    for file in ["train.py", "check.py", "run.py"] {
+        assert_eq!(status[file], "non_compliant", "{file}: {}", out.stdout);
+    }
+    let out =
+        common::run(common::gh(root).args(["fix", "--no-cache", "--no-journal", "--gpu", "off"]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("tests/test_config.py")).unwrap(),
+        test
+    );
+    for file in ["train.py", "check.py", "run.py"] {
+        let fixed = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            fixed.contains("Namespace(device=\"cuda:0\")"),
+            "{file}: {fixed}\n{}",
+            out.stdout
+        );
+    }
+}
+
 /// A dict of parameters splatted into a GPU call holds its keywords: `main_gpu` there is a device
 /// index (remapped, unless the dict is also used for something else), `n_gpu_layers=-1` puts the
 /// model on a GPU (GPU code, the header is due).

@@ -289,6 +289,11 @@ impl Bindings {
         }
     }
 
+    /// The dotted names the file's imports bind (`torch`, `argparse.Namespace`).
+    pub fn imported(&self) -> impl Iterator<Item = &str> {
+        self.names.values().map(String::as_str)
+    }
+
     pub fn qualified(&self, expr: &Expr) -> Option<String> {
         match expr {
             Expr::Name(name) => {

@@ -11,8 +11,8 @@ use ruff_python_ast::{Expr, ExprCall, ExprSubscript, InterpolatedStringElement, 
 use super::flow::Scope;
 use super::{range, FactVisitor, IndexParam, MultiKind, ParamTakes};
 use crate::knowledge::python::{
-    CARD_COUNT_KEYWORDS, ENGINES, GPU_COUNT_KEYWORDS, INDEX_CALLS, INDEX_KEYWORDS, LIGHTNING_CALLS,
-    LIGHTNING_CLIS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
+    CARD_COUNT_KEYWORDS, DATA_CONTAINERS, ENGINES, GPU_COUNT_KEYWORDS, INDEX_CALLS, INDEX_KEYWORDS,
+    LIGHTNING_CALLS, LIGHTNING_CLIS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
 };
 
 /// A literal device index that reaches a sink.
@@ -230,6 +230,11 @@ impl<'s> FactVisitor<'s> {
                 self.cuda_at(range(value).start);
             }
             match arg {
+                // Test data a test asserts back (`round_trip`): no device choice.
+                "device"
+                    if !gpu_api
+                        && DATA_CONTAINERS.contains(&name.as_str())
+                        && super::inert::within(self.inert(), &range(value)) => {}
                 "device" if method != "to" && method != "cuda" => {
                     let accepts = if gpu_api {
                         Accepts::Spec

@@ -10,6 +10,7 @@ mod flow;
 mod inert;
 mod literals;
 mod options;
+mod round_trip;
 mod together;
 
 use std::ops::Range;
@@ -911,7 +912,14 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
 impl FactVisitor<'_> {
     /// Where a string is only shown, compared or matched (see [`inert`]), found once.
     fn inert(&self) -> &[Range<usize>] {
-        self.inert.get_or_init(|| inert::inert_ranges(self.body))
+        self.inert.get_or_init(|| {
+            let mut ranges = inert::inert_ranges(self.body);
+            if !self.bindings.imported().any(|m| self.is_framework(m)) {
+                ranges.extend(round_trip::asserted_data(self.body, &self.bindings));
+                ranges.sort_by_key(|r| r.start);
+            }
+            ranges
+        })
     }
 
     /// A command, as a list of words, that starts a GPU program (`[sys.executable, "-m",
