@@ -2578,7 +2578,7 @@ fn a_launch_count_from_a_variable_is_for_review() {
     let report = fix_report(root);
     assert_eq!(
         messages(&report, "tools/train.py", "GH207"),
-        ["started by `torchrun --nproc_per_node=$GPUS tools/train.py $CONFIG --launcher pytorch` (tools/dist_train.sh, line 4), whose process count (`--nproc_per_node $GPUS`) is not written in the tree: perhaps more than mask '1' allows (1)"]
+        ["started by `torchrun --nproc_per_node=$GPUS tools/train.py $CONFIG --launcher pytorch` (tools/dist_train.sh, line 4): `--nproc_per_node $GPUS` processes, unknown here; mask '1' allows 1"]
     );
     assert_eq!(
         messages(&report, "tools/one.py", "GH207").len(),
@@ -2670,7 +2670,7 @@ fn a_program_that_runs_a_distributed_launcher_in_process_is_for_review() {
     let report = fix_report(root);
     assert_eq!(
         messages(&report, "launch.py", "GH207"),
-        ["`torch.distributed.run.run` starts a distributed launch's processes in this program, as many as its arguments say (`--nproc_per_node`): perhaps more than mask '1' allows (1)"]
+        ["`torch.distributed.run.run` starts as many processes as its arguments say (`--nproc_per_node`): perhaps more than mask '1' allows"]
     );
     let tune_gh207 = messages(&report, "cli/tune.py", "GH207");
     assert!(

@@ -171,7 +171,7 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
         }
         crate::lang::python::Need::Launcher => out.push(launcher_finding(
             at,
-            &format!("its process runs {chain}, which starts a distributed launch's processes, as many as its arguments say"),
+            &format!("its process runs {chain}, which starts as many processes as its arguments say"),
             policy,
         )),
         crate::lang::python::Need::Cards(n) if *n > allowed => out.push(
@@ -235,10 +235,17 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
         role,
         Some(Role::Program { gpu: false, .. } | Role::Both { gpu: false, .. })
     ) && !crate::lang::python::uses_card(facts);
+    // A program that runs a launcher in-process imports torch.distributed for it: the ranks
+    // are the processes it starts, not this one.
+    let launches = facts
+        .multi_gpu
+        .iter()
+        .any(|(_, _, kind)| *kind == MultiKind::Launcher);
     facts
         .multi_gpu
         .iter()
         .filter(|(_, _, kind)| *kind != MultiKind::Launcher)
+        .filter(|(_, _, kind)| !(launches && *kind == MultiKind::Distributed))
         .map(|(at, what, kind)| {
             // A script run under a launcher (a `__main__` block) that imports torch.distributed
             // is one process per GPU; a library module's collectives are not a device choice.
@@ -403,7 +410,7 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
             Finding::new(
                 &LAUNCH_COUNT_UNKNOWN,
                 at.clone(),
-                format!("started by {place}, whose process count ({what}) is not written in the tree: perhaps more than mask '{}' allows ({allowed})", policy.visible_devices),
+                format!("started by {place}: {what} processes, unknown here; mask '{}' allows {allowed}", policy.visible_devices),
             )
             .with_help("the header is held back: make the command start as many processes as the policy allows cards, or allow more cards in the policy; where it always starts one, mark this `# noqa: GH207`"),
         );
@@ -436,9 +443,8 @@ fn launcher_finding(at: std::ops::Range<usize>, what: &str, policy: &Policy) -> 
         &LAUNCH_COUNT_UNKNOWN,
         at,
         format!(
-            "{what} (`--nproc_per_node`): perhaps more than mask '{}' allows ({})",
-            policy.visible_devices,
-            policy.visible_count()
+            "{what} (`--nproc_per_node`): perhaps more than mask '{}' allows",
+            policy.visible_devices
         ),
     )
     .with_help("the header is held back: its mask would reach every process the launch starts; start as many processes as the policy allows cards, or allow more cards in the policy; where it always starts one, mark this `# noqa: GH207`")

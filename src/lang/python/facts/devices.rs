@@ -152,7 +152,7 @@ impl<'s> FactVisitor<'s> {
         if crate::knowledge::python::IN_PROCESS_LAUNCHERS.contains(&name.as_str()) {
             self.facts.multi_gpu.push((
                 range(call),
-                format!("`{name}` starts a distributed launch's processes in this program, as many as its arguments say"),
+                format!("`{name}` starts as many processes as its arguments say"),
                 MultiKind::Launcher,
             ));
         }
