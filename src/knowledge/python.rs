@@ -266,6 +266,22 @@ pub const LIGHTNING_CLIS: &[&str] = &[
 /// whose import alone takes no card.
 pub const GPU_SERVER_MODULES: &[&str] = &["sglang.launch_server", "lmdeploy.serve"];
 
+/// Functions that run a distributed launcher inside the program that calls them (an
+/// in-process torchrun: torchtune's `tune run`): they start as many processes as the
+/// program's own arguments say (`--nproc_per_node 4`), each wanting a card.
+pub const IN_PROCESS_LAUNCHERS: &[&str] = &[
+    "torch.distributed.run.run",
+    "torch.distributed.run.main",
+    "torch.distributed.launch.main",
+    "torch.distributed.launcher.elastic_launch",
+    "torch.distributed.launcher.api.elastic_launch",
+    "torch.distributed.launcher.api.launch_agent",
+    "torch.distributed.elastic.multiprocessing.start_processes",
+    "torch.distributed.elastic.multiprocessing.api.start_processes",
+    "accelerate.commands.launch.launch_command",
+    "deepspeed.launcher.runner.main",
+];
+
 /// Calls that start a child process and take its env as `env=`.
 pub const CHILD_ENV_CALLS: &[&str] = &[
     "subprocess.run",

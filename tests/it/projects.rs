@@ -2511,3 +2511,174 @@ fn a_lightning_cli_console_script_is_a_gpu_program() {
     );
     assert_eq!(status_of(root)["mypkg/main.py"], "compliant");
 }
+
+/// The messages of a file's findings of one rule.
+fn messages(report: &serde_json::Value, rel: &str, rule: &str) -> Vec<String> {
+    file_in(report, rel)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// From a trial on mmdet: `tools/dist_train.sh` starts `$(dirname "$0")/train.py`, a path
+/// from the script's own folder; the command was dropped, and train.py got the header as one
+/// process. Each way a shell script names its folder (`"$(dirname "$0")"`, `${0%/*}`,
+/// `$(cd "$(dirname "$0")" && pwd)`, a variable set to one) is read from there.
+#[test]
+fn a_launch_of_a_script_beside_the_shell_script_is_read_from_its_folder() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let gpu = "import torch\n\n\ndef main():\n    print(torch.nn.Linear(2, 2).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    for name in ["train", "a", "b", "c", "d"] {
+        write(root, &format!("tools/{name}.py"), gpu);
+    }
+    write(
+        root,
+        "tools/dist_train.sh",
+        "#!/usr/bin/env bash\nSCRIPT_DIR=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\npython -m torch.distributed.launch --nproc_per_node=2 $(dirname \"$0\")/train.py --launcher pytorch\ntorchrun --nproc_per_node 2 \"$(dirname \"$0\")\"/a.py\ntorchrun --nproc_per_node 2 ${0%/*}/b.py\ntorchrun --nproc_per_node 2 $(cd \"$(dirname \"$0\")\" && pwd)/c.py\ntorchrun --nproc_per_node 2 \"$SCRIPT_DIR/d.py\"\n",
+    );
+    let report = fix_report(root);
+    assert_eq!(
+        messages(&report, "tools/train.py", "GH203"),
+        ["started by `python -m torch.distributed.launch --nproc_per_node=2 $(dirname \"$0\")/train.py --launcher pytorch` (tools/dist_train.sh, line 3), which asks for 2 cards (`--nproc_per_node 2`); mask '1' allows 1"]
+    );
+    for (name, line) in [("a", 4), ("b", 5), ("c", 6), ("d", 7)] {
+        let rel = format!("tools/{name}.py");
+        let f = file_in(&report, &rel);
+        assert_eq!(f["status"], "non_compliant", "{f}");
+        let gh203 = messages(&report, &rel, "GH203");
+        assert!(
+            gh203.len() == 1 && gh203[0].contains(&format!("(tools/dist_train.sh, line {line})")),
+            "{f}"
+        );
+        assert_eq!(std::fs::read_to_string(root.join(&rel)).unwrap(), gpu);
+    }
+}
+
+/// From a trial on mmdet: `torchrun --nproc_per_node=$GPUS` gives a count the tree does not
+/// write; it was taken as no count (one process) and the program got the header. A count from
+/// a variable is GH207, for review, and the header is held back; a variable's default of more
+/// than one is that many cards (GH203).
+#[test]
+fn a_launch_count_from_a_variable_is_for_review() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let gpu = "import torch\n\n\ndef main():\n    print(torch.nn.Linear(2, 2).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    for name in ["train", "one", "eight"] {
+        write(root, &format!("tools/{name}.py"), gpu);
+    }
+    write(
+        root,
+        "tools/dist_train.sh",
+        "#!/usr/bin/env bash\nCONFIG=$1\nGPUS=$2\ntorchrun --nproc_per_node=$GPUS tools/train.py $CONFIG --launcher pytorch\naccelerate launch --num_processes ${NGPU:-1} tools/one.py\naccelerate launch --num_processes ${NGPU:-8} tools/eight.py\n",
+    );
+    let report = fix_report(root);
+    assert_eq!(
+        messages(&report, "tools/train.py", "GH207"),
+        ["started by `torchrun --nproc_per_node=$GPUS tools/train.py $CONFIG --launcher pytorch` (tools/dist_train.sh, line 4): `--nproc_per_node $GPUS` processes, unknown here; mask '1' allows 1"]
+    );
+    assert_eq!(
+        messages(&report, "tools/one.py", "GH207").len(),
+        1,
+        "{report}"
+    );
+    assert_eq!(
+        messages(&report, "tools/eight.py", "GH203"),
+        ["started by `accelerate launch --num_processes ${NGPU:-8} tools/eight.py` (tools/dist_train.sh, line 6), which asks for 8 cards (`--num_processes ${NGPU:-8}`, its default); mask '1' allows 1"]
+    );
+    for name in ["train", "one", "eight"] {
+        let rel = format!("tools/{name}.py");
+        assert_ne!(file_in(&report, &rel)["status"], "fixed", "{report}");
+        assert_eq!(std::fs::read_to_string(root.join(&rel)).unwrap(), gpu);
+    }
+    let status = status_of(root);
+    assert_eq!(status["tools/train.py"], "non_compliant", "{status:?}");
+}
+
+/// From a trial on f5-tts: a Gradio app starts `accelerate launch "{file_train}" …` through
+/// `subprocess.Popen(cmd, shell=True)`; the same command in a README is GH203 (one process
+/// per visible card), from the code it was nothing and the trainer got the header. A command
+/// a program's code runs (a string, an f-string with its names read, a list, `os.system`)
+/// launches what it starts as a shell script's would.
+#[test]
+fn a_launch_command_run_by_python_code_launches_its_script() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let gpu = "import torch\n\n\ndef main():\n    print(torch.nn.Linear(2, 2).cuda())\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    for name in ["train", "listed", "system"] {
+        write(root, &format!("{name}.py"), gpu);
+    }
+    write(root, "pkg/__init__.py", "");
+    write(root, "pkg/train/__init__.py", "");
+    write(root, "pkg/train/finetune_cli.py", gpu);
+    write(
+        root,
+        "app.py",
+        "import os\nimport subprocess\nfrom importlib.resources import files\n\nFILE_TRAIN = \"train.py\"\nFINETUNE = str(files(\"pkg\").joinpath(\"train/finetune_cli.py\"))\n\n\ndef start(lr, mp):\n    fp16 = f\"--mixed_precision={mp}\" if mp != \"none\" else \"\"\n    cmd = f'accelerate launch \"{FILE_TRAIN}\" --lr {lr}'\n    subprocess.Popen(cmd, shell=True)\n    subprocess.run([\"torchrun\", \"--nproc_per_node\", \"2\", \"listed.py\"])\n    os.system(\"torchrun --nproc_per_node=$N system.py\")\n    subprocess.Popen(f'accelerate launch {fp16} \"{FINETUNE}\" --epochs 1', shell=True)\n\n\nif __name__ == \"__main__\":\n    start(1e-3, \"none\")\n",
+    );
+    let report = fix_report(root);
+    assert_eq!(
+        messages(&report, "train.py", "GH203"),
+        ["started by `accelerate launch \"train.py\" --lr ${lr}` (app.py, line 12), which asks for every visible card (`accelerate launch` without `--num_processes`); mask '1' allows 1"]
+    );
+    assert_eq!(
+        messages(&report, "listed.py", "GH203"),
+        ["started by `torchrun --nproc_per_node 2 listed.py` (app.py, line 13), which asks for 2 cards (`--nproc_per_node 2`); mask '1' allows 1"]
+    );
+    assert_eq!(messages(&report, "system.py", "GH207").len(), 1, "{report}");
+    assert_eq!(
+        messages(&report, "pkg/train/finetune_cli.py", "GH203").len(),
+        1,
+        "{report}"
+    );
+    for rel in [
+        "train.py",
+        "listed.py",
+        "system.py",
+        "pkg/train/finetune_cli.py",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(root.join(rel)).unwrap(),
+            gpu,
+            "{rel}"
+        );
+    }
+}
+
+/// From a trial on torchtune: `tune run --nproc_per_node 4 recipe` runs torchrun in its own
+/// process (`torch.distributed.run.run(args)`), as many ranks as its command line says; the
+/// launcher was a CPU program, and `tune` got the header as one process. A program that runs a
+/// distributed launcher in-process, itself or through a module it runs, is GH207, for review,
+/// and keeps no header.
+#[test]
+fn a_program_that_runs_a_distributed_launcher_in_process_is_for_review() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let launch = "from torch.distributed.run import get_args_parser, run\n\n\ndef main():\n    args = get_args_parser().parse_args()\n    run(args)\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(root, "launch.py", launch);
+    write(root, "cli/__init__.py", "");
+    write(
+        root,
+        "cli/run.py",
+        "import torch.distributed.run\n\n\ndef run_distributed(args):\n    torch.distributed.run.run(args)\n",
+    );
+    let tune = "import sys\n\nfrom cli.run import run_distributed\n\n\ndef main():\n    run_distributed(sys.argv[1:])\n\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(root, "cli/tune.py", tune);
+    let report = fix_report(root);
+    assert_eq!(
+        messages(&report, "launch.py", "GH207"),
+        ["`torch.distributed.run.run` starts as many processes as its arguments say (`--nproc_per_node`): perhaps more than mask '1' allows"]
+    );
+    let tune_gh207 = messages(&report, "cli/tune.py", "GH207");
+    assert!(
+        tune_gh207.len() == 1 && tune_gh207[0].starts_with("its process runs `cli/run.py`"),
+        "{report}"
+    );
+    for (rel, text) in [("launch.py", launch), ("cli/tune.py", tune)] {
+        assert_ne!(file_in(&report, rel)["status"], "fixed", "{report}");
+        assert_eq!(std::fs::read_to_string(root.join(rel)).unwrap(), text);
+    }
+}

@@ -169,6 +169,11 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
                 .with_help(help),
             );
         }
+        crate::lang::python::Need::Launcher => out.push(launcher_finding(
+            at,
+            &format!("its process runs {chain}, which starts as many processes as its arguments say"),
+            policy,
+        )),
         crate::lang::python::Need::Cards(n) if *n > allowed => out.push(
             Finding::new(
                 &MULTI_GPU_CARDS,
@@ -230,9 +235,17 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
         role,
         Some(Role::Program { gpu: false, .. } | Role::Both { gpu: false, .. })
     ) && !crate::lang::python::uses_card(facts);
+    // A program that runs a launcher in-process imports torch.distributed for it: the ranks
+    // are the processes it starts, not this one.
+    let launches = facts
+        .multi_gpu
+        .iter()
+        .any(|(_, _, kind)| *kind == MultiKind::Launcher);
     facts
         .multi_gpu
         .iter()
+        .filter(|(_, _, kind)| *kind != MultiKind::Launcher)
+        .filter(|(_, _, kind)| !(launches && *kind == MultiKind::Distributed))
         .map(|(at, what, kind)| {
             // A script run under a launcher (a `__main__` block) that imports torch.distributed
             // is one process per GPU; a library module's collectives are not a device choice.
@@ -258,7 +271,7 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
                 (MultiKind::Distributed, _) => (false, false, format!(
                     "torch.distributed in a library; {allowed} process(es) under mask '{mask}'"
                 )),
-                (MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank, _) => (false, false, format!(
+                (MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank | MultiKind::Launcher, _) => (false, false, format!(
                     "{what}; sees {} under mask '{mask}'",
                     cards(allowed)
                 )),
@@ -340,6 +353,13 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             ),
         ));
     }
+    for (at, what, _) in facts
+        .multi_gpu
+        .iter()
+        .filter(|(_, _, kind)| *kind == MultiKind::Launcher)
+    {
+        out.push(launcher_finding(at.clone(), what, ctx.policy));
+    }
     for m in multi_gpu(facts, ctx.policy, ctx.role) {
         let rule = match (m.violates, m.rank) {
             (true, true) => &MULTI_GPU_PER_RANK,
@@ -385,6 +405,15 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
             )
             .with_help("a second process or card gets an invalid device ordinal (or, unmasked, the forbidden card): change the command to use the policy's cards, or allow more cards in the policy"),
         );
+    } else if let Some(what) = &l.unknown {
+        out.push(
+            Finding::new(
+                &LAUNCH_COUNT_UNKNOWN,
+                at.clone(),
+                format!("started by {place}: {what} processes, unknown here; mask '{}' allows {allowed}", policy.visible_devices),
+            )
+            .with_help("the header is held back: make the command start as many processes as the policy allows cards, or allow more cards in the policy; where it always starts one, mark this `# noqa: GH207`"),
+        );
     }
     let allowed: Vec<&str> = policy.visible_devices.split(',').map(str::trim).collect();
     let forbidden: Vec<&str> = l
@@ -405,6 +434,20 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
             .with_help("change the command to the policy's mask, or drop it"),
         );
     }
+}
+
+/// A distributed launcher the program runs in-process (`torch.distributed.run.run(args)`):
+/// the number of processes comes from its arguments, unknown here.
+fn launcher_finding(at: std::ops::Range<usize>, what: &str, policy: &Policy) -> Finding {
+    Finding::new(
+        &LAUNCH_COUNT_UNKNOWN,
+        at,
+        format!(
+            "{what} (`--nproc_per_node`): perhaps more than mask '{}' allows",
+            policy.visible_devices
+        ),
+    )
+    .with_help("the header is held back: its mask would reach every process the launch starts; start as many processes as the policy allows cards, or allow more cards in the policy; where it always starts one, mark this `# noqa: GH207`")
 }
 
 /// A mask read from the command line (`-g 0`) is a choice of card the user makes, whatever

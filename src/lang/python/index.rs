@@ -21,6 +21,7 @@ use crate::lang::python::facts::IndexParam;
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
+mod commands;
 pub(crate) mod launch;
 mod packaging;
 mod registry;
@@ -59,6 +60,8 @@ pub struct Launched {
     pub command: String,
     /// More than one card asked for: how many (`usize::MAX`: every visible card) and what asks.
     pub cards: Option<(usize, String)>,
+    /// A process count the command gives but does not write (`--nproc_per_node=$GPUS`).
+    pub unknown: Option<String>,
     /// The `CUDA_VISIBLE_DEVICES` the command gives the program.
     pub mask: Option<String>,
 }
@@ -274,6 +277,8 @@ struct PyFile {
     globals: Vec<registry::Global>,
     /// The names its `__main__` block reads.
     main_refs: Box<[Name]>,
+    /// The command lines its code runs, with their lines.
+    commands: Vec<(usize, String)>,
 }
 
 /// A name code reads, as its number in the index's [`NameTable`]: the same names
@@ -574,7 +579,7 @@ impl ProjectIndex {
             .iter()
             .partition(|rel| crate::fs::walk::is_installed_metadata(rel));
         let projects = Projects::find(root, &files, &installed);
-        let launches = launch_files
+        let mut launches = launch_files
             .iter()
             .flat_map(|rel| {
                 let text = crate::fs::tree_file::read_optional(root, rel, "its launch commands");
@@ -585,6 +590,17 @@ impl ProjectIndex {
                     .map(move |l| (file.clone(), l))
             })
             .collect::<Vec<_>>();
+        // The commands a program's code runs launch what they start as a script's would.
+        launches.extend(files.iter().flat_map(|f| {
+            f.commands.iter().flat_map(|(line, text)| {
+                launch::command_launches(text, *line)
+                    .into_iter()
+                    // A plain `python x.py` of code (a test running a script) says nothing of
+                    // the processes: the file is judged as it would be alone.
+                    .filter(|l| l.cards.is_some() || l.unknown.is_some() || l.mask.is_some())
+                    .map(|l| (f.rel.clone(), l))
+            })
+        }));
         let mut index = link(
             files,
             &names.into_table(),
@@ -727,6 +743,9 @@ struct PyFacts {
     /// Required: facts cached before it existed are a miss, made again.
     globals: Vec<registry::Global>,
     main_refs: Vec<String>,
+    /// The command lines its code runs (`subprocess.run([…])`, `os.system(…)`), with their
+    /// lines. Required: facts cached before it existed are a miss, made again.
+    commands: Vec<(usize, String)>,
 }
 
 impl PyFile {
@@ -786,6 +805,7 @@ impl PyFile {
             registered: f.registered,
             globals: f.globals,
             main_refs: names.intern(f.main_refs),
+            commands: f.commands,
         }
     }
 }
@@ -1020,6 +1040,7 @@ fn parse_facts(
     main_refs.sort();
     main_refs.dedup();
     let facts = PyFacts {
+        commands: commands::command_lines(&text, body),
         sets_at_import,
         bound: bound_refs,
         registered,
@@ -2559,7 +2580,7 @@ fn link(
             None
         } else if let Some(l) = launched
             .get(&i)
-            .filter(|l| l.mask.is_some() || l.cards.is_some())
+            .filter(|l| l.mask.is_some() || l.cards.is_some() || l.unknown.is_some())
         {
             // A command that gives the program a mask or a number of processes says what its
             // process gets, whatever else starts it (a console script, its `__main__` block):
@@ -2851,10 +2872,27 @@ fn launched_files(
                 let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
                 let tails = if p.starts_with('/') { parts.len() } else { 1 };
                 candidates.extend((0..tails).map(|k| parts[k..].join("/")));
-                candidates
+                let found = candidates
                     .iter()
                     .filter_map(|c| crate::fs::tree_file::below_root(Path::new(c)))
-                    .find_map(|c| by_rel.get(slash(&c).as_str()).copied())
+                    .find_map(|c| by_rel.get(slash(&c).as_str()).copied());
+                // A program's code runs the command from a folder it does not say (its
+                // path built from a package's files): the one file of the tree with that tail.
+                let in_code = file.ends_with(".py") && !p.starts_with('/');
+                found
+                    .or_else(|| in_code.then(|| only_with_tail(rels, p)).flatten())
+                    .into_iter()
+                    .collect()
+            }
+            launch::Target::Here(p) => {
+                let here = dir_of(file);
+                let path = if here.is_empty() {
+                    p.clone()
+                } else {
+                    format!("{here}/{p}")
+                };
+                crate::fs::tree_file::below_root(Path::new(&path))
+                    .and_then(|c| by_rel.get(slash(&c).as_str()).copied())
                     .into_iter()
                     .collect()
             }
@@ -2876,11 +2914,21 @@ fn launched_files(
             line: l.line,
             command: l.command.clone(),
             cards: l.cards.clone(),
+            unknown: l.unknown.clone(),
             mask: l.mask.clone(),
         };
         for t in targets {
-            // The command that asks the most of the program: the most cards, then a mask.
-            let asks = |l: &Launched| (l.cards.as_ref().map(|c| c.0), l.mask.is_some());
+            // The command that asks the most of the program: several cards, then a count not
+            // written, then the most cards, then a mask.
+            let asks = |l: &Launched| {
+                let cards = l.cards.as_ref().map(|c| c.0);
+                (
+                    cards.filter(|n| *n > 1),
+                    l.unknown.is_some(),
+                    cards,
+                    l.mask.is_some(),
+                )
+            };
             let more = |o: &Launched| asks(&this) > asks(o);
             match out.get(&t) {
                 Some(old) if !more(old) => {}
@@ -2891,6 +2939,18 @@ fn launched_files(
         }
     }
     out
+}
+
+/// The one file whose path ends with `tail` (whole folder names), if only one does.
+fn only_with_tail(rels: &[&str], tail: &str) -> Option<usize> {
+    let tail = tail.trim_start_matches("./");
+    let mut found = rels
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| **r == tail || r.ends_with(&format!("/{tail}")))
+        .map(|(i, _)| i);
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The file `torch.hub.load(repo, name)` imports from a repository's root to build `name`:

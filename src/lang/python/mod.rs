@@ -449,7 +449,13 @@ fn analyze_with(source: &str, ctx: &FileContext, depth: Depth) -> Result<Analysi
         let left = suite.or_else(|| {
             findings
                 .iter()
-                .find(|f| f.is_violation() && !f.fixable && !accepted(f))
+                .find(|f| {
+                    // A launch of an unknown number of processes: the header would leave
+                    // each of them the policy's cards, which may be too few.
+                    (f.is_violation() && !f.fixable
+                        || f.rule.code == rules::LAUNCH_COUNT_UNKNOWN.code)
+                        && !accepted(f)
+                })
                 .map(|f| {
                     let (line, _) = line_column(source, f.range.start);
                     format!(
@@ -558,6 +564,7 @@ pub fn gpu_sites(
                 },
             )),
             facts::MultiKind::Cards(n) if *n > 1 => Some((at.start, Need::Cards(*n))),
+            facts::MultiKind::Launcher => Some((at.start, Need::Launcher)),
             _ => None,
         })
         .collect();
@@ -707,6 +714,9 @@ pub enum Need {
     /// One per rank, in a module that starts the workers itself.
     RanksForked,
     Cards(u64),
+    /// A distributed launcher run in-process: as many processes as the program's arguments
+    /// say.
+    Launcher,
 }
 
 /// Why a test file of a suite with no `conftest.py` gets no header of its own, and what to do.

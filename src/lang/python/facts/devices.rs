@@ -149,6 +149,13 @@ impl<'s> FactVisitor<'s> {
             }
             return;
         }
+        if crate::knowledge::python::IN_PROCESS_LAUNCHERS.contains(&name.as_str()) {
+            self.facts.multi_gpu.push((
+                range(call),
+                format!("`{name}` starts as many processes as its arguments say"),
+                MultiKind::Launcher,
+            ));
+        }
         let gpu_api = self.is_framework(&name);
         if name == "torch.device" {
             match (args.first(), args.get(1)) {

@@ -100,6 +100,9 @@ pub enum MultiKind {
     /// `import torch.distributed`: one process per GPU in a script with a `__main__` block;
     /// in a library module, collectives (`all_reduce`) or a rank check — information there.
     Distributed,
+    /// A distributed launcher run in-process (`torch.distributed.run.run(args)`): as many
+    /// processes as the program's arguments say.
+    Launcher,
 }
 
 #[derive(Debug, Clone)]

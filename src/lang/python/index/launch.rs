@@ -18,6 +18,9 @@ pub(super) struct Launch {
     /// (`torchrun` alone starts one; `accelerate launch` or `deepspeed` without a count or a
     /// config file one per visible card). `None`: one process that picks no count.
     pub cards: Option<(usize, String)>,
+    /// A process count the command gives but does not write (`--nproc_per_node=$GPUS`):
+    /// what gives it. Several processes, perhaps: never taken as one.
+    pub unknown: Option<String>,
     /// The `CUDA_VISIBLE_DEVICES` the command sets for the program.
     pub mask: Option<String>,
 }
@@ -28,6 +31,9 @@ pub(super) enum Target {
     File(String),
     /// A dotted module (`python -m pkg.serve`).
     Module(String),
+    /// A path from the folder of the file that holds the command, and from there only
+    /// (`$(dirname "$0")/train.py` in a shell script).
+    Here(String),
 }
 
 /// The launches a file of the tree holds; `name` is its file name, which says its kind.
@@ -59,15 +65,118 @@ pub(super) fn launches(name: &str, text: &str) -> Vec<Launch> {
     } else {
         joined(text)
     };
+    let here = script_dir_names(&lines);
     let mut out = Vec::new();
     for (line, text) in lines {
         for command in split_commands(&text) {
-            if let Some(launch) = parse(&command, line) {
+            if let Some(launch) = parse(&command, line, &here) {
                 out.push(launch);
             }
         }
     }
     out
+}
+
+/// The launches of a command line a program's code runs (`os.system(…)`, a `subprocess`
+/// call's list joined into one line): no variable of a script names its folder there.
+pub(super) fn command_launches(text: &str, line: usize) -> Vec<Launch> {
+    split_commands(text)
+        .iter()
+        .filter_map(|c| parse(c, line, &[]))
+        .collect()
+}
+
+/// The variables a shell script sets to its own folder (`SCRIPT_DIR=$(dirname "$0")`,
+/// `HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"`).
+fn script_dir_names(lines: &[(usize, String)]) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|(_, l)| {
+            let l = l.trim();
+            let l = ["export ", "local ", "readonly ", "declare "]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))
+                .unwrap_or(l);
+            let (name, value) = l.split_once('=')?;
+            let shell_name = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit());
+            let value = words(value);
+            (shell_name && value.len() == 1 && is_script_dir(&value[0], &[]))
+                .then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Whether a shell word (quotes removed, a command substitution as written) is the folder of
+/// the running script: `$(dirname "$0")`, `${0%/*}`, `$(cd "$(dirname "$0")" && pwd)`,
+/// `$(dirname "$(realpath "$0")")`, or a variable set to one (`here`).
+fn is_script_dir(word: &str, here: &[String]) -> bool {
+    let word = word.trim_matches('"');
+    if matches!(
+        word,
+        "${0%/*}" | "${BASH_SOURCE%/*}" | "${BASH_SOURCE[0]%/*}"
+    ) {
+        return true;
+    }
+    let var = word
+        .strip_prefix("${")
+        .and_then(|w| w.strip_suffix('}'))
+        .or_else(|| word.strip_prefix('$'));
+    if var.is_some_and(|v| here.iter().any(|h| h == v)) {
+        return true;
+    }
+    let inner = word
+        .strip_prefix("$(")
+        .and_then(|w| w.strip_suffix(')'))
+        .or_else(|| word.strip_prefix('`').and_then(|w| w.strip_suffix('`')));
+    let Some(inner) = inner else {
+        return false;
+    };
+    // Every word of the substitution is one of these: the script's path, and the commands
+    // that take its folder or make it absolute.
+    let tokens: Vec<&str> = inner
+        .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | ';' | '`'))
+        .map(|t| t.trim_start_matches('$'))
+        .filter(|t| !t.is_empty() && *t != "&&")
+        .collect();
+    let script = |t: &str| {
+        matches!(
+            t,
+            "0" | "{0}" | "BASH_SOURCE" | "{BASH_SOURCE}" | "{BASH_SOURCE[0]}"
+        )
+    };
+    tokens.contains(&"dirname")
+        && tokens.iter().any(|t| script(t))
+        && tokens.iter().all(|t| {
+            script(t)
+                || matches!(
+                    *t,
+                    "dirname"
+                        | "cd"
+                        | "pwd"
+                        | "realpath"
+                        | "readlink"
+                        | "-f"
+                        | "-e"
+                        | "-m"
+                        | "-P"
+                        | "-L"
+                        | "--"
+                        | ">/dev/null"
+                        | "&>/dev/null"
+                        | "2>&1"
+                )
+        })
+}
+
+/// The path a script word names from the script's own folder (`$(dirname "$0")/train.py`):
+/// what follows the folder.
+fn from_script_dir<'w>(word: &'w str, here: &[String]) -> Option<&'w str> {
+    word.match_indices('/').find_map(|(at, _)| {
+        let rest = word[at + 1..].trim_start_matches('/');
+        (is_script_dir(&word[..at], here) && !rest.contains(['$', '{', '*', '`'])).then_some(rest)
+    })
 }
 
 /// Lines with their `\` continuations joined, each with the line it starts on.
@@ -162,17 +271,27 @@ fn yaml_command(line: &str) -> String {
     exec_form(text.trim_start_matches(['|', '>']).trim())
 }
 
-/// The commands of a line: split at `&&`, `||`, `;` and `|` outside quotes, a comment cut.
+/// The commands of a line: split at `&&`, `||`, `;` and `|` outside quotes and command
+/// substitutions (`$(cd "$(dirname "$0")" && pwd)`), a comment cut.
 fn split_commands(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quote: Option<char> = None;
+    let mut depth = 0usize;
     let mut chars = line.chars().peekable();
     let mut previous = ' ';
     while let Some(c) = chars.next() {
+        if depth > 0 {
+            depth = substitution_depth(depth, c);
+            current.push(c);
+            previous = c;
+            continue;
+        }
         match quote {
+            Some('"') if c == '$' && chars.peek() == Some(&'(') => depth = 1,
             Some(q) if c == q => quote = None,
             Some(_) => {}
+            None if c == '$' && chars.peek() == Some(&'(') => depth = 1,
             None if c == '\'' || c == '"' => quote = Some(c),
             None if c == '#' && previous.is_whitespace() => break,
             None if c == ';' || c == '|' || c == '&' && chars.peek() == Some(&'&') => {
@@ -185,6 +304,13 @@ fn split_commands(line: &str) -> Vec<String> {
             }
             None => {}
         }
+        if depth == 1 {
+            // The `(` of `$(` is counted as it is read.
+            current.push(c);
+            current.push(chars.next().unwrap_or('('));
+            previous = '(';
+            continue;
+        }
         current.push(c);
         previous = c;
     }
@@ -193,13 +319,36 @@ fn split_commands(line: &str) -> Vec<String> {
     out
 }
 
-/// Words as a shell splits them (quotes removed; no expansion).
+/// The depth of nested parentheses in a command substitution after `c`.
+fn substitution_depth(depth: usize, c: char) -> usize {
+    match c {
+        '(' => depth + 1,
+        ')' => depth - 1,
+        _ => depth,
+    }
+}
+
+/// Words as a shell splits them (quotes removed; no expansion; a command substitution
+/// `$(…)` kept as written, one word with what it is joined to).
 fn words(command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quote: Option<char> = None;
+    let mut depth = 0usize;
     let mut any = false;
-    for c in command.chars() {
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        if depth > 0 {
+            depth = substitution_depth(depth, c);
+            current.push(c);
+            continue;
+        }
+        if c == '$' && chars.peek() == Some(&'(') && quote != Some('\'') {
+            chars.next();
+            current.push_str("$(");
+            depth = 1;
+            continue;
+        }
         match quote {
             Some(q) if c == q => quote = None,
             Some(_) => current.push(c),
@@ -257,7 +406,7 @@ const FLAGS: &[&str] = &[
 ];
 
 /// The launch a command makes, if it starts a Python file or module.
-fn parse(command: &str, line: usize) -> Option<Launch> {
+fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
     // A prompt (`$ `, `> `, `% `) or a notebook's `!`.
     let command = command.trim();
     let bare = ["$ ", "> ", "% ", "!"]
@@ -268,6 +417,7 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
     let mut i = 0;
     let mut mask = None;
     let mut cards: Option<(usize, String)> = None;
+    let mut unknown: Option<String> = None;
     // Env assignments and wrappers before the launcher.
     loop {
         let w = words.get(i)?;
@@ -326,7 +476,7 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
                         command,
                         line,
                         Target::Module(module.clone()),
-                        cards,
+                        (cards, None),
                         mask,
                     ));
                 }
@@ -356,6 +506,16 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
     if distributed {
         // The launcher's options, up to the script.
         while let Some(w) = words.get(i) {
+            // `torchrun $DIST_ARGS train.py`: options the command does not write, a count
+            // perhaps among them.
+            if w.starts_with('$') && !w.contains('/') && !w.ends_with(".py") {
+                if cards.is_none() {
+                    unknown = Some(format!("`{w}`"));
+                    default = None;
+                }
+                i += 1;
+                continue;
+            }
             if !w.starts_with('-') {
                 break;
             }
@@ -377,19 +537,30 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
             }
             let takes = inline.is_none() && !FLAGS.contains(&option);
             let value = inline.or_else(|| takes.then(|| words.get(i + 1).cloned()).flatten());
-            cards = launcher_cards(option, value.as_deref()).or(cards);
+            match launcher_cards(option, value.as_deref()) {
+                Some(Count::Cards(n, what)) => cards = Some((n, what)),
+                // Given, but not written here: the launcher's default no longer holds.
+                Some(Count::Unknown(what)) => {
+                    unknown = Some(what);
+                    default = None;
+                }
+                None => {}
+            }
             i += if takes { 2 } else { 1 };
         }
     }
     let script = words.get(i)?;
     let target = if module {
         Target::Module(script.clone())
-    } else if script.ends_with(".py") && !script.contains(['$', '{', '*']) {
+    } else if !script.ends_with(".py") {
+        return None;
+    } else if !script.contains(['$', '{', '*', '`']) {
         Target::File(script.clone())
     } else {
-        return None;
+        Target::Here(from_script_dir(script, here)?.to_string())
     };
-    if matches!(&target, Target::File(f) if f.rsplit('/').next() == Some("setup.py")) {
+    if matches!(&target, Target::File(f) | Target::Here(f) if f.rsplit('/').next() == Some("setup.py"))
+    {
         return None;
     }
     // A launcher that starts one process per card it sees sees the command's mask.
@@ -404,7 +575,8 @@ fn parse(command: &str, line: usize) -> Option<Launch> {
         _ => (n, what),
     });
     let cards = script_cards(&words[i + 1..]).or(cards).or(default);
-    Some(launch(command, line, target, cards, mask))
+    let unknown = unknown.filter(|_| cards.is_none());
+    Some(launch(command, line, target, (cards, unknown), mask))
 }
 
 /// A launch; a mask of several cards asks for them too.
@@ -412,7 +584,7 @@ fn launch(
     command: &str,
     line: usize,
     target: Target,
-    cards: Option<(usize, String)>,
+    (cards, unknown): (Option<(usize, String)>, Option<String>),
     mask: Option<String>,
 ) -> Launch {
     let from_mask = mask.as_deref().and_then(|m| {
@@ -424,6 +596,7 @@ fn launch(
         command: shown(command),
         target,
         cards: cards.or(from_mask),
+        unknown,
         mask,
     }
 }
@@ -436,17 +609,49 @@ fn is_env_name(key: &str) -> bool {
         && !key.starts_with(|c: char| c.is_ascii_digit())
 }
 
-/// The cards a launcher option asks for, when more than one.
-fn launcher_cards(written: &str, value: Option<&str>) -> Option<(usize, String)> {
+/// The processes a launcher option asks for.
+enum Count {
+    Cards(usize, String),
+    /// Given by what the command does not write (`$GPUS`, `${N:-1}`, `{n}`).
+    Unknown(String),
+}
+
+/// The cards a launcher option asks for: a count written, or one given by a variable (its
+/// default taken only where it is more than one: the variable may make it anything).
+fn launcher_cards(written: &str, value: Option<&str>) -> Option<Count> {
     let value = value?;
     let option = written.replace('-', "_");
+    let what = format!("`{written} {value}`");
+    let count_option = matches!(
+        option.as_str(),
+        "__nproc_per_node" | "__num_processes" | "__num_gpus" | "__num_processes_per_node"
+    );
+    if (count_option || matches!(option.as_str(), "__gpu_ids" | "__include"))
+        && value.contains(['$', '{', '`'])
+    {
+        // `${GPUS:-8}`: eight unless told otherwise.
+        let default = value
+            .strip_prefix("${")
+            .and_then(|v| v.strip_suffix('}'))
+            .and_then(|v| v.split_once('-'))
+            .map(|(_, d)| d.trim_start_matches(['=', '-']))
+            .and_then(|d| match option.as_str() {
+                "__gpu_ids" => list_count(d),
+                _ => d.parse::<usize>().ok(),
+            });
+        return Some(match default {
+            Some(n) if n > 1 => Count::Cards(n, format!("{what}, its default")),
+            _ => Count::Unknown(what),
+        });
+    }
     let count = match option.as_str() {
-        "__nproc_per_node" | "__num_processes" | "__num_gpus" | "__num_processes_per_node" => {
-            match value {
-                "gpu" | "auto" => usize::MAX,
-                v => v.parse().ok()?,
-            }
-        }
+        _ if count_option => match value {
+            "gpu" | "auto" => usize::MAX,
+            v => match v.parse() {
+                Ok(n) => n,
+                Err(_) => return Some(Count::Unknown(what)),
+            },
+        },
         "__gpu_ids" => list_count(value)?,
         "__include" => value
             .split('@')
@@ -458,7 +663,7 @@ fn launcher_cards(written: &str, value: Option<&str>) -> Option<(usize, String)>
         "__multi_gpu" => usize::MAX,
         _ => return None,
     };
-    Some((count, format!("`{written} {value}`")))
+    Some(Count::Cards(count, what))
 }
 
 /// Cards an option of the program asks for (`--gpu_ids 0,1`, `--num_gpus 2`, a serving

@@ -76,3 +76,15 @@ pub static PROGRAM_IN_LIBRARY: Rule = Rule {
     fix_why: "Display only: set the env at the start of the `__main__` block, or run it through an entry point with the header.",
     ..Rule::DEFAULT
 };
+
+pub static LAUNCH_COUNT_UNKNOWN: Rule = Rule {
+    code: "GH207",
+    name: "launch-count-unknown",
+    severity: Severity::Review,
+    summary: "a launcher starts the program as a number of processes the tree does not write (`--nproc_per_node=$GPUS`, an in-process torchrun): perhaps more than the policy's cards",
+    why: "A distributed launcher given its process count by a variable (`torchrun --nproc_per_node=$GPUS x.py`, `accelerate launch --num_processes ${N}`), or started in-process by the program itself from its own command line (`torch.distributed.run.run(args)`, `elastic_launch`, `start_processes`, torchtune's `tune run --nproc_per_node 4`), may start several processes, each wanting a card: the policy's mask may leave them one. The count is known only when it runs.",
+    example: "# tools/train.py, started by tools/dist_train.sh: torchrun --nproc_per_node=$GPUS tools/train.py\nif __name__ == '__main__':\n    main()",
+    fix: FixSafety::None,
+    fix_why: "Display only, and the header is held back: make the command start as many processes as the policy allows cards (or allow more cards in the policy); where it always starts one, mark the finding `# noqa: GH207` and run `fix`.",
+    ..Rule::DEFAULT
+};
