@@ -2511,3 +2511,92 @@ fn a_lightning_cli_console_script_is_a_gpu_program() {
     );
     assert_eq!(status_of(root)["mypkg/main.py"], "compliant");
 }
+
+/// From a trial on litgpt and torchtune: `python -m pkg` runs `pkg/__init__.py` before
+/// `pkg/__main__.py`, a console script imports its module's packages first, and `python -m
+/// pkg.sub.mod` imports `pkg` and `pkg.sub` first. Where that package code starts CUDA at
+/// import (asks the driver for its cards, uses a card), the header of the program comes too
+/// late: it is left for review (GH207), naming the chain, never called compliant. A package
+/// that only imports torch starts nothing (CUDA reads the env at its first use).
+#[test]
+fn a_program_its_package_starts_cuda_before_is_left_for_review() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "app/pyproject.toml",
+        "[project]\nname = \"mypkg\"\nversion = \"0\"\n\n[project.scripts]\nmypkg = \"mypkg.__main__:main\"\n",
+    );
+    write(
+        root,
+        "app/mypkg/__init__.py",
+        "import torch\n\nfrom mypkg.model import build\n\nHAS_CUDA = torch.cuda.is_available()\n",
+    );
+    write(
+        root,
+        "app/mypkg/model.py",
+        "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n",
+    );
+    write(
+        root,
+        "app/mypkg/__main__.py",
+        "import torch\n\nfrom mypkg import build\n\n\ndef main():\n    print(build(), torch.cuda.is_available())\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    // `python -m tool.sub.serve` (no project ships `tool`): `tool/sub/__init__.py` imports a
+    // module that uses a card.
+    write(root, "run.sh", "#!/bin/sh\npython -m tool.sub.serve\n");
+    write(root, "tool/__init__.py", "");
+    write(root, "tool/sub/__init__.py", "from tool.sub import warm\n");
+    write(
+        root,
+        "tool/sub/warm.py",
+        "import torch\n\nWARM = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "tool/sub/serve.py",
+        "import torch\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1).cuda())\n",
+    );
+    // Only `import torch` in the package: the header comes in time.
+    write(root, "quiet/__init__.py", "import torch\n");
+    write(
+        root,
+        "quiet/__main__.py",
+        "import torch\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1).cuda())\n",
+    );
+    let report = fix_report(root);
+    let main = file_in(&report, "app/mypkg/__main__.py");
+    assert_eq!(main["status"], "needs_review", "{main}");
+    let late = |file: &serde_json::Value| {
+        file["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "GH207")
+            .map(|f| {
+                format!(
+                    "{} | {}",
+                    f["message"].as_str().unwrap(),
+                    f["help"].as_str().unwrap()
+                )
+            })
+            .unwrap_or_else(|| panic!("{file}"))
+    };
+    assert_eq!(
+        late(&main),
+        "`app/mypkg/__init__.py` runs before this file and starts CUDA at import: a header here comes too late | it starts there: `app/mypkg/__init__.py` (at import); make that package start nothing at import (ask for the cards in a function), or set the env where the process starts (its launcher, a wrapper script)"
+    );
+    let serve = file_in(&report, "tool/sub/serve.py");
+    assert_eq!(serve["status"], "needs_review", "{serve}");
+    assert_eq!(
+        late(&serve),
+        "`tool/sub/__init__.py` runs before this file and starts CUDA at import: a header here comes too late | it starts there: `tool/sub/__init__.py` → `tool/sub/warm.py` (at import); make that package start nothing at import (ask for the cards in a function), or set the env where the process starts (its launcher, a wrapper script)"
+    );
+    assert_eq!(file_in(&report, "quiet/__main__.py")["status"], "fixed");
+    let status = status_of(root);
+    assert_eq!(
+        status["app/mypkg/__main__.py"], "needs_review",
+        "{status:?}"
+    );
+    assert_eq!(status["quiet/__main__.py"], "compliant", "{status:?}");
+}

@@ -61,6 +61,8 @@ pub struct Launched {
     pub cards: Option<(usize, String)>,
     /// The `CUDA_VISIBLE_DEVICES` the command gives the program.
     pub mask: Option<String>,
+    /// Started by its module's name (`python -m pkg.mod`): Python imports its packages first.
+    pub module: bool,
 }
 
 impl EntryWhy {
@@ -105,6 +107,11 @@ pub enum Role {
         /// policy after the header set it (`os.environ["CUDA_VISIBLE_DEVICES"] = device` in a
         /// `select_device` helper): the chain to it, and what it writes.
         overrides: Option<(String, String)>,
+        /// Python imports the packages above it first (`python -m pkg` runs `pkg/__init__.py`
+        /// before `pkg/__main__.py`, a console script imports its module's packages), and the
+        /// code they run at import starts CUDA: the package's `__init__.py` and the chain to
+        /// that code. A header here comes too late.
+        package_first: Option<(String, String)>,
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
@@ -2672,6 +2679,20 @@ fn link(
         gpu_before_main[e] = early;
         gpu_as_main[e] = as_main;
     }
+    let package_first = packages_first(
+        &files,
+        &by_rel,
+        &entries,
+        &hides,
+        |i| {
+            let name = files[i].rel.rsplit('/').next().unwrap_or("");
+            name == "__main__.py"
+                || scripts.contains_key(&i)
+                || launched.get(&i).is_some_and(|l| l.module)
+                || files[i].main_guard && files[i].imports.iter().any(|imp| imp.level > 0)
+        },
+        &reach,
+    );
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -2767,22 +2788,34 @@ fn link(
                     // they call: a block that calls none of the module's GPU code (a demo of
                     // its text functions) is a program with no GPU, whatever its importers use.
                     let runs_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
+                    let first = package_first[i].as_ref();
                     Role::Both {
-                        gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i]),
+                        gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i])
+                            || first.is_some_and(|(_, _, acts)| *acts),
                         why,
-                        gpu_before_main: gpu_before_main[i].clone(),
+                        gpu_before_main: gpu_before_main[i]
+                            .clone()
+                            .or_else(|| first.map(|(_, chain, _)| chain.clone())),
                         overrides: overrides[i].clone(),
                         library,
                         library_short,
                     }
                 } else {
+                    let first = package_first[i].clone();
+                    // Package code that uses a card at import makes any program of it a GPU
+                    // program; one that only asks the driver for its cards does not.
+                    let gpu = reaches_gpu[i].is_some() || first.as_ref().is_some_and(|f| f.2);
+                    let via = reaches_gpu[i]
+                        .clone()
+                        .or_else(|| first.as_ref().map(|f| f.1.clone()));
                     Role::Program {
                         why,
-                        gpu: reaches_gpu[i].is_some(),
-                        via: reaches_gpu[i].clone().unwrap_or_default(),
+                        gpu,
+                        via: via.unwrap_or_default(),
                         hides: hides[i],
                         needs: needs[i].clone(),
                         overrides: overrides[i].clone(),
+                        package_first: first.filter(|_| gpu).map(|(init, chain, _)| (init, chain)),
                     }
                 }
             }
@@ -2816,6 +2849,64 @@ fn link(
         scripts: script_names,
         shadowing: Vec::new(),
     }
+}
+
+/// For each entry point that runs as a module of its package (`runs_as_module`), what the
+/// packages above it run at import when that starts CUDA (`python -m pkg.sub.mod` imports
+/// `pkg` and `pkg.sub` first): the chain to the first such code, and whether it uses a card
+/// (not only asks the driver for them). Each package's `__init__.py` is walked once.
+fn packages_first<'r>(
+    files: &[PyFile],
+    by_rel: &HashMap<&str, usize>,
+    entries: &[Option<EntryWhy>],
+    hides: &[bool],
+    runs_as_module: impl Fn(usize) -> bool,
+    reach: &(dyn Fn() -> Reach<'r> + Sync),
+) -> Vec<Option<(String, String, bool)>> {
+    // The `__init__.py` of each package above file `i`, the outermost first.
+    let inits = |i: usize| -> Vec<usize> {
+        let f = &files[i];
+        let parts: Vec<&str> = f.module.split('.').collect();
+        (1..parts.len())
+            .filter_map(|k| {
+                let dir = parts[..k].join("/");
+                let rel = match f.source_root.as_str() {
+                    "" => format!("{dir}/__init__.py"),
+                    root => format!("{root}/{dir}/__init__.py"),
+                };
+                by_rel.get(rel.as_str()).copied()
+            })
+            .collect()
+    };
+    let of_entry: Vec<(usize, Vec<usize>)> = (0..files.len())
+        .filter(|&e| entries[e].is_some() && !hides[e] && files[e].in_package)
+        .filter(|&e| runs_as_module(e))
+        .map(|e| (e, inits(e)))
+        .filter(|(_, inits)| !inits.is_empty())
+        .collect();
+    let mut walked: Vec<usize> = of_entry
+        .iter()
+        .flat_map(|(_, i)| i.iter().copied())
+        .collect();
+    walked.sort_unstable();
+    walked.dedup();
+    let started: HashMap<usize, (String, String, bool)> = walked
+        .par_iter()
+        .map_init(reach, |reach, &k| {
+            let chain = reach.first(k, Live::Module(k), |l| reach.fixes_env(l))?;
+            let acts = match chain.last() {
+                Some(&Live::Module(j)) => files[j].gpu_acts_at_import,
+                _ => true,
+            };
+            Some((k, (files[k].rel.clone(), reach.describe(&chain), acts)))
+        })
+        .flatten()
+        .collect();
+    let mut out = vec![None; files.len()];
+    for (e, inits) in of_entry {
+        out[e] = inits.iter().find_map(|k| started.get(k).cloned());
+    }
+    out
 }
 
 /// The files the commands of the tree start, each with the command asking for the most cards
@@ -2866,6 +2957,7 @@ fn launched_files(
             command: l.command.clone(),
             cards: l.cards.clone(),
             mask: l.mask.clone(),
+            module: matches!(l.target, launch::Target::Module(_)),
         };
         for t in targets {
             // The command that asks the most of the program: the most cards, then a mask.
@@ -3163,14 +3255,20 @@ impl Reach<'_> {
     /// not its `__main__` block, and what that imports and calls — does something on a GPU
     /// (a constant that names a device does nothing): the chain to the first found.
     fn gpu_at_import(&self, e: usize) -> Option<Vec<Live>> {
+        self.first(e, Live::Module(e), |l| self.fixes_env(l))
+    }
+
+    /// Whether running `l` does something on a GPU, or asks the driver for its cards: CUDA has
+    /// read the env by then, and a header that runs later sets it too late.
+    fn fixes_env(&self, l: Live) -> bool {
         let files = self.files;
-        self.first(e, Live::Module(e), |l| match l {
+        match l {
             // The driver reads the env once: a query of the cards fixes it as well.
             Live::Module(j) => files[j].gpu_acts_at_import || files[j].queries_at_import,
             Live::Unit(j, u) => files[j].units[u].acts,
             Live::Whole(j) => files[j].gpu,
             Live::Registry(_) => false,
-        })
+        }
     }
 
     fn is_gpu(&self, l: Live) -> bool {

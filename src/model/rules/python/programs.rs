@@ -76,3 +76,15 @@ pub static PROGRAM_IN_LIBRARY: Rule = Rule {
     fix_why: "Display only: set the env at the start of the `__main__` block, or run it through an entry point with the header.",
     ..Rule::DEFAULT
 };
+
+pub static CUDA_BEFORE_PROGRAM: Rule = Rule {
+    code: "GH207",
+    name: "cuda-before-program",
+    severity: Severity::Review,
+    summary: "Python runs package code before this program's own code, and that code starts CUDA at import: a header here comes too late",
+    why: "`python -m pkg` runs `pkg/__init__.py` before `pkg/__main__.py`; a console script `pkg.cli:main` and `python -m pkg.sub.mod` import the packages above the module first. When the code those packages run at import uses a card or asks the driver for its cards (`torch.cuda.is_available()`), CUDA has read the env before the program's header runs, and the header changes nothing. Importing torch alone starts nothing: CUDA reads the env at its first use.",
+    example: "# pkg/__init__.py\nimport torch\n\nHAS_CUDA = torch.cuda.is_available()\n\n# pkg/__main__.py: run as `python -m pkg`\nimport torch",
+    fix: FixSafety::None,
+    fix_why: "Display only: make the package start nothing at import (ask for the cards in a function), or set the env where the process starts (the launcher, a wrapper script).",
+    ..Rule::DEFAULT
+};
