@@ -2600,3 +2600,60 @@ fn a_program_its_package_starts_cuda_before_is_left_for_review() {
     );
     assert_eq!(status["quiet/__main__.py"], "compliant", "{status:?}");
 }
+
+/// From a trial on mmdet: `AvoidCUDAOOM = AvoidOOM()` in `mmdet/utils/memory.py` made every
+/// method of the class run wherever the module was imported, and nine CPU tools got the
+/// header. Making an instance runs the class's construction (`__init__` and the methods it
+/// calls on the instance), not its other methods: those run where the instance or the class is
+/// read (`@AvoidCUDAOOM.retry`). A class whose construction uses a card is still GPU code at
+/// import, and mmengine's `Runner`, which puts the model on a visible card unasked, is GPU use.
+#[test]
+fn a_class_made_at_import_runs_its_construction_not_every_method() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/memory.py",
+        "import torch\n\n\nclass AvoidOOM:\n    def __init__(self, to_cpu=True):\n        self.to_cpu = to_cpu\n\n    def retry(self, func):\n        def wrapped(*a):\n            torch.cuda.empty_cache()\n            return func(*a)\n\n        return wrapped\n\n\nAvoidCUDAOOM = AvoidOOM()\n",
+    );
+    write(
+        root,
+        "pkg/warm.py",
+        "import torch\n\n\nclass Warm:\n    def __init__(self):\n        self.setup()\n\n    def setup(self):\n        self.x = torch.zeros(1).cuda()\n\n    def other(self):\n        return 1\n\n\nWARM = Warm()\n",
+    );
+    let main = "\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(
+        root,
+        "tools/print_config.py",
+        &format!("from pkg.memory import AvoidCUDAOOM  # noqa: F401\n\n\ndef main():\n    print(\"cfg\"){main}"),
+    );
+    write(
+        root,
+        "tools/retry.py",
+        &format!("from pkg.memory import AvoidCUDAOOM\n\n\n@AvoidCUDAOOM.retry\ndef main():\n    return 1{main}"),
+    );
+    write(
+        root,
+        "tools/warm.py",
+        &format!("import pkg.warm  # noqa: F401\n\n\ndef main():\n    print(\"x\"){main}"),
+    );
+    write(
+        root,
+        "tools/train.py",
+        &format!("from mmengine.runner import Runner\n\nfrom pkg.memory import AvoidCUDAOOM  # noqa: F401\n\n\ndef main():\n    Runner.from_cfg({{}}).train(){main}"),
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let print_config = file_in(&report, "tools/print_config.py");
+    assert_eq!(print_config["status"], "no_gpu_code", "{print_config}");
+    for rel in ["tools/retry.py", "tools/warm.py", "tools/train.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(file["findings"][0]["rule"], "GH001", "{file}");
+    }
+    assert_eq!(
+        file_in(&report, "tools/warm.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/warm.py` → `pkg/warm.py` (`Warm()`)"
+    );
+}

@@ -21,6 +21,7 @@ use crate::lang::python::facts::IndexParam;
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
+mod construction;
 pub(crate) mod launch;
 mod packaging;
 mod registry;
@@ -968,6 +969,65 @@ fn parse_facts(
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
             });
+            // What making an instance runs, apart from the methods it never reads: a unit of
+            // its own, `Class()`, which a call of the class at import runs.
+            if let Some(made) = match stmt {
+                Stmt::ClassDef(c) => construction::of(c).map(|m| (c, m)),
+                _ => None,
+            } {
+                let (c, made) = made;
+                let mut code = Refs::default();
+                for d in &c.decorator_list {
+                    ruff_python_ast::visitor::Visitor::visit_decorator(&mut code, d);
+                }
+                for k in c.keywords() {
+                    ruff_python_ast::visitor::Visitor::visit_expr(&mut code, &k.value);
+                }
+                for s in &made.stmts {
+                    ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, s);
+                }
+                let mut refs = code.sorted();
+                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                // The bases are made too: their construction, unless construction runs other
+                // methods of theirs.
+                let mark = if made.inherits {
+                    ""
+                } else {
+                    construction::CALLED
+                };
+                refs.extend(
+                    construction::bases(c)
+                        .into_iter()
+                        .map(|b| format!("{b}{mark}")),
+                );
+                refs.sort();
+                refs.dedup();
+                let mut ranges: Vec<ruff_text_size::TextRange> =
+                    c.decorator_list.iter().map(Ranged::range).collect();
+                ranges.extend(c.arguments.as_deref().map(Ranged::range));
+                ranges.extend(made.stmts.iter().map(|s| s.range()));
+                let mut constants = Vec::new();
+                for s in &made.stmts {
+                    constant_ranges(std::slice::from_ref(*s), &mut constants);
+                }
+                let own_sites = || {
+                    ranges
+                        .iter()
+                        .flat_map(|&r| sites_in(&sites, r))
+                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                };
+                let framework_used = uses_framework(&refs);
+                units.push(Unit {
+                    name: format!("{name}{}", construction::CALLED),
+                    gpu: own_sites().next().is_some() || framework_used,
+                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                        || framework_used,
+                    needs: ranges.iter().find_map(|&r| needs_in(r)),
+                    sets: ranges.iter().flat_map(|&r| sets_in(r)).collect(),
+                    function: true,
+                    refs,
+                });
+            }
             // The methods a registry's dispatch calls on a class without an instance
             // (`REGISTRY[name].add_args(parser)`), as units of their own: `Class.method`.
             if let Stmt::ClassDef(c) = stmt {
@@ -1000,6 +1060,14 @@ fn parse_facts(
             gpu_acts_at_import |= touches && !is_constant(stmt);
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
             globals.extend(registry::global_of(stmt));
+            // `X = Cls(…)`: a class called runs its construction (`Cls()`), unless the
+            // statement reads it otherwise too.
+            if let Some((callee, rest)) = construction::called_at_import(stmt) {
+                let elsewhere = rest.into_iter().any(|e| refs_of_expr(e).contains(&callee));
+                if let Some(r) = refs.iter_mut().find(|r| **r == callee && !elsewhere) {
+                    r.push_str(construction::CALLED);
+                }
+            }
             // `Model = DetectionModel`, `MODELS = {"a": A}`: names bound, nothing run.
             if binds_only(stmt) {
                 bound_refs.extend(refs);
@@ -3518,7 +3586,7 @@ impl Reach<'_> {
                 Read::Text(text) => {
                     let parts: Vec<&str> = text.split('.').collect();
                     let mut found = Vec::new();
-                    self.resolve(i, &parts, 0, &mut found);
+                    self.read(i, &parts, &mut found);
                     pending.extend(found.into_iter().map(|l| (l, Some(from))));
                     continue;
                 }
@@ -3529,7 +3597,7 @@ impl Reach<'_> {
             let (start, len) = *by_name.entry((i as u32, name.0)).or_insert_with(|| {
                 let parts: Vec<&str> = self.names.text(name).split('.').collect();
                 let mut found = Vec::new();
-                self.resolve(i, &parts, 0, &mut found);
+                self.read(i, &parts, &mut found);
                 let start = lives.len();
                 lives.extend(found.into_iter().map(Packed::of));
                 (start as u32, (lives.len() - start) as u32)
@@ -3603,7 +3671,21 @@ impl Reach<'_> {
 
     /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
     /// module an import binds it to.
-    fn resolve(&self, i: usize, parts: &[&str], depth: usize, out: &mut Vec<Live>) {
+    fn read(&self, i: usize, parts: &[&str], out: &mut Vec<Live>) {
+        let Some((last, init)) = parts.split_last() else {
+            return;
+        };
+        match last.strip_suffix(construction::CALLED) {
+            Some(callee) => {
+                let parts: Vec<&str> = init.iter().copied().chain([callee]).collect();
+                self.resolve(i, &parts, 0, true, out);
+            }
+            None => self.resolve(i, parts, 0, false, out),
+        }
+    }
+
+    /// [`Self::read`] of `parts` in file `i`, with `called`: its last part is called at import.
+    fn resolve(&self, i: usize, parts: &[&str], depth: usize, called: bool, out: &mut Vec<Live>) {
         let f = &self.files[i];
         let Some(&head) = parts.first() else { return };
         if depth > 4 {
@@ -3612,15 +3694,25 @@ impl Reach<'_> {
         // A registry's name: its items, as the read runs them.
         if let Some(found) = self.registries.read(self.files, i, parts) {
             out.extend(found);
+            // A registry's own code runs too (`MODELS.register_module(…)`).
+            self.made(i, parts, depth, out);
             return;
         }
         // A read that runs no item of a registry (`NAME[]`, `NAME[].attr`) of a name that is
         // none: the name, as read.
         if let Some(name) = head.split_once("[]").map(|(name, _)| name) {
-            self.resolve(i, &[name], depth, out);
+            self.resolve(i, &[name], depth, false, out);
             return;
         }
         if let Some(u) = f.units.iter().position(|u| u.name == head) {
+            // A class called makes an instance: its construction runs, where it is apart.
+            if called && parts.len() == 1 && !f.units[u].function {
+                let made = format!("{head}{}", construction::CALLED);
+                if let Some(c) = f.units.iter().position(|c| c.name == made) {
+                    out.push(Live::Unit(i, c));
+                    return;
+                }
+            }
             // An attribute of a function (`main.get_xp(…)`, set by its decorator or the
             // module) is not a call of it, unless it is a way to run it (`task.remote(…)`,
             // `.delay(…)`, `.__wrapped__(…)`). A class's attributes are its code.
@@ -3633,14 +3725,34 @@ impl Reach<'_> {
             }
             return;
         }
+        self.made(i, parts, depth, out);
         // A name a package declares only for type checkers (`if TYPE_CHECKING: from .train
         // import sft_main`) is read from it all the same: a module that hands it out lazily
         // (transformers' `_LazyModule`, a PEP 562 `__getattr__`) imports it from there then.
         let imports = f.imports.iter().chain(&f.typing_imports);
         through_imports(i, imports, parts, self.lookup, |step| match step {
-            Through::Module(module, rest) => self.in_module(i, module, rest, depth, out),
-            Through::File(j, read) => self.resolve(j, read, depth + 1, out),
+            Through::Module(module, rest) => self.in_module(i, module, rest, depth, called, out),
+            Through::File(j, read) => self.resolve(j, read, depth + 1, called, out),
         });
+    }
+
+    /// What reading `parts` runs of the object a module-level name of file `i` holds, when a
+    /// call made it at import (`AvoidCUDAOOM = AvoidOOM()`): what made it, read as the object
+    /// is (an attribute of a class is its code, the whole class; the call ran its construction).
+    fn made(&self, i: usize, parts: &[&str], depth: usize, out: &mut Vec<Live>) {
+        let f = &self.files[i];
+        let head = parts[0];
+        for g in f
+            .globals
+            .iter()
+            .filter(|g| g.names.iter().any(|n| n == head))
+        {
+            let Some(maker) = g.maker.as_deref().filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            let read: Vec<&str> = maker.split('.').chain(parts[1..].iter().copied()).collect();
+            self.resolve(i, &read, depth + 1, false, out);
+        }
     }
 
     /// `rest` read from module `module` (as file `from` imports it): the module itself when
@@ -3651,6 +3763,7 @@ impl Reach<'_> {
         module: &str,
         rest: &[&str],
         depth: usize,
+        called: bool,
         out: &mut Vec<Live>,
     ) {
         let found = (self.lookup)(module, from);
@@ -3659,12 +3772,12 @@ impl Reach<'_> {
             return;
         }
         for &j in &found {
-            self.resolve(j, rest, depth + 1, out);
+            self.resolve(j, rest, depth + 1, called, out);
         }
         // A submodule read without running an item (`x in pkg.sub[]`) is the submodule.
         let deeper = format!("{module}.{}", rest[0].trim_end_matches("[]"));
         if !(self.lookup)(&deeper, from).is_empty() {
-            self.in_module(from, &deeper, &rest[1..], depth + 1, out);
+            self.in_module(from, &deeper, &rest[1..], depth + 1, called, out);
         }
     }
 }
