@@ -2516,7 +2516,7 @@ fn a_lightning_cli_console_script_is_a_gpu_program() {
 /// `pkg/__main__.py`, a console script imports its module's packages first, and `python -m
 /// pkg.sub.mod` imports `pkg` and `pkg.sub` first. Where that package code starts CUDA at
 /// import (asks the driver for its cards, uses a card), the header of the program comes too
-/// late: it is left for review (GH207), naming the chain, never called compliant. A package
+/// late: it is left for review (GH208), naming the chain, never called compliant. A package
 /// that only imports torch starts nothing (CUDA reads the env at its first use).
 #[test]
 fn a_program_its_package_starts_cuda_before_is_left_for_review() {
@@ -2572,7 +2572,7 @@ fn a_program_its_package_starts_cuda_before_is_left_for_review() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|f| f["rule"] == "GH207")
+            .find(|f| f["rule"] == "GH208")
             .map(|f| {
                 format!(
                     "{} | {}",

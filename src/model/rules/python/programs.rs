@@ -78,7 +78,7 @@ pub static PROGRAM_IN_LIBRARY: Rule = Rule {
 };
 
 pub static CUDA_BEFORE_PROGRAM: Rule = Rule {
-    code: "GH207",
+    code: "GH208",
     name: "cuda-before-program",
     severity: Severity::Review,
     summary: "Python runs package code before this program's own code, and that code starts CUDA at import: a header here comes too late",
