@@ -191,7 +191,7 @@ pub const GPU_WORDS: &[&str] = &[
 /// Every literal of the Python prefilter: the words, the frameworks, the serving engines whose
 /// count of cards is read, and Lightning's modules (its trainer takes a GPU).
 pub fn gpu_literals() -> Vec<&'static str> {
-    use crate::knowledge::python::{ENGINES, LIGHTNING_CALLS};
+    use crate::knowledge::python::{ENGINES, LIGHTNING_CALLS, TAKES_A_GPU_CALLS};
     let mut literals: Vec<&'static str> = GPU_WORDS
         .iter()
         .copied()
@@ -200,6 +200,7 @@ pub fn gpu_literals() -> Vec<&'static str> {
         .chain(
             LIGHTNING_CALLS
                 .iter()
+                .chain(TAKES_A_GPU_CALLS)
                 .map(|c| c.split('.').next().unwrap_or(c)),
         )
         .collect();

@@ -262,6 +262,18 @@ pub const LIGHTNING_CLIS: &[&str] = &[
     "pytorch_lightning.utilities.cli.LightningCLI",
 ];
 
+/// Calls of a package whose import takes no card that build a model and put it on a visible GPU
+/// unasked: mmengine's `Runner` (`Runner.from_cfg(cfg)`, `RUNNERS.build(cfg)`) moves the model
+/// to CUDA whenever a card is visible, so a training or test script that makes one is a GPU
+/// program.
+pub const TAKES_A_GPU_CALLS: &[&str] = &[
+    "mmengine.runner.Runner",
+    "mmengine.runner.Runner.from_cfg",
+    "mmengine.Runner",
+    "mmengine.Runner.from_cfg",
+    "mmengine.registry.RUNNERS.build",
+];
+
 /// Modules that serve a model on GPUs when run (`python -m sglang.launch_server`), of frameworks
 /// whose import alone takes no card.
 pub const GPU_SERVER_MODULES: &[&str] = &["sglang.launch_server", "lmdeploy.serve"];

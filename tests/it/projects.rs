@@ -2682,3 +2682,149 @@ fn a_program_that_runs_a_distributed_launcher_in_process_is_for_review() {
         assert_eq!(std::fs::read_to_string(root.join(rel)).unwrap(), text);
     }
 }
+
+/// From a trial on litgpt and torchtune: `python -m pkg` runs `pkg/__init__.py` before
+/// `pkg/__main__.py`, a console script imports its module's packages first, and `python -m
+/// pkg.sub.mod` imports `pkg` and `pkg.sub` first. Where that package code starts CUDA at
+/// import (asks the driver for its cards, uses a card), the header of the program comes too
+/// late: it is left for review (GH208), naming the chain, never called compliant. A package
+/// that only imports torch starts nothing (CUDA reads the env at its first use).
+#[test]
+fn a_program_its_package_starts_cuda_before_is_left_for_review() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "app/pyproject.toml",
+        "[project]\nname = \"mypkg\"\nversion = \"0\"\n\n[project.scripts]\nmypkg = \"mypkg.__main__:main\"\n",
+    );
+    write(
+        root,
+        "app/mypkg/__init__.py",
+        "import torch\n\nfrom mypkg.model import build\n\nHAS_CUDA = torch.cuda.is_available()\n",
+    );
+    write(
+        root,
+        "app/mypkg/model.py",
+        "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n",
+    );
+    write(
+        root,
+        "app/mypkg/__main__.py",
+        "import torch\n\nfrom mypkg import build\n\n\ndef main():\n    print(build(), torch.cuda.is_available())\n\n\nif __name__ == \"__main__\":\n    main()\n",
+    );
+    // `python -m tool.sub.serve` (no project ships `tool`): `tool/sub/__init__.py` imports a
+    // module that uses a card.
+    write(root, "run.sh", "#!/bin/sh\npython -m tool.sub.serve\n");
+    write(root, "tool/__init__.py", "");
+    write(root, "tool/sub/__init__.py", "from tool.sub import warm\n");
+    write(
+        root,
+        "tool/sub/warm.py",
+        "import torch\n\nWARM = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "tool/sub/serve.py",
+        "import torch\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1).cuda())\n",
+    );
+    // Only `import torch` in the package: the header comes in time.
+    write(root, "quiet/__init__.py", "import torch\n");
+    write(
+        root,
+        "quiet/__main__.py",
+        "import torch\n\nif __name__ == \"__main__\":\n    print(torch.zeros(1).cuda())\n",
+    );
+    let report = fix_report(root);
+    let main = file_in(&report, "app/mypkg/__main__.py");
+    assert_eq!(main["status"], "needs_review", "{main}");
+    let late = |file: &serde_json::Value| {
+        file["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "GH208")
+            .map(|f| {
+                format!(
+                    "{} | {}",
+                    f["message"].as_str().unwrap(),
+                    f["help"].as_str().unwrap()
+                )
+            })
+            .unwrap_or_else(|| panic!("{file}"))
+    };
+    assert_eq!(
+        late(&main),
+        "`app/mypkg/__init__.py` runs before this file and starts CUDA at import: a header here comes too late | it starts there: `app/mypkg/__init__.py` (at import); make that package start nothing at import (ask for the cards in a function), or set the env where the process starts (its launcher, a wrapper script)"
+    );
+    let serve = file_in(&report, "tool/sub/serve.py");
+    assert_eq!(serve["status"], "needs_review", "{serve}");
+    assert_eq!(
+        late(&serve),
+        "`tool/sub/__init__.py` runs before this file and starts CUDA at import: a header here comes too late | it starts there: `tool/sub/__init__.py` → `tool/sub/warm.py` (at import); make that package start nothing at import (ask for the cards in a function), or set the env where the process starts (its launcher, a wrapper script)"
+    );
+    assert_eq!(file_in(&report, "quiet/__main__.py")["status"], "fixed");
+    let status = status_of(root);
+    assert_eq!(
+        status["app/mypkg/__main__.py"], "needs_review",
+        "{status:?}"
+    );
+    assert_eq!(status["quiet/__main__.py"], "compliant", "{status:?}");
+}
+
+/// From a trial on mmdet: `AvoidCUDAOOM = AvoidOOM()` in `mmdet/utils/memory.py` made every
+/// method of the class run wherever the module was imported, and nine CPU tools got the
+/// header. Making an instance runs the class's construction (`__init__` and the methods it
+/// calls on the instance), not its other methods: those run where the instance or the class is
+/// read (`@AvoidCUDAOOM.retry`). A class whose construction uses a card is still GPU code at
+/// import, and mmengine's `Runner`, which puts the model on a visible card unasked, is GPU use.
+#[test]
+fn a_class_made_at_import_runs_its_construction_not_every_method() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/memory.py",
+        "import torch\n\n\nclass AvoidOOM:\n    def __init__(self, to_cpu=True):\n        self.to_cpu = to_cpu\n\n    def retry(self, func):\n        def wrapped(*a):\n            torch.cuda.empty_cache()\n            return func(*a)\n\n        return wrapped\n\n\nAvoidCUDAOOM = AvoidOOM()\n",
+    );
+    write(
+        root,
+        "pkg/warm.py",
+        "import torch\n\n\nclass Warm:\n    def __init__(self):\n        self.setup()\n\n    def setup(self):\n        self.x = torch.zeros(1).cuda()\n\n    def other(self):\n        return 1\n\n\nWARM = Warm()\n",
+    );
+    let main = "\n\nif __name__ == \"__main__\":\n    main()\n";
+    write(
+        root,
+        "tools/print_config.py",
+        &format!("from pkg.memory import AvoidCUDAOOM  # noqa: F401\n\n\ndef main():\n    print(\"cfg\"){main}"),
+    );
+    write(
+        root,
+        "tools/retry.py",
+        &format!("from pkg.memory import AvoidCUDAOOM\n\n\n@AvoidCUDAOOM.retry\ndef main():\n    return 1{main}"),
+    );
+    write(
+        root,
+        "tools/warm.py",
+        &format!("import pkg.warm  # noqa: F401\n\n\ndef main():\n    print(\"x\"){main}"),
+    );
+    write(
+        root,
+        "tools/train.py",
+        &format!("from mmengine.runner import Runner\n\nfrom pkg.memory import AvoidCUDAOOM  # noqa: F401\n\n\ndef main():\n    Runner.from_cfg({{}}).train(){main}"),
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let print_config = file_in(&report, "tools/print_config.py");
+    assert_eq!(print_config["status"], "no_gpu_code", "{print_config}");
+    for rel in ["tools/retry.py", "tools/warm.py", "tools/train.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(file["findings"][0]["rule"], "GH001", "{file}");
+    }
+    assert_eq!(
+        file_in(&report, "tools/warm.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/warm.py` → `pkg/warm.py` (`Warm()`)"
+    );
+}

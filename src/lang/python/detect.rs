@@ -218,6 +218,30 @@ fn overrides_findings(facts: &Facts, role: &Role, out: &mut Vec<Finding>) {
     );
 }
 
+/// A program Python runs after package code that starts CUDA at import (`python -m pkg` runs
+/// `pkg/__init__.py` first): CUDA has read the env before its header runs.
+fn package_first_findings(facts: &Facts, role: &Role, out: &mut Vec<Finding>) {
+    let Role::Program {
+        package_first: Some((init, chain)),
+        ..
+    } = role
+    else {
+        return;
+    };
+    let at = facts
+        .main_block
+        .as_ref()
+        .map_or(0..0, |m| m.if_start..m.if_start);
+    out.push(
+        Finding::new(
+            &CUDA_BEFORE_PROGRAM,
+            at,
+            format!("`{init}` runs before this file and starts CUDA at import: a header here comes too late"),
+        )
+        .with_help(format!("it starts there: {chain}; make that package start nothing at import (ask for the cards in a function), or set the env where the process starts (its launcher, a wrapper script)")),
+    );
+}
+
 fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<MultiVerdict<'f>> {
     let allowed = policy.visible_count() as u64;
     let launched_within = launched_within(role, allowed);
@@ -337,6 +361,7 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             launch_findings(facts, role, ctx.policy, &mut out);
             needs_findings(facts, Some(role), ctx.policy, &mut out);
             overrides_findings(facts, role, &mut out);
+            package_first_findings(facts, role, &mut out);
         }
     }
     for e in facts

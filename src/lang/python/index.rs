@@ -22,6 +22,7 @@ use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
 mod commands;
+mod construction;
 pub(crate) mod launch;
 mod packaging;
 mod registry;
@@ -64,6 +65,8 @@ pub struct Launched {
     pub unknown: Option<String>,
     /// The `CUDA_VISIBLE_DEVICES` the command gives the program.
     pub mask: Option<String>,
+    /// Started by its module's name (`python -m pkg.mod`): Python imports its packages first.
+    pub module: bool,
 }
 
 impl EntryWhy {
@@ -108,6 +111,11 @@ pub enum Role {
         /// policy after the header set it (`os.environ["CUDA_VISIBLE_DEVICES"] = device` in a
         /// `select_device` helper): the chain to it, and what it writes.
         overrides: Option<(String, String)>,
+        /// Python imports the packages above it first (`python -m pkg` runs `pkg/__init__.py`
+        /// before `pkg/__main__.py`, a console script imports its module's packages), and the
+        /// code they run at import starts CUDA: the package's `__init__.py` and the chain to
+        /// that code. A header here comes too late.
+        package_first: Option<(String, String)>,
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
@@ -992,6 +1000,65 @@ fn parse_facts(
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
             });
+            // What making an instance runs, apart from the methods it never reads: a unit of
+            // its own, `Class()`, which a call of the class at import runs.
+            if let Some(made) = match stmt {
+                Stmt::ClassDef(c) => construction::of(c).map(|m| (c, m)),
+                _ => None,
+            } {
+                let (c, made) = made;
+                let mut code = Refs::default();
+                for d in &c.decorator_list {
+                    ruff_python_ast::visitor::Visitor::visit_decorator(&mut code, d);
+                }
+                for k in c.keywords() {
+                    ruff_python_ast::visitor::Visitor::visit_expr(&mut code, &k.value);
+                }
+                for s in &made.stmts {
+                    ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, s);
+                }
+                let mut refs = code.sorted();
+                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                // The bases are made too: their construction, unless construction runs other
+                // methods of theirs.
+                let mark = if made.inherits {
+                    ""
+                } else {
+                    construction::CALLED
+                };
+                refs.extend(
+                    construction::bases(c)
+                        .into_iter()
+                        .map(|b| format!("{b}{mark}")),
+                );
+                refs.sort();
+                refs.dedup();
+                let mut ranges: Vec<ruff_text_size::TextRange> =
+                    c.decorator_list.iter().map(Ranged::range).collect();
+                ranges.extend(c.arguments.as_deref().map(Ranged::range));
+                ranges.extend(made.stmts.iter().map(|s| s.range()));
+                let mut constants = Vec::new();
+                for s in &made.stmts {
+                    constant_ranges(std::slice::from_ref(*s), &mut constants);
+                }
+                let own_sites = || {
+                    ranges
+                        .iter()
+                        .flat_map(|&r| sites_in(&sites, r))
+                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                };
+                let framework_used = uses_framework(&refs);
+                units.push(Unit {
+                    name: format!("{name}{}", construction::CALLED),
+                    gpu: own_sites().next().is_some() || framework_used,
+                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                        || framework_used,
+                    needs: ranges.iter().find_map(|&r| needs_in(r)),
+                    sets: ranges.iter().flat_map(|&r| sets_in(r)).collect(),
+                    function: true,
+                    refs,
+                });
+            }
             // The methods a registry's dispatch calls on a class without an instance
             // (`REGISTRY[name].add_args(parser)`), as units of their own: `Class.method`.
             if let Stmt::ClassDef(c) = stmt {
@@ -1024,6 +1091,14 @@ fn parse_facts(
             gpu_acts_at_import |= touches && !is_constant(stmt);
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
             globals.extend(registry::global_of(stmt));
+            // `X = Cls(…)`: a class called runs its construction (`Cls()`), unless the
+            // statement reads it otherwise too.
+            if let Some((callee, rest)) = construction::called_at_import(stmt) {
+                let elsewhere = rest.into_iter().any(|e| refs_of_expr(e).contains(&callee));
+                if let Some(r) = refs.iter_mut().find(|r| **r == callee && !elsewhere) {
+                    r.push_str(construction::CALLED);
+                }
+            }
             // `Model = DetectionModel`, `MODELS = {"a": A}`: names bound, nothing run.
             if binds_only(stmt) {
                 bound_refs.extend(refs);
@@ -2704,6 +2779,20 @@ fn link(
         gpu_before_main[e] = early;
         gpu_as_main[e] = as_main;
     }
+    let package_first = packages_first(
+        &files,
+        &by_rel,
+        &entries,
+        &hides,
+        |i| {
+            let name = files[i].rel.rsplit('/').next().unwrap_or("");
+            name == "__main__.py"
+                || scripts.contains_key(&i)
+                || launched.get(&i).is_some_and(|l| l.module)
+                || files[i].main_guard && files[i].imports.iter().any(|imp| imp.level > 0)
+        },
+        &reach,
+    );
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -2799,22 +2888,34 @@ fn link(
                     // they call: a block that calls none of the module's GPU code (a demo of
                     // its text functions) is a program with no GPU, whatever its importers use.
                     let runs_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
+                    let first = package_first[i].as_ref();
                     Role::Both {
-                        gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i]),
+                        gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i])
+                            || first.is_some_and(|(_, _, acts)| *acts),
                         why,
-                        gpu_before_main: gpu_before_main[i].clone(),
+                        gpu_before_main: gpu_before_main[i]
+                            .clone()
+                            .or_else(|| first.map(|(_, chain, _)| chain.clone())),
                         overrides: overrides[i].clone(),
                         library,
                         library_short,
                     }
                 } else {
+                    let first = package_first[i].clone();
+                    // Package code that uses a card at import makes any program of it a GPU
+                    // program; one that only asks the driver for its cards does not.
+                    let gpu = reaches_gpu[i].is_some() || first.as_ref().is_some_and(|f| f.2);
+                    let via = reaches_gpu[i]
+                        .clone()
+                        .or_else(|| first.as_ref().map(|f| f.1.clone()));
                     Role::Program {
                         why,
-                        gpu: reaches_gpu[i].is_some(),
-                        via: reaches_gpu[i].clone().unwrap_or_default(),
+                        gpu,
+                        via: via.unwrap_or_default(),
                         hides: hides[i],
                         needs: needs[i].clone(),
                         overrides: overrides[i].clone(),
+                        package_first: first.filter(|_| gpu).map(|(init, chain, _)| (init, chain)),
                     }
                 }
             }
@@ -2848,6 +2949,64 @@ fn link(
         scripts: script_names,
         shadowing: Vec::new(),
     }
+}
+
+/// For each entry point that runs as a module of its package (`runs_as_module`), what the
+/// packages above it run at import when that starts CUDA (`python -m pkg.sub.mod` imports
+/// `pkg` and `pkg.sub` first): the chain to the first such code, and whether it uses a card
+/// (not only asks the driver for them). Each package's `__init__.py` is walked once.
+fn packages_first<'r>(
+    files: &[PyFile],
+    by_rel: &HashMap<&str, usize>,
+    entries: &[Option<EntryWhy>],
+    hides: &[bool],
+    runs_as_module: impl Fn(usize) -> bool,
+    reach: &(dyn Fn() -> Reach<'r> + Sync),
+) -> Vec<Option<(String, String, bool)>> {
+    // The `__init__.py` of each package above file `i`, the outermost first.
+    let inits = |i: usize| -> Vec<usize> {
+        let f = &files[i];
+        let parts: Vec<&str> = f.module.split('.').collect();
+        (1..parts.len())
+            .filter_map(|k| {
+                let dir = parts[..k].join("/");
+                let rel = match f.source_root.as_str() {
+                    "" => format!("{dir}/__init__.py"),
+                    root => format!("{root}/{dir}/__init__.py"),
+                };
+                by_rel.get(rel.as_str()).copied()
+            })
+            .collect()
+    };
+    let of_entry: Vec<(usize, Vec<usize>)> = (0..files.len())
+        .filter(|&e| entries[e].is_some() && !hides[e] && files[e].in_package)
+        .filter(|&e| runs_as_module(e))
+        .map(|e| (e, inits(e)))
+        .filter(|(_, inits)| !inits.is_empty())
+        .collect();
+    let mut walked: Vec<usize> = of_entry
+        .iter()
+        .flat_map(|(_, i)| i.iter().copied())
+        .collect();
+    walked.sort_unstable();
+    walked.dedup();
+    let started: HashMap<usize, (String, String, bool)> = walked
+        .par_iter()
+        .map_init(reach, |reach, &k| {
+            let chain = reach.first(k, Live::Module(k), |l| reach.fixes_env(l))?;
+            let acts = match chain.last() {
+                Some(&Live::Module(j)) => files[j].gpu_acts_at_import,
+                _ => true,
+            };
+            Some((k, (files[k].rel.clone(), reach.describe(&chain), acts)))
+        })
+        .flatten()
+        .collect();
+    let mut out = vec![None; files.len()];
+    for (e, inits) in of_entry {
+        out[e] = inits.iter().find_map(|k| started.get(k).cloned());
+    }
+    out
 }
 
 /// The files the commands of the tree start, each with the command asking for the most cards
@@ -2916,6 +3075,7 @@ fn launched_files(
             cards: l.cards.clone(),
             unknown: l.unknown.clone(),
             mask: l.mask.clone(),
+            module: matches!(l.target, launch::Target::Module(_)),
         };
         for t in targets {
             // The command that asks the most of the program: several cards, then a count not
@@ -3234,14 +3394,20 @@ impl Reach<'_> {
     /// not its `__main__` block, and what that imports and calls — does something on a GPU
     /// (a constant that names a device does nothing): the chain to the first found.
     fn gpu_at_import(&self, e: usize) -> Option<Vec<Live>> {
+        self.first(e, Live::Module(e), |l| self.fixes_env(l))
+    }
+
+    /// Whether running `l` does something on a GPU, or asks the driver for its cards: CUDA has
+    /// read the env by then, and a header that runs later sets it too late.
+    fn fixes_env(&self, l: Live) -> bool {
         let files = self.files;
-        self.first(e, Live::Module(e), |l| match l {
+        match l {
             // The driver reads the env once: a query of the cards fixes it as well.
             Live::Module(j) => files[j].gpu_acts_at_import || files[j].queries_at_import,
             Live::Unit(j, u) => files[j].units[u].acts,
             Live::Whole(j) => files[j].gpu,
             Live::Registry(_) => false,
-        })
+        }
     }
 
     fn is_gpu(&self, l: Live) -> bool {
@@ -3491,7 +3657,7 @@ impl Reach<'_> {
                 Read::Text(text) => {
                     let parts: Vec<&str> = text.split('.').collect();
                     let mut found = Vec::new();
-                    self.resolve(i, &parts, 0, &mut found);
+                    self.read(i, &parts, &mut found);
                     pending.extend(found.into_iter().map(|l| (l, Some(from))));
                     continue;
                 }
@@ -3502,7 +3668,7 @@ impl Reach<'_> {
             let (start, len) = *by_name.entry((i as u32, name.0)).or_insert_with(|| {
                 let parts: Vec<&str> = self.names.text(name).split('.').collect();
                 let mut found = Vec::new();
-                self.resolve(i, &parts, 0, &mut found);
+                self.read(i, &parts, &mut found);
                 let start = lives.len();
                 lives.extend(found.into_iter().map(Packed::of));
                 (start as u32, (lives.len() - start) as u32)
@@ -3576,7 +3742,21 @@ impl Reach<'_> {
 
     /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
     /// module an import binds it to.
-    fn resolve(&self, i: usize, parts: &[&str], depth: usize, out: &mut Vec<Live>) {
+    fn read(&self, i: usize, parts: &[&str], out: &mut Vec<Live>) {
+        let Some((last, init)) = parts.split_last() else {
+            return;
+        };
+        match last.strip_suffix(construction::CALLED) {
+            Some(callee) => {
+                let parts: Vec<&str> = init.iter().copied().chain([callee]).collect();
+                self.resolve(i, &parts, 0, true, out);
+            }
+            None => self.resolve(i, parts, 0, false, out),
+        }
+    }
+
+    /// [`Self::read`] of `parts` in file `i`, with `called`: its last part is called at import.
+    fn resolve(&self, i: usize, parts: &[&str], depth: usize, called: bool, out: &mut Vec<Live>) {
         let f = &self.files[i];
         let Some(&head) = parts.first() else { return };
         if depth > 4 {
@@ -3585,15 +3765,25 @@ impl Reach<'_> {
         // A registry's name: its items, as the read runs them.
         if let Some(found) = self.registries.read(self.files, i, parts) {
             out.extend(found);
+            // A registry's own code runs too (`MODELS.register_module(…)`).
+            self.made(i, parts, depth, out);
             return;
         }
         // A read that runs no item of a registry (`NAME[]`, `NAME[].attr`) of a name that is
         // none: the name, as read.
         if let Some(name) = head.split_once("[]").map(|(name, _)| name) {
-            self.resolve(i, &[name], depth, out);
+            self.resolve(i, &[name], depth, false, out);
             return;
         }
         if let Some(u) = f.units.iter().position(|u| u.name == head) {
+            // A class called makes an instance: its construction runs, where it is apart.
+            if called && parts.len() == 1 && !f.units[u].function {
+                let made = format!("{head}{}", construction::CALLED);
+                if let Some(c) = f.units.iter().position(|c| c.name == made) {
+                    out.push(Live::Unit(i, c));
+                    return;
+                }
+            }
             // An attribute of a function (`main.get_xp(…)`, set by its decorator or the
             // module) is not a call of it, unless it is a way to run it (`task.remote(…)`,
             // `.delay(…)`, `.__wrapped__(…)`). A class's attributes are its code.
@@ -3606,14 +3796,34 @@ impl Reach<'_> {
             }
             return;
         }
+        self.made(i, parts, depth, out);
         // A name a package declares only for type checkers (`if TYPE_CHECKING: from .train
         // import sft_main`) is read from it all the same: a module that hands it out lazily
         // (transformers' `_LazyModule`, a PEP 562 `__getattr__`) imports it from there then.
         let imports = f.imports.iter().chain(&f.typing_imports);
         through_imports(i, imports, parts, self.lookup, |step| match step {
-            Through::Module(module, rest) => self.in_module(i, module, rest, depth, out),
-            Through::File(j, read) => self.resolve(j, read, depth + 1, out),
+            Through::Module(module, rest) => self.in_module(i, module, rest, depth, called, out),
+            Through::File(j, read) => self.resolve(j, read, depth + 1, called, out),
         });
+    }
+
+    /// What reading `parts` runs of the object a module-level name of file `i` holds, when a
+    /// call made it at import (`AvoidCUDAOOM = AvoidOOM()`): what made it, read as the object
+    /// is (an attribute of a class is its code, the whole class; the call ran its construction).
+    fn made(&self, i: usize, parts: &[&str], depth: usize, out: &mut Vec<Live>) {
+        let f = &self.files[i];
+        let head = parts[0];
+        for g in f
+            .globals
+            .iter()
+            .filter(|g| g.names.iter().any(|n| n == head))
+        {
+            let Some(maker) = g.maker.as_deref().filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            let read: Vec<&str> = maker.split('.').chain(parts[1..].iter().copied()).collect();
+            self.resolve(i, &read, depth + 1, false, out);
+        }
     }
 
     /// `rest` read from module `module` (as file `from` imports it): the module itself when
@@ -3624,6 +3834,7 @@ impl Reach<'_> {
         module: &str,
         rest: &[&str],
         depth: usize,
+        called: bool,
         out: &mut Vec<Live>,
     ) {
         let found = (self.lookup)(module, from);
@@ -3632,12 +3843,12 @@ impl Reach<'_> {
             return;
         }
         for &j in &found {
-            self.resolve(j, rest, depth + 1, out);
+            self.resolve(j, rest, depth + 1, called, out);
         }
         // A submodule read without running an item (`x in pkg.sub[]`) is the submodule.
         let deeper = format!("{module}.{}", rest[0].trim_end_matches("[]"));
         if !(self.lookup)(&deeper, from).is_empty() {
-            self.in_module(from, &deeper, &rest[1..], depth + 1, out);
+            self.in_module(from, &deeper, &rest[1..], depth + 1, called, out);
         }
     }
 }

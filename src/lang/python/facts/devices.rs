@@ -12,7 +12,7 @@ use super::flow::Scope;
 use super::{range, FactVisitor, IndexParam, MultiKind, ParamTakes};
 use crate::knowledge::python::{
     CARD_COUNT_KEYWORDS, DATA_CONTAINERS, ENGINES, GPU_COUNT_KEYWORDS, INDEX_CALLS, INDEX_KEYWORDS,
-    LIGHTNING_CALLS, LIGHTNING_CLIS, OFFLOAD_KEYWORDS, TORCH_CUDA_DEVICE_FUNCS,
+    LIGHTNING_CALLS, LIGHTNING_CLIS, OFFLOAD_KEYWORDS, TAKES_A_GPU_CALLS, TORCH_CUDA_DEVICE_FUNCS,
 };
 
 /// A literal device index that reaches a sink.
@@ -226,6 +226,9 @@ impl<'s> FactVisitor<'s> {
                 Some(arg) => keywords.push((arg.as_str(), &k.value, None)),
                 None => self.splatted(&k.value, None, 0, &mut keywords),
             }
+        }
+        if TAKES_A_GPU_CALLS.contains(&name.as_str()) {
+            self.cuda_at(range(call).start);
         }
         self.card_counts(call, &name, gpu_api, &keywords);
         for (arg, value, through) in keywords {

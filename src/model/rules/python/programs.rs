@@ -88,3 +88,15 @@ pub static LAUNCH_COUNT_UNKNOWN: Rule = Rule {
     fix_why: "Display only, and the header is held back: make the command start as many processes as the policy allows cards (or allow more cards in the policy); where it always starts one, mark the finding `# noqa: GH207` and run `fix`.",
     ..Rule::DEFAULT
 };
+
+pub static CUDA_BEFORE_PROGRAM: Rule = Rule {
+    code: "GH208",
+    name: "cuda-before-program",
+    severity: Severity::Review,
+    summary: "Python runs package code before this program's own code, and that code starts CUDA at import: a header here comes too late",
+    why: "`python -m pkg` runs `pkg/__init__.py` before `pkg/__main__.py`; a console script `pkg.cli:main` and `python -m pkg.sub.mod` import the packages above the module first. When the code those packages run at import uses a card or asks the driver for its cards (`torch.cuda.is_available()`), CUDA has read the env before the program's header runs, and the header changes nothing. Importing torch alone starts nothing: CUDA reads the env at its first use.",
+    example: "# pkg/__init__.py\nimport torch\n\nHAS_CUDA = torch.cuda.is_available()\n\n# pkg/__main__.py: run as `python -m pkg`\nimport torch",
+    fix: FixSafety::None,
+    fix_why: "Display only: make the package start nothing at import (ask for the cards in a function), or set the env where the process starts (the launcher, a wrapper script).",
+    ..Rule::DEFAULT
+};
