@@ -1018,7 +1018,9 @@ fn parse_facts(
                     ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, s);
                 }
                 let mut refs = code.sorted();
-                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                // Over the construction's own code (names its decorators and bases read stay
+                // plain reads): not the whole class again.
+                registry::mark_item_reads(registry::Code::Stmts(&made.stmts), &mut refs);
                 // The bases are made too: their construction, unless construction runs other
                 // methods of theirs.
                 let mark = if made.inherits {

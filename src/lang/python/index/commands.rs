@@ -15,6 +15,22 @@ const MOST: usize = 8;
 
 /// Each command line the file's code runs, with its 1-based line.
 pub(super) fn command_lines(text: &str, body: &[Stmt]) -> Vec<(usize, String)> {
+    // Every call that runs a command is named by one of these words (`subprocess.run`,
+    // `os.system`, `os.popen`, `os.execve`/`execlp`, `os.spawnve`, a `Popen`,
+    // `asyncio.create_subprocess_*`):
+    // most files hold none, and their names need no walk.
+    const WORDS: &[&str] = &[
+        "subprocess",
+        "Popen",
+        "popen",
+        "system",
+        "spawn",
+        "execv",
+        "execl",
+    ];
+    if !WORDS.iter().any(|w| text.contains(w)) {
+        return Vec::new();
+    }
     let mut scopes = Scopes::default();
     scopes.visit_body(body);
     let lines = crate::base::line_index::LineIndex::new(text);

@@ -174,6 +174,7 @@ pub(super) fn mark_item_reads(code: Code<'_>, refs: &mut Vec<String>) {
     match code {
         Code::Stmt(s) => reads.visit_stmt(s),
         Code::Expr(e) => reads.visit_expr(e),
+        Code::Stmts(stmts) => stmts.iter().for_each(|s| reads.visit_stmt(s)),
     }
     if reads.neutral.is_empty() && reads.hooks.is_empty() {
         return;
@@ -204,6 +205,9 @@ pub(super) fn mark_item_reads(code: Code<'_>, refs: &mut Vec<String>) {
 pub(super) enum Code<'a> {
     Stmt(&'a Stmt),
     Expr(&'a Expr),
+    /// Pieces of one unit (a class's construction: its body's statements and the methods it
+    /// runs).
+    Stmts(&'a [&'a Stmt]),
 }
 
 /// The methods of a class that a registry's dispatch may call without making or using an
