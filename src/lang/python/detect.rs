@@ -144,10 +144,7 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
     }
     let allowed = policy.visible_count() as u64;
     let mask = &policy.visible_devices;
-    let at = facts
-        .main_block
-        .as_ref()
-        .map_or(0..0, |m| m.if_start..m.if_start);
+    let at = main_block_start(facts);
     // The code itself; the whole chain is the evidence's (`scan --verbose`).
     let chain = chain.rsplit(" → ").next().unwrap_or(chain);
     let help = "under the header it gets one card: make that code use the policy's cards (or start one process per allowed card), or allow more cards in the policy";
@@ -203,10 +200,7 @@ fn overrides_findings(facts: &Facts, role: &Role, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    let at = facts
-        .main_block
-        .as_ref()
-        .map_or(0..0, |m| m.if_start..m.if_start);
+    let at = main_block_start(facts);
     let code = chain.rsplit(" → ").next().unwrap_or(chain);
     out.push(
         Finding::new(
@@ -228,10 +222,7 @@ fn package_first_findings(facts: &Facts, role: &Role, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    let at = facts
-        .main_block
-        .as_ref()
-        .map_or(0..0, |m| m.if_start..m.if_start);
+    let at = main_block_start(facts);
     out.push(
         Finding::new(
             &CUDA_BEFORE_PROGRAM,
@@ -410,10 +401,7 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
     let crate::lang::python::index::EntryWhy::Launched(l) = why else {
         return;
     };
-    let at = facts
-        .main_block
-        .as_ref()
-        .map_or(0..0, |m| m.if_start..m.if_start);
+    let at = main_block_start(facts);
     let allowed = policy.visible_count();
     let place = format!("`{}` ({}, line {})", l.command, l.file, l.line);
     if let Some((n, what)) = l.cards.as_ref().filter(|(n, _)| *n > allowed) {
@@ -1047,10 +1035,7 @@ fn program_findings(
             // A GPU program, or one a mission phase names (for a file that is also a library,
             // `in_scope` is the phase's).
             if (*gpu || ctx.in_scope) && main_env != MainEnv::Policy {
-                let at = facts
-                    .main_block
-                    .as_ref()
-                    .map_or(0..0, |m| m.if_start..m.if_start);
+                let at = main_block_start(facts);
                 let imported = role.library_why_short();
                 // Its own mask write, as a program (from `--gpus`, in `main()`): say what it risks.
                 let own = eff
@@ -1185,4 +1170,12 @@ fn touchpoints(facts: &Facts, is_init: bool, out: &mut Vec<Finding>) {
         };
         out.push(Finding::new(rule, import.range.clone(), message));
     }
+}
+
+/// Where a finding about the `__main__` block goes: its `if` (the file's start without one).
+fn main_block_start(facts: &Facts) -> std::ops::Range<usize> {
+    facts
+        .main_block
+        .as_ref()
+        .map_or(0..0, |m| m.if_start..m.if_start)
 }
