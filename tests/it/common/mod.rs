@@ -127,14 +127,20 @@ pub fn run(cmd: &mut Command) -> Run {
     }
 }
 
-/// The command's output, its start tried again where Wine 8 under load fails to start a
-/// process at all ("Internal error.", OS error 1359, seen in CI with four tests starting the
-/// binary at once): nothing of the tool ran then.
+/// The command's output, its start tried again where it failed before anything of the tool ran:
+/// Wine 8 under load fails to start a process at all ("Internal error.", OS error 1359, seen in
+/// CI with four tests starting the binary at once); and on Linux a binary a test has just copied
+/// is refused with ETXTBSY ("Text file busy", seen in CI) while another test's child, forked
+/// while the copy's write descriptor was open, has not yet reached its `exec`.
 pub fn output(cmd: &mut Command) -> std::process::Output {
     let mut tries = 0;
     loop {
         match cmd.output() {
-            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 3 => {
+            Err(e)
+                if ((cfg!(windows) && e.raw_os_error() == Some(1359))
+                    || e.kind() == std::io::ErrorKind::ExecutableFileBusy)
+                    && tries < 5 =>
+            {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(500));
             }
