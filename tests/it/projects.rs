@@ -2828,3 +2828,94 @@ fn a_class_made_at_import_runs_its_construction_not_every_method() {
         "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/warm.py` → `pkg/warm.py` (`Warm()`)"
     );
 }
+
+/// From a trial on mmdet: `TrackSampleList = List[TrackDataSample]` at import, and
+/// `isinstance(results[key], BaseBoxes)` in a registered transform, made five CPU tools get the
+/// header, as if reading a class's name ran every method of it (their GPU code is a `def
+/// cuda(self)` nobody calls). A class read only as a type runs nothing of it: a typing
+/// subscript, an annotation, `isinstance`'s class, `except C`, a name compared (`type(x) is
+/// C`). A class called, or a class field's annotation (a config parser builds what it names),
+/// still runs its code, and so does a type alias read as code (nerfstudio's `tyro.cli(Commands)`
+/// with `Commands = Union[Annotated[VideoToNerfstudioDataset, …], …]`).
+#[test]
+fn a_class_read_only_as_a_type_runs_nothing_of_it() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/boxes.py",
+        "import torch\n\n\nclass Boxes:\n    def __init__(self, data):\n        self.data = data\n\n    def cuda(self):\n        return Boxes(self.data.cuda())\n\n\nclass BoxError(Exception):\n    def report(self):\n        torch.cuda.empty_cache()\n",
+    );
+    let modules = [
+        ("alias", "from typing import List, Optional\n\nfrom pkg.boxes import Boxes\n\nBoxList = List[Boxes]\nMaybeBoxes = Optional[\"Boxes\"]\n\n\ndef run(x):\n    return x\n"),
+        ("check", "from pkg.boxes import Boxes\n\n\ndef run(x):\n    return isinstance(x, Boxes) or issubclass(type(x), (Boxes, int))\n"),
+        ("annotated", "from typing import Optional\n\nfrom pkg.boxes import Boxes\n\nLAST: Optional[Boxes] = None\n\n\ndef run(x):\n    kept: Boxes = x\n    return kept\n"),
+        ("caught", "from pkg.boxes import BoxError\n\n\ndef run(x):\n    try:\n        return x[0]\n    except BoxError:\n        return None\n"),
+        ("compared", "from pkg import boxes\nfrom pkg.boxes import Boxes\n\n\ndef run(x):\n    return type(x) is Boxes or x == boxes.Boxes\n"),
+    ];
+    let main = "\n\nif __name__ == \"__main__\":\n    main()\n";
+    for (module, code) in modules {
+        write(root, &format!("pkg/{module}.py"), code);
+        write(
+            root,
+            &format!("tools/{module}.py"),
+            &format!("from pkg.{module} import run\n\n\ndef main():\n    print(run([1])){main}"),
+        );
+    }
+    // The same shapes where the class's code runs.
+    write(
+        root,
+        "tools/to_gpu.py",
+        &format!("from pkg.alias import BoxList, run\nfrom pkg.boxes import Boxes\n\n\ndef main():\n    boxes: BoxList = [Boxes([1])]\n    print(run(boxes)){main}"),
+    );
+    // A type alias read as code: a command-line parser builds the classes it names.
+    write(
+        root,
+        "tools/cli.py",
+        &format!("import tyro\n\nfrom pkg.alias import BoxList\n\n\ndef main():\n    print(tyro.cli(BoxList)){main}"),
+    );
+    write(
+        root,
+        "tools/report.py",
+        &format!("from pkg.boxes import BoxError\n\n\ndef main():\n    try:\n        raise BoxError()\n    except BoxError as e:\n        e.report(){main}"),
+    );
+    write(
+        root,
+        "pkg/config.py",
+        "from typing import List\n\nfrom pkg.boxes import Boxes\n\n\nclass Config:\n    boxes: List[Boxes]\n",
+    );
+    write(
+        root,
+        "tools/parse_config.py",
+        &format!("from pkg.config import Config\n\n\ndef main():\n    print(Config){main}"),
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for (module, _) in modules {
+        let file = file_in(&report, &format!("tools/{module}.py"));
+        assert_eq!(file["status"], "no_gpu_code", "{file}");
+    }
+    for rel in [
+        "tools/to_gpu.py",
+        "tools/cli.py",
+        "tools/report.py",
+        "tools/parse_config.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(file["findings"][0]["rule"], "GH001", "{file}");
+    }
+    assert_eq!(
+        file_in(&report, "tools/to_gpu.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/to_gpu.py` (`main`) → `pkg/boxes.py` (`Boxes`)"
+    );
+    assert_eq!(
+        file_in(&report, "tools/cli.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/cli.py` (`main`) → `pkg/alias.py` (`BoxList`) → `pkg/boxes.py` (`Boxes`)"
+    );
+    assert_eq!(
+        file_in(&report, "tools/parse_config.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/parse_config.py` (`main`) → `pkg/config.py` (`Config`) → `pkg/boxes.py` (`Boxes`)"
+    );
+}

@@ -938,6 +938,8 @@ fn parse_facts(
     let mut bound_refs = Vec::new();
     let mut registered = Vec::new();
     let mut globals = Vec::new();
+    // Type aliases at module level, by name: the classes each names ([`type_alias`]).
+    let mut aliases: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     let mut main_refs = Vec::new();
     let mut gpu_at_import = false;
     let mut gpu_acts_at_import = false;
@@ -950,8 +952,10 @@ fn parse_facts(
         let stmt = match piece {
             Piece::Stmt(stmt) => stmt,
             Piece::Expr(e) => {
-                let mut refs = refs_of_expr(e);
-                let touches = touches(e.range(), &refs);
+                let mut code = Refs::default();
+                ruff_python_ast::visitor::Visitor::visit_expr(&mut code, e);
+                let (mut refs, all) = code.split();
+                let touches = touches(e.range(), &all);
                 gpu_at_import |= touches;
                 gpu_acts_at_import |= touches;
                 queries_at_import |= sites_in(&queries, e.range()).next().is_some();
@@ -960,9 +964,26 @@ fn parse_facts(
                 continue;
             }
         };
-        let mut refs = refs_of(stmt);
-        let touches = touches(stmt.range(), &refs);
-        let framework_used = uses_framework(&refs);
+        // What GPU use is judged on: every name read; what the code runs: the names it reads
+        // as code, not only as types (`List[C]`, `isinstance(x, C)`).
+        let (mut refs, all) = reads_of(stmt);
+        let touches = touches(stmt.range(), &all);
+        let framework_used = uses_framework(&all);
+        let typed: Vec<&String> = all
+            .iter()
+            .filter(|n| refs.binary_search(n).is_err())
+            .collect();
+        let aliased = if typed.is_empty() {
+            Vec::new()
+        } else {
+            type_alias(stmt)
+        };
+        for name in aliased {
+            aliases
+                .entry(name.to_string())
+                .or_default()
+                .extend(typed.iter().map(|n| n.to_string()));
+        }
         registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
         let defined = match stmt {
             Stmt::FunctionDef(d) => Some((&d.name, &d.decorator_list)),
@@ -1015,9 +1036,9 @@ fn parse_facts(
                     ruff_python_ast::visitor::Visitor::visit_expr(&mut code, &k.value);
                 }
                 for s in &made.stmts {
-                    ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, s);
+                    code.visit_class_stmt(s);
                 }
-                let mut refs = code.sorted();
+                let (mut refs, all) = code.split();
                 // Over the construction's own code (names its decorators and bases read stay
                 // plain reads): not the whole class again.
                 registry::mark_item_reads(registry::Code::Stmts(&made.stmts), &mut refs);
@@ -1049,7 +1070,7 @@ fn parse_facts(
                         .flat_map(|&r| sites_in(&sites, r))
                         .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
                 };
-                let framework_used = uses_framework(&refs);
+                let framework_used = uses_framework(&refs) || uses_framework(&all);
                 units.push(Unit {
                     name: format!("{name}{}", construction::CALLED),
                     gpu: own_sites().next().is_some() || framework_used,
@@ -1066,8 +1087,8 @@ fn parse_facts(
             if let Stmt::ClassDef(c) = stmt {
                 for hook in registry::class_hooks(c) {
                     let Stmt::FunctionDef(d) = hook else { continue };
-                    let mut refs = refs_of(hook);
-                    if sites_in(&sites, hook.range()).next().is_some() || uses_framework(&refs) {
+                    let (mut refs, all) = reads_of(hook);
+                    if sites_in(&sites, hook.range()).next().is_some() || uses_framework(&all) {
                         continue;
                     }
                     registry::mark_item_reads(registry::Code::Stmt(hook), &mut refs);
@@ -1108,6 +1129,22 @@ fn parse_facts(
                 import_refs.extend(refs);
             }
         }
+    }
+    // An alias read as code runs the classes it names; one named after a function or class
+    // of the file (defined in one branch, aliased in another) runs them at import, as before.
+    for (name, mut refs) in aliases {
+        if units.iter().any(|u| u.name == name) {
+            import_refs.extend(refs);
+            continue;
+        }
+        refs.sort();
+        refs.dedup();
+        units.push(Unit {
+            name,
+            function: true,
+            refs,
+            ..Unit::default()
+        });
     }
     // The file's code as a whole (every function run): an import of GPU code counts only where
     // what it binds is used.
@@ -1678,12 +1715,65 @@ fn module_pieces(body: &[Stmt]) -> Vec<Piece<'_>> {
 fn refs_of_expr(expr: &Expr) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_expr(&mut refs, expr);
-    refs.sorted()
+    refs.run_sorted()
 }
 
-/// The names (dotted: `torch.cuda.set_device`) a piece of code reads.
+/// The names (dotted: `torch.cuda.set_device`) a piece of code reads: apart, those it reads
+/// only as a type, which run nothing of what they name ([`Refs::visit_typed`]).
 #[derive(Default)]
-struct Refs(HashSet<String>);
+struct Refs {
+    run: HashSet<String>,
+    typed: HashSet<String>,
+    /// Inside a type: an annotation, `isinstance`'s class, a typing subscript, `except C`.
+    in_type: bool,
+    /// Reading a module-level type alias's value ([`type_alias`]): the slice of a typing
+    /// subscript is a type. Elsewhere it is read as code: `tyro.cli(Union[A, B])` builds them.
+    alias: bool,
+}
+
+/// Generic types whose subscript names types (`List[C]`, `typing.Optional[C]`): the names
+/// in the brackets are read, nothing of them runs.
+const TYPING_GENERICS: &[&str] = &[
+    "List",
+    "Dict",
+    "Set",
+    "FrozenSet",
+    "Tuple",
+    "Type",
+    "Optional",
+    "Union",
+    "Sequence",
+    "MutableSequence",
+    "Mapping",
+    "MutableMapping",
+    "Iterable",
+    "Iterator",
+    "Collection",
+    "Callable",
+    "Generator",
+    "AsyncIterator",
+    "AsyncIterable",
+    "AsyncGenerator",
+    "Awaitable",
+    "Coroutine",
+    "ClassVar",
+    "Final",
+    "Literal",
+    "Deque",
+    "DefaultDict",
+    "OrderedDict",
+    "Counter",
+    "AbstractSet",
+    "Container",
+    "Reversible",
+    "TypeGuard",
+    "list",
+    "dict",
+    "set",
+    "frozenset",
+    "tuple",
+    "type",
+];
 
 impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
     /// A parameter's annotation (`accelerator: Accelerator | None = None`) and a function's
@@ -1700,8 +1790,36 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
                 self.visit_parameters(&f.parameters);
                 self.visit_body(&f.body);
             }
+            Stmt::ClassDef(c) => {
+                for decorator in &c.decorator_list {
+                    self.visit_decorator(decorator);
+                }
+                if let Some(arguments) = &c.arguments {
+                    self.visit_arguments(arguments);
+                }
+                for s in &c.body {
+                    self.visit_class_stmt(s);
+                }
+            }
+            // A variable's annotation outside a class body names a type; nothing runs it.
+            Stmt::AnnAssign(a) => {
+                self.visit_expr(&a.target);
+                self.visit_typed(&a.annotation);
+                if let Some(value) = &a.value {
+                    self.visit_expr(value);
+                }
+            }
             _ => ruff_python_ast::visitor::walk_stmt(self, stmt),
         }
+    }
+
+    /// `except C:` catches; nothing of `C` runs.
+    fn visit_except_handler(&mut self, handler: &'a ruff_python_ast::ExceptHandler) {
+        let ruff_python_ast::ExceptHandler::ExceptHandler(h) = handler;
+        if let Some(ty) = &h.type_ {
+            self.visit_typed(ty);
+        }
+        self.visit_body(&h.body);
     }
 
     fn visit_expr(&mut self, expr: &'a Expr) {
@@ -1710,15 +1828,84 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
             // `load(use_gpu=False)`) runs nothing on a card through the callee: the caller
             // chose. Its arguments are still read.
             Expr::Call(call) if asks_for_cpu(&call.arguments.keywords) => {
+                let in_type = std::mem::replace(&mut self.in_type, false);
                 for arg in &call.arguments.args {
                     self.visit_expr(arg);
                 }
                 for kw in &call.arguments.keywords {
                     self.visit_expr(&kw.value);
                 }
+                self.in_type = in_type;
+            }
+            // `isinstance(x, C)`, `issubclass(k, (A, B))`: the classes are compared with, not run.
+            Expr::Call(call)
+                if matches!(call.func.as_ref(), Expr::Name(f) if matches!(f.id.as_str(), "isinstance" | "issubclass"))
+                    && call.arguments.args.len() == 2
+                    && call.arguments.keywords.is_empty() =>
+            {
+                let in_type = std::mem::replace(&mut self.in_type, false);
+                self.visit_expr(&call.func);
+                self.visit_expr(&call.arguments.args[0]);
+                self.visit_typed(&call.arguments.args[1]);
+                self.in_type = in_type;
+            }
+            // A call in a type (`Annotated[C, Depends(f)]`) runs.
+            Expr::Call(_) if self.in_type => {
+                self.in_type = false;
+                ruff_python_ast::visitor::walk_expr(self, expr);
+                self.in_type = true;
+            }
+            // `List[C]`, `Optional["C"]` bound to a name at module level: a type made of
+            // types, whose classes run where the alias is read as code ([`type_alias`]).
+            Expr::Subscript(s)
+                if self.alias && s.ctx.is_load() && typing_generic(&s.value).is_some() =>
+            {
+                self.visit_expr(&s.value);
+                let annotated = typing_generic(&s.value) == Some("Annotated");
+                match s.slice.as_ref() {
+                    // `Annotated[C, meta…]`: the metadata is values, read as written.
+                    Expr::Tuple(t) if annotated => {
+                        for (n, e) in t.elts.iter().enumerate() {
+                            if n == 0 {
+                                self.visit_typed(e);
+                            } else {
+                                let in_type = std::mem::replace(&mut self.in_type, false);
+                                self.visit_expr(e);
+                                self.in_type = in_type;
+                            }
+                        }
+                    }
+                    slice => self.visit_typed(slice),
+                }
+            }
+            // `x is C`, `type(x) == C`, `kind != mod.Mode`: a name compared is not run. An
+            // attribute in lower case may be a property, whose getter runs: read as code.
+            Expr::Compare(c)
+                if c.ops.iter().all(|op| {
+                    matches!(
+                        op,
+                        ruff_python_ast::CmpOp::Is
+                            | ruff_python_ast::CmpOp::IsNot
+                            | ruff_python_ast::CmpOp::Eq
+                            | ruff_python_ast::CmpOp::NotEq
+                    )
+                }) =>
+            {
+                for operand in std::iter::once(c.left.as_ref()).chain(c.comparators.iter()) {
+                    let named = match operand {
+                        Expr::Name(_) => true,
+                        Expr::Attribute(a) => a.attr.starts_with(|c: char| c.is_ascii_uppercase()),
+                        _ => false,
+                    };
+                    if named {
+                        self.visit_typed(operand);
+                    } else {
+                        self.visit_expr(operand);
+                    }
+                }
             }
             Expr::Name(n) if n.ctx.is_load() => {
-                self.0.insert(n.id.to_string());
+                self.read(n.id.to_string());
             }
             Expr::Attribute(_) => {
                 let mut parts = Vec::new();
@@ -1730,7 +1917,7 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
                 if let Expr::Name(n) = at {
                     parts.push(n.id.as_str());
                     parts.reverse();
-                    self.0.insert(parts.join("."));
+                    self.read(parts.join("."));
                 } else {
                     self.visit_expr(at);
                 }
@@ -1740,20 +1927,143 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
     }
 }
 
+/// The generic a subscript's value names (`List`, `typing.Optional`, `Annotated`), if one.
+fn typing_generic(value: &Expr) -> Option<&str> {
+    let name = match value {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return None,
+    };
+    (name == "Annotated" || TYPING_GENERICS.contains(&name)).then_some(name)
+}
+
 impl Refs {
+    fn read(&mut self, name: String) {
+        if self.in_type {
+            self.typed.insert(name);
+        } else {
+            self.run.insert(name);
+        }
+    }
+
+    /// `expr` read as a type: the names in it run nothing.
+    fn visit_typed(&mut self, expr: &Expr) {
+        let in_type = std::mem::replace(&mut self.in_type, true);
+        ruff_python_ast::visitor::Visitor::visit_expr(self, expr);
+        self.in_type = in_type;
+    }
+
+    /// A statement of a class body: a field's annotation is read as code (a config parser,
+    /// a dataclass loader, builds the class it names).
+    fn visit_class_stmt(&mut self, stmt: &Stmt) {
+        use ruff_python_ast::visitor::Visitor;
+        match stmt {
+            Stmt::AnnAssign(a) => {
+                self.visit_expr(&a.target);
+                let in_type = std::mem::replace(&mut self.in_type, false);
+                walk_field_annotation(self, &a.annotation);
+                self.in_type = in_type;
+                if let Some(value) = &a.value {
+                    self.visit_expr(value);
+                }
+            }
+            _ => self.visit_stmt(stmt),
+        }
+    }
+
+    /// Every name read, as code or as a type, each once, sorted: what GPU use is judged on.
     fn sorted(self) -> Vec<String> {
-        let mut out: Vec<String> = self.0.into_iter().collect();
+        let mut out: Vec<String> = self.run.into_iter().chain(self.typed).collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The names read as code, each once, sorted: what running the code runs.
+    fn run_sorted(self) -> Vec<String> {
+        let mut out: Vec<String> = self.run.into_iter().collect();
         out.sort();
         out
     }
+
+    /// Both: (what runs, every name read).
+    fn split(self) -> (Vec<String>, Vec<String>) {
+        let mut all: Vec<String> = self.typed.iter().cloned().collect();
+        let mut run: Vec<String> = self.run.into_iter().collect();
+        run.sort();
+        all.extend(run.iter().cloned());
+        all.sort();
+        all.dedup();
+        (run, all)
+    }
 }
 
-/// The names a statement reads: plain names and dotted chains rooted at a name
-/// (`helper.load_model`), each once, sorted.
+/// A class field's annotation as code, its subscripts too (`models: List[Model]`: a config
+/// parser builds `Model`).
+fn walk_field_annotation(refs: &mut Refs, annotation: &Expr) {
+    use ruff_python_ast::visitor::Visitor;
+    match annotation {
+        Expr::Subscript(s) => {
+            refs.visit_expr(&s.value);
+            walk_field_annotation(refs, &s.slice);
+        }
+        Expr::Tuple(t) => {
+            for e in &t.elts {
+                walk_field_annotation(refs, e);
+            }
+        }
+        Expr::BinOp(b) => {
+            walk_field_annotation(refs, &b.left);
+            walk_field_annotation(refs, &b.right);
+        }
+        other => refs.visit_expr(other),
+    }
+}
+
+/// The names a statement reads (plain names and dotted chains rooted at a name:
+/// `helper.load_model`), each once, sorted: those read only as types too.
 fn refs_of(stmt: &Stmt) -> Vec<String> {
     let mut refs = Refs::default();
     ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);
     refs.sorted()
+}
+
+/// [`refs_of`], and apart the names the statement reads as code (not only as types): what
+/// running it runs.
+fn reads_of(stmt: &Stmt) -> (Vec<String>, Vec<String>) {
+    let mut refs = Refs {
+        alias: !type_alias(stmt).is_empty(),
+        ..Refs::default()
+    };
+    ruff_python_ast::visitor::Visitor::visit_stmt(&mut refs, stmt);
+    refs.split()
+}
+
+/// The names a module-level statement binds to a type made of types (`BoxList = List[Boxes]`,
+/// `Commands = Union[Annotated[A, …], …]`): the classes it names run where one of those names
+/// is read as code (`tyro.cli(Commands)` builds them), as a unit of its own, not at import nor
+/// where the alias only annotates.
+fn type_alias(stmt: &Stmt) -> Vec<&str> {
+    let (targets, value): (Vec<&Expr>, &Expr) = match stmt {
+        Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
+        Stmt::AnnAssign(a) => match &a.value {
+            Some(value) => (vec![a.target.as_ref()], value),
+            None => return Vec::new(),
+        },
+        _ => return Vec::new(),
+    };
+    let is_type = matches!(value, Expr::Subscript(s) if typing_generic(&s.value).is_some());
+    if !is_type {
+        return Vec::new();
+    }
+    targets
+        .into_iter()
+        .map(|t| match t {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()
+        .unwrap_or_default()
 }
 
 /// Keywords that choose the CPU: `device="cpu"` (or `"cpu:0"`, `torch.device("cpu")`, `-1`, the
