@@ -119,7 +119,10 @@ pub enum Role {
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
-    Library { programs: Vec<String>, count: usize },
+    Library {
+        programs: std::sync::Arc<[String]>,
+        count: usize,
+    },
     /// Runs as a program and is also a library (imported, loaded by name, or a module of an
     /// installable package): a header here would set the env of every program that imports it.
     Both {
@@ -2453,7 +2456,7 @@ fn link(
     let mut attributed: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     let mut loads_in: Vec<Vec<(String, Vec<usize>)>> = vec![Vec::new(); files.len()];
     // Each import's modules, with the top-level function or class it runs in.
-    type Targets = Vec<(Option<String>, Vec<usize>)>;
+    type Targets = Vec<ImportTargets>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
     // Why each edge is there, as a library's GH205 says it (the first reason of each edge).
     let mut edge_why: HashMap<(usize, usize), EdgeWhy> = HashMap::default();
@@ -2494,7 +2497,7 @@ fn link(
             because(i, &these, EdgeWhy::Import(imp.line as usize));
             because(i, &all_of, EdgeWhy::Import(imp.line as usize));
             targets.extend(these.iter().copied());
-            import_targets[i].push((imp.unit.as_deref().map(str::to_string), these));
+            import_targets[i].push((imp.unit.clone(), these.iter().map(|&t| t as u32).collect()));
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for (d, dynamic) in f.dynamic_prefixes.iter().enumerate() {
@@ -2542,7 +2545,10 @@ fn link(
                     _ => vec![None],
                 };
                 for unit in at {
-                    import_targets[i].push((unit, found.clone()));
+                    import_targets[i].push((
+                        unit.map(String::into_boxed_str),
+                        found.iter().map(|&t| t as u32).collect(),
+                    ));
                 }
                 targets.extend(found);
                 continue;
@@ -2781,7 +2787,7 @@ fn link(
         gpu_before_main[e] = early;
         gpu_as_main[e] = as_main;
     }
-    let package_first = packages_first(
+    let mut package_first = packages_first(
         &files,
         &by_rel,
         &entries,
@@ -2795,6 +2801,12 @@ fn link(
         },
         &reach,
     );
+    // What the walks read is done with: the roles below are built without it, so it is not
+    // held beside them (the index's peak is here, in a tree ten times larger ten times this).
+    drop(resolved);
+    drop(registries);
+    drop(import_targets);
+    drop((whole, deferred, attributed, loads_in, called, pieces_at));
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -2819,8 +2831,15 @@ fn link(
             }
         }
     }
-    let names = |ids: &[usize]| -> Vec<String> {
-        ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
+    // The names of a library's first programs, held once for every library they run (most
+    // modules of a package are run by the same few programs).
+    let mut shared: HashMap<Vec<usize>, std::sync::Arc<[String]>> = HashMap::default();
+    let mut names = |ids: &[usize]| -> std::sync::Arc<[String]> {
+        let ids = &ids[..ids.len().min(3)];
+        shared
+            .entry(ids.to_vec())
+            .or_insert_with(|| ids.iter().map(|&i| files[i].rel.clone()).collect())
+            .clone()
     };
     let mut roles = HashMap::default();
     for (i, f) in files.iter().enumerate() {
@@ -2890,33 +2909,33 @@ fn link(
                     // they call: a block that calls none of the module's GPU code (a demo of
                     // its text functions) is a program with no GPU, whatever its importers use.
                     let runs_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
-                    let first = package_first[i].as_ref();
+                    let first = package_first[i].take();
                     Role::Both {
                         gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i])
-                            || first.is_some_and(|(_, _, acts)| *acts),
+                            || first.as_ref().is_some_and(|(_, _, acts)| *acts),
                         why,
                         gpu_before_main: gpu_before_main[i]
-                            .clone()
-                            .or_else(|| first.map(|(_, chain, _)| chain.clone())),
-                        overrides: overrides[i].clone(),
+                            .take()
+                            .or_else(|| first.map(|(_, chain, _)| chain)),
+                        overrides: overrides[i].take(),
                         library,
                         library_short,
                     }
                 } else {
-                    let first = package_first[i].clone();
+                    let first = package_first[i].take();
                     // Package code that uses a card at import makes any program of it a GPU
                     // program; one that only asks the driver for its cards does not.
                     let gpu = reaches_gpu[i].is_some() || first.as_ref().is_some_and(|f| f.2);
                     let via = reaches_gpu[i]
-                        .clone()
+                        .take()
                         .or_else(|| first.as_ref().map(|f| f.1.clone()));
                     Role::Program {
                         why,
                         gpu,
                         via: via.unwrap_or_default(),
                         hides: hides[i],
-                        needs: needs[i].clone(),
-                        overrides: overrides[i].clone(),
+                        needs: needs[i].take(),
+                        overrides: overrides[i].take(),
                         package_first: first.filter(|_| gpu).map(|(init, chain, _)| (init, chain)),
                     }
                 }
@@ -3196,7 +3215,7 @@ struct Reach<'r> {
     attributed: &'r [Vec<usize>],
     loads_in: &'r [Vec<(String, Vec<usize>)>],
     /// Each file's imports: the modules each names, and the function or class it runs in.
-    imports: &'r [Vec<(Option<String>, Vec<usize>)>],
+    imports: &'r [Vec<ImportTargets>],
     lookup: &'r Lookup<'r>,
     /// The objects a process started at a file calls besides its code: a console script's
     /// function (`pkg.cli:run`), which its module may only re-export.
@@ -3234,6 +3253,10 @@ const RUNS_ITS_FUNCTION: &[&str] = &[
     "func",
     "fn",
 ];
+
+/// An import's modules (as file numbers), with the top-level function or class it runs in
+/// (`None`: at import): held for every import of every file while the programs are walked.
+type ImportTargets = (Option<Box<str>>, Box<[u32]>);
 
 /// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -3526,7 +3549,11 @@ impl Reach<'_> {
         let imported = |j: usize, unit: Option<&str>, all: bool, from: Live, out: &mut Vec<_>| {
             for (at, targets) in &self.imports[j] {
                 if all || at.as_deref() == unit {
-                    out.extend(targets.iter().map(|&t| (Live::Module(t), Some(from))));
+                    out.extend(
+                        targets
+                            .iter()
+                            .map(|&t| (Live::Module(t as usize), Some(from))),
+                    );
                 }
             }
         };
@@ -3692,7 +3719,7 @@ impl Reach<'_> {
             self.imports[j]
                 .iter()
                 .filter(move |(at, _)| at.is_none() || main && at.as_deref() == Some("__main__"))
-                .flat_map(|(_, targets)| targets.iter().copied())
+                .flat_map(|(_, targets)| targets.iter().map(|&t| t as usize))
         };
         let mut seen = HashSet::default();
         let mut stack: Vec<usize> = at_start(e, true).collect();
