@@ -119,7 +119,10 @@ pub enum Role {
     },
     /// Imported by other modules. `programs`: the entry points of the tree whose process runs
     /// it (up to a few named, and their count).
-    Library { programs: Vec<String>, count: usize },
+    Library {
+        programs: std::sync::Arc<[String]>,
+        count: usize,
+    },
     /// Runs as a program and is also a library (imported, loaded by name, or a module of an
     /// installable package): a header here would set the env of every program that imports it.
     Both {
@@ -226,22 +229,22 @@ struct PyFile {
     /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
     gpu: bool,
     /// Module-level constants that hold a device (`DEVICE = "cuda:1"`, `GPU_ID = 1`).
-    constants: Vec<(String, DeviceConst)>,
+    constants: Box<[(String, DeviceConst)]>,
     /// Parameters of its top-level functions and classes that choose a card.
-    index_params: Vec<IndexParam>,
+    index_params: Box<[IndexParam]>,
     /// `importlib.import_module(f"pkg.models.{name}")`: a registry that loads every module
     /// under `pkg.models` (basicsr's pattern), by its prefix.
-    dynamic_prefixes: Vec<String>,
+    dynamic_prefixes: Box<[String]>,
     /// For each of `dynamic_prefixes`: only a function of the file loads it (code at import
     /// never does unless it calls that function).
-    dynamic_in_function: Vec<bool>,
+    dynamic_in_function: Box<[bool]>,
     /// For each of `dynamic_prefixes` a function loads: the top-level functions and classes
     /// whose code loads it (empty: not known), which load it when they run.
-    dynamic_units: Vec<Vec<String>>,
+    dynamic_units: Box<[Vec<String>]>,
     /// For each of `dynamic_prefixes`: every load of it drops the module it returns
     /// (`importlib.import_module("pkg.optim." + name)` as a statement), so the module is
     /// loaded for what its code at import does (registering its classes), like an import.
-    dynamic_effect: Vec<bool>,
+    dynamic_effect: Box<[bool]>,
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
@@ -265,13 +268,13 @@ struct PyFile {
     /// The code that runs at import needs more than one card by design.
     needs_at_import: Option<crate::lang::python::Need>,
     /// The GPU variables its code at import writes.
-    sets_at_import: Vec<crate::lang::python::EnvSet>,
+    sets_at_import: Box<[crate::lang::python::EnvSet]>,
     /// Hides every card (`CUDA_VISIBLE_DEVICES = ""`) whenever it is imported, or run as a
     /// program: a process that runs it uses no card.
     hides_at_import: bool,
     hides_in_main: bool,
     /// Its top-level functions and classes.
-    units: Vec<LinkUnit>,
+    units: Box<[LinkUnit]>,
     /// The names its import-time code reads.
     import_refs: Box<[Name]>,
     /// What its import-time code names without running it: what it binds to another name
@@ -280,19 +283,22 @@ struct PyFile {
     bound: Box<[Name]>,
     /// The functions and classes a decorator registers (`@app.route`, `@register("adam")`),
     /// which run where the registry is read ([`registry`]).
-    registered: Vec<registry::Registered>,
+    registered: Box<[registry::Registered]>,
     /// The names its module-level assignments bind, and what makes each value.
-    globals: Vec<registry::Global>,
+    globals: Box<[registry::Global]>,
     /// The names its `__main__` block reads.
     main_refs: Box<[Name]>,
     /// The command lines its code runs, with their lines.
-    commands: Vec<(usize, String)>,
+    commands: Box<[(usize, String)]>,
+    /// Every name its code reads (of its units, import-time code, bindings and `__main__`
+    /// block), each once, in order: where what each runs is kept ([`Resolved`]).
+    reads: Box<[Name]>,
 }
 
 /// A name code reads, as its number in the index's [`NameTable`]: the same names
 /// (`torch.cuda`, `os.environ`, `self.model`) recur in every file, and the index holds every
 /// file at once, so each file keeps 4 bytes per name it reads and the text is held once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 struct Name(u32);
 
 /// The names of the index while its files are read (by several threads), each held once.
@@ -347,12 +353,12 @@ impl NameTable {
 /// A [`Unit`] as `link` reads it: its names interned.
 #[derive(Debug)]
 struct LinkUnit {
-    name: String,
+    name: Box<str>,
     gpu: bool,
     acts: bool,
     function: bool,
     needs: Option<crate::lang::python::Need>,
-    sets: Vec<crate::lang::python::EnvSet>,
+    sets: Box<[crate::lang::python::EnvSet]>,
     refs: Box<[Name]>,
 }
 
@@ -393,7 +399,7 @@ struct RawImport {
 
 /// A [`RawImport`] as `link` reads it, held for every file at once: the absolute module it
 /// names worked out once, and its texts in one allocation (that module, then each name
-/// imported, then each local name bound), with where each ends.
+/// imported, then each local name bound), each ended by a NUL (which no name holds).
 #[derive(Debug)]
 struct LinkImport {
     unit: Option<Box<str>>,
@@ -403,42 +409,32 @@ struct LinkImport {
     base: bool,
     names: u32,
     texts: Box<str>,
-    ends: Box<[u32]>,
 }
 
 impl LinkImport {
     /// `raw` as file `rel`, module `module`, holds it.
     fn of(raw: RawImport, module: &str, rel: &str) -> LinkImport {
         let base = absolute_module(module, rel, raw.level, raw.module.as_deref());
-        let parts: Vec<&str> = base
-            .as_deref()
-            .into_iter()
+        let mut texts = String::new();
+        for part in (base.as_deref().into_iter())
             .chain(raw.names.iter().map(String::as_str))
             .chain(raw.locals.iter().map(String::as_str))
-            .collect();
-        let ends = parts
-            .iter()
-            .scan(0, |end, p| {
-                *end += p.len() as u32;
-                Some(*end)
-            })
-            .collect();
+        {
+            texts.push_str(part);
+            texts.push('\0');
+        }
         LinkImport {
             unit: raw.unit.map(String::into_boxed_str),
             line: raw.line as u32,
             level: raw.level,
             base: base.is_some(),
             names: raw.names.len() as u32,
-            texts: parts.concat().into_boxed_str(),
-            ends,
+            texts: texts.into_boxed_str(),
         }
     }
 
     fn texts(&self) -> impl Iterator<Item = &str> + Clone {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts
-            .zip(self.ends.iter().copied())
-            .map(|(start, end)| self.texts.get(start as usize..end as usize).unwrap_or(""))
+        self.texts.split_terminator('\0')
     }
 
     /// The absolute module it names (`from ..a import b` in `pkg.sub.m` is `pkg.a`; `from .
@@ -769,6 +765,28 @@ impl PyFile {
                 .collect()
         };
         let (imports, typing_imports) = (link(f.imports), link(f.typing_imports));
+        let units: Vec<LinkUnit> = f
+            .units
+            .into_iter()
+            .map(|u| LinkUnit {
+                name: u.name.into_boxed_str(),
+                gpu: u.gpu,
+                acts: u.acts,
+                function: u.function,
+                needs: u.needs,
+                sets: u.sets.into_boxed_slice(),
+                refs: names.intern(u.refs),
+            })
+            .collect();
+        let (import_refs, bound, main_refs) = (
+            names.intern(f.import_refs),
+            names.intern(f.bound),
+            names.intern(f.main_refs),
+        );
+        let mut reads: Vec<Name> = units.iter().flat_map(|u| u.refs.iter()).copied().collect();
+        reads.extend(import_refs.iter().chain(&bound).chain(&main_refs));
+        reads.sort_unstable();
+        reads.dedup();
         PyFile {
             rel,
             module,
@@ -778,12 +796,12 @@ impl PyFile {
             typing_imports,
             main_guard: f.main_guard,
             gpu: f.gpu,
-            constants: f.constants,
-            index_params: f.index_params,
-            dynamic_prefixes: f.dynamic_prefixes,
-            dynamic_in_function: f.dynamic_in_function,
-            dynamic_units: f.dynamic_units,
-            dynamic_effect: f.dynamic_effect,
+            constants: f.constants.into_boxed_slice(),
+            index_params: f.index_params.into_boxed_slice(),
+            dynamic_prefixes: f.dynamic_prefixes.into_boxed_slice(),
+            dynamic_in_function: f.dynamic_in_function.into_boxed_slice(),
+            dynamic_units: f.dynamic_units.into_boxed_slice(),
+            dynamic_effect: f.dynamic_effect.into_boxed_slice(),
             tests: f.tests,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
@@ -792,28 +810,17 @@ impl PyFile {
             queries_at_import: f.queries_at_import,
             main_gpu: f.main_gpu,
             needs_at_import: f.needs_at_import,
-            sets_at_import: f.sets_at_import,
+            sets_at_import: f.sets_at_import.into_boxed_slice(),
             hides_at_import: f.hides_at_import,
             hides_in_main: f.hides_in_main,
-            units: f
-                .units
-                .into_iter()
-                .map(|u| LinkUnit {
-                    name: u.name,
-                    gpu: u.gpu,
-                    acts: u.acts,
-                    function: u.function,
-                    needs: u.needs,
-                    sets: u.sets,
-                    refs: names.intern(u.refs),
-                })
-                .collect(),
-            import_refs: names.intern(f.import_refs),
-            bound: names.intern(f.bound),
-            registered: f.registered,
-            globals: f.globals,
-            main_refs: names.intern(f.main_refs),
-            commands: f.commands,
+            units: units.into_boxed_slice(),
+            import_refs,
+            bound,
+            registered: f.registered.into_boxed_slice(),
+            globals: f.globals.into_boxed_slice(),
+            main_refs,
+            commands: f.commands.into_boxed_slice(),
+            reads: reads.into_boxed_slice(),
         }
     }
 }
@@ -2763,7 +2770,7 @@ fn link(
     let mut attributed: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     let mut loads_in: Vec<Vec<(String, Vec<usize>)>> = vec![Vec::new(); files.len()];
     // Each import's modules, with the top-level function or class it runs in.
-    type Targets = Vec<(Option<String>, Vec<usize>)>;
+    type Targets = Vec<ImportTargets>;
     let mut import_targets: Vec<Targets> = vec![Vec::new(); files.len()];
     // Why each edge is there, as a library's GH205 says it (the first reason of each edge).
     let mut edge_why: HashMap<(usize, usize), EdgeWhy> = HashMap::default();
@@ -2804,7 +2811,7 @@ fn link(
             because(i, &these, EdgeWhy::Import(imp.line as usize));
             because(i, &all_of, EdgeWhy::Import(imp.line as usize));
             targets.extend(these.iter().copied());
-            import_targets[i].push((imp.unit.as_deref().map(str::to_string), these));
+            import_targets[i].push((imp.unit.clone(), these.iter().map(|&t| t as u32).collect()));
         }
         // Modules a registry loads by name: the one named, or every module under a prefix.
         for (d, dynamic) in f.dynamic_prefixes.iter().enumerate() {
@@ -2852,7 +2859,10 @@ fn link(
                     _ => vec![None],
                 };
                 for unit in at {
-                    import_targets[i].push((unit, found.clone()));
+                    import_targets[i].push((
+                        unit.map(String::into_boxed_str),
+                        found.iter().map(|&t| t as u32).collect(),
+                    ));
                 }
                 targets.extend(found);
                 continue;
@@ -2927,8 +2937,7 @@ fn link(
     for f in &files {
         pieces_at.push(pieces_at.last().copied().unwrap_or(0) + 2 + f.units.len());
     }
-    let resolved: Vec<std::sync::Mutex<Resolved>> =
-        (0..RESOLVED_SHARDS).map(|_| Default::default()).collect();
+    let resolved = Resolved::of(&files);
     let registries = registry::Registries::find(&files, names, &lookup);
     let reach = || Reach {
         names,
@@ -3091,7 +3100,7 @@ fn link(
         gpu_before_main[e] = early;
         gpu_as_main[e] = as_main;
     }
-    let package_first = packages_first(
+    let mut package_first = packages_first(
         &files,
         &by_rel,
         &entries,
@@ -3105,6 +3114,12 @@ fn link(
         },
         &reach,
     );
+    // What the walks read is done with: the roles below are built without it, so it is not
+    // held beside them (the index's peak is here, in a tree ten times larger ten times this).
+    drop(resolved);
+    drop(registries);
+    drop(import_targets);
+    drop((whole, deferred, attributed, loads_in, called, pieces_at));
     // `seen[j] == e + 1`: entry `e` reached `j` (one array for every entry's walk).
     let mut seen = vec![0usize; files.len()];
     let mut queue = VecDeque::new();
@@ -3129,8 +3144,15 @@ fn link(
             }
         }
     }
-    let names = |ids: &[usize]| -> Vec<String> {
-        ids.iter().take(3).map(|&i| files[i].rel.clone()).collect()
+    // The names of a library's first programs, held once for every library they run (most
+    // modules of a package are run by the same few programs).
+    let mut shared: HashMap<Vec<usize>, std::sync::Arc<[String]>> = HashMap::default();
+    let mut names = |ids: &[usize]| -> std::sync::Arc<[String]> {
+        let ids = &ids[..ids.len().min(3)];
+        shared
+            .entry(ids.to_vec())
+            .or_insert_with(|| ids.iter().map(|&i| files[i].rel.clone()).collect())
+            .clone()
     };
     let mut roles = HashMap::default();
     for (i, f) in files.iter().enumerate() {
@@ -3200,33 +3222,33 @@ fn link(
                     // they call: a block that calls none of the module's GPU code (a demo of
                     // its text functions) is a program with no GPU, whatever its importers use.
                     let runs_main = matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_));
-                    let first = package_first[i].as_ref();
+                    let first = package_first[i].take();
                     Role::Both {
                         gpu: reaches_gpu[i].is_some() && (!runs_main || gpu_as_main[i])
-                            || first.is_some_and(|(_, _, acts)| *acts),
+                            || first.as_ref().is_some_and(|(_, _, acts)| *acts),
                         why,
                         gpu_before_main: gpu_before_main[i]
-                            .clone()
-                            .or_else(|| first.map(|(_, chain, _)| chain.clone())),
-                        overrides: overrides[i].clone(),
+                            .take()
+                            .or_else(|| first.map(|(_, chain, _)| chain)),
+                        overrides: overrides[i].take(),
                         library,
                         library_short,
                     }
                 } else {
-                    let first = package_first[i].clone();
+                    let first = package_first[i].take();
                     // Package code that uses a card at import makes any program of it a GPU
                     // program; one that only asks the driver for its cards does not.
                     let gpu = reaches_gpu[i].is_some() || first.as_ref().is_some_and(|f| f.2);
                     let via = reaches_gpu[i]
-                        .clone()
+                        .take()
                         .or_else(|| first.as_ref().map(|f| f.1.clone()));
                     Role::Program {
                         why,
                         gpu,
                         via: via.unwrap_or_default(),
                         hides: hides[i],
-                        needs: needs[i].clone(),
-                        overrides: overrides[i].clone(),
+                        needs: needs[i].take(),
+                        overrides: overrides[i].take(),
                         package_first: first.filter(|_| gpu).map(|(init, chain, _)| (init, chain)),
                     }
                 }
@@ -3506,7 +3528,7 @@ struct Reach<'r> {
     attributed: &'r [Vec<usize>],
     loads_in: &'r [Vec<(String, Vec<usize>)>],
     /// Each file's imports: the modules each names, and the function or class it runs in.
-    imports: &'r [Vec<(Option<String>, Vec<usize>)>],
+    imports: &'r [Vec<ImportTargets>],
     lookup: &'r Lookup<'r>,
     /// The objects a process started at a file calls besides its code: a console script's
     /// function (`pkg.cli:run`), which its module may only re-export.
@@ -3516,7 +3538,7 @@ struct Reach<'r> {
     /// What each name read in a file runs ([`Reach::resolve`] from the file): the same for
     /// every program that reaches the file, so resolved once for all of them (shared by the
     /// threads, in shards by file).
-    resolved: &'r [std::sync::Mutex<Resolved>],
+    resolved: &'r Resolved,
     /// The walk in progress ([`Reach::first`]), by piece: the walk that reached it last and
     /// the piece that made it run; one array for every walk.
     walked: std::cell::RefCell<Walks>,
@@ -3544,6 +3566,10 @@ const RUNS_ITS_FUNCTION: &[&str] = &[
     "func",
     "fn",
 ];
+
+/// An import's modules (as file numbers), with the top-level function or class it runs in
+/// (`None`: at import): held for every import of every file while the programs are walked.
+type ImportTargets = (Option<Box<str>>, Box<[u32]>);
 
 /// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -3611,12 +3637,47 @@ impl EdgeWhy {
     }
 }
 
-/// What names read in files run ([`Reach::resolved`]): by file and [`Name`], the range of
-/// `lives` that holds what it runs ([`Packed`]: held for every file at once, so in 8 bytes).
-#[derive(Default)]
+/// What names read in files run ([`Reach::resolved`]): a slot for each name each file reads
+/// (its [`PyFile::reads`], numbered from `at[file]`), set once a walk has read the name: none
+/// runs ([`Resolved::NOTHING`]), or the number (+ 1) of a range of its shard's `lives` that
+/// holds what it runs ([`Packed`]). Held for every file at once: 4 bytes a name a file reads
+/// (most run nothing of the tree: `torch.cuda.is_available`), 8 a name that runs something and
+/// 8 a piece of code it runs.
 struct Resolved {
-    by_name: HashMap<(u32, u32), (u32, u32)>,
+    at: Vec<u32>,
+    slots: Vec<std::sync::atomic::AtomicU32>,
+    /// By file, in shards: a file's slots are written with its shard locked.
+    lives: Vec<std::sync::Mutex<Lives>>,
+}
+
+/// A shard of [`Resolved`]: the ranges its slots name, and what they hold.
+#[derive(Default)]
+struct Lives {
+    ranges: Vec<(u32, u32)>,
     lives: Vec<Packed>,
+}
+
+impl Resolved {
+    /// A slot not read yet.
+    const UNREAD: u32 = 0;
+    /// A slot whose name runs nothing.
+    const NOTHING: u32 = u32::MAX;
+
+    fn of(files: &[PyFile]) -> Resolved {
+        let mut at = Vec::with_capacity(files.len());
+        let mut total = 0u32;
+        for f in files {
+            at.push(total);
+            total += f.reads.len() as u32;
+        }
+        Resolved {
+            at,
+            slots: (0..total)
+                .map(|_| std::sync::atomic::AtomicU32::new(Self::UNREAD))
+                .collect(),
+            lives: (0..RESOLVED_SHARDS).map(|_| Default::default()).collect(),
+        }
+    }
 }
 
 /// A [`Live`] in two numbers: a file and a unit, or a file and a mark for its import-time or
@@ -3836,7 +3897,11 @@ impl Reach<'_> {
         let imported = |j: usize, unit: Option<&str>, all: bool, from: Live, out: &mut Vec<_>| {
             for (at, targets) in &self.imports[j] {
                 if all || at.as_deref() == unit {
-                    out.extend(targets.iter().map(|&t| (Live::Module(t), Some(from))));
+                    out.extend(
+                        targets
+                            .iter()
+                            .map(|&t| (Live::Module(t as usize), Some(from))),
+                    );
                 }
             }
         };
@@ -3934,7 +3999,8 @@ impl Reach<'_> {
                                     .map(|&k| (Live::Whole(k), Some(next))),
                             );
                         }
-                        for (_, loaded) in self.loads_in[j].iter().filter(|(n, _)| *n == unit.name)
+                        for (_, loaded) in
+                            self.loads_in[j].iter().filter(|(n, _)| **n == *unit.name)
                         {
                             pending.extend(loaded.iter().map(|&k| (Live::Whole(k), Some(next))));
                         }
@@ -3974,18 +4040,42 @@ impl Reach<'_> {
                     continue;
                 }
             };
-            let shard = &self.resolved[i % self.resolved.len()];
-            let mut resolved = shard.lock().unwrap_or_else(|p| p.into_inner());
-            let Resolved { by_name, lives } = &mut *resolved;
-            let (start, len) = *by_name.entry((i as u32, name.0)).or_insert_with(|| {
+            let read = || {
                 let parts: Vec<&str> = self.names.text(name).split('.').collect();
                 let mut found = Vec::new();
                 self.read(i, &parts, &mut found);
-                let start = lives.len();
-                lives.extend(found.into_iter().map(Packed::of));
-                (start as u32, (lives.len() - start) as u32)
-            });
-            let found = &lives[start as usize..(start + len) as usize];
+                found
+            };
+            let Ok(k) = files[i].reads.binary_search(&name) else {
+                // Not a name the file reads: nothing to keep it by.
+                pending.extend(read().into_iter().map(|l| (l, Some(from))));
+                continue;
+            };
+            let Resolved { at, slots, lives } = self.resolved;
+            let slot = &slots[at[i] as usize + k];
+            let mut shard = lives[i % lives.len()]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let Lives { ranges, lives } = &mut *shard;
+            let range = match slot.load(std::sync::atomic::Ordering::Relaxed) {
+                Resolved::UNREAD => {
+                    let start = lives.len();
+                    lives.extend(read().into_iter().map(Packed::of));
+                    let range = (start as u32, (lives.len() - start) as u32);
+                    let number = match range.1 {
+                        0 => Resolved::NOTHING,
+                        _ => {
+                            ranges.push(range);
+                            ranges.len() as u32
+                        }
+                    };
+                    slot.store(number, std::sync::atomic::Ordering::Relaxed);
+                    range
+                }
+                Resolved::NOTHING => (0, 0),
+                number => ranges[number as usize - 1],
+            };
+            let found = &lives[range.0 as usize..(range.0 + range.1) as usize];
             pending.extend(found.iter().map(|&l| (l.live(), Some(from))));
         }
     }
@@ -4002,7 +4092,7 @@ impl Reach<'_> {
             self.imports[j]
                 .iter()
                 .filter(move |(at, _)| at.is_none() || main && at.as_deref() == Some("__main__"))
-                .flat_map(|(_, targets)| targets.iter().copied())
+                .flat_map(|(_, targets)| targets.iter().map(|&t| t as usize))
         };
         let mut seen = HashSet::default();
         let mut stack: Vec<usize> = at_start(e, true).collect();
@@ -4029,7 +4119,7 @@ impl Reach<'_> {
                 Live::Registry(_) => continue,
                 Live::Module(j) => (j, None),
                 Live::Whole(j) => (j, None),
-                Live::Unit(j, u) => (j, Some(self.files[j].units[u].name.as_str())),
+                Live::Unit(j, u) => (j, Some(self.files[j].units[u].name.as_ref())),
             };
             let end = n + 1 == chain.len();
             let file = format!("`{}`", self.files[j].rel);
@@ -4087,11 +4177,11 @@ impl Reach<'_> {
             self.resolve(i, &[name], depth, false, out);
             return;
         }
-        if let Some(u) = f.units.iter().position(|u| u.name == head) {
+        if let Some(u) = f.units.iter().position(|u| *u.name == *head) {
             // A class called makes an instance: its construction runs, where it is apart.
             if called && parts.len() == 1 && !f.units[u].function {
                 let made = format!("{head}{}", construction::CALLED);
-                if let Some(c) = f.units.iter().position(|c| c.name == made) {
+                if let Some(c) = f.units.iter().position(|c| *c.name == *made) {
                     out.push(Live::Unit(i, c));
                     return;
                 }
@@ -4171,7 +4261,7 @@ fn imported_constants(files: &[PyFile], lookup: &Lookup) -> HashMap<String, Vec<
     imported_items(
         files,
         lookup,
-        &|f: &PyFile| f.constants.clone(),
+        &|f: &PyFile| f.constants.to_vec(),
         &constant_of,
     )
 }

@@ -326,7 +326,7 @@ impl Registries {
         let mut ids: HashMap<(usize, String), usize> = HashMap::default();
         for (j, f) in files.iter().enumerate() {
             for reg in &f.registered {
-                let Some(u) = f.units.iter().position(|u| u.name == reg.unit) else {
+                let Some(u) = f.units.iter().position(|u| *u.name == *reg.unit) else {
                     continue;
                 };
                 let found: Option<Vec<Decorator>> = reg
@@ -379,7 +379,7 @@ impl Registries {
             return Some(Decorator::Registry(id));
         }
         // A registering function of the tree, storing into names of its module.
-        if let Some(u) = f.units.iter().position(|u| u.name == *name) {
+        if let Some(u) = f.units.iter().position(|u| *u.name == **name) {
             if !rest.is_empty() || !f.units[u].function {
                 return None;
             }
@@ -409,7 +409,7 @@ impl Registries {
             definition(tree, r, &parts, 0, &mut made);
             let tree_code = !made.is_empty()
                 && made.iter().all(|(m, n, rest)| {
-                    rest.is_empty() && files[*m].units.iter().any(|u| u.name == *n)
+                    rest.is_empty() && files[*m].units.iter().any(|u| *u.name == **n)
                 });
             if !tree_code {
                 return None;
@@ -465,7 +465,7 @@ impl Registries {
                 let Some(attr) = rest.first() else { continue };
                 for &(j, u) in items {
                     let hook = format!("{}.{attr}", files[j].units[u].name);
-                    match files[j].units.iter().position(|h| h.name == hook) {
+                    match files[j].units.iter().position(|h| *h.name == *hook) {
                         Some(h) => out.push(Live::Unit(j, h)),
                         None => out.push(Live::Registry(*id)),
                     }
@@ -515,7 +515,7 @@ fn definition(tree: &Tree<'_>, i: usize, parts: &[&str], depth: usize, out: &mut
     if depth > 4 {
         return;
     }
-    if f.units.iter().any(|u| u.name == head) || global(f, head).is_some() {
+    if f.units.iter().any(|u| *u.name == *head) || global(f, head).is_some() {
         out.push((
             i,
             head.to_string(),
