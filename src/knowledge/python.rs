@@ -294,6 +294,30 @@ pub const IN_PROCESS_LAUNCHERS: &[&str] = &[
     "deepspeed.launcher.runner.main",
 ];
 
+/// Calls that start a number of processes of the program's own code, each given its rank
+/// (`torch.multiprocessing.spawn(fn, args, nprocs)`), with the position of that number among
+/// their arguments and its keyword. Ranks that each take a card (`set_device(rank)`, an NCCL
+/// group) need as many cards as the count says.
+pub const RANK_SPAWN_CALLS: &[(&str, usize, &str)] = &[
+    ("torch.multiprocessing.spawn", 2, "nprocs"),
+    ("torch.multiprocessing.spawn.spawn", 2, "nprocs"),
+    ("torch.multiprocessing.start_processes", 2, "nprocs"),
+    ("torch.multiprocessing.spawn.start_processes", 2, "nprocs"),
+];
+
+/// Command-line options a distributed launcher gives each process it starts
+/// (`torch.distributed.launch` passes `--local_rank=N`): a program that declares one is built
+/// to run as one of several ranks.
+pub const RANK_OPTIONS: &[&str] = &["--local_rank", "--local-rank"];
+
+/// Variables that hand a process its rank among those on its node; a framework the program
+/// runs picks its card from them (mmengine's `set_device(LOCAL_RANK)`).
+pub const RANK_VARIABLES: &[&str] = &["LOCAL_RANK"];
+
+/// Choices of a `--launcher` option (OpenMMLab's tools, `init_dist(args.launcher)`) that start
+/// the program as several ranks, each on the card its rank names.
+pub const DISTRIBUTED_LAUNCHERS: &[&str] = &["pytorch", "slurm", "mpi"];
+
 /// Calls that start a child process and take its env as `env=`.
 pub const CHILD_ENV_CALLS: &[&str] = &[
     "subprocess.run",

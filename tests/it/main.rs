@@ -24,6 +24,7 @@ mod one_plan;
 mod projects;
 mod proof;
 mod python_rules;
+mod ranks;
 mod registries;
 mod report;
 mod resources;

@@ -1,5 +1,7 @@
 //! The rules: facts, the effective env and the configuration blocks in, findings out.
 
+mod ranks;
+
 use super::effective::Effective;
 use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, MultiKind, Val};
 use super::header::PythonHeader;
@@ -383,6 +385,10 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             (false, _) => &MULTI_GPU_ASSUMPTION,
         };
         out.push(Finding::new(rule, m.at.clone(), m.message));
+    }
+    if !cpu {
+        ranks::spawn_findings(facts, ctx.role, ctx.policy, &mut out);
+        ranks::rank_launch_findings(facts, ctx.role, ctx.policy, &mut out);
     }
     touchpoints(facts, ctx.is_init, &mut out);
     out.sort_by_key(|f| (f.range.start, f.rule.code));

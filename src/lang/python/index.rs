@@ -903,11 +903,21 @@ fn parse_facts(
     } else {
         Default::default()
     };
+    // A group whose ranks each take a card is only evidence: any other need of the same code
+    // goes first.
     let needs_in = |r: ruff_text_size::TextRange| {
+        let within = |at: &usize| r.start().to_usize() <= *at && *at < r.end().to_usize();
         needs
             .iter()
-            .find(|(at, _)| r.start().to_usize() <= *at && *at < r.end().to_usize())
+            .filter(|(at, _)| within(at))
             .map(|(_, need)| *need)
+            .find(|need| *need != crate::lang::python::Need::RankGroup)
+            .or_else(|| {
+                needs
+                    .iter()
+                    .find(|(at, need)| within(at) && *need == crate::lang::python::Need::RankGroup)
+                    .map(|(_, need)| *need)
+            })
     };
     let sets_in = |r: ruff_text_size::TextRange| -> Vec<crate::lang::python::EnvSet> {
         sets.iter()
@@ -3819,6 +3829,17 @@ impl Reach<'_> {
         };
         let chain = self.first(e, Live::Whole(e), |l| need(l).is_some())?;
         let found = need(*chain.last()?)?;
+        // A group whose ranks each take a card is only evidence: a need of other code goes
+        // first (looked for again only where the group came first).
+        let group = crate::lang::python::Need::RankGroup;
+        if found == group {
+            let other = self.first(e, Live::Whole(e), |l| need(l).is_some_and(|n| n != group));
+            if let Some(other) = other {
+                if let Some(n) = other.last().and_then(|&l| need(l)) {
+                    return Some((other, n));
+                }
+            }
+        }
         Some((chain, found))
     }
 

@@ -568,6 +568,14 @@ pub fn gpu_sites(
             _ => None,
         })
         .collect();
+    // Ranks that each take a card (an NCCL group): several cards only where a program starts
+    // several of them (`mp.spawn(fn, nprocs=4)`), which the program's own facts say.
+    needs.extend(
+        facts
+            .rank_cards
+            .iter()
+            .map(|(at, _)| (at.start, Need::RankGroup)),
+    );
     needs.extend(facts.together.iter().map(|(group, _)| {
         (
             facts.devices[group[1]].at.start,
@@ -717,6 +725,16 @@ pub enum Need {
     /// A distributed launcher run in-process: as many processes as the program's arguments
     /// say.
     Launcher,
+    /// Each rank takes a card of its own (an NCCL group, `rank % device_count()`): one card
+    /// per process a program starts, which alone needs nothing more.
+    RankGroup,
+}
+
+impl Need {
+    /// Evidence that each rank takes a card, needing several only with several ranks.
+    pub fn per_rank(self) -> bool {
+        matches!(self, Need::Ranks | Need::RanksForked | Need::RankGroup)
+    }
 }
 
 /// Why a test file of a suite with no `conftest.py` gets no header of its own, and what to do.

@@ -85,6 +85,8 @@ struct Origin {
 struct Flow {
     origins: Vec<Origin>,
     rank: bool,
+    /// The rank modulo the visible count (`rank % torch.cuda.device_count()`).
+    rank_modulo: bool,
     /// How many GPUs a list or a loop selects (0: not several).
     multi: u64,
     /// Names traversed: (key, load range).
@@ -231,6 +233,7 @@ impl<'s> FactVisitor<'s> {
             self.cuda_at(range(call).start);
         }
         self.card_counts(call, &name, gpu_api, &keywords);
+        self.rank_call(call, &name);
         for (arg, value, through) in keywords {
             if gpu_api
                 && OFFLOAD_KEYWORDS.contains(&arg)
@@ -391,7 +394,7 @@ impl<'s> FactVisitor<'s> {
     /// The number a count takes: a literal, a name every binding of which is a literal (the
     /// largest; `n = 100` then `n = min(len(slots), n)` is computed, and no count), or what an
     /// attribute reads (an argparse default, a constant of a config class).
-    fn count_of(&self, expr: &'s Expr) -> Option<u64> {
+    pub(super) fn count_of(&self, expr: &'s Expr) -> Option<u64> {
         if let Some(n) = int_literal(expr) {
             return Some(n);
         }
@@ -681,7 +684,7 @@ impl<'s> FactVisitor<'s> {
     }
 
     /// `torch.cuda.device_count()`, directly or through a name bound to it.
-    fn counts_visible(&self, expr: &Expr, depth: usize) -> bool {
+    pub(super) fn counts_visible(&self, expr: &Expr, depth: usize) -> bool {
         match expr {
             Expr::Call(c) => self.is_device_count(c),
             Expr::Name(_) => self.bound_to(expr, depth, |v, d| self.counts_visible(v, d)),
@@ -834,6 +837,10 @@ impl<'s> FactVisitor<'s> {
                 from_cuda: false,
                 to_cuda: true,
             });
+            return;
+        }
+        if flow.rank_modulo && !flow.rank {
+            self.rank_modulo_card(range(expr), what);
             return;
         }
         if flow.rank {
@@ -1050,8 +1057,12 @@ impl<'s> FactVisitor<'s> {
         } else {
             format!("{callee}(…)")
         };
+        let Some(accepts) = accepts_of(p.takes) else {
+            self.spawn_count(arg, range(call), &format!("`{callee}(…)`"), &p.param);
+            return;
+        };
         let before = self.facts.devices.len();
-        self.sink(arg, accepts_of(p.takes), &what);
+        self.sink(arg, accepts, &what);
         if p.shared {
             for d in &mut self.facts.devices[before..] {
                 d.shared = Some(format!("{callee}`'s `{}", p.param));
@@ -1200,6 +1211,16 @@ impl<'s> FactVisitor<'s> {
                 }
                 flow.index = was;
                 flow.numeric = numeric;
+            }
+            // `rank % torch.cuda.device_count()`: a card per rank, wrapped around the visible
+            // ones (all ranks share one under a one-card mask).
+            Expr::BinOp(op)
+                if op.op == ruff_python_ast::Operator::Mod
+                    && matches!(op.right.as_ref(), Expr::Call(c) if self.is_device_count(c)) =>
+            {
+                let mut left = Flow::default();
+                self.resolve(&op.left, scope, depth + 1, false, &mut left);
+                flow.rank_modulo |= left.rank;
             }
             Expr::BinOp(op)
                 if op.op == ruff_python_ast::Operator::Add
@@ -1828,7 +1849,7 @@ fn cards_needed(
 
 /// The argument a call passes to a parameter: by keyword, else at its position (not after a
 /// `*args`); whether it was a keyword.
-fn argument<'s>(
+pub(super) fn argument<'s>(
     call: &'s ExprCall,
     param: &str,
     position: Option<usize>,
@@ -1853,11 +1874,14 @@ fn argument<'s>(
     args.get(at).map(|a| (a, false))
 }
 
-fn accepts_of(takes: ParamTakes) -> Accepts {
+/// What a device sink for the parameter accepts (`None`: it takes no device, but a number
+/// of processes).
+fn accepts_of(takes: ParamTakes) -> Option<Accepts> {
     match takes {
-        ParamTakes::Index => Accepts::Index,
-        ParamTakes::Spec => Accepts::Spec,
-        ParamTakes::IndexList => Accepts::IndexList,
+        ParamTakes::Index => Some(Accepts::Index),
+        ParamTakes::Spec => Some(Accepts::Spec),
+        ParamTakes::IndexList => Some(Accepts::IndexList),
+        ParamTakes::Processes => None,
     }
 }
 

@@ -10,6 +10,7 @@ mod flow;
 mod inert;
 mod literals;
 mod options;
+mod ranks;
 mod round_trip;
 mod together;
 
@@ -24,6 +25,7 @@ use crate::base::edit::Edit;
 use crate::model::policy::EnvVar;
 pub use devices::{device_string, int_literal, DeviceUse, DeviceUseKind};
 use flow::Scopes;
+pub use ranks::SpawnCount;
 
 /// Which variable an env effect touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,6 +222,16 @@ pub struct Facts {
     /// Parameters of the module's functions (and of its classes' `__init__`) that choose a
     /// card: what another module's call passes there is a card index or a device.
     pub index_params: Vec<IndexParam>,
+    /// Calls that start several processes of the program's own code, one per rank
+    /// (`mp.spawn(fn, nprocs=4)`), with how many.
+    pub spawns: Vec<ranks::Spawn>,
+    /// Code by which each rank takes a card of its own: an NCCL process group (NCCL refuses two
+    /// ranks on one card), a card taken as the rank modulo the visible count.
+    pub rank_cards: Vec<(Range<usize>, String)>,
+    /// What says the program is built to run as one of several ranks whose card its rank
+    /// chooses at run time: a `--local_rank` option, `LOCAL_RANK` written to its env, a
+    /// `--launcher` option that names a distributed launch.
+    pub rank_launch: Vec<(Range<usize>, String)>,
 }
 
 /// A parameter that chooses a card (`def __init__(self, scale, gpu_id=None)` whose body makes
@@ -252,6 +264,8 @@ pub enum ParamTakes {
     Spec,
     /// A list of card indices (`device_ids=gpus`).
     IndexList,
+    /// A number of processes the function starts, one per rank (`mp.spawn(fn, nprocs=n)`).
+    Processes,
 }
 
 impl Facts {
@@ -790,6 +804,9 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
 
     fn visit_stmt(&mut self, stmt: &'s Stmt) {
         self.gpu_import(stmt);
+        if !self.env_only {
+            self.rank_env_write(stmt);
+        }
         match stmt {
             // A bare string statement (docstring) is prose, never a device selection.
             Stmt::Expr(e) if matches!(e.value.as_ref(), Expr::StringLiteral(_)) => {}
