@@ -271,6 +271,32 @@ fn black_and_flake8_a_from_import_the_marker_makes_too_long_is_written_split() {
     });
 }
 
+/// From a trial on mmpretrain: isort (setup.cfg, `line_length = 79`, its GRID mode) wraps a
+/// `from` import the marker pushes past 79 columns, and `isort --check-only` failed after fix.
+/// It is written as isort wraps it, the marker on its first line, where flake8 looks.
+#[test]
+fn isort_grid_a_from_import_the_marker_makes_too_long_is_written_as_isort_wraps_it() {
+    let program = PROGRAM
+        .replace(
+            "import torch\n",
+            "import torch\nfrom rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn\n",
+        )
+        .replace(
+            "    return 0\n",
+            "    print(BarColumn, MofNCompleteColumn, Progress, TextColumn)\n    return 0\n",
+        );
+    check(Case {
+        name: "isort (setup.cfg, 79, GRID) + flake8, a long from import",
+        config: &[(
+            "setup.cfg",
+            "[isort]\nline_length = 79\nmulti_line_output = 0\n\n[flake8]\nextend-ignore = E251\n",
+        )],
+        program,
+        gates: &[("isort", &["--check-only", "-q", "."]), ("flake8", &["."])],
+        expect: "from rich.progress import (BarColumn, MofNCompleteColumn,  # noqa: E402\n                           Progress, TextColumn)\n",
+    });
+}
+
 /// An import near flake8's limit: the `noqa: E402` marker would push it over (E501).
 #[test]
 fn flake8_a_long_import_keeps_within_its_limit() {

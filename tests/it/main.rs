@@ -16,6 +16,7 @@ mod gpu;
 mod half_migrated;
 mod hostile_output;
 mod init;
+mod launchers;
 mod layout;
 mod merge;
 mod mission;

@@ -248,6 +248,8 @@ struct PyFile {
     /// Defines tests pytest collects (`def test_…`, `class Test…`): a `test_utils.py` helper
     /// shipped in a package does not.
     tests: bool,
+    /// Assigns `_base_` at module level: a config (mmengine's) that a program loads by path.
+    config_base: bool,
     /// Its module-level code does something when run (a call, a loop, a `with`, GPU code), or
     /// it defines no function or class: a file that only defines is no script.
     acts: bool,
@@ -612,7 +614,10 @@ impl ProjectIndex {
                     .into_iter()
                     // A plain `python x.py` of code (a test running a script) says nothing of
                     // the processes: the file is judged as it would be alone.
-                    .filter(|l| l.cards.is_some() || l.unknown.is_some() || l.mask.is_some())
+                    .filter(|l| {
+                        let handed = l.handed.as_ref().is_some_and(|h| h.unknown.is_some());
+                        l.cards.is_some() || l.unknown.is_some() || l.mask.is_some() || handed
+                    })
                     .map(|l| (f.rel.clone(), l))
             })
         }));
@@ -720,6 +725,8 @@ struct PyFacts {
     /// Required: facts cached before it existed are a miss, made again.
     dynamic_effect: Vec<bool>,
     tests: bool,
+    /// Required: facts cached before it existed (and its `path:` loads) are a miss, made again.
+    config_base: bool,
     /// Read before this fact existed: taken as acting (what every script was then).
     #[serde(default = "acting")]
     acts: bool,
@@ -814,6 +821,7 @@ impl PyFile {
             dynamic_units: f.dynamic_units.into_boxed_slice(),
             dynamic_effect: f.dynamic_effect.into_boxed_slice(),
             tests: f.tests,
+            config_base: f.config_base,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
             gpu_at_import: f.gpu_at_import,
@@ -1204,6 +1212,7 @@ fn parse_facts(
         dynamic_in_function,
         dynamic_units,
         dynamic_effect,
+        config_base: body.iter().any(|stmt| config_bases(stmt).is_some()),
         main_guard: body.iter().any(is_main_guard),
         gpu,
         constants: device_constants(&text, body),
@@ -2373,6 +2382,73 @@ impl DynamicImports {
     }
 }
 
+/// The paths a module-level `_base_ = "x.py"` / `_base_ = ["a.py", "b.py"]` names: the configs
+/// (mmengine's, mmcv's) this one inherits, loaded by path with it.
+fn config_bases(stmt: &Stmt) -> Option<Vec<String>> {
+    let Stmt::Assign(a) = stmt else { return None };
+    let [Expr::Name(n)] = a.targets.as_slice() else {
+        return None;
+    };
+    if n.id.as_str() != "_base_" {
+        return None;
+    }
+    let literal = |e: &Expr| match e {
+        Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+        _ => None,
+    };
+    let items: Vec<String> = match a.value.as_ref() {
+        Expr::List(l) => l.elts.iter().filter_map(literal).collect(),
+        Expr::Tuple(t) => t.elts.iter().filter_map(literal).collect(),
+        e => literal(e).into_iter().collect(),
+    };
+    Some(items.into_iter().filter(|p| p.ends_with(".py")).collect())
+}
+
+/// The Python file a call runs by a literal path: `runpy.run_path("x.py")`,
+/// `spec_from_file_location(name, "x.py")`, `SourceFileLoader(name, "x.py")`,
+/// `imp.load_source(name, "x.py")`, `Config.fromfile("x.py")`, `exec(open("x.py").read())`.
+fn loaded_path(call: &ruff_python_ast::ExprCall, callee: &str) -> Option<String> {
+    let literal = |e: &Expr| match e {
+        Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+        _ => None,
+    };
+    let arg = |at: usize, keyword: &str| {
+        call.arguments.args.get(at).or_else(|| {
+            (call.arguments.keywords.iter())
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == keyword))
+                .map(|k| &k.value)
+        })
+    };
+    let path = match callee {
+        "run_path" => literal(arg(0, "path_name")?),
+        "fromfile" => literal(arg(0, "filename")?),
+        "spec_from_file_location" => literal(arg(1, "location")?),
+        "SourceFileLoader" | "load_source" => literal(arg(1, "path")?),
+        "exec" => {
+            // `exec(open("x.py").read())`
+            let Expr::Call(read) = call.arguments.args.first()? else {
+                return None;
+            };
+            let Expr::Attribute(a) = read.func.as_ref() else {
+                return None;
+            };
+            let Expr::Call(open) = a.value.as_ref() else {
+                return None;
+            };
+            let opens = matches!(open.func.as_ref(), Expr::Name(n) if n.id.as_str() == "open");
+            if a.attr.as_str() != "read" || !opens {
+                return None;
+            }
+            literal(open.arguments.args.first()?)
+        }
+        _ => None,
+    }?;
+    path.ends_with(".py").then_some(path)
+}
+
+/// Why a config of a `configs/` tree is a library when no file of the tree names it.
+const CONFIG_LOADED: &str = "a config that inherits others (`_base_`) under `configs/`, loaded by path by the program its command line names it to (`Config.fromfile(args.config)`)";
+
 /// The literal folder a scan names: the string literals of its argument (and receiver, for
 /// `Path("plugins").glob(…)`), joined, up to the first wildcard.
 fn scanned_folder(call: &ruff_python_ast::ExprCall) -> Option<String> {
@@ -2426,6 +2502,13 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
             self.functions.pop();
         } else if let Stmt::Expr(e) = stmt {
             self.dropped = matches!(e.value.as_ref(), Expr::Call(_)).then(|| e.value.range());
+            ruff_python_ast::visitor::walk_stmt(self, stmt);
+        } else if let Some(bases) = config_bases(stmt).filter(|_| self.functions.is_empty()) {
+            // A config's bases run when it is loaded, in the loader's process.
+            self.keeps = false;
+            for base in bases {
+                self.load(format!("path:{base}"));
+            }
             ruff_python_ast::visitor::walk_stmt(self, stmt);
         } else {
             ruff_python_ast::visitor::walk_stmt(self, stmt);
@@ -2517,6 +2600,10 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for DynamicImports {
             };
             if let Some((prefix, rest)) = prefix.filter(|(p, _)| p.ends_with('.') && p.len() > 1) {
                 self.prefix(prefix, rest);
+            }
+            if let Some(path) = loaded_path(call, callee) {
+                self.keeps = false;
+                self.load(format!("path:{path}"));
             }
             match call.arguments.args.first() {
                 Some(Expr::StringLiteral(s)) if loads => {
@@ -2847,6 +2934,16 @@ fn link(
                 };
                 (0..files.len())
                     .filter(|&j| under(&files[j].rel, &near) || under(&files[j].rel, folder))
+                    .collect()
+            } else if let Some(path) = dynamic.strip_prefix("path:") {
+                // From the loader's folder (`_base_`), else from the root (the working
+                // directory a tool is run from).
+                let here = dir_of(&f.rel);
+                [format!("{here}/{path}"), path.to_string()]
+                    .iter()
+                    .filter_map(|c| crate::fs::tree_file::below_root(Path::new(c)))
+                    .find_map(|c| by_rel.get(slash(&c).as_str()).copied())
+                    .into_iter()
                     .collect()
             } else if let Some(module) = dynamic.strip_prefix('=') {
                 lookup(module, i)
@@ -3198,6 +3295,11 @@ fn link(
                 let hub = name == HUBCONF;
                 // A console script's module is run, whatever else starts it too.
                 let script = scripts.contains_key(&i);
+                // A config of a `configs/` tree that inherits others (`_base_`) is loaded by
+                // the path a program's command line gives (`Config.fromfile(args.config)`).
+                let config =
+                    f.config_base && f.rel.split('/').rev().skip(1).any(|d| d == "configs");
+                let shipped = shipped.or_else(|| config.then(|| CONFIG_LOADED.to_string()));
                 let library = init
                     || hub
                     || matches!(why, EntryWhy::MainGuard | EntryWhy::Launched(_))
@@ -3376,20 +3478,23 @@ fn launched_files(
 ) -> HashMap<usize, Launched> {
     let mut out: HashMap<usize, Launched> = HashMap::default();
     for (file, l) in launches {
-        let targets: Vec<usize> = match &l.target {
+        let by_path = |p: &str| -> Option<usize> {
+            let here = dir_of(file);
+            let mut candidates = Vec::new();
+            if !p.starts_with('/') && !here.is_empty() {
+                candidates.push(format!("{here}/{p}"));
+            }
+            let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+            let tails = if p.starts_with('/') { parts.len() } else { 1 };
+            candidates.extend((0..tails).map(|k| parts[k..].join("/")));
+            candidates
+                .iter()
+                .filter_map(|c| crate::fs::tree_file::below_root(Path::new(c)))
+                .find_map(|c| by_rel.get(slash(&c).as_str()).copied())
+        };
+        let mut targets: Vec<usize> = match &l.target {
             launch::Target::File(p) => {
-                let here = dir_of(file);
-                let mut candidates = Vec::new();
-                if !p.starts_with('/') && !here.is_empty() {
-                    candidates.push(format!("{here}/{p}"));
-                }
-                let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
-                let tails = if p.starts_with('/') { parts.len() } else { 1 };
-                candidates.extend((0..tails).map(|k| parts[k..].join("/")));
-                let found = candidates
-                    .iter()
-                    .filter_map(|c| crate::fs::tree_file::below_root(Path::new(c)))
-                    .find_map(|c| by_rel.get(slash(&c).as_str()).copied());
+                let found = by_path(p);
                 // A program's code runs the command from a folder it does not say (its
                 // path built from a package's files): the one file of the tree with that tail.
                 let in_code = file.ends_with(".py") && !p.starts_with('/');
@@ -3398,6 +3503,7 @@ fn launched_files(
                     .into_iter()
                     .collect()
             }
+            launch::Target::Outside(_) => Vec::new(),
             launch::Target::Here(p) => {
                 let here = dir_of(file);
                 let path = if here.is_empty() {
@@ -3423,14 +3529,22 @@ fn launched_files(
                 })
                 .collect(),
         };
+        let mut unknown = l.unknown.clone();
+        let mut module = matches!(l.target, launch::Target::Module(_));
+        // A launcher outside the tree starts the scripts of the tree it is handed.
+        if let Some(h) = l.handed.as_ref().filter(|_| targets.is_empty()) {
+            targets = h.scripts.iter().filter_map(|p| by_path(p)).collect();
+            unknown = h.unknown.clone().filter(|_| l.cards.is_none());
+            module = false;
+        }
         let this = Launched {
             file: file.clone(),
             line: l.line,
             command: l.command.clone(),
             cards: l.cards.clone(),
-            unknown: l.unknown.clone(),
+            unknown,
             mask: l.mask.clone(),
-            module: matches!(l.target, launch::Target::Module(_)),
+            module,
         };
         for t in targets {
             // The command that asks the most of the program: several cards, then a count not
@@ -3640,6 +3754,8 @@ impl EdgeWhy {
                 let dynamic = f.dynamic_prefixes[d].as_str();
                 if let Some(folder) = dynamic.strip_prefix("dir:") {
                     format!("loaded by `{}` from the folder `{folder}` it scans", f.rel)
+                } else if let Some(path) = dynamic.strip_prefix("path:") {
+                    format!("loaded by path by `{}` (`{path}`)", f.rel)
                 } else if let Some(module) = dynamic.strip_prefix('=') {
                     format!(
                         "loaded by name by `{}` (`import_module(\"{module}\")`)",

@@ -171,6 +171,20 @@ pub(super) fn noqa_e402(input: &FixInput, at: usize, edits: &mut Vec<Edit>) {
                 continue;
             }
         }
+        // isort wraps a `from` import the marker makes longer than its `line_length` (the
+        // comment counts): written as it writes it, the marker where it keeps it.
+        let style = &input.ctx.header.style;
+        if let Some(wrap) = style
+            .isort_wrap
+            .filter(|w| rest.is_empty() && overflows(w.line_length))
+        {
+            if let Some(edit) =
+                isort_wrapped(source, r.clone(), wrap, style.max_line, input.newline)
+            {
+                edits.push(edit);
+                continue;
+            }
+        }
         if (rest.is_empty() || rest.starts_with('#')) && !rest.contains("noqa") {
             // The marker must not make the line too long for flake8's E501 either.
             let too_long = input
@@ -270,6 +284,113 @@ fn split_from_import(source: &str, r: std::ops::Range<usize>, newline: &str) -> 
     }
     edits.push(Edit::insert(last.end, format!(",{newline})")));
     Some(edits)
+}
+
+/// `from m import a, b as c` as isort writes it past its line length with the `noqa` marker:
+/// GRID (its default) fills each line and aligns the rest under the first name, the marker on
+/// the first line (`noqa: E402,E501` when that line is still too long for flake8);
+/// VERTICAL_HANGING_INDENT (the `black` profile) one name a line after `(  # noqa: E402`.
+/// `None` for an import isort writes otherwise (one name, a bracket already, a star), or where
+/// its GRID would still pass the line length (it then picks another mode).
+fn isort_wrapped(
+    source: &str,
+    r: Range<usize>,
+    wrap: crate::lang::python::style::IsortWrap,
+    max_line: Option<usize>,
+    newline: &str,
+) -> Option<Edit> {
+    let text = &source[r.clone()];
+    let parsed = ruff_python_parser::parse_module(text).ok()?;
+    let [ruff_python_ast::Stmt::ImportFrom(from)] = parsed.syntax().body.as_slice() else {
+        return None;
+    };
+    if text.contains(['(', '\\'])
+        || from.names.len() < 2
+        || from.names.iter().any(|a| a.name.as_str() == "*")
+    {
+        return None;
+    }
+    let names: Vec<String> = from
+        .names
+        .iter()
+        .map(|a| match &a.asname {
+            Some(alias) => format!("{} as {alias}", a.name),
+            None => a.name.to_string(),
+        })
+        .collect();
+    let module = format!(
+        "{}{}",
+        ".".repeat(from.level as usize),
+        from.module.as_ref().map_or("", |m| m.as_str())
+    );
+    let start = format!("from {module} import ");
+    let comma = if wrap.include_trailing_comma { "," } else { "" };
+    if wrap.vertical_hanging_indent {
+        let body = names.join(&format!(",{newline}    "));
+        let written = format!("{start}(  # noqa: E402{newline}    {body}{comma}{newline})");
+        return Some(Edit::replace(r, written));
+    }
+    let grid =
+        |comment: &str| isort_grid(&start, &names, comment, wrap.line_length, comma, newline);
+    let mut written = grid("noqa: E402");
+    let first_len = written
+        .split(newline)
+        .next()
+        .map_or(0, |l| l.chars().count());
+    if max_line.is_some_and(|max| first_len > max) {
+        written = grid("noqa: E402,E501");
+    }
+    let fits = written
+        .split(newline)
+        .all(|l| l.chars().count() <= wrap.line_length);
+    (fits && written.contains(newline)).then(|| Edit::replace(r, written))
+}
+
+/// isort's GRID mode (`wrap_modes.grid`): names after `(` while a line with the comment (on
+/// the first line only) stays under the length, the rest aligned under the first name.
+fn isort_grid(
+    start: &str,
+    names: &[String],
+    comment: &str,
+    line_length: usize,
+    comma: &str,
+    newline: &str,
+) -> String {
+    let white_space = " ".repeat(start.chars().count() + 1);
+    let mut statement = format!("{start}({}", names[0]);
+    let mut comment = Some(comment);
+    let with_comment = |line: String, comment: Option<&str>| match comment {
+        Some(c) => format!("{line}  # {c}"),
+        None => line,
+    };
+    for next in &names[1..] {
+        let candidate = with_comment(format!("{statement}, {next}"), comment);
+        let last = candidate.rsplit(newline).next().unwrap_or("");
+        if last.chars().count() + 1 > line_length {
+            let mut parts = next.split(' ');
+            let mut lines = vec![format!("{white_space}{}", parts.next().unwrap_or(""))];
+            for part in parts {
+                let joined = format!("{} {part}", lines[lines.len() - 1]);
+                if joined.chars().count() + 1 > line_length {
+                    lines.push(format!("{white_space}{part}"));
+                } else {
+                    if let Some(last) = lines.last_mut() {
+                        *last = joined;
+                    }
+                }
+            }
+            statement = format!(
+                "{}{newline}{}",
+                with_comment(format!("{statement},"), comment),
+                lines.join(newline)
+            );
+            comment = None;
+        } else {
+            statement = format!("{statement}, {next}");
+        }
+    }
+    // Every name on the first line: the comment goes after the bracket's close.
+    with_comment(format!("{statement}{comma})"), comment)
 }
 
 /// A trailing comment that is a directive of another tool (`# type: ignore`, `# pragma: no

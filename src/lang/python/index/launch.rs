@@ -23,6 +23,19 @@ pub(super) struct Launch {
     pub unknown: Option<String>,
     /// The `CUDA_VISIBLE_DEVICES` the command sets for the program.
     pub mask: Option<String>,
+    /// The scripts a launcher outside the tree is handed (`python -m trainer.distribute
+    /// --script train.py`): started by this command when its target is no file of the tree.
+    pub handed: Option<Handed>,
+}
+
+/// The `.py` words of a command whose program is a module or an executable that may not be
+/// a file of the tree: each, when it is one, is started by that program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Handed {
+    pub scripts: Vec<String>,
+    /// Why the number of processes is unknown (a launcher that is no known single-process
+    /// runner); `None`: one process (`python -m pdb x.py`, `coverage run x.py`).
+    pub unknown: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +44,9 @@ pub(super) enum Target {
     File(String),
     /// A dotted module (`python -m pkg.serve`).
     Module(String),
+    /// An executable that is not Python nor a launcher known here (`trainer-run`): it starts
+    /// only what it is handed.
+    Outside(String),
     /// A path from the folder of the file that holds the command, and from there only
     /// (`$(dirname "$0")/train.py` in a shell script).
     Here(String),
@@ -201,7 +217,8 @@ fn joined(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The code of a README's blocks that are not Python source: fenced blocks in Markdown
-/// (a shell prompt `$ ` dropped), every line elsewhere (reStructuredText, plain text).
+/// (a shell prompt `$ ` dropped) and the inline code spans of its prose, every line elsewhere
+/// (reStructuredText, plain text).
 fn readme_lines(lower: &str, text: &str) -> Vec<(usize, String)> {
     if !lower.ends_with(".md") {
         return joined(text);
@@ -219,8 +236,29 @@ fn readme_lines(lower: &str, text: &str) -> Vec<(usize, String)> {
             }
             (Some((m, _)), Some(found)) if found == m => fence = None,
             (Some((_, false)), _) => out.push((n, line)),
+            // Prose: a command in an inline code span (`` `python3 -m x --script y.py` ``).
+            (None, None) => out.extend(code_spans(&line).into_iter().map(|c| (n, c))),
             _ => {}
         }
+    }
+    out
+}
+
+/// The inline code spans of a Markdown line: what lies between two runs of as many backticks.
+fn code_spans(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('`') {
+        let ticks = rest[open..].chars().take_while(|&c| c == '`').count();
+        let body = &rest[open + ticks..];
+        let fence = "`".repeat(ticks);
+        // The closing run: as many backticks, no more.
+        let close = body.match_indices(&fence).map(|(at, _)| at).find(|&at| {
+            !body[at + ticks..].starts_with('`') && (at == 0 || !body[..at].ends_with('`'))
+        });
+        let Some(close) = close else { break };
+        out.push(body[..close].trim().to_string());
+        rest = &body[close + ticks..];
     }
     out
 }
@@ -471,14 +509,17 @@ fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
                         default = Some((1, format!("`python -m {module}` (one process)")));
                         break true;
                     }
-                    let cards = script_cards(&words[i + 2..]).or(cards);
-                    return Some(launch(
+                    let rest = &words[i + 2..];
+                    let cards = script_cards(rest).or(cards);
+                    let mut l = launch(
                         command,
                         line,
                         Target::Module(module.clone()),
                         (cards, None),
                         mask,
-                    ));
+                    );
+                    l.handed = handed(module, rest, true);
+                    return Some(l);
                 }
                 "-c" => return None,
                 "-W" | "-X" => i += 2,
@@ -500,7 +541,20 @@ fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
         ));
         true
     } else {
-        return None;
+        // A program's name, not a word of prose (`Use`, a list's `-`).
+        let named = base.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && base
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c));
+        if !named {
+            return None;
+        }
+        let rest = &words[i..];
+        let handed = handed(&base, rest, false)?;
+        let cards = script_cards(rest).or(cards);
+        let mut l = launch(command, line, Target::Outside(base), (cards, None), mask);
+        l.handed = Some(handed);
+        return Some(l);
     };
     let mut module = false;
     if distributed {
@@ -598,7 +652,54 @@ fn launch(
         cards: cards.or(from_mask),
         unknown,
         mask,
+        handed: None,
     }
+}
+
+/// The scripts `program` (a module run by `python -m`, else an executable) is handed: a
+/// `.py` word after one of its options (`--script train.py`), or in any place for a module or
+/// a known runner of scripts. A tool that only reads files (`black`, `pytest`, `cp`) starts
+/// none; a config (`--config x.py`) is read, not started.
+fn handed(program: &str, words: &[String], module: bool) -> Option<Handed> {
+    use crate::knowledge::python::{FILE_TOOLS, SINGLE_PROCESS_RUNNERS};
+    let root = program.split('.').next().unwrap_or(program);
+    if FILE_TOOLS.contains(&program) || FILE_TOOLS.contains(&root) {
+        return None;
+    }
+    let single =
+        SINGLE_PROCESS_RUNNERS.contains(&program) || SINGLE_PROCESS_RUNNERS.contains(&root);
+    let mut scripts = Vec::new();
+    let mut after: Option<&str> = None;
+    for w in words {
+        let (option, value) = match w.split_once('=').filter(|(o, _)| o.starts_with('-')) {
+            Some((o, v)) => (Some(o), v),
+            None => (after.take(), w.as_str()),
+        };
+        if w.starts_with('-') && !w.contains('=') {
+            after = (w != "--").then_some(w.as_str());
+            continue;
+        }
+        let named = option.is_some() || module || single;
+        let config = option.is_some_and(|o| {
+            let o = o.to_ascii_lowercase();
+            o.contains("config") || o.contains("cfg")
+        });
+        let plain = !value.contains(['$', '{', '*', '`', ':']) && !value.starts_with('-');
+        if named && !config && plain && value.ends_with(".py") {
+            scripts.push(value.to_string());
+        }
+    }
+    if scripts.is_empty() {
+        return None;
+    }
+    let shown = if module {
+        format!("`python -m {program}`")
+    } else {
+        format!("`{program}`")
+    };
+    let unknown = (!single)
+        .then(|| format!("{shown}, a launcher this tree does not hold, starts its own number of"));
+    Some(Handed { scripts, unknown })
 }
 
 fn is_env_name(key: &str) -> bool {
@@ -796,5 +897,57 @@ mod tests {
             None
         );
         assert_eq!(count("python train.py"), None);
+    }
+
+    /// A launcher that may be outside the tree keeps the `.py` words it is handed: a module's
+    /// in any place but a config option's value, an executable's after an option; a runner of
+    /// one process starts one; a tool that reads files starts nothing.
+    #[test]
+    fn a_launcher_keeps_the_scripts_it_is_handed() {
+        let handed = |cmd: &str| {
+            launches("run.sh", &format!("{cmd}\n"))
+                .into_iter()
+                .next()
+                .and_then(|l| l.handed)
+                .map(|h| (h.scripts, h.unknown.is_some()))
+        };
+        let scripts = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            handed("python3 -m trainer.distribute --script recipes/train.py --config_path c.json"),
+            Some((scripts(&["recipes/train.py"]), true))
+        );
+        assert_eq!(
+            handed("trainer-run --config configs/x.py --script=train.py"),
+            Some((scripts(&["train.py"]), true))
+        );
+        assert_eq!(
+            handed("python -m cProfile -o out.prof bench.py"),
+            Some((scripts(&["bench.py"]), false))
+        );
+        assert_eq!(
+            handed("coverage run bench.py"),
+            Some((scripts(&["bench.py"]), false))
+        );
+        assert_eq!(handed("python -m black train.py"), None);
+        assert_eq!(handed("cat train.py"), None);
+        assert_eq!(handed("some-tool train.py"), None);
+        assert_eq!(handed("python -m pkg.serve --port 1"), None);
+        assert_eq!(handed("Use the --script train.py option"), None);
+        // A Markdown README's inline code spans are commands too; its prose is not.
+        let readme = "* Train by the command `OMP_NUM_THREADS=2 CUDA_VISIBLE_DEVICES=<devices> python3 -m trainer.distribute --script recipes/train.py`.\n* Or ``python demo.py`` then `pip install x`; python prose.py\n";
+        let found: Vec<(Target, Option<String>)> = launches("README.md", readme)
+            .into_iter()
+            .map(|l| (l.target, l.mask))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (
+                    Target::Module("trainer.distribute".into()),
+                    Some("<devices>".into())
+                ),
+                (Target::File("demo.py".into()), None),
+            ]
+        );
     }
 }

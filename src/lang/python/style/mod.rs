@@ -38,6 +38,19 @@ pub struct ImportOrder {
     pub lines_between_types: usize,
 }
 
+/// How the project's isort writes a `from` import longer than its line length, for the
+/// settings this knows (no profile or `black`; `multi_line_output` 0 or 3; no `wrap_length`,
+/// `force_grid_wrap`, `balanced_wrapping`, `force_single_line`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IsortWrap {
+    /// isort's `line_length` (79 unless set, 88 under the `black` profile); the comments on a
+    /// line count.
+    pub line_length: usize,
+    /// `multi_line_output = 3` (VERTICAL_HANGING_INDENT), else 0 (GRID).
+    pub vertical_hanging_indent: bool,
+    pub include_trailing_comma: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Indent {
     Tab,
@@ -69,6 +82,9 @@ pub struct ProjectStyle {
     /// The line length of the formatter the project runs (black, ruff format), when it runs
     /// one: a longer line that can be split is split there.
     pub format_width: Option<usize>,
+    /// How the project's isort wraps a long `from` import, when it runs isort with settings
+    /// this knows.
+    pub isort_wrap: Option<IsortWrap>,
 }
 
 impl ProjectStyle {
@@ -135,6 +151,7 @@ impl StyleResolver {
             noqa_e402: tools.flake8_gated(),
             black: tools.black_release,
             format_width: format_width(ruff.as_ref(), tools),
+            isort_wrap: isort_wrap(tools),
         }
     }
 }
@@ -278,6 +295,53 @@ fn editorconfig(
     Some(props)
 }
 
+/// isort's wrapping of a long `from` import, when the project runs isort (a config section or
+/// a pre-commit hook) and every setting that changes it is one this knows.
+fn isort_wrap(tools: &RootTools) -> Option<IsortWrap> {
+    let empty = tools::Options::default();
+    let isort = match &tools.isort {
+        Some(options) => options,
+        None if tools.hook("isort") => &empty,
+        None => return None,
+    };
+    let value = |key: &str| isort.get(key).map(|v| v.trim().trim_matches(['"', '\'']));
+    let black = match value("profile") {
+        None | Some("") => false,
+        Some("black") => true,
+        Some(_) => return None,
+    };
+    let unknown = ["wrap_length", "force_grid_wrap"]
+        .iter()
+        .any(|k| value(k).is_some_and(|v| v != "0"))
+        || ["balanced_wrapping", "force_single_line"]
+            .iter()
+            .any(|k| truthy(isort.get(*k)))
+        || value("indent").is_some();
+    if unknown {
+        return None;
+    }
+    let line_length = match value("line_length") {
+        Some(v) => v.parse().ok()?,
+        None if black => 88,
+        None => 79,
+    };
+    let vertical_hanging_indent = match value("multi_line_output") {
+        None => black,
+        Some("0" | "GRID") => false,
+        Some("3" | "VERTICAL_HANGING_INDENT") => true,
+        Some(_) => return None,
+    };
+    let include_trailing_comma = match isort.get("include_trailing_comma") {
+        Some(_) => truthy(isort.get("include_trailing_comma")),
+        None => black,
+    };
+    Some(IsortWrap {
+        line_length,
+        vertical_hanging_indent,
+        include_trailing_comma,
+    })
+}
+
 /// The line length of the project's formatter: black's `line-length` (88 unless set), or ruff
 /// format's `line-length`.
 fn format_width(ruff: Option<&toml::Table>, tools: &RootTools) -> Option<usize> {
@@ -388,6 +452,38 @@ mod tests {
         ];
         assert_eq!(style(&files, "").quotes, Quotes::Double);
         assert_eq!(style(&files, "legacy/deep").quotes, Quotes::Single);
+    }
+
+    #[test]
+    fn isort_wrapping_is_read_for_the_settings_it_knows() {
+        let grid = (
+            "setup.cfg",
+            "[isort]\nline_length = 79\nmulti_line_output = 0\n",
+        );
+        assert_eq!(
+            style(&[grid], "").isort_wrap,
+            Some(IsortWrap {
+                line_length: 79,
+                vertical_hanging_indent: false,
+                include_trailing_comma: false,
+            })
+        );
+        let black = ("pyproject.toml", "[tool.isort]\nprofile = \"black\"\n");
+        assert_eq!(
+            style(&[black], "").isort_wrap,
+            Some(IsortWrap {
+                line_length: 88,
+                vertical_hanging_indent: true,
+                include_trailing_comma: true,
+            })
+        );
+        // Another profile, or a setting that changes the wrapping: not written isort's way.
+        let google = (".isort.cfg", "[settings]\nprofile = google\n");
+        assert_eq!(style(&[google], "").isort_wrap, None);
+        let balanced = (".isort.cfg", "[settings]\nbalanced_wrapping = true\n");
+        assert_eq!(style(&[balanced], "").isort_wrap, None);
+        // No isort: nothing to follow.
+        assert_eq!(style(&[("setup.cfg", "[flake8]\n")], "").isort_wrap, None);
     }
 
     #[test]
