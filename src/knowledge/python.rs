@@ -138,6 +138,35 @@ pub fn gpu_by_default(module: &str) -> bool {
     })
 }
 
+/// APIs of a framework that takes a GPU unasked that create no device: TensorFlow maps every
+/// visible card when its runtime makes its devices (the first op, `tf.config`, a model built),
+/// not at import, and its checkpoint readers and file API make none. Code whose only uses of
+/// such a framework are these reaches no card through it.
+pub const DEVICE_FREE: &[&str] = &[
+    "tensorflow.train.load_checkpoint",
+    "tensorflow.train.list_variables",
+    "tensorflow.train.NewCheckpointReader",
+    "tensorflow.compat.v1.train.load_checkpoint",
+    "tensorflow.compat.v1.train.list_variables",
+    "tensorflow.compat.v1.train.NewCheckpointReader",
+    "tensorflow.python.training.py_checkpoint_reader",
+    "tensorflow.python.training.checkpoint_utils.load_checkpoint",
+    "tensorflow.python.training.checkpoint_utils.list_variables",
+    "tensorflow.python.pywrap_tensorflow.NewCheckpointReader",
+    "tensorflow.io.gfile",
+    "tensorflow.gfile",
+    "tensorflow.compat.v1.gfile",
+];
+
+/// Whether `name` (dotted, from the framework's module: `tensorflow.io.gfile.exists`) is one
+/// of the [`DEVICE_FREE`] APIs or inside one.
+pub fn device_free(name: &str) -> bool {
+    DEVICE_FREE.iter().any(|api| {
+        name.strip_prefix(api)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    })
+}
+
 /// Calls that take a bare CUDA device index, by qualified name, with the position of that
 /// argument (and its keyword name, when it has one).
 pub const INDEX_CALLS: &[(&str, usize, Option<&str>)] = &[
@@ -491,5 +520,14 @@ mod tests {
         }
         assert!(gpu_by_default("numba.cuda.random") && !gpu_by_default("numba"));
         assert!(gpu_by_default("tensorflow.keras") && !gpu_by_default("tensorflowx"));
+        // A device-free API is one of a framework that takes a GPU unasked.
+        for api in DEVICE_FREE {
+            assert!(
+                gpu_by_default(api),
+                "{api}: no framework that takes a GPU unasked"
+            );
+        }
+        assert!(device_free("tensorflow.io.gfile.exists") && !device_free("tensorflow.io.gfilex"));
+        assert!(!device_free("tensorflow.train") && !device_free("tensorflow.constant"));
     }
 }

@@ -10,6 +10,7 @@ mod config;
 mod conventions;
 mod counts;
 mod ecosystem;
+mod framework_uses;
 mod gates;
 mod gitlab;
 mod gpu;

@@ -953,11 +953,15 @@ fn parse_facts(
     // where its names are used, not where it is imported: a module that imports it at the top
     // touches the GPU in the functions and import-time code that use what the import binds.
     let (framework_names, framework_imports) = framework_bindings(body, &own, &sites);
+    // A use of one of its device-free APIs (`tf.train.load_checkpoint`) takes no card.
     let uses_framework = |refs: &[String]| {
         refs.iter().any(|r| {
-            framework_names.iter().any(|n| {
+            framework_names.iter().any(|(n, path)| {
                 r.strip_prefix(n.as_str())
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                    .filter(|rest| rest.is_empty() || rest.starts_with('.'))
+                    .is_some_and(|rest| {
+                        !crate::knowledge::python::device_free(&format!("{path}{rest}"))
+                    })
             })
         })
     };
@@ -966,6 +970,21 @@ fn parse_facts(
     let touches = |r: ruff_text_size::TextRange, refs: &[String]| {
         sites_in(&sites, r).any(|o| !framework_imports.iter().any(|i| i.contains(&o)))
             || uses_framework(refs)
+    };
+    // Code at import does something on a GPU where it holds a site or calls what such an import
+    // binds: reading a name of it (`tf.float32`, `inspect.signature(whisper.load_model)`) runs
+    // nothing, nor does reading a mapping it binds (`LANGUAGES.items()`).
+    let acts_at_import = |r: ruff_text_size::TextRange, calls: &[String]| {
+        let calls: Vec<String> = calls
+            .iter()
+            .filter(|c| {
+                !c.rsplit_once('.')
+                    .is_some_and(|(_, m)| MAPPING_VIEWS.contains(&m))
+            })
+            .cloned()
+            .collect();
+        sites_in(&sites, r).any(|o| !framework_imports.iter().any(|i| i.contains(&o)))
+            || uses_framework(&calls)
     };
     // What runs at import, and each top-level function and class apart: a program reaches a
     // function's GPU code only when it uses that function.
@@ -993,7 +1012,11 @@ fn parse_facts(
                 let (mut refs, all) = code.split();
                 let touches = touches(e.range(), &all);
                 gpu_at_import |= touches;
-                gpu_acts_at_import |= touches;
+                gpu_acts_at_import |= touches
+                    && acts_at_import(
+                        e.range(),
+                        &calls_in(|r| ruff_python_ast::visitor::Visitor::visit_expr(r, e)),
+                    );
                 queries_at_import |= sites_in(&queries, e.range()).next().is_some();
                 registry::mark_item_reads(registry::Code::Expr(e), &mut refs);
                 import_refs.extend(refs);
@@ -1147,7 +1170,12 @@ fn parse_facts(
             sets_at_import.extend(sets_in(stmt.range()));
             // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
             // GPU code a program may use, but running the file does nothing with it.
-            gpu_acts_at_import |= touches && !is_constant(stmt);
+            gpu_acts_at_import |= touches
+                && !is_constant(stmt)
+                && acts_at_import(
+                    stmt.range(),
+                    &calls_in(|r| ruff_python_ast::visitor::Visitor::visit_stmt(r, stmt)),
+                );
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
             globals.extend(registry::global_of(stmt));
             // `X = Cls(…)`: a class called runs its construction (`Cls()`), unless the
@@ -1318,18 +1346,19 @@ fn sites_in(sites: &[usize], range: ruff_text_size::TextRange) -> impl Iterator<
 /// (`tf` for `import tensorflow as tf`, `WhisperModel` for `from faster_whisper import
 /// WhisperModel`), and an import that is itself a GPU site (`import torch.distributed as dist`:
 /// `dist`; `import torch.distributed`: `torch.distributed`). Importing binds a name and touches
-/// no card: the GPU is touched where the name is used.
+/// no card: the GPU is touched where the name is used. Each name with the dotted path it stands
+/// for (`tf` → `tensorflow`), once per import that binds it.
 fn framework_bindings(
     body: &[Stmt],
     own: &[String],
     sites: &[usize],
-) -> (HashSet<String>, Vec<std::ops::Range<usize>>) {
+) -> (Vec<(String, String)>, Vec<std::ops::Range<usize>>) {
     use crate::knowledge::python::gpu_by_default;
     let foreign = |module: &str| {
         let top = module.split('.').next().unwrap_or_default();
         !own.iter().any(|p| p == top)
     };
-    let mut names = HashSet::default();
+    let mut names = Vec::new();
     let mut ranges = Vec::new();
     let mut stack: Vec<&Stmt> = body.iter().rev().collect();
     while let Some(stmt) = stack.pop() {
@@ -1342,13 +1371,13 @@ fn framework_bindings(
                     let unasked = gpu_by_default(module);
                     if (unasked || a_site()) && foreign(module) {
                         framework = true;
-                        names.insert(match &a.asname {
-                            Some(as_) => as_.to_string(),
-                            None if unasked => {
-                                module.split('.').next().unwrap_or(module).to_string()
-                            }
-                            None => module.to_string(),
-                        });
+                        let top = module.split('.').next().unwrap_or(module);
+                        let (name, path) = match &a.asname {
+                            Some(as_) => (as_.to_string(), module),
+                            None if unasked => (top.to_string(), top),
+                            None => (module.to_string(), module),
+                        };
+                        names.push((name, path.to_string()));
                     }
                 }
             }
@@ -1360,7 +1389,7 @@ fn framework_bindings(
                         && foreign(module)
                     {
                         framework = true;
-                        names.insert(a.asname.as_ref().unwrap_or(&a.name).to_string());
+                        names.push((a.asname.as_ref().unwrap_or(&a.name).to_string(), full));
                     }
                 }
             }
@@ -1766,6 +1795,9 @@ struct Refs {
     /// Reading a module-level type alias's value ([`type_alias`]): the slice of a typing
     /// subscript is a type. Elsewhere it is read as code: `tyro.cli(Union[A, B])` builds them.
     alias: bool,
+    /// The names called (`tf.constant` in `tf.constant(1)`), where asked for ([`calls_in`]): a
+    /// name only read (`tf.float32`, a function handed to `inspect.signature`) runs nothing.
+    called: Option<HashSet<String>>,
 }
 
 /// Generic types whose subscript names types (`List[C]`, `typing.Optional[C]`): the names
@@ -1941,6 +1973,12 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
                     }
                 }
             }
+            Expr::Call(call) => {
+                if let Some(called) = &mut self.called {
+                    called.extend(dotted(&call.func));
+                }
+                ruff_python_ast::visitor::walk_expr(self, expr);
+            }
             Expr::Name(n) if n.ctx.is_load() => {
                 self.read(n.id.to_string());
             }
@@ -1962,6 +2000,28 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
             _ => ruff_python_ast::visitor::walk_expr(self, expr),
         }
     }
+}
+
+/// A mapping's views (`LANGUAGES.items()`): calling one reads the mapping, it runs nothing.
+const MAPPING_VIEWS: &[&str] = &["items", "keys", "values"];
+
+/// A dotted chain rooted at a name (`tf.train.load_checkpoint`), as written.
+fn dotted(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Attribute(a) => dotted(&a.value).map(|v| format!("{v}.{}", a.attr)),
+        _ => None,
+    }
+}
+
+/// The names a piece of code calls ([`Refs::called`]), as `visit` walks it.
+fn calls_in(visit: impl FnOnce(&mut Refs)) -> Vec<String> {
+    let mut refs = Refs {
+        called: Some(HashSet::default()),
+        ..Refs::default()
+    };
+    visit(&mut refs);
+    refs.called.unwrap_or_default().into_iter().collect()
 }
 
 /// The generic a subscript's value names (`List`, `typing.Optional`, `Annotated`), if one.
