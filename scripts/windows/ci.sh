@@ -23,7 +23,7 @@ MODULES=(
     completions:: counts:: ecosystem:: gitlab:: half_migrated:: init:: layout:: mutation::
     projects:: proof:: python_rules:: report:: rule_docs:: streaming::
     cache:: config:: conventions:: hostile_output:: merge:: one_plan:: resources:: rules::
-    rust_programs::
+    rust_programs:: launchers:: ranks:: framework_uses::
 )
 
 setup=${WINCROSS_SETUP:-$PWD/../shared/windows-cross/setup.sh}
