@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::common::{gh, run, write};
+use crate::common::{gh, rule_codes, run, write};
 
 /// Each file's status and its findings' rule codes, from `scan --format json`.
 fn judged(root: &Path) -> BTreeMap<String, (String, Vec<String>)> {
@@ -16,15 +16,9 @@ fn judged(root: &Path) -> BTreeMap<String, (String, Vec<String>)> {
         .unwrap()
         .iter()
         .map(|f| {
-            let rules = f["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x["rule"].as_str().unwrap().to_string())
-                .collect();
             (
                 f["path"].as_str().unwrap().to_string(),
-                (f["status"].as_str().unwrap().to_string(), rules),
+                (f["status"].as_str().unwrap().to_string(), rule_codes(f)),
             )
         })
         .collect()

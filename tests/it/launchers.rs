@@ -4,28 +4,13 @@
 
 use std::path::Path;
 
-use crate::common::{file_in, gh, run, write};
+use crate::common::{file_in, gh, rule_codes as codes, run, tree, write};
 
 const GPU_SCRIPT: &str = "import torch\n\n\ndef main():\n    model = torch.nn.Linear(4, 4).cuda()\n    print(model)\n\n\nif __name__ == \"__main__\":\n    main()\n";
 
 fn scan(root: &Path) -> serde_json::Value {
     let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
-}
-
-fn codes(file: &serde_json::Value) -> Vec<String> {
-    file["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["rule"].as_str().map(str::to_string))
-        .collect()
-}
-
-fn tree() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join(".git")).unwrap();
-    dir
 }
 
 /// From a trial on coqui-tts: `python3 -m trainer.distribute --script recipes/train.py` (a

@@ -93,6 +93,16 @@ pub fn statuses(json: &str) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The rule codes of one file's findings in a JSON report (an object of `files[]`), in order.
+pub fn rule_codes(file: &serde_json::Value) -> Vec<String> {
+    file["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings: {file}"))
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// The object of one file in a JSON report (`files[]`), by its path; the test fails naming the
 /// report when the file is not there.
 pub fn file_in(report: &serde_json::Value, rel: &str) -> serde_json::Value {
