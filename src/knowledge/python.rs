@@ -347,6 +347,68 @@ pub const RANK_VARIABLES: &[&str] = &["LOCAL_RANK"];
 /// the program as several ranks, each on the card its rank names.
 pub const DISTRIBUTED_LAUNCHERS: &[&str] = &["pytorch", "slurm", "mpi"];
 
+/// Executables that start the command after their options as several processes, each a rank
+/// of one job (`mpirun -np 4 python train.py`, `srun --ntasks=8 python train.py`,
+/// `horovodrun -np 4 python train.py`), with the options that write that number, and what it
+/// is when none is written: MPI starts one process per slot of the hosts, Slurm as many tasks
+/// as the job's allocation (`#SBATCH --ntasks-per-node`).
+pub const PROCESS_LAUNCHERS: &[(&str, &[&str], &str)] = &[
+    (
+        "mpirun",
+        MPI_COUNT_OPTIONS,
+        "one process per slot of its hosts",
+    ),
+    (
+        "mpiexec",
+        MPI_COUNT_OPTIONS,
+        "one process per slot of its hosts",
+    ),
+    (
+        "mpiexec.hydra",
+        MPI_COUNT_OPTIONS,
+        "one process per slot of its hosts",
+    ),
+    (
+        "orterun",
+        MPI_COUNT_OPTIONS,
+        "one process per slot of its hosts",
+    ),
+    (
+        "prterun",
+        MPI_COUNT_OPTIONS,
+        "one process per slot of its hosts",
+    ),
+    (
+        "srun",
+        &["-n", "--ntasks", "--ntasks-per-node"],
+        "as many tasks as the job's allocation",
+    ),
+    (
+        "horovodrun",
+        &["-np", "--num-proc"],
+        "the processes its hosts are given",
+    ),
+    (
+        "aprun",
+        &["-n", "-N", "--pes"],
+        "the processes of the job's allocation",
+    ),
+];
+
+/// The options of Open MPI's, MPICH's and Intel MPI's launchers that write how many processes
+/// they start (`-ppn`: per node).
+const MPI_COUNT_OPTIONS: &[&str] = &[
+    "-np",
+    "--np",
+    "-n",
+    "--n",
+    "-c",
+    "-ppn",
+    "--ppn",
+    "-npernode",
+    "--npernode",
+];
+
 /// Modules and executables that run the script they are handed in their own one process
 /// (`python -m pdb x.py`, `coverage run x.py`): its process, not a launcher's ranks.
 pub const SINGLE_PROCESS_RUNNERS: &[&str] = &[

@@ -212,3 +212,62 @@ fn a_file_loaded_by_path_is_library_code_of_its_loader() {
         text("host.py")
     );
 }
+
+/// A launcher of ranks (MPI, Slurm, Horovod) starts the command after its options as several
+/// processes: `mpirun -np 4 python train.py` asks for four cards (GH203), a count it does not
+/// write (`-np $NP`, or none: one per slot, or the job's allocation) is unknown (GH207); the
+/// header is held back either way. `srun -n 1` is one process: the plain fix.
+#[test]
+fn mpi_slurm_and_horovod_launchers_start_their_command_as_ranks() {
+    let dir = tree();
+    let root = dir.path();
+    let commands = [
+        ("four", "mpirun -np 4 python four.py", "GH203"),
+        (
+            "tasks",
+            "srun --ntasks=8 --gres=gpu:8 python3 tasks.py --epochs 1",
+            "GH203",
+        ),
+        (
+            "horovod",
+            "horovodrun -np 2 -H localhost:2 python horovod.py",
+            "GH203",
+        ),
+        ("ranks", "mpiexec -n $NP python ranks.py", "GH207"),
+        (
+            "slots",
+            "mpirun --hostfile hosts --bind-to none python slots.py",
+            "GH207",
+        ),
+        ("alloc", "srun python alloc.py", "GH207"),
+    ];
+    let mut script = String::from("#!/bin/bash\nset -e\n");
+    for (name, command, _) in &commands {
+        write(root, &format!("{name}.py"), GPU_SCRIPT);
+        script.push_str(command);
+        script.push('\n');
+    }
+    write(root, "one.py", GPU_SCRIPT);
+    script.push_str("srun -n 1 python one.py\n");
+    write(root, "jobs/run.sh", &script);
+    let doc = scan(root);
+    for (name, command, code) in &commands {
+        let f = file_in(&doc, &format!("{name}.py"));
+        assert!(codes(&f).contains(&code.to_string()), "{command}: {f}");
+        assert_ne!(f["status"], "compliant", "{f}");
+    }
+    let four = file_in(&doc, "four.py");
+    assert!(
+        four.to_string().contains("`mpirun -np 4`"),
+        "the finding names what asks: {four}"
+    );
+    let one = file_in(&doc, "one.py");
+    assert_eq!(codes(&one), vec!["GH001".to_string()], "{one}");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    for (name, ..) in &commands {
+        let text = std::fs::read_to_string(root.join(format!("{name}.py"))).unwrap();
+        assert_eq!(text, GPU_SCRIPT, "{name}: the header is held back");
+    }
+    let one = std::fs::read_to_string(root.join("one.py")).unwrap();
+    assert!(one.contains("CUDA_VISIBLE_DEVICES"), "{one}");
+}

@@ -82,10 +82,14 @@ pub(super) fn launches(name: &str, text: &str) -> Vec<Launch> {
         joined(text)
     };
     let here = script_dir_names(&lines);
+    let ctx = Script {
+        here: &here,
+        tasks: sbatch_tasks(text),
+    };
     let mut out = Vec::new();
     for (line, text) in lines {
         for command in split_commands(&text) {
-            if let Some(launch) = parse(&command, line, &here) {
+            if let Some(launch) = parse(&command, line, &ctx) {
                 out.push(launch);
             }
         }
@@ -93,12 +97,58 @@ pub(super) fn launches(name: &str, text: &str) -> Vec<Launch> {
     out
 }
 
+/// What the launches of one file share: the variables its script sets to its own folder, and
+/// the tasks a Slurm batch script's `#SBATCH` lines ask for.
+struct Script<'a> {
+    here: &'a [String],
+    tasks: Option<(usize, String)>,
+}
+
+/// The tasks per node a Slurm batch script asks for (`#SBATCH --ntasks-per-node=4`, else
+/// `--ntasks`/`-n`): one where its `#SBATCH` lines write none (Slurm's default), `None` for a
+/// file that is no batch script.
+fn sbatch_tasks(text: &str) -> Option<(usize, String)> {
+    let mut batch = false;
+    let (mut per_node, mut total) = (None, None);
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("#SBATCH") else {
+            continue;
+        };
+        batch = true;
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        for (k, w) in words.iter().enumerate() {
+            let (option, value) = match w.split_once('=') {
+                Some((o, v)) => (o, Some(v)),
+                None => (*w, words.get(k + 1).copied()),
+            };
+            let n = value.and_then(|v| v.parse::<usize>().ok());
+            let what = || format!("`#SBATCH {option} {}`", value.unwrap_or(""));
+            match (option, n) {
+                ("--ntasks-per-node", Some(n)) => per_node = Some((n, what())),
+                ("--ntasks" | "-n", Some(n)) => total = Some((n, what())),
+                _ => {}
+            }
+        }
+    }
+    batch.then(|| {
+        per_node
+            .or(total)
+            .unwrap_or((1, "`#SBATCH` (one task)".into()))
+    })
+}
+
 /// The launches of a command line a program's code runs (`os.system(…)`, a `subprocess`
 /// call's list joined into one line): no variable of a script names its folder there.
 pub(super) fn command_launches(text: &str, line: usize) -> Vec<Launch> {
     split_commands(text)
         .iter()
-        .filter_map(|c| parse(c, line, &[]))
+        .filter_map(|c| {
+            let ctx = Script {
+                here: &[],
+                tasks: None,
+            };
+            parse(c, line, &ctx)
+        })
         .collect()
 }
 
@@ -444,14 +494,18 @@ const FLAGS: &[&str] = &[
 ];
 
 /// The launch a command makes, if it starts a Python file or module.
-fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
+fn parse(command: &str, line: usize, ctx: &Script) -> Option<Launch> {
     // A prompt (`$ `, `> `, `% `) or a notebook's `!`.
     let command = command.trim();
     let bare = ["$ ", "> ", "% ", "!"]
         .iter()
         .find_map(|p| command.strip_prefix(p))
         .unwrap_or(command);
-    let words = words(bare);
+    parse_words(command, &words(bare), line, ctx)
+}
+
+/// The launch the shell words of `command` make, if they start a Python file or module.
+fn parse_words(command: &str, words: &[String], line: usize, ctx: &Script) -> Option<Launch> {
     let mut i = 0;
     let mut mask = None;
     let mut cards: Option<(usize, String)> = None;
@@ -540,6 +594,18 @@ fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
             "`accelerate launch` without `--num_processes`".into(),
         ));
         true
+    } else if let Some(&(_, options, default)) = crate::knowledge::python::PROCESS_LAUNCHERS
+        .iter()
+        .find(|(name, ..)| *name == base)
+    {
+        return copies(
+            command,
+            &words[i..],
+            line,
+            ctx,
+            (&base, options, default),
+            mask,
+        );
     } else {
         // A program's name, not a word of prose (`Use`, a list's `-`).
         let named = base.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
@@ -611,7 +677,7 @@ fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
     } else if !script.contains(['$', '{', '*', '`']) {
         Target::File(script.clone())
     } else {
-        Target::Here(from_script_dir(script, here)?.to_string())
+        Target::Here(from_script_dir(script, ctx.here)?.to_string())
     };
     if matches!(&target, Target::File(f) | Target::Here(f) if f.rsplit('/').next() == Some("setup.py"))
     {
@@ -631,6 +697,84 @@ fn parse(command: &str, line: usize, here: &[String]) -> Option<Launch> {
     let cards = script_cards(&words[i + 1..]).or(cards).or(default);
     let unknown = unknown.filter(|_| cards.is_none());
     Some(launch(command, line, target, (cards, unknown), mask))
+}
+
+/// The launch of a command a launcher of processes starts as several ranks (`mpirun -np 4
+/// python train.py`; `words` follow the launcher's name): the command's own launch, each of
+/// its processes counted as many times as the launcher starts it. A count the command does not
+/// write (`-np $NP`, none at all) is unknown: several processes, perhaps.
+fn copies(
+    command: &str,
+    words: &[String],
+    line: usize,
+    ctx: &Script,
+    (base, options, default): (&str, &[&str], &str),
+    mut mask: Option<String>,
+) -> Option<Launch> {
+    let mut count: Option<Count> = None;
+    // The launcher's options, up to the command it starts.
+    let mut j = 0;
+    while let Some(w) = words.get(j) {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        if !w.starts_with('-')
+            && (is_python(w)
+                || w.ends_with(".py")
+                || matches!(name, "torchrun" | "deepspeed" | "accelerate" | "env"))
+        {
+            break;
+        }
+        let (option, inline) = match w.split_once('=') {
+            Some((o, v)) if w.starts_with('-') => (o, Some(v)),
+            _ => (w.as_str(), None),
+        };
+        let value = inline.or_else(|| words.get(j + 1).map(String::as_str));
+        if options.contains(&option) {
+            if let Some(v) = value {
+                let what = format!("`{base} {option} {v}`");
+                count = Some(match v.parse::<usize>() {
+                    Ok(n) => Count::Cards(n, what),
+                    Err(_) => Count::Unknown(what),
+                });
+            }
+        }
+        // Open MPI's `-x NAME=value`: the variable given to every process.
+        if option == "-x" {
+            if let Some(m) = value.and_then(|v| v.strip_prefix("CUDA_VISIBLE_DEVICES=")) {
+                mask = Some(m.to_string());
+            }
+        }
+        j += 1;
+    }
+    // Slurm's `srun` in a batch script starts the tasks its `#SBATCH` lines ask for.
+    if count.is_none() && base == "srun" {
+        count = ctx.tasks.clone().map(|(n, what)| Count::Cards(n, what));
+    }
+    let mut inner = parse_words(command, &words[j..], line, ctx)?;
+    inner.mask = inner.mask.or(mask);
+    match count {
+        Some(Count::Cards(1, _)) => {}
+        Some(Count::Cards(n, what)) => {
+            inner.cards = Some(match inner.cards.take() {
+                Some((m, each)) if m > 1 => (n.saturating_mul(m), format!("{what} of {each}")),
+                _ => (n, what),
+            });
+            inner.unknown = None;
+        }
+        Some(Count::Unknown(what)) => {
+            if inner.cards.is_none() {
+                inner.unknown = Some(what);
+            }
+        }
+        None => {
+            if inner.cards.as_ref().is_none_or(|(m, _)| *m <= 1) {
+                inner.cards = None;
+                inner.unknown = Some(format!(
+                    "`{base}` without a count starts {default}: its number of"
+                ));
+            }
+        }
+    }
+    Some(inner)
 }
 
 /// A launch; a mask of several cards asks for them too.
@@ -897,6 +1041,67 @@ mod tests {
             None
         );
         assert_eq!(count("python train.py"), None);
+    }
+
+    /// A launcher of ranks starts its command as several processes: its count times the
+    /// command's own, unknown where it writes none.
+    #[test]
+    fn a_launcher_of_ranks_counts_its_processes() {
+        let launch = |cmd: &str| {
+            let l = launches("run.sh", &format!("{cmd}\n")).remove(0);
+            (l.target, l.cards.map(|c| c.0), l.unknown.is_some(), l.mask)
+        };
+        let file = |p: &str| Target::File(p.into());
+        assert_eq!(
+            launch("mpirun -np 4 python x.py"),
+            (file("x.py"), Some(4), false, None)
+        );
+        assert_eq!(
+            launch("mpiexec -n=2 --bind-to core python3 -u x.py"),
+            (file("x.py"), Some(2), false, None)
+        );
+        assert_eq!(
+            launch("srun -N 2 --ntasks-per-node=1 torchrun --nproc_per_node 8 x.py"),
+            (file("x.py"), Some(8), false, None)
+        );
+        assert_eq!(
+            launch("srun --ntasks-per-node=2 torchrun --nproc_per_node 4 x.py"),
+            (file("x.py"), Some(8), false, None)
+        );
+        assert_eq!(
+            launch("srun -n 1 python x.py"),
+            (file("x.py"), None, false, None)
+        );
+        assert_eq!(
+            launch("mpirun -np $NP python x.py"),
+            (file("x.py"), None, true, None)
+        );
+        assert_eq!(
+            launch("mpirun python x.py"),
+            (file("x.py"), None, true, None)
+        );
+        assert_eq!(
+            launch("mpirun -np 2 -x CUDA_VISIBLE_DEVICES=0,1 python x.py"),
+            (file("x.py"), Some(2), false, Some("0,1".into()))
+        );
+        assert_eq!(
+            launch("horovodrun -np 4 -H localhost:4 python -m pkg.train"),
+            (Target::Module("pkg.train".into()), Some(4), false, None)
+        );
+        assert!(launches("run.sh", "mpirun -np 4 ./a.out\n").is_empty());
+        // A batch script's `srun` starts the tasks its `#SBATCH` lines ask for, one by default.
+        let batch = |head: &str| {
+            launches(
+                "job.sh",
+                &format!("#!/bin/bash\n{head}#SBATCH --gres=gpu:1\nsrun python x.py\n"),
+            )
+            .remove(0)
+            .cards
+            .map(|c| c.0)
+        };
+        assert_eq!(batch(""), None);
+        assert_eq!(batch("#SBATCH --ntasks-per-node=4\n"), Some(4));
+        assert_eq!(batch("#SBATCH -n 2\n"), Some(2));
     }
 
     /// A launcher that may be outside the tree keeps the `.py` words it is handed: a module's
