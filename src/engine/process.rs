@@ -95,9 +95,58 @@ impl Engine {
         ) {
             Ok(bytes) => bytes,
             Err(source::ReadError::Exhausted(what)) => return self.stopped(outcome, what),
+            Err(e @ source::ReadError::TooLarge { .. }) => {
+                return self.too_large(entry, language, outcome, e);
+            }
             Err(e) => return errored(outcome, e.to_string()),
         };
         self.process_bytes(entry, language, bytes, outcome)
+    }
+
+    /// A source over the size limit: read through the prefilter in chunks, never whole, it
+    /// holds no GPU code when none of the language's words is in it (as a small file without
+    /// them, never parsed either); else it stays this file's error, with its size.
+    fn too_large(
+        &self,
+        entry: &Entry,
+        language: Language,
+        mut outcome: FileOutcome,
+        error: source::ReadError,
+    ) -> Processed {
+        let support = match language {
+            Language::Python => self.python.as_ref(),
+            Language::Rust => self.rust.as_ref(),
+        };
+        let why = if outcome.phase.is_some() {
+            Some("it is in a phase".to_string())
+        } else if support.starts_gpu_program(&entry.rel) {
+            Some("it starts a GPU program".to_string())
+        } else {
+            match self
+                .prefilter
+                .large_may_have_gpu_code(&self.root, &entry.rel_path, language)
+            {
+                Ok(why) => why,
+                Err(source::ReadError::Exhausted(what)) => return self.stopped(outcome, what),
+                Err(e) => Some(e.to_string()),
+            }
+        };
+        if let Some(why) = why {
+            let message = match error {
+                source::ReadError::TooLarge { size, limit } => format!(
+                    "larger than the limit ({size} bytes > {limit}) and {why}, so it may hold \
+                     GPU code: raise --max-file-size to check it, or exclude it"
+                ),
+                other => other.to_string(),
+            };
+            return errored(outcome, message);
+        }
+        outcome.evidence = support.evidence(&entry.rel);
+        outcome.status = FileStatus::NoGpuCode;
+        Processed {
+            outcome,
+            gpu_job: None,
+        }
     }
 
     /// Open files or memory ran out while this file was processed: the run stops, and the file

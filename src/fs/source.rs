@@ -257,19 +257,94 @@ impl Searcher {
             Searcher::Automaton(ac) => ac.is_match(bytes),
         }
     }
+
+    /// The bytes of the first literal in `bytes`.
+    fn first<'b>(&self, bytes: &'b [u8]) -> Option<&'b [u8]> {
+        let (start, end) = match self {
+            Searcher::Packed(searcher) => searcher.find(bytes).map(|m| (m.start(), m.end()))?,
+            Searcher::Automaton(ac) => ac.find(bytes).map(|m| (m.start(), m.end()))?,
+        };
+        Some(&bytes[start..end])
+    }
 }
 
 /// The prefilter of each language: [`gpu_literals`] for Python, [`RUST_LITERALS`] for Rust.
 pub struct Prefilter {
     python: Searcher,
     rust: Searcher,
+    /// The longest literal of each language: a chunk of a large file keeps one byte less of
+    /// the chunk before it.
+    longest: (usize, usize),
 }
+
+/// The most bytes of a file over the size limit [`Prefilter::large_may_have_gpu_code`] reads
+/// through the prefilter; past it the file stays an error.
+pub const LARGE_SCAN_LIMIT: u64 = 256 * 1024 * 1024;
 
 impl Prefilter {
     pub fn new() -> Prefilter {
+        let python = gpu_literals();
+        let longest = |literals: &[&str]| literals.iter().map(|l| l.len()).max().unwrap_or(1);
         Prefilter {
-            python: Searcher::new(&gpu_literals()),
+            longest: (longest(&python), longest(RUST_LITERALS)),
+            python: Searcher::new(&python),
             rust: Searcher::new(RUST_LITERALS),
+        }
+    }
+
+    /// Whether a file over the size limit may hold GPU code, its bytes read in chunks through
+    /// the prefilter, never whole (a generated file of several megabytes: TensorFlow's op
+    /// wrappers). `Ok(None)` only when none of the language's words is in it and it is plain
+    /// text (no NUL byte, no UTF-16 mark) of at most [`LARGE_SCAN_LIMIT`] bytes: then it holds
+    /// no GPU code as surely as a small file without them, which is never parsed either. Else
+    /// why it may (`` it holds `set_device(` ``).
+    pub fn large_may_have_gpu_code(
+        &self,
+        root: &Path,
+        rel: &Path,
+        language: Language,
+    ) -> Result<Option<String>, ReadError> {
+        use std::io::Read;
+        const CHUNK: usize = 1 << 20;
+        let mut file = crate::fs::confine::RootDir::open(root)
+            .and_then(|r| r.open_regular(rel))
+            .map_err(io_error)?;
+        let (searcher, longest) = match language {
+            Language::Python => (&self.python, self.longest.0),
+            Language::Rust => (&self.rust, self.longest.1),
+        };
+        let overlap = longest.saturating_sub(1);
+        let mut buf = vec![0u8; CHUNK + overlap];
+        let (mut kept, mut total, mut first) = (0usize, 0u64, true);
+        loop {
+            let n = file.read(&mut buf[kept..]).map_err(io_error)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            total += n as u64;
+            let window = &buf[..kept + n];
+            if total > LARGE_SCAN_LIMIT {
+                return Ok(Some(format!(
+                    "only its first {LARGE_SCAN_LIMIT} bytes were looked at"
+                )));
+            }
+            if first && (window.starts_with(&[0xFF, 0xFE]) || window.starts_with(&[0xFE, 0xFF])) {
+                return Ok(Some("it is UTF-16".into()));
+            }
+            if window[kept..].contains(&0) {
+                return Ok(Some("it holds a NUL byte".into()));
+            }
+            if let Some(word) = searcher.first(window) {
+                return Ok(Some(format!(
+                    "it holds `{}`",
+                    String::from_utf8_lossy(word)
+                )));
+            }
+            first = false;
+            let keep = overlap.min(window.len());
+            let end = window.len();
+            buf.copy_within(end - keep..end, 0);
+            kept = keep;
         }
     }
 

@@ -128,6 +128,58 @@ fn files_over_the_size_limit_are_refused() {
     );
 }
 
+/// From the Rust trial of session 60 (TensorFlow's generated op wrappers, 4.8 and 7.9 MB): a
+/// file over the limit is read in chunks through the prefilter, never whole. Without a GPU
+/// word in it, it holds no GPU code as surely as a small file without one: `no_gpu_code`, and
+/// the run is not an error; with one (a word across two chunks too), it stays an error naming
+/// the word.
+#[test]
+fn a_file_over_the_limit_without_gpu_words_has_no_gpu_code() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let mut generated = String::from("// generated\n");
+    while generated.len() < 3 << 20 {
+        generated.push_str("pub fn op_add(a: i32, b: i32) -> i32 {\n    a + b\n}\n");
+    }
+    crate::common::write(root, "src/ops.rs", &generated);
+    // `set_device(` astride the first 1 MiB chunk's end.
+    let call = "\nfn f(o: &mut Op) { o.set_device(\"/gpu:1\"); }\n";
+    let before = call.find("set_device").unwrap();
+    let mut astride = format!("//{}", "x".repeat((1 << 20) - 5 - before - 2));
+    astride.push_str(call);
+    assert_eq!(astride.find("set_device"), Some((1 << 20) - 5));
+    astride.push_str(&"// padding\n".repeat(200_000));
+    crate::common::write(root, "src/raw.rs", &astride);
+    crate::common::write(root, "src/lib.rs", "pub mod ops;\npub mod raw;\n");
+    let out = run(gh(root).args([
+        "scan",
+        "--no-cache",
+        "--max-file-size",
+        "1000000",
+        "--format",
+        "json",
+        "src/ops.rs",
+    ]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["files"][0]["status"], "no_gpu_code", "{doc}");
+    let out = run(gh(root).args([
+        "scan",
+        "--no-cache",
+        "--max-file-size",
+        "1000000",
+        "src/raw.rs",
+    ]));
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("error: src/raw.rs: larger than the limit")
+            && out.stderr.contains("it holds `set_device(`"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn a_missing_path_is_an_error_with_its_name() {
     let tree = copy_fixture("bad");
