@@ -2144,3 +2144,164 @@ fn unit_tests_that_build_an_aliased_device_reach_cuda_and_those_naming_it_do_not
         );
     }
 }
+
+/// From the Rust trial of session 60 (mistralrs-cli's `--device-layers "0:10;1:20"` in
+/// `src/args/model.rs`, flattened into the program's `Cli`): an option that selects several
+/// cards declared in another module of the program, or in a library crate of the tree it runs,
+/// is GH513 where it is declared (that file holds no GPU word), and the program's own fix is
+/// withheld as when the field is in `main.rs` — sync or async `main` — never "compliant" with
+/// one card.
+#[test]
+fn a_multi_gpu_option_of_another_module_or_crate_holds_the_programs_fix_back() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str, deps: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = {{ version = \"0.9\", features = [\"cuda\"] }}\nclap = {{ version = \"4\", features = [\"derive\"] }}\n{deps}")
+    };
+    let options = "use clap::Args;\n\n#[derive(Args, Clone, Default)]\npub struct DeviceOptions {\n    /// ORD:NUM;... e.g. \"0:10;1:20\"\n    #[arg(long, value_delimiter = ';')]\n    pub device_layers: Option<Vec<String>>,\n}\n";
+    let main = |options: &str, head: &str, sig: &str| {
+        format!("{head}use candle_core::Device;\nuse clap::Parser;\n\n#[derive(Parser)]\nstruct Cli {{\n    #[command(flatten)]\n    device: {options},\n}}\n\n{sig} {{\n    let cli = Cli::parse();\n    let _ = cli.device.device_layers;\n    let dev = Device::new_cuda(0).unwrap();\n    println!(\"{{dev:?}}\");\n}}\n")
+    };
+    write(root, "cli/Cargo.toml", &manifest("cli", ""));
+    write(root, "cli/src/args.rs", options);
+    write(
+        root,
+        "cli/src/main.rs",
+        &main("args::DeviceOptions", "mod args;\n\n", "fn main()"),
+    );
+    write(root, "opts/Cargo.toml", &manifest("opts", ""));
+    write(root, "opts/src/lib.rs", options);
+    write(
+        root,
+        "server/Cargo.toml",
+        &manifest(
+            "server",
+            "opts = { path = \"../opts\" }\ntokio = { version = \"1\", features = [\"full\"] }\n",
+        ),
+    );
+    write(
+        root,
+        "server/src/main.rs",
+        &main("opts::DeviceOptions", "", "#[tokio::main]\nasync fn main()"),
+    );
+    write(root, "plain/Cargo.toml", &manifest("plain", ""));
+    write(root, "plain/src/main.rs", "use candle_core::Device;\n\nfn main() {\n    let dev = Device::new_cuda(0).unwrap();\n    println!(\"{dev:?}\");\n}\n");
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"cli\", \"opts\", \"server\", \"plain\"]\n",
+    );
+    let out = run(gh(root).args([
+        "scan",
+        "--no-cache",
+        "--unsafe-fixes",
+        "--format",
+        "json",
+        ".",
+    ]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for declared in ["cli/src/args.rs", "opts/src/lib.rs"] {
+        let f = common::file_in(&doc, declared);
+        assert_eq!(f["status"], "needs_review", "{f}");
+        assert_eq!(common::rule_codes(&f), vec!["GH513".to_string()], "{f}");
+    }
+    for program in ["cli/src/main.rs", "server/src/main.rs"] {
+        let f = common::file_in(&doc, program);
+        assert_eq!(f["status"], "non_compliant", "{f}");
+        let findings = f["findings"].as_array().unwrap();
+        assert!(
+            !findings.is_empty() && findings.iter().all(|x| x["fixable"] == false),
+            "{f}"
+        );
+        assert!(
+            f.to_string()
+                .contains("`--device-layers` takes a list of devices in `"),
+            "{f}"
+        );
+    }
+    // A program with no such option is fixed as before.
+    let plain = common::file_in(&doc, "plain/src/main.rs");
+    assert!(
+        plain["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["fixable"] == true),
+        "{plain}"
+    );
+    let before = std::fs::read_to_string(root.join("cli/src/main.rs")).unwrap();
+    run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--no-cache",
+        "--unsafe-fixes",
+        ".",
+    ]));
+    assert_eq!(
+        std::fs::read_to_string(root.join("cli/src/main.rs")).unwrap(),
+        before
+    );
+    let server = std::fs::read_to_string(root.join("server/src/main.rs")).unwrap();
+    assert!(!server.contains("CUDA_VISIBLE_DEVICES"), "{server}");
+    let plain = std::fs::read_to_string(root.join("plain/src/main.rs")).unwrap();
+    assert!(plain.contains("CUDA_VISIBLE_DEVICES"), "{plain}");
+}
+
+/// Issue 36's threads before main, from a probe of trial 60: a `#[ctor]` function (in the
+/// program's file, or a library of the tree it runs) or a static in `.init_array` runs before
+/// `main` and may start threads; the edition-2024 fix would insert `unsafe { set_var }` whose
+/// SAFETY comment says no thread exists. Nothing is inserted, and the findings name the code.
+#[test]
+fn code_run_before_main_holds_the_env_block_back() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str, deps: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n[dependencies]\ncandle-core = {{ version = \"0.9\", features = [\"cuda\"] }}\nctor = \"0.2\"\n{deps}")
+    };
+    let body = "fn main() {\n    let dev = candle_core::Device::new_cuda(0).unwrap();\n    println!(\"{dev:?}\");\n}\n";
+    write(root, "watch/Cargo.toml", &manifest("watch", ""));
+    write(root, "watch/src/main.rs", &format!("#[ctor::ctor]\nfn start_watchdog() {{\n    std::thread::spawn(|| loop {{\n        std::thread::sleep(std::time::Duration::from_secs(1));\n    }});\n}}\n\n{body}"));
+    write(root, "hooks/Cargo.toml", &manifest("hooks", ""));
+    write(root, "hooks/src/lib.rs", "#[unsafe(link_section = \".init_array\")]\n#[used]\npub static INIT: extern \"C\" fn() = start;\n\nextern \"C\" fn start() {\n    std::thread::spawn(|| ());\n}\n\npub fn touch() {}\n");
+    write(
+        root,
+        "app/Cargo.toml",
+        &manifest("app", "hooks = { path = \"../hooks\" }\n"),
+    );
+    write(
+        root,
+        "app/src/main.rs",
+        &body.replace("fn main() {\n", "fn main() {\n    hooks::touch();\n"),
+    );
+    write(root, "plain/Cargo.toml", &manifest("plain", ""));
+    write(root, "plain/src/main.rs", body);
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"watch\", \"hooks\", \"app\", \"plain\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for (program, named) in [
+        ("watch/src/main.rs", "`#[ctor::ctor]` fn `start_watchdog`"),
+        ("app/src/main.rs", "the static `INIT` in `.init_array`"),
+    ] {
+        let f = common::file_in(&doc, program);
+        assert_eq!(f["status"], "non_compliant", "{f}");
+        let findings = f["findings"].as_array().unwrap();
+        assert!(findings.iter().all(|x| x["fixable"] == false), "{f}");
+        assert!(f.to_string().contains(named), "{named}: {f}");
+    }
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    for program in ["watch/src/main.rs", "app/src/main.rs"] {
+        let text = std::fs::read_to_string(root.join(program)).unwrap();
+        assert!(!text.contains("set_var"), "{program}: {text}");
+    }
+    let plain = std::fs::read_to_string(root.join("plain/src/main.rs")).unwrap();
+    assert!(
+        plain.contains("unsafe {") && plain.contains("SAFETY"),
+        "{plain}"
+    );
+}

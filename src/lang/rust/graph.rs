@@ -79,6 +79,11 @@ pub enum FileRole {
 #[derive(Debug, Default)]
 pub struct RustIndex {
     files: HashMap<String, FileRole>,
+    /// For a GPU program, the options that select several cards its modules or the
+    /// libraries it runs declare (what they are, and where).
+    several: HashMap<String, Vec<String>>,
+    /// For a GPU program, the code its crates run before `main` (a `#[ctor]` function).
+    before_main: HashMap<String, Vec<String>>,
     /// The index functions each file can call: its package's and its dependencies' of the
     /// tree (a name defined twice with different index positions is left out).
     callable: HashMap<String, Arc<Vec<IndexFn>>>,
@@ -300,6 +305,16 @@ impl RustIndex {
 
     /// The file writes an index another file hands to a device (an option's default, a
     /// `const`): it is analysed even when it holds no GPU word.
+    /// The code a program's crates run before its `main` (`#[ctor]` functions).
+    pub fn before_main(&self, rel: &str) -> &[String] {
+        self.before_main.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The options that select several cards a program's other files declare.
+    pub fn several_cards(&self, rel: &str) -> &[String] {
+        self.several.get(rel).map_or(&[], |v| v.as_slice())
+    }
+
     pub fn carries_index(&self, rel: &str) -> bool {
         self.carriers.contains(rel)
     }
@@ -439,6 +454,12 @@ impl RustIndex {
         for (rel, consts) in other.index_consts {
             self.index_consts.entry(rel).or_insert(consts);
         }
+        for (rel, found) in other.several {
+            self.several.entry(rel).or_insert(found);
+        }
+        for (rel, found) in other.before_main {
+            self.before_main.entry(rel).or_insert(found);
+        }
         self.carriers.extend(other.carriers);
         self.hosted.extend(other.hosted);
         self.chooses_cuda.extend(other.chooses_cuda);
@@ -509,6 +530,15 @@ struct RsFile {
     /// items of an integer literal: where an index handed on elsewhere is written.
     option_fields: Vec<String>,
     consts: Vec<String>,
+    /// Its command-line options that select several cards (`--device-layers 0:10;1:20`, a
+    /// `Vec` of devices), as GH513 says them: a program whose options they are loses all
+    /// but one card to the mask.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    multi_gpu_options: Vec<String>,
+    /// Code it runs before `main` (`#[ctor]` functions, statics in `.init_array`), as said in
+    /// a message: threads it starts exist when `main`'s first statement runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    before_main: Vec<String>,
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
@@ -783,9 +813,46 @@ fn use_segments(t: &syn::UseTree, out: &mut HashSet<String>) {
 #[derive(Default)]
 struct Reader {
     file: RsFile,
+    /// Inside a struct of command-line options (`#[derive(Parser)]`, `Args`).
+    cli_struct: bool,
     inline: Vec<String>,
     /// The functions being read, outermost first, each with whether it is a `#[test]`.
     function: Vec<(String, bool)>,
+}
+
+/// `#[ctor]`, `#[ctor::ctor]`: a function the loader runs before `main` (the `ctor` crate's
+/// life before main), which may start threads.
+fn before_main_attr(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "ctor")
+}
+
+/// `#[link_section = ".init_array"]` (ELF), `".CRT$XCU"` (Windows), `"__DATA,__mod_init_func"`
+/// (macOS): a static the loader calls before `main`. The section's name.
+fn init_section(attr: &syn::Attribute) -> Option<String> {
+    // `#[unsafe(link_section = …)]` (edition 2024) holds it in a list.
+    let meta = if attr.path().is_ident("unsafe") {
+        attr.parse_args::<syn::Meta>().ok()?
+    } else {
+        attr.meta.clone()
+    };
+    let syn::Meta::NameValue(nv) = &meta else {
+        return None;
+    };
+    let value = match &nv.value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) if nv.path.is_ident("link_section") => s.value(),
+        _ => return None,
+    };
+    let constructor = value.starts_with(".init_array")
+        || value.starts_with(".ctors")
+        || value.starts_with(".CRT$XC")
+        || value.contains("mod_init_func");
+    constructor.then_some(value)
 }
 
 /// `#[test]`, `#[tokio::test]`, `#[test_case(…)]`-free: an attribute that makes a function a
@@ -861,6 +928,18 @@ impl<'a> Visit<'a> for Reader {
     }
 
     fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if let Some(attr) = f.attrs.iter().find(|a| before_main_attr(a)) {
+            let path = attr
+                .path()
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            self.file
+                .before_main
+                .push(format!("`#[{path}]` fn `{}`", f.sig.ident));
+        }
         // A test at the top or in an inline module (`mod tests { #[test] fn … }`), named by
         // its path there (`tests::gpt2`), as `Items::without` takes it.
         let test = self.function.is_empty() && f.attrs.iter().any(is_test_attr);
@@ -872,6 +951,13 @@ impl<'a> Visit<'a> for Reader {
         self.function.pop();
     }
 
+    fn visit_item_struct(&mut self, s: &'a syn::ItemStruct) {
+        let outer = self.cli_struct;
+        self.cli_struct = s.attrs.iter().any(super::facts::derives_parser);
+        visit::visit_item_struct(self, s);
+        self.cli_struct = outer;
+    }
+
     fn visit_field(&mut self, f: &'a syn::Field) {
         if let Some(name) = &f.ident {
             if f.attrs
@@ -879,6 +965,13 @@ impl<'a> Visit<'a> for Reader {
                 .any(|a| super::facts::option_default(a).is_some())
             {
                 self.file.option_fields.push(name.to_string());
+            }
+            let option = self.cli_struct || f.attrs.iter().any(super::facts::is_option_attr);
+            if let Some(what) = option
+                .then(|| super::facts::multi_gpu_option(name, f))
+                .flatten()
+            {
+                self.file.multi_gpu_options.push(what);
             }
         }
         visit::visit_field(self, f);
@@ -892,6 +985,12 @@ impl<'a> Visit<'a> for Reader {
     }
 
     fn visit_item_static(&mut self, st: &'a syn::ItemStatic) {
+        if let Some(section) = st.attrs.iter().find_map(init_section) {
+            self.file.before_main.push(format!(
+                "the static `{}` in `{section}` (a constructor)",
+                st.ident
+            ));
+        }
         let fixed = matches!(st.mutability, syn::StaticMutability::None);
         if fixed && super::facts::int_lit(&st.expr).is_some() {
             self.file.consts.push(st.ident.to_string());
@@ -1781,6 +1880,8 @@ fn link(
     // Each binary: its own module tree, plus its package's library when it names it.
     let mut programs_of_package: Vec<Vec<(String, bool)>> = vec![Vec::new(); packages.len()];
     let mut program_files: Vec<(String, Vec<String>, bool)> = Vec::new();
+    let mut several: HashMap<String, Vec<String>> = HashMap::default();
+    let mut before_main: HashMap<String, Vec<String>> = HashMap::default();
     let mut package_files: Vec<Vec<String>> = lib_files.clone();
     for (i, p) in packages.iter().enumerate().filter(|(i, _)| in_group[*i]) {
         for (bin, test) in &p.binaries {
@@ -1905,6 +2006,45 @@ fn link(
                     if k != i && depends_on(p, k, packages, &mut Vec::new()) {
                         programs_of_package[k].push((bin.clone(), masks));
                     }
+                }
+                // Options that select several cards, declared in its own modules or in the
+                // libraries it runs (a `#[command(flatten)]` struct of another file).
+                let libraries_again = || {
+                    members.iter().filter(|&&k| {
+                        if k == i {
+                            named.contains(p.lib_name.as_str())
+                        } else {
+                            depends_on(p, k, packages, &mut Vec::new())
+                        }
+                    })
+                };
+                let libraries = libraries_again();
+                let found: Vec<String> = tree
+                    .iter()
+                    .skip(1)
+                    .chain(libraries.flat_map(|&k| lib_files[k].iter()))
+                    .filter_map(|rel| Some((rel, files.get(rel)?)))
+                    .flat_map(|(rel, f)| {
+                        f.multi_gpu_options
+                            .iter()
+                            .map(move |what| format!("{what} in `{rel}`"))
+                    })
+                    .collect();
+                if !found.is_empty() {
+                    several.insert(bin.clone(), found);
+                }
+                let early: Vec<String> = tree
+                    .iter()
+                    .chain(libraries_again().flat_map(|&k| lib_files[k].iter()))
+                    .filter_map(|rel| Some((rel, files.get(rel)?)))
+                    .flat_map(|(rel, f)| {
+                        f.before_main
+                            .iter()
+                            .map(move |what| format!("{what} in `{rel}`"))
+                    })
+                    .collect();
+                if !early.is_empty() {
+                    before_main.insert(bin.clone(), early);
                 }
                 program_files.push((bin.clone(), tree.clone(), masks));
             }
@@ -2136,8 +2276,16 @@ fn link(
         fns: callable,
         fields: index_fields,
         consts: index_consts,
-        carriers,
+        mut carriers,
     } = callable(files, packages, &lib_files, &package_files, &in_group);
+    // A file declaring an option that selects several cards is read for its GH513 even
+    // without a GPU word (an options struct the program flattens from another module).
+    carriers.extend(
+        files
+            .iter()
+            .filter(|(_, f)| !f.multi_gpu_options.is_empty())
+            .map(|(rel, _)| rel.clone()),
+    );
     let mut hosted: Vec<(String, String)> = files
         .iter()
         .flat_map(|(rel, f)| {
@@ -2157,6 +2305,8 @@ fn link(
         .collect();
     RustIndex {
         files: roles,
+        several,
+        before_main,
         callable,
         index_fields,
         index_consts,

@@ -323,14 +323,26 @@ impl RustSupport {
         let mut edits = Vec::new();
         // A program that opens several cards by design (GH513) would lose all but one to the
         // mask: nothing of it is fixed, the findings say why.
-        let multi_gpu = kind == detect::Binary::Settable
-            && findings
-                .iter()
-                .any(|f| f.rule.code == rules::MULTI_GPU.code);
-        if multi_gpu {
+        let own = findings
+            .iter()
+            .any(|f| f.rule.code == rules::MULTI_GPU.code);
+        let elsewhere = at.map_or(&[][..], |rel| index.map_or(&[], |i| i.several_cards(rel)));
+        if kind != detect::Binary::No && (own || !elsewhere.is_empty()) {
+            let why = match elsewhere.first().filter(|_| !own) {
+                Some(what) => format!(
+                    "this program selects several devices ({what}, GH513), and the mask would leave it one card"
+                ),
+                None => "this program selects several devices (GH513), and the mask would leave it one card".to_string(),
+            };
+            withhold(&mut findings, &why);
+        }
+        // Code the loader runs before `main` may have started threads: an env block in `main`
+        // could race them, and its SAFETY comment (edition 2024) would be false.
+        let early = at.map_or(&[][..], |rel| index.map_or(&[], |i| i.before_main(rel)));
+        if let (true, Some(what)) = (kind != detect::Binary::No, early.first()) {
             withhold(
                 &mut findings,
-                "this program selects several devices (GH513), and the mask would leave it one card",
+                &format!("{what} runs before `main` and may start threads, which an env block in `main` could race: set the env before the process starts (a launcher script or the service's environment)"),
             );
         }
         if plan != Plan::None && findings.iter().any(|f| f.is_violation() && f.fixable) {

@@ -1624,7 +1624,7 @@ fn index_lit(expr: &Expr) -> Option<(Range<usize>, u64)> {
 
 /// `#[derive(Parser)]`, `#[derive(clap::Args)]`, `#[derive(StructOpt)]`: a struct of
 /// command-line options.
-fn derives_parser(attr: &syn::Attribute) -> bool {
+pub(super) fn derives_parser(attr: &syn::Attribute) -> bool {
     attr.path().is_ident("derive")
         && attr
             .parse_args_with(
@@ -1638,7 +1638,7 @@ fn derives_parser(attr: &syn::Attribute) -> bool {
 }
 
 /// `#[arg(…)]`, `#[clap(…)]`, `#[structopt(…)]`: a command-line option.
-fn is_option_attr(attr: &syn::Attribute) -> bool {
+pub(super) fn is_option_attr(attr: &syn::Attribute) -> bool {
     let path = attr.path();
     path.is_ident("arg") || path.is_ident("clap") || path.is_ident("structopt")
 }
@@ -1662,7 +1662,7 @@ fn option_metas(field: &syn::Field) -> Vec<syn::Meta> {
 /// An option that selects several cards: a list of devices (`devices: Vec<usize>`, a
 /// `--gpus 0,1` default), or a count of cards whose default is above 1 (`num_gpus = 2`).
 /// What it is, for the message; `None` for any other option.
-fn multi_gpu_option(name: &syn::Ident, field: &syn::Field) -> Option<String> {
+pub(super) fn multi_gpu_option(name: &syn::Ident, field: &syn::Field) -> Option<String> {
     use crate::knowledge::rust::{CARD_COUNT_OPTIONS, DEVICE_WORDS};
     let metas = option_metas(field);
     let long = metas.iter().find_map(|m| match m {
