@@ -929,13 +929,7 @@ impl<'a> Visit<'a> for Reader {
 
     fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
         if let Some(attr) = f.attrs.iter().find(|a| before_main_attr(a)) {
-            let path = attr
-                .path()
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect::<Vec<_>>()
-                .join("::");
+            let path = super::facts::mains::attr_path(attr.path());
             self.file
                 .before_main
                 .push(format!("`#[{path}]` fn `{}`", f.sig.ident));
@@ -2007,9 +2001,9 @@ fn link(
                         programs_of_package[k].push((bin.clone(), masks));
                     }
                 }
-                // Options that select several cards, declared in its own modules or in the
-                // libraries it runs (a `#[command(flatten)]` struct of another file).
-                let libraries_again = || {
+                // What its own files (`skip`: its root's own findings say it) and the
+                // libraries it runs hold of `list`, each with the file saying it.
+                let libraries = || {
                     members.iter().filter(|&&k| {
                         if k == i {
                             named.contains(p.lib_name.as_str())
@@ -2018,31 +2012,24 @@ fn link(
                         }
                     })
                 };
-                let libraries = libraries_again();
-                let found: Vec<String> = tree
-                    .iter()
-                    .skip(1)
-                    .chain(libraries.flat_map(|&k| lib_files[k].iter()))
-                    .filter_map(|rel| Some((rel, files.get(rel)?)))
-                    .flat_map(|(rel, f)| {
-                        f.multi_gpu_options
-                            .iter()
-                            .map(move |what| format!("{what} in `{rel}`"))
-                    })
-                    .collect();
+                let gather = |skip: usize, list: fn(&RsFile) -> &Vec<String>| -> Vec<String> {
+                    tree.iter()
+                        .skip(skip)
+                        .chain(libraries().flat_map(|&k| lib_files[k].iter()))
+                        .filter_map(|rel| Some((rel, files.get(rel)?)))
+                        .flat_map(|(rel, f)| {
+                            list(f).iter().map(move |what| format!("{what} in `{rel}`"))
+                        })
+                        .collect()
+                };
+                // Options that select several cards, declared in its other modules or in the
+                // libraries it runs (a `#[command(flatten)]` struct of another file).
+                let found = gather(1, |f| &f.multi_gpu_options);
                 if !found.is_empty() {
                     several.insert(bin.clone(), found);
                 }
-                let early: Vec<String> = tree
-                    .iter()
-                    .chain(libraries_again().flat_map(|&k| lib_files[k].iter()))
-                    .filter_map(|rel| Some((rel, files.get(rel)?)))
-                    .flat_map(|(rel, f)| {
-                        f.before_main
-                            .iter()
-                            .map(move |what| format!("{what} in `{rel}`"))
-                    })
-                    .collect();
+                // Code the loader runs before its `main`, its own file's too.
+                let early = gather(0, |f| &f.before_main);
                 if !early.is_empty() {
                     before_main.insert(bin.clone(), early);
                 }

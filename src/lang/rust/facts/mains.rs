@@ -102,7 +102,7 @@ const INERT_MAIN_ATTRS: &[&str] = &[
     "coverage",
 ];
 
-fn attr_path(path: &syn::Path) -> String {
+pub(in crate::lang::rust) fn attr_path(path: &syn::Path) -> String {
     path.segments
         .iter()
         .map(|s| s.ident.to_string())
@@ -150,13 +150,7 @@ fn foreign_attr(attrs: &[Attribute]) -> Option<(String, Range<usize>)> {
 
 fn runtime_attr(attrs: &[Attribute]) -> Option<RuntimeAttr> {
     attrs.iter().find_map(|a| {
-        let path = a
-            .path()
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect::<Vec<_>>()
-            .join("::");
+        let path = attr_path(a.path());
         if !path.ends_with("::main") {
             return None;
         }
