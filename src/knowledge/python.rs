@@ -518,6 +518,30 @@ pub const FILE_TOOLS: &[&str] = &[
     "kubectl",
 ];
 
+/// Decorators that run the function they decorate as the program when its module is
+/// `__main__` (`python -m pkg.tool`), by module and name: fastcore's `@call_parse`, `begins`'
+/// `@begin.start`, `@autocommand(__name__)`. An import only wraps the function.
+pub const MAIN_DECORATORS: &[(&str, &str)] = &[
+    ("fastcore.script", "call_parse"),
+    ("begin", "start"),
+    ("autocommand", "autocommand"),
+];
+
+/// Calls that run a function with the program's command line (`fire.Fire(main)`,
+/// `typer.run(main)`, `tyro.cli(main)`), by module and name: a module that makes one as it runs
+/// is a program, as one that calls `parser.parse_args()` is.
+pub const COMMAND_LINE_CALLS: &[(&str, &str)] = &[
+    ("fire", "Fire"),
+    ("typer", "run"),
+    ("tyro", "cli"),
+    ("defopt", "run"),
+    ("clize", "run"),
+    ("jsonargparse", "CLI"),
+    ("jsonargparse", "auto_cli"),
+    ("plac", "call"),
+    ("absl.app", "run"),
+];
+
 /// Calls that start a child process and take its env as `env=`.
 pub const CHILD_ENV_CALLS: &[&str] = &[
     "subprocess.run",

@@ -271,3 +271,41 @@ fn mpi_slurm_and_horovod_launchers_start_their_command_as_ranks() {
     let one = std::fs::read_to_string(root.join("one.py")).unwrap();
     assert!(one.contains("CUDA_VISIBLE_DEVICES"), "{one}");
 }
+
+/// Trial 60 (ultralytics' `tests/test_cli.py`): `run(f"yolo train … device=0,1")`, a command
+/// line written as one string with `key=value` arguments, asks the tree's `yolo` console
+/// script for two cards: GH203, not "without GPU code". One card asked is fine.
+#[test]
+fn a_key_value_device_list_given_to_a_console_script_asks_for_those_cards() {
+    let dir = tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"ultra\"\nversion = \"0.1\"\n[project.scripts]\nyolo = \"ultra.cli:entrypoint\"\n",
+    );
+    write(root, "ultra/__init__.py", "");
+    write(
+        root,
+        "ultra/cli.py",
+        "import sys\n\nimport torch\n\n\ndef entrypoint():\n    torch.zeros(1).to(\"cuda:\" + sys.argv[-1].split(\"=\")[-1])\n",
+    );
+    write(
+        root,
+        "tests/test_cli.py",
+        "import subprocess\n\n\ndef run(cmd):\n    subprocess.run(cmd.split(), check=True)\n\n\ndef test_one(task=\"detect\"):\n    run(f\"yolo train {task} model=yolo.pt epochs=1 device=0\")\n\n\ndef test_two(task=\"detect\"):\n    run(f\"yolo train {task} model=yolo.pt epochs=1 device=0,1\")\n",
+    );
+    let doc = scan(root);
+    let cli = file_in(&doc, "tests/test_cli.py");
+    assert_eq!(cli["status"], "non_compliant", "{cli}");
+    assert_eq!(codes(&cli), ["GH001", "GH203"], "{cli}");
+    let gh203 = &cli["findings"][1];
+    assert!(
+        gh203["message"]
+            .as_str()
+            .unwrap()
+            .contains("`yolo` (a console script of this tree) for `device=0,1`"),
+        "{cli}"
+    );
+    assert_eq!(gh203["line"], 13, "{cli}");
+}

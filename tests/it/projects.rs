@@ -2919,3 +2919,81 @@ fn a_class_read_only_as_a_type_runs_nothing_of_it() {
         "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `tools/parse_config.py` (`main`) → `pkg/config.py` (`Config`) → `pkg/boxes.py` (`Boxes`)"
     );
 }
+
+/// Trial 60 (WhisperSpeech): `@call_parse` CLIs run as `python -m pkg.tool` were "library" of a
+/// module that loads `"pkg." + name`, without GPU code or compliant, and ran unmasked. A
+/// decorator that runs its function when the module is `__main__` makes the module a program,
+/// and the function's code is what its process runs; an import only wraps it.
+#[test]
+fn a_decorator_that_runs_its_function_as_main_makes_a_program() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"wsp\"\nversion = \"0.1\"\n",
+    );
+    write(root, "wsp/__init__.py", "");
+    write(
+        root,
+        "wsp/inference.py",
+        "import torch\n\n\ndef get_compute_device():\n    return \"cuda\" if torch.cuda.is_available() else \"cpu\"\n",
+    );
+    let tool = "import torch\nfrom fastcore.script import *\n\nfrom .inference import get_compute_device\n\n\n@call_parse\ndef prepare(input: str, batch_size: int = 16):\n    x = torch.zeros(batch_size).to(get_compute_device())\n    print(input, x.sum())\n";
+    write(root, "wsp/extract_stoks.py", tool);
+    // Not the table's decorator: a plain wrapper, run by nothing.
+    write(
+        root,
+        "wsp/helper.py",
+        "import torch\nfrom other.script import call_parse\n\n\n@call_parse\ndef helper():\n    torch.zeros(1).cuda()\n",
+    );
+    // The same class: a function run with the command line at module level.
+    write(
+        root,
+        "wsp/fire_tool.py",
+        "import fire\nimport torch\n\n\ndef main(n: int = 1):\n    torch.zeros(n).cuda()\n\n\nfire.Fire(main)\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let fire_tool = file_in(&report, "wsp/fire_tool.py");
+    assert_eq!(
+        crate::common::rule_codes(&fire_tool),
+        ["GH001"],
+        "{fire_tool}"
+    );
+    assert!(
+        fire_tool["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("program"),
+        "{fire_tool}"
+    );
+    let tool_file = file_in(&report, "wsp/extract_stoks.py");
+    assert_eq!(tool_file["status"], "non_compliant", "{tool_file}");
+    assert_eq!(
+        crate::common::rule_codes(&tool_file),
+        ["GH001"],
+        "{tool_file}"
+    );
+    assert!(
+        tool_file["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("`@call_parse` on `prepare`"),
+        "{tool_file}"
+    );
+    let helper = file_in(&report, "wsp/helper.py");
+    assert!(
+        helper["evidence"].as_str().unwrap().starts_with("library"),
+        "{helper}"
+    );
+    // `fix` gives the program its header at the top.
+    let fixed = fix_report(root);
+    assert_eq!(file_in(&fixed, "wsp/extract_stoks.py")["status"], "fixed");
+    let text = std::fs::read_to_string(root.join("wsp/extract_stoks.py")).unwrap();
+    assert!(
+        text.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{text}"
+    );
+    assert!(text.ends_with(tool), "{text}");
+}

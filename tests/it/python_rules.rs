@@ -778,6 +778,24 @@ fn a_child_given_a_forbidden_card_is_a_violation_wherever_its_env_is_built() {
     assert!(found.findings().iter().all(|f| f.edits.is_empty()));
 }
 
+/// Trial 60 (ultralytics' tests): a child env that leaves CUDA_VISIBLE_DEVICES out (a
+/// comprehension that filters it, `pop`, `del`) starts the child on every card, the forbidden
+/// one too: a violation, never compliant. Another variable left out is for review.
+#[test]
+fn a_child_env_that_drops_the_mask_is_a_violation() {
+    let src = "import os\nimport subprocess\nimport torch\n\n\ndef cold():\n    env = {k: v for k, v in os.environ.items() if k != \"CUDA_VISIBLE_DEVICES\"}\n    subprocess.run([\"yolo\", \"train\"], check=True, env=env)\n\n\ndef popped():\n    env = os.environ.copy()\n    env.pop(\"CUDA_VISIBLE_DEVICES\", None)\n    subprocess.run([\"python\", \"w.py\"], env=env)\n\n\ndef deleted():\n    env = dict(os.environ)\n    del env[\"CUDA_DEVICE_ORDER\"]\n    subprocess.run([\"python\", \"w.py\"], env=env)\n\n\ndef kept():\n    env = {k: v for k, v in os.environ.items() if k != \"HOME\"}\n    subprocess.run([\"python\", \"w.py\"], env=env)\n    torch.zeros(1).cuda()\n";
+    let py = python();
+    let found = analyze(&py, src);
+    assert_eq!(
+        child_env_findings(&*found, src),
+        [("GH016", 7), ("GH016", 13), ("GH011", 19)]
+    );
+    assert!(found
+        .findings()
+        .iter()
+        .all(|f| f.edits.is_empty() || f.rule.code == "GH001"));
+}
+
 /// Issue 35: a launcher whose helper builds the child's env or command line was "without GPU
 /// code", green, while it started its worker on card 0. The helper's `return` is followed from
 /// the call that starts the child; each write is judged once, where the helper writes it.

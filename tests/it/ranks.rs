@@ -266,3 +266,38 @@ fn ranks_that_take_their_rank_modulo_the_count_need_a_card_each() {
     );
     assert_eq!(file_in(&report, "run_mod.py")["status"], "non_compliant");
 }
+
+/// Trial 60 (WhisperSpeech's `train_multi.py`): Lightning's `devices=` read from the
+/// scheduler's env (`SLURM_NTASKS_PER_NODE`) is a number of cards known only when it runs,
+/// like a launcher's `--nproc_per_node=$GPUS`: GH207, the header held back, never "fixed"
+/// to one card. A literal count is GH203; a written count of one is fine.
+#[test]
+fn lightning_devices_read_at_run_time_are_an_unknown_count() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    let trainer = |devices: &str| {
+        format!("import os\n\nimport lightning.pytorch as pl\n\ntrainer = pl.Trainer(\n    strategy=\"ddp\",\n    accelerator=\"gpu\",\n    devices={devices},\n)\ntrainer.fit(None)\n")
+    };
+    let slurm = trainer("int(os.environ.get(\"SLURM_NTASKS_PER_NODE\", 1))");
+    write(root, "slurm.py", &slurm);
+    write(root, "four.py", &trainer("4"));
+    write(root, "one.py", &trainer("1"));
+    let (report, code) = fix_report(root);
+    assert_eq!(code, 1);
+    let found = findings(&report, "slurm.py");
+    assert!(
+        found
+            .iter()
+            .any(|f| f.starts_with("GH207: ") && f.contains("SLURM_NTASKS_PER_NODE")),
+        "{found:?}"
+    );
+    assert_eq!(file_in(&report, "slurm.py")["status"], "non_compliant");
+    assert_eq!(
+        std::fs::read_to_string(root.join("slurm.py")).unwrap(),
+        slurm
+    );
+    assert!(findings(&report, "four.py")
+        .iter()
+        .any(|f| f.starts_with("GH203: ")));
+    assert_eq!(file_in(&report, "one.py")["status"], "fixed");
+}

@@ -170,7 +170,7 @@ fn needs_findings(facts: &Facts, role: Option<&Role>, policy: &Policy, out: &mut
         }
         crate::lang::python::Need::Launcher => out.push(launcher_finding(
             at,
-            &format!("its process runs {chain}, which starts as many processes as its arguments say"),
+            &format!("its process runs {chain}, which starts as many processes as its arguments say (`--nproc_per_node`)"),
             policy,
         )),
         crate::lang::python::Need::Cards(n) if *n > allowed => out.push(
@@ -261,7 +261,7 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
     facts
         .multi_gpu
         .iter()
-        .filter(|(_, _, kind)| *kind != MultiKind::Launcher)
+        .filter(|(_, _, kind)| !matches!(kind, MultiKind::Launcher | MultiKind::CardsAtRunTime))
         .filter(|(_, _, kind)| !(launches && *kind == MultiKind::Distributed))
         .map(|(at, what, kind)| {
             // A script run under a launcher (a `__main__` block) that imports torch.distributed
@@ -288,7 +288,7 @@ fn multi_gpu<'f>(facts: &'f Facts, policy: &Policy, role: Option<&Role>) -> Vec<
                 (MultiKind::Distributed, _) => (false, false, format!(
                     "torch.distributed in a library; {allowed} process(es) under mask '{mask}'"
                 )),
-                (MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank | MultiKind::Launcher, _) => (false, false, format!(
+                (MultiKind::Cards(_) | MultiKind::Adaptive | MultiKind::Rank | MultiKind::Launcher | MultiKind::CardsAtRunTime, _) => (false, false, format!(
                     "{what}; sees {} under mask '{mask}'",
                     cards(allowed)
                 )),
@@ -378,6 +378,13 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
     {
         out.push(launcher_finding(at.clone(), what, ctx.policy));
     }
+    for (at, what, _) in facts
+        .multi_gpu
+        .iter()
+        .filter(|(_, _, kind)| *kind == MultiKind::CardsAtRunTime)
+    {
+        out.push(launcher_finding(at.clone(), what, ctx.policy));
+    }
     for m in multi_gpu(facts, ctx.policy, ctx.role) {
         let rule = match (m.violates, m.rank) {
             (true, true) => &MULTI_GPU_PER_RANK,
@@ -455,14 +462,15 @@ fn launch_findings(facts: &Facts, role: &Role, policy: &Policy, out: &mut Vec<Fi
     }
 }
 
-/// A distributed launcher the program runs in-process (`torch.distributed.run.run(args)`):
-/// the number of processes comes from its arguments, unknown here.
+/// A distributed launcher the program runs in-process (`torch.distributed.run.run(args)`), or
+/// a number of cards read at run time (Lightning's `devices=int(os.environ[…])`): the number
+/// of processes is unknown here.
 fn launcher_finding(at: std::ops::Range<usize>, what: &str, policy: &Policy) -> Finding {
     Finding::new(
         &LAUNCH_COUNT_UNKNOWN,
         at,
         format!(
-            "{what} (`--nproc_per_node`): perhaps more than mask '{}' allows",
+            "{what}: perhaps more than mask '{}' allows",
             policy.visible_devices
         ),
     )
@@ -521,6 +529,10 @@ fn shown_op(op: &EnvOp) -> String {
 /// Deliberate masks, child-process env and AMD masks: reported, never rewritten.
 fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
     if e.child {
+        if let (Some(var), EnvOp::Unset) = (e.var(), &e.op) {
+            child_env_removed(e, var, policy, out);
+            return;
+        }
         if let (Some(var), EnvOp::Set(val)) = (e.var(), &e.op) {
             // A mask of card numbers that the policy's mask does not hold: the child runs on a
             // card it must not use (CUDA_DEVICE_ORDER is inherited).
@@ -584,6 +596,34 @@ fn special_effect(e: &EnvEffect, policy: &Policy, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// A child env built without a variable the policy sets (`env.pop("CUDA_VISIBLE_DEVICES")`,
+/// a comprehension that leaves it out): the child does not inherit the header's value, and
+/// without the mask it sees every card, the forbidden ones too.
+fn child_env_removed(e: &EnvEffect, var: EnvVar, policy: &Policy, out: &mut Vec<Finding>) {
+    let Some(want) = policy.env_value(var) else {
+        return;
+    };
+    let finding = if var == EnvVar::VisibleDevices {
+        Finding::new(
+            &CHILD_PROCESS_CARD,
+            e.at.clone(),
+            format!("a child process is started without CUDA_VISIBLE_DEVICES: it sees every card, not only the policy's ('{want}')"),
+        )
+        .with_help("keep the mask in the child's env (copy the parent's), or give it the policy's value")
+    } else {
+        Finding::new(
+            &CHILD_ENV,
+            e.at.clone(),
+            format!(
+                "a child process is started without {}: the policy's value is '{want}'",
+                var.name()
+            ),
+        )
+        .with_help("keep the parent's value in the child's env")
+    };
+    out.push(finding);
 }
 
 fn shown(v: &Val) -> String {

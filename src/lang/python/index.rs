@@ -21,6 +21,7 @@ use crate::lang::python::facts::IndexParam;
 use crate::lang::{FactKind, FactStore};
 use crate::model::outcome::Language;
 
+mod as_main;
 mod commands;
 mod construction;
 pub(crate) mod launch;
@@ -48,6 +49,12 @@ pub enum EntryWhy {
     Standalone,
     /// A module no module of the tree imports that reads its command line at module level.
     CommandLine,
+    /// A decorator that runs its function when the module is `__main__` (fastcore's
+    /// `@call_parse`): the decorator's name and the function's.
+    RunsAsMain {
+        decorator: String,
+        function: String,
+    },
     /// A command in the tree starts it (`python x.py`, `torchrun x.py`, `python -m pkg.mod`).
     Launched(Box<Launched>),
 }
@@ -84,6 +91,12 @@ impl EntryWhy {
                 "a module no module imports that reads its command line (`sys.argv`) as it runs"
                     .into()
             }
+            EntryWhy::RunsAsMain {
+                decorator,
+                function,
+            } => format!(
+                "`@{decorator}` on `{function}`, which runs it when the module is `__main__`"
+            ),
             EntryWhy::Launched(l) => {
                 format!("the command `{}` ({}, line {})", l.command, l.file, l.line)
             }
@@ -225,6 +238,8 @@ struct PyFile {
     imports: Box<[LinkImport]>,
     typing_imports: Box<[LinkImport]>,
     main_guard: bool,
+    /// A decorator that runs its function as the program (`@call_parse`), and that function.
+    runs_as_main: Option<(String, String)>,
     /// Touches a GPU: selects or uses a CUDA device, writes a GPU env variable, or uses a
     /// framework that takes a GPU without being told (TensorFlow, JAX, CuPy, Whisper, …).
     gpu: bool,
@@ -712,6 +727,9 @@ struct PyFacts {
     #[serde(default)]
     typing_imports: Vec<RawImport>,
     main_guard: bool,
+    /// The functions a decorator runs when the module is `__main__` (decorator, function).
+    /// Required: facts cached before it existed are a miss, made again.
+    runs_as_main: Vec<(String, String)>,
     gpu: bool,
     constants: Vec<(String, DeviceConst)>,
     /// Required: facts cached before it existed are a miss, made again.
@@ -813,6 +831,7 @@ impl PyFile {
             imports,
             typing_imports,
             main_guard: f.main_guard,
+            runs_as_main: f.runs_as_main.into_iter().next(),
             gpu: f.gpu,
             constants: f.constants.into_boxed_slice(),
             index_params: f.index_params.into_boxed_slice(),
@@ -1000,6 +1019,7 @@ fn parse_facts(
     let mut gpu_acts_at_import = false;
     let mut queries_at_import = false;
     let mut main_gpu = false;
+    let mut runs_as_main = Vec::new();
     // The module's code a statement at a time, through the `if`/`try` that hold definitions
     // (`try: from x import f` / `except ImportError: def f(…)`): a function defined there runs
     // when it is called, like one at the top; the conditions run at import.
@@ -1053,9 +1073,19 @@ fn parse_facts(
             // A function a decorator registers (`@app.route`, `@registry.register`) is called
             // by whoever reads the registry (where the index knows it), else as if the module
             // named it at import.
+            // One that runs it as the program (`@call_parse`) only wraps it for an importer.
+            let as_main = decorators
+                .iter()
+                .find_map(|d| as_main::runs_as_main(&d.expression, &imports.found))
+                .filter(|_| matches!(stmt, Stmt::FunctionDef(_)));
+            if let Some(decorator) = as_main {
+                runs_as_main.push((decorator.to_string(), name.to_string()));
+                main_refs.push(name.to_string());
+            }
             let by: Vec<String> = decorators
                 .iter()
                 .filter(|d| !is_plain_decorator(&d.expression))
+                .filter(|d| as_main::runs_as_main(&d.expression, &imports.found).is_none())
                 .map(|d| registry::decorator_callee(&d.expression))
                 .collect();
             if !by.is_empty() {
@@ -1213,6 +1243,10 @@ fn parse_facts(
     // The file's code as a whole (every function run): an import of GPU code counts only where
     // what it binds is used.
     let gpu = gpu_at_import || main_gpu || units.iter().any(|u| u.gpu);
+    let found = std::mem::take(&mut imports.found);
+    let reads_command_line = body
+        .iter()
+        .any(|stmt| !is_main_guard(stmt) && reads_command_line(stmt, &found));
     import_refs.sort();
     import_refs.dedup();
     main_refs.sort();
@@ -1234,7 +1268,7 @@ fn parse_facts(
         import_refs,
         main_refs,
         own,
-        imports: imports.found,
+        imports: found,
         typing_imports: imports.typing,
         dynamic_prefixes,
         dynamic_in_function,
@@ -1242,6 +1276,7 @@ fn parse_facts(
         dynamic_effect,
         config_base: body.iter().any(|stmt| config_bases(stmt).is_some()),
         main_guard: body.iter().any(is_main_guard),
+        runs_as_main,
         gpu,
         constants: device_constants(&text, body),
         index_params,
@@ -1282,9 +1317,7 @@ fn parse_facts(
         // acts on no GPU when run does nothing as a script: a plugin its host loads by name
         // (Triton's `model.py`), never a program. A file with no definition is taken as
         // acting, whatever it holds (a one-line `DEVICE = "cuda:1"` script).
-        reads_command_line: body
-            .iter()
-            .any(|stmt| !is_main_guard(stmt) && reads_command_line(stmt)),
+        reads_command_line,
         // A file of data only (imports, and names bound to literals, dicts, lists and the
         // names they refer to: an mmengine config that `Config.fromfile` loads) does nothing
         // when run, even where a value names a card (`device="cuda"`): its loader decides.
@@ -1489,11 +1522,10 @@ fn constant_ranges(stmts: &[Stmt], out: &mut Vec<std::ops::Range<usize>>) {
 
 /// A module-level statement that reads the command line (`sys.argv`, `parser.parse_args()`),
 /// outside the functions and classes it defines.
-fn reads_command_line(stmt: &Stmt) -> bool {
+fn reads_command_line(stmt: &Stmt, imports: &[RawImport]) -> bool {
     use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
-    #[derive(Default)]
-    struct Reads(bool);
-    impl<'a> Visitor<'a> for Reads {
+    struct Reads<'i>(bool, &'i [RawImport]);
+    impl<'a> Visitor<'a> for Reads<'_> {
         fn visit_stmt(&mut self, stmt: &'a Stmt) {
             if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
                 walk_stmt(self, stmt);
@@ -1513,13 +1545,15 @@ fn reads_command_line(stmt: &Stmt) -> bool {
                 {
                     self.0 = true;
                 }
+                // `fire.Fire(main)`, `typer.run(main)`: the function run with the command line.
+                Expr::Call(c) if as_main::reads_command_line(&c.func, self.1) => self.0 = true,
                 Expr::Lambda(_) => return,
                 _ => {}
             }
             walk_expr(self, expr);
         }
     }
-    let mut reads = Reads::default();
+    let mut reads = Reads(false, imports);
     reads.visit_stmt(stmt);
     reads.0
 }
@@ -3182,6 +3216,11 @@ fn link(
             Some(EntryWhy::Launched(Box::new(l.clone())))
         } else if f.main_guard {
             Some(EntryWhy::MainGuard)
+        } else if let Some((decorator, function)) = &f.runs_as_main {
+            Some(EntryWhy::RunsAsMain {
+                decorator: decorator.clone(),
+                function: function.clone(),
+            })
         } else if name == HUBCONF {
             // Loaded by `torch.hub.load` into its caller's process: never a script of its own.
             None

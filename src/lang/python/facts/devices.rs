@@ -154,7 +154,9 @@ impl<'s> FactVisitor<'s> {
         if crate::knowledge::python::IN_PROCESS_LAUNCHERS.contains(&name.as_str()) {
             self.facts.multi_gpu.push((
                 range(call),
-                format!("`{name}` starts as many processes as its arguments say"),
+                format!(
+                    "`{name}` starts as many processes as its arguments say (`--nproc_per_node`)"
+                ),
                 MultiKind::Launcher,
             ));
         }
@@ -370,13 +372,26 @@ impl<'s> FactVisitor<'s> {
                                 "`devices=-1` trains on every visible GPU".into(),
                                 MultiKind::Adaptive,
                             )),
-                            _ => {
-                                if let Some(n) = self.count_of(devices).filter(|&n| n > 1) {
+                            _ => match self.count_of(devices) {
+                                Some(n) if n > 1 => {
                                     let (cards, written) = asked.get_or_insert((1, Vec::new()));
                                     *cards = (*cards).max(n);
                                     written.push(format!("devices={n}"));
                                 }
-                            }
+                                // `devices=int(os.environ["SLURM_NTASKS_PER_NODE"])`: one
+                                // process per card, as many as the scheduler says when it runs.
+                                None if self.read_at_run_time(devices) => {
+                                    self.facts.multi_gpu.push((
+                                        range(devices),
+                                        format!(
+                                            "`{name}(devices={})` trains on a number of cards read at run time",
+                                            &self.source[range(devices)]
+                                        ),
+                                        MultiKind::CardsAtRunTime,
+                                    ));
+                                }
+                                _ => {}
+                            },
                         }
                     }
                 }
@@ -389,6 +404,31 @@ impl<'s> FactVisitor<'s> {
                 MultiKind::Cards(n),
             ));
         }
+    }
+
+    /// A value the process reads when it runs: the environment (`os.environ.get("N")`,
+    /// `os.getenv`), or a command-line option.
+    fn read_at_run_time(&self, expr: &'s Expr) -> bool {
+        struct Env(bool);
+        impl<'a> ruff_python_ast::visitor::Visitor<'a> for Env {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                let environ =
+                    |e: &Expr| matches!(e, Expr::Attribute(a) if a.attr.as_str() == "environ");
+                match e {
+                    Expr::Call(c)
+                        if matches!(c.func.as_ref(), Expr::Attribute(a)
+                        if a.attr.as_str() == "getenv" || a.attr.as_str() == "get" && environ(&a.value)) =>
+                    {
+                        self.0 = true;
+                    }
+                    Expr::Subscript(s) if environ(&s.value) => self.0 = true,
+                    _ => ruff_python_ast::visitor::walk_expr(self, e),
+                }
+            }
+        }
+        let mut env = Env(false);
+        ruff_python_ast::visitor::Visitor::visit_expr(&mut env, expr);
+        env.0 || self.option_source(expr, 0).is_some()
     }
 
     /// The number a count takes: a literal, a name every binding of which is a literal (the

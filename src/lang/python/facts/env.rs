@@ -519,6 +519,20 @@ impl<'s> FactVisitor<'s> {
                     .map(|kw| self.keyword_item(kw))
                     .collect()
             }
+            // `{k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}`: the
+            // keys its conditions leave out (`!=`, `not in (…)`).
+            Expr::DictComp(comp) => comp
+                .generators
+                .iter()
+                .flat_map(|g| &g.ifs)
+                .flat_map(|cond| self.excluded_keys(cond))
+                .map(|key| Item {
+                    range: range(key),
+                    key: self.env_key(key),
+                    op: EnvOp::Unset,
+                    from_option: None,
+                })
+                .collect(),
             // An env a helper of the file builds: `run(…, env=env_for(gpu))`.
             Expr::Call(call) if depth < 3 => self
                 .scopes()
@@ -548,6 +562,16 @@ impl<'s> FactVisitor<'s> {
                         });
                     }
                 }
+                for (name, s, key) in &scopes.removals {
+                    if *name == id && *s == scope {
+                        items.push(Item {
+                            range: range(*key),
+                            key: self.env_key(key),
+                            op: EnvOp::Unset,
+                            from_option: None,
+                        });
+                    }
+                }
                 for (name, s, call) in &scopes.updates {
                     if *name == id && *s == scope {
                         if let Some(Expr::Dict(dict)) = call.arguments.args.first() {
@@ -567,6 +591,33 @@ impl<'s> FactVisitor<'s> {
             _ => Vec::new(),
         };
         items.into_iter().filter(|i| i.key.is_some()).collect()
+    }
+
+    /// The keys a comprehension's condition leaves out: `k != K`, `k not in (K1, K2)`, each
+    /// side of an `and`.
+    fn excluded_keys<'e>(&self, cond: &'e Expr) -> Vec<&'e Expr> {
+        use ruff_python_ast::CmpOp;
+        match cond {
+            Expr::BoolOp(b) if b.op == ruff_python_ast::BoolOp::And => b
+                .values
+                .iter()
+                .flat_map(|v| self.excluded_keys(v))
+                .collect(),
+            Expr::Compare(c) if c.ops.len() == 1 => {
+                let right = &c.comparators[0];
+                match c.ops[0] {
+                    CmpOp::NotEq => vec![c.left.as_ref(), right],
+                    CmpOp::NotIn => match right {
+                        Expr::Tuple(t) => t.elts.iter().collect(),
+                        Expr::List(l) => l.elts.iter().collect(),
+                        Expr::Set(set) => set.elts.iter().collect(),
+                        other => vec![other],
+                    },
+                    _ => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// `CUDA_VISIBLE_DEVICES=0 python train.py` in a command string (`os.system`, a shell

@@ -78,6 +78,9 @@ pub struct Scopes<'a> {
     pub item_stores: Vec<(&'a str, Scope, &'a Expr, &'a Expr)>,
     /// `NAME.update(...)` calls: name, scope, call.
     pub updates: Vec<(&'a str, Scope, &'a ruff_python_ast::ExprCall)>,
+    /// `NAME.pop(key)` and `del NAME[key]`: a key taken out of a dict being built (name,
+    /// scope, key).
+    pub removals: Vec<(&'a str, Scope, &'a Expr)>,
     /// Names that are also rebound in ways we do not follow (loops, `+=`, tuples).
     pub opaque: Vec<String>,
     /// Loop variables over `range(N)` with literal bounds (`for i in range(2)`, comprehensions):
@@ -448,6 +451,18 @@ impl<'a> ScopeCollector<'a> {
 
 impl<'a> Visitor<'a> for ScopeCollector<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if let Stmt::Delete(d) = stmt {
+            for target in &d.targets {
+                if let Expr::Subscript(sub) = target {
+                    if let Expr::Name(n) = sub.value.as_ref() {
+                        let scope = self.scope();
+                        self.scopes
+                            .removals
+                            .push((n.id.as_str(), scope, &sub.slice));
+                    }
+                }
+            }
+        }
         match stmt {
             Stmt::FunctionDef(def) => {
                 let mut scope = FunctionScope {
@@ -533,6 +548,14 @@ impl<'a> Visitor<'a> for ScopeCollector<'a> {
                 if let (Expr::Name(n), "update") = (attr.value.as_ref(), attr.attr.as_str()) {
                     let scope = self.scope();
                     self.scopes.updates.push((n.id.as_str(), scope, call));
+                }
+                if let (Expr::Name(n), "pop", Some(key)) = (
+                    attr.value.as_ref(),
+                    attr.attr.as_str(),
+                    call.arguments.args.first(),
+                ) {
+                    let scope = self.scope();
+                    self.scopes.removals.push((n.id.as_str(), scope, key));
                 }
             }
         }

@@ -105,6 +105,9 @@ pub enum MultiKind {
     /// A distributed launcher run in-process (`torch.distributed.run.run(args)`): as many
     /// processes as the program's arguments say.
     Launcher,
+    /// One process per card, as many cards as a value read when it runs says (Lightning's
+    /// `devices=int(os.environ["SLURM_NTASKS_PER_NODE"])`).
+    CardsAtRunTime,
 }
 
 #[derive(Debug, Clone)]
@@ -888,9 +891,11 @@ impl<'s> Visitor<'s> for FactVisitor<'s> {
                 if (v == "cpu" || v.starts_with("cpu:")) && self.facts.cpu_path.is_none() {
                     self.facts.cpu_path = Some(range(expr));
                 }
+                self.command_string(expr, v);
             }
             // `f"cuda:{args.device_id}"`: a CUDA device whatever the index.
             Expr::FString(f) => {
+                self.command_string(expr, &fstring_text(f));
                 let first = fstring_head(f);
                 if first.is_some_and(|t| t.starts_with("cuda:"))
                     && !inert::within(self.inert(), &range(expr))
@@ -942,6 +947,38 @@ impl FactVisitor<'_> {
         })
     }
 
+    /// A command line written as one string (`run(f"yolo train {task} device=0,1")`, split
+    /// before it runs): the cards it asks its program for, kept for when the program is a
+    /// console script of the tree (as a list's, [`Self::gpu_command`]).
+    fn command_string(&mut self, expr: &Expr, text: &str) {
+        if !text.contains(' ') || !text.contains('=') && !text.contains('-') {
+            return;
+        }
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let Some(program) = words
+            .first()
+            .filter(|w| !w.starts_with('-') && !w.contains('=') && !w.contains('{'))
+        else {
+            return;
+        };
+        if words.len() <= 2 {
+            return;
+        }
+        let Some((n, option)) = crate::lang::python::index::launch::script_cards(&words[1..])
+        else {
+            return;
+        };
+        if inert::within(self.inert(), &range(expr)) {
+            return;
+        }
+        self.facts.program_commands.push((
+            range(expr),
+            program.rsplit('/').next().unwrap_or(program).to_string(),
+            n as u64,
+            option,
+        ));
+    }
+
     /// A command, as a list of words, that starts a GPU program (`[sys.executable, "-m",
     /// "vllm.entrypoints.cli.main", "serve", …]`, `["torchrun", "train.py"]`): the child
     /// inherits this process's env, so the code that builds it uses a GPU through it.
@@ -991,6 +1028,29 @@ impl FactVisitor<'_> {
             ));
         }
     }
+}
+
+/// An f-string's text, each value it interpolates written `{}`.
+fn fstring_text(f: &ruff_python_ast::ExprFString) -> String {
+    let mut text = String::new();
+    for part in f.value.iter() {
+        match part {
+            ruff_python_ast::FStringPart::Literal(l) => text.push_str(&l.value),
+            ruff_python_ast::FStringPart::FString(fs) => {
+                for e in fs.elements.iter() {
+                    match e {
+                        ruff_python_ast::InterpolatedStringElement::Literal(l) => {
+                            text.push_str(&l.value)
+                        }
+                        ruff_python_ast::InterpolatedStringElement::Interpolation(_) => {
+                            text.push_str("{}")
+                        }
+                    }
+                }
+            }
+        }
+    }
+    text
 }
 
 /// Whether a command's words start a GPU program: a GPU launcher (`torchrun`, `deepspeed`,

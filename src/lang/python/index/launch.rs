@@ -912,7 +912,8 @@ fn launcher_cards(written: &str, value: Option<&str>) -> Option<Count> {
 }
 
 /// Cards an option of the program asks for (`--gpu_ids 0,1`, `--num_gpus 2`, a serving
-/// engine's `--tp-size 2`), when more than one.
+/// engine's `--tp-size 2`), or a `key=value` argument (ultralytics' `device=0,1`, Hydra's
+/// `trainer.devices=2`), when more than one.
 pub(crate) fn script_cards<W: AsRef<str>>(words: &[W]) -> Option<(usize, String)> {
     use crate::knowledge::python::{CARD_COUNT_KEYWORDS, GPU_COUNT_KEYWORDS};
     let mut i = 0;
@@ -922,10 +923,21 @@ pub(crate) fn script_cards<W: AsRef<str>>(words: &[W]) -> Option<(usize, String)
             Some((o, v)) => (o.to_string(), Some(v.to_string())),
             None => (w.to_string(), None),
         };
-        let value = inline.or_else(|| words.get(i + 1).map(|v| v.as_ref().to_string()));
-        let name = option.trim_start_matches('-').replace('-', "_");
+        let dashed = option.starts_with('-');
+        // A `key=value` argument takes no value from the next word.
+        let value = if dashed {
+            inline.or_else(|| words.get(i + 1).map(|v| v.as_ref().to_string()))
+        } else {
+            inline
+        };
+        let key = if dashed {
+            option.as_str()
+        } else {
+            option.rsplit('.').next().unwrap_or(&option)
+        };
+        let name = key.trim_start_matches('-').replace('-', "_");
         let count = match (name.as_str(), value.as_deref()) {
-            ("gpu_ids" | "gpus" | "device_ids" | "gpu_id" | "devices", Some(v))
+            ("gpu_ids" | "gpus" | "device_ids" | "gpu_id" | "devices" | "device", Some(v))
                 if v.contains(',') =>
             {
                 list_count(v)
@@ -939,9 +951,15 @@ pub(crate) fn script_cards<W: AsRef<str>>(words: &[W]) -> Option<(usize, String)
             }
             _ => None,
         };
-        if let (true, Some(count), Some(v)) = (option.starts_with('-'), count, &value) {
+        let named = dashed || (!option.is_empty() && !option.contains('/'));
+        if let (true, Some(count), Some(v)) = (named, count, &value) {
             if count > 1 {
-                return Some((count, format!("`{option} {v}`")));
+                let shown = if dashed {
+                    format!("`{option} {v}`")
+                } else {
+                    format!("`{option}={v}`")
+                };
+                return Some((count, shown));
             }
         }
         i += 1;

@@ -141,9 +141,9 @@ pub static CHILD_PROCESS_CARD: Rule = Rule {
     code: "GH016",
     name: "child-process-card",
     severity: Severity::Violation,
-    summary: "a child process is given a CUDA_VISIBLE_DEVICES that names a card the policy does not allow",
-    why: "A child process started with a mask naming another card runs on that card: the parent's header does not reach a child that is given its own CUDA_VISIBLE_DEVICES (its CUDA_DEVICE_ORDER is inherited, so the number is the card's PCI bus order).",
-    example: "subprocess.run(cmd, env={**os.environ, 'CUDA_VISIBLE_DEVICES': '0'})\nos.system('CUDA_VISIBLE_DEVICES=0 python worker.py')",
+    summary: "a child process is given a CUDA_VISIBLE_DEVICES that names a card the policy does not allow, or none",
+    why: "A child process started with a mask naming another card runs on that card: the parent's header does not reach a child that is given its own CUDA_VISIBLE_DEVICES (its CUDA_DEVICE_ORDER is inherited, so the number is the card's PCI bus order). A child whose env leaves the mask out (`env.pop('CUDA_VISIBLE_DEVICES')`) sees every card.",
+    example: "subprocess.run(cmd, env={**os.environ, 'CUDA_VISIBLE_DEVICES': '0'})\nos.system('CUDA_VISIBLE_DEVICES=0 python worker.py')\nenv = {k: v for k, v in os.environ.items() if k != 'CUDA_VISIBLE_DEVICES'}\nsubprocess.run(cmd, env=env)",
     fix: FixSafety::None,
     fix_why: "Not fixed: the command or env is the program's own choice; give the child the policy's mask or none.",
     ..Rule::DEFAULT
