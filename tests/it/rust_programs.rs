@@ -1542,6 +1542,54 @@ fn a_registry_crates_device_chooser_reaches_cuda_with_candles_feature() {
     assert!(touch.contains("llm/examples/infer.rs:1:1: GH531 [info] this program reaches CUDA through its package's library `llm` → `kalosm_common`: `accelerated_device_if_available()` returns candle's CUDA device 0 when candle is built with CUDA"), "{touch}");
 }
 
+/// From a trial (kalosm-llama 0.4.4, rwhisper 0.4.1): a dev-dependency `kalosm` built without
+/// its own `cuda` feature still runs its models on CUDA when a feature of the build turns
+/// `candle-core/cuda` on (cargo unifies one candle for the whole build, dev-dependencies
+/// included, and kalosm's models pick their device through kalosm-common). Missed before:
+/// "`kalosm` is built without its CUDA feature". A build that turns nothing on stays CPU.
+#[test]
+fn a_wrapper_without_its_cuda_feature_reaches_cuda_when_the_build_unifies_candles() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"llm\", \"sound\", \"engine\", \"cpu\"]\nresolver = \"2\"\n",
+    );
+    write(root, "llm/Cargo.toml", "[package]\nname = \"llm\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[dev-dependencies]\nkalosm = { version = \"0.4\", features = [\"language\"] }\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(root, "llm/src/lib.rs", "pub fn hello() {}\n");
+    let structured = "use kalosm::language::*;\n\nfn main() {\n    let _llm = Llama::phi_3();\n}\n";
+    write(root, "llm/examples/structured.rs", structured);
+    // Through a path dependency: `engine`'s feature turns candle's `cuda` on for the build.
+    write(root, "sound/Cargo.toml", "[package]\nname = \"sound\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\n[dev-dependencies]\nkalosm = { version = \"0.4\", features = [\"sound\"] }\n");
+    write(root, "sound/src/lib.rs", "pub fn hello() {}\n");
+    write(root, "sound/examples/transcribe.rs", "use kalosm::sound::*;\n\nfn main() {\n    let _m = WhisperBuilder::default().build();\n}\n");
+    write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(root, "engine/src/lib.rs", "pub fn hello() {}\n");
+    write(root, "cpu/Cargo.toml", "[package]\nname = \"cpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[dev-dependencies]\nkalosm = { version = \"0.4\", features = [\"language\"] }\n");
+    write(root, "cpu/src/lib.rs", "pub fn hello() {}\n");
+    write(root, "cpu/examples/structured.rs", structured);
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for rel in ["llm/examples/structured.rs", "sound/examples/transcribe.rs"] {
+        let file = common::file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{rel}: {file}");
+        assert_eq!(
+            common::rule_codes(&file),
+            ["GH501", "GH502"],
+            "{rel}: {file}"
+        );
+        let why = file["evidence"].as_str().unwrap();
+        assert!(
+            why.contains("reaches CUDA through `kalosm`")
+                && why.contains("turned on for the whole build by"),
+            "{rel}: {why}"
+        );
+    }
+    let cpu = common::file_in(&report, "cpu/examples/structured.rs");
+    assert_eq!(cpu["status"], "no_gpu_code", "{cpu}");
+}
+
 /// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
 /// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
 /// be judged, so the env went into the first (the stub) and the file was then compliant while

@@ -1365,7 +1365,7 @@ fn implied_features(raw: &[RawDep]) -> Vec<(usize, String, String)> {
         let Some(row) = rust::by_package(&d.package) else {
             continue;
         };
-        for target in row.cuda_with {
+        for target in rust::cuda_with(row) {
             let Some((package, feat)) = target.split_once('/') else {
                 continue;
             };
@@ -1452,7 +1452,7 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
         Cuda::WhenSelected => Some((format!("`{package}`: {why}"), torch_crate, true)),
         Cuda::Never => None,
         // A crate with no CUDA feature of its own, on with another's (`cuda_with`).
-        Cuda::Feature(features) if !krate.cuda_with.is_empty() => on
+        Cuda::Feature(features) if !rust::cuda_with(krate).is_empty() => on
             .iter()
             .any(|f| features.contains(&f.as_str()))
             .then(|| (format!("`{package}`: {why}"), torch_crate, false)),
@@ -2356,6 +2356,29 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
                     if !all.iter().any(|(g, _)| *g == feat) {
                         all.push((feat, c));
                     }
+                }
+            }
+        }
+    }
+    // A crate that reaches CUDA when another's feature is on in the build (`cuda_with`): on
+    // when any package of the build turns that feature on.
+    for &c in &closure {
+        for d in packages[c].raw.iter().filter(|d| d.tree.is_none()) {
+            let Some(row) = rust::by_package(&d.package) else {
+                continue;
+            };
+            let by = rust::cuda_with(row).into_iter().find_map(|target| {
+                let (package, feat) = target.split_once('/')?;
+                union
+                    .get(package)?
+                    .iter()
+                    .find(|(f, _)| *f == feat)
+                    .map(|(_, p)| *p)
+            });
+            if let Some(p) = by {
+                let all = union.entry(d.package.as_str()).or_default();
+                if !all.iter().any(|(g, _)| *g == "cuda") {
+                    all.push(("cuda", p));
                 }
             }
         }
