@@ -6,8 +6,10 @@
 const KALOSM_WHY: &str =
     "its local models run on candle's CUDA device 0 when it is built with CUDA";
 
-/// Kalosm's local models: its cloud clients (`OpenAICompatibleChatModel`,
-/// `AnthropicCompatibleChatModel`), crawler, chunkers and parsers run no model of their own.
+/// Kalosm's local models that take their device from kalosm-common's
+/// `accelerated_device_if_available()`: its cloud clients (`OpenAICompatibleChatModel`,
+/// `AnthropicCompatibleChatModel`), crawler, chunkers and parsers run no model of their own, and
+/// `SegmentAnything` (segment-anything-rs 0.4, the only 0.4 release) builds on `Device::Cpu`.
 const KALOSM_MODELS: &[(&str, &str)] = &[
     (
         "Llama",
@@ -24,10 +26,6 @@ const KALOSM_MODELS: &[(&str, &str)] = &[
     (
         "Wuerstchen",
         "a local image model, on CUDA when built with it",
-    ),
-    (
-        "SegmentAnything",
-        "a local vision model, on CUDA when built with it",
     ),
     ("Ocr", "a local vision model, on CUDA when built with it"),
     // Each model's builder (`WhisperBuilder::default().build()`) builds the same model.

@@ -1590,6 +1590,31 @@ fn a_wrapper_without_its_cuda_feature_reaches_cuda_when_the_build_unifies_candle
     assert_eq!(cpu["status"], "no_gpu_code", "{cpu}");
 }
 
+/// From a trial (kalosm 0.4.0 `examples/segment-image.rs`): kalosm's `SegmentAnything` builds
+/// on `Device::Cpu` (segment-anything-rs 0.4), so a program that runs only it is a CPU program
+/// even with kalosm's `cuda` on; it was rewritten as a CUDA one. Its `Ocr` model takes the
+/// accelerated device and stays a GPU program.
+#[test]
+fn a_wrapper_model_that_builds_on_the_cpu_makes_no_gpu_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"vision\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nkalosm = { version = \"0.4.0\", features = [\"vision\"] }\n[features]\ncuda = [\"kalosm/cuda\"]\n");
+    let segment = "use kalosm::vision::*;\n\nfn main() {\n    let model = SegmentAnything::builder().build().unwrap();\n    let _ = model;\n}\n";
+    write(root, "examples/segment.rs", segment);
+    write(
+        root,
+        "examples/ocr.rs",
+        "use kalosm::vision::*;\n\nfn main() {\n    let _model = Ocr::builder().build();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/segment.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["examples/ocr.rs"], "non_compliant", "{text}");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--unsafe-fixes", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let after = std::fs::read_to_string(root.join("examples/segment.rs")).unwrap();
+    assert_eq!(after, segment);
+}
+
 /// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
 /// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
 /// be judged, so the env went into the first (the stub) and the file was then compliant while
