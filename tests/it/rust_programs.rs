@@ -1615,6 +1615,33 @@ fn a_wrapper_model_that_builds_on_the_cpu_makes_no_gpu_program() {
     assert_eq!(after, segment);
 }
 
+/// From a trial (mistralrs-core 0.8.1 `src/utils/tiktoken.rs`): a module that imports another
+/// crate's type (`tokenizers`' `Sequence`) and calls `HashMap::insert` ran the crate's own
+/// `Sequence::insert`, which builds a CUDA tensor: its CPU-only unit tests got GH508 "run on
+/// CUDA". A name imported from another crate is that crate's; the crate's own type, called
+/// for real in another module's test, still makes that test a GPU one.
+#[test]
+fn an_imported_type_of_another_crate_is_not_the_crates_own_of_that_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"r4\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\ntokenizers = \"0.21\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(
+        root,
+        "src/lib.rs",
+        "pub mod batch;\npub mod sequence;\npub mod text;\n",
+    );
+    write(root, "src/sequence.rs", "use candle_core::{Device, Tensor};\n\npub struct Sequence {\n    tokens: Vec<u32>,\n}\n\nimpl Sequence {\n    pub fn new_waiting() -> Self {\n        Sequence { tokens: Vec::new() }\n    }\n\n    pub fn insert(&mut self, token: u32) -> candle_core::Result<Tensor> {\n        self.tokens.push(token);\n        Tensor::new(self.tokens.as_slice(), &Device::new_cuda(0)?)\n    }\n}\n");
+    write(root, "src/text.rs", "use std::collections::HashMap;\nuse tokenizers::pre_tokenizers::sequence::Sequence;\n\npub fn count_words(text: &str) -> (HashMap<String, u32>, Sequence) {\n    let mut counts = HashMap::new();\n    for w in text.split_whitespace() {\n        counts.insert(w.to_string(), 1);\n    }\n    (counts, Sequence::new(vec![]))\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn counts() {\n        assert_eq!(count_words(\"a b\").0.len(), 2);\n    }\n}\n");
+    write(root, "src/batch.rs", "use crate::sequence::Sequence;\n\npub fn first(token: u32) {\n    let mut s = Sequence::new_waiting();\n    let _ = s.insert(token);\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn first() {\n        super::first(1);\n    }\n}\n");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let text = common::file_in(&report, "src/text.rs");
+    assert_eq!(text["status"], "no_gpu_code", "{text}");
+    let batch = common::file_in(&report, "src/batch.rs");
+    assert_eq!(batch["status"], "needs_review", "{batch}");
+    assert_eq!(common::rule_codes(&batch), ["GH508"], "{batch}");
+}
+
 /// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
 /// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
 /// be judged, so the env went into the first (the stub) and the file was then compliant while
