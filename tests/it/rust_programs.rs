@@ -1642,6 +1642,32 @@ fn an_imported_type_of_another_crate_is_not_the_crates_own_of_that_name() {
     assert_eq!(common::rule_codes(&batch), ["GH508"], "{batch}");
 }
 
+/// From a trial (llama-cpp-4 0.11.0 `tests/test_context_params.rs`, `test_model_params.rs`):
+/// a test that only reads the defaults of an FFI crate's parameter struct
+/// (`llama_context_default_params()`) starts no backend and opens no card, but any use of a
+/// `-sys` crate with a `cuda` feature made it a GPU program (GH508). A test that initialises the
+/// backend is still one.
+#[test]
+fn reading_an_ffi_crates_parameter_struct_starts_no_cuda() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"r5\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nllama-cpp-sys-4 = \"0.11\"\n[features]\ncuda = [\"llama-cpp-sys-4/cuda\"]\n");
+    write(root, "src/lib.rs", "pub struct ContextParams(pub llama_cpp_sys_4::llama_context_params);\n\nimpl Default for ContextParams {\n    fn default() -> Self {\n        ContextParams(unsafe { llama_cpp_sys_4::llama_context_default_params() })\n    }\n}\n\nimpl ContextParams {\n    pub fn n_ctx(&self) -> u32 {\n        self.0.n_ctx\n    }\n}\n\npub struct Backend;\n\nimpl Backend {\n    pub fn init() -> Backend {\n        unsafe { llama_cpp_sys_4::llama_backend_init() };\n        Backend\n    }\n}\n");
+    write(root, "tests/test_context_params.rs", "use r5::ContextParams;\n\n#[test]\nfn default_n_ctx() {\n    let _ = ContextParams::default().n_ctx();\n}\n");
+    write(
+        root,
+        "tests/test_backend.rs",
+        "#[test]\nfn init() {\n    let _b = r5::Backend::init();\n}\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let params = common::file_in(&report, "tests/test_context_params.rs");
+    assert_eq!(params["status"], "no_gpu_code", "{params}");
+    let backend = common::file_in(&report, "tests/test_backend.rs");
+    assert_eq!(backend["status"], "needs_review", "{backend}");
+    assert_eq!(common::rule_codes(&backend), ["GH508"], "{backend}");
+}
+
 /// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
 /// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
 /// be judged, so the env went into the first (the stub) and the file was then compliant while

@@ -132,6 +132,29 @@ fn tests_reach_in(
     })
 }
 
+/// Whether the dependency `local` of `p` is a registry crate the knowledge table does not know
+/// and whose name says nothing of CUDA: it reaches CUDA only by a feature named for it.
+fn unmodelled(p: &Package, local: &str) -> bool {
+    p.raw.iter().any(|d| {
+        d.local == local
+            && d.tree.is_none()
+            && rust::by_package(&d.package).is_none()
+            && !rust::named_for_cuda(&d.package)
+    })
+}
+
+/// A path into an FFI crate that only reads data: a parameter struct or the function that
+/// returns its defaults (`llama_context_default_params`, `whisper_full_default_params`,
+/// `LlamaParams`), or a constant (`LLAMA_DEFAULT_SEED`). Nothing of the library starts there.
+fn ffi_data(path: &[String]) -> bool {
+    let Some(last) = path.last() else {
+        return false;
+    };
+    last.to_ascii_lowercase().ends_with("params")
+        || (last.chars().any(|c| c.is_ascii_uppercase())
+            && !last.chars().any(|c| c.is_ascii_lowercase()))
+}
+
 /// Tests whose code chooses a CUDA device in a crate built with CUDA by its own feature
 /// (`cargo test --features cuda`).
 fn own_feature(p: &Package, used: &super::items::Reached) -> Option<String> {
@@ -657,6 +680,10 @@ trait Unit {
     }
     /// The paths it names in other crates (a guess: `true`) and the methods it calls.
     fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>);
+    /// Whether it names the path `path` of another crate only as a type.
+    fn only_a_type(&self, _path: &[String]) -> bool {
+        false
+    }
 }
 
 /// Where `units` enter the crate they call `krate`: its paths (the name taken off) and the
@@ -727,6 +754,9 @@ impl Unit for super::items::Reached {
     }
     fn library(&self) -> bool {
         true
+    }
+    fn only_a_type(&self, path: &[String]) -> bool {
+        self.external_types.contains(path)
     }
     fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         let paths = self.external.iter().map(|p| (p.clone(), false)).collect();
@@ -1642,6 +1672,17 @@ fn link(
                         // a device chosen by this code makes it CUDA (a device a library
                         // chooses is that library's reach).
                         None if *follows => units.iter().any(|u| u.cuda()),
+                        // A crate the table does not know, CUDA only by a feature (an FFI
+                        // `-sys` crate): reading its parameter structs or constants starts
+                        // nothing; any other call into it may (a backend, a model).
+                        None if unmodelled(&packages[i], local) => {
+                            let (paths, _) = entries_into(units, local);
+                            let value = |p: &[String]| {
+                                let full = [&[local.clone()][..], p].concat();
+                                !ffi_data(p) && !units.iter().any(|u| u.only_a_type(&full))
+                            };
+                            paths.is_empty() || paths.iter().any(|(p, _)| value(p))
+                        }
                         None => true,
                     };
                     if counts {

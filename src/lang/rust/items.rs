@@ -762,6 +762,11 @@ pub struct Reached {
     pub values: HashSet<String>,
     pub segments: HashSet<String>,
     pub external: Vec<Vec<String>>,
+    /// Those of `external` it names only as types (a field's, a signature's, a cast's), never
+    /// as a value.
+    pub external_types: HashSet<Vec<String>>,
+    /// Those of `external` it names as values.
+    pub external_values: HashSet<Vec<String>>,
     pub methods: HashSet<String>,
     /// Some of it chooses a CUDA device.
     pub cuda: bool,
@@ -1260,11 +1265,16 @@ impl Walk<'_, '_> {
                     self.out.values.insert(p[0].clone());
                     self.foreign(p);
                     self.out.external.push(p.to_vec());
+                    self.out.external_types.remove(&p[..]);
+                    self.out.external_values.insert(p.to_vec());
                 }
                 Op::TypeExternal(p) => {
                     self.out.names.insert(p[0].clone());
                     self.foreign(p);
                     self.out.external.push(p.to_vec());
+                    if !self.out.external_values.contains(&p[..]) {
+                        self.out.external_types.insert(p.to_vec());
+                    }
                 }
             }
         }
