@@ -1668,6 +1668,49 @@ fn reading_an_ffi_crates_parameter_struct_starts_no_cuda() {
     assert_eq!(common::rule_codes(&backend), ["GH508"], "{backend}");
 }
 
+/// From a trial (mistralrs-server-core 0.8.1 `src/util.rs`, `cached_responses.rs`,
+/// `background_tasks.rs`): a crate of the tree given its `cuda` feature counted by any use, as a
+/// `-sys` crate whose build script compiles CUDA does, though its `cuda` only turns on
+/// `candle-core/cuda` and the code the tests run of it was followed item by item: CPU-only unit
+/// tests got GH508. A test that runs its device code, and any use of a crate of the tree whose
+/// `cuda = []` its build script reads, still get it.
+#[test]
+fn a_tree_crate_whose_cuda_feature_only_forwards_counts_by_the_code_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"core\", \"server\", \"sys\"]\nresolver = \"2\"\n",
+    );
+    write(root, "core/Cargo.toml", "[package]\nname = \"core-lib\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\nflash-attn = [\"cuda\"]\n");
+    write(root, "core/src/lib.rs", "pub fn sanitize(s: &str) -> String {\n    s.trim().to_string()\n}\n\npub fn open() -> candle_core::Device {\n    candle_core::Device::new_cuda(0).unwrap()\n}\n");
+    write(root, "sys/Cargo.toml", "[package]\nname = \"gpu-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = []\n");
+    write(
+        root,
+        "sys/src/lib.rs",
+        "pub fn version() -> u32 {\n    1\n}\n",
+    );
+    write(root, "server/Cargo.toml", "[package]\nname = \"server\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-lib = { path = \"../core\" }\ngpu-sys = { path = \"../sys\" }\n[features]\ncuda = [\"core-lib/cuda\", \"gpu-sys/cuda\"]\n");
+    write(
+        root,
+        "server/src/lib.rs",
+        "pub mod util;\npub mod engine;\npub mod ffi;\n",
+    );
+    write(root, "server/src/util.rs", "pub fn clean(s: &str) -> String {\n    core_lib::sanitize(s)\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn clean() {\n        assert_eq!(super::clean(\" a \"), \"a\");\n    }\n}\n");
+    write(root, "server/src/engine.rs", "pub fn start() {\n    let _d = core_lib::open();\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn start() {\n        super::start();\n    }\n}\n");
+    write(root, "server/src/ffi.rs", "pub fn version() -> u32 {\n    gpu_sys::version()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn version() {\n        assert_eq!(super::version(), 1);\n    }\n}\n");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let util = common::file_in(&report, "server/src/util.rs");
+    assert_eq!(util["status"], "no_gpu_code", "{util}");
+    for rel in ["server/src/engine.rs", "server/src/ffi.rs"] {
+        let file = common::file_in(&report, rel);
+        assert_eq!(file["status"], "needs_review", "{rel}: {file}");
+        assert_eq!(common::rule_codes(&file), ["GH508"], "{rel}: {file}");
+    }
+}
+
 /// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
 /// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
 /// be judged, so the env went into the first (the stub) and the file was then compliant while

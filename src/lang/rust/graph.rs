@@ -1112,6 +1112,10 @@ struct Package {
     /// A feature of its own named for CUDA (ct2rs's `cuda = []`, read by its build script to
     /// compile CTranslate2 with CUDA): its own features are all taken as on.
     cuda_feature: Option<String>,
+    /// Every feature of it named for CUDA only turns on its dependencies' (`cuda =
+    /// ["candle-core/cuda", "dep:cudarc"]`): its CUDA is theirs, which the item reach follows,
+    /// not a build script's.
+    cuda_forwards: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -1208,6 +1212,11 @@ impl Packages {
                         .keys()
                         .find(|f| CUDA_FEATURES.contains(&f.as_str()))
                         .cloned(),
+                    cuda_forwards: m
+                        .features
+                        .keys()
+                        .filter(|f| CUDA_FEATURES.contains(&f.as_str()))
+                        .all(|f| forwards(&m.features, f, 0)),
                 }
             })
             .collect();
@@ -1362,6 +1371,23 @@ impl Package {
             .cloned()
             .chain(self.binaries.iter().map(|(b, _)| b.clone()))
     }
+}
+
+/// Whether feature `f` of a package only turns on its dependencies' features (`x/cuda`,
+/// `dep:x`), directly or through its other features (`flash-attn = ["cuda", …]`).
+fn forwards(
+    features: &std::collections::BTreeMap<String, Vec<String>>,
+    f: &str,
+    depth: usize,
+) -> bool {
+    let Some(on) = features.get(f) else {
+        return false;
+    };
+    depth < 8
+        && !on.is_empty()
+        && on
+            .iter()
+            .all(|e| e.contains('/') || e.starts_with("dep:") || forwards(features, e, depth + 1))
 }
 
 /// The features registry dependencies of one package turn on in its other dependencies
@@ -1699,6 +1725,7 @@ fn link(
                             index.reach(&entry, &methods)
                         })
                         .filter(|used| !used.incomplete);
+                    let followed = used.is_some();
                     let found = match (used, &memo[*j]) {
                         (Some(used), _) => {
                             stack.push(*j);
@@ -1734,8 +1761,13 @@ fn link(
                             true,
                         ));
                     }
-                    // Its CUDA is its build's (bindings compiled with CUDA by a build script).
-                    if let Some(feature) = cuda_feature {
+                    // Its CUDA is its build's (bindings compiled with CUDA by a build script),
+                    // unless its CUDA features only turn on its dependencies' and the code
+                    // these units run of it was followed item by item, reaching none.
+                    if let Some(feature) = cuda_feature
+                        .as_ref()
+                        .filter(|_| !(followed && packages[*j].cuda_forwards))
+                    {
                         return Some((
                             format!("`{local}` (a crate of this tree) with {feature}"),
                             false,
