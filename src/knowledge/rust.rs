@@ -6,8 +6,10 @@
 const KALOSM_WHY: &str =
     "its local models run on candle's CUDA device 0 when it is built with CUDA";
 
-/// Kalosm's local models: its cloud clients (`OpenAICompatibleChatModel`,
-/// `AnthropicCompatibleChatModel`), crawler, chunkers and parsers run no model of their own.
+/// Kalosm's local models that take their device from kalosm-common's
+/// `accelerated_device_if_available()`: its cloud clients (`OpenAICompatibleChatModel`,
+/// `AnthropicCompatibleChatModel`), crawler, chunkers and parsers run no model of their own, and
+/// `SegmentAnything` (segment-anything-rs 0.4, the only 0.4 release) builds on `Device::Cpu`.
 const KALOSM_MODELS: &[(&str, &str)] = &[
     (
         "Llama",
@@ -25,11 +27,13 @@ const KALOSM_MODELS: &[(&str, &str)] = &[
         "Wuerstchen",
         "a local image model, on CUDA when built with it",
     ),
-    (
-        "SegmentAnything",
-        "a local vision model, on CUDA when built with it",
-    ),
     ("Ocr", "a local vision model, on CUDA when built with it"),
+    // Each model's builder (`WhisperBuilder::default().build()`) builds the same model.
+    ("LlamaBuilder", "builds a local language model"),
+    ("BertBuilder", "builds a local embedding model"),
+    ("WhisperBuilder", "builds a local transcription model"),
+    ("WuerstchenBuilder", "builds a local image model"),
+    ("OcrBuilder", "builds a local vision model"),
     ("BertDistance", "embeds with a local Bert model"),
     ("SemanticChunker", "embeds with a local Bert model"),
     (
@@ -82,6 +86,11 @@ pub struct Crate {
     /// returns candle's CUDA device whenever candle is built with `cuda`. Such a crate's row
     /// has `Cuda::Feature(&["cuda"])`, and `cuda` is on for it when one of these is.
     pub cuda_with: &'static [&'static str],
+    /// Registry crates whose device chooser its models call (kalosm's `Llama` picks its device
+    /// through kalosm-common): it reaches CUDA whenever theirs `cuda_with` is on in the build,
+    /// though it is built without its own CUDA feature (a dev-dependency `kalosm` with
+    /// `language` only, next to a package feature that turns `candle-core/cuda` on).
+    pub device_from: &'static [&'static str],
 }
 
 impl Crate {
@@ -95,6 +104,7 @@ impl Crate {
         aliases: &[],
         features_enable: &[],
         cuda_with: &[],
+        device_from: &[],
     };
 }
 
@@ -196,6 +206,7 @@ pub const CRATES: &[Crate] = &[
         cuda: Cuda::Feature(&["cuda"]),
         why: KALOSM_WHY,
         entry_points: KALOSM_MODELS,
+        device_from: &["kalosm_common"],
         ..Crate::DEFAULT
     },
     // The same models, from the crates `kalosm` re-exports (its own examples use them).
@@ -204,6 +215,7 @@ pub const CRATES: &[Crate] = &[
         cuda: Cuda::Feature(&["cublas", "cuda"]),
         why: KALOSM_WHY,
         entry_points: KALOSM_MODELS,
+        device_from: &["kalosm_common"],
         ..Crate::DEFAULT
     },
     Crate {
@@ -211,6 +223,7 @@ pub const CRATES: &[Crate] = &[
         cuda: Cuda::Feature(&["cublas", "cuda"]),
         why: KALOSM_WHY,
         entry_points: KALOSM_MODELS,
+        device_from: &["kalosm_common"],
         ..Crate::DEFAULT
     },
     Crate {
@@ -218,6 +231,7 @@ pub const CRATES: &[Crate] = &[
         cuda: Cuda::Feature(&["cuda"]),
         why: KALOSM_WHY,
         entry_points: KALOSM_MODELS,
+        device_from: &["kalosm_common"],
         ..Crate::DEFAULT
     },
     Crate {
@@ -558,6 +572,30 @@ pub const TEST_MACROS: &[TestMacro] = &[TestMacro {
 /// The row of a crate by its package name, if it is a GPU crate.
 pub fn by_package(package: &str) -> Option<&'static Crate> {
     CRATES.iter().find(|c| c.name == package)
+}
+
+/// The features of other registry crates that make `row` reach CUDA when they are on in the
+/// build: its own `cuda_with`, and that of every crate it takes its device from, transitively.
+pub fn cuda_with(row: &Crate) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = row.cuda_with.to_vec();
+    let mut from: Vec<&'static str> = row.device_from.to_vec();
+    let mut i = 0;
+    while i < from.len() {
+        if let Some(other) = by_package(from[i]) {
+            for t in other.cuda_with {
+                if !out.contains(t) {
+                    out.push(t);
+                }
+            }
+            for f in other.device_from {
+                if !from.contains(f) {
+                    from.push(f);
+                }
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The row of a crate that can reach CUDA (not NVML alone).

@@ -1542,6 +1542,175 @@ fn a_registry_crates_device_chooser_reaches_cuda_with_candles_feature() {
     assert!(touch.contains("llm/examples/infer.rs:1:1: GH531 [info] this program reaches CUDA through its package's library `llm` → `kalosm_common`: `accelerated_device_if_available()` returns candle's CUDA device 0 when candle is built with CUDA"), "{touch}");
 }
 
+/// From a trial (kalosm-llama 0.4.4, rwhisper 0.4.1): a dev-dependency `kalosm` built without
+/// its own `cuda` feature still runs its models on CUDA when a feature of the build turns
+/// `candle-core/cuda` on (cargo unifies one candle for the whole build, dev-dependencies
+/// included, and kalosm's models pick their device through kalosm-common). Missed before:
+/// "`kalosm` is built without its CUDA feature". A build that turns nothing on stays CPU.
+#[test]
+fn a_wrapper_without_its_cuda_feature_reaches_cuda_when_the_build_unifies_candles() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"llm\", \"sound\", \"engine\", \"cpu\"]\nresolver = \"2\"\n",
+    );
+    write(root, "llm/Cargo.toml", "[package]\nname = \"llm\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[dev-dependencies]\nkalosm = { version = \"0.4\", features = [\"language\"] }\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(root, "llm/src/lib.rs", "pub fn hello() {}\n");
+    let structured = "use kalosm::language::*;\n\nfn main() {\n    let _llm = Llama::phi_3();\n}\n";
+    write(root, "llm/examples/structured.rs", structured);
+    // Through a path dependency: `engine`'s feature turns candle's `cuda` on for the build.
+    write(root, "sound/Cargo.toml", "[package]\nname = \"sound\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { path = \"../engine\" }\n[dev-dependencies]\nkalosm = { version = \"0.4\", features = [\"sound\"] }\n");
+    write(root, "sound/src/lib.rs", "pub fn hello() {}\n");
+    write(root, "sound/examples/transcribe.rs", "use kalosm::sound::*;\n\nfn main() {\n    let _m = WhisperBuilder::default().build();\n}\n");
+    write(root, "engine/Cargo.toml", "[package]\nname = \"engine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(root, "engine/src/lib.rs", "pub fn hello() {}\n");
+    write(root, "cpu/Cargo.toml", "[package]\nname = \"cpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[dev-dependencies]\nkalosm = { version = \"0.4\", features = [\"language\"] }\n");
+    write(root, "cpu/src/lib.rs", "pub fn hello() {}\n");
+    write(root, "cpu/examples/structured.rs", structured);
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for rel in ["llm/examples/structured.rs", "sound/examples/transcribe.rs"] {
+        let file = common::file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{rel}: {file}");
+        assert_eq!(
+            common::rule_codes(&file),
+            ["GH501", "GH502"],
+            "{rel}: {file}"
+        );
+        let why = file["evidence"].as_str().unwrap();
+        assert!(
+            why.contains("reaches CUDA through `kalosm`")
+                && why.contains("turned on for the whole build by"),
+            "{rel}: {why}"
+        );
+    }
+    let cpu = common::file_in(&report, "cpu/examples/structured.rs");
+    assert_eq!(cpu["status"], "no_gpu_code", "{cpu}");
+}
+
+/// From a trial (kalosm 0.4.0 `examples/segment-image.rs`): kalosm's `SegmentAnything` builds
+/// on `Device::Cpu` (segment-anything-rs 0.4), so a program that runs only it is a CPU program
+/// even with kalosm's `cuda` on; it was rewritten as a CUDA one. Its `Ocr` model takes the
+/// accelerated device and stays a GPU program.
+#[test]
+fn a_wrapper_model_that_builds_on_the_cpu_makes_no_gpu_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"vision\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nkalosm = { version = \"0.4.0\", features = [\"vision\"] }\n[features]\ncuda = [\"kalosm/cuda\"]\n");
+    let segment = "use kalosm::vision::*;\n\nfn main() {\n    let model = SegmentAnything::builder().build().unwrap();\n    let _ = model;\n}\n";
+    write(root, "examples/segment.rs", segment);
+    write(
+        root,
+        "examples/ocr.rs",
+        "use kalosm::vision::*;\n\nfn main() {\n    let _model = Ocr::builder().build();\n}\n",
+    );
+    let (status, text) = statuses(root);
+    assert_eq!(status["examples/segment.rs"], "no_gpu_code", "{text}");
+    assert_eq!(status["examples/ocr.rs"], "non_compliant", "{text}");
+    let out = run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--unsafe-fixes", "."]));
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let after = std::fs::read_to_string(root.join("examples/segment.rs")).unwrap();
+    assert_eq!(after, segment);
+}
+
+/// From a trial (mistralrs-core 0.8.1 `src/utils/tiktoken.rs`): a module that imports another
+/// crate's type (`tokenizers`' `Sequence`) and calls `HashMap::insert` ran the crate's own
+/// `Sequence::insert`, which builds a CUDA tensor: its CPU-only unit tests got GH508 "run on
+/// CUDA". A name imported from another crate is that crate's; the crate's own type, called
+/// for real in another module's test, still makes that test a GPU one.
+#[test]
+fn an_imported_type_of_another_crate_is_not_the_crates_own_of_that_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"r4\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\ntokenizers = \"0.21\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(
+        root,
+        "src/lib.rs",
+        "pub mod batch;\npub mod sequence;\npub mod text;\n",
+    );
+    write(root, "src/sequence.rs", "use candle_core::{Device, Tensor};\n\npub struct Sequence {\n    tokens: Vec<u32>,\n}\n\nimpl Sequence {\n    pub fn new_waiting() -> Self {\n        Sequence { tokens: Vec::new() }\n    }\n\n    pub fn insert(&mut self, token: u32) -> candle_core::Result<Tensor> {\n        self.tokens.push(token);\n        Tensor::new(self.tokens.as_slice(), &Device::new_cuda(0)?)\n    }\n}\n");
+    write(root, "src/text.rs", "use std::collections::HashMap;\nuse tokenizers::pre_tokenizers::sequence::Sequence;\n\npub fn count_words(text: &str) -> (HashMap<String, u32>, Sequence) {\n    let mut counts = HashMap::new();\n    for w in text.split_whitespace() {\n        counts.insert(w.to_string(), 1);\n    }\n    (counts, Sequence::new(vec![]))\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn counts() {\n        assert_eq!(count_words(\"a b\").0.len(), 2);\n    }\n}\n");
+    write(root, "src/batch.rs", "use crate::sequence::Sequence;\n\npub fn first(token: u32) {\n    let mut s = Sequence::new_waiting();\n    let _ = s.insert(token);\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn first() {\n        super::first(1);\n    }\n}\n");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let text = common::file_in(&report, "src/text.rs");
+    assert_eq!(text["status"], "no_gpu_code", "{text}");
+    let batch = common::file_in(&report, "src/batch.rs");
+    assert_eq!(batch["status"], "needs_review", "{batch}");
+    assert_eq!(common::rule_codes(&batch), ["GH508"], "{batch}");
+}
+
+/// From a trial (llama-cpp-4 0.11.0 `tests/test_context_params.rs`, `test_model_params.rs`):
+/// a test that only reads the defaults of an FFI crate's parameter struct
+/// (`llama_context_default_params()`) starts no backend and opens no card, but any use of a
+/// `-sys` crate with a `cuda` feature made it a GPU program (GH508). A test that initialises the
+/// backend is still one.
+#[test]
+fn reading_an_ffi_crates_parameter_struct_starts_no_cuda() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"r5\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nllama-cpp-sys-4 = \"0.11\"\n[features]\ncuda = [\"llama-cpp-sys-4/cuda\"]\n");
+    write(root, "src/lib.rs", "pub struct ContextParams(pub llama_cpp_sys_4::llama_context_params);\n\nimpl Default for ContextParams {\n    fn default() -> Self {\n        ContextParams(unsafe { llama_cpp_sys_4::llama_context_default_params() })\n    }\n}\n\nimpl ContextParams {\n    pub fn n_ctx(&self) -> u32 {\n        self.0.n_ctx\n    }\n}\n\npub struct Backend;\n\nimpl Backend {\n    pub fn init() -> Backend {\n        unsafe { llama_cpp_sys_4::llama_backend_init() };\n        Backend\n    }\n}\n");
+    write(root, "tests/test_context_params.rs", "use r5::ContextParams;\n\n#[test]\nfn default_n_ctx() {\n    let _ = ContextParams::default().n_ctx();\n}\n");
+    write(
+        root,
+        "tests/test_backend.rs",
+        "#[test]\nfn init() {\n    let _b = r5::Backend::init();\n}\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let params = common::file_in(&report, "tests/test_context_params.rs");
+    assert_eq!(params["status"], "no_gpu_code", "{params}");
+    let backend = common::file_in(&report, "tests/test_backend.rs");
+    assert_eq!(backend["status"], "needs_review", "{backend}");
+    assert_eq!(common::rule_codes(&backend), ["GH508"], "{backend}");
+}
+
+/// From a trial (mistralrs-server-core 0.8.1 `src/util.rs`, `cached_responses.rs`,
+/// `background_tasks.rs`): a crate of the tree given its `cuda` feature counted by any use, as a
+/// `-sys` crate whose build script compiles CUDA does, though its `cuda` only turns on
+/// `candle-core/cuda` and the code the tests run of it was followed item by item: CPU-only unit
+/// tests got GH508. A test that runs its device code, and any use of a crate of the tree whose
+/// `cuda = []` its build script reads, still get it.
+#[test]
+fn a_tree_crate_whose_cuda_feature_only_forwards_counts_by_the_code_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"core\", \"server\", \"sys\"]\nresolver = \"2\"\n",
+    );
+    write(root, "core/Cargo.toml", "[package]\nname = \"core-lib\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\nflash-attn = [\"cuda\"]\n");
+    write(root, "core/src/lib.rs", "pub fn sanitize(s: &str) -> String {\n    s.trim().to_string()\n}\n\npub fn open() -> candle_core::Device {\n    candle_core::Device::new_cuda(0).unwrap()\n}\n");
+    write(root, "sys/Cargo.toml", "[package]\nname = \"gpu-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\ncuda = []\n");
+    write(
+        root,
+        "sys/src/lib.rs",
+        "pub fn version() -> u32 {\n    1\n}\n",
+    );
+    write(root, "server/Cargo.toml", "[package]\nname = \"server\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncore-lib = { path = \"../core\" }\ngpu-sys = { path = \"../sys\" }\n[features]\ncuda = [\"core-lib/cuda\", \"gpu-sys/cuda\"]\n");
+    write(
+        root,
+        "server/src/lib.rs",
+        "pub mod util;\npub mod engine;\npub mod ffi;\n",
+    );
+    write(root, "server/src/util.rs", "pub fn clean(s: &str) -> String {\n    core_lib::sanitize(s)\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn clean() {\n        assert_eq!(super::clean(\" a \"), \"a\");\n    }\n}\n");
+    write(root, "server/src/engine.rs", "pub fn start() {\n    let _d = core_lib::open();\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn start() {\n        super::start();\n    }\n}\n");
+    write(root, "server/src/ffi.rs", "pub fn version() -> u32 {\n    gpu_sys::version()\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn version() {\n        assert_eq!(super::version(), 1);\n    }\n}\n");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let util = common::file_in(&report, "server/src/util.rs");
+    assert_eq!(util["status"], "no_gpu_code", "{util}");
+    for rel in ["server/src/engine.rs", "server/src/ffi.rs"] {
+        let file = common::file_in(&report, rel);
+        assert_eq!(file["status"], "needs_review", "{rel}: {file}");
+        assert_eq!(common::rule_codes(&file), ["GH508"], "{rel}: {file}");
+    }
+}
+
 /// From a trial on oar-ocr: `examples/auto_download.rs` has a stub `main` under
 /// `#[cfg(not(feature = "auto-download"))]` and the real one under the feature. Neither cfg can
 /// be judged, so the env went into the first (the stub) and the file was then compliant while

@@ -137,6 +137,29 @@ fn tests_reach_in(
     })
 }
 
+/// Whether the dependency `local` of `p` is a registry crate the knowledge table does not know
+/// and whose name says nothing of CUDA: it reaches CUDA only by a feature named for it.
+fn unmodelled(p: &Package, local: &str) -> bool {
+    p.raw.iter().any(|d| {
+        d.local == local
+            && d.tree.is_none()
+            && rust::by_package(&d.package).is_none()
+            && !rust::named_for_cuda(&d.package)
+    })
+}
+
+/// A path into an FFI crate that only reads data: a parameter struct or the function that
+/// returns its defaults (`llama_context_default_params`, `whisper_full_default_params`,
+/// `LlamaParams`), or a constant (`LLAMA_DEFAULT_SEED`). Nothing of the library starts there.
+fn ffi_data(path: &[String]) -> bool {
+    let Some(last) = path.last() else {
+        return false;
+    };
+    last.to_ascii_lowercase().ends_with("params")
+        || (last.chars().any(|c| c.is_ascii_uppercase())
+            && !last.chars().any(|c| c.is_ascii_lowercase()))
+}
+
 /// Tests whose code chooses a CUDA device in a crate built with CUDA by its own feature
 /// (`cargo test --features cuda`).
 fn own_feature(p: &Package, used: &super::items::Reached) -> Option<String> {
@@ -687,6 +710,10 @@ trait Unit {
     }
     /// The paths it names in other crates (a guess: `true`) and the methods it calls.
     fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>);
+    /// Whether it names the path `path` of another crate only as a type.
+    fn only_a_type(&self, _path: &[String]) -> bool {
+        false
+    }
 }
 
 /// Where `units` enter the crate they call `krate`: its paths (the name taken off) and the
@@ -757,6 +784,9 @@ impl Unit for super::items::Reached {
     }
     fn library(&self) -> bool {
         true
+    }
+    fn only_a_type(&self, path: &[String]) -> bool {
+        self.external_types.contains(path)
     }
     fn entries(&self) -> (Vec<(Vec<String>, bool)>, Vec<String>) {
         let paths = self.external.iter().map(|p| (p.clone(), false)).collect();
@@ -1175,6 +1205,10 @@ struct Package {
     /// A feature of its own named for CUDA (ct2rs's `cuda = []`, read by its build script to
     /// compile CTranslate2 with CUDA): its own features are all taken as on.
     cuda_feature: Option<String>,
+    /// Every feature of it named for CUDA only turns on its dependencies' (`cuda =
+    /// ["candle-core/cuda", "dep:cudarc"]`): its CUDA is theirs, which the item reach follows,
+    /// not a build script's.
+    cuda_forwards: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -1271,6 +1305,11 @@ impl Packages {
                         .keys()
                         .find(|f| CUDA_FEATURES.contains(&f.as_str()))
                         .cloned(),
+                    cuda_forwards: m
+                        .features
+                        .keys()
+                        .filter(|f| CUDA_FEATURES.contains(&f.as_str()))
+                        .all(|f| forwards(&m.features, f, 0)),
                 }
             })
             .collect();
@@ -1427,6 +1466,23 @@ impl Package {
     }
 }
 
+/// Whether feature `f` of a package only turns on its dependencies' features (`x/cuda`,
+/// `dep:x`), directly or through its other features (`flash-attn = ["cuda", …]`).
+fn forwards(
+    features: &std::collections::BTreeMap<String, Vec<String>>,
+    f: &str,
+    depth: usize,
+) -> bool {
+    let Some(on) = features.get(f) else {
+        return false;
+    };
+    depth < 8
+        && !on.is_empty()
+        && on
+            .iter()
+            .all(|e| e.contains('/') || e.starts_with("dep:") || forwards(features, e, depth + 1))
+}
+
 /// The features registry dependencies of one package turn on in its other dependencies
 /// through their own `[features]` (the knowledge table's `features_enable`): (the dependency
 /// it turns on, the feature, what turned it on: `candle_transformers/cuda`).
@@ -1458,7 +1514,7 @@ fn implied_features(raw: &[RawDep]) -> Vec<(usize, String, String)> {
         let Some(row) = rust::by_package(&d.package) else {
             continue;
         };
-        for target in row.cuda_with {
+        for target in rust::cuda_with(row) {
             let Some((package, feat)) = target.split_once('/') else {
                 continue;
             };
@@ -1545,7 +1601,7 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
         Cuda::WhenSelected => Some((format!("`{package}`: {why}"), torch_crate, true)),
         Cuda::Never => None,
         // A crate with no CUDA feature of its own, on with another's (`cuda_with`).
-        Cuda::Feature(features) if !krate.cuda_with.is_empty() => on
+        Cuda::Feature(features) if !rust::cuda_with(krate).is_empty() => on
             .iter()
             .any(|f| features.contains(&f.as_str()))
             .then(|| (format!("`{package}`: {why}"), torch_crate, false)),
@@ -1735,6 +1791,17 @@ fn link(
                         // a device chosen by this code makes it CUDA (a device a library
                         // chooses is that library's reach).
                         None if *follows => units.iter().any(|u| u.cuda()),
+                        // A crate the table does not know, CUDA only by a feature (an FFI
+                        // `-sys` crate): reading its parameter structs or constants starts
+                        // nothing; any other call into it may (a backend, a model).
+                        None if unmodelled(&packages[i], local) => {
+                            let (paths, _) = entries_into(units, local);
+                            let value = |p: &[String]| {
+                                let full = [&[local.clone()][..], p].concat();
+                                !ffi_data(p) && !units.iter().any(|u| u.only_a_type(&full))
+                            };
+                            paths.is_empty() || paths.iter().any(|(p, _)| value(p))
+                        }
                         None => true,
                     };
                     if counts {
@@ -1751,6 +1818,7 @@ fn link(
                             index.reach(&entry, &methods)
                         })
                         .filter(|used| !used.incomplete);
+                    let followed = used.is_some();
                     let found = match (used, &memo[*j]) {
                         (Some(used), _) => {
                             stack.push(*j);
@@ -1786,8 +1854,13 @@ fn link(
                             true,
                         ));
                     }
-                    // Its CUDA is its build's (bindings compiled with CUDA by a build script).
-                    if let Some(feature) = cuda_feature {
+                    // Its CUDA is its build's (bindings compiled with CUDA by a build script),
+                    // unless its CUDA features only turn on its dependencies' and the code
+                    // these units run of it was followed item by item, reaching none.
+                    if let Some(feature) = cuda_feature
+                        .as_ref()
+                        .filter(|_| !(followed && packages[*j].cuda_forwards))
+                    {
                         return Some((
                             format!("`{local}` (a crate of this tree) with {feature}"),
                             false,
@@ -2493,6 +2566,29 @@ fn unified(packages: &[Package], i: usize) -> Option<Vec<Package>> {
                     if !all.iter().any(|(g, _)| *g == feat) {
                         all.push((feat, c));
                     }
+                }
+            }
+        }
+    }
+    // A crate that reaches CUDA when another's feature is on in the build (`cuda_with`): on
+    // when any package of the build turns that feature on.
+    for &c in &closure {
+        for d in packages[c].raw.iter().filter(|d| d.tree.is_none()) {
+            let Some(row) = rust::by_package(&d.package) else {
+                continue;
+            };
+            let by = rust::cuda_with(row).into_iter().find_map(|target| {
+                let (package, feat) = target.split_once('/')?;
+                union
+                    .get(package)?
+                    .iter()
+                    .find(|(f, _)| *f == feat)
+                    .map(|(_, p)| *p)
+            });
+            if let Some(p) = by {
+                let all = union.entry(d.package.as_str()).or_default();
+                if !all.iter().any(|(g, _)| *g == "cuda") {
+                    all.push(("cuda", p));
                 }
             }
         }

@@ -762,6 +762,11 @@ pub struct Reached {
     pub values: HashSet<String>,
     pub segments: HashSet<String>,
     pub external: Vec<Vec<String>>,
+    /// Those of `external` it names only as types (a field's, a signature's, a cast's), never
+    /// as a value.
+    pub external_types: HashSet<Vec<String>>,
+    /// Those of `external` it names as values.
+    pub external_values: HashSet<Vec<String>>,
     pub methods: HashSet<String>,
     /// Some of it chooses a CUDA device.
     pub cuda: bool,
@@ -890,6 +895,9 @@ enum Op {
     Whole(usize),
     /// The segments of a path the code names.
     Name(Box<[String]>),
+    /// The segments of a path that names only another crate's items (`Sequence::new` with
+    /// `use tokenizers::…::Sequence`): entry points of that crate, never this one's types.
+    Foreign(Box<[String]>),
     /// A method called on a value.
     Method(Box<str>),
     /// A path of the library to look up.
@@ -1013,6 +1021,7 @@ impl<'a> LibraryIndex<'a> {
             seen_items: HashSet::default(),
             seen_methods: HashSet::default(),
             whole: HashSet::default(),
+            local: HashSet::default(),
             out: Reached::default(),
         };
         for (path, _) in entry {
@@ -1188,7 +1197,11 @@ impl<'a> LibraryIndex<'a> {
         let here: Vec<String> = [&self.lib.modules[fi].1[..], inline].concat();
         for (p, as_type) in item.paths() {
             let resolved = resolve(self.lib.name, scope, &here, &p);
-            ops.push(Op::Name(p.into()));
+            if resolved.iter().all(|(r, _)| matches!(r, Path::External(_))) {
+                ops.push(Op::Foreign(p.into()));
+            } else {
+                ops.push(Op::Name(p.into()));
+            }
             for (path, guess) in resolved {
                 memo.take(path, guess, typed.unwrap_or(as_type), ops);
             }
@@ -1207,6 +1220,9 @@ struct Walk<'i, 'a> {
     seen_items: HashSet<(usize, usize)>,
     seen_methods: HashSet<String>,
     whole: HashSet<usize>,
+    /// The segments of the paths the reached code names in this crate (or may: a guess):
+    /// the types whose methods a call on a value can run.
+    local: HashSet<String>,
     out: Reached,
 }
 
@@ -1241,18 +1257,24 @@ impl Walk<'_, '_> {
                 Op::Item(fi, ii) => self.item(*fi, *ii),
                 Op::Whole(fi) => self.whole_file(*fi),
                 Op::Name(p) => self.name(p),
+                Op::Foreign(p) => self.foreign(p),
                 Op::Method(m) => self.method(m),
                 Op::Lookup(id) => self.queue.push(*id),
                 Op::External(p) => {
                     self.out.names.insert(p[0].clone());
                     self.out.values.insert(p[0].clone());
-                    self.name(p);
+                    self.foreign(p);
                     self.out.external.push(p.to_vec());
+                    self.out.external_types.remove(&p[..]);
+                    self.out.external_values.insert(p.to_vec());
                 }
                 Op::TypeExternal(p) => {
                     self.out.names.insert(p[0].clone());
-                    self.name(p);
+                    self.foreign(p);
                     self.out.external.push(p.to_vec());
+                    if !self.out.external_values.contains(&p[..]) {
+                        self.out.external_types.insert(p.to_vec());
+                    }
                 }
             }
         }
@@ -1282,7 +1304,7 @@ impl Walk<'_, '_> {
             self.out.methods.insert(name.to_string());
             for &(fi, ii) in self.index.by_method.get(name).into_iter().flatten() {
                 let key = &self.index.files[fi].unwrap().items[ii].key;
-                if self.out.segments.contains(&key[key.len() - 2]) {
+                if self.local.contains(&key[key.len() - 2]) {
                     self.item(fi, ii);
                 }
             }
@@ -1293,7 +1315,7 @@ impl Walk<'_, '_> {
     /// already called.
     fn name(&mut self, path: &[String]) {
         for s in path {
-            if self.out.segments.contains(s) {
+            if !self.local.insert(s.clone()) {
                 continue;
             }
             self.out.segments.insert(s.clone());
@@ -1302,6 +1324,17 @@ impl Walk<'_, '_> {
                 if self.seen_methods.contains(&key[key.len() - 1]) {
                     self.item(fi, ii);
                 }
+            }
+        }
+    }
+
+    /// The segments of a path into another crate: its entry points, not this crate's types (a
+    /// `HashMap::insert` is not the crate's own `Sequence::insert` because `tokenizers`' type
+    /// is also named `Sequence`).
+    fn foreign(&mut self, path: &[String]) {
+        for s in path {
+            if !self.out.segments.contains(s) {
+                self.out.segments.insert(s.clone());
             }
         }
     }
