@@ -2829,6 +2829,69 @@ fn a_class_made_at_import_runs_its_construction_not_every_method() {
     );
 }
 
+/// From trial 59 (pyannote.audio's `speaker_verification.py`, mmdet's CPU tools): an instance
+/// made in a function or a `__main__` block (`f = Foo(width=8); print(f.width)`, an
+/// `nn.Module` whose parameters are only counted) ran every method of its class, and the CPU
+/// programs got the header for a `.cuda()` in a method nobody calls. Making an instance runs
+/// the class's construction, and a method runs where the instance's attribute of its name is
+/// read; an instance called (`net(x)` runs `forward`), handed on, returned or read as a global,
+/// or an attribute a framework base may implement (`generate`), runs the whole class.
+#[test]
+fn an_instance_made_in_a_function_runs_only_the_methods_read() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/m.py",
+        "import torch\n\n\nclass Foo:\n    def __init__(self, width=4):\n        self.width = width\n\n    def run(self, x):\n        return x.cuda()\n\n    def twice(self, x):\n        return self.run(x)\n\n\nclass Net(torch.nn.Module):\n    def __init__(self, width=4):\n        super().__init__()\n        self.fc = torch.nn.Linear(width, width)\n\n    def forward(self, x):\n        return self.fc(x.cuda())\n",
+    );
+    let program = |rel: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("from pkg.m import Foo, Net\n\n\ndef main():\n{body}\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program("cpu_plain.py", "    f = Foo(width=8)\n    print(f.width)");
+    program(
+        "cpu_module.py",
+        "    m = Net(width=8)\n    m.eval()\n    print(sum(p.numel() for p in m.parameters()))",
+    );
+    program("gpu_method.py", "    f = Foo()\n    return f.twice(1)");
+    program("gpu_called.py", "    net = Net()\n    return net(1)");
+    program("gpu_handed.py", "    f = Foo()\n    helper(f)");
+    program("gpu_returned.py", "    net = Net()\n    return net");
+    program("gpu_base.py", "    net = Net()\n    net.generate(1)");
+    write(
+        root,
+        "gpu_global.py",
+        "from pkg.m import Foo\n\n\ndef use():\n    f.run(1)\n\n\nif __name__ == \"__main__\":\n    f = Foo()\n    use()\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for rel in ["cpu_plain.py", "cpu_module.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "no_gpu_code", "{file}");
+    }
+    for rel in [
+        "gpu_method.py",
+        "gpu_called.py",
+        "gpu_handed.py",
+        "gpu_returned.py",
+        "gpu_base.py",
+        "gpu_global.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(crate::common::rule_codes(&file), ["GH001"], "{file}");
+    }
+    assert_eq!(
+        file_in(&report, "gpu_method.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `gpu_method.py` (`main`) → `pkg/m.py` (`Foo().run`)"
+    );
+}
+
 /// From a trial on mmdet: `TrackSampleList = List[TrackDataSample]` at import, and
 /// `isinstance(results[key], BaseBoxes)` in a registered transform, made five CPU tools get the
 /// header, as if reading a class's name ran every method of it (their GPU code is a `def
