@@ -2892,6 +2892,56 @@ fn an_instance_made_in_a_function_runs_only_the_methods_read() {
     );
 }
 
+/// From trial 59 (mmpretrain's `get_flops.py`): `get_model(args.config)` calls a function that
+/// dispatches the model to a card only `if device_map is not None:`, and the FLOPs counter got
+/// the header. A branch guarded by a parameter whose default is `None` (`P is not None`, `P`,
+/// `P and …`), which the function never rebinds, runs only where a call passes it: a call of
+/// the tree that gives neither its position nor its keyword, nor `*args`/`**kwargs`, runs the
+/// function without it. A call that passes it, a spread, the function handed on as a value, a
+/// decorated function or a parameter rebound keeps the branch.
+#[test]
+fn a_branch_on_an_argument_no_caller_passes_does_not_run() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "mypkg/__init__.py", "");
+    write(
+        root,
+        "mypkg/api.py",
+        "import torch\n\n\ndef dispatch_model(model, device_map):\n    return model.to(f\"cuda:{device_map}\")\n\n\ndef get_model(width, device=None, device_map=None):\n    model = torch.nn.Linear(width, width)\n    if device_map is not None:\n        model = dispatch_model(model, device_map)\n    elif device is not None:\n        model = model.to(device)\n    return model\n\n\ndef rebound(width, device_map=None):\n    device_map = device_map or 0\n    if device_map is not None:\n        return dispatch_model(width, device_map)\n    return width\n",
+    );
+    let program = |rel: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("import sys\n\nfrom mypkg.api import get_model, rebound\n\n\ndef main():\n{body}\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program(
+        "get_flops.py",
+        "    model = get_model(int(sys.argv[1]))\n    print(sum(p.numel() for p in model.parameters()))",
+    );
+    program("gpu_keyword.py", "    get_model(8, device_map=0)");
+    program("gpu_positional.py", "    get_model(8, None, 0)");
+    program("gpu_spread.py", "    get_model(8, **dict(device_map=0))");
+    program("gpu_handed.py", "    list(map(get_model, [8]))");
+    program("gpu_rebound.py", "    rebound(8)");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = file_in(&report, "get_flops.py");
+    assert_eq!(file["status"], "no_gpu_code", "{file}");
+    for rel in [
+        "gpu_keyword.py",
+        "gpu_positional.py",
+        "gpu_spread.py",
+        "gpu_handed.py",
+        "gpu_rebound.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(crate::common::rule_codes(&file), ["GH001"], "{file}");
+    }
+}
+
 /// From a trial on mmdet: `TrackSampleList = List[TrackDataSample]` at import, and
 /// `isinstance(results[key], BaseBoxes)` in a registered transform, made five CPU tools get the
 /// header, as if reading a class's name ran every method of it (their GPU code is a `def

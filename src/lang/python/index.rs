@@ -23,6 +23,7 @@ use crate::model::outcome::Language;
 
 mod commands;
 mod construction;
+mod guards;
 mod instances;
 pub(crate) mod launch;
 mod packaging;
@@ -365,6 +366,7 @@ struct LinkUnit {
     refs: Box<[Name]>,
     members: Box<[Box<str>]>,
     based: bool,
+    guard: Box<[(Box<str>, u32)]>,
 }
 
 /// A top-level function or class: whether its code touches a GPU, and the names it reads
@@ -393,6 +395,11 @@ struct Unit {
     /// does not define may be.
     #[serde(default)]
     based: bool,
+    /// Of a function's second unit, under the same name: the function without the branches
+    /// these `None`-default parameters guard, with their positions ([`guards`]); a call that
+    /// passes none of them runs this unit instead of the whole function.
+    #[serde(default)]
+    guard: Vec<(String, u32)>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -807,6 +814,11 @@ impl PyFile {
                 refs: names.intern(u.refs),
                 members: u.members.into_iter().map(String::into_boxed_str).collect(),
                 based: u.based,
+                guard: u
+                    .guard
+                    .into_iter()
+                    .map(|(n, at)| (n.into_boxed_str(), at))
+                    .collect(),
             })
             .collect();
         let (import_refs, bound, main_refs) = (
@@ -1001,6 +1013,21 @@ fn parse_facts(
     };
     // What runs at import, and each top-level function and class apart: a program reaches a
     // function's GPU code only when it uses that function.
+    // The names whose calls keep their arguments' shape ([`guards::mark_calls`]): the file's
+    // functions, and what it imports by name.
+    let mut callable_names: Vec<String> = module_level_defs(body)
+        .into_iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(d) => Some(d.name.to_string()),
+            _ => None,
+        })
+        .collect();
+    for i in &imports.found {
+        if !i.names.is_empty() {
+            callable_names.extend(i.locals.iter().filter(|l| *l != "*").cloned());
+        }
+    }
+    let callable: HashSet<&str> = callable_names.iter().map(String::as_str).collect();
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
     let mut bound_refs = Vec::new();
@@ -1064,6 +1091,7 @@ fn parse_facts(
         };
         if let Some((name, decorators)) = defined {
             instances::mark(&[stmt], None, &mut refs);
+            guards::mark_calls(&[stmt], &callable, &mut refs);
             // A function a decorator registers (`@app.route`, `@registry.register`) is called
             // by whoever reads the registry (where the index knows it), else as if the module
             // named it at import.
@@ -1095,6 +1123,47 @@ fn parse_facts(
                 refs,
                 ..Unit::default()
             });
+            // The function without the branches only a caller's argument opens: a unit of
+            // its own, under the same name, right after it.
+            if let Some(g) = match stmt {
+                Stmt::FunctionDef(d) => guards::of(d),
+                _ => None,
+            } {
+                let mut code = Refs {
+                    skip: g.skipped.clone(),
+                    ..Refs::default()
+                };
+                ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, stmt);
+                let (mut refs, all) = code.split();
+                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                instances::mark(&[stmt], None, &mut refs);
+                guards::mark_calls(&[stmt], &callable, &mut refs);
+                let kept = |o: &usize| {
+                    !g.skipped
+                        .iter()
+                        .any(|r| r.start().to_usize() <= *o && *o < r.end().to_usize())
+                };
+                let own_sites = || {
+                    sites_in(&sites, stmt.range())
+                        .filter(kept)
+                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                };
+                let mut constants = Vec::new();
+                constant_ranges(std::slice::from_ref(stmt), &mut constants);
+                let framework_used = uses_framework(&all);
+                units.push(Unit {
+                    name: name.to_string(),
+                    gpu: own_sites().next().is_some() || framework_used,
+                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                        || framework_used,
+                    needs: needs_in(stmt.range()),
+                    sets: sets_in(stmt.range()),
+                    function: true,
+                    refs,
+                    guard: g.params,
+                    ..Unit::default()
+                });
+            }
             // What making an instance runs, apart from the methods it never reads: a unit of
             // its own, `Class()`, which a call of the class at import runs.
             if let Some(made) = match stmt {
@@ -1157,6 +1226,7 @@ fn parse_facts(
                     refs,
                     members: construction::members(c, &made),
                     based: construction::based(c),
+                    ..Unit::default()
                 });
                 // Each other method, a unit of its own (`Foo().run`), which runs where code
                 // reads its name on an instance the construction made.
@@ -1215,6 +1285,7 @@ fn parse_facts(
         } else if is_main_guard(stmt) {
             main_gpu |= touches;
             instances::mark(&[stmt], Some(body), &mut refs);
+            guards::mark_calls(&[stmt], &callable, &mut refs);
             main_refs.extend(refs);
         } else {
             gpu_at_import |= touches;
@@ -1894,6 +1965,9 @@ struct Refs {
     /// Reading a module-level type alias's value ([`type_alias`]): the slice of a typing
     /// subscript is a type. Elsewhere it is read as code: `tyro.cli(Union[A, B])` builds them.
     alias: bool,
+    /// Statements left out: the branches a function runs only when passed an argument
+    /// ([`guards`]).
+    skip: Vec<ruff_text_size::TextRange>,
     /// The names called (`tf.constant` in `tf.constant(1)`), where asked for ([`calls_in`]): a
     /// name only read (`tf.float32`, a function handed to `inspect.signature`) runs nothing.
     called: Option<HashSet<String>>,
@@ -1950,6 +2024,9 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
     fn visit_parameter(&mut self, _: &'a ruff_python_ast::Parameter) {}
 
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if !self.skip.is_empty() && self.skip.contains(&stmt.range()) {
+            return;
+        }
         match stmt {
             Stmt::FunctionDef(f) => {
                 for decorator in &f.decorator_list {
@@ -3865,12 +3942,18 @@ const RUNS_ITS_FUNCTION: &[&str] = &[
 /// (`None`: at import): held for every import of every file while the programs are walked.
 type ImportTargets = (Option<Box<str>>, Box<[u32]>);
 
-/// How code uses what a name holds: reads it (a class read is all its code), or calls it and
-/// reads one attribute (or none) of what the call makes (`Foo().run`).
+/// How code uses what a name holds: reads it (a class read is all its code), calls it and
+/// reads one attribute (or none) of what the call makes (`Foo().run`), or calls it with
+/// arguments of a known shape (`get_model(1)`).
 #[derive(Debug, Clone, Copy)]
 enum Use<'a> {
     Read,
     Made(Option<&'a str>),
+    /// Called with this many positional arguments and these keywords (comma-separated).
+    Call {
+        positional: usize,
+        keywords: &'a str,
+    },
 }
 
 /// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
@@ -4295,9 +4378,8 @@ impl Reach<'_> {
                         let writes = self.registries.writes.get(&(j, u));
                         let stores = |r: &Name| {
                             let head = self.names.text(*r).split('.').next().unwrap_or("");
-                            let head = head
-                                .trim_end_matches("[]")
-                                .trim_end_matches(construction::CALLED);
+                            let head = head.trim_end_matches("[]");
+                            let head = head.split('(').next().unwrap_or_default();
                             writes.is_some_and(|w| w.iter().any(|n| n == head))
                         };
                         work.extend(
@@ -4463,6 +4545,19 @@ impl Reach<'_> {
     /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
     /// module an import binds it to.
     fn read(&self, i: usize, parts: &[&str], out: &mut Vec<Live>) {
+        let shaped = parts
+            .iter()
+            .enumerate()
+            .find_map(|(at, p)| guards::call_shape(p).map(|shape| (at, shape)));
+        if let Some((at, (callee, positional, keywords))) = shaped {
+            let parts: Vec<&str> = parts[..at].iter().copied().chain([callee]).collect();
+            let called = Use::Call {
+                positional,
+                keywords,
+            };
+            self.resolve(i, &parts, 0, called, out);
+            return;
+        }
         let made = parts.iter().position(|p| p.ends_with(construction::CALLED));
         match made {
             Some(at) => {
@@ -4503,6 +4598,24 @@ impl Reach<'_> {
             return;
         }
         if let Some(u) = f.units.iter().position(|u| *u.name == *head) {
+            // A function called without the arguments that open some of its branches runs
+            // without them, where it keeps them apart.
+            if let Use::Call {
+                positional,
+                keywords,
+            } = called
+            {
+                let unit = &f.units[u];
+                let trimmed = f.units.get(u + 1).is_some_and(|t| {
+                    t.name == unit.name
+                        && !t.guard.is_empty()
+                        && guards::omits(&t.guard, positional, keywords)
+                });
+                if parts.len() == 1 && unit.function {
+                    out.push(Live::Unit(i, u + usize::from(trimmed)));
+                    return;
+                }
+            }
             // A class called makes an instance: its construction runs, where it is apart,
             // and what reading an attribute of the instance runs.
             if let Use::Made(attr) = called {
