@@ -2863,6 +2863,22 @@ fn an_instance_made_in_a_function_runs_only_the_methods_read() {
     program("gpu_handed.py", "    f = Foo()\n    helper(f)");
     program("gpu_returned.py", "    net = Net()\n    return net");
     program("gpu_base.py", "    net = Net()\n    net.generate(1)");
+    // A base of the tree's construction may call a method the class overrides.
+    write(
+        root,
+        "pkg/base.py",
+        "class Head:\n    def __init__(self):\n        self._init_layers()\n\n    def _init_layers(self):\n        pass\n",
+    );
+    write(
+        root,
+        "pkg/kid.py",
+        "import torch\n\nfrom pkg.base import Head\n\n\nclass Kid(Head):\n    def __init__(self):\n        super().__init__()\n\n    def _init_layers(self):\n        self.x = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "gpu_override.py",
+        "from pkg.kid import Kid\n\n\nif __name__ == \"__main__\":\n    k = Kid()\n    print(k.x)\n",
+    );
     write(
         root,
         "gpu_global.py",
@@ -2881,6 +2897,7 @@ fn an_instance_made_in_a_function_runs_only_the_methods_read() {
         "gpu_returned.py",
         "gpu_base.py",
         "gpu_global.py",
+        "gpu_override.py",
     ] {
         let file = file_in(&report, rel);
         assert_eq!(file["status"], "non_compliant", "{file}");

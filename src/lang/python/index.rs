@@ -366,6 +366,7 @@ struct LinkUnit {
     refs: Box<[Name]>,
     members: Box<[Box<str>]>,
     based: bool,
+    bases: Box<[Box<str>]>,
     guard: Box<[(Box<str>, u32)]>,
 }
 
@@ -395,6 +396,9 @@ struct Unit {
     /// does not define may be.
     #[serde(default)]
     based: bool,
+    /// Of a class's construction unit: the bases the class names, as written.
+    #[serde(default)]
+    bases: Vec<String>,
     /// Of a function's second unit, under the same name: the function without the branches
     /// these `None`-default parameters guard, with their positions ([`guards`]); a call that
     /// passes none of them runs this unit instead of the whole function.
@@ -814,6 +818,7 @@ impl PyFile {
                 refs: names.intern(u.refs),
                 members: u.members.into_iter().map(String::into_boxed_str).collect(),
                 based: u.based,
+                bases: u.bases.into_iter().map(String::into_boxed_str).collect(),
                 guard: u
                     .guard
                     .into_iter()
@@ -1226,6 +1231,7 @@ fn parse_facts(
                     refs,
                     members: construction::members(c, &made),
                     based: construction::based(c),
+                    bases: construction::bases(c),
                     ..Unit::default()
                 });
                 // Each other method, a unit of its own (`Foo().run`), which runs where code
@@ -4621,7 +4627,18 @@ impl Reach<'_> {
             if let Use::Made(attr) = called {
                 let made = format!("{head}{}", construction::CALLED);
                 let c = f.units.iter().position(|c| *c.name == *made);
-                if let Some(c) = c.filter(|_| parts.len() == 1 && !f.units[u].function) {
+                // A base of the tree's may call any method of the class from its own
+                // construction (`self._init_layers()`, overridden): the whole class.
+                let own_base = |c: usize| {
+                    f.units[c].bases.iter().any(|b| {
+                        let base: Vec<&str> = b.split('.').collect();
+                        let mut found = Vec::new();
+                        self.resolve(i, &base, depth + 1, Use::Read, &mut found);
+                        !found.is_empty()
+                    })
+                };
+                let c = c.filter(|&c| parts.len() == 1 && !f.units[u].function && !own_base(c));
+                if let Some(c) = c {
                     out.push(Live::Unit(i, c));
                     if let Some(attr) = attr {
                         self.instance_attr(i, u, c, attr, out);
