@@ -167,6 +167,26 @@ pub fn device_free(name: &str) -> bool {
     })
 }
 
+/// Methods of a framework's base class (PyTorch's `nn.Module`) that call no method a subclass
+/// defines: reading one on an instance (`model.parameters()`) runs nothing of the subclass but
+/// its construction. Any other attribute a class does not define may be its base's code that
+/// calls the subclass back (`model.generate()` calls `forward`), so the whole class runs.
+pub const BASE_METHODS_CALLING_NONE: &[&str] = &[
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "children",
+    "named_children",
+    "modules",
+    "named_modules",
+    "eval",
+    "train",
+    "training",
+    "requires_grad_",
+    "zero_grad",
+];
+
 /// Calls that take a bare CUDA device index, by qualified name, with the position of that
 /// argument (and its keyword name, when it has one).
 pub const INDEX_CALLS: &[(&str, usize, Option<&str>)] = &[

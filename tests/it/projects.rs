@@ -2829,6 +2829,136 @@ fn a_class_made_at_import_runs_its_construction_not_every_method() {
     );
 }
 
+/// From trial 59 (pyannote.audio's `speaker_verification.py`, mmdet's CPU tools): an instance
+/// made in a function or a `__main__` block (`f = Foo(width=8); print(f.width)`, an
+/// `nn.Module` whose parameters are only counted) ran every method of its class, and the CPU
+/// programs got the header for a `.cuda()` in a method nobody calls. Making an instance runs
+/// the class's construction, and a method runs where the instance's attribute of its name is
+/// read; an instance called (`net(x)` runs `forward`), handed on, returned or read as a global,
+/// or an attribute a framework base may implement (`generate`), runs the whole class.
+#[test]
+fn an_instance_made_in_a_function_runs_only_the_methods_read() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/m.py",
+        "import torch\n\n\nclass Foo:\n    def __init__(self, width=4):\n        self.width = width\n\n    def run(self, x):\n        return x.cuda()\n\n    def twice(self, x):\n        return self.run(x)\n\n\nclass Net(torch.nn.Module):\n    def __init__(self, width=4):\n        super().__init__()\n        self.fc = torch.nn.Linear(width, width)\n\n    def forward(self, x):\n        return self.fc(x.cuda())\n",
+    );
+    let program = |rel: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("from pkg.m import Foo, Net\n\n\ndef main():\n{body}\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program("cpu_plain.py", "    f = Foo(width=8)\n    print(f.width)");
+    program(
+        "cpu_module.py",
+        "    m = Net(width=8)\n    m.eval()\n    print(sum(p.numel() for p in m.parameters()))",
+    );
+    program("gpu_method.py", "    f = Foo()\n    return f.twice(1)");
+    program("gpu_called.py", "    net = Net()\n    return net(1)");
+    program("gpu_handed.py", "    f = Foo()\n    helper(f)");
+    program("gpu_returned.py", "    net = Net()\n    return net");
+    program("gpu_base.py", "    net = Net()\n    net.generate(1)");
+    // A base of the tree's construction may call a method the class overrides.
+    write(
+        root,
+        "pkg/base.py",
+        "class Head:\n    def __init__(self):\n        self._init_layers()\n\n    def _init_layers(self):\n        pass\n",
+    );
+    write(
+        root,
+        "pkg/kid.py",
+        "import torch\n\nfrom pkg.base import Head\n\n\nclass Kid(Head):\n    def __init__(self):\n        super().__init__()\n\n    def _init_layers(self):\n        self.x = torch.zeros(1).cuda()\n",
+    );
+    write(
+        root,
+        "gpu_override.py",
+        "from pkg.kid import Kid\n\n\nif __name__ == \"__main__\":\n    k = Kid()\n    print(k.x)\n",
+    );
+    write(
+        root,
+        "gpu_global.py",
+        "from pkg.m import Foo\n\n\ndef use():\n    f.run(1)\n\n\nif __name__ == \"__main__\":\n    f = Foo()\n    use()\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    for rel in ["cpu_plain.py", "cpu_module.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "no_gpu_code", "{file}");
+    }
+    for rel in [
+        "gpu_method.py",
+        "gpu_called.py",
+        "gpu_handed.py",
+        "gpu_returned.py",
+        "gpu_base.py",
+        "gpu_global.py",
+        "gpu_override.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(crate::common::rule_codes(&file), ["GH001"], "{file}");
+    }
+    assert_eq!(
+        file_in(&report, "gpu_method.py")["evidence"],
+        "program: an `if __name__ == \"__main__\"` block; its process reaches GPU code: `gpu_method.py` (`main`) → `pkg/m.py` (`Foo().run`)"
+    );
+}
+
+/// From trial 59 (mmpretrain's `get_flops.py`): `get_model(args.config)` calls a function that
+/// dispatches the model to a card only `if device_map is not None:`, and the FLOPs counter got
+/// the header. A branch guarded by a parameter whose default is `None` (`P is not None`, `P`,
+/// `P and …`), which the function never rebinds, runs only where a call passes it: a call of
+/// the tree that gives neither its position nor its keyword, nor `*args`/`**kwargs`, runs the
+/// function without it. A call that passes it, a spread, the function handed on as a value, a
+/// decorated function or a parameter rebound keeps the branch.
+#[test]
+fn a_branch_on_an_argument_no_caller_passes_does_not_run() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "mypkg/__init__.py", "");
+    write(
+        root,
+        "mypkg/api.py",
+        "import torch\n\n\ndef dispatch_model(model, device_map):\n    return model.to(f\"cuda:{device_map}\")\n\n\ndef get_model(width, device=None, device_map=None):\n    model = torch.nn.Linear(width, width)\n    if device_map is not None:\n        model = dispatch_model(model, device_map)\n    elif device is not None:\n        model = model.to(device)\n    return model\n\n\ndef rebound(width, device_map=None):\n    device_map = device_map or 0\n    if device_map is not None:\n        return dispatch_model(width, device_map)\n    return width\n",
+    );
+    let program = |rel: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("import sys\n\nfrom mypkg.api import get_model, rebound\n\n\ndef main():\n{body}\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program(
+        "get_flops.py",
+        "    model = get_model(int(sys.argv[1]))\n    print(sum(p.numel() for p in model.parameters()))",
+    );
+    program("gpu_keyword.py", "    get_model(8, device_map=0)");
+    program("gpu_positional.py", "    get_model(8, None, 0)");
+    program("gpu_spread.py", "    get_model(8, **dict(device_map=0))");
+    program("gpu_handed.py", "    list(map(get_model, [8]))");
+    program("gpu_rebound.py", "    rebound(8)");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let file = file_in(&report, "get_flops.py");
+    assert_eq!(file["status"], "no_gpu_code", "{file}");
+    for rel in [
+        "gpu_keyword.py",
+        "gpu_positional.py",
+        "gpu_spread.py",
+        "gpu_handed.py",
+        "gpu_rebound.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(crate::common::rule_codes(&file), ["GH001"], "{file}");
+    }
+}
+
 /// From a trial on mmdet: `TrackSampleList = List[TrackDataSample]` at import, and
 /// `isinstance(results[key], BaseBoxes)` in a registered transform, made five CPU tools get the
 /// header, as if reading a class's name ran every method of it (their GPU code is a `def

@@ -24,6 +24,8 @@ use crate::model::outcome::Language;
 mod as_main;
 mod commands;
 mod construction;
+mod guards;
+mod instances;
 pub(crate) mod launch;
 mod packaging;
 mod registry;
@@ -377,6 +379,10 @@ struct LinkUnit {
     needs: Option<crate::lang::python::Need>,
     sets: Box<[crate::lang::python::EnvSet]>,
     refs: Box<[Name]>,
+    members: Box<[Box<str>]>,
+    based: bool,
+    bases: Box<[Box<str>]>,
+    guard: Box<[(Box<str>, u32)]>,
 }
 
 /// A top-level function or class: whether its code touches a GPU, and the names it reads
@@ -397,6 +403,22 @@ struct Unit {
     #[serde(default)]
     sets: Vec<crate::lang::python::EnvSet>,
     refs: Vec<String>,
+    /// Of a class's construction unit (`Foo()`): the attributes of an instance whose read runs
+    /// nothing more of the class ([`construction::members`]).
+    #[serde(default)]
+    members: Vec<String>,
+    /// Of a class's construction unit: the class names a base, whose code an attribute it
+    /// does not define may be.
+    #[serde(default)]
+    based: bool,
+    /// Of a class's construction unit: the bases the class names, as written.
+    #[serde(default)]
+    bases: Vec<String>,
+    /// Of a function's second unit, under the same name: the function without the branches
+    /// these `None`-default parameters guard, with their positions ([`guards`]); a call that
+    /// passes none of them runs this unit instead of the whole function.
+    #[serde(default)]
+    guard: Vec<(String, u32)>,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -812,6 +834,14 @@ impl PyFile {
                 needs: u.needs,
                 sets: u.sets.into_boxed_slice(),
                 refs: names.intern(u.refs),
+                members: u.members.into_iter().map(String::into_boxed_str).collect(),
+                based: u.based,
+                bases: u.bases.into_iter().map(String::into_boxed_str).collect(),
+                guard: u
+                    .guard
+                    .into_iter()
+                    .map(|(n, at)| (n.into_boxed_str(), at))
+                    .collect(),
             })
             .collect();
         let (import_refs, bound, main_refs) = (
@@ -1007,6 +1037,21 @@ fn parse_facts(
     };
     // What runs at import, and each top-level function and class apart: a program reaches a
     // function's GPU code only when it uses that function.
+    // The names whose calls keep their arguments' shape ([`guards::mark_calls`]): the file's
+    // functions, and what it imports by name.
+    let mut callable_names: Vec<String> = module_level_defs(body)
+        .into_iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(d) => Some(d.name.to_string()),
+            _ => None,
+        })
+        .collect();
+    for i in &imports.found {
+        if !i.names.is_empty() {
+            callable_names.extend(i.locals.iter().filter(|l| *l != "*").cloned());
+        }
+    }
+    let callable: HashSet<&str> = callable_names.iter().map(String::as_str).collect();
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
     let mut bound_refs = Vec::new();
@@ -1070,6 +1115,8 @@ fn parse_facts(
             _ => None,
         };
         if let Some((name, decorators)) = defined {
+            instances::mark(&[stmt], None, &mut refs);
+            guards::mark_calls(&[stmt], &callable, &mut refs);
             // A function a decorator registers (`@app.route`, `@registry.register`) is called
             // by whoever reads the registry (where the index knows it), else as if the module
             // named it at import.
@@ -1109,7 +1156,49 @@ fn parse_facts(
                 sets: sets_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
+                ..Unit::default()
             });
+            // The function without the branches only a caller's argument opens: a unit of
+            // its own, under the same name, right after it.
+            if let Some(g) = match stmt {
+                Stmt::FunctionDef(d) => guards::of(d),
+                _ => None,
+            } {
+                let mut code = Refs {
+                    skip: g.skipped.clone(),
+                    ..Refs::default()
+                };
+                ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, stmt);
+                let (mut refs, all) = code.split();
+                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                instances::mark(&[stmt], None, &mut refs);
+                guards::mark_calls(&[stmt], &callable, &mut refs);
+                let kept = |o: &usize| {
+                    !g.skipped
+                        .iter()
+                        .any(|r| r.start().to_usize() <= *o && *o < r.end().to_usize())
+                };
+                let own_sites = || {
+                    sites_in(&sites, stmt.range())
+                        .filter(kept)
+                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                };
+                let mut constants = Vec::new();
+                constant_ranges(std::slice::from_ref(stmt), &mut constants);
+                let framework_used = uses_framework(&all);
+                units.push(Unit {
+                    name: name.to_string(),
+                    gpu: own_sites().next().is_some() || framework_used,
+                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                        || framework_used,
+                    needs: needs_in(stmt.range()),
+                    sets: sets_in(stmt.range()),
+                    function: true,
+                    refs,
+                    guard: g.params,
+                    ..Unit::default()
+                });
+            }
             // What making an instance runs, apart from the methods it never reads: a unit of
             // its own, `Class()`, which a call of the class at import runs.
             if let Some(made) = match stmt {
@@ -1131,6 +1220,7 @@ fn parse_facts(
                 // Over the construction's own code (names its decorators and bases read stay
                 // plain reads): not the whole class again.
                 registry::mark_item_reads(registry::Code::Stmts(&made.stmts), &mut refs);
+                instances::mark(&made.stmts, None, &mut refs);
                 // The bases are made too: their construction, unless construction runs other
                 // methods of theirs.
                 let mark = if made.inherits {
@@ -1169,7 +1259,44 @@ fn parse_facts(
                     sets: ranges.iter().flat_map(|&r| sets_in(r)).collect(),
                     function: true,
                     refs,
+                    members: construction::members(c, &made),
+                    based: construction::based(c),
+                    bases: construction::bases(c),
+                    ..Unit::default()
                 });
+                // Each other method, a unit of its own (`Foo().run`), which runs where code
+                // reads its name on an instance the construction made.
+                for (method, defs) in construction::other_methods(c, &made) {
+                    let mut code = Refs::default();
+                    for d in &defs {
+                        ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, d);
+                    }
+                    let (mut refs, all) = code.split();
+                    registry::mark_item_reads(registry::Code::Stmts(&defs), &mut refs);
+                    instances::mark(&defs, None, &mut refs);
+                    let refs = method_reads(name, c, &defs, refs);
+                    let own_sites = || {
+                        defs.iter()
+                            .flat_map(|d| sites_in(&sites, d.range()))
+                            .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                    };
+                    let mut constants = Vec::new();
+                    for d in &defs {
+                        constant_ranges(std::slice::from_ref(*d), &mut constants);
+                    }
+                    let framework_used = uses_framework(&all);
+                    units.push(Unit {
+                        name: format!("{name}{}.{method}", construction::CALLED),
+                        gpu: own_sites().next().is_some() || framework_used,
+                        acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                            || framework_used,
+                        needs: defs.iter().find_map(|d| needs_in(d.range())),
+                        sets: defs.iter().flat_map(|d| sets_in(d.range())).collect(),
+                        function: true,
+                        refs,
+                        ..Unit::default()
+                    });
+                }
             }
             // The methods a registry's dispatch calls on a class without an instance
             // (`REGISTRY[name].add_args(parser)`), as units of their own: `Class.method`.
@@ -1193,6 +1320,8 @@ fn parse_facts(
             }
         } else if is_main_guard(stmt) {
             main_gpu |= touches;
+            instances::mark(&[stmt], Some(body), &mut refs);
+            guards::mark_calls(&[stmt], &callable, &mut refs);
             main_refs.extend(refs);
         } else {
             gpu_at_import |= touches;
@@ -1329,6 +1458,53 @@ fn parse_facts(
             && !only_data(body),
     };
     Some(facts)
+}
+
+/// A method's reads as its unit (`Foo().run`) runs them: an attribute of the instance
+/// (`self.fc`) is that attribute of an instance of `class` (`Foo().fc`); the instance handed on
+/// (`helper(self)`) lets any method run, the whole class; a base's method (`super().x`), the
+/// bases whole.
+fn method_reads(
+    class: &str,
+    c: &ruff_python_ast::StmtClassDef,
+    defs: &[&Stmt],
+    refs: Vec<String>,
+) -> Vec<String> {
+    let receivers: Vec<String> = defs
+        .iter()
+        .filter_map(|d| match d {
+            Stmt::FunctionDef(f)
+                if !f.decorator_list.iter().any(
+                    |x| matches!(&x.expression, Expr::Name(n) if n.id.as_str() == "staticmethod"),
+                ) =>
+            {
+                let p = &f.parameters;
+                p.posonlyargs.first().or(p.args.first())
+            }
+            _ => None,
+        })
+        .map(|p| p.parameter.name.to_string())
+        .collect();
+    let mut out = Vec::new();
+    for r in refs {
+        let (head, rest) = r
+            .split_once('.')
+            .map_or((r.as_str(), None), |(h, t)| (h, Some(t)));
+        if receivers.iter().any(|p| p == head) {
+            out.push(match rest {
+                Some(rest) => format!("{class}{}.{rest}", construction::CALLED),
+                None => class.to_string(),
+            });
+            continue;
+        }
+        if head == "super" {
+            out.extend(construction::bases(c));
+        }
+        out.push(r);
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The statements a module runs at its level: its body, and the bodies of its module-level
@@ -1829,6 +2005,9 @@ struct Refs {
     /// Reading a module-level type alias's value ([`type_alias`]): the slice of a typing
     /// subscript is a type. Elsewhere it is read as code: `tyro.cli(Union[A, B])` builds them.
     alias: bool,
+    /// Statements left out: the branches a function runs only when passed an argument
+    /// ([`guards`]).
+    skip: Vec<ruff_text_size::TextRange>,
     /// The names called (`tf.constant` in `tf.constant(1)`), where asked for ([`calls_in`]): a
     /// name only read (`tf.float32`, a function handed to `inspect.signature`) runs nothing.
     called: Option<HashSet<String>>,
@@ -1885,6 +2064,9 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Refs {
     fn visit_parameter(&mut self, _: &'a ruff_python_ast::Parameter) {}
 
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if !self.skip.is_empty() && self.skip.contains(&stmt.range()) {
+            return;
+        }
         match stmt {
             Stmt::FunctionDef(f) => {
                 for decorator in &f.decorator_list {
@@ -3805,6 +3987,20 @@ const RUNS_ITS_FUNCTION: &[&str] = &[
 /// (`None`: at import): held for every import of every file while the programs are walked.
 type ImportTargets = (Option<Box<str>>, Box<[u32]>);
 
+/// How code uses what a name holds: reads it (a class read is all its code), calls it and
+/// reads one attribute (or none) of what the call makes (`Foo().run`), or calls it with
+/// arguments of a known shape (`get_model(1)`).
+#[derive(Debug, Clone, Copy)]
+enum Use<'a> {
+    Read,
+    Made(Option<&'a str>),
+    /// Called with this many positional arguments and these keywords (comma-separated).
+    Call {
+        positional: usize,
+        keywords: &'a str,
+    },
+}
+
 /// Code that runs: a file's import-time code, a top-level function or class of it, or all of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Live {
@@ -4228,6 +4424,7 @@ impl Reach<'_> {
                         let stores = |r: &Name| {
                             let head = self.names.text(*r).split('.').next().unwrap_or("");
                             let head = head.trim_end_matches("[]");
+                            let head = head.split('(').next().unwrap_or_default();
                             writes.is_some_and(|w| w.iter().any(|n| n == head))
                         };
                         work.extend(
@@ -4237,7 +4434,10 @@ impl Reach<'_> {
                                 .map(|r| (j, Read::Name(*r), next)),
                         );
                         pending.push((Live::Module(j), Some(next)));
-                        imported(j, Some(&unit.name), false, next, &mut pending);
+                        // A part of a class (`Foo()`, `Foo().run`, `Foo.hook`) runs the imports
+                        // and loads made anywhere in the class.
+                        let owner = unit.name.split(['(', '.']).next().unwrap_or_default();
+                        imported(j, Some(owner), false, next, &mut pending);
                         if at_import {
                             pending.extend(
                                 self.deferred[j]
@@ -4246,9 +4446,7 @@ impl Reach<'_> {
                                     .map(|&k| (Live::Whole(k), Some(next))),
                             );
                         }
-                        for (_, loaded) in
-                            self.loads_in[j].iter().filter(|(n, _)| **n == *unit.name)
-                        {
+                        for (_, loaded) in self.loads_in[j].iter().filter(|(n, _)| **n == *owner) {
                             pending.extend(loaded.iter().map(|&k| (Live::Whole(k), Some(next))));
                         }
                     }
@@ -4392,20 +4590,40 @@ impl Reach<'_> {
     /// What the name `parts` read in file `i` runs: a function or class of `i`, or of the
     /// module an import binds it to.
     fn read(&self, i: usize, parts: &[&str], out: &mut Vec<Live>) {
-        let Some((last, init)) = parts.split_last() else {
+        let shaped = parts
+            .iter()
+            .enumerate()
+            .find_map(|(at, p)| guards::call_shape(p).map(|shape| (at, shape)));
+        if let Some((at, (callee, positional, keywords))) = shaped {
+            let parts: Vec<&str> = parts[..at].iter().copied().chain([callee]).collect();
+            let called = Use::Call {
+                positional,
+                keywords,
+            };
+            self.resolve(i, &parts, 0, called, out);
             return;
-        };
-        match last.strip_suffix(construction::CALLED) {
-            Some(callee) => {
-                let parts: Vec<&str> = init.iter().copied().chain([callee]).collect();
-                self.resolve(i, &parts, 0, true, out);
+        }
+        let made = parts.iter().position(|p| p.ends_with(construction::CALLED));
+        match made {
+            Some(at) => {
+                let callee = parts[at].trim_end_matches(construction::CALLED);
+                let attr = parts.get(at + 1).copied();
+                let parts: Vec<&str> = parts[..at].iter().copied().chain([callee]).collect();
+                self.resolve(i, &parts, 0, Use::Made(attr), out);
             }
-            None => self.resolve(i, parts, 0, false, out),
+            None => self.resolve(i, parts, 0, Use::Read, out),
         }
     }
 
-    /// [`Self::read`] of `parts` in file `i`, with `called`: its last part is called at import.
-    fn resolve(&self, i: usize, parts: &[&str], depth: usize, called: bool, out: &mut Vec<Live>) {
+    /// [`Self::read`] of `parts` in file `i`, used as `called` says.
+    fn resolve(
+        &self,
+        i: usize,
+        parts: &[&str],
+        depth: usize,
+        called: Use<'_>,
+        out: &mut Vec<Live>,
+    ) {
         let f = &self.files[i];
         let Some(&head) = parts.first() else { return };
         if depth > 4 {
@@ -4421,15 +4639,49 @@ impl Reach<'_> {
         // A read that runs no item of a registry (`NAME[]`, `NAME[].attr`) of a name that is
         // none: the name, as read.
         if let Some(name) = head.split_once("[]").map(|(name, _)| name) {
-            self.resolve(i, &[name], depth, false, out);
+            self.resolve(i, &[name], depth, Use::Read, out);
             return;
         }
         if let Some(u) = f.units.iter().position(|u| *u.name == *head) {
-            // A class called makes an instance: its construction runs, where it is apart.
-            if called && parts.len() == 1 && !f.units[u].function {
+            // A function called without the arguments that open some of its branches runs
+            // without them, where it keeps them apart.
+            if let Use::Call {
+                positional,
+                keywords,
+            } = called
+            {
+                let unit = &f.units[u];
+                let trimmed = f.units.get(u + 1).is_some_and(|t| {
+                    t.name == unit.name
+                        && !t.guard.is_empty()
+                        && guards::omits(&t.guard, positional, keywords)
+                });
+                if parts.len() == 1 && unit.function {
+                    out.push(Live::Unit(i, u + usize::from(trimmed)));
+                    return;
+                }
+            }
+            // A class called makes an instance: its construction runs, where it is apart,
+            // and what reading an attribute of the instance runs.
+            if let Use::Made(attr) = called {
                 let made = format!("{head}{}", construction::CALLED);
-                if let Some(c) = f.units.iter().position(|c| *c.name == *made) {
+                let c = f.units.iter().position(|c| *c.name == *made);
+                // A base of the tree's may call any method of the class from its own
+                // construction (`self._init_layers()`, overridden): the whole class.
+                let own_base = |c: usize| {
+                    f.units[c].bases.iter().any(|b| {
+                        let base: Vec<&str> = b.split('.').collect();
+                        let mut found = Vec::new();
+                        self.resolve(i, &base, depth + 1, Use::Read, &mut found);
+                        !found.is_empty()
+                    })
+                };
+                let c = c.filter(|&c| parts.len() == 1 && !f.units[u].function && !own_base(c));
+                if let Some(c) = c {
                     out.push(Live::Unit(i, c));
+                    if let Some(attr) = attr {
+                        self.instance_attr(i, u, c, attr, out);
+                    }
                     return;
                 }
             }
@@ -4456,6 +4708,28 @@ impl Reach<'_> {
         });
     }
 
+    /// What reading `attr` of an instance of class `u` of file `i` runs besides its
+    /// construction (unit `c`): the method of that name (`Foo().run`); nothing for one of its
+    /// members (a data attribute, a method construction runs) or, for a class with no base,
+    /// an attribute it does not define; else, an attribute a base may define, the whole class,
+    /// but for a framework base's methods that call none of the subclass's (`parameters`).
+    fn instance_attr(&self, i: usize, u: usize, c: usize, attr: &str, out: &mut Vec<Live>) {
+        let units = &self.files[i].units;
+        let method = format!("{}.{attr}", units[c].name);
+        if let Some(m) = units.iter().position(|m| *m.name == *method) {
+            out.push(Live::Unit(i, m));
+            return;
+        }
+        let made = &units[c];
+        if made.members.iter().any(|m| **m == *attr)
+            || !made.based
+            || crate::knowledge::python::BASE_METHODS_CALLING_NONE.contains(&attr)
+        {
+            return;
+        }
+        out.push(Live::Unit(i, u));
+    }
+
     /// What reading `parts` runs of the object a module-level name of file `i` holds, when a
     /// call made it at import (`AvoidCUDAOOM = AvoidOOM()`): what made it, read as the object
     /// is (an attribute of a class is its code, the whole class; the call ran its construction).
@@ -4471,7 +4745,7 @@ impl Reach<'_> {
                 continue;
             };
             let read: Vec<&str> = maker.split('.').chain(parts[1..].iter().copied()).collect();
-            self.resolve(i, &read, depth + 1, false, out);
+            self.resolve(i, &read, depth + 1, Use::Read, out);
         }
     }
 
@@ -4483,7 +4757,7 @@ impl Reach<'_> {
         module: &str,
         rest: &[&str],
         depth: usize,
-        called: bool,
+        called: Use<'_>,
         out: &mut Vec<Live>,
     ) {
         let found = (self.lookup)(module, from);

@@ -12,6 +12,16 @@ use rustc_hash::FxHashSet as HashSet;
 /// The methods Python runs to make an instance.
 const CONSTRUCTION: &[&str] = &["__init__", "__new__", "__post_init__"];
 
+/// The methods Python runs on an instance without code naming them where it reads an
+/// attribute (`obj.x`), sets one, or drops the object: they run with its construction.
+const IMPLICIT: &[&str] = &[
+    "__del__",
+    "__getattr__",
+    "__getattribute__",
+    "__setattr__",
+    "__delattr__",
+];
+
 /// The mark of a name called at import, after the name read (`AvoidOOM()`), and of a class's
 /// construction unit, after its name.
 pub(super) const CALLED: &str = "()";
@@ -23,6 +33,8 @@ pub(super) struct Construction<'a> {
     /// Construction calls a method the class does not define, or one of its base's other
     /// than the base's construction: the bases run whole.
     pub inherits: bool,
+    /// The methods construction runs.
+    pub run: HashSet<&'a str>,
 }
 
 /// What making an instance of `class` runs; `None` when that is every method of the class
@@ -38,6 +50,7 @@ pub(super) fn of(class: &StmtClassDef) -> Option<Construction<'_>> {
         .collect();
     let mut run: HashSet<&str> = CONSTRUCTION
         .iter()
+        .chain(IMPLICIT)
         .copied()
         .filter(|m| methods.contains(m))
         .collect();
@@ -58,6 +71,10 @@ pub(super) fn of(class: &StmtClassDef) -> Option<Construction<'_>> {
             }
         }
         inherits |= reads.base_other || reads.called.iter().any(|n| !methods.contains(n.as_str()));
+        // The instance handed on (`register(self)`): whoever gets it may call any method.
+        if reads.handed_on {
+            return None;
+        }
     }
     if methods.iter().all(|m| run.contains(m)) {
         return None;
@@ -70,7 +87,11 @@ pub(super) fn of(class: &StmtClassDef) -> Option<Construction<'_>> {
             _ => true,
         })
         .collect();
-    Some(Construction { stmts, inherits })
+    Some(Construction {
+        stmts,
+        inherits,
+        run,
+    })
 }
 
 /// What code reads on the instance (`self.x`, `cls.x`) and calls on it (`self.setup()`), and
@@ -80,6 +101,8 @@ struct InstanceReads {
     read: HashSet<String>,
     called: HashSet<String>,
     base_other: bool,
+    /// `self` or `cls` read other than for an attribute.
+    handed_on: bool,
 }
 
 fn instance_attr(expr: &Expr) -> Option<&str> {
@@ -108,7 +131,11 @@ impl<'a> Visitor<'a> for InstanceReads {
                 if on_base && !CONSTRUCTION.contains(&a.attr.as_str()) {
                     self.base_other = true;
                 }
+                if instance_attr(expr).is_some() {
+                    return;
+                }
             }
+            Expr::Name(n) if matches!(n.id.as_str(), "self" | "cls") => self.handed_on = true,
             _ => {}
         }
         walk_expr(self, expr);
@@ -147,4 +174,86 @@ fn dotted(expr: &Expr) -> Option<String> {
 /// The dotted names of a class's bases (`nn.Module`), which making an instance constructs.
 pub(super) fn bases(class: &StmtClassDef) -> Vec<String> {
     class.bases().iter().filter_map(dotted).collect()
+}
+
+/// The methods of `class` that making an instance does not run, by name (a property's getter
+/// and setter together): each runs where code reads its name on an instance.
+pub(super) fn other_methods<'a>(
+    class: &'a StmtClassDef,
+    made: &Construction<'_>,
+) -> Vec<(&'a str, Vec<&'a Stmt>)> {
+    let mut out: Vec<(&str, Vec<&Stmt>)> = Vec::new();
+    for s in &class.body {
+        let Stmt::FunctionDef(d) = s else { continue };
+        let name = d.name.as_str();
+        if made.run.contains(name) {
+            continue;
+        }
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, defs)) => defs.push(s),
+            None => out.push((name, vec![s])),
+        }
+    }
+    out
+}
+
+/// The attributes of an instance of `class` whose read runs nothing of it that its
+/// construction does not: the methods construction runs, the names the class body binds, and
+/// the attributes its methods set on the instance (`self.fc = …`).
+pub(super) fn members(class: &StmtClassDef, made: &Construction<'_>) -> Vec<String> {
+    let mut sets = InstanceSets::default();
+    for s in &class.body {
+        match s {
+            Stmt::FunctionDef(_) => sets.visit_stmt(s),
+            Stmt::Assign(a) => a.targets.iter().for_each(|t| sets.bound(t)),
+            Stmt::AnnAssign(a) => sets.bound(&a.target),
+            _ => {}
+        }
+    }
+    let mut out: Vec<String> = sets.names.into_iter().collect();
+    out.extend(made.run.iter().map(|m| m.to_string()));
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The names a class body binds and its methods set on the instance.
+#[derive(Default)]
+struct InstanceSets {
+    names: HashSet<String>,
+}
+
+impl InstanceSets {
+    fn bound(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(n) => {
+                self.names.insert(n.id.to_string());
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.bound(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.bound(e)),
+            _ => {}
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for InstanceSets {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let (Some(attr), Expr::Attribute(a)) = (instance_attr(expr), expr) {
+            if a.ctx.is_store() {
+                self.names.insert(attr.to_string());
+            }
+        }
+        walk_expr(self, expr);
+    }
+}
+
+/// Whether `class` names a base (or a metaclass): an attribute it does not define may be a
+/// base's code.
+pub(super) fn based(class: &StmtClassDef) -> bool {
+    class.arguments.as_deref().is_some_and(|a| {
+        !a.keywords.is_empty()
+            || a.args
+                .iter()
+                .any(|b| !matches!(b, Expr::Name(n) if n.id.as_str() == "object"))
+    })
 }

@@ -388,6 +388,7 @@ impl Registries {
                 .iter()
                 .map(|&r| tree.names.text(r).split('.').next().unwrap_or(""))
                 .map(|head| head.trim_end_matches("[]"))
+                .map(|head| head.split('(').next().unwrap_or_default())
                 .filter(|head| global(f, head).is_some_and(|g| g.maker.is_some()))
                 .map(str::to_string)
                 .collect::<HashSet<_>>()
