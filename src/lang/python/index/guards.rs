@@ -193,6 +193,10 @@ impl<'a> Visitor<'a> for Bound {
 /// `load(0,device)`). `callable`: the names of the file's functions and of what it imports by
 /// name, the only ones whose reads the index follows to a function.
 pub(super) fn mark_calls(code: &[&Stmt], callable: &HashSet<&str>, refs: &mut Vec<String>) {
+    // Only the names the code reads can be marked: most code reads none of them.
+    if !refs.iter().any(|r| callable.contains(r.as_str())) {
+        return;
+    }
     let mut calls = Calls {
         callable,
         shapes: HashMap::default(),
