@@ -172,9 +172,10 @@ fn a_file_over_the_limit_without_gpu_words_has_no_gpu_code() {
     ]));
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert!(
-        out.stderr
-            .contains("error: src/raw.rs: larger than the limit")
-            && out.stderr.contains("it holds `set_device(`"),
+        out.stderr.contains(&format!(
+            "error: {}: larger than the limit",
+            common::shown("src/raw.rs")
+        )) && out.stderr.contains("it holds `set_device(`"),
         "{}",
         out.stderr
     );
