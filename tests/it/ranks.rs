@@ -5,22 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{file_in, gh, run, write};
-
-/// `fix` on the tree (no GPU check, no journal), as its JSON report and exit status.
-fn fix_report(root: &Path) -> (serde_json::Value, i32) {
-    let out = run(gh(root).args([
-        "fix",
-        "--gpu",
-        "off",
-        "--no-journal",
-        "--no-cache",
-        "--format",
-        "json",
-        ".",
-    ]));
-    (serde_json::from_str(&out.stdout).unwrap(), out.code)
-}
+use crate::common::{file_in, fix_json as fix_report, write};
 
 /// Each finding of `rel` as `RULE: message`.
 fn findings(report: &serde_json::Value, rel: &str) -> Vec<String> {

@@ -1075,18 +1075,8 @@ fn a_generated_file_is_reported_not_rewritten() {
     let written = "# Train a model.\nimport torch\n\nx = torch.zeros(1).cuda()\n";
     common::write(root.path(), "pkg/train_multi.py", generated);
     common::write(root.path(), "train.py", written);
-    let out = run(gh(root.path()).args([
-        "fix",
-        "--gpu",
-        "off",
-        "--no-journal",
-        "--no-cache",
-        "--format",
-        "json",
-        ".",
-    ]));
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let (doc, code) = common::fix_json(root.path());
+    assert_eq!(code, 1, "{doc}");
     let file = common::file_in(&doc, "pkg/train_multi.py");
     assert_eq!(file["status"], "non_compliant", "{file}");
     assert!(

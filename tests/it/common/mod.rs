@@ -336,3 +336,19 @@ pub fn cargo_with_stubs(ws: &Path, target: &Path, stubs: &[&str], args: &[&str])
     assert_eq!(warnings.count(), 0, "cargo {args:?}: {stderr}");
     String::from_utf8_lossy(&out.stdout).to_string()
 }
+
+/// `fix` on the tree (no GPU check, no journal, no cache), as its JSON report and exit status.
+pub fn fix_json(root: &Path) -> (serde_json::Value, i32) {
+    let out = run(gh(root).args([
+        "fix",
+        "--gpu",
+        "off",
+        "--no-journal",
+        "--no-cache",
+        "--format",
+        "json",
+        ".",
+    ]));
+    let doc = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+    (doc, out.code)
+}
