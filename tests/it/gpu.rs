@@ -702,7 +702,7 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         READ_FILE_CMD[0],
         file,
     ]));
-    assert_eq!(passed.code, 0, "{}", passed.stderr);
+    assert_eq!(passed.code, 0, "{}{}", passed.stderr, passed.stdout);
     assert_eq!(
         json(&passed.stdout)["files"][0]["gpu_check"]["status"],
         "passed"
