@@ -698,6 +698,9 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         "--no-journal",
         "--format",
         "json",
+        // Generous: under Wine on a loaded machine a cmd.exe start alone can take seconds.
+        "--gpu-timeout",
+        "300",
         "--gpu-cmd",
         READ_FILE_CMD[0],
         file,
@@ -714,6 +717,9 @@ fn gpu_cmd_runs_the_file_itself_in_the_slot() {
         "--no-journal",
         "--format",
         "json",
+        // Generous: under Wine on a loaded machine a cmd.exe start alone can take seconds.
+        "--gpu-timeout",
+        "300",
         "--gpu-cmd",
         READ_FILE_CMD[1],
         file,
