@@ -3127,3 +3127,93 @@ fn a_decorator_that_runs_its_function_as_main_makes_a_program() {
     );
     assert!(text.ends_with(tool), "{text}");
 }
+
+/// From trial 60 (insightface's `config_reference.py`, a docs generator): a module that only
+/// binds a constant naming a device (`DEFAULT_PROVIDER_PRIORITY = ("CUDAExecutionProvider",
+/// …)`) made every program importing it "reach GPU code at import". Such a constant runs
+/// nothing: it is GPU code where running code reads it (a program that hands it to a session,
+/// a function that returns it). A module whose code at import uses a card (a session made,
+/// `torch.cuda.set_device`, a model moved) still counts for every importer.
+#[test]
+fn a_device_constant_is_gpu_code_only_where_code_reads_it() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/ort_utils.py",
+        "from typing import Sequence\n\nDEFAULT_PROVIDER_PRIORITY = (\n    \"CUDAExecutionProvider\",\n    \"CPUExecutionProvider\",\n)\nPROVIDERS: list = [\"CUDAExecutionProvider\"]\n\n\ndef get_default_providers(available: Sequence[str]):\n    return [p for p in DEFAULT_PROVIDER_PRIORITY if p in available]\n",
+    );
+    write(
+        root,
+        "pkg/config.py",
+        "from .ort_utils import get_default_providers  # noqa: F401\n\nSCHEMA = {\"blur\": \"bool\"}\n",
+    );
+    write(
+        root,
+        "pkg/session.py",
+        "import onnxruntime as ort\n\nPROVIDERS = [\"CUDAExecutionProvider\"]\nSESSION = ort.InferenceSession(\"m.onnx\", providers=PROVIDERS)\n",
+    );
+    write(
+        root,
+        "pkg/warm.py",
+        "import torch\n\nDEVICE = \"cuda\"\ntorch.cuda.set_device(0)\n",
+    );
+    write(
+        root,
+        "pkg/net.py",
+        "import torch\n\nMODEL = torch.nn.Linear(2, 2).cuda()\n",
+    );
+    let program = |rel: &str, head: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("{head}\n\n\ndef main():\n    {body}\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program(
+        "docs.py",
+        "import json\n\nfrom pkg.config import SCHEMA",
+        "print(json.dumps(SCHEMA))",
+    );
+    program(
+        "gpu_reads.py",
+        "import onnxruntime as ort\n\nfrom pkg.ort_utils import PROVIDERS",
+        "print(ort.InferenceSession(\"m.onnx\", providers=PROVIDERS))",
+    );
+    program(
+        "gpu_function.py",
+        "from pkg.ort_utils import get_default_providers",
+        "print(get_default_providers([\"CPUExecutionProvider\"]))",
+    );
+    program(
+        "gpu_session.py",
+        "from pkg import session",
+        "print(session)",
+    );
+    program("gpu_warm.py", "import pkg.warm", "print(pkg.warm)");
+    program("gpu_net.py", "from pkg.net import MODEL", "print(MODEL)");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let docs = file_in(&report, "docs.py");
+    assert_eq!(docs["status"], "no_gpu_code", "{docs}");
+    for rel in [
+        "gpu_reads.py",
+        "gpu_function.py",
+        "gpu_session.py",
+        "gpu_warm.py",
+        "gpu_net.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(crate::common::rule_codes(&file), ["GH001"], "{file}");
+    }
+    let reads = file_in(&report, "gpu_reads.py");
+    assert!(
+        reads["evidence"]
+            .as_str()
+            .unwrap()
+            .ends_with("`pkg/ort_utils.py` (`PROVIDERS`)"),
+        "{reads}"
+    );
+}

@@ -274,10 +274,9 @@ struct PyFile {
     /// command line: `sys.argv`, or an argument parser's `parse_args()`.
     reads_command_line: bool,
     /// The module's code that runs when it is imported (outside its top-level functions and
-    /// classes and its `__main__` block) touches a GPU.
-    gpu_at_import: bool,
-    /// The same, less constants that name a device (`PROVIDERS = ["CUDAExecutionProvider"]`):
-    /// importing the module does something on a GPU.
+    /// classes and its `__main__` block) does something on a GPU: a constant that names a
+    /// device (`PROVIDERS = ["CUDAExecutionProvider"]`) is a unit of its own, GPU code where
+    /// it is read.
     gpu_acts_at_import: bool,
     /// Its code at import asks the driver for its cards (`use_cuda =
     /// torch.cuda.is_available()`): no card used, but the driver has read the env by then.
@@ -772,7 +771,6 @@ struct PyFacts {
     acts: bool,
     /// Required: facts cached before it existed are a miss, made again.
     reads_command_line: bool,
-    gpu_at_import: bool,
     /// Read before this fact existed: taken as acting.
     #[serde(default = "acting")]
     gpu_acts_at_import: bool,
@@ -873,7 +871,6 @@ impl PyFile {
             config_base: f.config_base,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
-            gpu_at_import: f.gpu_at_import,
             gpu_acts_at_import: f.gpu_acts_at_import,
             queries_at_import: f.queries_at_import,
             main_gpu: f.main_gpu,
@@ -1329,12 +1326,26 @@ fn parse_facts(
             sets_at_import.extend(sets_in(stmt.range()));
             // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
             // GPU code a program may use, but running the file does nothing with it.
-            gpu_acts_at_import |= touches
+            let acts = touches
                 && !is_constant(stmt)
                 && acts_at_import(
                     stmt.range(),
                     &calls_in(|r| ruff_python_ast::visitor::Visitor::visit_stmt(r, stmt)),
                 );
+            gpu_acts_at_import |= acts;
+            // Such a name is GPU code where running code reads it: a unit of its own.
+            if touches && !acts {
+                for name in assigned_names(stmt) {
+                    units.push(Unit {
+                        name,
+                        gpu: true,
+                        acts: false,
+                        function: false,
+                        refs: refs.clone(),
+                        ..Unit::default()
+                    });
+                }
+            }
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
             globals.extend(registry::global_of(stmt));
             // `X = Cls(…)`: a class called runs its construction (`Cls()`), unless the
@@ -1386,7 +1397,6 @@ fn parse_facts(
         bound: bound_refs,
         registered,
         globals,
-        gpu_at_import,
         gpu_acts_at_import,
         queries_at_import,
         main_gpu,
@@ -1663,6 +1673,29 @@ fn names_only(target: &Expr) -> bool {
         Expr::Starred(s) => names_only(&s.value),
         _ => false,
     }
+}
+
+/// The names an assignment binds (`A = …`, `a, b = …`, `A: T = …`); none for any other
+/// statement, or one that writes into an object.
+fn assigned_names(stmt: &Stmt) -> Vec<String> {
+    fn collect(target: &Expr, out: &mut Vec<String>) {
+        match target {
+            Expr::Name(n) => out.push(n.id.to_string()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| collect(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| collect(e, out)),
+            Expr::Starred(s) => collect(&s.value, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    match stmt {
+        Stmt::Assign(a) if a.targets.iter().all(names_only) => {
+            a.targets.iter().for_each(|t| collect(t, &mut out));
+        }
+        Stmt::AnnAssign(a) if names_only(&a.target) => collect(&a.target, &mut out),
+        _ => {}
+    }
+    out
 }
 
 fn acting() -> bool {
@@ -4218,7 +4251,8 @@ impl Reach<'_> {
     fn is_gpu(&self, l: Live) -> bool {
         let files = self.files;
         match l {
-            Live::Module(j) => files[j].gpu_at_import,
+            // A device constant of it runs only where code reads it (its own unit).
+            Live::Module(j) => files[j].gpu_acts_at_import,
             Live::Unit(j, u) => files[j].units[u].gpu,
             Live::Whole(j) => files[j].gpu,
             Live::Registry(_) => false,
