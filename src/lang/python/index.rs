@@ -24,6 +24,7 @@ use crate::model::outcome::Language;
 mod as_main;
 mod commands;
 mod construction;
+mod decorators;
 mod guards;
 mod instances;
 pub(crate) mod launch;
@@ -382,6 +383,7 @@ struct LinkUnit {
     based: bool,
     bases: Box<[Box<str>]>,
     guard: Box<[(Box<str>, u32)]>,
+    decorates: decorators::AsDecorator,
 }
 
 /// A top-level function or class: whether its code touches a GPU, and the names it reads
@@ -418,6 +420,9 @@ struct Unit {
     /// passes none of them runs this unit instead of the whole function.
     #[serde(default)]
     guard: Vec<(String, u32)>,
+    /// Of a function or class: what it does, as a decorator, with what it decorates.
+    #[serde(default)]
+    decorates: decorators::AsDecorator,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -840,6 +845,7 @@ impl PyFile {
                     .into_iter()
                     .map(|(n, at)| (n.into_boxed_str(), at))
                     .collect(),
+                decorates: u.decorates,
             })
             .collect();
         let (import_refs, bound, main_refs) = (
@@ -1126,16 +1132,20 @@ fn parse_facts(
                 runs_as_main.push((decorator.to_string(), name.to_string()));
                 main_refs.push(name.to_string());
             }
-            let by: Vec<String> = decorators
+            let (by, called): (Vec<String>, Vec<bool>) = decorators
                 .iter()
                 .filter(|d| !is_plain_decorator(&d.expression))
                 .filter(|d| as_main::runs_as_main(&d.expression, &imports.found).is_none())
-                .map(|d| registry::decorator_callee(&d.expression))
-                .collect();
+                .map(|d| {
+                    let callee = registry::decorator_callee(&d.expression);
+                    (callee, matches!(d.expression, Expr::Call(_)))
+                })
+                .unzip();
             if !by.is_empty() {
                 registered.push(registry::Registered {
                     unit: name.to_string(),
                     by,
+                    called,
                 });
             }
             units.push(Unit {
@@ -1153,6 +1163,7 @@ fn parse_facts(
                 sets: sets_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
+                decorates: decorators::of(stmt),
                 ..Unit::default()
             });
             // The function without the branches only a caller's argument opens: a unit of
