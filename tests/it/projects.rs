@@ -3217,3 +3217,68 @@ fn a_device_constant_is_gpu_code_only_where_code_reads_it() {
         "{reads}"
     );
 }
+
+/// From trial 60 (ultralytics' `utils/tqdm.py`, a stdlib-only demo): `SETTINGS =
+/// SettingsManager()` at import runs `torch_distributed_zero_first`, whose only GPU code is a
+/// barrier `if initialized and local_rank not in {-1, 0}` (`initialized =
+/// dist.is_available() and dist.is_initialized()`). A process no distributed launcher starts
+/// and whose code never starts a group has none initialised: it never takes such a branch. A
+/// program that calls `init_process_group`, or a command that starts it with `torchrun`,
+/// takes it; so does a test the function rebinds.
+#[test]
+fn a_branch_for_a_distributed_group_does_not_run_in_a_lone_process() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "yl/__init__.py", "");
+    write(
+        root,
+        "yl/utils/__init__.py",
+        "import os\n\nWORLD_SIZE = int(os.getenv(\"WORLD_SIZE\", \"1\"))\nLOCAL_RANK = int(os.getenv(\"LOCAL_RANK\", \"-1\")) if WORLD_SIZE > 1 else -1\n\n\nclass Settings(dict):\n    def __init__(self):\n        super().__init__()\n        from yl.utils.torch_utils import zero_first, synced\n\n        with zero_first(LOCAL_RANK):\n            self[\"datasets_dir\"] = \"datasets\"\n        self[\"synced\"] = synced()\n\n\nSETTINGS = Settings()\n",
+    );
+    write(
+        root,
+        "yl/utils/torch_utils.py",
+        "from contextlib import contextmanager\n\nimport torch\nimport torch.distributed as dist\n\n\n@contextmanager\ndef zero_first(local_rank: int):\n    initialized = dist.is_available() and dist.is_initialized()\n    if initialized and local_rank not in {-1, 0}:\n        dist.barrier(device_ids=[torch.cuda.current_device()])\n    yield\n    if initialized and local_rank == 0:\n        dist.barrier(device_ids=[torch.cuda.current_device()])\n\n\ndef synced():\n    if torch.distributed.is_initialized():\n        torch.cuda.synchronize()\n    return True\n",
+    );
+    let program = |rel: &str, head: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("{head}from yl.utils import SETTINGS\n\n\ndef main():\n    {body}print(SETTINGS)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program("show.py", "", "");
+    program(
+        "gpu_init.py",
+        "import torch.distributed as dist\n\n",
+        "dist.init_process_group(\"gloo\")\n    ",
+    );
+    program("gpu_launched.py", "", "");
+    write(
+        root,
+        "run.sh",
+        "#!/bin/sh\ntorchrun --nproc_per_node 2 gpu_launched.py\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let show = file_in(&report, "show.py");
+    assert_eq!(show["status"], "no_gpu_code", "{show}");
+    for rel in ["gpu_init.py", "gpu_launched.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert!(
+            crate::common::rule_codes(&file).contains(&"GH001".to_string()),
+            "{file}"
+        );
+    }
+    // A test the function may rebind is no question of the group: the branch runs.
+    std::fs::write(
+        root.join("yl/utils/torch_utils.py"),
+        "import torch\nimport torch.distributed as dist\n\n\ndef zero_first(local_rank: int):\n    ready = local_rank > 0\n    ready = dist.is_initialized()\n    if ready:\n        torch.cuda.synchronize()\n    return open(\"x\")\n\n\ndef synced():\n    return True\n",
+    )
+    .unwrap();
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let show = file_in(&report, "show.py");
+    assert_eq!(show["status"], "non_compliant", "{show}");
+}

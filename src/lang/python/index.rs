@@ -25,6 +25,7 @@ mod as_main;
 mod commands;
 mod construction;
 mod decorators;
+mod distributed;
 mod guards;
 mod instances;
 pub(crate) mod launch;
@@ -384,6 +385,7 @@ struct LinkUnit {
     bases: Box<[Box<str>]>,
     guard: Box<[(Box<str>, u32)]>,
     decorates: decorators::AsDecorator,
+    single: bool,
 }
 
 /// A top-level function or class: whether its code touches a GPU, and the names it reads
@@ -423,6 +425,11 @@ struct Unit {
     /// Of a function or class: what it does, as a decorator, with what it decorates.
     #[serde(default)]
     decorates: decorators::AsDecorator,
+    /// Of a function's last unit under its name: the function without the branches only a
+    /// process of a distributed group runs ([`distributed`]); a program no launcher starts as
+    /// one and whose code starts no group runs it instead of the function.
+    #[serde(default)]
+    single: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -846,6 +853,7 @@ impl PyFile {
                     .map(|(n, at)| (n.into_boxed_str(), at))
                     .collect(),
                 decorates: u.decorates,
+                single: u.single,
             })
             .collect();
         let (import_refs, bound, main_refs) = (
@@ -1055,6 +1063,7 @@ fn parse_facts(
         }
     }
     let callable: HashSet<&str> = callable_names.iter().map(String::as_str).collect();
+    let dist_names = distributed::DistNames::of(body);
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
     let mut bound_refs = Vec::new();
@@ -1204,6 +1213,48 @@ fn parse_facts(
                     function: true,
                     refs,
                     guard: g.params,
+                    ..Unit::default()
+                });
+            }
+            // The function without the branches only a process of a distributed group runs:
+            // a unit of its own, last under its name, for a program that starts none.
+            let alone = match stmt {
+                Stmt::FunctionDef(d) => distributed::only_branches(d, &dist_names),
+                _ => Vec::new(),
+            };
+            if !alone.is_empty() {
+                let mut code = Refs {
+                    skip: alone.clone(),
+                    ..Refs::default()
+                };
+                ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, stmt);
+                let (mut refs, all) = code.split();
+                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                instances::mark(&[stmt], None, &mut refs);
+                guards::mark_calls(&[stmt], &callable, &mut refs);
+                let kept = |o: &usize| {
+                    !alone
+                        .iter()
+                        .any(|r| r.start().to_usize() <= *o && *o < r.end().to_usize())
+                };
+                let own_sites = || {
+                    sites_in(&sites, stmt.range())
+                        .filter(kept)
+                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                };
+                let mut constants = Vec::new();
+                constant_ranges(std::slice::from_ref(stmt), &mut constants);
+                let framework_used = uses_framework(&all);
+                units.push(Unit {
+                    name: name.to_string(),
+                    gpu: own_sites().next().is_some() || framework_used,
+                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                        || framework_used,
+                    needs: needs_in(stmt.range()),
+                    sets: sets_in(stmt.range()),
+                    function: true,
+                    refs,
+                    single: true,
                     ..Unit::default()
                 });
             }
@@ -3377,6 +3428,14 @@ fn link(
     }
     let resolved = Resolved::of(&files);
     let registries = registry::Registries::find(&files, names, &lookup);
+    let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    let launched = launched_files(launches, &rels, &by_rel, &by_module, &by_suffix);
+    let grouped: HashSet<usize> = launched
+        .iter()
+        .filter(|(_, l)| l.cards.is_some() || l.unknown.is_some())
+        .map(|(&i, _)| i)
+        .collect();
+    let any_single = files.iter().any(|f| f.units.iter().any(|u| u.single));
     let reach = || Reach {
         names,
         registries: &registries,
@@ -3391,6 +3450,9 @@ fn link(
         pieces_at: &pieces_at,
         resolved: &resolved,
         walked: Default::default(),
+        grouped: &grouped,
+        any_single,
+        alone: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, targets) in edges.iter().enumerate() {
@@ -3398,8 +3460,6 @@ fn link(
             importers[j].push(i);
         }
     }
-    let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
-    let launched = launched_files(launches, &rels, &by_rel, &by_module, &by_suffix);
     let host_of = |rel: &str| {
         hosted
             .iter()
@@ -4005,6 +4065,13 @@ struct Reach<'r> {
     /// The tree's registries: what a read of one runs, the registered functions and classes of
     /// none, and what registering functions store into.
     registries: &'r registry::Registries,
+    /// The entries a command starts with a process count (one included) or an unknown one:
+    /// perhaps one process of a distributed group.
+    grouped: &'r HashSet<usize>,
+    /// Whether some function has branches only a process of a group runs ([`distributed`]).
+    any_single: bool,
+    /// Of each entry asked so far, whether its process runs alone ([`Reach::runs_alone`]).
+    alone: std::cell::RefCell<HashMap<usize, bool>>,
 }
 
 /// Attributes of a function that run it: task and remote-call wrappers (Ray, Celery, Dask,
@@ -4352,6 +4419,72 @@ impl Reach<'_> {
         main: bool,
         hit: impl Fn(Live) -> bool,
     ) -> Option<Vec<Live>> {
+        let alone = self.runs_alone(e);
+        self.walk(e, start, main, alone, hit)
+    }
+
+    /// Whether the process of entry `e` is no process of a distributed group: no command
+    /// starts it with a process count, and no code it runs starts a group.
+    fn runs_alone(&self, e: usize) -> bool {
+        if !self.any_single || self.grouped.contains(&e) {
+            return false;
+        }
+        if let Some(&alone) = self.alone.borrow().get(&e) {
+            return alone;
+        }
+        let starts = |l: Live| {
+            self.refs_of(l)
+                .any(|r| distributed::starts_group(self.names.text(r)))
+        };
+        let alone = self.walk(e, Live::Whole(e), false, false, starts).is_none();
+        self.alone.borrow_mut().insert(e, alone);
+        alone
+    }
+
+    /// The names the piece `l` reads as code.
+    fn refs_of(&self, l: Live) -> Box<dyn Iterator<Item = Name> + '_> {
+        let f = |j: usize| &self.files[j];
+        match l {
+            Live::Module(j) => Box::new(f(j).import_refs.iter().chain(f(j).bound.iter()).copied()),
+            Live::Unit(j, u) => Box::new(f(j).units[u].refs.iter().copied()),
+            Live::Whole(j) => Box::new(
+                f(j).units
+                    .iter()
+                    .flat_map(|u| u.refs.iter())
+                    .chain(f(j).import_refs.iter())
+                    .chain(f(j).bound.iter())
+                    .chain(f(j).main_refs.iter())
+                    .copied(),
+            ),
+            Live::Registry(_) => Box::new(std::iter::empty()),
+        }
+    }
+
+    /// The function of unit `l` as a process that runs alone runs it: without its branches
+    /// for a group ([`Unit::single`]), where it keeps them apart.
+    fn alone_unit(&self, l: Live) -> Live {
+        let Live::Unit(j, u) = l else { return l };
+        let units = &self.files[j].units;
+        let unit = &units[u];
+        if unit.single || !unit.guard.is_empty() {
+            return l;
+        }
+        units[u + 1..]
+            .iter()
+            .take_while(|t| t.name == unit.name)
+            .position(|t| t.single)
+            .map_or(l, |k| Live::Unit(j, u + 1 + k))
+    }
+
+    /// [`Self::first_of`], with `alone` the process of entry `e` runs alone.
+    fn walk(
+        &self,
+        e: usize,
+        start: Live,
+        main: bool,
+        alone: bool,
+        hit: impl Fn(Live) -> bool,
+    ) -> Option<Vec<Live>> {
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain): the pieces
         // stamped with this walk's number.
@@ -4417,6 +4550,7 @@ impl Reach<'_> {
         };
         loop {
             while let Some((next, from)) = pending.pop() {
+                let next = if alone { self.alone_unit(next) } else { next };
                 let slot = &mut live[next.id(ids)];
                 if slot.0 == walk {
                     continue;
