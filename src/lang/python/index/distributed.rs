@@ -200,17 +200,14 @@ impl<'a> Visitor<'a> for Branches<'_> {
 }
 
 /// Whether a name code reads starts a process group (`dist.init_process_group(…)`,
-/// `deepspeed.init_distributed()`, `init_device_mesh(…)`): a process that runs it may be one
-/// of a group whatever starts it.
+/// `deepspeed.init_distributed()`, `init_device_mesh(…)`), or may through a library that starts
+/// one when launched as one of a group (`Accelerator()`, transformers' `TrainingArguments`,
+/// Lightning's `Trainer`, `deepspeed.initialize`): a process that runs it may be one of a
+/// group whatever starts it.
 pub(super) fn starts_group(read: &str) -> bool {
-    read.split('.').any(|part| {
-        let name = part.split(['(', '[']).next().unwrap_or_default();
-        matches!(
-            name,
-            "init_process_group"
-                | "init_distributed"
-                | "init_device_mesh"
-                | "initialize_model_parallel"
-        )
-    })
+    read.contains("deepspeed.initialize")
+        || read.split('.').any(|part| {
+            let name = part.split(['(', '[']).next().unwrap_or_default();
+            crate::knowledge::python::GROUP_STARTERS.contains(&name)
+        })
 }
