@@ -538,6 +538,24 @@ pub const FILE_TOOLS: &[&str] = &[
     "kubectl",
 ];
 
+/// What starts a process group, by the last name a read of it ends with: `torch.distributed`'s
+/// `init_process_group`, `deepspeed.init_distributed`, and what starts one when the process is
+/// launched as one of a group (accelerate's `Accelerator()`, transformers' `TrainingArguments`,
+/// Lightning's `Trainer`, `Fabric`). A process whose code reads none runs alone unless a
+/// command starts it with a process count: `dist.is_initialized()` is false there.
+pub const GROUP_STARTERS: &[&str] = &[
+    "init_process_group",
+    "init_distributed",
+    "init_device_mesh",
+    "initialize_model_parallel",
+    "Accelerator",
+    "PartialState",
+    "AcceleratorState",
+    "TrainingArguments",
+    "Trainer",
+    "Fabric",
+];
+
 /// Decorators that run the function they decorate as the program when its module is
 /// `__main__` (`python -m pkg.tool`), by module and name: fastcore's `@call_parse`, `begins`'
 /// `@begin.start`, `@autocommand(__name__)`. An import only wraps the function.

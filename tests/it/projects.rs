@@ -3127,3 +3127,158 @@ fn a_decorator_that_runs_its_function_as_main_makes_a_program() {
     );
     assert!(text.ends_with(tool), "{text}");
 }
+
+/// From trial 60 (insightface's `config_reference.py`, a docs generator): a module that only
+/// binds a constant naming a device (`DEFAULT_PROVIDER_PRIORITY = ("CUDAExecutionProvider",
+/// …)`) made every program importing it "reach GPU code at import". Such a constant runs
+/// nothing: it is GPU code where running code reads it (a program that hands it to a session,
+/// a function that returns it). A module whose code at import uses a card (a session made,
+/// `torch.cuda.set_device`, a model moved) still counts for every importer.
+#[test]
+fn a_device_constant_is_gpu_code_only_where_code_reads_it() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/ort_utils.py",
+        "from typing import Sequence\n\nDEFAULT_PROVIDER_PRIORITY = (\n    \"CUDAExecutionProvider\",\n    \"CPUExecutionProvider\",\n)\nPROVIDERS: list = [\"CUDAExecutionProvider\"]\n\n\ndef get_default_providers(available: Sequence[str]):\n    return [p for p in DEFAULT_PROVIDER_PRIORITY if p in available]\n",
+    );
+    write(
+        root,
+        "pkg/config.py",
+        "from .ort_utils import get_default_providers  # noqa: F401\n\nSCHEMA = {\"blur\": \"bool\"}\n",
+    );
+    write(
+        root,
+        "pkg/session.py",
+        "import onnxruntime as ort\n\nPROVIDERS = [\"CUDAExecutionProvider\"]\nSESSION = ort.InferenceSession(\"m.onnx\", providers=PROVIDERS)\n",
+    );
+    write(
+        root,
+        "pkg/warm.py",
+        "import torch\n\nDEVICE = \"cuda\"\ntorch.cuda.set_device(0)\n",
+    );
+    write(
+        root,
+        "pkg/net.py",
+        "import torch\n\nMODEL = torch.nn.Linear(2, 2).cuda()\n",
+    );
+    let program = |rel: &str, head: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("{head}\n\n\ndef main():\n    {body}\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program(
+        "docs.py",
+        "import json\n\nfrom pkg.config import SCHEMA",
+        "print(json.dumps(SCHEMA))",
+    );
+    program(
+        "gpu_reads.py",
+        "import onnxruntime as ort\n\nfrom pkg.ort_utils import PROVIDERS",
+        "print(ort.InferenceSession(\"m.onnx\", providers=PROVIDERS))",
+    );
+    program(
+        "gpu_function.py",
+        "from pkg.ort_utils import get_default_providers",
+        "print(get_default_providers([\"CPUExecutionProvider\"]))",
+    );
+    program(
+        "gpu_session.py",
+        "from pkg import session",
+        "print(session)",
+    );
+    program("gpu_warm.py", "import pkg.warm", "print(pkg.warm)");
+    program("gpu_net.py", "from pkg.net import MODEL", "print(MODEL)");
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let docs = file_in(&report, "docs.py");
+    assert_eq!(docs["status"], "no_gpu_code", "{docs}");
+    for rel in [
+        "gpu_reads.py",
+        "gpu_function.py",
+        "gpu_session.py",
+        "gpu_warm.py",
+        "gpu_net.py",
+    ] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert_eq!(crate::common::rule_codes(&file), ["GH001"], "{file}");
+    }
+    let reads = file_in(&report, "gpu_reads.py");
+    assert!(
+        reads["evidence"]
+            .as_str()
+            .unwrap()
+            .ends_with("`pkg/ort_utils.py` (`PROVIDERS`)"),
+        "{reads}"
+    );
+}
+
+/// From trial 60 (ultralytics' `utils/tqdm.py`, a stdlib-only demo): `SETTINGS =
+/// SettingsManager()` at import runs `torch_distributed_zero_first`, whose only GPU code is a
+/// barrier `if initialized and local_rank not in {-1, 0}` (`initialized =
+/// dist.is_available() and dist.is_initialized()`). A process no distributed launcher starts
+/// and whose code never starts a group has none initialised: it never takes such a branch. A
+/// program that calls `init_process_group`, or a command that starts it with `torchrun`,
+/// takes it; so does a test the function rebinds.
+#[test]
+fn a_branch_for_a_distributed_group_does_not_run_in_a_lone_process() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "yl/__init__.py", "");
+    write(
+        root,
+        "yl/utils/__init__.py",
+        "import os\n\nWORLD_SIZE = int(os.getenv(\"WORLD_SIZE\", \"1\"))\nLOCAL_RANK = int(os.getenv(\"LOCAL_RANK\", \"-1\")) if WORLD_SIZE > 1 else -1\n\n\nclass Settings(dict):\n    def __init__(self):\n        super().__init__()\n        from yl.utils.torch_utils import zero_first, synced\n\n        with zero_first(LOCAL_RANK):\n            self[\"datasets_dir\"] = \"datasets\"\n        self[\"synced\"] = synced()\n\n\nSETTINGS = Settings()\n",
+    );
+    write(
+        root,
+        "yl/utils/torch_utils.py",
+        "from contextlib import contextmanager\n\nimport torch\nimport torch.distributed as dist\n\n\n@contextmanager\ndef zero_first(local_rank: int):\n    initialized = dist.is_available() and dist.is_initialized()\n    if initialized and local_rank not in {-1, 0}:\n        dist.barrier(device_ids=[torch.cuda.current_device()])\n    yield\n    if initialized and local_rank == 0:\n        dist.barrier(device_ids=[torch.cuda.current_device()])\n\n\ndef synced():\n    if torch.distributed.is_initialized():\n        torch.cuda.synchronize()\n    return True\n",
+    );
+    let program = |rel: &str, head: &str, body: &str| {
+        write(
+            root,
+            rel,
+            &format!("{head}from yl.utils import SETTINGS\n\n\ndef main():\n    {body}print(SETTINGS)\n\n\nif __name__ == \"__main__\":\n    main()\n"),
+        );
+    };
+    program("show.py", "", "");
+    program(
+        "gpu_init.py",
+        "import torch.distributed as dist\n\n",
+        "dist.init_process_group(\"gloo\")\n    ",
+    );
+    program("gpu_launched.py", "", "");
+    write(
+        root,
+        "run.sh",
+        "#!/bin/sh\ntorchrun --nproc_per_node 2 gpu_launched.py\n",
+    );
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let show = file_in(&report, "show.py");
+    assert_eq!(show["status"], "no_gpu_code", "{show}");
+    for rel in ["gpu_init.py", "gpu_launched.py"] {
+        let file = file_in(&report, rel);
+        assert_eq!(file["status"], "non_compliant", "{file}");
+        assert!(
+            crate::common::rule_codes(&file).contains(&"GH001".to_string()),
+            "{file}"
+        );
+    }
+    // A test the function may rebind is no question of the group: the branch runs.
+    std::fs::write(
+        root.join("yl/utils/torch_utils.py"),
+        "import torch\nimport torch.distributed as dist\n\n\ndef zero_first(local_rank: int):\n    ready = local_rank > 0\n    ready = dist.is_initialized()\n    if ready:\n        torch.cuda.synchronize()\n    return open(\"x\")\n\n\ndef synced():\n    return True\n",
+    )
+    .unwrap();
+    let out = run(gh(root).args(["scan", "--format", "json", "."]));
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let show = file_in(&report, "show.py");
+    assert_eq!(show["status"], "non_compliant", "{show}");
+}

@@ -219,3 +219,62 @@ fn a_registry_a_function_makes_runs_its_items_where_its_builder_is_called() {
         file_in(&report, "seq_cli/train.py")
     );
 }
+
+/// From trial 60 (ultralytics' `@ThreadingLocked() def _load_migraphx_session`): a decorator of
+/// the tree that only wraps the function (an instance whose `__call__` returns a wrapper, a
+/// factory's decorator, a function that logs through a module-level logger) registers nothing:
+/// the function runs where it is called, and a CPU tool that imports its module gets no
+/// header. Read from the decorator's body: one that stores the function in a registry still
+/// registers it (a program that reads the registry runs it), and one that calls it while
+/// decorating (`f()` in the decorator, or in an instance's `__call__`) runs it at import.
+#[test]
+fn a_decorator_that_only_wraps_registers_nothing() {
+    let dir = crate::common::tree();
+    let root = dir.path();
+    write(root, "lib/__init__.py", "");
+    write(
+        root,
+        "lib/deco.py",
+        "import functools\nimport logging\nimport threading\n\nLOGGER = logging.getLogger(__name__)\nHOOKS = {}\n\n\nclass ThreadingLocked:\n    def __init__(self):\n        self.lock = threading.Lock()\n\n    def __call__(self, f):\n        @functools.wraps(f)\n        def decorated(*args, **kwargs):\n            with self.lock:\n                return f(*args, **kwargs)\n\n        return decorated\n\n\ndef retry(times):\n    def decorator(f):\n        @functools.wraps(f)\n        def wrapped(*args, **kwargs):\n            for _ in range(times - 1):\n                try:\n                    return f(*args, **kwargs)\n                except RuntimeError:\n                    pass\n            return f(*args, **kwargs)\n\n        return wrapped\n\n    return decorator\n\n\ndef timed(f):\n    @functools.wraps(f)\n    def wrapped(*args, **kwargs):\n        out = f(*args, **kwargs)\n        LOGGER.info(\"%s done\", f.__name__)\n        return out\n\n    return wrapped\n\n\ndef register(name):\n    def decorator(f):\n        HOOKS[name] = f\n        return f\n\n    return decorator\n\n\ndef run_now(f):\n    f()\n    return f\n\n\nclass Once:\n    def __call__(self, f):\n        f()\n        return f\n\n\nLOGGER.info(\"loaded\")\n",
+    );
+    let gpu = |deco: &str| {
+        format!("import torch\n\nfrom lib import deco\n\n\n@deco.{deco}\ndef load(index=0):\n    return torch.zeros(1, device=f\"cuda:{{index}}\")\n")
+    };
+    let tool = |module: &str, body: &str| {
+        format!("from lib.{module} import load  # noqa: F401\n\nif __name__ == \"__main__\":\n    {body}\n")
+    };
+    let cases = [
+        ("locked", "ThreadingLocked()", "no_gpu_code"),
+        ("retried", "retry(3)", "no_gpu_code"),
+        ("timed", "timed", "no_gpu_code"),
+        ("hooked", "register(\"load\")", "non_compliant"),
+        ("now", "run_now", "non_compliant"),
+        ("once", "Once()", "non_compliant"),
+    ];
+    for (module, deco, _) in cases {
+        write(root, &format!("lib/{module}.py"), &gpu(deco));
+        let body = if module == "hooked" {
+            "from lib.deco import HOOKS\n\n    print([hook() for hook in HOOKS.values()])"
+        } else {
+            "print(\"assets ready\")"
+        };
+        write(root, &format!("tool_{module}.py"), &tool(module, body));
+    }
+    write(root, "gpu_locked.py", &tool("locked", "print(load(0))"));
+    let report = scan(root);
+    for (module, _, status) in cases {
+        let rel = format!("tool_{module}.py");
+        assert_eq!(
+            judged(&report, &rel).0,
+            status,
+            "{}",
+            file_in(&report, &rel)
+        );
+    }
+    assert_eq!(
+        judged(&report, "gpu_locked.py"),
+        ("non_compliant".to_string(), "GH001".to_string()),
+        "{}",
+        file_in(&report, "gpu_locked.py")
+    );
+}

@@ -24,6 +24,8 @@ use crate::model::outcome::Language;
 mod as_main;
 mod commands;
 mod construction;
+mod decorators;
+mod distributed;
 mod guards;
 mod instances;
 pub(crate) mod launch;
@@ -274,10 +276,9 @@ struct PyFile {
     /// command line: `sys.argv`, or an argument parser's `parse_args()`.
     reads_command_line: bool,
     /// The module's code that runs when it is imported (outside its top-level functions and
-    /// classes and its `__main__` block) touches a GPU.
-    gpu_at_import: bool,
-    /// The same, less constants that name a device (`PROVIDERS = ["CUDAExecutionProvider"]`):
-    /// importing the module does something on a GPU.
+    /// classes and its `__main__` block) does something on a GPU: a constant that names a
+    /// device (`PROVIDERS = ["CUDAExecutionProvider"]`) is a unit of its own, GPU code where
+    /// it is read.
     gpu_acts_at_import: bool,
     /// Its code at import asks the driver for its cards (`use_cuda =
     /// torch.cuda.is_available()`): no card used, but the driver has read the env by then.
@@ -383,6 +384,8 @@ struct LinkUnit {
     based: bool,
     bases: Box<[Box<str>]>,
     guard: Box<[(Box<str>, u32)]>,
+    decorates: decorators::AsDecorator,
+    single: bool,
 }
 
 /// A top-level function or class: whether its code touches a GPU, and the names it reads
@@ -419,6 +422,14 @@ struct Unit {
     /// passes none of them runs this unit instead of the whole function.
     #[serde(default)]
     guard: Vec<(String, u32)>,
+    /// Of a function or class: what it does, as a decorator, with what it decorates.
+    #[serde(default)]
+    decorates: decorators::AsDecorator,
+    /// Of a function's last unit under its name: the function without the branches only a
+    /// process of a distributed group runs ([`distributed`]); a program no launcher starts as
+    /// one and whose code starts no group runs it instead of the function.
+    #[serde(default)]
+    single: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -772,7 +783,6 @@ struct PyFacts {
     acts: bool,
     /// Required: facts cached before it existed are a miss, made again.
     reads_command_line: bool,
-    gpu_at_import: bool,
     /// Read before this fact existed: taken as acting.
     #[serde(default = "acting")]
     gpu_acts_at_import: bool,
@@ -842,6 +852,8 @@ impl PyFile {
                     .into_iter()
                     .map(|(n, at)| (n.into_boxed_str(), at))
                     .collect(),
+                decorates: u.decorates,
+                single: u.single,
             })
             .collect();
         let (import_refs, bound, main_refs) = (
@@ -873,7 +885,6 @@ impl PyFile {
             config_base: f.config_base,
             acts: f.acts,
             reads_command_line: f.reads_command_line,
-            gpu_at_import: f.gpu_at_import,
             gpu_acts_at_import: f.gpu_acts_at_import,
             queries_at_import: f.queries_at_import,
             main_gpu: f.main_gpu,
@@ -1052,6 +1063,7 @@ fn parse_facts(
         }
     }
     let callable: HashSet<&str> = callable_names.iter().map(String::as_str).collect();
+    let dist_names = distributed::DistNames::of(body);
     let mut units = Vec::new();
     let mut import_refs = Vec::new();
     let mut bound_refs = Vec::new();
@@ -1129,16 +1141,20 @@ fn parse_facts(
                 runs_as_main.push((decorator.to_string(), name.to_string()));
                 main_refs.push(name.to_string());
             }
-            let by: Vec<String> = decorators
+            let (by, called): (Vec<String>, Vec<bool>) = decorators
                 .iter()
                 .filter(|d| !is_plain_decorator(&d.expression))
                 .filter(|d| as_main::runs_as_main(&d.expression, &imports.found).is_none())
-                .map(|d| registry::decorator_callee(&d.expression))
-                .collect();
+                .map(|d| {
+                    let callee = registry::decorator_callee(&d.expression);
+                    (callee, matches!(d.expression, Expr::Call(_)))
+                })
+                .unzip();
             if !by.is_empty() {
                 registered.push(registry::Registered {
                     unit: name.to_string(),
                     by,
+                    called,
                 });
             }
             units.push(Unit {
@@ -1156,6 +1172,7 @@ fn parse_facts(
                 sets: sets_in(stmt.range()),
                 function: matches!(stmt, Stmt::FunctionDef(_)),
                 refs,
+                decorates: decorators::of(stmt),
                 ..Unit::default()
             });
             // The function without the branches only a caller's argument opens: a unit of
@@ -1196,6 +1213,48 @@ fn parse_facts(
                     function: true,
                     refs,
                     guard: g.params,
+                    ..Unit::default()
+                });
+            }
+            // The function without the branches only a process of a distributed group runs:
+            // a unit of its own, last under its name, for a program that starts none.
+            let alone = match stmt {
+                Stmt::FunctionDef(d) => distributed::only_branches(d, &dist_names),
+                _ => Vec::new(),
+            };
+            if !alone.is_empty() {
+                let mut code = Refs {
+                    skip: alone.clone(),
+                    ..Refs::default()
+                };
+                ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, stmt);
+                let (mut refs, all) = code.split();
+                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
+                instances::mark(&[stmt], None, &mut refs);
+                guards::mark_calls(&[stmt], &callable, &mut refs);
+                let kept = |o: &usize| {
+                    !alone
+                        .iter()
+                        .any(|r| r.start().to_usize() <= *o && *o < r.end().to_usize())
+                };
+                let own_sites = || {
+                    sites_in(&sites, stmt.range())
+                        .filter(kept)
+                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
+                };
+                let mut constants = Vec::new();
+                constant_ranges(std::slice::from_ref(stmt), &mut constants);
+                let framework_used = uses_framework(&all);
+                units.push(Unit {
+                    name: name.to_string(),
+                    gpu: own_sites().next().is_some() || framework_used,
+                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
+                        || framework_used,
+                    needs: needs_in(stmt.range()),
+                    sets: sets_in(stmt.range()),
+                    function: true,
+                    refs,
+                    single: true,
                     ..Unit::default()
                 });
             }
@@ -1329,12 +1388,26 @@ fn parse_facts(
             sets_at_import.extend(sets_in(stmt.range()));
             // A constant that names a device (`PROVIDERS = ["CUDAExecutionProvider"]`) is
             // GPU code a program may use, but running the file does nothing with it.
-            gpu_acts_at_import |= touches
+            let acts = touches
                 && !is_constant(stmt)
                 && acts_at_import(
                     stmt.range(),
                     &calls_in(|r| ruff_python_ast::visitor::Visitor::visit_stmt(r, stmt)),
                 );
+            gpu_acts_at_import |= acts;
+            // Such a name is GPU code where running code reads it: a unit of its own.
+            if touches && !acts {
+                for name in assigned_names(stmt) {
+                    units.push(Unit {
+                        name,
+                        gpu: true,
+                        acts: false,
+                        function: false,
+                        refs: refs.clone(),
+                        ..Unit::default()
+                    });
+                }
+            }
             queries_at_import |= sites_in(&queries, stmt.range()).next().is_some();
             globals.extend(registry::global_of(stmt));
             // `X = Cls(…)`: a class called runs its construction (`Cls()`), unless the
@@ -1386,7 +1459,6 @@ fn parse_facts(
         bound: bound_refs,
         registered,
         globals,
-        gpu_at_import,
         gpu_acts_at_import,
         queries_at_import,
         main_gpu,
@@ -1663,6 +1735,29 @@ fn names_only(target: &Expr) -> bool {
         Expr::Starred(s) => names_only(&s.value),
         _ => false,
     }
+}
+
+/// The names an assignment binds (`A = …`, `a, b = …`, `A: T = …`); none for any other
+/// statement, or one that writes into an object.
+fn assigned_names(stmt: &Stmt) -> Vec<String> {
+    fn collect(target: &Expr, out: &mut Vec<String>) {
+        match target {
+            Expr::Name(n) => out.push(n.id.to_string()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| collect(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| collect(e, out)),
+            Expr::Starred(s) => collect(&s.value, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    match stmt {
+        Stmt::Assign(a) if a.targets.iter().all(names_only) => {
+            a.targets.iter().for_each(|t| collect(t, &mut out));
+        }
+        Stmt::AnnAssign(a) if names_only(&a.target) => collect(&a.target, &mut out),
+        _ => {}
+    }
+    out
 }
 
 fn acting() -> bool {
@@ -3333,6 +3428,14 @@ fn link(
     }
     let resolved = Resolved::of(&files);
     let registries = registry::Registries::find(&files, names, &lookup);
+    let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+    let launched = launched_files(launches, &rels, &by_rel, &by_module, &by_suffix);
+    let grouped: HashSet<usize> = launched
+        .iter()
+        .filter(|(_, l)| l.cards.is_some() || l.unknown.is_some())
+        .map(|(&i, _)| i)
+        .collect();
+    let any_single = files.iter().any(|f| f.units.iter().any(|u| u.single));
     let reach = || Reach {
         names,
         registries: &registries,
@@ -3347,6 +3450,9 @@ fn link(
         pieces_at: &pieces_at,
         resolved: &resolved,
         walked: Default::default(),
+        grouped: &grouped,
+        any_single,
+        alone: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
     for (i, targets) in edges.iter().enumerate() {
@@ -3354,8 +3460,6 @@ fn link(
             importers[j].push(i);
         }
     }
-    let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
-    let launched = launched_files(launches, &rels, &by_rel, &by_module, &by_suffix);
     let host_of = |rel: &str| {
         hosted
             .iter()
@@ -3961,6 +4065,13 @@ struct Reach<'r> {
     /// The tree's registries: what a read of one runs, the registered functions and classes of
     /// none, and what registering functions store into.
     registries: &'r registry::Registries,
+    /// The entries a command starts with a process count (one included) or an unknown one:
+    /// perhaps one process of a distributed group.
+    grouped: &'r HashSet<usize>,
+    /// Whether some function has branches only a process of a group runs ([`distributed`]).
+    any_single: bool,
+    /// Of each entry asked so far, whether its process runs alone ([`Reach::runs_alone`]).
+    alone: std::cell::RefCell<HashMap<usize, bool>>,
 }
 
 /// Attributes of a function that run it: task and remote-call wrappers (Ray, Celery, Dask,
@@ -4218,7 +4329,8 @@ impl Reach<'_> {
     fn is_gpu(&self, l: Live) -> bool {
         let files = self.files;
         match l {
-            Live::Module(j) => files[j].gpu_at_import,
+            // A device constant of it runs only where code reads it (its own unit).
+            Live::Module(j) => files[j].gpu_acts_at_import,
             Live::Unit(j, u) => files[j].units[u].gpu,
             Live::Whole(j) => files[j].gpu,
             Live::Registry(_) => false,
@@ -4307,6 +4419,72 @@ impl Reach<'_> {
         main: bool,
         hit: impl Fn(Live) -> bool,
     ) -> Option<Vec<Live>> {
+        let alone = self.runs_alone(e);
+        self.walk(e, start, main, alone, hit)
+    }
+
+    /// Whether the process of entry `e` is no process of a distributed group: no command
+    /// starts it with a process count, and no code it runs starts a group.
+    fn runs_alone(&self, e: usize) -> bool {
+        if !self.any_single || self.grouped.contains(&e) {
+            return false;
+        }
+        if let Some(&alone) = self.alone.borrow().get(&e) {
+            return alone;
+        }
+        let starts = |l: Live| {
+            self.refs_of(l)
+                .any(|r| distributed::starts_group(self.names.text(r)))
+        };
+        let alone = self.walk(e, Live::Whole(e), false, false, starts).is_none();
+        self.alone.borrow_mut().insert(e, alone);
+        alone
+    }
+
+    /// The names the piece `l` reads as code.
+    fn refs_of(&self, l: Live) -> Box<dyn Iterator<Item = Name> + '_> {
+        let f = |j: usize| &self.files[j];
+        match l {
+            Live::Module(j) => Box::new(f(j).import_refs.iter().chain(f(j).bound.iter()).copied()),
+            Live::Unit(j, u) => Box::new(f(j).units[u].refs.iter().copied()),
+            Live::Whole(j) => Box::new(
+                f(j).units
+                    .iter()
+                    .flat_map(|u| u.refs.iter())
+                    .chain(f(j).import_refs.iter())
+                    .chain(f(j).bound.iter())
+                    .chain(f(j).main_refs.iter())
+                    .copied(),
+            ),
+            Live::Registry(_) => Box::new(std::iter::empty()),
+        }
+    }
+
+    /// The function of unit `l` as a process that runs alone runs it: without its branches
+    /// for a group ([`Unit::single`]), where it keeps them apart.
+    fn alone_unit(&self, l: Live) -> Live {
+        let Live::Unit(j, u) = l else { return l };
+        let units = &self.files[j].units;
+        let unit = &units[u];
+        if unit.single || !unit.guard.is_empty() {
+            return l;
+        }
+        units[u + 1..]
+            .iter()
+            .take_while(|t| t.name == unit.name)
+            .position(|t| t.single)
+            .map_or(l, |k| Live::Unit(j, u + 1 + k))
+    }
+
+    /// [`Self::first_of`], with `alone` the process of entry `e` runs alone.
+    fn walk(
+        &self,
+        e: usize,
+        start: Live,
+        main: bool,
+        alone: bool,
+        hit: impl Fn(Live) -> bool,
+    ) -> Option<Vec<Live>> {
         let files = self.files;
         // Each live piece of code, with the one that made it run (for the chain): the pieces
         // stamped with this walk's number.
@@ -4372,6 +4550,7 @@ impl Reach<'_> {
         };
         loop {
             while let Some((next, from)) = pending.pop() {
+                let next = if alone { self.alone_unit(next) } else { next };
                 let slot = &mut live[next.id(ids)];
                 if slot.0 == walk {
                     continue;

@@ -22,6 +22,9 @@ use super::{Live, Lookup, PyFile};
 pub(super) struct Registered {
     pub unit: String,
     pub by: Vec<String>,
+    /// For each decorator of `by`, whether it is called (`@register("adam")`, not `@register`).
+    #[serde(default)]
+    pub called: Vec<bool>,
 }
 
 /// The names a module-level assignment binds and what makes the value: `Some("")` data
@@ -332,7 +335,11 @@ impl Registries {
                 let found: Option<Vec<Decorator>> = reg
                     .by
                     .iter()
-                    .map(|by| out.registry_of(&tree, j, by, &mut ids))
+                    .enumerate()
+                    .map(|(k, by)| {
+                        let called = reg.called.get(k).copied();
+                        out.registry_of(&tree, j, by, called, &mut ids)
+                    })
                     .collect();
                 match found {
                     Some(found) => {
@@ -362,6 +369,7 @@ impl Registries {
         tree: &Tree<'_>,
         j: usize,
         by: &str,
+        called: Option<bool>,
         ids: &mut HashMap<(usize, String), usize>,
     ) -> Option<Decorator> {
         let files = tree.files;
@@ -378,8 +386,18 @@ impl Registries {
         if let Some(&id) = ids.get(&(r, name.clone())) {
             return Some(Decorator::Registry(id));
         }
+        // A function or class of the tree whose body shows what it does with the function:
+        // a wrapper runs it where it is called; one that calls it, at import (as unknown).
+        let unit = f.units.iter().position(|u| *u.name == **name);
+        if let (Some(u), Some(called)) = (unit.filter(|_| rest.is_empty()), called) {
+            match f.units[u].decorates.get(called) {
+                super::decorators::Decorates::Wraps => return Some(Decorator::Wrapper),
+                super::decorators::Decorates::Calls => return None,
+                super::decorators::Decorates::Unknown => {}
+            }
+        }
         // A registering function of the tree, storing into names of its module.
-        if let Some(u) = f.units.iter().position(|u| *u.name == **name) {
+        if let Some(u) = unit {
             if !rest.is_empty() || !f.units[u].function {
                 return None;
             }
