@@ -3135,7 +3135,11 @@ fn a_decorator_that_runs_its_function_as_main_makes_a_program() {
 fn a_file_named_alone_is_judged_in_its_project_as_in_a_whole_tree_scan() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    write(root, "pyproject.toml", "[project]\nname = \"pkg\"\nversion = \"0\"\n");
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\nversion = \"0\"\n",
+    );
     write(root, "pkg/__init__.py", "");
     write(
         root,
@@ -3170,7 +3174,11 @@ fn a_workspace_members_directory_named_alone_keeps_the_workspace_as_root() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     write(root, "Cargo.toml", "[workspace]\nmembers = [\"app\"]\n");
-    write(root, "app/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\n");
+    write(
+        root,
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n",
+    );
     write(root, "app/src/main.rs", "fn main() {}\n");
     let out = run(gh(&root.join("app")).args(["scan", "--format", "json", "."]));
     assert_eq!(

@@ -1675,26 +1675,55 @@ fn a_card_number_counted_by_nvml_given_to_cuda_is_for_review() {
 fn a_card_index_from_an_environment_variable_without_default_is_for_review() {
     let head = "import os\n\nimport torch\n\n";
     for (read, use_) in [
-        ("os.environ.get(\"MYLIB_DEVICE\")", "x = torch.zeros(1).to(torch.device(f\"cuda:{d}\") if d else torch.device(\"cuda:0\"))"),
-        ("os.getenv(\"MYLIB_DEVICE\")", "torch.cuda.set_device(int(d))"),
-        ("os.environ.get(\"MYLIB_DEVICE\", None)", "x = torch.zeros(1).to(torch.device(\"cuda\", int(d)))"),
-        ("os.environ[\"MYLIB_DEVICE\"]", "x = torch.zeros(1).to(\"cuda:\" + d)"),
-        ("os.getenv(\"MYLIB_GPU\")", "x = torch.zeros(1).to(torch.device(d))"),
+        (
+            "os.environ.get(\"MYLIB_DEVICE\")",
+            "x = torch.zeros(1).to(torch.device(f\"cuda:{d}\") if d else torch.device(\"cuda:0\"))",
+        ),
+        (
+            "os.getenv(\"MYLIB_DEVICE\")",
+            "torch.cuda.set_device(int(d))",
+        ),
+        (
+            "os.environ.get(\"MYLIB_DEVICE\", None)",
+            "x = torch.zeros(1).to(torch.device(\"cuda\", int(d)))",
+        ),
+        (
+            "os.environ[\"MYLIB_DEVICE\"]",
+            "x = torch.zeros(1).to(\"cuda:\" + d)",
+        ),
+        (
+            "os.getenv(\"MYLIB_GPU\")",
+            "x = torch.zeros(1).to(torch.device(d))",
+        ),
     ] {
         let source = format!("{head}d = {read}\n{use_}\n");
         let found = analyze(&python(), &source);
         assert!(
             found.findings().iter().any(|f| f.rule.code == "GH112"
-                && f.message.contains(&format!("takes its card index from the environment (`{read}`, no default)"))),
+                && f.message.contains(&format!(
+                    "takes its card index from the environment (`{read}`, no default)"
+                ))),
             "{source}\n{:?}",
             found.findings()
         );
     }
     for (read, use_) in [
-        ("os.environ.get(\"MYLIB_DEVICE\", \"1\")", "x = torch.zeros(1).to(f\"cuda:{d}\")"),
-        ("os.environ.get(\"LOCAL_RANK\")", "torch.cuda.set_device(int(d))"),
-        ("os.environ.get(\"CUDA_VISIBLE_DEVICES\")", "x = torch.zeros(1).to(f\"cuda:{d}\")"),
-        ("os.getenv(\"MYLIB_DEVICE\")", "x = torch.zeros(1).to(torch.device(d))"),
+        (
+            "os.environ.get(\"MYLIB_DEVICE\", \"1\")",
+            "x = torch.zeros(1).to(f\"cuda:{d}\")",
+        ),
+        (
+            "os.environ.get(\"LOCAL_RANK\")",
+            "torch.cuda.set_device(int(d))",
+        ),
+        (
+            "os.environ.get(\"CUDA_VISIBLE_DEVICES\")",
+            "x = torch.zeros(1).to(f\"cuda:{d}\")",
+        ),
+        (
+            "os.getenv(\"MYLIB_DEVICE\")",
+            "x = torch.zeros(1).to(torch.device(d))",
+        ),
     ] {
         let source = format!("{head}d = {read}\n{use_}\n");
         let found = analyze(&python(), &source);

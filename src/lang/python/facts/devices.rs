@@ -1599,13 +1599,13 @@ impl<'s> FactVisitor<'s> {
                 let card = || {
                     key.is_some_and(|k| {
                         let lower = k.to_ascii_lowercase();
-                        crate::knowledge::CARD_WORDS.iter().any(|w| lower.contains(w))
+                        crate::knowledge::CARD_WORDS
+                            .iter()
+                            .any(|w| lower.contains(w))
                     })
                 };
                 if !managed && (flow.index || flow.numeric || (flow.spec && card())) {
-                    flow.cli = Some(super::RunTimeRead::Env(
-                        self.source[read].to_string(),
-                    ));
+                    flow.cli = Some(super::RunTimeRead::Env(self.source[read].to_string()));
                 }
             }
         }
