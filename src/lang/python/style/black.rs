@@ -37,6 +37,9 @@ impl BlackRelease {
     }
 }
 
+/// A reader of one file's requirement strings.
+type Requirements = fn(&str) -> Vec<String>;
+
 /// The requirement files read besides `pyproject.toml`, at the root.
 const REQUIREMENT_FILES: &[&str] = &[
     "requirements.txt",
@@ -96,7 +99,7 @@ pub fn release(
         return found(pin.major, "pyproject.toml");
     }
     // setuptools' own declarations: `setup.cfg`'s options, `setup.py`'s `setup(…)` literals.
-    let declared: [(&'static str, fn(&str) -> Vec<String>); 2] = [
+    let declared: [(&'static str, Requirements); 2] = [
         ("setup.cfg", super::requirements::setup_cfg),
         ("setup.py", super::requirements::setup_py),
     ];
