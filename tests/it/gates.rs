@@ -434,6 +434,48 @@ fn black_26_and_isort_two_lines_after_imports_refuse_the_header_with_the_reason(
     }
 }
 
+/// From trial 61 (optimum: `QUALITY_REQUIRE = ["black~=23.1", …]` in `setup.py`'s
+/// `extras_require`): setuptools' requirements pin black as `pyproject.toml`'s do. Black 23
+/// keeps isort's two blank lines, so the header is written; where `setup.cfg`'s extras pin
+/// black 26, the refusal names that file, never "no version pinned".
+#[test]
+fn black_pinned_in_setup_py_or_setup_cfg_extras_decides_the_header() {
+    let isort = "[tool.black]\n[tool.isort]\nprofile = \"black\"\nlines_after_imports = 2\n";
+    let setup_py = "from setuptools import setup\n\nQUALITY_REQUIRE = [\"black~=23.1\", \"ruff==0.1.5\"]\n\nsetup(name=\"t\", extras_require={\"quality\": QUALITY_REQUIRE})\n";
+    let dir = crate::common::tree();
+    crate::common::write(dir.path(), "pyproject.toml", isort);
+    crate::common::write(dir.path(), "setup.py", setup_py);
+    crate::common::write(dir.path(), "train.py", PROGRAM);
+    let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let fixed = std::fs::read_to_string(dir.path().join("train.py")).unwrap();
+    assert!(
+        fixed.contains("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\""),
+        "{fixed}"
+    );
+
+    let dir = crate::common::tree();
+    crate::common::write(dir.path(), "pyproject.toml", isort);
+    crate::common::write(
+        dir.path(),
+        "setup.cfg",
+        "[metadata]\nname = t\n\n[options.extras_require]\nquality =\n    black==26.1.0\n",
+    );
+    crate::common::write(dir.path(), "train.py", PROGRAM);
+    let out = run(gh(dir.path()).args(["fix", "--gpu", "off", "--no-journal", "."]));
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("where black 26 (setup.cfg) puts one blank line"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("train.py")).unwrap(),
+        PROGRAM
+    );
+}
+
 #[test]
 fn ruff_lines_between_types_with_only_from_imports() {
     check(Case {

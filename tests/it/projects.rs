@@ -3282,3 +3282,64 @@ fn a_branch_for_a_distributed_group_does_not_run_in_a_lone_process() {
     let show = file_in(&report, "show.py");
     assert_eq!(show["status"], "non_compliant", "{show}");
 }
+
+/// A file named alone (pre-commit's file list) in a tree with no `.git` and no config is judged
+/// in its project, the nearest directory with a `pyproject.toml` (ruff's root), as a scan of the
+/// whole tree judges it: its imports still resolve, so its GPU code is found.
+#[test]
+fn a_file_named_alone_is_judged_in_its_project_as_in_a_whole_tree_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "pyproject.toml",
+        "[project]\nname = \"pkg\"\nversion = \"0\"\n",
+    );
+    write(root, "pkg/__init__.py", "");
+    write(
+        root,
+        "pkg/model.py",
+        "import torch\n\n\ndef run():\n    return torch.zeros(1).to(\"cuda\")\n",
+    );
+    write(root, "pkg/tools/__init__.py", "");
+    write(
+        root,
+        "pkg/tools/run.py",
+        "from pkg.model import run\n\nif __name__ == \"__main__\":\n    run()\n",
+    );
+    let whole = status_of(root);
+    assert_eq!(whole["pkg/tools/run.py"], "non_compliant", "{whole:?}");
+    for cwd in [root.to_path_buf(), root.join("pkg/tools")] {
+        let arg = root.join("pkg/tools/run.py");
+        let out = run(gh(&cwd).args(["scan", "--format", "json"]).arg(&arg));
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert_eq!(
+            statuses(&out.stdout),
+            BTreeMap::from([("pkg/tools/run.py".to_string(), "non_compliant".to_string())]),
+            "from {}",
+            cwd.display()
+        );
+    }
+}
+
+/// A crate of a cargo workspace named alone is judged from the workspace's root (cargo's own
+/// search: the nearest `Cargo.toml` above with `[workspace]`), where its manifest inherits.
+#[test]
+fn a_workspace_members_directory_named_alone_keeps_the_workspace_as_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[workspace]\nmembers = [\"app\"]\n");
+    write(
+        root,
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n",
+    );
+    write(root, "app/src/main.rs", "fn main() {}\n");
+    let out = run(gh(&root.join("app")).args(["scan", "--format", "json", "."]));
+    assert_eq!(
+        statuses(&out.stdout).into_keys().collect::<Vec<_>>(),
+        ["app/src/main.rs"],
+        "{}",
+        out.stderr
+    );
+}

@@ -1665,3 +1665,89 @@ fn a_card_number_counted_by_nvml_given_to_cuda_is_for_review() {
     let cuda = "import torch\n\nif __name__ == \"__main__\":\n    for i in range(torch.cuda.device_count()):\n        torch.cuda.set_device(i)\n";
     assert!(!codes(cuda).contains(&"GH110"), "{:?}", codes(cuda));
 }
+
+/// From trial 61 (flair's `FLAIR_DEVICE`): a card index read from an environment variable with
+/// no default (`os.environ.get`, `os.getenv`, `os.environ[…]`) is the user's at run time, as an
+/// option with no default is: for review (GH112), where before nothing was found and the fixed
+/// tree was compliant while `MYLIB_DEVICE=1` selected a card the mask hides. A literal default
+/// is judged by its default; the header's variables, a rank and a whole device are not indices.
+#[test]
+fn a_card_index_from_an_environment_variable_without_default_is_for_review() {
+    let head = "import os\n\nimport torch\n\n";
+    for (read, use_) in [
+        (
+            "os.environ.get(\"MYLIB_DEVICE\")",
+            "x = torch.zeros(1).to(torch.device(f\"cuda:{d}\") if d else torch.device(\"cuda:0\"))",
+        ),
+        (
+            "os.getenv(\"MYLIB_DEVICE\")",
+            "torch.cuda.set_device(int(d))",
+        ),
+        (
+            "os.environ.get(\"MYLIB_DEVICE\", None)",
+            "x = torch.zeros(1).to(torch.device(\"cuda\", int(d)))",
+        ),
+        (
+            "os.environ[\"MYLIB_DEVICE\"]",
+            "x = torch.zeros(1).to(\"cuda:\" + d)",
+        ),
+        (
+            "os.getenv(\"MYLIB_GPU\")",
+            "x = torch.zeros(1).to(torch.device(d))",
+        ),
+    ] {
+        let source = format!("{head}d = {read}\n{use_}\n");
+        let found = analyze(&python(), &source);
+        assert!(
+            found.findings().iter().any(|f| f.rule.code == "GH112"
+                && f.message.contains(&format!(
+                    "takes its card index from the environment (`{read}`, no default)"
+                ))),
+            "{source}\n{:?}",
+            found.findings()
+        );
+    }
+    for (read, use_) in [
+        (
+            "os.environ.get(\"MYLIB_DEVICE\", \"1\")",
+            "x = torch.zeros(1).to(f\"cuda:{d}\")",
+        ),
+        (
+            "os.environ.get(\"LOCAL_RANK\")",
+            "torch.cuda.set_device(int(d))",
+        ),
+        (
+            "os.environ.get(\"CUDA_VISIBLE_DEVICES\")",
+            "x = torch.zeros(1).to(f\"cuda:{d}\")",
+        ),
+        (
+            "os.getenv(\"MYLIB_DEVICE\")",
+            "x = torch.zeros(1).to(torch.device(d))",
+        ),
+    ] {
+        let source = format!("{head}d = {read}\n{use_}\n");
+        let found = analyze(&python(), &source);
+        assert!(
+            !found.findings().iter().any(|f| f.rule.code == "GH112"),
+            "{source}\n{:?}",
+            found.findings()
+        );
+    }
+}
+
+/// The same through the binary: after `fix` the tree is not green while its library takes the
+/// card from the environment.
+#[test]
+fn a_tree_whose_library_reads_the_card_from_the_environment_is_not_green_after_fix() {
+    let dir = common::tree();
+    let root = dir.path();
+    common::write(root, "lib/__init__.py", "");
+    common::write(root, "lib/dev.py", "import os\n\nimport torch\n\ndevice_id = os.environ.get(\"MYLIB_DEVICE\")\nif torch.cuda.is_available() and device_id != \"cpu\":\n    device = torch.device(f\"cuda:{device_id}\") if device_id else torch.device(\"cuda:0\")\nelse:\n    device = torch.device(\"cpu\")\n");
+    common::write(root, "train.py", "import torch\n\nfrom lib.dev import device\n\nif __name__ == \"__main__\":\n    x = torch.zeros(1).to(device)\n");
+    common::run(common::gh(root).args(["fix", "--gpu", "off", "--no-journal"]));
+    let out = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["lib/dev.py"], "needs_review", "{}", out.stdout);
+    assert_eq!(status["train.py"], "compliant", "{}", out.stdout);
+}

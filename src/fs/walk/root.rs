@@ -2,8 +2,12 @@
 //!
 //! The root is the directory holding the config (`gpu-homogenize.toml`, or a `pyproject.toml`
 //! with `[tool.gpu-homogenize]`), else the repository root (`.git`), else the one given
-//! directory that holds every given path, else the directory that holds them all when it lies
-//! in the working directory (`scan a/x.py b/y.py` from the tree's top, as ruff takes it).
+//! project that holds every given path (the nearest directory with a `pyproject.toml`,
+//! `ruff.toml`, `.ruff.toml`, `setup.py` or `setup.cfg`, as ruff finds its project; for a
+//! `Cargo.toml`, its workspace's root), else the one given directory that holds every given
+//! path, else the directory that holds them all when it lies in the working directory
+//! (`scan a/x.py b/y.py` from the tree's top, as ruff takes it). A file named alone keeps its
+//! project: `scan pkg/tools/run.py` judges it with the imports of its tree.
 //! Never the common ancestor of paths outside the working directory: two files in unrelated
 //! trees would make `/` the root.
 
@@ -24,7 +28,8 @@ pub enum RootError {
     },
     #[error(
         "{a} and {b} have no common tree root: no {CONFIG_FILE}, pyproject.toml with \
-         [tool.gpu-homogenize] or .git above them, and no given directory holds both; \
+         [tool.gpu-homogenize] or .git above them, no project (pyproject.toml, setup.py, \
+         setup.cfg, ruff.toml, Cargo.toml) holding both, and no given directory holds both; \
          name the directory that holds them, or run once per tree"
     )]
     NoCommonRoot { a: String, b: String },
@@ -49,6 +54,9 @@ pub fn find_root(paths: &[PathBuf]) -> Result<PathBuf, RootError> {
     };
     let marked: Vec<Option<PathBuf>> = given.iter().map(|(_, s)| marked_root(s)).collect();
     if marked.iter().all(Option::is_none) {
+        if let Some(project) = common_project(given.iter().map(|(_, s)| s.as_path())) {
+            return Ok(project);
+        }
         // The shortest start is the only candidate: a given directory, or the one
         // directory every given file sits in.
         let shortest = given
@@ -101,6 +109,49 @@ fn marked_root(start: &Path) -> Option<PathBuf> {
         .find(|d| has_config(d))
         .or_else(|| start.ancestors().find(|d| d.join(".git").exists()))
         .map(Path::to_path_buf)
+}
+
+/// Files that mark a directory as a project's top, as the ecosystem's tools find it (ruff:
+/// `pyproject.toml`, `ruff.toml`; setuptools: `setup.py`, `setup.cfg`; cargo: `Cargo.toml`).
+const PROJECT_MARKERS: [&str; 6] = [
+    "pyproject.toml",
+    "ruff.toml",
+    ".ruff.toml",
+    "setup.py",
+    "setup.cfg",
+    "Cargo.toml",
+];
+
+/// The project every start lies in, when they share one (see `project_root`).
+fn common_project<'a>(mut starts: impl Iterator<Item = &'a Path>) -> Option<PathBuf> {
+    let first = project_root(starts.next()?)?;
+    starts
+        .all(|s| project_root(s).as_ref() == Some(&first))
+        .then_some(first)
+}
+
+/// The nearest ancestor with a project marker; when that is a cargo package, the nearest
+/// ancestor above it whose `Cargo.toml` declares a `[workspace]` (cargo's own search).
+fn project_root(start: &Path) -> Option<PathBuf> {
+    let nearest = start
+        .ancestors()
+        .find(|d| PROJECT_MARKERS.iter().any(|m| is_marker(d, m)))?;
+    let only_cargo = PROJECT_MARKERS[..5].iter().all(|m| !is_marker(nearest, m));
+    if only_cargo && !declares_workspace(nearest) {
+        if let Some(ws) = nearest.ancestors().skip(1).find(|d| declares_workspace(d)) {
+            return Some(ws.to_path_buf());
+        }
+    }
+    Some(nearest.to_path_buf())
+}
+
+fn is_marker(dir: &Path, name: &str) -> bool {
+    std::fs::symlink_metadata(dir.join(name)).is_ok_and(|m| m.is_file())
+}
+
+fn declares_workspace(dir: &Path) -> bool {
+    crate::fs::tree_file::read_optional(dir, Path::new("Cargo.toml"), "its manifest")
+        .is_some_and(|text| text.lines().any(|l| l.trim() == "[workspace]"))
 }
 
 fn has_config(dir: &Path) -> bool {

@@ -3,7 +3,7 @@
 mod ranks;
 
 use super::effective::Effective;
-use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, MultiKind, Val};
+use super::facts::{DeviceUseKind, EnvEffect, EnvKey, EnvOp, Facts, MultiKind, RunTimeRead, Val};
 use super::header::PythonHeader;
 use super::rules::*;
 use crate::base::edit::Edit;
@@ -328,13 +328,17 @@ pub fn findings(facts: &Facts, eff: &Effective, ctx: &RuleContext) -> Vec<Findin
             );
         }
         for (at, what, read) in &facts.cli_devices {
+            let (from, read, passes, it) = match read {
+                RunTimeRead::Option(r) => ("the command line", r, "passes", "option"),
+                RunTimeRead::Env(r) => ("the environment", r, "sets", "variable"),
+            };
             out.push(
                 Finding::new(
                     &DEVICE_FROM_COMMAND_LINE,
                     at.clone(),
-                    format!("{what} takes its card index from the command line (`{read}`, no default)"),
+                    format!("{what} takes its card index from {from} (`{read}`, no default)"),
                 )
-                .with_help(format!("under CUDA_VISIBLE_DEVICES='{}' only index 0 exists: a launch script that passes the old number selects no device; make the option choose among the policy's cards (or drop it), then mark this `# noqa: GH112`", ctx.policy.visible_devices)),
+                .with_help(format!("under CUDA_VISIBLE_DEVICES='{}' only index 0 exists: a launch script that {passes} the old number selects no device; make the {it} choose among the policy's cards (or drop it), then mark this `# noqa: GH112`", ctx.policy.visible_devices)),
             );
         }
         if ctx.in_scope {

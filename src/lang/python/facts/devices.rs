@@ -99,9 +99,10 @@ struct Flow {
     /// an index or a device (`torch.cuda.set_device(…)`, `.to(…)`).
     index: bool,
     spec: bool,
-    /// An index read from a command-line option with no default the tool can read
-    /// (`args.gpu_id`, `--gpu-id` with `default=None` or none): the option's read.
-    cli: Option<String>,
+    /// An index read at run time with no default the tool can read: a command-line option
+    /// (`args.gpu_id`, `--gpu-id` with `default=None` or none), or an environment variable
+    /// (`os.environ.get("MYLIB_DEVICE")`).
+    cli: Option<super::RunTimeRead>,
     /// Parameters of the file's functions the value comes from: (function of `scopes`, name).
     params: Vec<(usize, String)>,
     /// The value is appended to `"cuda"` (`"cuda" + gpu_str` with `gpu_str = f":{gpu_id}"`, as
@@ -1406,11 +1407,11 @@ impl<'s> FactVisitor<'s> {
             }
             Expr::Subscript(sub) => {
                 if self.bindings.is(&sub.value, "os.environ") {
-                    if let Expr::StringLiteral(k) = sub.slice.as_ref() {
-                        if k.value.to_str().contains("RANK") {
-                            flow.rank = true;
-                        }
-                    }
+                    let key = match sub.slice.as_ref() {
+                        Expr::StringLiteral(k) => Some(k.value.to_str()),
+                        _ => None,
+                    };
+                    self.env_read(range(expr), key, None, scope, depth, flow);
                     return;
                 }
                 if let Expr::StringLiteral(key) = sub.slice.as_ref() {
@@ -1468,7 +1469,9 @@ impl<'s> FactVisitor<'s> {
                 .any(|w| lower.contains(w))
         };
         if (flow.index || (flow.spec && card())) && scopes.options.contains(name) {
-            flow.cli = Some(self.source[range(expr)].to_string());
+            flow.cli = Some(super::RunTimeRead::Option(
+                self.source[range(expr)].to_string(),
+            ));
         }
     }
 
@@ -1568,6 +1571,46 @@ impl<'s> FactVisitor<'s> {
         }
     }
 
+    /// A value read from the environment: a rank where the variable names one; else the
+    /// default, what the program uses when the variable is unset; with none (or `None`), a
+    /// card index the user sets at run time, as an option with no default is.
+    fn env_read(
+        &self,
+        read: Range<usize>,
+        key: Option<&str>,
+        default: Option<&'s Expr>,
+        scope: Scope,
+        depth: usize,
+        flow: &mut Flow,
+    ) {
+        if key.is_some_and(|k| k.contains("RANK")) {
+            flow.rank = true;
+            return;
+        }
+        match default {
+            Some(d) if !d.is_none_literal_expr() => self.resolve(d, scope, depth + 1, false, flow),
+            _ => {
+                // The header's own variables, and the masks of other runtimes, are judged as
+                // the mask, not as a card index.
+                let managed = key.is_some_and(|k| {
+                    crate::model::policy::EnvVar::from_name(k).is_some()
+                        || k.ends_with("VISIBLE_DEVICES")
+                });
+                let card = || {
+                    key.is_some_and(|k| {
+                        let lower = k.to_ascii_lowercase();
+                        crate::knowledge::CARD_WORDS
+                            .iter()
+                            .any(|w| lower.contains(w))
+                    })
+                };
+                if !managed && (flow.index || flow.numeric || (flow.spec && card())) {
+                    flow.cli = Some(super::RunTimeRead::Env(self.source[read].to_string()));
+                }
+            }
+        }
+    }
+
     fn resolve_call(&self, call: &'s ExprCall, scope: Scope, depth: usize, flow: &mut Flow) {
         let name = self.bindings.qualified(&call.func).unwrap_or_default();
         let args = &call.arguments.args;
@@ -1591,16 +1634,18 @@ impl<'s> FactVisitor<'s> {
                 return;
             }
             "os.environ.get" | "os.getenv" => {
-                if let Some(Expr::StringLiteral(k)) = args.first() {
-                    if k.value.to_str().contains("RANK") {
-                        flow.rank = true;
-                        return;
-                    }
-                }
-                // The default is what the program uses when the variable is unset.
-                if let Some(default) = args.get(1) {
-                    self.resolve(default, scope, depth + 1, false, flow);
-                }
+                let key = match args.first() {
+                    Some(Expr::StringLiteral(k)) => Some(k.value.to_str()),
+                    _ => None,
+                };
+                let default = args.get(1).or_else(|| {
+                    call.arguments
+                        .keywords
+                        .iter()
+                        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "default"))
+                        .map(|k| &k.value)
+                });
+                self.env_read(range(call), key, default, scope, depth, flow);
                 return;
             }
             _ => {}

@@ -207,9 +207,9 @@ pub struct Facts {
     /// Device arguments whose value is read from a configuration file: where, what, which
     /// file and key.
     pub config_devices: Vec<(Range<usize>, String, String)>,
-    /// Device sinks whose card index is a command-line option with no default: (sink, what,
-    /// the option's read as written).
-    pub cli_devices: Vec<(Range<usize>, String, String)>,
+    /// Device sinks whose card index is read at run time with no default: a command-line
+    /// option or an environment variable (sink, what, the read).
+    pub cli_devices: Vec<(Range<usize>, String, RunTimeRead)>,
     /// Cards chosen by NVML index (`nvmlDeviceGetHandleByIndex`): NVML ignores the mask.
     pub nvml: Vec<NvmlUse>,
     /// Device options (`--gpus`) whose value selects nothing: never read, or only printed.
@@ -1159,6 +1159,15 @@ pub fn is_type_checking(test: &Expr) -> bool {
 }
 
 /// Keeps the first fact of each place.
+/// Where a card index with no default comes from when the program runs, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunTimeRead {
+    /// A command-line option's read (`args.gpu_id`).
+    Option(String),
+    /// An environment variable's read (`os.environ.get("MYLIB_DEVICE")`).
+    Env(String),
+}
+
 fn one_per_place<A, B>(facts: &mut Vec<(Range<usize>, A, B)>) {
     let mut seen = rustc_hash::FxHashSet::default();
     facts.retain(|(at, _, _)| seen.insert(at.clone()));

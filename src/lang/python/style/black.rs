@@ -6,7 +6,8 @@
 //! Read in the order that decides what runs: `[tool.black] required-version` (black refuses
 //! to run as another major), the pre-commit hook's `rev`, a lock file (`uv.lock`,
 //! `poetry.lock`, `pdm.lock`), then the requirements (`black==…`, `black<…` in
-//! `pyproject.toml` and the usual requirement files; poetry's `black = "^24.1"`). A black
+//! `pyproject.toml`, `setup.cfg`'s options and extras, `setup.py`'s `setup(…)` lists, and the
+//! usual requirement files; poetry's `black = "^24.1"`). A black
 //! named with no version, or only a lower bound, is the newest one.
 
 use std::path::Path;
@@ -35,6 +36,9 @@ impl BlackRelease {
         }
     }
 }
+
+/// A reader of one file's requirement strings.
+type Requirements = fn(&str) -> Vec<String>;
 
 /// The requirement files read besides `pyproject.toml`, at the root.
 const REQUIREMENT_FILES: &[&str] = &[
@@ -93,6 +97,21 @@ pub fn release(
     }
     if let Some(pin) = pyproject.and_then(pyproject_pin) {
         return found(pin.major, "pyproject.toml");
+    }
+    // setuptools' own declarations: `setup.cfg`'s options, `setup.py`'s `setup(…)` literals.
+    let declared: [(&'static str, Requirements); 2] = [
+        ("setup.cfg", super::requirements::setup_cfg),
+        ("setup.py", super::requirements::setup_py),
+    ];
+    for (name, read) in declared {
+        let text = crate::fs::tree_file::read_optional(root, Path::new(name), "its requirements");
+        if let Some(pin) = text
+            .as_deref()
+            .map(read)
+            .and_then(|reqs| reqs.iter().find_map(|r| requirement(r)))
+        {
+            return found(pin.major, name);
+        }
     }
     for name in REQUIREMENT_FILES {
         let text = crate::fs::tree_file::read_optional(root, Path::new(name), "its requirements");

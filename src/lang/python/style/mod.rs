@@ -4,6 +4,7 @@
 //! needs: quotes, import order, blank lines, indentation, line length, `noqa: E402`.
 
 mod black;
+mod requirements;
 mod ruff;
 mod tools;
 
