@@ -423,7 +423,27 @@ pub const CRATES: &[Crate] = &[
 ];
 
 /// Feature names that mean CUDA whatever the crate (`mistralrs-core/cuda`, `whisper-rs-sys/cuda`).
+/// A feature is read through [`cuda_feature`], which also takes their word parts.
 pub const CUDA_FEATURES: &[&str] = &["cuda", "cudnn", "cublas", "flash-attn", "nccl", "tensorrt"];
+
+/// Words of a feature's name that turn CUDA off (`no-cuda`, `without_cuda`).
+const FEATURE_NEGATIONS: &[&str] = &["no", "not", "without", "disable", "disabled"];
+
+/// Whether a feature's name says CUDA: one of [`CUDA_FEATURES`], or a name one of whose word
+/// parts (split at `-`/`_`) starts with `cuda` (opencv's `cudaimgproc`, `cudaarithm`, `cuda12`,
+/// `cuda-12`) or is one of them (`candle-cudnn`, `with_tensorrt`) — unless a word negates it
+/// (`no-cuda`).
+pub fn cuda_feature(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    if CUDA_FEATURES.contains(&name.as_str()) {
+        return true;
+    }
+    let words: Vec<&str> = name.split(['-', '_']).collect();
+    !words.iter().any(|w| FEATURE_NEGATIONS.contains(w))
+        && words
+            .iter()
+            .any(|w| w.starts_with("cuda") || CUDA_FEATURES.contains(w))
+}
 
 /// Device constructors whose first argument is a CUDA device index, by the end of their path.
 pub const INDEX_CALLS: &[&str] = &[
@@ -441,6 +461,8 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::nth",
     // ArrayFire: the card of its CUDA (or OpenCL) backend.
     "arrayfire::set_device",
+    // OpenCV's CUDA modules (`cv::cuda::setDevice`, bound as `opencv::core::set_device`).
+    "opencv::core::set_device",
 ];
 
 /// Words of a crate's name (split at `_`) that say it drives CUDA: a crate the table does not
@@ -701,6 +723,32 @@ mod tests {
             "nvml_wrapper",
         ] {
             assert!(!named_for_cuda(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_feature_says_cuda_by_a_word_part() {
+        for name in [
+            "cuda",
+            "cudaimgproc",
+            "cudaarithm",
+            "cuda12",
+            "cuda-12",
+            "candle-cudnn",
+            "with_tensorrt",
+            "flash-attn",
+        ] {
+            assert!(cuda_feature(name), "{name}");
+        }
+        for name in [
+            "no-cuda",
+            "without_cuda",
+            "barracuda",
+            "cpu",
+            "metal",
+            "opencl",
+        ] {
+            assert!(!cuda_feature(name), "{name}");
         }
     }
 

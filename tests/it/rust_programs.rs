@@ -2474,3 +2474,76 @@ fn code_run_before_main_holds_the_env_block_back() {
         "{plain}"
     );
 }
+
+/// The rules of a file's findings in a `scan --format json` document, in order.
+fn rules_of(doc: &serde_json::Value, rel: &str) -> Vec<String> {
+    common::file_in(doc, rel)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Trial 61's r3: a feature whose name says CUDA by a word part (`cudaimgproc`, `cudaarithm`
+/// of OpenCV, `cuda-12`) reaches CUDA as `cuda` does, and OpenCV's `core::set_device(1)` is a
+/// device index; `no-cuda` is not CUDA, nor OpenCV without its CUDA modules.
+#[test]
+fn a_feature_named_for_cuda_by_a_word_part_reaches_cuda() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str, features: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nopencv = {{ version = \"0.101\", default-features = false, features = [{features}] }}\n")
+    };
+    let main = "use opencv::{core, imgcodecs, prelude::*};\n\nfn main() -> opencv::Result<()> {\n    core::set_device(1)?;\n    let img = imgcodecs::imread(\"in.png\", imgcodecs::IMREAD_COLOR)?;\n    let mut gpu = core::GpuMat::default()?;\n    gpu.upload(&img)?;\n    Ok(())\n}\n";
+    let cpu = "use opencv::imgcodecs;\n\nfn main() -> opencv::Result<()> {\n    let _img = imgcodecs::imread(\"in.png\", imgcodecs::IMREAD_COLOR)?;\n    Ok(())\n}\n";
+    write(
+        root,
+        "gpu/Cargo.toml",
+        &manifest("gpu", "\"cudaimgproc\", \"cudaarithm\", \"imgcodecs\""),
+    );
+    write(root, "gpu/src/main.rs", main);
+    write(root, "cpu/Cargo.toml", &manifest("cpu", "\"imgcodecs\""));
+    write(root, "cpu/src/main.rs", cpu);
+    write(
+        root,
+        "off/Cargo.toml",
+        "[package]\nname = \"off\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { version = \"1\", features = [\"no-cuda\"] }\n",
+    );
+    write(
+        root,
+        "off/src/main.rs",
+        "fn main() {\n    engine::run();\n}\n",
+    );
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"gpu\", \"cpu\", \"off\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["gpu/src/main.rs"], "non_compliant", "{doc}");
+    assert!(
+        rules_of(&doc, "gpu/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    assert!(
+        common::file_in(&doc, "gpu/src/main.rs")
+            .to_string()
+            .contains("`opencv` with its `cudaimgproc` feature"),
+        "{doc}"
+    );
+    assert_eq!(status["cpu/src/main.rs"], "no_gpu_code", "{doc}");
+    assert_eq!(status["off/src/main.rs"], "no_gpu_code", "{doc}");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let gpu = std::fs::read_to_string(root.join("gpu/src/main.rs")).unwrap();
+    assert!(gpu.contains("    core::set_device(0)?;\n"), "{gpu}");
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    assert_eq!(
+        common::statuses(&out.stdout)["gpu/src/main.rs"],
+        "compliant",
+        "{}",
+        out.stdout
+    );
+}

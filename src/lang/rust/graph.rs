@@ -1300,6 +1300,9 @@ impl Packages {
                     tested_bins,
                     edition: manifest::edition(m),
                     lints_forbid_unsafe: manifest::forbids_unsafe(m),
+                    // The package's own CUDA switch by its exact name: a crate of the tree
+                    // that lists a feature per module (OpenCV's `cudaarithm`, `cudafilters`)
+                    // selects bindings with it, its build compiles no CUDA of its own.
                     cuda_feature: m
                         .features
                         .keys()
@@ -1561,7 +1564,7 @@ fn resolve(d: &RawDep, on: &[String], by: Option<&str>) -> Dep {
         Some(j) => Dep::Tree(
             j,
             on.iter()
-                .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+                .find(|f| rust::cuda_feature(f))
                 .map(|f| via(format!("its `{f}` feature"))),
         ),
         None if rust::cuda_crate(&d.package).is_some() => Dep::CudaOff(d.package.clone()),
@@ -1583,7 +1586,7 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
     let Some(krate) = rust::cuda_crate(package) else {
         let feature = on
             .iter()
-            .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+            .find(|f| rust::cuda_feature(f))
             .map(|f| (format!("`{package}` with its `{f}` feature"), false, false));
         // A crate the table does not model whose name says CUDA (`kn-cuda-sys`, `cudnn`).
         let named = rust::named_for_cuda(package).then(|| {
