@@ -465,6 +465,35 @@ pub const INDEX_CALLS: &[&str] = &[
     "opencv::core::set_device",
 ];
 
+/// The entry of [`INDEX_CALLS`] a call resolves to: `path` as the file's `use` lines resolve
+/// it, else one of `globbed` (the call's path under each glob the file imports, `use
+/// arrayfire::*` making `set_device` `arrayfire::set_device`). An entry that starts with its
+/// crate (`arrayfire::set_device`, `opencv::core::set_device`) is matched under a glob of that
+/// crate by its last segment, wherever the crate re-exports it (`use opencv::prelude::*`).
+pub fn index_call_resolved(path: &str, globbed: &[String]) -> Option<&'static str> {
+    if let Some(call) = INDEX_CALLS.iter().copied().find(|n| path.ends_with(n)) {
+        return Some(call);
+    }
+    globbed.iter().find_map(|full| {
+        INDEX_CALLS.iter().copied().find(|call| {
+            let krate = call.split("::").next().unwrap_or(call);
+            ends_as(full, call)
+                || (krate.starts_with(|c: char| c.is_ascii_lowercase())
+                    && call.contains("::")
+                    && full.split("::").next() == Some(krate)
+                    && full.rsplit("::").next() == call.rsplit("::").next())
+        })
+    })
+}
+
+/// `path` ends with `call`, segment by segment.
+fn ends_as(path: &str, call: &str) -> bool {
+    path == call
+        || path
+            .strip_suffix(call)
+            .is_some_and(|head| head.ends_with("::"))
+}
+
 /// Words of a crate's name (split at `_`) that say it drives CUDA: a crate the table does not
 /// know whose name has one (`kn-cuda-sys`, `cudnn`) is taken to, as its own row would.
 pub const CUDA_NAME_WORDS: &[&str] = &[
@@ -750,6 +779,24 @@ mod tests {
         ] {
             assert!(!cuda_feature(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_glob_import_resolves_an_index_call_of_its_crate() {
+        let globbed = |p: &str| vec![p.to_string()];
+        assert_eq!(
+            index_call_resolved("set_device", &globbed("arrayfire::set_device")),
+            Some("arrayfire::set_device")
+        );
+        assert_eq!(
+            index_call_resolved("set_device", &globbed("opencv::prelude::set_device")),
+            Some("opencv::core::set_device")
+        );
+        assert_eq!(
+            index_call_resolved("set_device", &globbed("mylib::set_device")),
+            None
+        );
+        assert_eq!(index_call_resolved("set_device", &[]), None);
     }
 
     #[test]

@@ -2485,6 +2485,64 @@ fn rules_of(doc: &serde_json::Value, rel: &str) -> Vec<String> {
         .collect()
 }
 
+/// Trial 61's r1: a device-index function reached through a glob import (`use arrayfire::*;
+/// set_device(1)`, every arrayfire example's style) is the table's `arrayfire::set_device`:
+/// remapped by the fix, and two cards in one function are multi-GPU. A function of the file
+/// with the same name shadows the glob's and is no index.
+#[test]
+fn an_index_function_reached_through_a_glob_import_is_an_index() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\narrayfire = \"3.8\"\n")
+    };
+    for name in ["one", "two", "own"] {
+        write(root, &format!("{name}/Cargo.toml"), &manifest(name));
+    }
+    write(
+        root,
+        "one/src/main.rs",
+        "use arrayfire::*;\n\nfn main() {\n    set_device(1);\n    info();\n}\n",
+    );
+    write(root, "two/src/main.rs", "use arrayfire::*;\n\nfn main() {\n    set_device(0);\n    let a = randu::<f32>(dim4!(4));\n    set_device(1);\n    let b = randu::<f32>(dim4!(4));\n    af_print!(\"\", a);\n    af_print!(\"\", b);\n}\n");
+    write(root, "own/src/main.rs", "use arrayfire::*;\n\nfn set_device(_slot: i32) {}\n\nfn main() {\n    set_device(1);\n    info();\n}\n");
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"one\", \"two\", \"own\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    assert!(
+        rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
+        "{doc}"
+    );
+    assert!(
+        !rules_of(&doc, "own/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let one = std::fs::read_to_string(root.join("one/src/main.rs")).unwrap();
+    assert!(one.contains("    set_device(0);\n    info();\n"), "{one}");
+    assert!(one.contains("CUDA_VISIBLE_DEVICES"), "{one}");
+    // Two cards by design: no mask that would leave it one.
+    let two = std::fs::read_to_string(root.join("two/src/main.rs")).unwrap();
+    assert!(
+        !two.contains("CUDA_VISIBLE_DEVICES") && two.contains("set_device(1)"),
+        "{two}"
+    );
+    let own = std::fs::read_to_string(root.join("own/src/main.rs")).unwrap();
+    assert!(own.contains("    set_device(1);\n    info();\n"), "{own}");
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let (status, text) = (common::statuses(&out.stdout), out.stdout);
+    assert_eq!(status["one/src/main.rs"], "compliant", "{text}");
+    assert_eq!(status["two/src/main.rs"], "non_compliant", "{text}");
+}
+
 /// Trial 61's r3: a feature whose name says CUDA by a word part (`cudaimgproc`, `cudaarithm`
 /// of OpenCV, `cuda-12`) reaches CUDA as `cuda` does, and OpenCV's `core::set_device(1)` is a
 /// device index; `no-cuda` is not CUDA, nor OpenCV without its CUDA modules.

@@ -279,7 +279,21 @@ pub fn collect(
         .filter(|(name, full)| full.rsplit("::").next() != Some(name.as_str()))
         .map(|(name, _)| name.clone())
         .collect();
+    let mut globs: Vec<String> = aliases
+        .iter()
+        .filter(|(k, _)| k.ends_with("::*"))
+        .map(|(_, prefix)| prefix.clone())
+        .filter(|p| {
+            let first = p.split("::").next().unwrap_or_default();
+            !p.is_empty() && !matches!(first, "crate" | "self" | "super" | "std" | "core")
+        })
+        .collect();
+    globs.sort();
+    let mut local_items = std::collections::HashSet::new();
+    local_names(&file.items, &mut local_items);
     let mut v = FactVisitor {
+        globs,
+        local_items,
         loop_vars: Vec::new(),
         loops: Vec::new(),
         card_counts: Vec::new(),
@@ -492,6 +506,12 @@ impl<'ast> Visit<'ast> for StrConsts {
 
 pub(super) struct FactVisitor {
     aliases: HashMap<String, String>,
+    /// The paths the file imports by glob (`use arrayfire::*` → `arrayfire`), of crates and
+    /// modules other than its own.
+    globs: Vec<String>,
+    /// Functions, modules and other items the file defines by name: a bare call of one is
+    /// that item, not a glob's.
+    local_items: std::collections::HashSet<String>,
     str_consts: HashMap<String, String>,
     pub(super) facts: Facts,
     /// The function being visited (`let` bindings are local to it).
@@ -546,6 +566,25 @@ impl FactVisitor {
                 .join("::"),
             None => segments.join("::"),
         }
+    }
+
+    /// The paths a call may name through the file's glob imports (`use arrayfire::*;
+    /// set_device(1)` → `arrayfire::set_device`): none when its first segment is imported by
+    /// name or is an item of the file (a local `fn set_device` shadows the glob's).
+    fn globbed(&self, path: &syn::Path) -> Vec<String> {
+        let Some(first) = path.segments.first().map(|s| s.ident.to_string()) else {
+            return Vec::new();
+        };
+        if path.leading_colon.is_some()
+            || self.globs.is_empty()
+            || self.aliases.contains_key(&first)
+            || self.local_items.contains(&first)
+        {
+            return Vec::new();
+        }
+        let rest: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let rest = rest.join("::");
+        self.globs.iter().map(|g| format!("{g}::{rest}")).collect()
     }
 
     /// A string: a literal, or a const/static holding one.
@@ -656,7 +695,8 @@ impl FactVisitor {
             return;
         }
         let path = self.resolve(&func.path);
-        if let Some(name) = INDEX_CALLS.iter().find(|n| path.ends_with(*n)) {
+        let globbed = self.globbed(&func.path);
+        if let Some(name) = crate::knowledge::rust::index_call_resolved(&path, &globbed) {
             // `Device::get_device` is a common name: only in a file that imports from cust or
             // rustacuda (often by glob, `use cust::prelude::*`).
             let rust_cuda = |p: &str| {
@@ -664,7 +704,7 @@ impl FactVisitor {
                     .iter()
                     .any(|c| p == *c || p.strip_prefix(c).is_some_and(|r| r.starts_with("::")))
             };
-            if *name == "Device::get_device"
+            if name == "Device::get_device"
                 && !rust_cuda(&path)
                 && !self.aliases.values().any(|p| rust_cuda(p))
             {
@@ -1527,6 +1567,33 @@ pub(super) fn str_lit(expr: &Expr) -> Option<String> {
 /// cast: `1 as usize`), the default of `x.unwrap_or(1)` (an index read from the env or the
 /// command line, 1 when it is not given), and the values of the branches of an `if`, a `match`
 /// or a block (`if cpu { 0 } else { 1 }`).
+/// The names the file's items define, in its inline modules too (`fn set_device`, `mod core`).
+fn local_names(items: &[syn::Item], out: &mut std::collections::HashSet<String>) {
+    for item in items {
+        let name = match item {
+            syn::Item::Fn(f) => &f.sig.ident,
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    local_names(inner, out);
+                }
+                &m.ident
+            }
+            syn::Item::Const(c) => &c.ident,
+            syn::Item::Static(s) => &s.ident,
+            syn::Item::Struct(s) => &s.ident,
+            syn::Item::Enum(e) => &e.ident,
+            syn::Item::Type(t) => &t.ident,
+            syn::Item::Trait(t) => &t.ident,
+            syn::Item::Macro(m) => match &m.ident {
+                Some(i) => i,
+                None => continue,
+            },
+            _ => continue,
+        };
+        out.insert(name.to_string());
+    }
+}
+
 pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
     fn tail(block: &syn::Block) -> Vec<(Range<usize>, u64)> {
         match block.stmts.last() {
