@@ -445,6 +445,57 @@ pub fn cuda_feature(name: &str) -> bool {
             .any(|w| w.starts_with("cuda") || CUDA_FEATURES.contains(w))
 }
 
+/// Struct fields that hold a CUDA ordinal, by name: the keywords Python's GPU APIs take an
+/// index by (`python::INDEX_KEYWORDS`: `device_id`, `gpu_id`, `device_index`, …) and
+/// `device_ordinal`, each also in the plural (`device_ids`, `device_indices`), which holds a
+/// list of cards (CTranslate2's `Config { device_indices: vec![0] }`). Each name says device,
+/// GPU or CUDA: a record's bare `ordinal` (mistral.rs' `DeviceInfo { ordinal: Some(ord) }`
+/// reports a card, it opens none) is not one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexField {
+    /// One card; `named_index`: its name says index or id (`device_id`), so a value the tool
+    /// does not follow is still one (`cuda_device` may hold a device).
+    One { named_index: bool },
+    /// A list of cards.
+    List { named_index: bool },
+}
+
+/// The ordinal field names besides Python's keywords.
+const ORDINAL_FIELDS: &[&str] = &["device_ordinal", "gpu_ordinal", "cuda_ordinal"];
+
+/// A struct field whose name says it holds device ordinals (see [`IndexField`]).
+pub fn index_field(name: &str) -> Option<IndexField> {
+    let singular = super::python::INDEX_KEYWORDS
+        .iter()
+        .chain(ORDINAL_FIELDS)
+        .copied();
+    let named = |n: &str| {
+        n.split('_').any(|w| {
+            matches!(
+                w,
+                "id" | "ids" | "index" | "indices" | "ordinal" | "ordinals"
+            )
+        })
+    };
+    for one in singular {
+        let plural = match one.strip_suffix("index") {
+            Some(stem) => format!("{stem}indices"),
+            None => format!("{one}s"),
+        };
+        if name == one {
+            return Some(IndexField::One {
+                named_index: named(name),
+            });
+        }
+        if name == plural {
+            return Some(IndexField::List {
+                named_index: named(name),
+            });
+        }
+    }
+    None
+}
+
 /// Device constructors whose first argument is a CUDA device index, by the end of their path.
 pub const INDEX_CALLS: &[&str] = &[
     "CudaContext::new",
@@ -779,6 +830,21 @@ mod tests {
         ] {
             assert!(!cuda_feature(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_field_holds_ordinals_by_its_name() {
+        let one = |named_index| Some(IndexField::One { named_index });
+        let list = |named_index| Some(IndexField::List { named_index });
+        assert_eq!(index_field("device_id"), one(true));
+        assert_eq!(index_field("cuda_device"), one(false));
+        assert_eq!(index_field("device_ordinal"), one(true));
+        assert_eq!(index_field("ordinal"), None);
+        assert_eq!(index_field("device_indices"), list(true));
+        assert_eq!(index_field("device_ids"), list(true));
+        assert_eq!(index_field("gpu_devices"), list(false));
+        assert_eq!(index_field("device"), None);
+        assert_eq!(index_field("batch_size"), None);
     }
 
     #[test]

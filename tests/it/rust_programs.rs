@@ -2543,6 +2543,86 @@ fn an_index_function_reached_through_a_glob_import_is_an_index() {
     assert_eq!(status["two/src/main.rs"], "non_compliant", "{text}");
 }
 
+/// Trial 61's r2: a struct literal's field whose name says it holds device ordinals
+/// (CTranslate2's `Config { device_indices: vec![1] }`, the keywords Python's GPU APIs take an
+/// index by) is an index in a GPU program: one card is remapped with the mask, two are
+/// multi-GPU, a value the tool does not follow is for review. In a CPU tool the same field is
+/// no finding.
+#[test]
+fn an_ordinal_named_struct_field_is_a_device_index_in_gpu_code() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str, dep: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\n{dep}\n")
+    };
+    let ct2 = "ct2rs = { version = \"0.10\", features = [\"cuda\"] }";
+    let body = |indices: &str| {
+        format!("use ct2rs::{{Config, Device, Translator}};\n\nfn main() -> anyhow::Result<()> {{\n    let cfg = Config {{\n        device: Device::CUDA,\n        device_indices: {indices},\n        ..Config::default()\n    }};\n    let _t = Translator::new(\"model\", &cfg)?;\n    Ok(())\n}}\n")
+    };
+    for (name, indices) in [
+        ("one", "vec![1]"),
+        ("two", "vec![0, 1]"),
+        ("given", "gpus()"),
+    ] {
+        write(root, &format!("{name}/Cargo.toml"), &manifest(name, ct2));
+        let mut text = body(indices);
+        if name == "given" {
+            text.push_str("\nfn gpus() -> Vec<i32> {\n    vec![2]\n}\n");
+        }
+        write(root, &format!("{name}/src/main.rs"), &text);
+    }
+    // A sound tool: its `device_id` is an audio device's.
+    write(
+        root,
+        "audio/Cargo.toml",
+        &manifest("audio", "cpal = \"0.15\""),
+    );
+    write(root, "audio/src/main.rs", "struct Output {\n    device_id: u32,\n}\n\nfn main() {\n    let o = Output { device_id: 1 };\n    println!(\"{}\", o.device_id);\n}\n");
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"one\", \"two\", \"given\", \"audio\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    assert!(
+        rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
+        "{doc}"
+    );
+    assert!(
+        rules_of(&doc, "given/src/main.rs").contains(&"GH514".to_string()),
+        "{doc}"
+    );
+    assert_eq!(
+        common::file_in(&doc, "audio/src/main.rs")["status"],
+        "no_gpu_code",
+        "{doc}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let one = std::fs::read_to_string(root.join("one/src/main.rs")).unwrap();
+    assert!(one.contains("        device_indices: vec![0],\n"), "{one}");
+    assert!(one.contains("CUDA_VISIBLE_DEVICES"), "{one}");
+    let two = std::fs::read_to_string(root.join("two/src/main.rs")).unwrap();
+    assert!(
+        !two.contains("CUDA_VISIBLE_DEVICES") && two.contains("vec![0, 1]"),
+        "{two}"
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["one/src/main.rs"], "compliant", "{}", out.stdout);
+    assert_eq!(status["two/src/main.rs"], "non_compliant", "{}", out.stdout);
+    assert_eq!(
+        status["given/src/main.rs"], "needs_review",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(status["audio/src/main.rs"], "no_gpu_code", "{}", out.stdout);
+}
+
 /// Trial 61's r3: a feature whose name says CUDA by a word part (`cudaimgproc`, `cudaarithm`
 /// of OpenCV, `cuda-12`) reaches CUDA as `cuda` does, and OpenCV's `core::set_device(1)` is a
 /// device index; `no-cuda` is not CUDA, nor OpenCV without its CUDA modules.
