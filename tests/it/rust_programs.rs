@@ -2073,9 +2073,10 @@ fn crates_named_for_cuda_and_arrayfire_make_gpu_programs() {
             .to_string()
     };
     assert_eq!(evidence("src/bin/direct.rs"), "program: a binary that reaches CUDA through `kn_cuda_sys`, a crate whose name says CUDA (the tool does not model it)");
+    // Its verdict comes from its own `CudaDevice::new(0)`: the evidence says so (trial 61 r4).
     assert_eq!(
         evidence("tests/own.rs"),
-        "program: a test binary that reaches no CUDA crate the tool models"
+        "program: a test binary whose own code chooses a CUDA device, through no crate the tool follows to CUDA (a re-export, or a crate it does not model)"
     );
 }
 
@@ -2684,4 +2685,36 @@ fn a_feature_named_for_cuda_by_a_word_part_reaches_cuda() {
         "{}",
         out.stdout
     );
+}
+
+/// Trial 61's r4: a program that reaches candle through its library's re-export (`pub use
+/// candle_core as candle;`, then `ext::candle::Device::new_cuda(1)`) is a GPU program by its
+/// own code; its evidence says so rather than "reaches no CUDA crate".
+#[test]
+fn a_program_judged_gpu_by_its_own_device_says_so_in_its_evidence() {
+    let dir = common::tree();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(
+        root,
+        "src/lib.rs",
+        "pub use candle_core as candle;\n\npub fn version() -> u32 {\n    1\n}\n",
+    );
+    write(root, "examples/e.rs", "use ext::candle::Device;\n\nfn main() {\n    let d = Device::new_cuda(1).unwrap();\n    println!(\"{d:?}\");\n}\n");
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let e = common::file_in(&doc, "examples/e.rs");
+    assert_eq!(e["status"], "non_compliant", "{doc}");
+    let evidence = e["evidence"].as_str().unwrap_or_default();
+    assert!(
+        evidence.contains("whose own code chooses a CUDA device")
+            && !evidence.contains("reaches no CUDA crate"),
+        "{e}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let e = common::file_in(&doc, "examples/e.rs");
+    assert_eq!(e["status"], "compliant", "{doc}");
+    assert!(!e.to_string().contains("reaches no CUDA crate"), "{e}");
 }
