@@ -423,7 +423,78 @@ pub const CRATES: &[Crate] = &[
 ];
 
 /// Feature names that mean CUDA whatever the crate (`mistralrs-core/cuda`, `whisper-rs-sys/cuda`).
+/// A feature is read through [`cuda_feature`], which also takes their word parts.
 pub const CUDA_FEATURES: &[&str] = &["cuda", "cudnn", "cublas", "flash-attn", "nccl", "tensorrt"];
+
+/// Words of a feature's name that turn CUDA off (`no-cuda`, `without_cuda`).
+const FEATURE_NEGATIONS: &[&str] = &["no", "not", "without", "disable", "disabled"];
+
+/// Whether a feature's name says CUDA: one of [`CUDA_FEATURES`], or a name one of whose word
+/// parts (split at `-`/`_`) starts with `cuda` (opencv's `cudaimgproc`, `cudaarithm`, `cuda12`,
+/// `cuda-12`) or is one of them (`candle-cudnn`, `with_tensorrt`) — unless a word negates it
+/// (`no-cuda`).
+pub fn cuda_feature(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    if CUDA_FEATURES.contains(&name.as_str()) {
+        return true;
+    }
+    let words: Vec<&str> = name.split(['-', '_']).collect();
+    !words.iter().any(|w| FEATURE_NEGATIONS.contains(w))
+        && words
+            .iter()
+            .any(|w| w.starts_with("cuda") || CUDA_FEATURES.contains(w))
+}
+
+/// Struct fields that hold a CUDA ordinal, by name: the keywords Python's GPU APIs take an
+/// index by (`python::INDEX_KEYWORDS`: `device_id`, `gpu_id`, `device_index`, …) and
+/// `device_ordinal`, each also in the plural (`device_ids`, `device_indices`), which holds a
+/// list of cards (CTranslate2's `Config { device_indices: vec![0] }`). Each name says device,
+/// GPU or CUDA: a record's bare `ordinal` (mistral.rs' `DeviceInfo { ordinal: Some(ord) }`
+/// reports a card, it opens none) is not one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexField {
+    /// One card; `named_index`: its name says index or id (`device_id`), so a value the tool
+    /// does not follow is still one (`cuda_device` may hold a device).
+    One { named_index: bool },
+    /// A list of cards.
+    List { named_index: bool },
+}
+
+/// The ordinal field names besides Python's keywords.
+const ORDINAL_FIELDS: &[&str] = &["device_ordinal", "gpu_ordinal", "cuda_ordinal"];
+
+/// A struct field whose name says it holds device ordinals (see [`IndexField`]).
+pub fn index_field(name: &str) -> Option<IndexField> {
+    let singular = super::python::INDEX_KEYWORDS
+        .iter()
+        .chain(ORDINAL_FIELDS)
+        .copied();
+    let named = |n: &str| {
+        n.split('_').any(|w| {
+            matches!(
+                w,
+                "id" | "ids" | "index" | "indices" | "ordinal" | "ordinals"
+            )
+        })
+    };
+    for one in singular {
+        let plural = match one.strip_suffix("index") {
+            Some(stem) => format!("{stem}indices"),
+            None => format!("{one}s"),
+        };
+        if name == one {
+            return Some(IndexField::One {
+                named_index: named(name),
+            });
+        }
+        if name == plural {
+            return Some(IndexField::List {
+                named_index: named(name),
+            });
+        }
+    }
+    None
+}
 
 /// Device constructors whose first argument is a CUDA device index, by the end of their path.
 pub const INDEX_CALLS: &[&str] = &[
@@ -441,7 +512,38 @@ pub const INDEX_CALLS: &[&str] = &[
     "Device::nth",
     // ArrayFire: the card of its CUDA (or OpenCL) backend.
     "arrayfire::set_device",
+    // OpenCV's CUDA modules (`cv::cuda::setDevice`, bound as `opencv::core::set_device`).
+    "opencv::core::set_device",
 ];
+
+/// The entry of [`INDEX_CALLS`] a call resolves to: `path` as the file's `use` lines resolve
+/// it, else one of `globbed` (the call's path under each glob the file imports, `use
+/// arrayfire::*` making `set_device` `arrayfire::set_device`). An entry that starts with its
+/// crate (`arrayfire::set_device`, `opencv::core::set_device`) is matched under a glob of that
+/// crate by its last segment, wherever the crate re-exports it (`use opencv::prelude::*`).
+pub fn index_call_resolved(path: &str, globbed: &[String]) -> Option<&'static str> {
+    if let Some(call) = INDEX_CALLS.iter().copied().find(|n| path.ends_with(n)) {
+        return Some(call);
+    }
+    globbed.iter().find_map(|full| {
+        INDEX_CALLS.iter().copied().find(|call| {
+            let krate = call.split("::").next().unwrap_or(call);
+            ends_as(full, call)
+                || (krate.starts_with(|c: char| c.is_ascii_lowercase())
+                    && call.contains("::")
+                    && full.split("::").next() == Some(krate)
+                    && full.rsplit("::").next() == call.rsplit("::").next())
+        })
+    })
+}
+
+/// `path` ends with `call`, segment by segment.
+fn ends_as(path: &str, call: &str) -> bool {
+    path == call
+        || path
+            .strip_suffix(call)
+            .is_some_and(|head| head.ends_with("::"))
+}
 
 /// Words of a crate's name (split at `_`) that say it drives CUDA: a crate the table does not
 /// know whose name has one (`kn-cuda-sys`, `cudnn`) is taken to, as its own row would.
@@ -702,6 +804,65 @@ mod tests {
         ] {
             assert!(!named_for_cuda(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_feature_says_cuda_by_a_word_part() {
+        for name in [
+            "cuda",
+            "cudaimgproc",
+            "cudaarithm",
+            "cuda12",
+            "cuda-12",
+            "candle-cudnn",
+            "with_tensorrt",
+            "flash-attn",
+        ] {
+            assert!(cuda_feature(name), "{name}");
+        }
+        for name in [
+            "no-cuda",
+            "without_cuda",
+            "barracuda",
+            "cpu",
+            "metal",
+            "opencl",
+        ] {
+            assert!(!cuda_feature(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_field_holds_ordinals_by_its_name() {
+        let one = |named_index| Some(IndexField::One { named_index });
+        let list = |named_index| Some(IndexField::List { named_index });
+        assert_eq!(index_field("device_id"), one(true));
+        assert_eq!(index_field("cuda_device"), one(false));
+        assert_eq!(index_field("device_ordinal"), one(true));
+        assert_eq!(index_field("ordinal"), None);
+        assert_eq!(index_field("device_indices"), list(true));
+        assert_eq!(index_field("device_ids"), list(true));
+        assert_eq!(index_field("gpu_devices"), list(false));
+        assert_eq!(index_field("device"), None);
+        assert_eq!(index_field("batch_size"), None);
+    }
+
+    #[test]
+    fn a_glob_import_resolves_an_index_call_of_its_crate() {
+        let globbed = |p: &str| vec![p.to_string()];
+        assert_eq!(
+            index_call_resolved("set_device", &globbed("arrayfire::set_device")),
+            Some("arrayfire::set_device")
+        );
+        assert_eq!(
+            index_call_resolved("set_device", &globbed("opencv::prelude::set_device")),
+            Some("opencv::core::set_device")
+        );
+        assert_eq!(
+            index_call_resolved("set_device", &globbed("mylib::set_device")),
+            None
+        );
+        assert_eq!(index_call_resolved("set_device", &[]), None);
     }
 
     #[test]

@@ -2073,9 +2073,10 @@ fn crates_named_for_cuda_and_arrayfire_make_gpu_programs() {
             .to_string()
     };
     assert_eq!(evidence("src/bin/direct.rs"), "program: a binary that reaches CUDA through `kn_cuda_sys`, a crate whose name says CUDA (the tool does not model it)");
+    // Its verdict comes from its own `CudaDevice::new(0)`: the evidence says so (trial 61 r4).
     assert_eq!(
         evidence("tests/own.rs"),
-        "program: a test binary that reaches no CUDA crate the tool models"
+        "program: a test binary whose own code chooses a CUDA device, through no crate the tool follows to CUDA (a re-export, or a crate it does not model)"
     );
 }
 
@@ -2473,4 +2474,247 @@ fn code_run_before_main_holds_the_env_block_back() {
         plain.contains("unsafe {") && plain.contains("SAFETY"),
         "{plain}"
     );
+}
+
+/// The rules of a file's findings in a `scan --format json` document, in order.
+fn rules_of(doc: &serde_json::Value, rel: &str) -> Vec<String> {
+    common::file_in(doc, rel)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Trial 61's r1: a device-index function reached through a glob import (`use arrayfire::*;
+/// set_device(1)`, every arrayfire example's style) is the table's `arrayfire::set_device`:
+/// remapped by the fix, and two cards in one function are multi-GPU. A function of the file
+/// with the same name shadows the glob's and is no index.
+#[test]
+fn an_index_function_reached_through_a_glob_import_is_an_index() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\narrayfire = \"3.8\"\n")
+    };
+    for name in ["one", "two", "own"] {
+        write(root, &format!("{name}/Cargo.toml"), &manifest(name));
+    }
+    write(
+        root,
+        "one/src/main.rs",
+        "use arrayfire::*;\n\nfn main() {\n    set_device(1);\n    info();\n}\n",
+    );
+    write(root, "two/src/main.rs", "use arrayfire::*;\n\nfn main() {\n    set_device(0);\n    let a = randu::<f32>(dim4!(4));\n    set_device(1);\n    let b = randu::<f32>(dim4!(4));\n    af_print!(\"\", a);\n    af_print!(\"\", b);\n}\n");
+    write(root, "own/src/main.rs", "use arrayfire::*;\n\nfn set_device(_slot: i32) {}\n\nfn main() {\n    set_device(1);\n    info();\n}\n");
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"one\", \"two\", \"own\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    assert!(
+        rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
+        "{doc}"
+    );
+    assert!(
+        !rules_of(&doc, "own/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let one = std::fs::read_to_string(root.join("one/src/main.rs")).unwrap();
+    assert!(one.contains("    set_device(0);\n    info();\n"), "{one}");
+    assert!(one.contains("CUDA_VISIBLE_DEVICES"), "{one}");
+    // Two cards by design: no mask that would leave it one.
+    let two = std::fs::read_to_string(root.join("two/src/main.rs")).unwrap();
+    assert!(
+        !two.contains("CUDA_VISIBLE_DEVICES") && two.contains("set_device(1)"),
+        "{two}"
+    );
+    let own = std::fs::read_to_string(root.join("own/src/main.rs")).unwrap();
+    assert!(own.contains("    set_device(1);\n    info();\n"), "{own}");
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let (status, text) = (common::statuses(&out.stdout), out.stdout);
+    assert_eq!(status["one/src/main.rs"], "compliant", "{text}");
+    assert_eq!(status["two/src/main.rs"], "non_compliant", "{text}");
+}
+
+/// Trial 61's r2: a struct literal's field whose name says it holds device ordinals
+/// (CTranslate2's `Config { device_indices: vec![1] }`, the keywords Python's GPU APIs take an
+/// index by) is an index in a GPU program: one card is remapped with the mask, two are
+/// multi-GPU, a value the tool does not follow is for review. In a CPU tool the same field is
+/// no finding.
+#[test]
+fn an_ordinal_named_struct_field_is_a_device_index_in_gpu_code() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str, dep: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\n{dep}\n")
+    };
+    let ct2 = "ct2rs = { version = \"0.10\", features = [\"cuda\"] }";
+    let body = |indices: &str| {
+        format!("use ct2rs::{{Config, Device, Translator}};\n\nfn main() -> anyhow::Result<()> {{\n    let cfg = Config {{\n        device: Device::CUDA,\n        device_indices: {indices},\n        ..Config::default()\n    }};\n    let _t = Translator::new(\"model\", &cfg)?;\n    Ok(())\n}}\n")
+    };
+    for (name, indices) in [
+        ("one", "vec![1]"),
+        ("two", "vec![0, 1]"),
+        ("given", "gpus()"),
+    ] {
+        write(root, &format!("{name}/Cargo.toml"), &manifest(name, ct2));
+        let mut text = body(indices);
+        if name == "given" {
+            text.push_str("\nfn gpus() -> Vec<i32> {\n    vec![2]\n}\n");
+        }
+        write(root, &format!("{name}/src/main.rs"), &text);
+    }
+    // A sound tool: its `device_id` is an audio device's.
+    write(
+        root,
+        "audio/Cargo.toml",
+        &manifest("audio", "cpal = \"0.15\""),
+    );
+    write(root, "audio/src/main.rs", "struct Output {\n    device_id: u32,\n}\n\nfn main() {\n    let o = Output { device_id: 1 };\n    println!(\"{}\", o.device_id);\n}\n");
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"one\", \"two\", \"given\", \"audio\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(
+        rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    assert!(
+        rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
+        "{doc}"
+    );
+    assert!(
+        rules_of(&doc, "given/src/main.rs").contains(&"GH514".to_string()),
+        "{doc}"
+    );
+    assert_eq!(
+        common::file_in(&doc, "audio/src/main.rs")["status"],
+        "no_gpu_code",
+        "{doc}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let one = std::fs::read_to_string(root.join("one/src/main.rs")).unwrap();
+    assert!(one.contains("        device_indices: vec![0],\n"), "{one}");
+    assert!(one.contains("CUDA_VISIBLE_DEVICES"), "{one}");
+    let two = std::fs::read_to_string(root.join("two/src/main.rs")).unwrap();
+    assert!(
+        !two.contains("CUDA_VISIBLE_DEVICES") && two.contains("vec![0, 1]"),
+        "{two}"
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["one/src/main.rs"], "compliant", "{}", out.stdout);
+    assert_eq!(status["two/src/main.rs"], "non_compliant", "{}", out.stdout);
+    assert_eq!(
+        status["given/src/main.rs"], "needs_review",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(status["audio/src/main.rs"], "no_gpu_code", "{}", out.stdout);
+}
+
+/// Trial 61's r3: a feature whose name says CUDA by a word part (`cudaimgproc`, `cudaarithm`
+/// of OpenCV, `cuda-12`) reaches CUDA as `cuda` does, and OpenCV's `core::set_device(1)` is a
+/// device index; `no-cuda` is not CUDA, nor OpenCV without its CUDA modules.
+#[test]
+fn a_feature_named_for_cuda_by_a_word_part_reaches_cuda() {
+    let dir = common::tree();
+    let root = dir.path();
+    let manifest = |name: &str, features: &str| {
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nopencv = {{ version = \"0.101\", default-features = false, features = [{features}] }}\n")
+    };
+    let main = "use opencv::{core, imgcodecs, prelude::*};\n\nfn main() -> opencv::Result<()> {\n    core::set_device(1)?;\n    let img = imgcodecs::imread(\"in.png\", imgcodecs::IMREAD_COLOR)?;\n    let mut gpu = core::GpuMat::default()?;\n    gpu.upload(&img)?;\n    Ok(())\n}\n";
+    let cpu = "use opencv::imgcodecs;\n\nfn main() -> opencv::Result<()> {\n    let _img = imgcodecs::imread(\"in.png\", imgcodecs::IMREAD_COLOR)?;\n    Ok(())\n}\n";
+    write(
+        root,
+        "gpu/Cargo.toml",
+        &manifest("gpu", "\"cudaimgproc\", \"cudaarithm\", \"imgcodecs\""),
+    );
+    write(root, "gpu/src/main.rs", main);
+    write(root, "cpu/Cargo.toml", &manifest("cpu", "\"imgcodecs\""));
+    write(root, "cpu/src/main.rs", cpu);
+    write(
+        root,
+        "off/Cargo.toml",
+        "[package]\nname = \"off\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nengine = { version = \"1\", features = [\"no-cuda\"] }\n",
+    );
+    write(
+        root,
+        "off/src/main.rs",
+        "fn main() {\n    engine::run();\n}\n",
+    );
+    write(
+        root,
+        "Cargo.toml",
+        "[workspace]\nresolver = \"2\"\nmembers = [\"gpu\", \"cpu\", \"off\"]\n",
+    );
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let status = common::statuses(&out.stdout);
+    assert_eq!(status["gpu/src/main.rs"], "non_compliant", "{doc}");
+    assert!(
+        rules_of(&doc, "gpu/src/main.rs").contains(&"GH511".to_string()),
+        "{doc}"
+    );
+    assert!(
+        common::file_in(&doc, "gpu/src/main.rs")
+            .to_string()
+            .contains("`opencv` with its `cudaimgproc` feature"),
+        "{doc}"
+    );
+    assert_eq!(status["cpu/src/main.rs"], "no_gpu_code", "{doc}");
+    assert_eq!(status["off/src/main.rs"], "no_gpu_code", "{doc}");
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let gpu = std::fs::read_to_string(root.join("gpu/src/main.rs")).unwrap();
+    assert!(gpu.contains("    core::set_device(0)?;\n"), "{gpu}");
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    assert_eq!(
+        common::statuses(&out.stdout)["gpu/src/main.rs"],
+        "compliant",
+        "{}",
+        out.stdout
+    );
+}
+
+/// Trial 61's r4: a program that reaches candle through its library's re-export (`pub use
+/// candle_core as candle;`, then `ext::candle::Device::new_cuda(1)`) is a GPU program by its
+/// own code; its evidence says so rather than "reaches no CUDA crate".
+#[test]
+fn a_program_judged_gpu_by_its_own_device_says_so_in_its_evidence() {
+    let dir = common::tree();
+    let root = dir.path();
+    write(root, "Cargo.toml", "[package]\nname = \"ext\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ncandle-core = \"0.9\"\n[features]\ncuda = [\"candle-core/cuda\"]\n");
+    write(
+        root,
+        "src/lib.rs",
+        "pub use candle_core as candle;\n\npub fn version() -> u32 {\n    1\n}\n",
+    );
+    write(root, "examples/e.rs", "use ext::candle::Device;\n\nfn main() {\n    let d = Device::new_cuda(1).unwrap();\n    println!(\"{d:?}\");\n}\n");
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let e = common::file_in(&doc, "examples/e.rs");
+    assert_eq!(e["status"], "non_compliant", "{doc}");
+    let evidence = e["evidence"].as_str().unwrap_or_default();
+    assert!(
+        evidence.contains("whose own code chooses a CUDA device")
+            && !evidence.contains("reaches no CUDA crate"),
+        "{e}"
+    );
+    run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
+    let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let e = common::file_in(&doc, "examples/e.rs");
+    assert_eq!(e["status"], "compliant", "{doc}");
+    assert!(!e.to_string().contains("reaches no CUDA crate"), "{e}");
 }

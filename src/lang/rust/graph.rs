@@ -59,6 +59,10 @@ pub enum FileRole {
         /// Its own `#[test]` functions reach CUDA (how): `cargo test` runs them in a program
         /// whose `main` libtest writes, which its `main`'s env does not reach.
         unit_tests: Option<String>,
+        /// Its own code chooses a CUDA device (`Device::new_cuda(1)`, `cuda_if_available`), though
+        /// the graph follows it to no CUDA crate (one reached through a library's re-export, `pub
+        /// use candle_core as candle`): its facts make it GPU code, and its evidence says so.
+        own_cuda: bool,
     },
     /// A module of a library (or of a binary): the GPU programs of the tree that run it, with
     /// whether each one sets the env in its `main` (a sync main; an async main does not).
@@ -208,6 +212,16 @@ impl FileRole {
                     tests_reach(unit_tests)
                 )
             }
+            FileRole::Program {
+                test,
+                unit_tests,
+                own_cuda: true,
+                ..
+            } => format!(
+                "program: a {} whose own code chooses a CUDA device, through no crate the tool follows to CUDA (a re-export, or a crate it does not model){}",
+                if *test { "test binary" } else { "binary" },
+                tests_reach(unit_tests)
+            ),
             FileRole::Program {
                 test, unit_tests, ..
             } => format!(
@@ -565,6 +579,11 @@ struct RsFile {
     /// Chooses a CUDA device (`new_cuda`, `Device::Cuda`, `cuda_if_available`, a `Cuda`
     /// backend), or a CPU one.
     cuda: bool,
+    /// It calls a CUDA device's constructor by a name only CUDA devices have (`new_cuda`,
+    /// `cuda_if_available`, `CudaContext`, `CudaDevice`), not a `Cuda` variant of some enum: a
+    /// program the graph follows to no CUDA crate is GPU code by such a call of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    cuda_ctor: bool,
     cpu: bool,
     /// Some of the non-CUDA devices it chooses are another accelerator's (Metal), not the CPU.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -949,6 +968,14 @@ impl<'a> Visit<'a> for Reader {
             self.file.segments.insert(id.clone());
             if super::items::chooses_cuda(&id) {
                 self.file.cuda = true;
+                self.file.cuda_ctor |= matches!(
+                    id.as_str(),
+                    "new_cuda"
+                        | "cuda_if_available"
+                        | "new_cuda_with_stream"
+                        | "CudaContext"
+                        | "CudaDevice"
+                );
             } else if non_cuda_device(&id) {
                 self.file.cpu = true;
                 self.file.other_device |= OTHER_DEVICES.contains(&id.as_str());
@@ -1300,6 +1327,9 @@ impl Packages {
                     tested_bins,
                     edition: manifest::edition(m),
                     lints_forbid_unsafe: manifest::forbids_unsafe(m),
+                    // The package's own CUDA switch by its exact name: a crate of the tree
+                    // that lists a feature per module (OpenCV's `cudaarithm`, `cudafilters`)
+                    // selects bindings with it, its build compiles no CUDA of its own.
                     cuda_feature: m
                         .features
                         .keys()
@@ -1561,7 +1591,7 @@ fn resolve(d: &RawDep, on: &[String], by: Option<&str>) -> Dep {
         Some(j) => Dep::Tree(
             j,
             on.iter()
-                .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+                .find(|f| rust::cuda_feature(f))
                 .map(|f| via(format!("its `{f}` feature"))),
         ),
         None if rust::cuda_crate(&d.package).is_some() => Dep::CudaOff(d.package.clone()),
@@ -1583,7 +1613,7 @@ fn cuda_dep(package: &str, on: &[String]) -> Option<(String, bool, bool)> {
     let Some(krate) = rust::cuda_crate(package) else {
         let feature = on
             .iter()
-            .find(|f| CUDA_FEATURES.contains(&f.as_str()))
+            .find(|f| rust::cuda_feature(f))
             .map(|f| (format!("`{package}` with its `{f}` feature"), false, false));
         // A crate the table does not model whose name says CUDA (`kn-cuda-sys`, `cudnn`).
         let named = rust::named_for_cuda(package).then(|| {
@@ -2004,9 +2034,11 @@ fn link(
             }
             let own = tree.iter().filter_map(|f| files.get(f));
             let (mut any_cuda, mut any_cpu, mut cpu_binding) = (false, false, false);
+            let mut own_ctor = false;
             let mut other_device = false;
             for f in own {
                 any_cuda |= f.cuda;
+                own_ctor |= f.cuda_ctor;
                 other_device |= f.other_device;
                 // A test binary judged test by test: the CPU tests' devices are theirs, and the
                 // others (a default config the library puts on CUDA) are judged without them.
@@ -2108,6 +2140,7 @@ fn link(
                 }
                 program_files.push((bin.clone(), tree.clone(), masks));
             }
+            let own_cuda = cuda.is_none() && cpu.is_none() && own_ctor;
             roles.insert(
                 bin.clone(),
                 FileRole::Program {
@@ -2116,6 +2149,7 @@ fn link(
                     torch,
                     test: *test,
                     unit_tests: None,
+                    own_cuda,
                 },
             );
         }

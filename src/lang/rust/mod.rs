@@ -308,7 +308,17 @@ impl RustSupport {
             fields: at.map_or(&[][..], |rel| index.map_or(&[], |i| i.index_fields(rel))),
             consts: at.map_or(&[][..], |rel| index.map_or(&[], |i| i.index_consts(rel))),
         };
-        let facts = facts_with(source, callable, handed)?;
+        let mut facts = facts_with(source, callable, handed)?;
+        // Ordinal-named struct fields (`device_indices: vec![1]`) are indices in GPU code: a
+        // GPU program's, a module GPU programs run, or a lone file that uses a GPU crate.
+        let gpu = match role {
+            Some(graph::FileRole::Program { cuda, cpu, .. }) => {
+                cpu.is_none() && (cuda.is_some() || !facts.sinks.is_empty())
+            }
+            Some(graph::FileRole::Module { programs, .. }) => !programs.is_empty(),
+            None => facts.uses_gpu_crate || !facts.sinks.is_empty(),
+        };
+        facts.admit_index_fields(gpu);
         let ctx = detect::Context {
             source,
             policy: &self.policy,

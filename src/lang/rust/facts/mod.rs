@@ -202,6 +202,12 @@ pub struct Facts {
     /// Command-line options that select several cards (`--devices 0,1`, `--num-gpus 2`):
     /// where, and what each is.
     pub multi_gpu_options: Vec<(Range<usize>, String)>,
+    /// Device indices given as a struct literal's field whose name says it holds ordinals
+    /// (`Config { device_indices: vec![1] }`, see `knowledge::rust::index_field`), and those
+    /// computed there: indices only in GPU code, so kept apart until the file's role says so
+    /// ([`Facts::admit_index_fields`]).
+    pub field_sinks: Vec<DeviceSink>,
+    pub field_computed: Vec<(Range<usize>, String)>,
     pub main: Option<MainFn>,
     /// The other mains the GPU build may compile instead (see [`mains::alternatives`]).
     pub alt_mains: Vec<MainFn>,
@@ -217,6 +223,20 @@ pub struct Facts {
     pub first_item: Option<usize>,
     /// The names private `use` items bind (a fix takes out the ones it leaves unused).
     pub use_leaves: Vec<super::imports::UseLeaf>,
+}
+
+impl Facts {
+    /// The device indices of ordinal-named struct fields are indices in GPU code (`gpu`):
+    /// moved among the other sinks then, dropped otherwise (a CPU tool's `device_id: 1` is
+    /// an audio device's).
+    pub fn admit_index_fields(&mut self, gpu: bool) {
+        let sinks = std::mem::take(&mut self.field_sinks);
+        let computed = std::mem::take(&mut self.field_computed);
+        if gpu {
+            self.sinks.extend(sinks);
+            self.computed_indices.extend(computed);
+        }
+    }
 }
 
 /// The bytes of a node. `Spanned::span` turns the whole node back into tokens to join their
@@ -279,7 +299,21 @@ pub fn collect(
         .filter(|(name, full)| full.rsplit("::").next() != Some(name.as_str()))
         .map(|(name, _)| name.clone())
         .collect();
+    let mut globs: Vec<String> = aliases
+        .iter()
+        .filter(|(k, _)| k.ends_with("::*"))
+        .map(|(_, prefix)| prefix.clone())
+        .filter(|p| {
+            let first = p.split("::").next().unwrap_or_default();
+            !p.is_empty() && !matches!(first, "crate" | "self" | "super" | "std" | "core")
+        })
+        .collect();
+    globs.sort();
+    let mut local_items = std::collections::HashSet::new();
+    local_names(&file.items, &mut local_items);
     let mut v = FactVisitor {
+        globs,
+        local_items,
         loop_vars: Vec::new(),
         loops: Vec::new(),
         card_counts: Vec::new(),
@@ -492,6 +526,12 @@ impl<'ast> Visit<'ast> for StrConsts {
 
 pub(super) struct FactVisitor {
     aliases: HashMap<String, String>,
+    /// The paths the file imports by glob (`use arrayfire::*` → `arrayfire`), of crates and
+    /// modules other than its own.
+    globs: Vec<String>,
+    /// Functions, modules and other items the file defines by name: a bare call of one is
+    /// that item, not a glob's.
+    local_items: std::collections::HashSet<String>,
     str_consts: HashMap<String, String>,
     pub(super) facts: Facts,
     /// The function being visited (`let` bindings are local to it).
@@ -546,6 +586,25 @@ impl FactVisitor {
                 .join("::"),
             None => segments.join("::"),
         }
+    }
+
+    /// The paths a call may name through the file's glob imports (`use arrayfire::*;
+    /// set_device(1)` → `arrayfire::set_device`): none when its first segment is imported by
+    /// name or is an item of the file (a local `fn set_device` shadows the glob's).
+    fn globbed(&self, path: &syn::Path) -> Vec<String> {
+        let Some(first) = path.segments.first().map(|s| s.ident.to_string()) else {
+            return Vec::new();
+        };
+        if path.leading_colon.is_some()
+            || self.globs.is_empty()
+            || self.aliases.contains_key(&first)
+            || self.local_items.contains(&first)
+        {
+            return Vec::new();
+        }
+        let rest: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let rest = rest.join("::");
+        self.globs.iter().map(|g| format!("{g}::{rest}")).collect()
     }
 
     /// A string: a literal, or a const/static holding one.
@@ -656,7 +715,8 @@ impl FactVisitor {
             return;
         }
         let path = self.resolve(&func.path);
-        if let Some(name) = INDEX_CALLS.iter().find(|n| path.ends_with(*n)) {
+        let globbed = self.globbed(&func.path);
+        if let Some(name) = crate::knowledge::rust::index_call_resolved(&path, &globbed) {
             // `Device::get_device` is a common name: only in a file that imports from cust or
             // rustacuda (often by glob, `use cust::prelude::*`).
             let rust_cuda = |p: &str| {
@@ -664,7 +724,7 @@ impl FactVisitor {
                     .iter()
                     .any(|c| p == *c || p.strip_prefix(c).is_some_and(|r| r.starts_with("::")))
             };
-            if *name == "Device::get_device"
+            if name == "Device::get_device"
                 && !rust_cuda(&path)
                 && !self.aliases.values().any(|p| rust_cuda(p))
             {
@@ -822,6 +882,7 @@ impl FactVisitor {
                 self.facts.field_lits.push((n.to_string(), digits, value));
             }
         }
+        self.index_fields(lit);
         // burn's `CudaDevice { index }`; mistral.rs' `DeviceLayerMapMetadata { ordinal, layers }`.
         let (name, field_name) = if self.may_name(&lit.path, &["CudaDevice"])
             && self.resolve(&lit.path).ends_with("CudaDevice")
@@ -836,6 +897,57 @@ impl FactVisitor {
             if matches!(&field.member, syn::Member::Named(n) if n == field_name) {
                 self.sink(&field.expr, format!("{name} {{ {field_name}: … }}"));
             }
+        }
+    }
+
+    /// Fields whose name says they hold device ordinals (`device_id: 1`, `device_indices:
+    /// vec![0, 1]`): each literal of a list is its own index, so a list of two cards is two
+    /// choices (multi-GPU); a value the tool does not follow is one for a field named for an
+    /// index or id. Kept apart from the other sinks until the file is known to be GPU code.
+    fn index_fields(&mut self, lit: &ExprStruct) {
+        use crate::knowledge::rust::{index_field, IndexField};
+        for field in &lit.fields {
+            let syn::Member::Named(n) = &field.member else {
+                continue;
+            };
+            let name = n.to_string();
+            let Some(kind) = index_field(&name) else {
+                continue;
+            };
+            let (sinks, computed) = (self.facts.sinks.len(), self.facts.computed_indices.len());
+            let lits = |e: &Expr| !index_lits(e).is_empty();
+            match kind {
+                IndexField::One { named_index } => {
+                    // ONNX Runtime's `CUDA { device_id: Some(1), .. }`: the card is inside.
+                    let value = match &field.expr {
+                        Expr::Call(c)
+                            if c.args.len() == 1
+                                && matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some")) =>
+                        {
+                            &c.args[0]
+                        }
+                        e => e,
+                    };
+                    if named_index || lits(value) {
+                        self.sink(value, format!("the `{name}` field"));
+                    }
+                }
+                IndexField::List { named_index } => match list_items(&field.expr) {
+                    Some(items) => {
+                        for item in items.iter().filter(|e| named_index || lits(e)) {
+                            self.sink(item, format!("the `{name}` field's list"));
+                        }
+                    }
+                    None if named_index => {
+                        self.sink(&field.expr, format!("the `{name}` field"));
+                    }
+                    None => {}
+                },
+            }
+            let new: Vec<DeviceSink> = self.facts.sinks.drain(sinks..).collect();
+            self.facts.field_sinks.extend(new);
+            let new: Vec<_> = self.facts.computed_indices.drain(computed..).collect();
+            self.facts.field_computed.extend(new);
         }
     }
 
@@ -1527,6 +1639,57 @@ pub(super) fn str_lit(expr: &Expr) -> Option<String> {
 /// cast: `1 as usize`), the default of `x.unwrap_or(1)` (an index read from the env or the
 /// command line, 1 when it is not given), and the values of the branches of an `if`, a `match`
 /// or a block (`if cpu { 0 } else { 1 }`).
+/// The elements of a literal list: `vec![a, b]`, `[a, b]`, `&[a, b]`, `Some(…)` of one;
+/// `None` for anything else (`vec![0; n]`, a call).
+fn list_items(expr: &Expr) -> Option<Vec<Expr>> {
+    use syn::punctuated::Punctuated;
+    match expr {
+        Expr::Array(a) => Some(a.elems.iter().cloned().collect()),
+        Expr::Reference(r) => list_items(&r.expr),
+        Expr::Paren(p) => list_items(&p.expr),
+        Expr::Group(g) => list_items(&g.expr),
+        Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("Some")) => {
+            c.args.first().and_then(list_items)
+        }
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "to_vec" | "into") => {
+            list_items(&m.receiver)
+        }
+        Expr::Macro(m) if m.mac.path.is_ident("vec") => m
+            .mac
+            .parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated)
+            .ok()
+            .map(|p| p.into_iter().collect()),
+        _ => None,
+    }
+}
+
+/// The names the file's items define, in its inline modules too (`fn set_device`, `mod core`).
+fn local_names(items: &[syn::Item], out: &mut std::collections::HashSet<String>) {
+    for item in items {
+        let name = match item {
+            syn::Item::Fn(f) => &f.sig.ident,
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    local_names(inner, out);
+                }
+                &m.ident
+            }
+            syn::Item::Const(c) => &c.ident,
+            syn::Item::Static(s) => &s.ident,
+            syn::Item::Struct(s) => &s.ident,
+            syn::Item::Enum(e) => &e.ident,
+            syn::Item::Type(t) => &t.ident,
+            syn::Item::Trait(t) => &t.ident,
+            syn::Item::Macro(m) => match &m.ident {
+                Some(i) => i,
+                None => continue,
+            },
+            _ => continue,
+        };
+        out.insert(name.to_string());
+    }
+}
+
 pub(super) fn index_lits(expr: &Expr) -> Vec<(Range<usize>, u64)> {
     fn tail(block: &syn::Block) -> Vec<(Range<usize>, u64)> {
         match block.stmts.last() {
