@@ -19,7 +19,12 @@ pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<Stri
     // Only a class the code reads can be rewritten (`refs` is sorted, each name once, and
     // stays so where nothing is): most code reads none, which its reads alone tell.
     debug_assert!(refs.windows(2).all(|w| w[0] < w[1]));
-    if !refs.iter().any(|r| is_class_name(r)) {
+    let classes: Vec<&str> = refs
+        .iter()
+        .map(String::as_str)
+        .filter(|r| is_class_name(r))
+        .collect();
+    if classes.is_empty() {
         return;
     }
     // Most code makes no instance it keeps: its statements alone tell, cheaply.
@@ -32,7 +37,7 @@ pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<Stri
     if !first
         .sites
         .iter()
-        .any(|(callee, _)| refs.iter().any(|r| is_chain(callee, r)))
+        .any(|(callee, _)| classes.iter().any(|r| is_chain(callee, r)))
     {
         return;
     }
@@ -104,9 +109,12 @@ struct Uses<'a> {
 /// Whether a read (`a.b.C`) may name a class a call site makes: its last part is
 /// capitalised, as [`Uses::site`] asks.
 fn is_class_name(read: &str) -> bool {
-    read.rsplit('.')
-        .next()
-        .is_some_and(|last| last.starts_with(|c: char| c.is_ascii_uppercase()))
+    let bytes = read.as_bytes();
+    let mut last = bytes.len();
+    while last > 0 && bytes[last - 1] != b'.' {
+        last -= 1;
+    }
+    bytes.get(last).is_some_and(u8::is_ascii_uppercase)
 }
 
 /// `a.b.C` as written, for a name or an attribute chain rooted at one.

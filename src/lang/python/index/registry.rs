@@ -111,16 +111,16 @@ pub(super) fn global_of(stmt: &Stmt) -> Option<Global> {
 /// what a registry holds (`name in REGISTRY`, `len(REGISTRY)`, `REGISTRY[name] = cls`), and
 /// reads of one attribute of an item (`REGISTRY[name].add_args(parser)`).
 #[derive(Default)]
-struct Reads {
+struct Reads<'a> {
     plain: HashSet<String>,
     neutral: HashSet<String>,
-    hooks: Vec<(String, String)>,
+    hooks: Vec<(&'a str, &'a str)>,
     /// The names `plain` is asked about (the reads whose other uses [`mark_item_reads`]
     /// rewrites): none while those are looked for, since naming every read costs.
     wanted: Vec<String>,
 }
 
-impl<'a> Visitor<'a> for Reads {
+impl<'a> Visitor<'a> for Reads<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Name(n) if n.ctx.is_load() => {
@@ -168,7 +168,7 @@ impl<'a> Visitor<'a> for Reads {
                 match at {
                     Expr::Subscript(s) if matches!(s.value.as_ref(), Expr::Name(_)) => {
                         if let Expr::Name(n) = s.value.as_ref() {
-                            self.hooks.push((n.id.to_string(), nearest.to_string()));
+                            self.hooks.push((n.id.as_str(), nearest));
                         }
                         self.visit_expr(&s.slice);
                     }
@@ -189,8 +189,8 @@ impl<'a> Visitor<'a> for Reads {
 /// ways that run nothing a registry holds written `NAME[]` (`pkg.REGISTRY[]`), and each read
 /// of an item's attribute `NAME[].attr`: what they run is told when the name is resolved (a registry's, or
 /// the name as before).
-pub(super) fn mark_item_reads(code: Code<'_>, refs: &mut Vec<String>) {
-    let visit = |reads: &mut Reads| match code {
+pub(super) fn mark_item_reads<'c>(code: Code<'c>, refs: &mut Vec<String>) {
+    let visit = |reads: &mut Reads<'c>| match code {
         Code::Stmt(s) => reads.visit_stmt(s),
         Code::Expr(e) => reads.visit_expr(e),
         Code::Stmts(stmts) => stmts.iter().for_each(|s| reads.visit_stmt(s)),
@@ -203,7 +203,7 @@ pub(super) fn mark_item_reads(code: Code<'_>, refs: &mut Vec<String>) {
     debug_assert!(refs.windows(2).all(|w| w[0] < w[1]));
     let wanted: Vec<String> = refs
         .iter()
-        .filter(|r| first.neutral.contains(*r) || first.hooks.iter().any(|(n, _)| n == *r))
+        .filter(|r| first.neutral.contains(*r) || first.hooks.iter().any(|(n, _)| *n == r.as_str()))
         .cloned()
         .collect();
     if wanted.is_empty() {
@@ -220,7 +220,11 @@ pub(super) fn mark_item_reads(code: Code<'_>, refs: &mut Vec<String>) {
             return true;
         }
         let neutral = reads.neutral.contains(r);
-        let hooks: Vec<&(String, String)> = reads.hooks.iter().filter(|(n, _)| n == r).collect();
+        let hooks: Vec<&(&str, &str)> = reads
+            .hooks
+            .iter()
+            .filter(|(n, _)| *n == r.as_str())
+            .collect();
         if !neutral && hooks.is_empty() {
             return true;
         }
