@@ -193,18 +193,12 @@ impl<'a> Visitor<'a> for Bound {
 /// `load(0,device)`). `callable`: the names of the file's functions and of what it imports by
 /// name, the only ones whose reads the index follows to a function.
 pub(super) fn mark_calls(code: &[&Stmt], callable: &HashSet<&str>, refs: &mut Vec<String>) {
-    // Only the names the code reads can be marked: most code reads none of them. `refs` is
-    // sorted, each name once, and stays so where nothing is marked.
-    debug_assert!(refs.windows(2).all(|w| w[0] < w[1]));
-    let read: Vec<&str> = refs
-        .iter()
-        .filter_map(|r| callable.get(r.as_str()).copied())
-        .collect();
-    if read.is_empty() {
+    // Only the names the code reads can be marked: most code reads none of them.
+    if !refs.iter().any(|r| callable.contains(r.as_str())) {
         return;
     }
     let mut calls = Calls {
-        callable: &read,
+        callable,
         shapes: HashMap::default(),
         loads: HashMap::default(),
     };
@@ -227,8 +221,7 @@ pub(super) fn mark_calls(code: &[&Stmt], callable: &HashSet<&str>, refs: &mut Ve
 
 /// The calls of a code's callable names, with their shapes, and how often each name is read.
 struct Calls<'c> {
-    /// Of the callable names, those the code reads (a few): the others are never marked.
-    callable: &'c [&'c str],
+    callable: &'c HashSet<&'c str>,
     shapes: HashMap<&'c str, Vec<String>>,
     loads: HashMap<&'c str, usize>,
 }
@@ -237,7 +230,7 @@ impl<'a> Visitor<'a> for Calls<'_> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Name(n) if n.ctx.is_load() => {
-                if let Some(&name) = self.callable.iter().find(|c| **c == n.id.as_str()) {
+                if let Some(&name) = self.callable.get(n.id.as_str()) {
                     *self.loads.entry(name).or_default() += 1;
                 }
             }
@@ -246,9 +239,7 @@ impl<'a> Visitor<'a> for Calls<'_> {
                 let spread = args.args.iter().any(|a| matches!(a, Expr::Starred(_)))
                     || args.keywords.iter().any(|k| k.arg.is_none());
                 let callee = match c.func.as_ref() {
-                    Expr::Name(n) if !spread => {
-                        self.callable.iter().find(|c| **c == n.id.as_str()).copied()
-                    }
+                    Expr::Name(n) if !spread => self.callable.get(n.id.as_str()).copied(),
                     _ => None,
                 };
                 if let Some(name) = callee {
