@@ -16,6 +16,17 @@ use super::construction::CALLED;
 /// `outside`: for a `__main__` block, the module's other statements, whose functions may read
 /// the block's names as globals.
 pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<String>) {
+    // Only a class the code reads can be rewritten (`refs` is sorted, each name once, and
+    // stays so where nothing is): most code reads none, which its reads alone tell.
+    debug_assert!(refs.windows(2).all(|w| w[0] < w[1]));
+    let classes: Vec<&str> = refs
+        .iter()
+        .map(String::as_str)
+        .filter(|r| is_class_name(r))
+        .collect();
+    if classes.is_empty() {
+        return;
+    }
     // Most code makes no instance it keeps: its statements alone tell, cheaply.
     let mut first = Uses {
         depth: usize::from(outside.is_some()),
@@ -23,7 +34,11 @@ pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<Stri
         ..Uses::default()
     };
     code.iter().for_each(|s| first.visit_stmt(s));
-    if first.sites.is_empty() {
+    if !first
+        .sites
+        .iter()
+        .any(|(callee, _)| classes.iter().any(|r| is_chain(callee, r)))
+    {
         return;
     }
     let mut uses = Uses {
@@ -89,6 +104,17 @@ struct Uses<'a> {
     declared: HashSet<&'a str>,
     /// Only the calls (statements), not the expressions' reads.
     sites_only: bool,
+}
+
+/// Whether a read (`a.b.C`) may name a class a call site makes: its last part is
+/// capitalised, as [`Uses::site`] asks.
+fn is_class_name(read: &str) -> bool {
+    let bytes = read.as_bytes();
+    let mut last = bytes.len();
+    while last > 0 && bytes[last - 1] != b'.' {
+        last -= 1;
+    }
+    bytes.get(last).is_some_and(u8::is_ascii_uppercase)
 }
 
 /// `a.b.C` as written, for a name or an attribute chain rooted at one.

@@ -49,6 +49,18 @@ fn dotted(expr: &Expr) -> Option<String> {
     }
 }
 
+/// Whether `expr` is the chain `text` (`a.b.C`): [`dotted`] without writing it.
+fn is_chain(expr: &Expr, text: &str) -> bool {
+    match expr {
+        Expr::Name(n) => n.id.as_str() == text,
+        Expr::Attribute(a) => text
+            .strip_suffix(a.attr.as_str())
+            .and_then(|t| t.strip_suffix('.'))
+            .is_some_and(|t| is_chain(&a.value, t)),
+        _ => false,
+    }
+}
+
 /// The dotted callee of a decorator (`register` of `@register("adam")`), `""` when it is none.
 pub(super) fn decorator_callee(expr: &Expr) -> String {
     let callee = match expr {
@@ -102,23 +114,29 @@ pub(super) fn global_of(stmt: &Stmt) -> Option<Global> {
 /// what a registry holds (`name in REGISTRY`, `len(REGISTRY)`, `REGISTRY[name] = cls`), and
 /// reads of one attribute of an item (`REGISTRY[name].add_args(parser)`).
 #[derive(Default)]
-struct Reads {
+struct Reads<'a> {
     plain: HashSet<String>,
     neutral: HashSet<String>,
-    hooks: Vec<(String, String)>,
+    hooks: Vec<(&'a str, &'a str)>,
+    /// The names `plain` is asked about (the reads whose other uses [`mark_item_reads`]
+    /// rewrites): none while those are looked for, since naming every read costs.
+    wanted: Vec<String>,
 }
 
-impl<'a> Visitor<'a> for Reads {
+impl<'a> Visitor<'a> for Reads<'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Name(n) if n.ctx.is_load() => {
-                self.plain.insert(n.id.to_string());
+                if self.wanted.iter().any(|w| w == n.id.as_str()) {
+                    self.plain.insert(n.id.to_string());
+                }
             }
             Expr::Compare(c) => {
                 self.visit_expr(&c.left);
                 for (op, right) in c.ops.iter().zip(c.comparators.iter()) {
-                    match dotted(right) {
-                        Some(name) if matches!(op, CmpOp::In | CmpOp::NotIn) => {
+                    // The name written only for a membership test.
+                    match matches!(op, CmpOp::In | CmpOp::NotIn).then(|| dotted(right)) {
+                        Some(Some(name)) => {
                             self.neutral.insert(name);
                         }
                         _ => self.visit_expr(right),
@@ -153,12 +171,14 @@ impl<'a> Visitor<'a> for Reads {
                 match at {
                     Expr::Subscript(s) if matches!(s.value.as_ref(), Expr::Name(_)) => {
                         if let Expr::Name(n) = s.value.as_ref() {
-                            self.hooks.push((n.id.to_string(), nearest.to_string()));
+                            self.hooks.push((n.id.as_str(), nearest));
                         }
                         self.visit_expr(&s.slice);
                     }
                     Expr::Name(_) => {
-                        self.plain.extend(dotted(expr));
+                        if self.wanted.iter().any(|w| is_chain(expr, w)) {
+                            self.plain.extend(dotted(expr));
+                        }
                     }
                     _ => walk_expr(self, expr),
                 }
@@ -172,23 +192,42 @@ impl<'a> Visitor<'a> for Reads {
 /// ways that run nothing a registry holds written `NAME[]` (`pkg.REGISTRY[]`), and each read
 /// of an item's attribute `NAME[].attr`: what they run is told when the name is resolved (a registry's, or
 /// the name as before).
-pub(super) fn mark_item_reads(code: Code<'_>, refs: &mut Vec<String>) {
-    let mut reads = Reads::default();
-    match code {
+pub(super) fn mark_item_reads<'c>(code: Code<'c>, refs: &mut Vec<String>) {
+    let visit = |reads: &mut Reads<'c>| match code {
         Code::Stmt(s) => reads.visit_stmt(s),
         Code::Expr(e) => reads.visit_expr(e),
         Code::Stmts(stmts) => stmts.iter().for_each(|s| reads.visit_stmt(s)),
-    }
-    if reads.neutral.is_empty() && reads.hooks.is_empty() {
+    };
+    // First without naming the plain reads: most code reads nothing neutrally.
+    let mut first = Reads::default();
+    visit(&mut first);
+    // Only a name of `refs` read neutrally or for an item's attribute changes: else `refs`
+    // (sorted, each once) stays as it is.
+    debug_assert!(refs.windows(2).all(|w| w[0] < w[1]));
+    let wanted: Vec<String> = refs
+        .iter()
+        .filter(|r| first.neutral.contains(*r) || first.hooks.iter().any(|(n, _)| *n == r.as_str()))
+        .cloned()
+        .collect();
+    if wanted.is_empty() {
         return;
     }
+    let mut reads = Reads {
+        wanted,
+        ..Reads::default()
+    };
+    visit(&mut reads);
     let mut added = Vec::new();
     refs.retain(|r| {
         if reads.plain.contains(r) {
             return true;
         }
         let neutral = reads.neutral.contains(r);
-        let hooks: Vec<&(String, String)> = reads.hooks.iter().filter(|(n, _)| n == r).collect();
+        let hooks: Vec<&(&str, &str)> = reads
+            .hooks
+            .iter()
+            .filter(|(n, _)| *n == r.as_str())
+            .collect();
         if !neutral && hooks.is_empty() {
             return true;
         }
