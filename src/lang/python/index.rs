@@ -3436,6 +3436,15 @@ fn link(
         .map(|(&i, _)| i)
         .collect();
     let any_single = files.iter().any(|f| f.units.iter().any(|u| u.single));
+    let group_starters: Vec<bool> = if any_single {
+        names
+            .0
+            .iter()
+            .map(|t| distributed::starts_group(t))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let reach = || Reach {
         names,
         registries: &registries,
@@ -3452,6 +3461,7 @@ fn link(
         walked: Default::default(),
         grouped: &grouped,
         any_single,
+        group_starters: &group_starters,
         alone: Default::default(),
     };
     let mut importers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
@@ -4070,6 +4080,9 @@ struct Reach<'r> {
     grouped: &'r HashSet<usize>,
     /// Whether some function has branches only a process of a group runs ([`distributed`]).
     any_single: bool,
+    /// By interned name: whether reading it may start a group ([`distributed::starts_group`]),
+    /// worked out once for the tree (empty where no function has such branches).
+    group_starters: &'r [bool],
     /// Of each entry asked so far, whether its process runs alone ([`Reach::runs_alone`]).
     alone: std::cell::RefCell<HashMap<usize, bool>>,
 }
@@ -4434,7 +4447,7 @@ impl Reach<'_> {
         }
         let starts = |l: Live| {
             self.refs_of(l)
-                .any(|r| distributed::starts_group(self.names.text(r)))
+                .any(|r| self.group_starters.get(r.0 as usize).copied() == Some(true))
         };
         let alone = self.walk(e, Live::Whole(e), false, false, starts).is_none();
         self.alone.borrow_mut().insert(e, alone);
