@@ -1175,14 +1175,11 @@ fn parse_facts(
                 decorates: decorators::of(stmt),
                 ..Unit::default()
             });
-            // The function without the branches only a caller's argument opens: a unit of
-            // its own, under the same name, right after it.
-            if let Some(g) = match stmt {
-                Stmt::FunctionDef(d) => guards::of(d),
-                _ => None,
-            } {
+            // The function as it runs without the code in `skip`: its walk, its sites and what
+            // it reads leave those ranges out.
+            let without = |skip: Vec<ruff_text_size::TextRange>| -> Unit {
                 let mut code = Refs {
-                    skip: g.skipped.clone(),
+                    skip: skip.clone(),
                     ..Refs::default()
                 };
                 ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, stmt);
@@ -1191,7 +1188,7 @@ fn parse_facts(
                 instances::mark(&[stmt], None, &mut refs);
                 guards::mark_calls(&[stmt], &callable, &mut refs);
                 let kept = |o: &usize| {
-                    !g.skipped
+                    !skip
                         .iter()
                         .any(|r| r.start().to_usize() <= *o && *o < r.end().to_usize())
                 };
@@ -1203,7 +1200,7 @@ fn parse_facts(
                 let mut constants = Vec::new();
                 constant_ranges(std::slice::from_ref(stmt), &mut constants);
                 let framework_used = uses_framework(&all);
-                units.push(Unit {
+                Unit {
                     name: name.to_string(),
                     gpu: own_sites().next().is_some() || framework_used,
                     acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
@@ -1212,8 +1209,18 @@ fn parse_facts(
                     sets: sets_in(stmt.range()),
                     function: true,
                     refs,
-                    guard: g.params,
                     ..Unit::default()
+                }
+            };
+            // The function without the branches only a caller's argument opens: a unit of
+            // its own, under the same name, right after it.
+            if let Some(g) = match stmt {
+                Stmt::FunctionDef(d) => guards::of(d),
+                _ => None,
+            } {
+                units.push(Unit {
+                    guard: g.params,
+                    ..without(g.skipped)
                 });
             }
             // The function without the branches only a process of a distributed group runs:
@@ -1223,39 +1230,9 @@ fn parse_facts(
                 _ => Vec::new(),
             };
             if !alone.is_empty() {
-                let mut code = Refs {
-                    skip: alone.clone(),
-                    ..Refs::default()
-                };
-                ruff_python_ast::visitor::Visitor::visit_stmt(&mut code, stmt);
-                let (mut refs, all) = code.split();
-                registry::mark_item_reads(registry::Code::Stmt(stmt), &mut refs);
-                instances::mark(&[stmt], None, &mut refs);
-                guards::mark_calls(&[stmt], &callable, &mut refs);
-                let kept = |o: &usize| {
-                    !alone
-                        .iter()
-                        .any(|r| r.start().to_usize() <= *o && *o < r.end().to_usize())
-                };
-                let own_sites = || {
-                    sites_in(&sites, stmt.range())
-                        .filter(kept)
-                        .filter(|o| !framework_imports.iter().any(|i| i.contains(o)))
-                };
-                let mut constants = Vec::new();
-                constant_ranges(std::slice::from_ref(stmt), &mut constants);
-                let framework_used = uses_framework(&all);
                 units.push(Unit {
-                    name: name.to_string(),
-                    gpu: own_sites().next().is_some() || framework_used,
-                    acts: own_sites().any(|o| !constants.iter().any(|c| c.contains(&o)))
-                        || framework_used,
-                    needs: needs_in(stmt.range()),
-                    sets: sets_in(stmt.range()),
-                    function: true,
-                    refs,
                     single: true,
-                    ..Unit::default()
+                    ..without(alone)
                 });
             }
             // What making an instance runs, apart from the methods it never reads: a unit of

@@ -37,7 +37,7 @@ pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<Stri
     if !first
         .sites
         .iter()
-        .any(|(callee, _)| classes.iter().any(|r| is_chain(callee, r)))
+        .any(|(callee, _)| classes.iter().any(|r| super::registry::is_chain(callee, r)))
     {
         return;
     }
@@ -70,7 +70,7 @@ pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<Stri
     let mut added = Vec::new();
     for (class, locals) in by_class {
         // Every read of the class is one of these calls, and each keeps its instance.
-        let reads = uses.chains.iter().filter(|c| is_chain(c, &class)).count();
+        let reads = uses.chains.iter().filter(|c| super::registry::is_chain(c, &class)).count();
         if reads != locals.len() || !locals.iter().all(kept) {
             continue;
         }
@@ -126,17 +126,6 @@ fn dotted(expr: &Expr) -> Option<String> {
     }
 }
 
-/// Whether `expr` is the chain `text` (`a.b.C`).
-fn is_chain(expr: &Expr, text: &str) -> bool {
-    match expr {
-        Expr::Name(n) => n.id.as_str() == text,
-        Expr::Attribute(a) => text
-            .strip_suffix(a.attr.as_str())
-            .and_then(|t| t.strip_suffix('.'))
-            .is_some_and(|t| is_chain(&a.value, t)),
-        _ => false,
-    }
-}
 
 impl<'a> Uses<'a> {
     /// `value`, bound to `local` (none: dropped), when it is a call of a dotted name.

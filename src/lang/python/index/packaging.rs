@@ -505,26 +505,7 @@ fn literal_strings(expr: &Expr) -> Option<Vec<String>> {
 /// when the call names none of them (the next file decides), `Select::All` when one is not a
 /// literal.
 fn setup_py_shipping(text: &str, body: &[ruff_python_ast::Stmt]) -> Option<Shipping> {
-    #[derive(Default)]
-    struct Setup<'a>(Option<&'a ruff_python_ast::ExprCall>);
-    impl<'a> ruff_python_ast::visitor::Visitor<'a> for Setup<'a> {
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            if let Expr::Call(c) = expr {
-                let is_setup = match c.func.as_ref() {
-                    Expr::Name(n) => n.id.as_str() == "setup",
-                    Expr::Attribute(a) => a.attr.as_str() == "setup",
-                    _ => false,
-                };
-                if is_setup && self.0.is_none() {
-                    self.0 = Some(c);
-                }
-            }
-            ruff_python_ast::visitor::walk_expr(self, expr);
-        }
-    }
-    let mut setup = Setup::default();
-    ruff_python_ast::visitor::Visitor::visit_body(&mut setup, body);
-    let call = setup.0?;
+    let call = crate::lang::python::style::setup_calls(body).into_iter().next()?;
     let keyword = |name: &str| {
         call.arguments
             .keywords

@@ -50,7 +50,7 @@ fn dotted(expr: &Expr) -> Option<String> {
 }
 
 /// Whether `expr` is the chain `text` (`a.b.C`): [`dotted`] without writing it.
-fn is_chain(expr: &Expr, text: &str) -> bool {
+pub(super) fn is_chain(expr: &Expr, text: &str) -> bool {
     match expr {
         Expr::Name(n) => n.id.as_str() == text,
         Expr::Attribute(a) => text

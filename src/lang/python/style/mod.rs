@@ -5,6 +5,7 @@
 
 mod black;
 mod requirements;
+pub(crate) use requirements::setup_calls;
 mod ruff;
 mod tools;
 

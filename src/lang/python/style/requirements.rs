@@ -40,7 +40,7 @@ pub(super) fn setup_py(text: &str) -> Vec<String> {
 }
 
 /// The calls of `setup` (`setup(…)`, `setuptools.setup(…)`) anywhere in the module.
-fn setup_calls(body: &[Stmt]) -> Vec<&ruff_python_ast::ExprCall> {
+pub(crate) fn setup_calls(body: &[Stmt]) -> Vec<&ruff_python_ast::ExprCall> {
     #[derive(Default)]
     struct Calls<'a>(Vec<&'a ruff_python_ast::ExprCall>);
     impl<'a> ruff_python_ast::visitor::Visitor<'a> for Calls<'a> {
