@@ -70,7 +70,11 @@ pub(super) fn mark(code: &[&Stmt], outside: Option<&[Stmt]>, refs: &mut Vec<Stri
     let mut added = Vec::new();
     for (class, locals) in by_class {
         // Every read of the class is one of these calls, and each keeps its instance.
-        let reads = uses.chains.iter().filter(|c| super::registry::is_chain(c, &class)).count();
+        let reads = uses
+            .chains
+            .iter()
+            .filter(|c| super::registry::is_chain(c, &class))
+            .count();
         if reads != locals.len() || !locals.iter().all(kept) {
             continue;
         }
@@ -125,7 +129,6 @@ fn dotted(expr: &Expr) -> Option<String> {
         _ => None,
     }
 }
-
 
 impl<'a> Uses<'a> {
     /// `value`, bound to `local` (none: dropped), when it is a call of a dotted name.

@@ -505,7 +505,9 @@ fn literal_strings(expr: &Expr) -> Option<Vec<String>> {
 /// when the call names none of them (the next file decides), `Select::All` when one is not a
 /// literal.
 fn setup_py_shipping(text: &str, body: &[ruff_python_ast::Stmt]) -> Option<Shipping> {
-    let call = crate::lang::python::style::setup_calls(body).into_iter().next()?;
+    let call = crate::lang::python::style::setup_calls(body)
+        .into_iter()
+        .next()?;
     let keyword = |name: &str| {
         call.arguments
             .keywords
