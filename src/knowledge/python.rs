@@ -539,15 +539,24 @@ pub const FILE_TOOLS: &[&str] = &[
 ];
 
 /// What starts a process group, by the last name a read of it ends with: `torch.distributed`'s
-/// `init_process_group`, `deepspeed.init_distributed`, and what starts one when the process is
-/// launched as one of a group (accelerate's `Accelerator()`, transformers' `TrainingArguments`,
-/// Lightning's `Trainer`, `Fabric`). A process whose code reads none runs alone unless a
+/// `init_process_group`, `deepspeed.init_distributed`, the frameworks' own starters (mmengine's
+/// `init_dist`, ColossalAI's `launch_from_torch`, the DETR family's `init_distributed_mode`),
+/// and what starts one when the process is launched as one of a group (accelerate's
+/// `Accelerator()`, transformers' `TrainingArguments`, Lightning's `Trainer`, `Fabric`,
+/// mmengine's `Runner` given a launcher). A process whose code reads none runs alone unless a
 /// command starts it with a process count: `dist.is_initialized()` is false there.
 pub const GROUP_STARTERS: &[&str] = &[
     "init_process_group",
     "init_distributed",
     "init_device_mesh",
     "initialize_model_parallel",
+    "init_dist",
+    "init_distributed_mode",
+    "setup_distributed",
+    "launch_from_torch",
+    "launch_from_openmpi",
+    "launch_from_slurm",
+    "Runner",
     "Accelerator",
     "PartialState",
     "AcceleratorState",

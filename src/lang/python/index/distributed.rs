@@ -211,3 +211,33 @@ pub(super) fn starts_group(read: &str) -> bool {
             crate::knowledge::python::GROUP_STARTERS.contains(&name)
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::starts_group;
+
+    #[test]
+    fn a_read_of_a_frameworks_group_starter_starts_a_group() {
+        for read in [
+            "torch.distributed.init_process_group",
+            "dist.init_process_group(backend)",
+            "deepspeed.initialize",
+            "init_dist",
+            "mmengine.dist.init_dist",
+            "colossalai.launch_from_torch",
+            "utils.init_distributed_mode",
+            "Accelerator",
+            "Runner.from_cfg",
+        ] {
+            assert!(starts_group(read), "{read}");
+        }
+        for read in [
+            "torch.cuda.current_device",
+            "dist.is_initialized",
+            "dist.barrier",
+            "launch",
+        ] {
+            assert!(!starts_group(read), "{read}");
+        }
+    }
+}
