@@ -1530,16 +1530,6 @@ fn a_card_number_from_nvidia_smi_given_to_cuda_is_for_review() {
     );
 }
 
-/// The codes of one file's findings in a JSON report.
-fn json_codes(report: &serde_json::Value, rel: &str) -> Vec<String> {
-    common::file_in(report, rel)["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// From a trial on torch-fidelity: a mask option read as `vars(parser.parse_args())["gpu"]`
 /// was no command-line mask; its write went as a safe GH002/GH005 fix, leaving `--gpu` parsed
 /// and ignored, and the file green. Every way of reading an option's value is one read: the
@@ -1567,7 +1557,7 @@ fn a_mask_option_read_through_a_dict_of_the_namespace_is_from_the_command_line()
         let scan = common::run(common::gh(root).args(["scan", "--no-cache", "--format", "json"]));
         let report: serde_json::Value = serde_json::from_str(&scan.stdout).unwrap();
         assert!(
-            json_codes(&report, "cli.py").contains(&"GH017".to_string()),
+            common::rules_of(&report, "cli.py").contains(&"GH017".to_string()),
             "{read}: {}",
             scan.stdout
         );
@@ -1590,7 +1580,7 @@ fn a_mask_option_read_through_a_dict_of_the_namespace_is_from_the_command_line()
             rescan.stdout
         );
         assert_eq!(
-            json_codes(&report, "cli.py"),
+            common::rules_of(&report, "cli.py"),
             ["GH014"],
             "{read}: {}",
             rescan.stdout

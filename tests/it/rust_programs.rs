@@ -2476,16 +2476,6 @@ fn code_run_before_main_holds_the_env_block_back() {
     );
 }
 
-/// The rules of a file's findings in a `scan --format json` document, in order.
-fn rules_of(doc: &serde_json::Value, rel: &str) -> Vec<String> {
-    common::file_in(doc, rel)["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Trial 61's r1: a device-index function reached through a glob import (`use arrayfire::*;
 /// set_device(1)`, every arrayfire example's style) is the table's `arrayfire::set_device`:
 /// remapped by the fix, and two cards in one function are multi-GPU. A function of the file
@@ -2515,15 +2505,15 @@ fn an_index_function_reached_through_a_glob_import_is_an_index() {
     let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(
-        rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
+        common::rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
         "{doc}"
     );
     assert!(
-        rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
+        common::rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
         "{doc}"
     );
     assert!(
-        !rules_of(&doc, "own/src/main.rs").contains(&"GH511".to_string()),
+        !common::rules_of(&doc, "own/src/main.rs").contains(&"GH511".to_string()),
         "{doc}"
     );
     run(gh(root).args(["fix", "--gpu", "off", "--no-journal", "--no-cache", "."]));
@@ -2587,15 +2577,15 @@ fn an_ordinal_named_struct_field_is_a_device_index_in_gpu_code() {
     let out = run(gh(root).args(["scan", "--no-cache", "--format", "json", "."]));
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(
-        rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
+        common::rules_of(&doc, "one/src/main.rs").contains(&"GH511".to_string()),
         "{doc}"
     );
     assert!(
-        rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
+        common::rules_of(&doc, "two/src/main.rs").contains(&"GH513".to_string()),
         "{doc}"
     );
     assert!(
-        rules_of(&doc, "given/src/main.rs").contains(&"GH514".to_string()),
+        common::rules_of(&doc, "given/src/main.rs").contains(&"GH514".to_string()),
         "{doc}"
     );
     assert_eq!(
@@ -2664,7 +2654,7 @@ fn a_feature_named_for_cuda_by_a_word_part_reaches_cuda() {
     let status = common::statuses(&out.stdout);
     assert_eq!(status["gpu/src/main.rs"], "non_compliant", "{doc}");
     assert!(
-        rules_of(&doc, "gpu/src/main.rs").contains(&"GH511".to_string()),
+        common::rules_of(&doc, "gpu/src/main.rs").contains(&"GH511".to_string()),
         "{doc}"
     );
     assert!(

@@ -113,6 +113,16 @@ pub fn file_in(report: &serde_json::Value, rel: &str) -> serde_json::Value {
         .clone()
 }
 
+/// The rules of a file's findings in a JSON report, in order.
+pub fn rules_of(report: &serde_json::Value, rel: &str) -> Vec<String> {
+    file_in(report, rel)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The binary, run in `cwd`, with no GPU driver visible and no journal.
 pub fn gh(cwd: &Path) -> Command {
     let mut cmd = Command::cargo_bin("gpu-homogenize").unwrap();
